@@ -1,0 +1,601 @@
+/* job.c - the job-file key table and the inih front end. */
+#include "job.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <ini.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#ifndef TFGB_DATADIR
+#define TFGB_DATADIR "/usr/local/share/tfgb"
+#endif
+
+static const char *const mode_names[] = {"non-serialized", "serialized", NULL};
+static const char *const transport_names[] = {"grpc", "socket", "verbs", NULL};
+static const char *const scheme_names[] = {"uniform", "random", "skew", "custom", NULL};
+static const char *const cat_names[] = {"small", "medium", "large", NULL};
+static const char *const format_names[] = {"text", "csv", "json", NULL};
+static const char *const rpc_names[] = {"echo", "push", "pull", NULL};
+
+#define J(field) offsetof(struct job, field)
+#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
+#define KIB (1ll << 10)
+#define MIB (1ll << 20)
+#define GIB (1ll << 30)
+#define SEC 1000000000ll
+
+/* The one table of job keys.  Defaults follow Table 2 of the TF-gRPC-Bench
+ * paper; payload sizes and their ranges follow Table 1.  Order here is the
+ * order of --print-config and of tfgb.ini(5). */
+const struct opt_def job_keys[] = {
+	{"job", "mode", OPT_ENUM, J(mode), "non-serialized", .values = mode_names,
+	 .help = "payload transfer mode: raw iovec bytes, or protobuf-serialized tensors"},
+	{"job", "transport", OPT_ENUM, J(transport), "grpc", .values = transport_names,
+	 .help = "how calls travel: gRPC core, plain TCP, or RDMA verbs"},
+	{"job", "warmup", OPT_DURATION, J(warmup_ns), "2s", RANGE(0, 3600 * SEC),
+	 .help = "time spent calling before measuring; its calls are discarded"},
+	{"job", "duration", OPT_DURATION, J(duration_ns), "10s", RANGE(SEC / 100, 86400 * SEC),
+	 .help = "length of the measured window (used when iterations = 0)"},
+	{"job", "iterations", OPT_INT, J(iterations), "0", RANGE(0, 1000000000000ll),
+	 .help = "measure exactly this many calls instead of a time window; 0 uses duration"},
+	{"job", "seed", OPT_INT, J(seed), "1", RANGE(0, INT64_MAX),
+	 .help = "seed of the payload layout (scheme random) and of the buffer contents"},
+	{"job", "inflight", OPT_INT, J(inflight), "1", RANGE(1, 1024),
+	 .help = "calls kept outstanding per connection (bandwidth, throughput)"},
+	{"job", "verify", OPT_BOOL, J(verify), "no",
+	 .help = "check every echoed byte; otherwise only the first and last calls are checked"},
+
+	{"cluster", "ps", OPT_HOSTPORT_LIST, J(ps), "localhost:50001", .max_items = 4096,
+	 .flags = OPT_LIST_APPEND,
+	 .help = "parameter-server addresses; one entry stands for ps_count consecutive ports"},
+	{"cluster", "ps_count", OPT_INT, J(ps_count), "1", RANGE(1, 4096),
+	 .help = "number of parameter-server processes"},
+	{"cluster", "workers", OPT_INT, J(workers), "1", RANGE(1, 4096),
+	 .help = "number of worker processes"},
+
+	{"payload", "scheme", OPT_ENUM, J(scheme), "uniform", .values = scheme_names,
+	 .help = "how iovec buffers are chosen: uniform, random, skew, or an explicit custom list"},
+	{"payload", "iovecs", OPT_INT, J(iovecs), "10", RANGE(1, 65536),
+	 .help = "number of iovec buffers in one payload"},
+	{"payload", "categories", OPT_ENUM_LIST, J(categories), "small, medium, large",
+	 .values = cat_names,
+	 .help = "buffer categories to use, in layout order (random and skew need two or more)"},
+	{"payload", "small", OPT_SIZE, J(cat_size[CAT_SMALL]), "10B",
+	 .min = CAT_SMALL_MIN, .max = CAT_MEDIUM_MIN,
+	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
+	 .help = "size of a Small buffer"},
+	{"payload", "medium", OPT_SIZE, J(cat_size[CAT_MEDIUM]), "10KiB",
+	 .min = CAT_MEDIUM_MIN, .max = CAT_LARGE_MIN,
+	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
+	 .help = "size of a Medium buffer"},
+	{"payload", "large", OPT_SIZE, J(cat_size[CAT_LARGE]), "1MiB",
+	 RANGE(CAT_LARGE_MIN, CAT_LARGE_MAX),
+	 .help = "size of a Large buffer"},
+	{"payload", "bias", OPT_ENUM, J(bias), "large", .values = cat_names,
+	 .help = "skew only: the category that gets 60% of the buffers"},
+	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = CAT_LARGE_MAX,
+	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_LIST_APPEND, .max_items = 65536,
+	 .help = "custom only: the buffer sizes, in order; continue long lists on indented lines"},
+
+	{"output", "format", OPT_ENUM, J(format), "text", .values = format_names,
+	 .help = "report format"},
+	{"output", "file", OPT_STRING, J(file), "",
+	 .help = "write the report to this file instead of standard output"},
+
+	{"server", "max_message", OPT_SIZE, J(max_message), "64MiB", RANGE(1 * KIB, 2 * GIB - 1),
+	 .help = "largest request or reply body the server accepts"},
+	{"server", "threads", OPT_INT, J(threads), "0", RANGE(0, 256),
+	 .help = "server completion-queue threads; 0 is one per online CPU"},
+
+	{0},
+};
+
+static const char *const section_names[] = {"job", "cluster", "payload", "output", "server", NULL};
+
+const char *job_mode_name(int m) { return mode_names[m]; }
+const char *job_transport_name(int t) { return transport_names[t]; }
+const char *job_scheme_name(int s) { return scheme_names[s]; }
+const char *job_cat_name(int c) { return cat_names[c]; }
+const char *job_rpc_name(int r) { return rpc_names[r]; }
+
+size_t job_key_count(void)
+{
+	return sizeof job_keys / sizeof job_keys[0] - 1;
+}
+
+_Static_assert(sizeof job_keys / sizeof job_keys[0] - 1 <= JOB_MAX_KEYS,
+               "raise JOB_MAX_KEYS");
+
+static int key_index(const char *section, const char *name)
+{
+	for (size_t i = 0; job_keys[i].name; i++)
+		if (!strcasecmp(job_keys[i].section, section) && !strcasecmp(job_keys[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+const struct opt_def *job_key_find(const char *section, const char *name)
+{
+	int i = key_index(section, name);
+	return i < 0 ? NULL : &job_keys[i];
+}
+
+static void *slot(struct job *j, const struct opt_def *d)
+{
+	return (char *)j + d->off;
+}
+
+static void seterr(struct job_err *err, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void seterr(struct job_err *err, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+	va_end(ap);
+}
+
+int job_init(struct job *j)
+{
+	char why[OPT_ERR_MAX];
+
+	memset(j, 0, sizeof *j);
+	snprintf(j->src, sizeof j->src, "(defaults)");
+	for (size_t i = 0; job_keys[i].name; i++) {
+		const struct opt_def *d = &job_keys[i];
+		if (opt_parse(d, slot(j, d), d->def, 0, why) < 0) {
+			job_free(j);
+			return -1; /* a bad default is a bug; the tests catch it */
+		}
+	}
+	return 0;
+}
+
+void job_free(struct job *j)
+{
+	for (size_t i = 0; job_keys[i].name; i++)
+		opt_free_value(&job_keys[i], slot(j, &job_keys[i]));
+}
+
+/* The place a value came from, for messages: "job.ini:7", "-s #2". */
+static void origin_str(const struct job_origin *o, char *buf, size_t len)
+{
+	if (!o->file)
+		snprintf(buf, len, "default");
+	else if (!strcmp(o->file, "-s"))
+		snprintf(buf, len, "-s #%d", o->line);
+	else
+		snprintf(buf, len, "%s:%d", o->file, o->line);
+}
+
+/* Builds the list of "section.key" names for suggestions. */
+static int suggest_key(const char *section, const char *name, char *out, size_t len)
+{
+	static char names[JOB_MAX_KEYS][64];
+	const char *ptrs[JOB_MAX_KEYS + 1];
+	char want[160];
+	size_t n = 0;
+	int at;
+
+	for (; job_keys[n].name; n++) {
+		snprintf(names[n], sizeof names[n], "%s.%s", job_keys[n].section, job_keys[n].name);
+		ptrs[n] = names[n];
+	}
+	ptrs[n] = NULL;
+	snprintf(want, sizeof want, "%s.%s", section, name);
+	at = opt_suggest(want, ptrs);
+	if (at < 0) {
+		/* a right key under the wrong section is a common slip */
+		for (size_t i = 0; i < n; i++)
+			if (!strcasecmp(job_keys[i].name, name)) {
+				at = (int)i;
+				break;
+			}
+	}
+	if (at < 0)
+		return -1;
+	snprintf(out, len, "%s", names[at]);
+	return 0;
+}
+
+/* Sets one key; `where` names the place for messages. */
+static int set_key(struct job *j, const char *file, int line, const char *section,
+                   const char *name, const char *value, int continuation, struct job_err *err)
+{
+	char why[OPT_ERR_MAX], loc[JOB_NAME_MAX + 16], hint[80];
+	struct job_origin o = {file, line};
+	const struct opt_def *d;
+	int idx, append = 0;
+
+	origin_str(&o, loc, sizeof loc);
+	idx = key_index(section, name);
+	if (idx < 0) {
+		if (suggest_key(section, name, hint, sizeof hint) == 0)
+			seterr(err, "%s: unknown key '%s.%s'; did you mean '%s'?", loc, section, name, hint);
+		else
+			seterr(err, "%s: unknown key '%s.%s'", loc, section, name);
+		return -1;
+	}
+	d = &job_keys[idx];
+	if (file && j->origin[idx].file == file && strcmp(file, "-s")) {
+		if (!continuation) {
+			seterr(err, "%s: %s.%s is set twice (first on line %d)", loc, d->section,
+			       d->name, j->origin[idx].line);
+			return -1;
+		}
+		if (!(d->flags & OPT_LIST_APPEND)) {
+			seterr(err, "%s: %s.%s takes one value; only list keys continue on indented lines",
+			       loc, d->section, d->name);
+			return -1;
+		}
+		append = 1;
+	}
+	if (opt_parse(d, slot(j, d), value, append, why) < 0) {
+		seterr(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, value, why);
+		return -1;
+	}
+	if (!append)
+		j->origin[idx] = o;
+	return 0;
+}
+
+/* inih reads through this so that we know line numbers (Debian's inih has
+ * no INI_HANDLER_LINENO), see lines longer than its INI_MAX_LINE instead of
+ * misparsing them, and check section names even for empty sections. */
+struct reader {
+	struct job *job;
+	const char *file;
+	const char *p;      /* next unread byte of the text */
+	int line;           /* number of the line last handed to inih */
+	int indented;       /* that line starts with white space */
+	int failed;         /* an error is in err */
+	struct job_err *err;
+};
+
+static char *reader_next(char *str, int num, void *stream)
+{
+	struct reader *r = stream;
+	const char *nl, *s;
+	size_t len, body;
+
+	if (r->failed || !*r->p)
+		return NULL;
+	nl = strchr(r->p, '\n');
+	len = nl ? (size_t)(nl - r->p) + 1 : strlen(r->p);
+	body = len - (nl ? 1 : 0);
+	if (body && r->p[body - 1] == '\r')
+		body--;
+	r->line++;
+	if (len + 1 > (size_t)num) {
+		seterr(r->err, "%s:%d: line is %zu characters long, more than inih's limit of %d; "
+		       "split long lists over indented continuation lines",
+		       r->file, r->line, body, num - 2);
+		r->failed = 1;
+		return NULL;
+	}
+	memcpy(str, r->p, len);
+	str[len] = 0;
+	r->p += len;
+	r->indented = len && (str[0] == ' ' || str[0] == '\t');
+
+	/* section headers: check the name here, so that an unknown empty
+	 * section is still an error */
+	s = str;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	if (*s == '[') {
+		char name[64];
+		const char *e = strchr(s, ']');
+		size_t n = e ? (size_t)(e - s - 1) : 0;
+		int ok = 0;
+
+		if (e && n < sizeof name) {
+			memcpy(name, s + 1, n);
+			name[n] = 0;
+			for (int i = 0; section_names[i]; i++)
+				ok |= !strcasecmp(section_names[i], name);
+			if (!ok) {
+				int at = opt_suggest(name, section_names);
+				if (at >= 0)
+					seterr(r->err, "%s:%d: unknown section '[%s]'; did you mean '[%s]'?",
+					       r->file, r->line, name, section_names[at]);
+				else
+					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are "
+					       "[job], [cluster], [payload], [output], [server]",
+					       r->file, r->line, name);
+				r->failed = 1;
+				return NULL;
+			}
+		}
+	}
+	return str;
+}
+
+static int handler(void *user, const char *section, const char *name, const char *value)
+{
+	struct reader *r = user;
+
+	if (r->failed)
+		return 0;
+	if (!*section) {
+		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under [job], "
+		       "[cluster], [payload], [output] or [server]", r->file, r->line, name);
+		r->failed = 1;
+		return 0;
+	}
+	if (set_key(r->job, r->file, r->line, section, name, value, r->indented, r->err) < 0) {
+		r->failed = 1;
+		return 0;
+	}
+	return 1;
+}
+
+/* File names referenced by origins must outlive the job: keep them here. */
+static const char *intern_name(const char *name)
+{
+	static char names[16][JOB_NAME_MAX];
+	static int used;
+
+	for (int i = 0; i < used; i++)
+		if (!strcmp(names[i], name))
+			return names[i];
+	if (used == 16)
+		used = 0; /* only tests load that many files */
+	snprintf(names[used], JOB_NAME_MAX, "%s", name);
+	return names[used++];
+}
+
+int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err)
+{
+	struct reader r = {.job = j, .file = intern_name(name), .p = text, .err = err};
+	int rc;
+
+	rc = ini_parse_stream(reader_next, &r, handler, &r);
+	if (r.failed)
+		return -1;
+	if (rc > 0) {
+		seterr(err, "%s:%d: cannot parse this line; expected '[section]', 'key = value' "
+		       "or a comment starting with ';' or '#'", r.file, rc);
+		return -1;
+	}
+	if (rc < 0) {
+		seterr(err, "%s: out of memory while parsing", r.file);
+		return -1;
+	}
+	snprintf(j->src, sizeof j->src, "%s", name);
+	return 0;
+}
+
+int job_load_file(struct job *j, const char *path, struct job_err *err)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	int rc;
+
+	if (!f) {
+		seterr(err, "cannot open job file '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	do {
+		if (len + 4096 + 1 > cap) {
+			char *p;
+			cap = cap ? cap * 2 : 8192;
+			if (cap > (16u << 20) || !(p = realloc(text, cap))) {
+				seterr(err, "job file '%s' is too large (over 16MiB)", path);
+				free(text);
+				fclose(f);
+				return -1;
+			}
+			text = p;
+		}
+		n = fread(text + len, 1, 4096, f);
+		len += n;
+	} while (n > 0);
+	if (ferror(f)) {
+		seterr(err, "cannot read job file '%s': %s", path, strerror(errno));
+		free(text);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	text[len] = 0;
+	if (strlen(text) != len) {
+		seterr(err, "job file '%s' contains a NUL byte; is it a text file?", path);
+		free(text);
+		return -1;
+	}
+	rc = job_load_string(j, path, text, err);
+	free(text);
+	return rc;
+}
+
+int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
+{
+	char section[64], name[64];
+	const char *dot = strchr(kv, '.'), *eq = strchr(kv, '=');
+	size_t sl, nl;
+
+	if (!dot || !eq || dot > eq) {
+		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, kv);
+		return -1;
+	}
+	sl = (size_t)(dot - kv);
+	nl = (size_t)(eq - dot - 1);
+	while (nl && isspace((unsigned char)dot[nl]))
+		nl--;
+	if (!sl || !nl || sl >= sizeof section || nl >= sizeof name) {
+		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, kv);
+		return -1;
+	}
+	memcpy(section, kv, sl);
+	section[sl] = 0;
+	memcpy(name, dot + 1, nl);
+	name[nl] = 0;
+	if (key_index(section, name) < 0) {
+		int at = opt_suggest(section, section_names);
+		if (at < 0 || strcasecmp(section_names[at], section) != 0) {
+			if (at >= 0)
+				seterr(err, "-s #%d: unknown section '%s'; did you mean '%s'?", pos, section,
+				       section_names[at]);
+			else
+				seterr(err, "-s #%d: unknown section '%s'", pos, section);
+			return -1;
+		}
+	}
+	eq++;
+	while (isspace((unsigned char)*eq))
+		eq++;
+	return set_key(j, "-s", pos, section, name, eq, 0, err);
+}
+
+static const struct job_origin *origin_of(const struct job *j, const char *section,
+                                          const char *name)
+{
+	return &j->origin[key_index(section, name)];
+}
+
+/* Error about key section.name, placed where its value came from. */
+static int key_err(const struct job *j, struct job_err *err, const char *section,
+                   const char *name, const char *fmt, ...)
+	__attribute__((format(printf, 5, 6)));
+static int key_err(const struct job *j, struct job_err *err, const char *section,
+                   const char *name, const char *fmt, ...)
+{
+	char loc[JOB_NAME_MAX + 16], msg[JOB_ERR_MAX];
+	const struct opt_def *d = job_key_find(section, name);
+	va_list ap;
+
+	origin_str(origin_of(j, section, name), loc, sizeof loc);
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	{
+		FILE *f;
+		char val[128] = "";
+		if ((f = fmemopen(val, sizeof val - 1, "w"))) {
+			opt_format(d, (const char *)j + d->off, f);
+			fclose(f);
+		}
+		seterr(err, "%s: %s.%s = %s: %s", loc, section, name, val, msg);
+	}
+	return -1;
+}
+
+int job_validate(const struct job *j, struct job_err *err)
+{
+	int ncat = j->categories.n;
+	uint64_t biggest = 0, total;
+
+	if (ncat == 0)
+		return key_err(j, err, "payload", "categories",
+		               "name at least one of small, medium, large");
+	if ((j->scheme == SCHEME_RANDOM || j->scheme == SCHEME_SKEW) && ncat < 2)
+		return key_err(j, err, "payload", "categories",
+		               "scheme %s needs at least two categories", scheme_names[j->scheme]);
+	if (j->scheme == SCHEME_SKEW) {
+		int found = 0;
+		for (int i = 0; i < ncat; i++)
+			found |= j->categories.v[i] == j->bias;
+		if (!found)
+			return key_err(j, err, "payload", "bias",
+			               "must be one of the chosen categories");
+	}
+	if (j->scheme == SCHEME_CUSTOM) {
+		if (j->iovec.n == 0)
+			return key_err(j, err, "payload", "iovec",
+			               "scheme custom needs a list of buffer sizes");
+		if (origin_of(j, "payload", "iovecs")->file && (uint64_t)j->iovecs != j->iovec.n)
+			return key_err(j, err, "payload", "iovecs",
+			               "scheme custom lists %zu sizes in payload.iovec; "
+			               "drop iovecs or make it match", j->iovec.n);
+		total = 0;
+		for (size_t i = 0; i < j->iovec.n; i++)
+			total += j->iovec.v[i];
+		if (total > JOB_PAYLOAD_MAX)
+			return key_err(j, err, "payload", "iovec",
+			               "payload would be %llu bytes; the most is %llu (1GiB)",
+			               (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
+	} else {
+		if (j->iovec.n)
+			return key_err(j, err, "payload", "iovec",
+			               "is used only with scheme = custom (scheme is %s)",
+			               scheme_names[j->scheme]);
+		for (int i = 0; i < ncat; i++)
+			if (j->cat_size[j->categories.v[i]] > biggest)
+				biggest = j->cat_size[j->categories.v[i]];
+		total = biggest * (uint64_t)j->iovecs; /* the worst case of scheme random */
+		if (total > JOB_PAYLOAD_MAX)
+			return key_err(j, err, "payload", "iovecs",
+			               "payload could reach %llu bytes; the most is %llu (1GiB)",
+			               (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
+	}
+	if (j->ps.n == 0)
+		return key_err(j, err, "cluster", "ps", "name at least one host:port");
+	if (j->ps.n != 1 && j->ps.n != (size_t)j->ps_count)
+		return key_err(j, err, "cluster", "ps",
+		               "lists %zu addresses but ps_count is %lld; give one address "
+		               "(consecutive ports) or exactly ps_count", j->ps.n,
+		               (long long)j->ps_count);
+	if (j->ps.n == 1 && j->ps.v[0].port + j->ps_count - 1 > 65535)
+		return key_err(j, err, "cluster", "ps_count",
+		               "consecutive ports from %u would pass 65535", j->ps.v[0].port);
+	return 0;
+}
+
+void job_print_ini(const struct job *j, FILE *f)
+{
+	const char *section = NULL;
+
+	for (size_t i = 0; job_keys[i].name; i++) {
+		const struct opt_def *d = &job_keys[i];
+		if (!section || strcmp(section, d->section)) {
+			fprintf(f, "%s[%s]\n", section ? "\n" : "", d->section);
+			section = d->section;
+		}
+		fprintf(f, "%s = ", d->name);
+		opt_format(d, (const char *)j + d->off, f);
+		fputc('\n', f);
+	}
+}
+
+char *job_ini_string(const struct job *j)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	if (!f)
+		return NULL;
+	job_print_ini(j, f);
+	if (fclose(f) != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+int job_find_default(char *buf, size_t len)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char cand[3][4096];
+	int n = 0;
+
+	snprintf(cand[n++], sizeof cand[0], "tfgb.ini");
+	if (xdg && *xdg)
+		snprintf(cand[n++], sizeof cand[0], "%s/tfgb/tfgb.ini", xdg);
+	else if (home && *home)
+		snprintf(cand[n++], sizeof cand[0], "%s/.config/tfgb/tfgb.ini", home);
+	snprintf(cand[n++], sizeof cand[0], "%s/tfgb.ini", TFGB_DATADIR);
+	for (int i = 0; i < n; i++)
+		if (access(cand[i], R_OK) == 0) {
+			snprintf(buf, len, "%s", cand[i]);
+			return 0;
+		}
+	return -1;
+}

@@ -1,0 +1,114 @@
+/* job.h - the job model: every key of a tfgb job file, parsed and checked.
+ *
+ * A job is built in three layers, each overriding the one before: the
+ * defaults in the key table (Table 2 of the TF-gRPC-Bench paper), the job
+ * file, and `-s SECTION.KEY=VALUE` overrides.  Every value remembers where
+ * it came from so that errors found later (cross-key checks) can still name
+ * the file and line.
+ */
+#ifndef TFGB_JOB_H
+#define TFGB_JOB_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "opt.h"
+
+enum job_mode { MODE_NONSERIALIZED, MODE_SERIALIZED };
+enum job_transport { TRANSPORT_GRPC, TRANSPORT_SOCKET, TRANSPORT_VERBS };
+enum job_rpc { RPC_ECHO, RPC_PUSH, RPC_PULL };
+enum payload_scheme { SCHEME_UNIFORM, SCHEME_RANDOM, SCHEME_SKEW, SCHEME_CUSTOM };
+/* Table 1 categories; the order is that of `categories = small, medium, large`. */
+enum payload_cat { CAT_SMALL, CAT_MEDIUM, CAT_LARGE, CAT_COUNT };
+enum out_format { FMT_TEXT, FMT_CSV, FMT_JSON };
+
+/* Table 1 of the paper: Small [1 B, 1 KiB), Medium [1 KiB, 1 MiB),
+ * Large [1 MiB, 10 MiB]. */
+#define CAT_SMALL_MIN 1ull
+#define CAT_MEDIUM_MIN (1ull << 10)
+#define CAT_LARGE_MIN (1ull << 20)
+#define CAT_LARGE_MAX (10ull << 20)
+
+/* Most bytes one payload may hold: iovecs x sizes beyond this is a job error
+ * naming the figure, never a failed allocation at run time. */
+#define JOB_PAYLOAD_MAX (1ull << 30)
+
+#define JOB_MAX_KEYS 64
+#define JOB_NAME_MAX 256
+
+struct job_origin {
+	const char *file; /* job file name, "-s" for overrides, NULL for a default */
+	int line;         /* line in the file, or the override's position */
+};
+
+struct job {
+	/* [job] */
+	int mode, transport, rpc;
+	uint64_t warmup_ns, duration_ns;
+	int64_t iterations, seed, inflight;
+	int verify;
+	/* [cluster] */
+	struct opt_hplist ps;
+	int64_t ps_count, workers;
+	/* [payload] */
+	int scheme, bias;
+	int64_t iovecs;
+	struct opt_enumlist categories;
+	uint64_t cat_size[CAT_COUNT]; /* small, medium, large */
+	struct opt_sizelist iovec;
+	/* [output] */
+	int format;
+	char *file;
+	/* [server] */
+	uint64_t max_message;
+	int64_t threads;
+
+	/* where each key's value came from, by key-table index */
+	struct job_origin origin[JOB_MAX_KEYS];
+	char src[JOB_NAME_MAX]; /* the job file's name, or "(defaults)" */
+};
+
+/* Error from a job operation: one line, ready to print after "tfgb: ". */
+#define JOB_ERR_MAX 512
+struct job_err {
+	char msg[JOB_ERR_MAX];
+};
+
+/* The key table, terminated by a row with name == NULL. */
+extern const struct opt_def job_keys[];
+size_t job_key_count(void);
+const struct opt_def *job_key_find(const char *section, const char *name);
+
+/* Sets every key to its default. Returns 0 or -1 (out of memory). */
+int job_init(struct job *j);
+void job_free(struct job *j);
+
+/* Reads a job file over the current values.  -1 with err set on any error:
+ * unreadable file, syntax, unknown section or key, bad value. */
+int job_load_file(struct job *j, const char *path, struct job_err *err);
+/* Same from a string; `name` is used in messages. */
+int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err);
+/* Applies "section.key=value"; `pos` is the override's 1-based position. */
+int job_override(struct job *j, const char *kv, int pos, struct job_err *err);
+/* Cross-key checks, done once every layer is applied. */
+int job_validate(const struct job *j, struct job_err *err);
+
+/* The effective job, one [section] per group, every key: a job file that
+ * reproduces this job exactly. */
+void job_print_ini(const struct job *j, FILE *f);
+/* The same as a malloc'd string (NULL if out of memory). */
+char *job_ini_string(const struct job *j);
+
+/* The search path for a job file when no -c is given: ./tfgb.ini,
+ * $XDG_CONFIG_HOME/tfgb/tfgb.ini (or ~/.config/...), DATADIR/tfgb.ini.
+ * Writes the first readable one into buf and returns 0, or -1 if none. */
+int job_find_default(char *buf, size_t len);
+
+/* Names for enum values, for reports. */
+const char *job_mode_name(int mode);
+const char *job_transport_name(int transport);
+const char *job_scheme_name(int scheme);
+const char *job_cat_name(int cat);
+const char *job_rpc_name(int rpc);
+
+#endif

@@ -1,0 +1,415 @@
+/* main.c - tfgb's entry point: the command table, common options, dispatch. */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <grpc/grpc.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef TFGB_MANDIR
+#define TFGB_MANDIR "/usr/local/share/man"
+#endif
+
+static int cmd_help(struct tfgb *t);
+static int cmd_version(struct tfgb *t);
+
+struct cmd {
+	const char *name;
+	int (*fn)(struct tfgb *t);
+	unsigned flags;
+	const char *usage;   /* operands and command-specific options */
+	const char *summary; /* one line for `tfgb help` */
+};
+
+static const struct cmd commands[] = {
+	{"serve", cmd_serve, CMD_JOB | CMD_TASK, "[--task N]",
+	 "run a parameter server (tfgb.v1.Bench) for the job's [cluster] ps"},
+	{"latency", cmd_latency, CMD_JOB | CMD_TASK, "",
+	 "point-to-point latency: one worker, one PS, Echo, one call at a time"},
+	{"bandwidth", cmd_bandwidth, CMD_JOB | CMD_TASK, "",
+	 "point-to-point bandwidth: Ack calls with [job] inflight outstanding"},
+	{"throughput", cmd_throughput, CMD_JOB | CMD_TASK, "[--task N]",
+	 "parameter-server throughput: every worker calls every PS"},
+	{"genpayload", cmd_genpayload, CMD_JOB | CMD_INI, "[--ini]",
+	 "print the payload layout the job describes"},
+	{"help", cmd_help, 0, "[COMMAND]", "show the manual page of a command"},
+	{"version", cmd_version, 0, "", "print versions and compiled-in features"},
+	{0},
+};
+
+enum {
+	OPT_PRINT_CONFIG = 256,
+	OPT_TASK,
+	OPT_INI_FLAG,
+};
+
+static const struct option long_opts[] = {
+	{"config", required_argument, NULL, 'c'},
+	{"set", required_argument, NULL, 's'},
+	{"format", required_argument, NULL, 'f'},
+	{"output", required_argument, NULL, 'o'},
+	{"print-config", no_argument, NULL, OPT_PRINT_CONFIG},
+	{"quiet", no_argument, NULL, 'q'},
+	{"verbose", no_argument, NULL, 'v'},
+	{"help", no_argument, NULL, 'h'},
+	{"task", required_argument, NULL, OPT_TASK},
+	{"ini", no_argument, NULL, OPT_INI_FLAG},
+	{0},
+};
+
+static const struct cmd *find_cmd(const char *name)
+{
+	for (const struct cmd *c = commands; c->name; c++)
+		if (!strcmp(c->name, name))
+			return c;
+	return NULL;
+}
+
+static void usage_of(const struct cmd *c, FILE *f)
+{
+	fprintf(f, "usage: tfgb %s", c->name);
+	if (c->flags & CMD_JOB)
+		fprintf(f, " [-c FILE] [-s SECTION.KEY=VALUE]... [-f text|csv|json] [-o FILE]\n"
+		           "       %*s [--print-config] [-q] [-v]", (int)strlen(c->name), "");
+	if (*c->usage)
+		fprintf(f, " %s", c->usage);
+	fprintf(f, "\n\n  %s\n", c->summary);
+	if (c->flags & CMD_JOB)
+		fprintf(f, "\n"
+		        "  -c FILE              job file (default: ./tfgb.ini, then\n"
+		        "                       $XDG_CONFIG_HOME/tfgb/tfgb.ini, then %s/tfgb.ini)\n"
+		        "  -s SECTION.KEY=VALUE override one job key; repeatable, applied in order\n"
+		        "  -f FORMAT            report format: text, csv or json (output.format)\n"
+		        "  -o FILE              write the report to FILE (output.file)\n"
+		        "  --print-config       print the effective job as INI and exit\n"
+		        "  -q, -v               quieter, more verbose\n", TFGB_DATADIR);
+	if (c->flags & CMD_TASK)
+		fprintf(f, "  --task N             this process's index (PS index for serve)\n");
+	if (c->flags & CMD_INI)
+		fprintf(f, "  --ini                print a [payload] section pinning the exact layout\n");
+	fprintf(f, "\nSee 'tfgb help %s' for the manual.\n", c->name);
+}
+
+static void usage_all(FILE *f)
+{
+	fprintf(f, "usage: tfgb COMMAND [OPTIONS]\n\ncommands:\n");
+	for (const struct cmd *c = commands; c->name; c++)
+		fprintf(f, "  %-11s %s\n", c->name, c->summary);
+	fprintf(f, "\nSee 'tfgb help COMMAND' for a command's manual, 'man tfgb.ini' for job files.\n");
+}
+
+static const char *opt_name_of(int id)
+{
+	for (const struct option *o = long_opts; o->name; o++)
+		if (o->val == id)
+			return o->name;
+	return "?";
+}
+
+/* "unknown option '--prnt'; did you mean '--print-config'?" */
+static void unknown_option(const struct cmd *c, const char *arg, int optopt_)
+{
+	const char *names[sizeof long_opts / sizeof long_opts[0]];
+	char word[64];
+	size_t n = 0;
+	int at;
+
+	if (optopt_ && optopt_ < 256 && arg && arg[0] == '-' && arg[1] != '-') {
+		for (const struct option *o = long_opts; o->name; o++)
+			if (o->val == optopt_ && o->has_arg) {
+				tfgb_error("option '-%c' needs a value; see 'tfgb %s -h'", optopt_, c->name);
+				return;
+			}
+		tfgb_error("unknown option '-%c' for '%s'; see 'tfgb %s -h'", optopt_, c->name, c->name);
+		return;
+	}
+	if (!arg) {
+		tfgb_error("bad option for '%s'; see 'tfgb %s -h'", c->name, c->name);
+		return;
+	}
+	snprintf(word, sizeof word, "%s", arg + strspn(arg, "-"));
+	word[strcspn(word, "=")] = 0;
+	for (const struct option *o = long_opts; o->name; o++)
+		if (!strcmp(o->name, word) && o->has_arg) {
+			tfgb_error("option '--%s' needs a value; see 'tfgb %s -h'", word, c->name);
+			return;
+		}
+	for (const struct option *o = long_opts; o->name; o++)
+		names[n++] = o->name;
+	names[n] = NULL;
+	at = opt_suggest(word, names);
+	if (at >= 0)
+		tfgb_error("unknown option '%s'; did you mean '--%s'?", arg, names[at]);
+	else
+		tfgb_error("unknown option '%s' for '%s'; see 'tfgb %s -h'", arg, c->name, c->name);
+}
+
+/* Loads the job: built-in defaults, then the file, then -s in order, then
+ * -f and -o (shortcuts for -s output.format=, -s output.file=). */
+static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
+                    const char *fmt, const char *outfile)
+{
+	static char found[4096];
+	char kv[4200];
+	struct job_err err;
+
+	if (job_init(&t->job) < 0) {
+		tfgb_error("out of memory");
+		return TFGB_EXIT_FAIL;
+	}
+	if (!config && job_find_default(found, sizeof found) == 0)
+		config = found;
+	t->job_path = config;
+	if (config && job_load_file(&t->job, config, &err) < 0)
+		goto bad;
+	for (int i = 0; i < nsets; i++)
+		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
+			goto bad;
+	if (fmt) {
+		snprintf(kv, sizeof kv, "output.format=%s", fmt);
+		if (job_override(&t->job, kv, nsets + 1, &err) < 0)
+			goto bad;
+	}
+	if (outfile) {
+		if (strlen(outfile) > 4096) {
+			tfgb_error("-o: file name is longer than 4096 bytes");
+			return TFGB_EXIT_USAGE;
+		}
+		snprintf(kv, sizeof kv, "output.file=%s", outfile);
+		if (job_override(&t->job, kv, nsets + 1 + !!fmt, &err) < 0)
+			goto bad;
+	}
+	if (job_validate(&t->job, &err) < 0)
+		goto bad;
+	if (t->verbose)
+		fprintf(stderr, "tfgb: job from %s\n", config ? config : "built-in defaults");
+	return TFGB_EXIT_OK;
+bad:
+	tfgb_error("%s", err.msg);
+	return TFGB_EXIT_USAGE;
+}
+
+static int run(const struct cmd *c, int argc, char **argv, const char *prog)
+{
+	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
+	char **sets = calloc((size_t)argc + 2, sizeof *sets);
+	const char *config = NULL, *fmt = NULL, *outfile = NULL;
+	int nsets = 0, print_config = 0, opt, rc;
+
+	if (!sets) {
+		tfgb_error("out of memory");
+		return TFGB_EXIT_FAIL;
+	}
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(argc, argv, "+c:s:f:o:qvh", long_opts, NULL)) != -1) {
+		int allowed = 1;
+		switch (opt) {
+		case 'h':
+			usage_of(c, stdout);
+			free(sets);
+			return TFGB_EXIT_OK;
+		case 'c': case 'f': case 'o': case 's': case 'q': case 'v': case OPT_PRINT_CONFIG:
+			allowed = (c->flags & CMD_JOB) != 0;
+			break;
+		case OPT_TASK:
+			allowed = (c->flags & CMD_TASK) != 0;
+			break;
+		case OPT_INI_FLAG:
+			allowed = (c->flags & CMD_INI) != 0;
+			break;
+		default:
+			unknown_option(c, argv[optind - 1], optopt);
+			free(sets);
+			return TFGB_EXIT_USAGE;
+		}
+		if (!allowed) {
+			if (opt < 256)
+				tfgb_error("option '-%c' is not used by '%s'", opt, c->name);
+			else
+				tfgb_error("option '--%s' is not used by '%s'", opt_name_of(opt), c->name);
+			free(sets);
+			return TFGB_EXIT_USAGE;
+		}
+		switch (opt) {
+		case 'c': config = optarg; break;
+		case 's': sets[nsets++] = optarg; break;
+		case 'q': t.quiet = 1; break;
+		case 'v': t.verbose++; break;
+		case OPT_PRINT_CONFIG: print_config = 1; break;
+		case OPT_INI_FLAG: t.ini = 1; break;
+		case 'f': fmt = optarg; break;
+		case 'o': outfile = optarg; break;
+		case OPT_TASK: {
+			int64_t v;
+			if (opt_parse_int(optarg, &v) < 0 || v < 0 || v > 65535) {
+				tfgb_error("--task %s: must be a whole number in [0, 65535]", optarg);
+				free(sets);
+				return TFGB_EXIT_USAGE;
+			}
+			t.task = (int)v;
+			break;
+		}
+		}
+	}
+	t.argc = argc - optind;
+	t.argv = argv + optind;
+
+	if (c->flags & CMD_JOB) {
+		if (t.argc > 0) {
+			tfgb_error("unexpected argument '%s'; job settings go in -c FILE or -s SECTION.KEY=VALUE",
+			           t.argv[0]);
+			free(sets);
+			return TFGB_EXIT_USAGE;
+		}
+		rc = load_job(&t, config, sets, nsets, fmt, outfile);
+		free(sets);
+		if (rc != TFGB_EXIT_OK) {
+			job_free(&t.job);
+			return rc;
+		}
+		if (print_config) {
+			job_print_ini(&t.job, stdout);
+			job_free(&t.job);
+			return TFGB_EXIT_OK;
+		}
+		if (t.job.file && *t.job.file && !(t.out = fopen(t.job.file, "w"))) {
+			tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
+			job_free(&t.job);
+			return TFGB_EXIT_FAIL;
+		}
+	} else {
+		free(sets);
+	}
+	rc = c->fn(&t);
+	if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
+		tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
+		rc = TFGB_EXIT_FAIL;
+	} else if (t.out == stdout && fflush(stdout) != 0 && rc == TFGB_EXIT_OK) {
+		tfgb_error("cannot write report: %s", strerror(errno));
+		rc = TFGB_EXIT_FAIL;
+	}
+	if (c->flags & CMD_JOB)
+		job_free(&t.job);
+	return rc;
+}
+
+/* The directory holding the running binary, for man pages in a source tree. */
+static int exe_dir(char *buf, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	slash = strrchr(buf, '/');
+	if (!slash)
+		return -1;
+	*slash = 0;
+	return 0;
+}
+
+static int cmd_help(struct tfgb *t)
+{
+	char page[64], path[PATH_MAX + 96], dir[PATH_MAX];
+	const struct cmd *c = NULL;
+	const char *sect = "1";
+	pid_t pid;
+	int status;
+
+	if (t->argc == 0) {
+		usage_all(stdout);
+		return TFGB_EXIT_OK;
+	}
+	if (!strcmp(t->argv[0], "tfgb"))
+		snprintf(page, sizeof page, "tfgb");
+	else if (!strcmp(t->argv[0], "tfgb.ini") || !strcmp(t->argv[0], "ini")) {
+		snprintf(page, sizeof page, "tfgb.ini");
+		sect = "5";
+	} else if ((c = find_cmd(t->argv[0]))) {
+		snprintf(page, sizeof page, "tfgb-%s", c->name);
+	} else {
+		const char *names[16];
+		int n = 0, at;
+		for (const struct cmd *k = commands; k->name; k++)
+			names[n++] = k->name;
+		names[n] = NULL;
+		at = opt_suggest(t->argv[0], names);
+		if (at >= 0)
+			tfgb_error("no manual for '%s'; did you mean '%s'?", t->argv[0], names[at]);
+		else
+			tfgb_error("no manual for '%s'; commands are listed by 'tfgb help'", t->argv[0]);
+		return TFGB_EXIT_USAGE;
+	}
+	/* a page next to the binary (source tree) wins over the installed one */
+	path[0] = 0;
+	if (exe_dir(dir, sizeof dir) == 0) {
+		snprintf(path, sizeof path, "%s/man/%s.%s", dir, page, sect);
+		if (access(path, R_OK) != 0)
+			path[0] = 0;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		if (path[0])
+			execlp("man", "man", "-l", path, (char *)NULL);
+		else
+			execlp("man", "man", sect, page, (char *)NULL);
+		_exit(127);
+	}
+	if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) &&
+	    WEXITSTATUS(status) == 0)
+		return TFGB_EXIT_OK;
+	/* no man(1), or no page: the built-in usage still helps */
+	if (c)
+		usage_of(c, stdout);
+	else
+		usage_all(stdout);
+	return TFGB_EXIT_OK;
+}
+
+static int cmd_version(struct tfgb *t)
+{
+	(void)t;
+	printf("tfgb %s\n", TFGB_VERSION);
+	printf("grpc core %s\n", grpc_version_string());
+	printf("verbs: %s\n", TFGB_HAVE_VERBS ? "compiled in" : "not compiled in (VERBS=0)");
+	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
+	return TFGB_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd *c;
+
+	if (argc < 2) {
+		usage_all(stderr);
+		return TFGB_EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+		usage_all(stdout);
+		return TFGB_EXIT_OK;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "-V"))
+		return cmd_version(NULL);
+	c = find_cmd(argv[1]);
+	if (!c) {
+		const char *names[16];
+		int n = 0, at;
+		for (const struct cmd *k = commands; k->name; k++)
+			names[n++] = k->name;
+		names[n] = NULL;
+		at = opt_suggest(argv[1], names);
+		if (at >= 0)
+			tfgb_error("unknown command '%s'; did you mean '%s'?", argv[1], names[at]);
+		else
+			tfgb_error("unknown command '%s'; see 'tfgb help'", argv[1]);
+		return TFGB_EXIT_USAGE;
+	}
+	return run(c, argc - 1, argv + 1, argv[0]);
+}

@@ -1,0 +1,641 @@
+/* opt.c - value parsers and range checks behind the job-file key table. */
+#include "opt.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+static const char *skip_ws(const char *s)
+{
+	while (*s && isspace((unsigned char)*s))
+		s++;
+	return s;
+}
+
+/* Parses a leading unsigned decimal integer; *end is set past it. */
+static int parse_u64_prefix(const char *s, uint64_t *out, const char **end)
+{
+	uint64_t v = 0;
+	const char *p = s;
+
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	for (; isdigit((unsigned char)*p); p++) {
+		unsigned d = (unsigned)(*p - '0');
+		if (v > (UINT64_MAX - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	*end = p;
+	return 0;
+}
+
+int opt_parse_int(const char *s, int64_t *out)
+{
+	const char *end;
+	uint64_t v;
+	int neg = 0;
+
+	s = skip_ws(s);
+	if (*s == '-' || *s == '+')
+		neg = *s++ == '-';
+	if (parse_u64_prefix(s, &v, &end) < 0)
+		return -1;
+	if (*skip_ws(end))
+		return -1;
+	if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
+		return -1;
+	*out = neg ? (int64_t)(0 - v) : (int64_t)v;
+	return 0;
+}
+
+struct unit {
+	const char *name;
+	uint64_t mult;
+};
+
+static const struct unit size_units[] = {
+	{"", 1}, {"b", 1},
+	{"k", 1ull << 10}, {"kib", 1ull << 10}, {"kb", 1000ull},
+	{"m", 1ull << 20}, {"mib", 1ull << 20}, {"mb", 1000000ull},
+	{"g", 1ull << 30}, {"gib", 1ull << 30}, {"gb", 1000000000ull},
+	{NULL, 0},
+};
+
+static const struct unit time_units[] = {
+	{"", 1000000000ull}, {"s", 1000000000ull}, {"ns", 1ull},
+	{"us", 1000ull}, {"ms", 1000000ull}, {"m", 60000000000ull},
+	{"min", 60000000000ull}, {"h", 3600000000000ull},
+	{NULL, 0},
+};
+
+static const struct unit *find_unit(const struct unit *u, const char *s)
+{
+	char buf[8];
+	size_t n = 0;
+
+	s = skip_ws(s);
+	while (s[n] && !isspace((unsigned char)s[n]) && n < sizeof buf - 1) {
+		buf[n] = s[n];
+		n++;
+	}
+	buf[n] = 0;
+	if (*skip_ws(s + n))
+		return NULL;
+	for (; u->name; u++)
+		if (!strcasecmp(u->name, buf))
+			return u;
+	return NULL;
+}
+
+/* Parses "<int>[.<frac>]<unit>" exactly, without floating point. */
+static int parse_scaled(const char *s, const struct unit *units, uint64_t *out)
+{
+	const char *p, *end;
+	uint64_t whole, frac = 0, fscale = 1;
+	const struct unit *u;
+
+	s = skip_ws(s);
+	if (parse_u64_prefix(s, &whole, &end) < 0)
+		return -1;
+	p = end;
+	if (*p == '.') {
+		p++;
+		if (!isdigit((unsigned char)*p))
+			return -1;
+		for (; isdigit((unsigned char)*p); p++) {
+			if (fscale >= 1000000000ull)
+				return -1; /* more than 9 decimals */
+			frac = frac * 10 + (uint64_t)(*p - '0');
+			fscale *= 10;
+		}
+	}
+	u = find_unit(units, p);
+	if (!u)
+		return -1;
+	if (whole > UINT64_MAX / u->mult)
+		return -1;
+	whole *= u->mult;
+	if (frac) {
+		/* the fraction must come to a whole byte or nanosecond */
+		unsigned __int128 scaled = (unsigned __int128)frac * u->mult;
+		if (scaled % fscale)
+			return -1;
+		uint64_t add = (uint64_t)(scaled / fscale);
+		if (whole > UINT64_MAX - add)
+			return -1;
+		whole += add;
+	}
+	*out = whole;
+	return 0;
+}
+
+int opt_parse_size(const char *s, uint64_t *out)
+{
+	return parse_scaled(s, size_units, out);
+}
+
+int opt_parse_duration(const char *s, uint64_t *out_ns)
+{
+	return parse_scaled(s, time_units, out_ns);
+}
+
+int opt_parse_hostport(const char *s, struct opt_hostport *out)
+{
+	const char *colon, *host = s;
+	size_t hlen;
+	int64_t port;
+
+	if (*s == '[') {
+		const char *rb = strchr(s, ']');
+		if (!rb || rb[1] != ':')
+			return -1;
+		host = s + 1;
+		hlen = (size_t)(rb - host);
+		colon = rb + 1;
+	} else {
+		colon = strrchr(s, ':');
+		if (!colon || strchr(s, ':') != colon)
+			return -1; /* bare IPv6 needs brackets */
+		hlen = (size_t)(colon - s);
+	}
+	if (hlen == 0 || hlen >= OPT_HOST_MAX)
+		return -1;
+	for (size_t i = 0; i < hlen; i++)
+		if (isspace((unsigned char)host[i]) || host[i] == ',')
+			return -1;
+	if (opt_parse_int(colon + 1, &port) < 0 || port < 1 || port > 65535)
+		return -1;
+	memcpy(out->host, host, hlen);
+	out->host[hlen] = 0;
+	out->port = (uint16_t)port;
+	return 0;
+}
+
+static int parse_bool(const char *s, int *out)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1", NULL};
+	static const char *const no[] = {"no", "false", "off", "0", NULL};
+
+	for (int i = 0; yes[i]; i++) {
+		if (!strcasecmp(s, yes[i])) {
+			*out = 1;
+			return 0;
+		}
+		if (!strcasecmp(s, no[i])) {
+			*out = 0;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int enum_index(const struct opt_def *d, const char *s)
+{
+	for (int i = 0; d->values[i]; i++)
+		if (!strcasecmp(d->values[i], s))
+			return i;
+	return -1;
+}
+
+void opt_format_size(uint64_t b, char *buf, size_t len)
+{
+	if (b && b % (1ull << 30) == 0)
+		snprintf(buf, len, "%" PRIu64 "GiB", b >> 30);
+	else if (b && b % (1ull << 20) == 0)
+		snprintf(buf, len, "%" PRIu64 "MiB", b >> 20);
+	else if (b && b % (1ull << 10) == 0)
+		snprintf(buf, len, "%" PRIu64 "KiB", b >> 10);
+	else
+		snprintf(buf, len, "%" PRIu64 "B", b);
+}
+
+void opt_format_duration(uint64_t ns, char *buf, size_t len)
+{
+	if (ns && ns % 3600000000000ull == 0)
+		snprintf(buf, len, "%" PRIu64 "h", ns / UINT64_C(3600000000000));
+	else if (ns && ns % 60000000000ull == 0)
+		snprintf(buf, len, "%" PRIu64 "m", ns / UINT64_C(60000000000));
+	else if (ns % 1000000000ull == 0)
+		snprintf(buf, len, "%" PRIu64 "s", ns / UINT64_C(1000000000));
+	else if (ns % 1000000ull == 0)
+		snprintf(buf, len, "%" PRIu64 "ms", ns / UINT64_C(1000000));
+	else if (ns % 1000ull == 0)
+		snprintf(buf, len, "%" PRIu64 "us", ns / UINT64_C(1000));
+	else
+		snprintf(buf, len, "%" PRIu64 "ns", ns);
+}
+
+static void format_scalar(const struct opt_def *d, int64_t v, char *buf, size_t len)
+{
+	switch (d->type) {
+	case OPT_SIZE:
+	case OPT_SIZE_LIST:
+		opt_format_size((uint64_t)v, buf, len);
+		break;
+	case OPT_DURATION:
+		opt_format_duration((uint64_t)v, buf, len);
+		break;
+	default:
+		snprintf(buf, len, "%" PRId64, v);
+		break;
+	}
+}
+
+void opt_format_range(const struct opt_def *d, char *buf, size_t len)
+{
+	char lo[32], hi[32];
+	size_t off = 0;
+
+	buf[0] = 0;
+	switch (d->type) {
+	case OPT_ENUM:
+	case OPT_ENUM_LIST:
+		for (int i = 0; d->values[i] && off < len; i++)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s",
+			                        i ? " | " : "", d->values[i]);
+		return;
+	case OPT_BOOL:
+		snprintf(buf, len, "yes | no");
+		return;
+	case OPT_STRING:
+		snprintf(buf, len, "any text");
+		return;
+	case OPT_HOSTPORT_LIST:
+		snprintf(buf, len, "host:port, ports [1, 65535]");
+		return;
+	default:
+		break;
+	}
+	if (!(d->flags & (OPT_HAS_MIN | OPT_HAS_MAX))) {
+		snprintf(buf, len, "any value");
+		return;
+	}
+	if (d->flags & OPT_HAS_MIN)
+		format_scalar(d, d->min, lo, sizeof lo);
+	if (d->flags & OPT_HAS_MAX)
+		format_scalar(d, d->max, hi, sizeof hi);
+	if (!(d->flags & OPT_HAS_MAX))
+		snprintf(buf, len, ">= %s", lo);
+	else if (!(d->flags & OPT_HAS_MIN))
+		snprintf(buf, len, "<= %s", hi);
+	else
+		snprintf(buf, len, "[%s, %s%c", lo, hi, d->flags & OPT_MAX_OPEN ? ')' : ']');
+}
+
+static int in_range(const struct opt_def *d, int64_t v, int is_unsigned)
+{
+	if (is_unsigned && v < 0)
+		return 0; /* above INT64_MAX: past any bound we use */
+	if ((d->flags & OPT_HAS_MIN) && v < d->min)
+		return 0;
+	if ((d->flags & OPT_HAS_MAX) &&
+	    ((d->flags & OPT_MAX_OPEN) ? v >= d->max : v > d->max))
+		return 0;
+	return 1;
+}
+
+static int range_error(const struct opt_def *d, char *why, const char *what)
+{
+	char r[160];
+
+	opt_format_range(d, r, sizeof r);
+	snprintf(why, OPT_ERR_MAX, "%s%s %s", what ? what : "",
+	         d->type == OPT_ENUM || d->type == OPT_ENUM_LIST ? "must be one of" :
+	         "must be in", r);
+	return -1;
+}
+
+/* One element of a scalar or list type, range-checked. */
+static int parse_number(const struct opt_def *d, const char *s, int64_t *out, char *why)
+{
+	uint64_t u;
+	int64_t v;
+
+	switch (d->type) {
+	case OPT_INT:
+		if (opt_parse_int(s, &v) < 0) {
+			snprintf(why, OPT_ERR_MAX, "not a whole number");
+			return -1;
+		}
+		break;
+	case OPT_SIZE:
+	case OPT_SIZE_LIST:
+		if (opt_parse_size(s, &u) < 0) {
+			snprintf(why, OPT_ERR_MAX,
+			         "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+			return -1;
+		}
+		v = (int64_t)u;
+		if (!in_range(d, v, 1))
+			return range_error(d, why, NULL);
+		*out = v;
+		return 0;
+	case OPT_DURATION:
+		if (opt_parse_duration(s, &u) < 0) {
+			snprintf(why, OPT_ERR_MAX,
+			         "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds)");
+			return -1;
+		}
+		v = (int64_t)u;
+		if (!in_range(d, v, 1))
+			return range_error(d, why, NULL);
+		*out = v;
+		return 0;
+	default:
+		return -1;
+	}
+	if (!in_range(d, v, 0))
+		return range_error(d, why, NULL);
+	*out = v;
+	return 0;
+}
+
+/* Copies the next comma-separated item of *s into buf, trimmed. */
+static int next_item(const char **s, char *buf, size_t len)
+{
+	const char *p = skip_ws(*s), *e;
+	size_t n;
+
+	if (!*p)
+		return 0;
+	e = strchr(p, ',');
+	if (!e)
+		e = p + strlen(p);
+	n = (size_t)(e - p);
+	while (n && isspace((unsigned char)p[n - 1]))
+		n--;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, p, n);
+	buf[n] = 0;
+	*s = *e ? e + 1 : e;
+	return 1;
+}
+
+static int list_reserve(void **v, size_t *cap, size_t need, size_t elem)
+{
+	void *p;
+	size_t ncap;
+
+	if (need <= *cap)
+		return 0;
+	ncap = *cap ? *cap * 2 : 16;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*v, ncap * elem);
+	if (!p)
+		return -1;
+	*v = p;
+	*cap = ncap;
+	return 0;
+}
+
+static int parse_list(const struct opt_def *d, void *dst, const char *text, int append, char *why)
+{
+	char item[OPT_HOST_MAX + 16];
+	const char *s = text;
+	size_t count = 0;
+
+	if (!append)
+		opt_free_value(d, dst);
+	while (next_item(&s, item, sizeof item)) {
+		size_t *n = d->type == OPT_SIZE_LIST ? &((struct opt_sizelist *)dst)->n :
+		            d->type == OPT_HOSTPORT_LIST ? &((struct opt_hplist *)dst)->n : NULL;
+		count++;
+		if (!item[0]) {
+			snprintf(why, OPT_ERR_MAX, "item %zu is empty", count);
+			return -1;
+		}
+		if (d->type == OPT_ENUM_LIST) {
+			struct opt_enumlist *l = dst;
+			int idx = enum_index(d, item);
+			if (idx < 0)
+				return range_error(d, why, NULL);
+			for (int i = 0; i < l->n; i++)
+				if (l->v[i] == idx) {
+					snprintf(why, OPT_ERR_MAX, "'%s' is listed twice", d->values[idx]);
+					return -1;
+				}
+			if (l->n >= OPT_ENUMLIST_MAX) {
+				snprintf(why, OPT_ERR_MAX, "too many items");
+				return -1;
+			}
+			l->v[l->n++] = idx;
+			continue;
+		}
+		if (d->max_items && *n >= d->max_items) {
+			snprintf(why, OPT_ERR_MAX, "more than %zu items", d->max_items);
+			return -1;
+		}
+		if (d->type == OPT_SIZE_LIST) {
+			struct opt_sizelist *l = dst;
+			int64_t v;
+			if (parse_number(d, item, &v, why) < 0) {
+				char tmp[OPT_ERR_MAX];
+				snprintf(tmp, sizeof tmp, "item %zu '%.32s': %.200s", count, item, why);
+				memcpy(why, tmp, OPT_ERR_MAX);
+				return -1;
+			}
+			if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
+				snprintf(why, OPT_ERR_MAX, "out of memory");
+				return -1;
+			}
+			l->v[l->n++] = (uint64_t)v;
+		} else {
+			struct opt_hplist *l = dst;
+			struct opt_hostport hp;
+			if (opt_parse_hostport(item, &hp) < 0) {
+				snprintf(why, OPT_ERR_MAX,
+				         "item %zu '%.80s' is not host:port (port in [1, 65535], IPv6 as [addr]:port)",
+				         count, item);
+				return -1;
+			}
+			if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
+				snprintf(why, OPT_ERR_MAX, "out of memory");
+				return -1;
+			}
+			l->v[l->n++] = hp;
+		}
+	}
+	return 0;
+}
+
+int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, char *why)
+{
+	int64_t v;
+	int b;
+
+	why[0] = 0;
+	switch (d->type) {
+	case OPT_INT:
+		if (parse_number(d, text, &v, why) < 0)
+			return -1;
+		*(int64_t *)dst = v;
+		return 0;
+	case OPT_SIZE:
+	case OPT_DURATION:
+		if (parse_number(d, text, &v, why) < 0)
+			return -1;
+		*(uint64_t *)dst = (uint64_t)v;
+		return 0;
+	case OPT_ENUM:
+		if ((b = enum_index(d, skip_ws(text))) < 0)
+			return range_error(d, why, NULL);
+		*(int *)dst = b;
+		return 0;
+	case OPT_BOOL:
+		if (parse_bool(skip_ws(text), &b) < 0)
+			return range_error(d, why, NULL);
+		*(int *)dst = b;
+		return 0;
+	case OPT_STRING: {
+		char *copy = strdup(text);
+		if (!copy) {
+			snprintf(why, OPT_ERR_MAX, "out of memory");
+			return -1;
+		}
+		free(*(char **)dst);
+		*(char **)dst = copy;
+		return 0;
+	}
+	case OPT_ENUM_LIST:
+		if (!append)
+			((struct opt_enumlist *)dst)->n = 0;
+		return parse_list(d, dst, text, 1, why);
+	case OPT_SIZE_LIST:
+	case OPT_HOSTPORT_LIST:
+		return parse_list(d, dst, text, append, why);
+	}
+	return -1;
+}
+
+void opt_free_value(const struct opt_def *d, void *dst)
+{
+	switch (d->type) {
+	case OPT_SIZE_LIST: {
+		struct opt_sizelist *l = dst;
+		free(l->v);
+		memset(l, 0, sizeof *l);
+		break;
+	}
+	case OPT_HOSTPORT_LIST: {
+		struct opt_hplist *l = dst;
+		free(l->v);
+		memset(l, 0, sizeof *l);
+		break;
+	}
+	case OPT_STRING:
+		free(*(char **)dst);
+		*(char **)dst = NULL;
+		break;
+	case OPT_ENUM_LIST:
+		((struct opt_enumlist *)dst)->n = 0;
+		break;
+	default:
+		break;
+	}
+}
+
+void opt_format(const struct opt_def *d, const void *src, FILE *f)
+{
+	char buf[64];
+
+	switch (d->type) {
+	case OPT_INT:
+		fprintf(f, "%" PRId64, *(const int64_t *)src);
+		break;
+	case OPT_SIZE:
+		opt_format_size(*(const uint64_t *)src, buf, sizeof buf);
+		fputs(buf, f);
+		break;
+	case OPT_DURATION:
+		opt_format_duration(*(const uint64_t *)src, buf, sizeof buf);
+		fputs(buf, f);
+		break;
+	case OPT_ENUM:
+		fputs(d->values[*(const int *)src], f);
+		break;
+	case OPT_BOOL:
+		fputs(*(const int *)src ? "yes" : "no", f);
+		break;
+	case OPT_STRING: {
+		const char *s = *(char *const *)src;
+		fputs(s ? s : "", f);
+		break;
+	}
+	case OPT_ENUM_LIST: {
+		const struct opt_enumlist *l = src;
+		for (int i = 0; i < l->n; i++)
+			fprintf(f, "%s%s", i ? ", " : "", d->values[l->v[i]]);
+		break;
+	}
+	case OPT_SIZE_LIST: {
+		/* inih cuts lines at 200 bytes: 8 sizes a line, the rest on
+		 * indented continuation lines that append to the list */
+		const struct opt_sizelist *l = src;
+		for (size_t i = 0; i < l->n; i++) {
+			opt_format_size(l->v[i], buf, sizeof buf);
+			fprintf(f, "%s%s", i == 0 ? "" : i % 8 ? ", " : ",\n    ", buf);
+		}
+		break;
+	}
+	case OPT_HOSTPORT_LIST: {
+		const struct opt_hplist *l = src;
+		for (size_t i = 0; i < l->n; i++) {
+			int v6 = strchr(l->v[i].host, ':') != NULL;
+			fprintf(f, "%s%s%s%s:%u", i == 0 ? "" : i % 4 ? ", " : ",\n    ",
+			        v6 ? "[" : "", l->v[i].host, v6 ? "]" : "", l->v[i].port);
+		}
+		break;
+	}
+	}
+}
+
+size_t opt_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[64];
+
+	if (la >= 63 || lb >= 63)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t prev = row[0];
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t cur = row[j];
+			size_t cost = tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]);
+			size_t best = prev + cost;
+			if (row[j] + 1 < best)
+				best = row[j] + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			prev = cur;
+		}
+	}
+	return row[lb];
+}
+
+int opt_suggest(const char *word, const char *const *names)
+{
+	size_t best = (size_t)-1, limit = strlen(word) / 3 + 1;
+	int at = -1;
+
+	if (limit < 2)
+		limit = 2;
+	for (int i = 0; names[i]; i++) {
+		size_t dist = opt_distance(word, names[i]);
+		if (dist < best) {
+			best = dist;
+			at = i;
+		}
+	}
+	return best <= limit ? at : -1;
+}

@@ -1,0 +1,108 @@
+/* opt.h - job-file key schema: types, value parsers, range checks.
+ *
+ * One `struct opt_def` row describes one key: where it lives in the job
+ * struct, its type, its default (as text, parsed by the same code as user
+ * input so defaults and --print-config always round-trip), its range and its
+ * one-line help.  The table itself lives in job.c; this module only knows
+ * the mechanics.
+ */
+#ifndef TFGB_OPT_H
+#define TFGB_OPT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+enum opt_type {
+	OPT_INT,           /* int64_t, decimal */
+	OPT_SIZE,          /* uint64_t bytes: 10, 10B, 4K, 4KiB, 4KB, 1M, 1MiB, 1MB, 1G */
+	OPT_DURATION,      /* uint64_t nanoseconds: 500ms, 2s, 1m; a bare number is seconds */
+	OPT_ENUM,          /* int: index into values[] */
+	OPT_ENUM_LIST,     /* struct opt_enumlist: distinct values, in the given order */
+	OPT_SIZE_LIST,     /* struct opt_sizelist */
+	OPT_HOSTPORT_LIST, /* struct opt_hplist: host:port, [v6]:port */
+	OPT_BOOL,          /* int 0/1: yes/no, true/false, on/off, 1/0 */
+	OPT_STRING,        /* char *, owned by the job */
+};
+
+#define OPT_ENUMLIST_MAX 8
+#define OPT_HOST_MAX 256
+
+struct opt_enumlist {
+	int n;
+	int v[OPT_ENUMLIST_MAX];
+};
+
+struct opt_sizelist {
+	size_t n, cap;
+	uint64_t *v;
+};
+
+struct opt_hostport {
+	char host[OPT_HOST_MAX]; /* name or address, without brackets */
+	uint16_t port;
+};
+
+struct opt_hplist {
+	size_t n, cap;
+	struct opt_hostport *v;
+};
+
+/* Range flags: a bound is checked only when its has_ flag is set, so 0 is an
+ * ordinary value and never means "unset". */
+enum {
+	OPT_HAS_MIN = 1 << 0,
+	OPT_HAS_MAX = 1 << 1,
+	OPT_MAX_OPEN = 1 << 2, /* the range is [min, max), as Table 1's Small and Medium */
+	OPT_LIST_APPEND = 1 << 3, /* indented continuation lines append to the list */
+};
+
+struct opt_def {
+	const char *section;
+	const char *name;
+	enum opt_type type;
+	size_t off;                /* offset of the value in struct job */
+	const char *def;           /* default, as it would be written in a job file */
+	int64_t min, max;          /* element range for INT/SIZE/DURATION(ns)/lists */
+	unsigned flags;
+	size_t max_items;          /* lists: most elements; 0 for scalars */
+	const char *const *values; /* ENUM/ENUM_LIST: NULL-terminated names */
+	const char *help;          /* one line, no trailing period */
+};
+
+/* Error detail filled in by the parsers: "must be in [1B, 1KiB)". */
+#define OPT_ERR_MAX 256
+
+/* Parse `text` into the storage at `dst` (which must hold the type's value
+ * and, for lists, be initialised); append = 1 adds to a list instead of
+ * replacing it.  Returns 0, or -1 with a reason in why[OPT_ERR_MAX]. */
+int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, char *why);
+
+/* Release what a value owns (lists, strings) and zero it. */
+void opt_free_value(const struct opt_def *d, void *dst);
+
+/* Write the value at `src` as job-file text (the form opt_parse accepts). */
+void opt_format(const struct opt_def *d, const void *src, FILE *f);
+
+/* The allowed values or range of d, as shown in errors and the man page:
+ * "[1B, 1KiB)", "non-serialized | serialized", "yes | no". */
+void opt_format_range(const struct opt_def *d, char *buf, size_t len);
+
+/* Plain value parsers, exported for the command line and the tests. */
+int opt_parse_size(const char *s, uint64_t *out);
+int opt_parse_duration(const char *s, uint64_t *out_ns);
+int opt_parse_int(const char *s, int64_t *out);
+int opt_parse_hostport(const char *s, struct opt_hostport *out);
+
+/* Human form of a byte count with the largest exact binary unit: 1KiB, 10B. */
+void opt_format_size(uint64_t bytes, char *buf, size_t len);
+/* Human form of a duration with the largest exact unit: 2s, 500ms, 1m. */
+void opt_format_duration(uint64_t ns, char *buf, size_t len);
+
+/* Levenshtein distance, for "did you mean" suggestions. */
+size_t opt_distance(const char *a, const char *b);
+/* Index of the candidate nearest to `word` if it is close enough to be a
+ * plausible typo, else -1.  `names` is NULL-terminated. */
+int opt_suggest(const char *word, const char *const *names);
+
+#endif

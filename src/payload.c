@@ -1,0 +1,270 @@
+/* payload.c - layout schemes and pattern-filled, page-aligned buffers. */
+#include "payload.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static uint64_t splitmix64(uint64_t *x)
+{
+	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint64_t rotl(uint64_t x, int k)
+{
+	return (x << k) | (x >> (64 - k));
+}
+
+void payload_rng_seed(struct payload_rng *r, uint64_t seed)
+{
+	uint64_t x = seed;
+	for (int i = 0; i < 4; i++)
+		r->s[i] = splitmix64(&x);
+}
+
+uint64_t payload_rng_next(struct payload_rng *r)
+{
+	uint64_t *s = r->s;
+	uint64_t res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+
+	s[2] ^= s[0];
+	s[3] ^= s[1];
+	s[1] ^= s[2];
+	s[0] ^= s[3];
+	s[2] ^= t;
+	s[3] = rotl(s[3], 45);
+	return res;
+}
+
+uint64_t payload_rng_below(struct payload_rng *r, uint64_t n)
+{
+	uint64_t limit = UINT64_MAX - UINT64_MAX % n, v;
+
+	do
+		v = payload_rng_next(r);
+	while (v >= limit);
+	return v % n;
+}
+
+void payload_skew_counts(size_t n, int k, size_t out[])
+{
+	static const uint64_t weight[] = {6, 3, 1};
+	uint64_t wsum = 0, rem[CAT_COUNT];
+	size_t given = 0;
+
+	for (int i = 0; i < k; i++)
+		wsum += weight[i];
+	for (int i = 0; i < k; i++) {
+		out[i] = (size_t)(n * weight[i] / wsum);
+		rem[i] = n * weight[i] % wsum;
+		given += out[i];
+	}
+	/* largest remainder first; ties go to the higher-ranked category */
+	while (given < n) {
+		int best = 0;
+		for (int i = 1; i < k; i++)
+			if (rem[i] > rem[best])
+				best = i;
+		out[best]++;
+		rem[best] = 0;
+		given++;
+	}
+	/* every chosen category appears when there is room for it */
+	if (n >= (size_t)k)
+		for (int i = 0; i < k; i++)
+			if (out[i] == 0) {
+				int top = 0;
+				for (int m = 1; m < k; m++)
+					if (out[m] > out[top])
+						top = m;
+				out[top]--;
+				out[i]++;
+			}
+}
+
+/* Ranks the chosen categories for skew: the bias first, then by distance
+ * from it in Table 1's order, the larger first on a tie. */
+static int skew_rank(const struct job *j, int ranked[])
+{
+	int k = 0;
+
+	for (int dist = 0; dist < CAT_COUNT; dist++)
+		for (int sign = 1; sign >= -1; sign -= 2) {
+			int c = j->bias + sign * dist;
+			if (c < 0 || c >= CAT_COUNT || (dist == 0 && sign < 0))
+				continue;
+			for (int i = 0; i < j->categories.n; i++)
+				if (j->categories.v[i] == c)
+					ranked[k++] = c;
+		}
+	return k;
+}
+
+/* Smooth weighted round-robin: lays out counts[i] buffers of cats[i] so that
+ * every category is spread evenly through the payload (equal counts give a
+ * plain round-robin in the listed order). */
+static void interleave(struct payload *p, const int cats[], const size_t counts[], int k)
+{
+	int64_t cur[CAT_COUNT] = {0};
+
+	for (size_t b = 0; b < p->n; b++) {
+		int best = -1;
+		for (int i = 0; i < k; i++) {
+			cur[i] += (int64_t)counts[i];
+			if (best < 0 || cur[i] > cur[best])
+				best = i;
+		}
+		cur[best] -= (int64_t)p->n;
+		p->buf[b].cat = cats[best];
+	}
+}
+
+static int cat_of_size(uint64_t len)
+{
+	return len < CAT_MEDIUM_MIN ? CAT_SMALL : len < CAT_LARGE_MIN ? CAT_MEDIUM : CAT_LARGE;
+}
+
+int payload_layout(const struct job *j, struct payload *p)
+{
+	int k = j->categories.n, cats[CAT_COUNT];
+	size_t counts[CAT_COUNT] = {0};
+	uint64_t off = 0;
+
+	memset(p, 0, sizeof *p);
+	p->seed = (uint64_t)j->seed;
+	p->n = j->scheme == SCHEME_CUSTOM ? j->iovec.n : (size_t)j->iovecs;
+	p->buf = calloc(p->n, sizeof *p->buf);
+	if (!p->buf)
+		return -ENOMEM;
+
+	for (int i = 0; i < k; i++)
+		cats[i] = j->categories.v[i];
+	switch (j->scheme) {
+	case SCHEME_UNIFORM:
+		for (int i = 0; i < k; i++)
+			counts[i] = p->n / (size_t)k + ((size_t)i < p->n % (size_t)k);
+		interleave(p, cats, counts, k);
+		break;
+	case SCHEME_SKEW: {
+		int ranked[CAT_COUNT];
+		size_t rc[CAT_COUNT];
+		k = skew_rank(j, ranked);
+		payload_skew_counts(p->n, k, rc);
+		/* lay out in the order the job lists the categories */
+		for (int i = 0; i < j->categories.n; i++)
+			for (int r = 0; r < k; r++)
+				if (ranked[r] == cats[i])
+					counts[i] = rc[r];
+		interleave(p, cats, counts, j->categories.n);
+		break;
+	}
+	case SCHEME_RANDOM: {
+		struct payload_rng rng;
+		payload_rng_seed(&rng, p->seed);
+		for (size_t b = 0; b < p->n; b++)
+			p->buf[b].cat = cats[payload_rng_below(&rng, (uint64_t)k)];
+		break;
+	}
+	case SCHEME_CUSTOM:
+		for (size_t b = 0; b < p->n; b++)
+			p->buf[b].cat = cat_of_size(j->iovec.v[b]);
+		break;
+	}
+	for (size_t b = 0; b < p->n; b++) {
+		p->buf[b].len = j->scheme == SCHEME_CUSTOM ? j->iovec.v[b] : j->cat_size[p->buf[b].cat];
+		p->buf[b].off = off;
+		off += p->buf[b].len;
+		p->count[p->buf[b].cat]++;
+	}
+	p->total = off;
+	return 0;
+}
+
+/* Counter-based so that any offset can be regenerated on its own: word w of
+ * buffer i is splitmix64 of (seed, i, w), laid out little-endian. */
+static uint64_t pattern_word(uint64_t seed, size_t index, uint64_t w)
+{
+	uint64_t x = seed ^ ((uint64_t)index + 1) * 0xd1342543de82ef95ull;
+	x += w * 0x9e3779b97f4a7c15ull;
+	return splitmix64(&x);
+}
+
+void payload_pattern(uint64_t seed, size_t index, uint64_t off, void *dst, size_t len)
+{
+	unsigned char *d = dst;
+
+	while (len) {
+		uint64_t w = pattern_word(seed, index, off / 8);
+		unsigned sh = (unsigned)(off % 8);
+		for (; sh < 8 && len; sh++, len--, off++)
+			*d++ = (unsigned char)(w >> (8 * sh));
+	}
+}
+
+int payload_alloc(struct payload *p)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), at = 0;
+	void *mem;
+
+	p->mem_len = 0;
+	for (size_t b = 0; b < p->n; b++)
+		p->mem_len += (p->buf[b].len + page - 1) / page * page;
+	if (p->mem_len == 0)
+		p->mem_len = page;
+	mem = mmap(NULL, p->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED)
+		return -ENOMEM;
+	p->iov = calloc(p->n ? p->n : 1, sizeof *p->iov);
+	if (!p->iov) {
+		munmap(mem, p->mem_len);
+		return -ENOMEM;
+	}
+	p->mem = mem;
+	for (size_t b = 0; b < p->n; b++) {
+		p->iov[b].iov_base = (char *)mem + at;
+		p->iov[b].iov_len = p->buf[b].len;
+		payload_pattern(p->seed, b, 0, p->iov[b].iov_base, p->buf[b].len);
+		at += (p->buf[b].len + page - 1) / page * page;
+	}
+	return 0;
+}
+
+void payload_free(struct payload *p)
+{
+	if (p->mem)
+		munmap(p->mem, p->mem_len);
+	free(p->iov);
+	free(p->buf);
+	memset(p, 0, sizeof *p);
+}
+
+int64_t payload_compare(const struct payload *p, uint64_t flat_off, const void *data, size_t len)
+{
+	const unsigned char *d = data;
+	size_t b = 0;
+
+	if (flat_off + len > p->total)
+		return (int64_t)(flat_off > p->total ? flat_off : p->total);
+	while (b < p->n && p->buf[b].off + p->buf[b].len <= flat_off)
+		b++;
+	while (len) {
+		uint64_t in = flat_off - p->buf[b].off;
+		size_t n = p->buf[b].len - in < len ? (size_t)(p->buf[b].len - in) : len;
+		const unsigned char *src = (const unsigned char *)p->iov[b].iov_base + in;
+		if (memcmp(src, d, n)) {
+			for (size_t i = 0; i < n; i++)
+				if (src[i] != d[i])
+					return (int64_t)(flat_off + i);
+		}
+		d += n;
+		len -= n;
+		flat_off += n;
+		b++;
+	}
+	return -1;
+}

@@ -1,0 +1,70 @@
+/* payload.h - the iovec payload: layout schemes, buffers and their pattern.
+ *
+ * A payload is a list of iovec buffers, each in one Table 1 category.  The
+ * layout (which category and size each buffer has, and in which order) is a
+ * pure function of the job: the same job file and seed give the same layout
+ * and the same bytes on every machine.  Buffers are allocated once, each
+ * page-aligned, and filled with a seeded pattern a receiver can regenerate.
+ */
+#ifndef TFGB_PAYLOAD_H
+#define TFGB_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "job.h"
+
+struct payload_buf {
+	int cat;          /* enum payload_cat */
+	uint64_t len;     /* bytes */
+	uint64_t off;     /* offset of the buffer in the concatenated payload */
+};
+
+struct payload {
+	size_t n;                    /* buffers */
+	struct payload_buf *buf;     /* n entries */
+	uint64_t total;              /* sum of lengths */
+	size_t count[CAT_COUNT];     /* buffers per category */
+	uint64_t seed;
+	/* filled by payload_alloc; NULL before */
+	struct iovec *iov;           /* n entries, pointing into mem */
+	void *mem;                   /* one mapping holding every buffer */
+	size_t mem_len;
+};
+
+/* Deterministic PRNG (xoshiro256** seeded through splitmix64): tfgb's own,
+ * so that layouts do not depend on the C library. */
+struct payload_rng {
+	uint64_t s[4];
+};
+void payload_rng_seed(struct payload_rng *r, uint64_t seed);
+uint64_t payload_rng_next(struct payload_rng *r);
+/* Uniform in [0, n), n > 0, without modulo bias. */
+uint64_t payload_rng_below(struct payload_rng *r, uint64_t n);
+
+/* Computes the layout of j's payload (no buffer memory yet).  The job must
+ * have passed job_validate.  Returns 0 or -ENOMEM. */
+int payload_layout(const struct job *j, struct payload *p);
+
+/* Skew counts: spreads n buffers over the k categories of `cats` (in rank
+ * order, bias first) with weights 6:3:1, largest remainders, every category
+ * at least one buffer when n >= k.  Exposed for the tests. */
+void payload_skew_counts(size_t n, int k, size_t out[]);
+
+/* Allocates page-aligned buffers for the layout and fills them with the
+ * pattern.  Returns 0 or -ENOMEM. */
+int payload_alloc(struct payload *p);
+
+/* Frees everything; accepts a zeroed or partly built payload. */
+void payload_free(struct payload *p);
+
+/* The pattern byte at offset `off` of buffer `index` for `seed`. */
+void payload_pattern(uint64_t seed, size_t index, uint64_t off, void *dst, size_t len);
+
+/* Compares len bytes at offset `flat_off` of the concatenated payload with
+ * data.  Returns -1 if they match, else the flat offset of the first
+ * difference. */
+int64_t payload_compare(const struct payload *p, uint64_t flat_off, const void *data, size_t len);
+
+#endif

@@ -1,0 +1,50 @@
+/* tfgb.h - what the dispatcher hands to every subcommand. */
+#ifndef TFGB_H
+#define TFGB_H
+
+#include <stdio.h>
+
+#include "job.h"
+
+#ifndef TFGB_VERSION
+#define TFGB_VERSION "unknown"
+#endif
+
+/* Exit status of every command (see EXIT STATUS in tfgb(1)). */
+enum {
+	TFGB_EXIT_OK = 0,
+	TFGB_EXIT_FAIL = 1,  /* run-time failure */
+	TFGB_EXIT_USAGE = 2, /* bad command line or job file */
+};
+
+/* Command flags: what the dispatcher prepares before calling the command. */
+enum {
+	CMD_JOB = 1 << 0,  /* takes -c/-s/-f/-o/--print-config and gets a validated job */
+	CMD_TASK = 1 << 1, /* takes --task N */
+	CMD_INI = 1 << 2,  /* takes --ini */
+};
+
+struct tfgb {
+	const char *prog;     /* argv[0] */
+	const char *cmd;      /* the subcommand's name */
+	struct job job;       /* valid when the command has CMD_JOB */
+	const char *job_path; /* the job file read, or NULL for built-in defaults */
+	FILE *out;            /* the report: stdout or output.file */
+	int quiet, verbose;
+	int task;             /* --task N, or -1 */
+	int ini;              /* --ini */
+	int argc;             /* operands left after the options */
+	char **argv;
+};
+
+/* Prints "tfgb: <message>" on stderr. */
+void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Subcommands, one file each. */
+int cmd_genpayload(struct tfgb *t);
+int cmd_serve(struct tfgb *t);
+int cmd_latency(struct tfgb *t);
+int cmd_bandwidth(struct tfgb *t);
+int cmd_throughput(struct tfgb *t);
+
+#endif

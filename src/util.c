@@ -1,0 +1,27 @@
+/* util.c - small helpers shared by every module. */
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "tfgb.h"
+
+void tfgb_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("tfgb: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
