@@ -31,18 +31,24 @@ MAN5   = $(wildcard man/*.5)
 
 all: tfgb
 
+# `make V=1` shows the full command lines
+Q = $(if $(V),,@)
+
 src/%.o: src/%.c $(HDR) config.mk
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	@$(if $(V),:,echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 libtfgb.a: $(LIBOBJ)
-	rm -f $@
-	ar rcs $@ $(LIBOBJ)
+	$(Q)rm -f $@
+	$(Q)ar rcs $@ $(LIBOBJ)
 
 tfgb: src/main.o libtfgb.a
-	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ src/main.o libtfgb.a $(PKG_LIBS) -lm
+	@$(if $(V),:,echo "  LD      $@")
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ src/main.o libtfgb.a $(PKG_LIBS) -lm
 
 tests/check_tfgb: $(TSRC) tests/check_tfgb.h libtfgb.a
-	$(CC) $(ALL_CFLAGS) -Isrc $(shell $(PKG_CONFIG) --cflags check) -o $@ $(TSRC) \
+	@$(if $(V),:,echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) -DTFGB_SRCDIR='"$(CURDIR)"' -Isrc $(shell $(PKG_CONFIG) --cflags check) -o $@ $(TSRC) \
 		libtfgb.a $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs check) -lm
 
 # Installs the Debian packages above when any is missing (root only).

@@ -11,6 +11,4 @@ static int not_built(const struct tfgb *t)
 }
 
 int cmd_serve(struct tfgb *t) { return not_built(t); }
-int cmd_latency(struct tfgb *t) { return not_built(t); }
-int cmd_bandwidth(struct tfgb *t) { return not_built(t); }
 int cmd_throughput(struct tfgb *t) { return not_built(t); }

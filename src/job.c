@@ -46,6 +46,8 @@ const struct opt_def job_keys[] = {
 	 .help = "seed of the payload layout (scheme random) and of the buffer contents"},
 	{"job", "inflight", OPT_INT, J(inflight), "1", RANGE(1, 1024),
 	 .help = "calls kept outstanding per connection (bandwidth, throughput)"},
+	{"job", "timeout", OPT_DURATION, J(timeout_ns), "10s", RANGE(SEC / 1000, 3600 * SEC),
+	 .help = "longest wait for a reply, a connection or a server start before the run fails"},
 	{"job", "verify", OPT_BOOL, J(verify), "no",
 	 .help = "check every echoed byte; otherwise only the first and last calls are checked"},
 

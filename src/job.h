@@ -44,7 +44,7 @@ struct job_origin {
 struct job {
 	/* [job] */
 	int mode, transport, rpc;
-	uint64_t warmup_ns, duration_ns;
+	uint64_t warmup_ns, duration_ns, timeout_ns;
 	int64_t iterations, seed, inflight;
 	int verify;
 	/* [cluster] */

@@ -28,9 +28,9 @@ struct cmd {
 static const struct cmd commands[] = {
 	{"serve", cmd_serve, CMD_JOB | CMD_TASK, "[--task N]",
 	 "run a parameter server (tfgb.v1.Bench) for the job's [cluster] ps"},
-	{"latency", cmd_latency, CMD_JOB | CMD_TASK, "",
+	{"latency", cmd_latency, CMD_JOB, "",
 	 "point-to-point latency: one worker, one PS, Echo, one call at a time"},
-	{"bandwidth", cmd_bandwidth, CMD_JOB | CMD_TASK, "",
+	{"bandwidth", cmd_bandwidth, CMD_JOB, "",
 	 "point-to-point bandwidth: Ack calls with [job] inflight outstanding"},
 	{"throughput", cmd_throughput, CMD_JOB | CMD_TASK, "[--task N]",
 	 "parameter-server throughput: every worker calls every PS"},

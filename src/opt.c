@@ -305,8 +305,8 @@ static int range_error(const struct opt_def *d, char *why, const char *what)
 
 	opt_format_range(d, r, sizeof r);
 	snprintf(why, OPT_ERR_MAX, "%s%s %s", what ? what : "",
-	         d->type == OPT_ENUM || d->type == OPT_ENUM_LIST ? "must be one of" :
-	         "must be in", r);
+	         d->type == OPT_ENUM || d->type == OPT_ENUM_LIST || d->type == OPT_BOOL ?
+	         "must be one of" : r[0] == '[' ? "must be in" : "must be", r);
 	return -1;
 }
 
@@ -585,11 +585,22 @@ void opt_format(const struct opt_def *d, const void *src, FILE *f)
 		break;
 	}
 	case OPT_HOSTPORT_LIST: {
+		/* host names vary in length: wrap by width, not by count */
 		const struct opt_hplist *l = src;
+		size_t col = 0;
 		for (size_t i = 0; i < l->n; i++) {
 			int v6 = strchr(l->v[i].host, ':') != NULL;
-			fprintf(f, "%s%s%s%s:%u", i == 0 ? "" : i % 4 ? ", " : ",\n    ",
-			        v6 ? "[" : "", l->v[i].host, v6 ? "]" : "", l->v[i].port);
+			size_t w = strlen(l->v[i].host) + (v6 ? 2 : 0) + 6;
+			if (i > 0 && col + 2 + w > 72) {
+				fputs(",\n    ", f);
+				col = 4;
+			} else if (i > 0) {
+				fputs(", ", f);
+				col += 2;
+			}
+			fprintf(f, "%s%s%s:%u", v6 ? "[" : "", l->v[i].host, v6 ? "]" : "",
+			        l->v[i].port);
+			col += w;
 		}
 		break;
 	}

@@ -1,0 +1,245 @@
+/* cluster.c - PS addresses, locality, and child processes. */
+#include "cluster.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util.h"
+
+void cluster_ps_addr(const struct job *j, int index, struct opt_hostport *out)
+{
+	if (j->ps.n == 1) {
+		*out = j->ps.v[0];
+		out->port = (uint16_t)(out->port + index);
+	} else {
+		*out = j->ps.v[index];
+	}
+}
+
+int cluster_host_is_local(const char *host)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res, *ai;
+	int local = 0;
+
+	if (getaddrinfo(host, NULL, &hints, &res) != 0)
+		return -1;
+	for (ai = res; ai && !local; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			continue;
+		/* port 0: binding succeeds only for this machine's addresses */
+		if (ai->ai_family == AF_INET)
+			((struct sockaddr_in *)ai->ai_addr)->sin_port = 0;
+		else if (ai->ai_family == AF_INET6)
+			((struct sockaddr_in6 *)ai->ai_addr)->sin6_port = 0;
+		local = bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+		close(fd);
+	}
+	freeaddrinfo(res);
+	return local;
+}
+
+int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res, *ai;
+	char port[8];
+	int up = 0;
+
+	snprintf(port, sizeof port, "%u", addr->port);
+	if (getaddrinfo(addr->host, port, &hints, &res) != 0)
+		return 0;
+	for (ai = res; ai && !up; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+		struct pollfd pfd;
+		int soerr = 0;
+		socklen_t sl = sizeof soerr;
+
+		if (fd < 0)
+			continue;
+		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+			up = 1;
+		} else if (errno == EINPROGRESS) {
+			pfd.fd = fd;
+			pfd.events = POLLOUT;
+			if (poll(&pfd, 1, timeout_ms) == 1 &&
+			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
+				up = 1;
+		}
+		close(fd);
+	}
+	freeaddrinfo(res);
+	return up;
+}
+
+int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
+                        char *err, size_t errlen)
+{
+	char *text = job_ini_string(j);
+	char jobpath[64], task[16], fdnum[16];
+	int pfd[2] = {-1, -1}, mfd = -1, rc = 0;
+	size_t len;
+	pid_t parent = getpid(), pid;
+
+	c->pid = 0;
+	c->ready_fd = -1;
+	c->index = index;
+	cluster_ps_addr(j, index, &c->addr);
+	if (!text) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	/* the child reads the job from a memfd: exactly this job, no temp file */
+	mfd = memfd_create("tfgb-job", 0);
+	len = strlen(text);
+	if (mfd < 0 || write(mfd, text, len) != (ssize_t)len) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot pass the job to PS %d: %s", index, strerror(errno));
+		goto out;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create a pipe for PS %d: %s", index, strerror(errno));
+		goto out;
+	}
+	snprintf(jobpath, sizeof jobpath, "/proc/self/fd/%d", mfd);
+	snprintf(task, sizeof task, "%d", index);
+	snprintf(fdnum, sizeof fdnum, "%d", pfd[1]);
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot start PS %d: fork: %s", index, strerror(errno));
+		goto out;
+	}
+	if (pid == 0) {
+		/* the child: own process group (a terminal's Ctrl-C goes to the
+		 * benchmark, which stops us in order), dies with its parent */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		fcntl(pfd[1], F_SETFD, 0);
+		setenv("TFGB_READY_FD", fdnum, 1);
+		execl("/proc/self/exe", "tfgb", "serve", "-c", jobpath, "--task", task, "-q",
+		      "-s", "output.file=", (char *)NULL);
+		fprintf(stderr, "tfgb: serve: cannot execute /proc/self/exe: %s\n", strerror(errno));
+		_exit(1);
+	}
+	setpgid(pid, pid); /* also here, so that it holds before the child runs */
+	c->pid = pid;
+	c->ready_fd = pfd[0];
+	pfd[0] = -1;
+out:
+	if (pfd[0] >= 0)
+		close(pfd[0]);
+	if (pfd[1] >= 0)
+		close(pfd[1]);
+	if (mfd >= 0)
+		close(mfd);
+	free(text);
+	return rc;
+}
+
+static void describe_status(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "status 0x%x", status);
+}
+
+int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
+                       volatile sig_atomic_t *stop, char *err, size_t errlen)
+{
+	char buf[16], how[96];
+	const char *host = c->addr.host;
+	size_t got = 0;
+	int status;
+
+	for (;;) {
+		uint64_t now = now_ns();
+		struct pollfd pfd = {.fd = c->ready_fd, .events = POLLIN};
+		int ms, n;
+
+		if (*stop) {
+			snprintf(err, errlen, "interrupted while PS %d (%s:%u) was starting", c->index,
+			         host, c->addr.port);
+			return -1;
+		}
+		if (now >= deadline_ns) {
+			snprintf(err, errlen, "PS %d (tfgb serve, pid %d) did not listen on %s:%u "
+			         "within the timeout", c->index, (int)c->pid, host, c->addr.port);
+			return -1;
+		}
+		ms = (int)((deadline_ns - now) / 1000000) + 1;
+		if (ms > 100)
+			ms = 100;
+		n = poll(&pfd, 1, ms);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n <= 0)
+			continue;
+		n = (int)read(c->ready_fd, buf + got, sizeof buf - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break; /* the child closed the pipe without "ready": it failed */
+		got += (size_t)n;
+		buf[got] = 0;
+		if (strstr(buf, "ready\n")) {
+			close(c->ready_fd);
+			c->ready_fd = -1;
+			return 0;
+		}
+		if (got >= sizeof buf - 1)
+			break;
+	}
+	/* it failed: its own message is already on stderr; add how it ended */
+	if (waitpid(c->pid, &status, 0) == c->pid) {
+		describe_status(status, how, sizeof how);
+		c->pid = 0;
+	} else {
+		snprintf(how, sizeof how, "no readiness report");
+	}
+	snprintf(err, errlen, "PS %d (tfgb serve on %s:%u) failed to start: %s", c->index, host,
+	         c->addr.port, how);
+	return -1;
+}
+
+void cluster_stop(struct cluster_child *c, int timeout_ms)
+{
+	int status;
+
+	if (c->ready_fd >= 0) {
+		close(c->ready_fd);
+		c->ready_fd = -1;
+	}
+	if (c->pid <= 0)
+		return;
+	kill(c->pid, SIGTERM);
+	for (int waited = 0; waited < timeout_ms; waited += 10) {
+		if (waitpid(c->pid, &status, WNOHANG) == c->pid) {
+			c->pid = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(c->pid, SIGKILL);
+	waitpid(c->pid, &status, 0);
+	c->pid = 0;
+}

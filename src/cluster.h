@@ -1,0 +1,53 @@
+/* cluster.h - where the processes of a job live, and starting them.
+ *
+ * PS addresses: `[cluster] ps` lists either ps_count addresses or one
+ * address that stands for ps_count consecutive ports on that host.
+ */
+#ifndef TFGB_CLUSTER_H
+#define TFGB_CLUSTER_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "job.h"
+
+/* The address of PS `index` (0 <= index < ps_count). */
+void cluster_ps_addr(const struct job *j, int index, struct opt_hostport *out);
+
+/* 1 if host names an address of this machine (it can be bound here), 0 if
+ * not, -1 if it does not resolve. */
+int cluster_host_is_local(const char *host);
+
+/* 1 if something accepts TCP connections at addr within timeout_ms, else 0. */
+int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms);
+
+/* A `tfgb serve` child started by a benchmark on this machine. */
+struct cluster_child {
+	pid_t pid;        /* 0 when not running */
+	int ready_fd;     /* read end of the readiness pipe, -1 when closed */
+	int index;        /* PS index */
+	struct opt_hostport addr;
+};
+
+#define CLUSTER_ERR_MAX 512
+
+/* Starts `tfgb serve --task index` with the effective job (passed through a
+ * memfd, so the child runs exactly this job) as a child in its own process
+ * group, killed with SIGTERM if this process dies.  Call it before any
+ * transport starts threads.  Returns 0 or -errno with err set. */
+int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
+                        char *err, size_t errlen);
+
+/* Waits until the child reports "ready" (it has bound its address), it
+ * exits, *stop is set, or deadline_ns (now_ns clock) passes.  Returns 0 when
+ * ready, else -1 with err saying why (naming the PS, address and status). */
+int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
+                       volatile sig_atomic_t *stop, char *err, size_t errlen);
+
+/* Stops the child: SIGTERM, then SIGKILL after timeout_ms; reaps it.
+ * Accepts a child that never started or already stopped. */
+void cluster_stop(struct cluster_child *c, int timeout_ms);
+
+#endif

@@ -1,0 +1,149 @@
+/* cmd_latency.c - `tfgb latency` and `tfgb bandwidth`: one worker, one PS.
+ *
+ * TF-gRPC-P2P-Latency: Echo with one call outstanding.
+ * TF-gRPC-P2P-Bandwidth: Ack with [job] inflight calls outstanding; bytes
+ * count only once the PS acknowledged exactly the bytes sent.
+ */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "engine.h"
+#include "payload.h"
+#include "report.h"
+#include "transport.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+static int run_p2p(struct tfgb *t, int method, const char *title)
+{
+	const struct job *j = &t->job;
+	const struct tr_ops *ops;
+	struct cluster_child child = {.pid = 0, .ready_fd = -1};
+	struct engine_result res = {0};
+	struct engine_cfg cfg;
+	struct payload p = {0};
+	struct tr_client *client = NULL;
+	struct tr_conn *conn = NULL;
+	struct opt_hostport addr;
+	struct tr_err terr = {{0}};
+	char err[CLUSTER_ERR_MAX];
+	void *trctx = NULL;
+	int rc = TFGB_EXIT_FAIL, erc;
+
+	ops = tr_find(j->transport, &terr);
+	if (!ops) {
+		tfgb_error("%s: %s", t->cmd, terr.msg);
+		return TFGB_EXIT_FAIL;
+	}
+	if (j->mode != MODE_NONSERIALIZED) {
+		tfgb_error("%s: mode '%s' is not built yet; use mode = non-serialized", t->cmd,
+		           job_mode_name(j->mode));
+		return TFGB_EXIT_FAIL;
+	}
+	catch_signals();
+	cluster_ps_addr(j, 0, &addr);
+
+	/* a local PS that nobody serves yet: start one (before any transport
+	 * thread exists, so the fork is safe) */
+	if (cluster_host_is_local(addr.host) == 1 && !cluster_tcp_probe(&addr, 200)) {
+		if (cluster_spawn_serve(j, 0, &child, err, sizeof err) < 0 ||
+		    cluster_wait_ready(&child, now_ns() + j->timeout_ns, &stop, err, sizeof err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err);
+			goto out_child;
+		}
+		if (t->verbose)
+			fprintf(stderr, "tfgb: %s: started PS 0 (pid %d) on %s:%u\n", t->cmd,
+			        (int)child.pid, addr.host, addr.port);
+	}
+
+	if (payload_layout(j, &p) < 0 || payload_alloc(&p) < 0) {
+		tfgb_error("%s: out of memory for a %llu-byte payload", t->cmd,
+		           (unsigned long long)p.total);
+		goto out_payload;
+	}
+	if (ops->init(j, &trctx, &terr) < 0) {
+		tfgb_error("%s: %s", t->cmd, terr.msg);
+		goto out_payload;
+	}
+	if (ops->client_open(trctx, j, &client, &terr) < 0) {
+		tfgb_error("%s: %s", t->cmd, terr.msg);
+		goto out_tr;
+	}
+	if (ops->connect(client, &addr, now_ns() + j->timeout_ns, &conn, &terr) < 0) {
+		tfgb_error("%s: worker 0 on this host: %s", t->cmd, terr.msg);
+		goto out_client;
+	}
+
+	cfg = (struct engine_cfg){
+		.ops = ops, .client = client, .conns = &conn, .nconns = 1, .method = method,
+		.payload = &p, .inflight = method == TR_ECHO ? 1 : (int)j->inflight,
+		.warmup_ns = j->warmup_ns, .duration_ns = j->duration_ns,
+		.iterations = (uint64_t)j->iterations, .timeout_ns = j->timeout_ns,
+		.verify_all = j->verify, .stop = &stop,
+		.progress = !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
+	};
+	erc = engine_run(&cfg, &res);
+	if (erc == -ENOMEM) {
+		tfgb_error("%s: out of memory", t->cmd);
+		goto out_client;
+	}
+	{
+		struct report r = {.benchmark = title, .command = t->cmd, .job = j, .payload = &p,
+		                   .transport_version = ops->version(), .res = &res, .ps = &addr,
+		                   .nps = 1};
+		if (report_print(&r, t->out) < 0)
+			tfgb_error("%s: out of memory writing the report", t->cmd);
+	}
+	if (erc == 0)
+		rc = TFGB_EXIT_OK;
+	else if (erc == 1)
+		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
+	else
+		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr.host, addr.port,
+		           res.err);
+	engine_result_free(&res);
+out_client:
+	ops->client_close(client);
+out_tr:
+	ops->fini(trctx);
+out_payload:
+	payload_free(&p);
+out_child:
+	cluster_stop(&child, 5000);
+	return rc;
+}
+
+int cmd_latency(struct tfgb *t)
+{
+	return run_p2p(t, TR_ECHO, "TF-gRPC-P2P-Latency");
+}
+
+int cmd_bandwidth(struct tfgb *t)
+{
+	return run_p2p(t, TR_ACK, "TF-gRPC-P2P-Bandwidth");
+}

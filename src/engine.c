@@ -1,0 +1,377 @@
+/* engine.c - warm-up, measured window, in-flight depth, submit/reap. */
+#include "engine.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+#define REAP_BATCH 64
+#define POLL_NS 100000000ull /* wake at least every 100 ms: signals, progress */
+
+enum phase { PH_WARMUP, PH_MEASURE };
+
+struct slot {
+	struct tr_call call;
+	int conn;
+	int measured;           /* started inside the measured window */
+	unsigned char ack[8];   /* Ack reply */
+	unsigned char pull[8];  /* Pull request: N, big-endian */
+	struct iovec pull_iov;
+};
+
+struct run {
+	const struct engine_cfg *cfg;
+	struct engine_result *res;
+	struct slot *slots;
+	int nslots;
+	struct slot **pending;  /* submits refused with -EAGAIN, retried after a reap */
+	int npending;
+	int outstanding;
+	unsigned char *verify_buf; /* one payload for first/last checks, or nslots for all */
+	int verify_next;        /* the next Echo submitted carries verify_buf */
+};
+
+static void put_be64(unsigned char *b, uint64_t v)
+{
+	for (int i = 7; i >= 0; i--, v >>= 8)
+		b[i] = (unsigned char)v;
+}
+
+static uint64_t get_be64(const unsigned char *b)
+{
+	uint64_t v = 0;
+	for (int i = 0; i < 8; i++)
+		v = v << 8 | b[i];
+	return v;
+}
+
+static void fail(struct run *r, int conn, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void fail(struct run *r, int conn, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->res->end == ENGINE_FAILED)
+		return; /* keep the first failure */
+	r->res->end = ENGINE_FAILED;
+	r->res->failed_conn = conn;
+	va_start(ap, fmt);
+	vsnprintf(r->res->err, sizeof r->res->err, fmt, ap);
+	va_end(ap);
+}
+
+static int submit(struct run *r, struct slot *s, uint64_t now, int measured)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	int rc;
+
+	s->measured = measured;
+	s->call.t_start_ns = now;
+	if (cfg->method == TR_ECHO) {
+		if (cfg->verify_all) {
+			s->call.resp_buf = r->verify_buf + (size_t)(s - r->slots) * cfg->payload->total;
+			s->call.resp_cap = cfg->payload->total;
+		} else if (r->verify_next) {
+			s->call.resp_buf = r->verify_buf;
+			s->call.resp_cap = cfg->payload->total;
+			r->verify_next = 0;
+		} else {
+			s->call.resp_buf = NULL;
+			s->call.resp_cap = 0;
+		}
+	}
+	rc = cfg->ops->submit(cfg->conns[s->conn], &s->call);
+	if (rc == -EAGAIN) {
+		r->pending[r->npending++] = s;
+		return 0;
+	}
+	if (rc < 0) {
+		fail(r, s->conn, "cannot start a %s call on connection %d: %s",
+		     tr_method_name(cfg->method), s->conn, strerror(-rc));
+		return rc;
+	}
+	r->outstanding++;
+	return 0;
+}
+
+/* Checks a completed call against what the method promises. */
+static int check(struct run *r, struct slot *s)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	const struct tr_call *c = &s->call;
+	uint64_t want = cfg->payload->total;
+
+	if (c->status != TR_OK) {
+		fail(r, s->conn, "%s call failed with status %s (%d)", tr_method_name(cfg->method),
+		     tr_status_name(c->status), c->status);
+		return -1;
+	}
+	switch (cfg->method) {
+	case TR_ECHO:
+	case TR_PULL:
+		if (c->resp_len != want) {
+			fail(r, s->conn, "%s reply has %llu bytes, expected %llu",
+			     tr_method_name(cfg->method), (unsigned long long)c->resp_len,
+			     (unsigned long long)want);
+			return -1;
+		}
+		if (c->resp_buf) {
+			int64_t at = payload_compare(cfg->payload, 0, c->resp_buf, (size_t)want);
+			if (at >= 0) {
+				fail(r, s->conn, "Echo reply differs from the payload at byte %lld",
+				     (long long)at);
+				return -1;
+			}
+		}
+		return 0;
+	case TR_ACK:
+		if (c->resp_len != 8 || get_be64(s->ack) != want) {
+			fail(r, s->conn, "Ack reply counts %llu bytes (%llu-byte body), expected %llu",
+			     c->resp_len == 8 ? (unsigned long long)get_be64(s->ack) : 0ull,
+			     (unsigned long long)c->resp_len, (unsigned long long)want);
+			return -1;
+		}
+		return 0;
+	}
+	return 0;
+}
+
+static void progress(const struct run *r, int phase, uint64_t now, uint64_t t_begin)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	double el = (double)(now - t_begin) / 1e9;
+
+	if (phase == PH_WARMUP)
+		fprintf(stderr, "\r%s: warm-up %.0f/%.0fs   ", cfg->label, el,
+		        (double)cfg->warmup_ns / 1e9);
+	else if (cfg->iterations)
+		fprintf(stderr, "\r%s: measuring %llu/%llu calls   ", cfg->label,
+		        (unsigned long long)r->res->calls, (unsigned long long)cfg->iterations);
+	else
+		fprintf(stderr, "\r%s: measuring %.0f/%.0fs, %llu calls   ", cfg->label, el,
+		        (double)cfg->duration_ns / 1e9, (unsigned long long)r->res->calls);
+	fflush(stderr);
+}
+
+static int setup(struct run *r)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	size_t vbytes;
+
+	r->nslots = cfg->nconns * cfg->inflight;
+	r->slots = calloc((size_t)r->nslots, sizeof *r->slots);
+	r->pending = calloc((size_t)r->nslots, sizeof *r->pending);
+	r->res->conn_calls = calloc((size_t)cfg->nconns, sizeof *r->res->conn_calls);
+	if (!r->slots || !r->pending || !r->res->conn_calls)
+		return -ENOMEM;
+	if (cfg->method == TR_ECHO) {
+		vbytes = (size_t)cfg->payload->total * (cfg->verify_all ? (size_t)r->nslots : 1);
+		r->verify_buf = malloc(vbytes ? vbytes : 1);
+		if (!r->verify_buf)
+			return -ENOMEM;
+		r->verify_next = 1;
+	}
+	for (int i = 0; i < r->nslots; i++) {
+		struct slot *s = &r->slots[i];
+		s->conn = i % cfg->nconns;
+		s->call.method = cfg->method;
+		s->call.user = s;
+		switch (cfg->method) {
+		case TR_PULL:
+			put_be64(s->pull, cfg->payload->total);
+			s->pull_iov.iov_base = s->pull;
+			s->pull_iov.iov_len = 8;
+			s->call.iov = &s->pull_iov;
+			s->call.iovcnt = 1;
+			break;
+		case TR_ACK:
+			s->call.resp_buf = s->ack;
+			s->call.resp_cap = sizeof s->ack;
+			/* fall through */
+		default:
+			s->call.iov = cfg->payload->iov;
+			s->call.iovcnt = (int)cfg->payload->n;
+			break;
+		}
+	}
+	return 0;
+}
+
+static void teardown(struct run *r)
+{
+	if (r->slots && r->cfg->ops->call_release)
+		for (int i = 0; i < r->nslots; i++)
+			r->cfg->ops->call_release(&r->slots[i].call);
+	free(r->slots);
+	free(r->pending);
+	free(r->verify_buf);
+}
+
+/* One untimed call with every byte checked: the "last call" check. */
+static int final_check(struct run *r)
+{
+	struct slot *s = &r->slots[0];
+	struct tr_call *done[1];
+	uint64_t deadline;
+	int n;
+
+	r->verify_next = 1;
+	if (submit(r, s, now_ns(), 0) < 0)
+		return -1;
+	deadline = now_ns() + r->cfg->timeout_ns;
+	while (r->outstanding) {
+		n = r->cfg->ops->reap(r->cfg->client, done, 1, deadline);
+		if (n < 0 || (n == 0 && now_ns() >= deadline)) {
+			fail(r, s->conn, "no reply to the final verification call within %.1fs",
+			     (double)r->cfg->timeout_ns / 1e9);
+			return -1;
+		}
+		r->outstanding -= n;
+	}
+	return check(r, s);
+}
+
+int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
+{
+	struct run r = {.cfg = cfg, .res = res};
+	struct tr_call *done[REAP_BATCH];
+	uint64_t now, t_begin, t0 = 0, t_end = 0, last_done, next_progress;
+	uint64_t submitted_measured = 0;
+	int phase, stopping = 0, rc;
+
+	memset(res, 0, sizeof *res);
+	stats_init(&res->lat);
+	res->failed_conn = -1;
+	if ((rc = setup(&r)) < 0) {
+		teardown(&r);
+		return rc;
+	}
+
+	now = t_begin = last_done = now_ns();
+	next_progress = now + 1000000000ull;
+	phase = cfg->warmup_ns ? PH_WARMUP : PH_MEASURE;
+	if (phase == PH_MEASURE)
+		t0 = now;
+	for (int i = 0; i < r.nslots && !stopping; i++) {
+		int measured = phase == PH_MEASURE;
+		if (measured && cfg->iterations && submitted_measured >= cfg->iterations)
+			break;
+		submitted_measured += (uint64_t)measured;
+		stopping = submit(&r, &r.slots[i], now, measured) < 0;
+	}
+
+	while (r.outstanding > 0 || r.npending > 0) {
+		uint64_t deadline = now + POLL_NS;
+		int n;
+
+		if (phase == PH_WARMUP && t_begin + cfg->warmup_ns < deadline)
+			deadline = t_begin + cfg->warmup_ns;
+		else if (phase == PH_MEASURE && !cfg->iterations && !stopping &&
+		         t0 + cfg->duration_ns < deadline)
+			deadline = t0 + cfg->duration_ns;
+		n = r.outstanding ? cfg->ops->reap(cfg->client, done, REAP_BATCH, deadline) : 0;
+		now = now_ns();
+		if (n < 0) {
+			fail(&r, -1, "waiting for replies failed: %s", strerror(-n));
+			break;
+		}
+		if (n > 0)
+			last_done = now;
+		r.outstanding -= n;
+
+		/* phase changes happen before the completions are resubmitted */
+		if (phase == PH_WARMUP && now >= t_begin + cfg->warmup_ns) {
+			phase = PH_MEASURE;
+			t0 = now;
+		}
+		if (phase == PH_MEASURE && !cfg->iterations && !stopping &&
+		    now >= t0 + cfg->duration_ns) {
+			stopping = 1;
+			t_end = t0 + cfg->duration_ns;
+		}
+		if (*cfg->stop && !stopping) {
+			stopping = 1;
+			res->end = ENGINE_INTERRUPTED;
+			t_end = now;
+		}
+
+		for (int i = 0; i < n; i++) {
+			struct slot *s = done[i]->user;
+			uint64_t lat = now - s->call.t_start_ns;
+
+			if (check(&r, s) < 0) {
+				res->errors++;
+				stopping = 1;
+				if (!t_end)
+					t_end = now;
+				continue;
+			}
+			if (!s->measured) {
+				res->warmup_calls++;
+			} else if (!t_end || now <= t_end) {
+				stats_record(&res->lat, lat);
+				res->calls++;
+				res->conn_calls[s->conn]++;
+				res->bytes += cfg->payload->total;
+			}
+			if (stopping)
+				continue;
+			if (phase == PH_MEASURE && cfg->iterations &&
+			    submitted_measured >= cfg->iterations)
+				continue;
+			submitted_measured += phase == PH_MEASURE;
+			if (submit(&r, s, now, phase == PH_MEASURE) < 0)
+				stopping = 1;
+		}
+		while (r.npending && !stopping) {
+			struct slot *s = r.pending[--r.npending];
+			if (submit(&r, s, now, s->measured) < 0)
+				stopping = 1;
+		}
+		if (stopping)
+			r.npending = 0;
+
+		if (r.outstanding && now - last_done > cfg->timeout_ns) {
+			fail(&r, -1, "no reply for %.1fs with %d calls outstanding",
+			     (double)cfg->timeout_ns / 1e9, r.outstanding);
+			break;
+		}
+		if (cfg->progress && now >= next_progress) {
+			progress(&r, phase, now, phase == PH_WARMUP ? t_begin : t0);
+			next_progress = now + 1000000000ull;
+		}
+	}
+	if (cfg->progress)
+		fprintf(stderr, "\r%*s\r", 60, "");
+
+	if (phase == PH_MEASURE) {
+		if (cfg->iterations && !t_end)
+			t_end = last_done;
+		res->window_ns = (t_end ? t_end : now) - t0;
+	}
+	if (res->end == ENGINE_DONE && cfg->method == TR_ECHO && !cfg->verify_all &&
+	    r.outstanding == 0)
+		final_check(&r);
+	teardown(&r);
+	return res->end == ENGINE_DONE ? 0 : res->end == ENGINE_INTERRUPTED ? 1 : -1;
+}
+
+void engine_result_free(struct engine_result *res)
+{
+	free(res->conn_calls);
+	res->conn_calls = NULL;
+}
+
+double engine_rate(const struct engine_result *res)
+{
+	return res->window_ns ? (double)res->calls * 1e9 / (double)res->window_ns : 0.0;
+}
+
+double engine_bytes_per_s(const struct engine_result *res)
+{
+	return res->window_ns ? (double)res->bytes * 1e9 / (double)res->window_ns : 0.0;
+}

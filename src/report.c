@@ -1,0 +1,178 @@
+/* report.c - text, CSV and JSON forms of a benchmark result. */
+#include "report.h"
+
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "json.h"
+#include "tfgb.h"
+
+static const char *status_of(const struct engine_result *res)
+{
+	return res->end == ENGINE_DONE ? "ok" : res->end == ENGINE_INTERRUPTED ? "interrupted" :
+	       "failed";
+}
+
+static void hostport_str(const struct opt_hostport *hp, char *buf, size_t len)
+{
+	int v6 = strchr(hp->host, ':') != NULL;
+	snprintf(buf, len, "%s%s%s:%u", v6 ? "[" : "", hp->host, v6 ? "]" : "", hp->port);
+}
+
+struct figures {
+	double min, avg, p50, p90, p99, p999, max, sd; /* microseconds */
+	double rps, mbps, mibps;
+};
+
+static void figures_of(const struct engine_result *res, struct figures *f)
+{
+	const struct stats *s = &res->lat;
+	double bps = engine_bytes_per_s(res);
+
+	f->min = s->count ? (double)s->min_ns / 1e3 : 0;
+	f->avg = stats_mean(s) / 1e3;
+	f->p50 = (double)stats_quantile(s, 0.50) / 1e3;
+	f->p90 = (double)stats_quantile(s, 0.90) / 1e3;
+	f->p99 = (double)stats_quantile(s, 0.99) / 1e3;
+	f->p999 = (double)stats_quantile(s, 0.999) / 1e3;
+	f->max = (double)s->max_ns / 1e3;
+	f->sd = stats_stddev(s) / 1e3;
+	f->rps = engine_rate(res);
+	f->mbps = bps / 1e6;
+	f->mibps = bps / (1024.0 * 1024.0);
+}
+
+static void print_text(const struct report *r, const struct figures *g, FILE *f)
+{
+	const struct job *j = r->job;
+	const struct payload *p = r->payload;
+	const struct engine_result *res = r->res;
+	char ps[300], dur[32];
+
+	fprintf(f, "# %s (tfgb %s, %s)\n", r->benchmark, TFGB_VERSION, r->transport_version);
+	hostport_str(&r->ps[0], ps, sizeof ps);
+	fprintf(f, "# transport %s, mode %s, PS %s%s\n", job_transport_name(j->transport),
+	        job_mode_name(j->mode), ps, r->nps > 1 ? " and more" : "");
+	fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
+	        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],
+	        p->count[CAT_MEDIUM], p->count[CAT_LARGE], p->total);
+	opt_format_duration(j->warmup_ns, dur, sizeof dur);
+	fprintf(f, "# warm-up %s (%" PRIu64 " calls), measured %.3fs, inflight %" PRId64 "\n",
+	        dur, res->warmup_calls, (double)res->window_ns / 1e9, j->inflight);
+	if (res->end == ENGINE_INTERRUPTED)
+		fprintf(f, "# INTERRUPTED: partial result\n");
+	else if (res->end == ENGINE_FAILED)
+		fprintf(f, "# FAILED: %s\n", res->err);
+	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s\n", "calls",
+	        "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us", "max_us",
+	        "stddev_us", "rpc/s", "MB/s", "MiB/s");
+	fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
+	        "%10.2f %12.1f %10.2f %10.2f\n", res->calls, res->errors, g->min, g->avg, g->p50,
+	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps);
+}
+
+static void print_csv(const struct report *r, const struct figures *g, FILE *f)
+{
+	const struct job *j = r->job;
+	const struct engine_result *res = r->res;
+
+	fprintf(f, "benchmark,transport,mode,scheme,iovecs,bytes,inflight,warmup_s,duration_s,"
+	        "calls,errors,min_us,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,stddev_us,"
+	        "rpc_per_s,MBps,MiBps,status\n");
+	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%" PRId64 ",%.3f,%.6f,%" PRIu64 ",%" PRIu64
+	        ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,%s\n", r->command,
+	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
+	        r->payload->n, r->payload->total, j->inflight, (double)j->warmup_ns / 1e9,
+	        (double)res->window_ns / 1e9, res->calls, res->errors, g->min, g->avg, g->p50,
+	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps, status_of(res));
+}
+
+static int print_json(const struct report *r, const struct figures *g, FILE *f)
+{
+	const struct job *j = r->job;
+	const struct payload *p = r->payload;
+	const struct engine_result *res = r->res;
+	char *text = job_ini_string(j);
+	char hp[300];
+	struct json w;
+
+	if (!text)
+		return -1;
+	json_init(&w, f, 1);
+	json_obj_begin(&w, NULL);
+	json_obj_begin(&w, "tfgb");
+	json_str(&w, "version", TFGB_VERSION);
+	json_str(&w, "transport_version", r->transport_version);
+	json_obj_end(&w);
+	json_str(&w, "benchmark", r->command);
+	json_str(&w, "title", r->benchmark);
+	json_str(&w, "transport", job_transport_name(j->transport));
+	json_str(&w, "mode", job_mode_name(j->mode));
+	json_arr_begin(&w, "ps");
+	for (int i = 0; i < r->nps; i++) {
+		hostport_str(&r->ps[i], hp, sizeof hp);
+		json_str(&w, NULL, hp);
+	}
+	json_arr_end(&w);
+	json_obj_begin(&w, "payload");
+	json_str(&w, "scheme", job_scheme_name(j->scheme));
+	json_u64(&w, "iovecs", p->n);
+	json_u64(&w, "bytes", p->total);
+	json_obj_begin(&w, "counts");
+	for (int c = 0; c < CAT_COUNT; c++)
+		json_u64(&w, job_cat_name(c), p->count[c]);
+	json_obj_end(&w);
+	json_arr_begin(&w, "sizes");
+	for (size_t i = 0; i < p->n; i++)
+		json_u64(&w, NULL, p->buf[i].len);
+	json_arr_end(&w);
+	json_obj_end(&w);
+	json_i64(&w, "inflight", j->inflight);
+	json_f64(&w, "warmup_s", (double)j->warmup_ns / 1e9, 3);
+	json_f64(&w, "duration_s", (double)res->window_ns / 1e9, 6);
+	json_u64(&w, "warmup_calls", res->warmup_calls);
+	json_u64(&w, "calls", res->calls);
+	json_u64(&w, "errors", res->errors);
+	json_obj_begin(&w, "latency_us");
+	json_f64(&w, "min", g->min, 3);
+	json_f64(&w, "avg", g->avg, 3);
+	json_f64(&w, "p50", g->p50, 3);
+	json_f64(&w, "p90", g->p90, 3);
+	json_f64(&w, "p99", g->p99, 3);
+	json_f64(&w, "p999", g->p999, 3);
+	json_f64(&w, "max", g->max, 3);
+	json_f64(&w, "stddev", g->sd, 3);
+	json_obj_end(&w);
+	json_f64(&w, "rpc_per_s", g->rps, 2);
+	json_f64(&w, "MBps", g->mbps, 3);
+	json_f64(&w, "MiBps", g->mibps, 3);
+	json_str(&w, "status", status_of(res));
+	json_bool(&w, "interrupted", res->end == ENGINE_INTERRUPTED);
+	if (res->end == ENGINE_FAILED)
+		json_str(&w, "error", res->err);
+	else
+		json_null(&w, "error");
+	json_str(&w, "job", text);
+	json_obj_end(&w);
+	json_finish(&w);
+	free(text);
+	return 0;
+}
+
+int report_print(const struct report *r, FILE *f)
+{
+	struct figures g;
+
+	figures_of(r->res, &g);
+	switch (r->job->format) {
+	case FMT_JSON:
+		return print_json(r, &g, f);
+	case FMT_CSV:
+		print_csv(r, &g, f);
+		return 0;
+	default:
+		print_text(r, &g, f);
+		return 0;
+	}
+}

@@ -1,0 +1,135 @@
+/* transport.h - the one interface between the engine and a transport.
+ *
+ * A transport moves unary calls of the tfgb.v1.Bench service (WIRE.md):
+ * a request body given as an iovec list, a reply body, a gRPC status code.
+ * The engine drives the client side with submit/reap and never includes a
+ * transport's own headers; `tfgb serve` runs the server side through serve.
+ *
+ * Threading: a tr_client and its connections are used by one thread.
+ * Errors: functions return 0 (or a count) on success and a negative errno
+ * value on failure; where a message helps (connect, serve) the transport
+ * writes one line into a struct tr_err.
+ */
+#ifndef TFGB_TRANSPORT_H
+#define TFGB_TRANSPORT_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "job.h"
+
+/* Method numbers: the socket framing's `method` field (WIRE.md). */
+enum tr_method {
+	TR_ECHO = 1,
+	TR_ACK = 2,
+	TR_PULL = 3,
+	TR_ECHO_TENSOR = 4,
+	TR_ACK_TENSOR = 5,
+};
+
+/* gRPC status codes, the numbers on the wire. */
+enum tr_status {
+	TR_OK = 0,
+	TR_CANCELLED = 1,
+	TR_UNKNOWN = 2,
+	TR_INVALID_ARGUMENT = 3,
+	TR_DEADLINE_EXCEEDED = 4,
+	TR_RESOURCE_EXHAUSTED = 8,
+	TR_UNIMPLEMENTED = 12,
+	TR_INTERNAL = 13,
+	TR_UNAVAILABLE = 14,
+};
+
+/* Full method path for gRPC: "/tfgb.v1.Bench/Echo"; NULL if unknown. */
+const char *tr_method_path(int method);
+/* Short name "Echo"; "?" if unknown. */
+const char *tr_method_name(int method);
+/* "RESOURCE_EXHAUSTED" for 8, "status 99" style text for others. */
+const char *tr_status_name(int status);
+
+#define TR_ERR_MAX 512
+struct tr_err {
+	char msg[TR_ERR_MAX];
+};
+
+/* One call.  The engine owns the memory (preallocated, reused: no
+ * allocation per call); the transport keeps its per-call state behind priv. */
+struct tr_call {
+	/* set by the engine before submit */
+	int method;                /* enum tr_method */
+	const struct iovec *iov;   /* request body: the concatenation, in order */
+	int iovcnt;
+	void *resp_buf;            /* if not NULL, the reply body is copied here ... */
+	size_t resp_cap;           /* ... up to this many bytes */
+	void *user;                /* the engine's cookie */
+	uint64_t t_start_ns;       /* the engine's clock at submit */
+	/* set by the transport when the call completes */
+	int status;                /* enum tr_status */
+	uint64_t resp_len;         /* reply body bytes (even beyond resp_cap) */
+	/* the transport's own per-call state; NULL before the first submit */
+	void *priv;
+};
+
+struct tr_client;
+struct tr_conn;
+
+/* What `tfgb serve` asks of a transport. */
+struct tr_server_cfg {
+	const struct opt_hostport *addrs; /* bind exactly these */
+	size_t naddrs;
+	uint64_t max_message;             /* WIRE.md: bigger requests get RESOURCE_EXHAUSTED */
+	int threads;                      /* completion-queue / event-loop threads, >= 1 */
+	volatile sig_atomic_t *stop;      /* serve returns soon after this becomes non-zero */
+	void (*ready)(void *arg);         /* called once, when every address is bound */
+	void *ready_arg;
+	int verbose;
+};
+
+/* Capability flags. */
+enum {
+	TR_CAP_SERVER = 1 << 0,
+	TR_CAP_CLIENT = 1 << 1,
+};
+
+struct tr_ops {
+	const char *name;
+	size_t size; /* sizeof(struct tr_ops) the transport was built against */
+	unsigned caps;
+
+	/* process-wide set-up and tear-down (grpc_init/grpc_shutdown) */
+	int (*init)(const struct job *j, void **ctx, struct tr_err *err);
+	void (*fini)(void *ctx);
+	/* version text of the library underneath, e.g. "grpc core 29.0.0" */
+	const char *(*version)(void);
+
+	/* Server: binds cfg->addrs, serves until *cfg->stop, then drains or
+	 * cancels in-flight calls and returns 0; -errno with err on failure
+	 * (e.g. an address in use). */
+	int (*serve)(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
+
+	/* Client. */
+	int (*client_open)(void *ctx, const struct job *j, struct tr_client **out,
+	                   struct tr_err *err);
+	void (*client_close)(struct tr_client *c); /* closes its connections too */
+	/* Opens a connection and waits until it is ready or deadline_ns
+	 * (now_ns() clock) passes. */
+	int (*connect)(struct tr_client *c, const struct opt_hostport *addr,
+	               uint64_t deadline_ns, struct tr_conn **out, struct tr_err *err);
+	/* Starts a call; 0 when started, -EAGAIN when the connection has no
+	 * room now (retry after a reap), other -errno on failure. */
+	int (*submit)(struct tr_conn *conn, struct tr_call *call);
+	/* Waits until at least one call completes or deadline_ns passes; stores
+	 * up to max completed calls in done[] and returns how many (0 on
+	 * timeout), or -errno. */
+	int (*reap)(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns);
+	/* Releases the transport's per-call state (priv); accepts priv == NULL. */
+	void (*call_release)(struct tr_call *call);
+};
+
+/* The registry: the ops of a compiled-in transport, or NULL (with err
+ * saying why: not built, or not compiled in). */
+const struct tr_ops *tr_find(int transport, struct tr_err *err);
+
+#endif

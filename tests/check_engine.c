@@ -1,0 +1,301 @@
+/* check_engine.c - the call engine against an in-process fake transport.
+ *
+ * The fake completes calls in order after a fixed service time and can be
+ * told to fail one call, corrupt an echo, or never answer; it stands in for
+ * a transport only here, to test the engine's windows and checks. */
+#include <errno.h>
+#include <signal.h>
+#include <string.h>
+#include <time.h>
+
+#include "check_tfgb.h"
+#include "engine.h"
+#include "util.h"
+
+#define FAKE_MAX 256
+
+struct fake {
+	struct tr_call *q[FAKE_MAX];
+	int head, tail;
+	uint64_t service_ns;
+	uint64_t calls;
+	uint64_t fail_at;     /* 1-based call number answered UNAVAILABLE, 0 none */
+	uint64_t corrupt_at;  /* 1-based call number whose echo is altered */
+	int silent;           /* never complete anything */
+	int max_outstanding;
+	const struct payload *p;
+};
+
+static struct fake fk;
+
+static int fake_submit(struct tr_conn *conn, struct tr_call *c)
+{
+	(void)conn;
+	ck_assert_int_lt(fk.tail - fk.head, FAKE_MAX);
+	fk.q[fk.tail++ % FAKE_MAX] = c;
+	if (fk.tail - fk.head > fk.max_outstanding)
+		fk.max_outstanding = fk.tail - fk.head;
+	return 0;
+}
+
+static void complete(struct tr_call *c)
+{
+	uint64_t n = ++fk.calls, total = 0;
+
+	for (int i = 0; i < c->iovcnt; i++)
+		total += c->iov[i].iov_len;
+	c->status = n == fk.fail_at ? TR_UNAVAILABLE : TR_OK;
+	if (c->method == TR_ACK) {
+		unsigned char b[8];
+		for (int i = 7; i >= 0; i--, total >>= 8)
+			b[i] = (unsigned char)total;
+		memcpy(c->resp_buf, b, 8);
+		c->resp_len = 8;
+		return;
+	}
+	c->resp_len = total;
+	if (c->resp_buf) {
+		size_t off = 0;
+		for (int i = 0; i < c->iovcnt; i++) {
+			memcpy((char *)c->resp_buf + off, c->iov[i].iov_base, c->iov[i].iov_len);
+			off += c->iov[i].iov_len;
+		}
+		if (n == fk.corrupt_at)
+			((unsigned char *)c->resp_buf)[off - 1] ^= 1;
+	}
+}
+
+static int fake_reap(struct tr_client *cl, struct tr_call **done, int max, uint64_t deadline)
+{
+	int n = 0;
+	(void)cl;
+	for (;;) {
+		uint64_t now = now_ns();
+		while (!fk.silent && fk.head < fk.tail && n < max &&
+		       now >= fk.q[fk.head % FAKE_MAX]->t_start_ns + fk.service_ns) {
+			struct tr_call *c = fk.q[fk.head++ % FAKE_MAX];
+			complete(c);
+			done[n++] = c;
+		}
+		if (n || now >= deadline)
+			return n;
+		struct timespec ts = {0, 20000};
+		nanosleep(&ts, NULL);
+	}
+}
+
+static const struct tr_ops fake_ops = {
+	.name = "fake", .size = sizeof(struct tr_ops),
+	.submit = fake_submit, .reap = fake_reap,
+};
+
+static volatile sig_atomic_t stop_flag;
+static struct job job;
+static struct payload pl;
+static struct tr_conn *conns[2];
+
+static void setup(void)
+{
+	memset(&fk, 0, sizeof fk);
+	fk.service_ns = 20000;
+	stop_flag = 0;
+	ck_assert_int_eq(job_init(&job), 0);
+	job.iovecs = 3;
+	job.cat_size[CAT_LARGE] = 1 << 20;
+	ck_assert_int_eq(payload_layout(&job, &pl), 0);
+	ck_assert_int_eq(payload_alloc(&pl), 0);
+	fk.p = &pl;
+}
+
+static void teardown(void)
+{
+	payload_free(&pl);
+	job_free(&job);
+}
+
+static struct engine_cfg cfg_of(int method, int inflight)
+{
+	struct engine_cfg c = {
+		.ops = &fake_ops, .conns = conns, .nconns = 1, .method = method, .payload = &pl,
+		.inflight = inflight, .warmup_ns = 0, .duration_ns = 0, .iterations = 0,
+		.timeout_ns = 2000000000ull, .stop = &stop_flag, .label = "test",
+	};
+	return c;
+}
+
+START_TEST(test_engine_iterations_exact)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.iterations = 500;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.calls, 500);
+	ck_assert_uint_eq(r.lat.count, 500);
+	ck_assert_uint_eq(r.errors, 0);
+	ck_assert_uint_eq(r.bytes, 500 * pl.total);
+	ck_assert_uint_ge(r.lat.min_ns, fk.service_ns);
+	ck_assert_int_eq(fk.max_outstanding, 1);
+	/* 500 measured and one final verification call */
+	ck_assert_uint_eq(fk.calls, 501);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_warmup_discarded)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.warmup_ns = 50000000ull; /* 50 ms */
+	c.iterations = 100;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_gt(r.warmup_calls, 0);
+	ck_assert_uint_eq(r.calls, 100);
+	ck_assert_uint_eq(fk.calls, r.warmup_calls + 100 + 1);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_duration_window)
+{
+	struct engine_cfg c = cfg_of(TR_ACK, 4);
+	struct engine_result r;
+
+	c.duration_ns = 100000000ull; /* 100 ms */
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.window_ns, c.duration_ns);
+	ck_assert_uint_gt(r.calls, 10);
+	ck_assert_int_eq(fk.max_outstanding, 4);
+	ck_assert(engine_rate(&r) > 0);
+	ck_assert_uint_eq(r.conn_calls[0], r.calls);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_inflight_kept)
+{
+	struct engine_cfg c = cfg_of(TR_ACK, 16);
+	struct engine_result r;
+
+	c.iterations = 1000;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.calls, 1000);
+	ck_assert_int_eq(fk.max_outstanding, 16);
+	ck_assert_uint_eq(fk.calls, 1000); /* Ack needs no final echo check */
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_failed_status_stops)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.iterations = 100;
+	fk.fail_at = 10;
+	ck_assert_int_eq(engine_run(&c, &r), -1);
+	ck_assert_int_eq(r.end, ENGINE_FAILED);
+	ck_assert_uint_eq(r.errors, 1);
+	ck_assert_uint_eq(r.calls, 9);
+	ck_assert_ptr_nonnull(strstr(r.err, "UNAVAILABLE"));
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_first_echo_verified)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.iterations = 10;
+	fk.corrupt_at = 1;
+	ck_assert_int_eq(engine_run(&c, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.err, "differs"));
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_last_echo_verified)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.iterations = 10;
+	fk.corrupt_at = 11; /* the final, untimed check */
+	ck_assert_int_eq(engine_run(&c, &r), -1);
+	ck_assert_uint_eq(r.calls, 10);
+	ck_assert_ptr_nonnull(strstr(r.err, "differs"));
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_middle_corruption_needs_verify)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.iterations = 10;
+	fk.corrupt_at = 5;
+	ck_assert_int_eq(engine_run(&c, &r), 0); /* not checked by default ... */
+	engine_result_free(&r);
+	memset(&fk, 0, sizeof fk);
+	fk.service_ns = 20000;
+	fk.corrupt_at = 5;
+	c.verify_all = 1;
+	ck_assert_int_eq(engine_run(&c, &r), -1); /* ... but with verify = yes */
+	ck_assert_uint_eq(r.calls, 4);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_silent_server_times_out)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+	uint64_t t0 = now_ns();
+
+	c.iterations = 10;
+	c.timeout_ns = 200000000ull;
+	fk.silent = 1;
+	ck_assert_int_eq(engine_run(&c, &r), -1);
+	ck_assert_ptr_nonnull(strstr(r.err, "no reply"));
+	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_stop_flag_interrupts)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.duration_ns = 3600ull * 1000000000ull;
+	stop_flag = 1;
+	ck_assert_int_eq(engine_run(&c, &r), 1);
+	ck_assert_int_eq(r.end, ENGINE_INTERRUPTED);
+	engine_result_free(&r);
+}
+END_TEST
+
+Suite *make_engine_suite(void)
+{
+	Suite *su = suite_create("engine");
+	TCase *core = tcase_create("core"), *errors = tcase_create("errors");
+
+	tcase_add_checked_fixture(core, setup, teardown);
+	tcase_add_checked_fixture(errors, setup, teardown);
+	tcase_add_test(core, test_engine_iterations_exact);
+	tcase_add_test(core, test_engine_warmup_discarded);
+	tcase_add_test(core, test_engine_duration_window);
+	tcase_add_test(core, test_engine_inflight_kept);
+	tcase_add_test(errors, test_engine_failed_status_stops);
+	tcase_add_test(errors, test_engine_first_echo_verified);
+	tcase_add_test(errors, test_engine_last_echo_verified);
+	tcase_add_test(errors, test_engine_middle_corruption_needs_verify);
+	tcase_add_test(errors, test_engine_silent_server_times_out);
+	tcase_add_test(errors, test_engine_stop_flag_interrupts);
+	suite_add_tcase(su, core);
+	suite_add_tcase(su, errors);
+	return su;
+}

@@ -1,0 +1,141 @@
+/* check_stats.c - the log-linear histogram: bounds, error, merge. */
+#include <math.h>
+#include <stdlib.h>
+
+#include "check_tfgb.h"
+#include "stats.h"
+
+static struct stats *s;
+
+static void setup(void)
+{
+	s = malloc(sizeof *s);
+	ck_assert_ptr_nonnull(s);
+	stats_init(s);
+}
+
+static void teardown(void)
+{
+	free(s);
+}
+
+START_TEST(test_stats_empty_is_zero)
+{
+	ck_assert_uint_eq(s->count, 0);
+	ck_assert_uint_eq(stats_quantile(s, 0.5), 0);
+	ck_assert(stats_mean(s) == 0.0);
+	ck_assert(stats_stddev(s) == 0.0);
+}
+END_TEST
+
+START_TEST(test_stats_small_values_exact)
+{
+	for (uint64_t v = 0; v < 256; v++) {
+		uint64_t lo, hi;
+		stats_bucket_range(stats_bucket_of(v), &lo, &hi);
+		ck_assert_uint_eq(lo, v);
+		ck_assert_uint_eq(hi, v);
+	}
+}
+END_TEST
+
+START_TEST(test_stats_buckets_cover_value)
+{
+	/* every value lies in its bucket, and a bucket is < 1% of its value wide */
+	uint64_t v = 1;
+	for (int i = 0; i < 4000; i++) {
+		uint64_t lo, hi;
+		unsigned b = stats_bucket_of(v);
+		ck_assert_uint_lt(b, STATS_BUCKETS);
+		stats_bucket_range(b, &lo, &hi);
+		ck_assert_uint_le(lo, v);
+		ck_assert_uint_ge(hi, v);
+		ck_assert((double)(hi - lo) <= (double)lo / 100.0 || hi == lo);
+		v = v + v / 97 + 1;
+		if (v > UINT64_MAX / 2)
+			break;
+	}
+	ck_assert_uint_eq(stats_bucket_of(UINT64_MAX), STATS_BUCKETS - 1);
+}
+END_TEST
+
+START_TEST(test_stats_quantiles_within_one_percent)
+{
+	/* 1..100000 ns: exact quantiles are known */
+	for (uint64_t v = 1; v <= 100000; v++)
+		stats_record(s, v * 1000);
+	ck_assert_uint_eq(s->count, 100000);
+	ck_assert_uint_eq(s->min_ns, 1000);
+	ck_assert_uint_eq(s->max_ns, 100000000);
+	const double qs[] = {0.5, 0.9, 0.99, 0.999};
+	for (size_t i = 0; i < sizeof qs / sizeof qs[0]; i++) {
+		double exact = qs[i] * 100000 * 1000;
+		double got = (double)stats_quantile(s, qs[i]);
+		ck_assert_msg(fabs(got - exact) / exact < 0.01, "q%.3f: %.0f vs %.0f", qs[i], got,
+		              exact);
+	}
+	ck_assert(fabs(stats_mean(s) - 50000.5 * 1000) < 1.0);
+}
+END_TEST
+
+START_TEST(test_stats_stddev_known)
+{
+	/* 2, 4, 4, 4, 5, 5, 7, 9: sample stddev 2.138 */
+	const uint64_t v[] = {2, 4, 4, 4, 5, 5, 7, 9};
+	for (size_t i = 0; i < 8; i++)
+		stats_record(s, v[i]);
+	ck_assert(fabs(stats_stddev(s) - 2.13809) < 1e-4);
+	ck_assert_uint_eq(stats_quantile(s, 0.5), 4);
+	ck_assert_uint_eq(stats_quantile(s, 1.0), 9);
+	ck_assert_uint_eq(stats_quantile(s, 0.0), 2);
+}
+END_TEST
+
+START_TEST(test_stats_merge_equals_joint)
+{
+	struct stats *a = malloc(sizeof *a), *b = malloc(sizeof *b);
+	ck_assert_ptr_nonnull(a);
+	ck_assert_ptr_nonnull(b);
+	stats_init(a);
+	stats_init(b);
+	for (uint64_t v = 1; v < 5000; v++) {
+		stats_record(v % 2 ? a : b, v * 37);
+		stats_record(s, v * 37);
+	}
+	stats_merge(a, b);
+	ck_assert_uint_eq(a->count, s->count);
+	ck_assert_uint_eq(a->min_ns, s->min_ns);
+	ck_assert_uint_eq(a->max_ns, s->max_ns);
+	ck_assert_uint_eq(stats_quantile(a, 0.99), stats_quantile(s, 0.99));
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(test_stats_huge_values)
+{
+	stats_record(s, UINT64_MAX);
+	stats_record(s, 1);
+	ck_assert_uint_eq(s->max_ns, UINT64_MAX);
+	ck_assert_uint_eq(stats_quantile(s, 1.0), UINT64_MAX);
+}
+END_TEST
+
+Suite *make_stats_suite(void)
+{
+	Suite *su = suite_create("stats");
+	TCase *core = tcase_create("core"), *limits = tcase_create("limits");
+
+	tcase_add_checked_fixture(core, setup, teardown);
+	tcase_add_checked_fixture(limits, setup, teardown);
+	tcase_add_test(core, test_stats_empty_is_zero);
+	tcase_add_test(core, test_stats_quantiles_within_one_percent);
+	tcase_add_test(core, test_stats_stddev_known);
+	tcase_add_test(core, test_stats_merge_equals_joint);
+	tcase_add_test(limits, test_stats_small_values_exact);
+	tcase_add_test(limits, test_stats_buckets_cover_value);
+	tcase_add_test(limits, test_stats_huge_values);
+	suite_add_tcase(su, core);
+	suite_add_tcase(su, limits);
+	return su;
+}

@@ -1,0 +1,58 @@
+# tests/lib.sh - helpers for the end-to-end shell tests (sourced, POSIX sh).
+# Every test runs from the top of the source tree and cleans up after itself.
+
+TFGB=./tfgb
+PY=/usr/bin/python3
+
+fail() { echo "FAIL: $*"; exit 1; }
+skip() { echo "$*"; exit 77; }
+
+# A TCP port on 127.0.0.1 that nothing listens on right now.
+free_port() {
+	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+
+# 0 if something accepts connections on 127.0.0.1:$1.
+listening() {
+	$PY -c 'import socket, sys
+s = socket.socket(); s.settimeout(0.5)
+sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)' "$1"
+}
+
+# Waits up to $2 seconds (default 10) until 127.0.0.1:$1 accepts connections.
+wait_listening() {
+	i=0
+	while ! listening "$1"; do
+		i=$((i + 1))
+		[ "$i" -gt $(( ${2:-10} * 10 )) ] && return 1
+		sleep 0.1
+	done
+}
+
+# Waits up to $2 seconds (default 10) until nothing listens on 127.0.0.1:$1.
+wait_closed() {
+	i=0
+	while listening "$1"; do
+		i=$((i + 1))
+		[ "$i" -gt $(( ${2:-10} * 10 )) ] && return 1
+		sleep 0.1
+	done
+}
+
+# Fails unless a JSON document on stdin parses and the Python expression $1
+# (over `d`) is true.
+json_check() {
+	$PY -c 'import json, sys
+d = json.load(sys.stdin)
+ok = eval(sys.argv[1])
+sys.exit(0 if ok else 1)' "$1"
+}
+
+# The pids of processes whose command line contains $1 (this test's own
+# port or file name), excluding grep-like helpers.
+pids_matching() {
+	for d in /proc/[0-9]*; do
+		c=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
+		case "$c" in *"$1"*) echo "${d#/proc/}" ;; esac
+	done | grep -vx "$$" || true
+}
