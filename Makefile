@@ -85,9 +85,13 @@ install: tfgb
 	for m in $(MAN5); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
+	mkdir -p $(DESTDIR)$(DATADIR)/examples
+	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
+	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
+	rm -rf $(DESTDIR)$(DATADIR)/examples
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	-rmdir $(DESTDIR)$(DATADIR)

@@ -88,7 +88,8 @@ const struct opt_def job_keys[] = {
 	{"output", "file", OPT_STRING, J(file), "",
 	 .help = "write the report to this file instead of standard output"},
 
-	{"server", "max_message", OPT_SIZE, J(max_message), "64MiB", RANGE(1 * KIB, 2 * GIB - 1),
+	{"server", "max_message", OPT_SIZE, J(max_message), "64MiB", .min = 1 * KIB, .max = 2 * GIB,
+	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
 	 .help = "largest request or reply body the server accepts"},
 	{"server", "threads", OPT_INT, J(threads), "0", RANGE(0, 256),
 	 .help = "server completion-queue threads; 0 is one per online CPU"},
@@ -182,22 +183,21 @@ static int suggest_key(const char *section, const char *name, char *out, size_t 
 	const char *ptrs[JOB_MAX_KEYS + 1];
 	char want[160];
 	size_t n = 0;
-	int at;
+	int at = -1;
 
 	for (; job_keys[n].name; n++) {
 		snprintf(names[n], sizeof names[n], "%s.%s", job_keys[n].section, job_keys[n].name);
 		ptrs[n] = names[n];
 	}
 	ptrs[n] = NULL;
-	snprintf(want, sizeof want, "%s.%s", section, name);
-	at = opt_suggest(want, ptrs);
+	/* a right key under the wrong section is a common slip: it beats
+	 * any near miss of the full name */
+	for (size_t i = 0; i < n && at < 0; i++)
+		if (!strcasecmp(job_keys[i].name, name))
+			at = (int)i;
 	if (at < 0) {
-		/* a right key under the wrong section is a common slip */
-		for (size_t i = 0; i < n; i++)
-			if (!strcasecmp(job_keys[i].name, name)) {
-				at = (int)i;
-				break;
-			}
+		snprintf(want, sizeof want, "%s.%s", section, name);
+		at = opt_suggest(want, ptrs);
 	}
 	if (at < 0)
 		return -1;
@@ -255,7 +255,10 @@ struct reader {
 	const char *p;      /* next unread byte of the text */
 	int line;           /* number of the line last handed to inih */
 	int indented;       /* that line starts with white space */
-	int failed;         /* an error is in err */
+	int after_key;      /* a key came since the last [section]: inih then
+	                     * takes an indented line as a continuation */
+	int failed;         /* an error is in err, found on line fail_line */
+	int fail_line;
 	struct job_err *err;
 };
 
@@ -273,24 +276,29 @@ static char *reader_next(char *str, int num, void *stream)
 	if (body && r->p[body - 1] == '\r')
 		body--;
 	r->line++;
-	if (len + 1 > (size_t)num) {
+	/* inih's buffer of num bytes holds the text, a newline and a NUL;
+	 * the same limit with or without a final newline or a CR */
+	if (body + 2 > (size_t)num) {
 		seterr(r->err, "%s:%d: line is %zu characters long, more than inih's limit of %d; "
 		       "split long lists over indented continuation lines",
 		       r->file, r->line, body, num - 2);
 		r->failed = 1;
+		r->fail_line = r->line;
 		return NULL;
 	}
-	memcpy(str, r->p, len);
-	str[len] = 0;
+	memcpy(str, r->p, body);
+	if (nl)
+		str[body++] = '\n';
+	str[body] = 0;
 	r->p += len;
-	r->indented = len && (str[0] == ' ' || str[0] == '\t');
+	r->indented = body && (str[0] == ' ' || str[0] == '\t');
 
 	/* section headers: check the name here, so that an unknown empty
 	 * section is still an error */
 	s = str;
 	while (*s == ' ' || *s == '\t')
 		s++;
-	if (*s == '[') {
+	if (*s == '[' && !(r->indented && r->after_key)) { /* else inih continues a value */
 		char name[64];
 		const char *e = strchr(s, ']');
 		size_t n = e ? (size_t)(e - s - 1) : 0;
@@ -311,9 +319,11 @@ static char *reader_next(char *str, int num, void *stream)
 					       "[job], [cluster], [payload], [output], [server]",
 					       r->file, r->line, name);
 				r->failed = 1;
+				r->fail_line = r->line;
 				return NULL;
 			}
 		}
+		r->after_key = 0;
 	}
 	return str;
 }
@@ -328,28 +338,33 @@ static int handler(void *user, const char *section, const char *name, const char
 		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under [job], "
 		       "[cluster], [payload], [output] or [server]", r->file, r->line, name);
 		r->failed = 1;
+		r->fail_line = r->line;
 		return 0;
 	}
-	if (set_key(r->job, r->file, r->line, section, name, value, r->indented, r->err) < 0) {
+	if (set_key(r->job, r->file, r->line, section, name, value,
+	            r->indented && r->after_key, r->err) < 0) {
 		r->failed = 1;
+		r->fail_line = r->line;
 		return 0;
 	}
+	r->after_key = 1;
 	return 1;
 }
 
-/* File names referenced by origins must outlive the job: keep them here. */
+/* File names referenced by origins must outlive the job: keep them here.
+ * Each load gets its own slot, as set_key tells "set twice in this load"
+ * by the pointer: loading the same name again is not a duplicate.  Slots
+ * are reused after JOB_LOADS_MAX loads (only tests load that many). */
+#define JOB_LOADS_MAX 64
 static const char *intern_name(const char *name)
 {
-	static char names[16][JOB_NAME_MAX];
-	static int used;
+	static char names[JOB_LOADS_MAX][JOB_NAME_MAX];
+	static int next;
+	char *slot_name = names[next];
 
-	for (int i = 0; i < used; i++)
-		if (!strcmp(names[i], name))
-			return names[i];
-	if (used == 16)
-		used = 0; /* only tests load that many files */
-	snprintf(names[used], JOB_NAME_MAX, "%s", name);
-	return names[used++];
+	next = (next + 1) % JOB_LOADS_MAX;
+	snprintf(slot_name, JOB_NAME_MAX, "%s", name);
+	return slot_name;
 }
 
 int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err)
@@ -358,7 +373,8 @@ int job_load_string(struct job *j, const char *name, const char *text, struct jo
 	int rc;
 
 	rc = ini_parse_stream(reader_next, &r, handler, &r);
-	if (r.failed)
+	/* inih goes on after a line it cannot parse: the first error wins */
+	if (r.failed && !(rc > 0 && rc < r.fail_line))
 		return -1;
 	if (rc > 0) {
 		seterr(err, "%s:%d: cannot parse this line; expected '[section]', 'key = value' "
@@ -453,7 +469,21 @@ int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 	eq++;
 	while (isspace((unsigned char)*eq))
 		eq++;
-	return set_key(j, "-s", pos, section, name, eq, 0, err);
+	{
+		/* blanks around the value go, as inih strips them in files */
+		size_t vl = strlen(eq);
+		char *value;
+		int rc;
+		while (vl && isspace((unsigned char)eq[vl - 1]))
+			vl--;
+		if (!(value = strndup(eq, vl))) {
+			seterr(err, "-s #%d: out of memory", pos);
+			return -1;
+		}
+		rc = set_key(j, "-s", pos, section, name, value, 0, err);
+		free(value);
+		return rc;
+	}
 }
 
 static const struct job_origin *origin_of(const struct job *j, const char *section,
@@ -478,18 +508,45 @@ static int key_err(const struct job *j, struct job_err *err, const char *section
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
 	{
-		FILE *f;
-		char val[128] = "";
-		if ((f = fmemopen(val, sizeof val - 1, "w"))) {
+		/* the value as in a job file, but on one line and shortened:
+		 * lists wrap onto indented lines */
+		char val[128] = "", *full = NULL;
+		size_t flen = 0, o = 0;
+		FILE *f = open_memstream(&full, &flen);
+		if (f) {
 			opt_format(d, (const char *)j + d->off, f);
-			fclose(f);
+			if (fclose(f) != 0) {
+				free(full);
+				full = NULL;
+			}
 		}
+		for (const char *p = full; p && *p; p++) {
+			if (o + 4 >= sizeof val) {
+				memcpy(val + o, "...", 4);
+				break;
+			}
+			if (*p == '\n') {
+				val[o++] = ' ';
+				while (p[1] == ' ' || p[1] == '\t')
+					p++;
+			} else {
+				val[o++] = *p;
+				val[o] = 0;
+			}
+		}
+		free(full);
 		seterr(err, "%s: %s.%s = %s: %s", loc, section, name, val, msg);
 	}
 	return -1;
 }
 
-int job_validate(const struct job *j, struct job_err *err)
+/* 0 for a default, 1 for the job file, 2 for -s: later layers win. */
+static int layer_of(const struct job_origin *o)
+{
+	return !o->file ? 0 : strcmp(o->file, "-s") ? 1 : 2;
+}
+
+int job_validate(struct job *j, struct job_err *err)
 {
 	int ncat = j->categories.n;
 	uint64_t biggest = 0, total;
@@ -509,13 +566,23 @@ int job_validate(const struct job *j, struct job_err *err)
 			               "must be one of the chosen categories");
 	}
 	if (j->scheme == SCHEME_CUSTOM) {
-		if (j->iovec.n == 0)
+		if (j->iovec.n == 0 && origin_of(j, "payload", "iovec")->file)
 			return key_err(j, err, "payload", "iovec",
 			               "scheme custom needs a list of buffer sizes");
-		if (origin_of(j, "payload", "iovecs")->file && (uint64_t)j->iovecs != j->iovec.n)
+		if (j->iovec.n == 0)
+			return key_err(j, err, "payload", "scheme",
+			               "needs a list of buffer sizes in payload.iovec");
+		/* the list sets the count; an iovecs from the same or a later layer
+		 * (file < -s) than the list must agree with it, one from an earlier
+		 * layer (a full job file under -s payload.iovec=...) gives way */
+		if (layer_of(origin_of(j, "payload", "iovecs")) >=
+		        layer_of(origin_of(j, "payload", "iovec")) &&
+		    layer_of(origin_of(j, "payload", "iovecs")) > 0 &&
+		    (uint64_t)j->iovecs != j->iovec.n)
 			return key_err(j, err, "payload", "iovecs",
 			               "scheme custom lists %zu sizes in payload.iovec; "
 			               "drop iovecs or make it match", j->iovec.n);
+		j->iovecs = (int64_t)j->iovec.n;
 		total = 0;
 		for (size_t i = 0; i < j->iovec.n; i++)
 			total += j->iovec.v[i];
@@ -561,7 +628,11 @@ void job_print_ini(const struct job *j, FILE *f)
 			section = d->section;
 		}
 		fprintf(f, "%s = ", d->name);
-		opt_format(d, (const char *)j + d->off, f);
+		if (d->off == offsetof(struct job, iovecs) && j->scheme == SCHEME_CUSTOM &&
+		    j->iovec.n)
+			fprintf(f, "%zu", j->iovec.n); /* what the payload will have */
+		else
+			opt_format(d, (const char *)j + d->off, f);
 		fputc('\n', f);
 	}
 }

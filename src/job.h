@@ -90,8 +90,10 @@ int job_load_file(struct job *j, const char *path, struct job_err *err);
 int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err);
 /* Applies "section.key=value"; `pos` is the override's 1-based position. */
 int job_override(struct job *j, const char *kv, int pos, struct job_err *err);
-/* Cross-key checks, done once every layer is applied. */
-int job_validate(const struct job *j, struct job_err *err);
+/* Cross-key checks, done once every layer is applied.  Also settles what
+ * follows from other keys (scheme custom: iovecs = the list's length), so
+ * that --print-config always prints a job that re-parses. */
+int job_validate(struct job *j, struct job_err *err);
 
 /* The effective job, one [section] per group, every key: a job file that
  * reproduces this job exactly. */

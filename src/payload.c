@@ -74,14 +74,23 @@ void payload_skew_counts(size_t n, int k, size_t out[])
 		rem[best] = 0;
 		given++;
 	}
-	/* every chosen category appears when there is room for it */
+	/* every chosen category appears when there is room for it; the buffer
+	 * comes from the category most above its exact share n*w/wsum (ties:
+	 * the lower rank), so that the bias keeps the most: n = 5 gives 3,1,1,
+	 * not 2,2,1.  Such a category has two or more buffers: n >= k and a
+	 * category at 0 leave n buffers to at most k-1 categories. */
 	if (n >= (size_t)k)
 		for (int i = 0; i < k; i++)
 			if (out[i] == 0) {
-				int top = 0;
-				for (int m = 1; m < k; m++)
-					if (out[m] > out[top])
+				int top = -1;
+				int64_t best = 0;
+				for (int m = 0; m < k; m++) {
+					int64_t surplus = (int64_t)(out[m] * wsum) - (int64_t)(n * weight[m]);
+					if (out[m] >= 2 && (top < 0 || surplus >= best)) {
 						top = m;
+						best = surplus;
+					}
+				}
 				out[top]--;
 				out[i]++;
 			}

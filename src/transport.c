@@ -13,7 +13,7 @@ static const struct {
 	const struct tr_ops *ops;
 	const char *why; /* when ops is NULL */
 } registry[] = {
-	{TRANSPORT_GRPC, &tr_grpc_ops, NULL},
+	{TRANSPORT_GRPC, &tr_grpc_ops, "is not compiled in"},
 	{TRANSPORT_SOCKET, NULL, "is not built yet in this version of tfgb"},
 	{TRANSPORT_VERBS, NULL, "is not built yet in this version of tfgb"},
 };

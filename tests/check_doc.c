@@ -1,0 +1,593 @@
+/* check_doc.c - the manual pages, conf/tfgb.ini and examples/ agree with the code.
+ *
+ * man/tfgb.ini.5 documents every key of job_keys[] (src/job.c) in a KEYS
+ * section: one ".SS" heading per [section], then per key a ".TP" line, a
+ * ".B key" line, the description and one line
+ *     Range: <opt_format_range()>. Default: <value as --print-config prints it>.
+ * ("empty" for an empty default).  The parser below reads exactly that form,
+ * so a key added to the table without an entry, an entry for a key the table
+ * lacks, or a range or default that drifted from the code fails the suite
+ * (after git's t0450-txt-doc-vs-help.sh).
+ */
+#include <dirent.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_tfgb.h"
+#include "job.h"
+#include "opt.h"
+
+#define DOC_MAN_DIR TFGB_SRCDIR "/man"
+#define DOC_INI5 DOC_MAN_DIR "/tfgb.ini.5"
+#define DOC_TFGB1 DOC_MAN_DIR "/tfgb.1"
+#define DOC_GENPAYLOAD1 DOC_MAN_DIR "/tfgb-genpayload.1"
+#define DOC_CONF TFGB_SRCDIR "/conf/tfgb.ini"
+#define DOC_EXAMPLES TFGB_SRCDIR "/examples"
+
+#define DOC_MAX_ENTRIES 128
+#define DOC_NAME_MAX 64
+#define DOC_LINE_MAX 512
+#define DOC_REPORT_MAX 4096
+
+/* The commands of main.c's table (not linked into the tests). */
+static const char *const doc_commands[] = {
+	"serve", "latency", "bandwidth", "throughput", "genpayload", "help", "version", NULL,
+};
+
+/* One key entry of tfgb.ini(5). */
+struct doc_entry {
+	char section[DOC_NAME_MAX];
+	char name[DOC_NAME_MAX];
+	int line;                 /* line of its ".B key" */
+	int nrange;               /* "Range:" lines seen in the entry */
+	char range[DOC_LINE_MAX]; /* the first of them */
+};
+
+/* Problems found, one per line, bounded. */
+struct doc_report {
+	int n;
+	char text[DOC_REPORT_MAX];
+};
+
+static void report_add(struct doc_report *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void report_add(struct doc_report *r, const char *fmt, ...)
+{
+	size_t used = strlen(r->text);
+	va_list ap;
+
+	r->n++;
+	if (used + 2 >= sizeof r->text)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(r->text + used, sizeof r->text - used - 1, fmt, ap);
+	va_end(ap);
+	used = strlen(r->text);
+	r->text[used] = '\n';
+	r->text[used + 1] = 0;
+}
+
+/* The whole file as a NUL-terminated string; fails the test if unreadable. */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t len = 0, cap = 0, n;
+
+	ck_assert_msg(f != NULL, "cannot open '%s'", path);
+	do {
+		if (len + 4096 + 1 > cap) {
+			cap = cap ? cap * 2 : 16384;
+			buf = realloc(buf, cap);
+			ck_assert_msg(buf != NULL, "out of memory reading '%s'", path);
+		}
+		n = fread(buf + len, 1, 4096, f);
+		len += n;
+	} while (n > 0);
+	ck_assert_msg(!ferror(f), "cannot read '%s'", path);
+	fclose(f);
+	buf[len] = 0;
+	return buf;
+}
+
+/* Copies the next line of *p (without its newline) into buf. */
+static int next_line(const char **p, char *buf, size_t len)
+{
+	const char *s = *p, *e;
+	size_t n;
+
+	if (!*s)
+		return 0;
+	e = strchr(s, '\n');
+	n = e ? (size_t)(e - s) : strlen(s);
+	*p = e ? e + 1 : s + n;
+	if (n && s[n - 1] == '\r')
+		n--;
+	if (n >= len)
+		n = len - 1;
+	memcpy(buf, s, n);
+	buf[n] = 0;
+	return 1;
+}
+
+/* A man(7) request line ".XX args": 1 if line is request `req`; *args is set
+ * to what follows it, past blanks. */
+static int is_request(const char *line, const char *req, const char **args)
+{
+	size_t n = strlen(req);
+
+	if (line[0] != '.' || strncmp(line + 1, req, n) != 0)
+		return 0;
+	if (line[1 + n] != 0 && line[1 + n] != ' ' && line[1 + n] != '\t')
+		return 0;
+	line += 1 + n;
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (args)
+		*args = line;
+	return 1;
+}
+
+/* The first argument of a request, without quotes. */
+static void first_arg(const char *args, char *buf, size_t len)
+{
+	size_t n = 0;
+	char end = ' ';
+
+	if (*args == '"') {
+		end = '"';
+		args++;
+	}
+	while (args[n] && args[n] != end && args[n] != '\t' && n < len - 1)
+		n++;
+	memcpy(buf, args, n);
+	buf[n] = 0;
+}
+
+/* Reads the key entries of the KEYS section of a tfgb.ini(5) source.
+ * Returns how many were found (at most max); problems with the form go to r. */
+static int parse_keys(const char *text, struct doc_entry *out, int max, struct doc_report *r)
+{
+	char line[DOC_LINE_MAX], section[DOC_NAME_MAX] = "";
+	const char *p = text, *args;
+	struct doc_entry *cur = NULL;
+	int in_keys = 0, depth = 0, after_tp = 0, n = 0, lineno = 0;
+
+	while (next_line(&p, line, sizeof line)) {
+		int tp = after_tp;
+
+		lineno++;
+		after_tp = 0;
+		if (is_request(line, "SH", &args)) {
+			char name[DOC_NAME_MAX];
+			first_arg(args, name, sizeof name);
+			in_keys = !strcmp(name, "KEYS");
+			cur = NULL;
+			continue;
+		}
+		if (!in_keys)
+			continue;
+		if (is_request(line, "SS", &args)) {
+			const char *lb = strchr(args, '['), *rb = lb ? strchr(lb, ']') : NULL;
+			section[0] = 0;
+			if (lb && rb && (size_t)(rb - lb - 1) < sizeof section) {
+				memcpy(section, lb + 1, (size_t)(rb - lb - 1));
+				section[rb - lb - 1] = 0;
+			} else {
+				report_add(r, "tfgb.ini.5:%d: .SS in KEYS names no [section]", lineno);
+			}
+			cur = NULL;
+			continue;
+		}
+		if (is_request(line, "RS", NULL)) {
+			depth++;
+			continue;
+		}
+		if (is_request(line, "RE", NULL)) {
+			if (depth > 0)
+				depth--;
+			continue;
+		}
+		if (is_request(line, "TP", NULL)) {
+			after_tp = depth == 0;
+			continue;
+		}
+		if (tp && is_request(line, "B", &args)) {
+			if (n == max) {
+				report_add(r, "tfgb.ini.5:%d: more than %d entries", lineno, max);
+				return n;
+			}
+			if (!section[0])
+				report_add(r, "tfgb.ini.5:%d: key entry outside a [section] heading", lineno);
+			cur = &out[n++];
+			memset(cur, 0, sizeof *cur);
+			snprintf(cur->section, sizeof cur->section, "%s", section);
+			first_arg(args, cur->name, sizeof cur->name);
+			cur->line = lineno;
+			continue;
+		}
+		if (!strncmp(line, "Range:", 6)) {
+			if (!cur) {
+				report_add(r, "tfgb.ini.5:%d: Range line outside a key entry", lineno);
+				continue;
+			}
+			if (cur->nrange++ == 0)
+				snprintf(cur->range, sizeof cur->range, "%s", line);
+		}
+	}
+	return n;
+}
+
+/* The line an entry for key d must end with. */
+static void expected_line(const struct opt_def *d, const struct job *defaults, char *buf,
+                          size_t len)
+{
+	char range[256], *def = NULL;
+	size_t dlen = 0;
+	FILE *f = open_memstream(&def, &dlen);
+
+	ck_assert_msg(f != NULL, "out of memory");
+	opt_format(d, (const char *)defaults + d->off, f);
+	ck_assert_int_eq(fclose(f), 0);
+	opt_format_range(d, range, sizeof range);
+	snprintf(buf, len, "Range: %s. Default: %s.", range, *def ? def : "empty");
+	free(def);
+}
+
+/* Compares the KEYS section of a tfgb.ini(5) source with job_keys[]. */
+static void compare_keys(const char *text, struct doc_report *r)
+{
+	static struct doc_entry entries[DOC_MAX_ENTRIES];
+	char want[DOC_LINE_MAX];
+	struct job defaults;
+	int n, last = -1;
+
+	ck_assert_int_eq(job_init(&defaults), 0);
+	n = parse_keys(text, entries, DOC_MAX_ENTRIES, r);
+	if (n == 0)
+		report_add(r, "no key entries (.TP then .B key) under .SH KEYS");
+
+	/* every key of the table: one entry with the right Range line */
+	for (size_t i = 0; job_keys[i].name; i++) {
+		const struct opt_def *d = &job_keys[i];
+		int found = 0;
+
+		expected_line(d, &defaults, want, sizeof want);
+		for (int e = 0; e < n; e++) {
+			if (strcmp(entries[e].section, d->section) || strcmp(entries[e].name, d->name))
+				continue;
+			if (found++)
+				report_add(r, "%s.%s is documented twice (line %d)", d->section, d->name,
+				           entries[e].line);
+			else if (entries[e].nrange != 1)
+				report_add(r, "%s.%s (line %d) has %d Range lines; want one: %s",
+				           d->section, d->name, entries[e].line, entries[e].nrange, want);
+			else if (strcmp(entries[e].range, want))
+				report_add(r, "%s.%s (line %d) says '%s'; the code says '%s'", d->section,
+				           d->name, entries[e].line, entries[e].range, want);
+		}
+		if (!found)
+			report_add(r, "%s.%s has no entry; add one ending with: %s", d->section,
+			           d->name, want);
+	}
+
+	/* every entry: a key of the table, in table order */
+	for (int e = 0; e < n; e++) {
+		const struct opt_def *d = job_key_find(entries[e].section, entries[e].name);
+		int idx = d ? (int)(d - job_keys) : -1;
+
+		if (!d || strcmp(d->section, entries[e].section) || strcmp(d->name, entries[e].name)) {
+			report_add(r, "line %d documents [%s] %s, which src/job.c does not have",
+			           entries[e].line, entries[e].section, entries[e].name);
+			continue;
+		}
+		if (idx < last)
+			report_add(r, "%s.%s (line %d) is out of the order of src/job.c",
+			           d->section, d->name, entries[e].line);
+		last = idx;
+	}
+	job_free(&defaults);
+}
+
+/* A copy of text with the first `from` replaced by `to`. */
+static char *replace_once(const char *text, const char *from, const char *to)
+{
+	const char *at = strstr(text, from);
+	size_t head, flen = strlen(from), tlen = strlen(to);
+	char *out;
+
+	ck_assert_msg(at != NULL, "'%s' not found in the page", from);
+	head = (size_t)(at - text);
+	out = malloc(strlen(text) - flen + tlen + 1);
+	ck_assert_ptr_nonnull(out);
+	memcpy(out, text, head);
+	memcpy(out + head, to, tlen);
+	strcpy(out + head + tlen, at + flen);
+	return out;
+}
+
+/* Problems in `bad` beyond those of the page it was made from, so that the
+ * error tests hold even while the page itself is out of date. */
+static int extra_problems(const char *page, const char *bad)
+{
+	struct doc_report r0 = {0}, r1 = {0};
+
+	compare_keys(page, &r0);
+	compare_keys(bad, &r1);
+	return r1.n - r0.n;
+}
+
+/* 1 if the page has a line ".B name ...", ".BR name ..." or ".BI name ...". */
+static int has_bold_entry(const char *text, const char *name)
+{
+	static const char *const reqs[] = {"B", "BR", "BI", NULL};
+	char line[DOC_LINE_MAX], word[DOC_NAME_MAX];
+	const char *p = text, *args;
+
+	while (next_line(&p, line, sizeof line))
+		for (int i = 0; reqs[i]; i++)
+			if (is_request(line, reqs[i], &args)) {
+				first_arg(args, word, sizeof word);
+				if (!strcmp(word, name))
+					return 1;
+			}
+	return 0;
+}
+
+/* 1 if the page has the heading `.SH NAME` (quoted or not). */
+static int has_heading(const char *text, const char *name)
+{
+	char line[DOC_LINE_MAX], word[DOC_LINE_MAX];
+	const char *p = text, *args;
+
+	while (next_line(&p, line, sizeof line))
+		if (is_request(line, "SH", &args)) {
+			if (*args == '"')
+				first_arg(args, word, sizeof word);
+			else
+				snprintf(word, sizeof word, "%s", args);
+			if (!strcmp(word, name))
+				return 1;
+		}
+	return 0;
+}
+
+/* 1 if the page's .TH line carries @VERSION@, which make install replaces. */
+static int th_has_version(const char *text)
+{
+	char line[DOC_LINE_MAX];
+	const char *p = text;
+
+	while (next_line(&p, line, sizeof line))
+		if (is_request(line, "TH", NULL))
+			return strstr(line, "@VERSION@") != NULL;
+	return 0;
+}
+
+static void check_page(const char *path, const char *const *headings)
+{
+	char *text = slurp(path);
+
+	ck_assert_msg(th_has_version(text), "%s: its .TH line should carry @VERSION@", path);
+	for (int i = 0; headings[i]; i++)
+		ck_assert_msg(has_heading(text, headings[i]), "%s has no .SH %s", path, headings[i]);
+	free(text);
+}
+
+/* ---- core: tfgb.ini(5) against the key table ---- */
+
+START_TEST(test_doc_ini5_matches_key_table)
+{
+	char *text = slurp(DOC_INI5);
+	struct doc_report r = {0};
+
+	compare_keys(text, &r);
+	ck_assert_msg(r.n == 0, "man/tfgb.ini.5 disagrees with src/job.c (%d):\n%s", r.n, r.text);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_ini5_documents_every_key_once)
+{
+	static struct doc_entry entries[DOC_MAX_ENTRIES];
+	char *text = slurp(DOC_INI5);
+	struct doc_report r = {0};
+	int n = parse_keys(text, entries, DOC_MAX_ENTRIES, &r);
+
+	ck_assert_int_eq(r.n, 0);
+	ck_assert_int_eq(n, (int)job_key_count());
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_tfgb1_lists_every_command)
+{
+	char *text = slurp(DOC_TFGB1);
+
+	for (int i = 0; doc_commands[i]; i++)
+		ck_assert_msg(has_bold_entry(text, doc_commands[i]),
+		              "man/tfgb.1 has no entry (.B %s) for command '%s'", doc_commands[i],
+		              doc_commands[i]);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_genpayload1_exists)
+{
+	char *text = slurp(DOC_GENPAYLOAD1);
+
+	ck_assert_msg(strstr(text, "\\-\\-ini") != NULL,
+	              "man/tfgb-genpayload.1 does not describe --ini");
+	free(text);
+}
+END_TEST
+
+/* ---- pages: the sections every page carries ---- */
+
+START_TEST(test_doc_pages_have_sections)
+{
+	static const char *const sect1[] = {
+		"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO",
+		NULL,
+	};
+	static const char *const sect5[] = {
+		"NAME", "DESCRIPTION", "KEYS", "EXAMPLES", "SEE ALSO", NULL,
+	};
+
+	check_page(DOC_TFGB1, sect1);
+	check_page(DOC_GENPAYLOAD1, sect1);
+	check_page(DOC_INI5, sect5);
+}
+END_TEST
+
+/* ---- errors: the comparison catches drift (on in-memory copies) ---- */
+
+START_TEST(test_doc_missing_key_is_caught)
+{
+	char *text = slurp(DOC_INI5);
+	char *bad = replace_once(text, "\n.B workers\n", "\n.B wrokers\n");
+
+	/* workers undocumented, and wrokers unknown to the table */
+	ck_assert_int_eq(extra_problems(text, bad), 2);
+	free(bad);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_extra_key_is_caught)
+{
+	char *text = slurp(DOC_INI5);
+	char *bad = replace_once(text, "\n.SS \"The [server] section\"\n",
+	                         "\n.SS \"The [server] section\"\n.TP\n.B backlog\n"
+	                         "Range: [1, 4096]. Default: 128.\n");
+
+	ck_assert_int_eq(extra_problems(text, bad), 1);
+	free(bad);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_wrong_default_is_caught)
+{
+	char *text = slurp(DOC_INI5);
+	char *bad = replace_once(text, "Default: 10s.", "Default: 11s.");
+
+	ck_assert_int_eq(extra_problems(text, bad), 1);
+	free(bad);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_wrong_range_is_caught)
+{
+	char *text = slurp(DOC_INI5);
+	char *bad = replace_once(text, "Range: [1B, 1KiB).", "Range: [1B, 1KiB].");
+
+	ck_assert_int_eq(extra_problems(text, bad), 1);
+	free(bad);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_misplaced_key_is_caught)
+{
+	char *text = slurp(DOC_INI5);
+	/* the same entry under another section: missing there, unknown here */
+	char *bad = replace_once(text, "\n.SS \"The [cluster] section\"\n",
+	                         "\n.SS \"The [cluster] section\"\n.TP\n.B threads\n"
+	                         "Range: [0, 256]. Default: 0.\n");
+
+	ck_assert_int_eq(extra_problems(text, bad), 1);
+	free(bad);
+	free(text);
+}
+END_TEST
+
+/* ---- files: the default job and the examples parse ---- */
+
+START_TEST(test_doc_conf_equals_defaults)
+{
+	struct job defaults, conf;
+	struct job_err err;
+	char *want, *got;
+
+	ck_assert_int_eq(job_init(&defaults), 0);
+	ck_assert_int_eq(job_init(&conf), 0);
+	ck_assert_msg(job_load_file(&conf, DOC_CONF, &err) == 0, "%s", err.msg);
+	ck_assert_msg(job_validate(&conf, &err) == 0, "%s", err.msg);
+	for (size_t i = 0; job_keys[i].name; i++)
+		ck_assert_msg(conf.origin[i].file != NULL, "conf/tfgb.ini does not set %s.%s",
+		              job_keys[i].section, job_keys[i].name);
+	want = job_ini_string(&defaults);
+	got = job_ini_string(&conf);
+	ck_assert_ptr_nonnull(want);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, want);
+	free(want);
+	free(got);
+	job_free(&conf);
+	job_free(&defaults);
+}
+END_TEST
+
+START_TEST(test_doc_examples_parse)
+{
+	DIR *dir = opendir(DOC_EXAMPLES);
+	struct dirent *de;
+	int figures = 0;
+
+	ck_assert_msg(dir != NULL, "cannot open %s", DOC_EXAMPLES);
+	while ((de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+		char path[4096];
+		struct job j;
+		struct job_err err;
+		int fig;
+
+		if (len < 5 || strcmp(de->d_name + len - 4, ".ini"))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", DOC_EXAMPLES, de->d_name);
+		ck_assert_int_eq(job_init(&j), 0);
+		ck_assert_msg(job_load_file(&j, path, &err) == 0, "%s", err.msg);
+		ck_assert_msg(job_validate(&j, &err) == 0, "%s", err.msg);
+		job_free(&j);
+		if (sscanf(de->d_name, "fig%2d", &fig) == 1 && fig >= 7 && fig <= 14)
+			figures |= 1 << fig;
+	}
+	closedir(dir);
+	for (int fig = 7; fig <= 14; fig++)
+		ck_assert_msg(figures & (1 << fig), "examples/ has no fig%02d-*.ini", fig);
+}
+END_TEST
+
+Suite *make_doc_suite(void)
+{
+	Suite *s = suite_create("doc");
+	TCase *tc_core = tcase_create("core");
+	TCase *tc_pages = tcase_create("pages");
+	TCase *tc_errors = tcase_create("errors");
+	TCase *tc_files = tcase_create("files");
+
+	tcase_add_test(tc_core, test_doc_ini5_matches_key_table);
+	tcase_add_test(tc_core, test_doc_ini5_documents_every_key_once);
+	tcase_add_test(tc_core, test_doc_tfgb1_lists_every_command);
+	tcase_add_test(tc_core, test_doc_genpayload1_exists);
+	suite_add_tcase(s, tc_core);
+
+	tcase_add_test(tc_pages, test_doc_pages_have_sections);
+	suite_add_tcase(s, tc_pages);
+
+	tcase_add_test(tc_errors, test_doc_missing_key_is_caught);
+	tcase_add_test(tc_errors, test_doc_extra_key_is_caught);
+	tcase_add_test(tc_errors, test_doc_wrong_default_is_caught);
+	tcase_add_test(tc_errors, test_doc_wrong_range_is_caught);
+	tcase_add_test(tc_errors, test_doc_misplaced_key_is_caught);
+	suite_add_tcase(s, tc_errors);
+
+	tcase_add_test(tc_files, test_doc_conf_equals_defaults);
+	tcase_add_test(tc_files, test_doc_examples_parse);
+	suite_add_tcase(s, tc_files);
+	return s;
+}
