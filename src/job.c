@@ -205,6 +205,19 @@ static int suggest_key(const char *section, const char *name, char *out, size_t 
 	return 0;
 }
 
+/* A value as shown in a message: one line, at most about 100 characters
+ * (an -s value has no length limit), so that the reason after it survives. */
+static void shown_value(const char *v, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *v && o + 4 < len; v++)
+		buf[o++] = (unsigned char)*v < 0x20 ? '?' : *v;
+	buf[o] = 0;
+	if (*v)
+		memcpy(buf + o, "...", 4);
+}
+
 /* Sets one key; `where` names the place for messages. */
 static int set_key(struct job *j, const char *file, int line, const char *section,
                    const char *name, const char *value, int continuation, struct job_err *err)
@@ -238,7 +251,9 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 		append = 1;
 	}
 	if (opt_parse(d, slot(j, d), value, append, why) < 0) {
-		seterr(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, value, why);
+		char shown[104];
+		shown_value(value, shown, sizeof shown);
+		seterr(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, shown, why);
 		return -1;
 	}
 	if (!append)

@@ -170,6 +170,14 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
 			goto bad;
 	if (fmt) {
+		/* checked here so that the message names -f, not an -s position */
+		const struct opt_def *d = job_key_find("output", "format");
+		char why[OPT_ERR_MAX];
+		int f;
+		if (opt_parse(d, &f, fmt, 0, why) < 0) {
+			tfgb_error("-f %s: %s", fmt, why);
+			return TFGB_EXIT_USAGE;
+		}
 		snprintf(kv, sizeof kv, "output.format=%s", fmt);
 		if (job_override(&t->job, kv, nsets + 1, &err) < 0)
 			goto bad;
@@ -284,6 +292,10 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		}
 	} else {
 		free(sets);
+		if (t.argc > 0 && !*c->usage) {
+			tfgb_error("unexpected argument '%s'; '%s' takes none", t.argv[0], c->name);
+			return TFGB_EXIT_USAGE;
+		}
 	}
 	rc = c->fn(&t);
 	if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
@@ -388,7 +400,12 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 
 	if (argc < 2) {
-		usage_all(stderr);
+		/* one line, like every error; 'tfgb help' has the summaries */
+		char list[256];
+		size_t o = 0;
+		for (c = commands; c->name && o < sizeof list; c++)
+			o += (size_t)snprintf(list + o, sizeof list - o, "%s%s", o ? ", " : "", c->name);
+		tfgb_error("missing command, one of: %s; see 'tfgb help'", list);
 		return TFGB_EXIT_USAGE;
 	}
 	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {

@@ -494,7 +494,14 @@ int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, 
 		*(int *)dst = b;
 		return 0;
 	case OPT_STRING: {
-		char *copy = strdup(text);
+		char *copy;
+		/* --print-config writes it on one line of a job file */
+		for (const char *c = text; *c; c++)
+			if ((unsigned char)*c < 0x20 && *c != '\t') {
+				snprintf(why, OPT_ERR_MAX, "must be one line, without control characters");
+				return -1;
+			}
+		copy = strdup(text);
 		if (!copy) {
 			snprintf(why, OPT_ERR_MAX, "out of memory");
 			return -1;

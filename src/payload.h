@@ -48,8 +48,9 @@ uint64_t payload_rng_below(struct payload_rng *r, uint64_t n);
 int payload_layout(const struct job *j, struct payload *p);
 
 /* Skew counts: spreads n buffers over the k categories of `cats` (in rank
- * order, bias first) with weights 6:3:1, largest remainders, every category
- * at least one buffer when n >= k.  Exposed for the tests. */
+ * order, bias first) with weights 6:3:1, largest remainders; when n >= k a
+ * category left empty takes one buffer from the one furthest above its exact
+ * share, so the bias keeps the most (5 gives 3, 1, 1).  Exposed for tests. */
 void payload_skew_counts(size_t n, int k, size_t out[]);
 
 /* Allocates page-aligned buffers for the layout and fills them with the

@@ -697,6 +697,10 @@ START_TEST(test_job_err_continuation)
 	ck_assert_load_err("[payload]\ncategories = small,\n    large\n",
 	                   "t.ini:3: payload.categories takes one value; only list keys continue on "
 	                   "indented lines");
+	/* an indented line after a key continues it, even one like a header */
+	ck_assert_load_err("[payload]\nscheme = custom\niovec = 1B,\n  [job]\n",
+	                   "t.ini:4: payload.iovec = [job]: item 1 '[job]': not a size (a whole number "
+	                   "of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
 }
 END_TEST
 
@@ -754,6 +758,28 @@ START_TEST(test_job_err_override)
 	ck_assert_str_eq(err.msg, "-s #7: payload.iovecs = 0: must be in [1, 65536]");
 	ck_assert_int_eq(job_override(&job, "payload.scheme=random ", 8, &err), 0);
 	ck_assert_int_eq(job.scheme, SCHEME_RANDOM);
+}
+END_TEST
+
+/* -s values have no line limit: the message shows the start of the value
+ * on one line and still ends with the reason. */
+START_TEST(test_job_err_override_long)
+{
+	char kv[4096];
+	size_t off = (size_t)sprintf(kv, "payload.iovec=");
+
+	for (int i = 0; i < 400; i++)
+		off += (size_t)sprintf(kv + off, "1B,");
+	strcpy(kv + off, "0B");
+	ck_assert_int_eq(job_override(&job, kv, 1, &err), -1);
+	ck_assert_msg(strlen(err.msg) < 200, "%s", err.msg);
+	ck_assert_msg(!strncmp(err.msg, "-s #1: payload.iovec = 1B,1B,", 29), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "...: item 401 '0B': must be in [1B, 10MiB]"), "%s", err.msg);
+
+	ck_assert_int_eq(job_override(&job, "payload.iovecs=1\n2", 2, &err), -1);
+	ck_assert_str_eq(err.msg, "-s #2: payload.iovecs = 1?2: not a whole number");
+	ck_assert_int_eq(job_override(&job, "output.file=a\nb", 3, &err), -1);
+	ck_assert_str_eq(err.msg, "-s #3: output.file = a?b: must be one line, without control characters");
 }
 END_TEST
 
@@ -872,6 +898,26 @@ START_TEST(test_job_validate_custom)
 }
 END_TEST
 
+/* The list sets the count: an iovecs from an earlier layer gives way, one
+ * from the same or a later layer must agree; validate settles iovecs. */
+START_TEST(test_job_validate_custom_layers)
+{
+	ck_assert_load_ok("[payload]\nscheme = custom\niovecs = 5\n");
+	ck_assert_int_eq(job_override(&job, "payload.iovec=1B, 2B", 1, &err), 0);
+	ck_assert_int_eq(job_validate(&job, &err), 0);
+	ck_assert_int_eq(job.iovecs, 2);
+	assert_round_trip();
+
+	job_free(&job);
+	job_init(&job);
+	ck_assert_load_ok("[payload]\nscheme = custom\niovec = 1B, 2B, 3B\n");
+	ck_assert_int_eq(job_override(&job, "payload.iovecs=4", 2, &err), 0);
+	ck_assert_int_eq(job_validate(&job, &err), -1);
+	ck_assert_str_eq(err.msg, "-s #2: payload.iovecs = 4: scheme custom lists 3 sizes in "
+	                          "payload.iovec; drop iovecs or make it match");
+}
+END_TEST
+
 START_TEST(test_job_validate_ps)
 {
 	ck_assert_check_err("[cluster]\nps = a:1, b:2\nps_count = 3\n",
@@ -978,11 +1024,13 @@ Suite *make_job_suite(void)
 	tcase_add_test(tc_errors, test_job_err_category_twice);
 	tcase_add_test(tc_errors, test_job_err_hostport);
 	tcase_add_test(tc_errors, test_job_err_override);
+	tcase_add_test(tc_errors, test_job_err_override_long);
 	tcase_add_test(tc_errors, test_job_file_nul);
 	tcase_add_test(tc_errors, test_job_file_missing);
 	tcase_add_test(tc_errors, test_job_validate_categories);
 	tcase_add_test(tc_errors, test_job_validate_bias);
 	tcase_add_test(tc_errors, test_job_validate_custom);
+	tcase_add_test(tc_errors, test_job_validate_custom_layers);
 	tcase_add_test(tc_errors, test_job_validate_ps);
 	tcase_add_test(tc_errors, test_job_validate_override_origin);
 	suite_add_tcase(s, tc_errors);

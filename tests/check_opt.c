@@ -567,6 +567,15 @@ START_TEST(test_opt_parse_reasons)
 	                      "M/MiB, G/GiB, KB, MB or GB)");
 	ck_assert_int_eq(opt_parse(&def_hosts, &hl, "a:1, b", 0, why), -1);
 	ck_assert_str_eq(why, "item 2 'b' is not host:port (port in [1, 65535], IPv6 as [addr]:port)");
+	/* strings are printed back on one line of a job file */
+	{
+		char *str = NULL;
+		ck_assert_int_eq(opt_parse(&def_str, &str, "a\nb", 0, why), -1);
+		ck_assert_str_eq(why, "must be one line, without control characters");
+		ck_assert_ptr_null(str);
+		ck_assert_int_eq(opt_parse(&def_str, &str, "a\tb", 0, why), 0);
+		opt_free_value(&def_str, &str);
+	}
 	opt_free_value(&def_sizes, &sl);
 	opt_free_value(&def_hosts, &hl);
 }
