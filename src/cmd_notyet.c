@@ -10,5 +10,4 @@ static int not_built(const struct tfgb *t)
 	return TFGB_EXIT_FAIL;
 }
 
-int cmd_serve(struct tfgb *t) { return not_built(t); }
 int cmd_throughput(struct tfgb *t) { return not_built(t); }

@@ -6,7 +6,7 @@
 
 #include <stdio.h>
 
-extern const struct tr_ops tr_grpc_ops __attribute__((weak));
+extern const struct tr_ops tr_grpc_ops;
 
 static const struct {
 	int id;

@@ -44,7 +44,7 @@ wait_closed() {
 json_check() {
 	$PY -c 'import json, sys
 d = json.load(sys.stdin)
-ok = eval(sys.argv[1])
+ok = eval("(" + sys.argv[1] + ")")
 sys.exit(0 if ok else 1)' "$1"
 }
 

@@ -1,0 +1,228 @@
+/* cmd_serve.c - `tfgb serve`: a parameter server of tfgb.v1.Bench.
+ *
+ * Binds the job's PS addresses that belong to this process (--task N: PS N
+ * only; otherwise every PS whose host is this machine) and serves them with
+ * the job's transport until SIGINT or SIGTERM, then stops gracefully.
+ *
+ * Readiness for a parent process: if TFGB_READY_FD names an open file
+ * descriptor, the line "ready\n" is written to it once every address is
+ * bound, and it is closed; on failure it is closed without a line.
+ */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "transport.h"
+
+static volatile sig_atomic_t serve_stop;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	serve_stop = 1;
+}
+
+struct serve_ready {
+	const struct tfgb *t;
+	const struct opt_hostport *addrs;
+	size_t naddrs;
+	int threads;
+	int fd; /* TFGB_READY_FD, or -1 */
+};
+
+static void print_addr(const struct opt_hostport *a, FILE *f)
+{
+	if (strchr(a->host, ':'))
+		fprintf(f, "[%s]:%u", a->host, a->port);
+	else
+		fprintf(f, "%s:%u", a->host, a->port);
+}
+
+static void on_ready(void *arg)
+{
+	struct serve_ready *r = arg;
+
+	if (!r->t->quiet) {
+		fprintf(stderr, "tfgb serve: listening on ");
+		for (size_t i = 0; i < r->naddrs; i++) {
+			if (i)
+				fputs(", ", stderr);
+			print_addr(&r->addrs[i], stderr);
+		}
+		fprintf(stderr, " (%s, %d thread%s)\n", job_transport_name(r->t->job.transport),
+		        r->threads, r->threads == 1 ? "" : "s");
+	}
+	if (r->fd >= 0) {
+		static const char line[] = "ready\n";
+		ssize_t n;
+		do
+			n = write(r->fd, line, sizeof line - 1);
+		while (n < 0 && errno == EINTR);
+		close(r->fd);
+		r->fd = -1;
+	}
+}
+
+/* TFGB_READY_FD: -1 when unset, -2 when it does not name an open descriptor. */
+static int ready_fd_from_env(void)
+{
+	const char *s = getenv("TFGB_READY_FD");
+	char *end;
+	long v;
+
+	if (!s || !*s)
+		return -1;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || *end || v < 0 || v > INT_MAX || fcntl((int)v, F_GETFD) < 0)
+		return -2;
+	fcntl((int)v, F_SETFD, FD_CLOEXEC);
+	return (int)v;
+}
+
+/* Fills addrs (ps_count entries) with the addresses this process binds.
+ * Returns how many, or -exit status after printing the error. */
+static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs)
+{
+	const struct job *j = &t->job;
+	int *local, n = 0;
+
+	if (t->task >= 0) {
+		if (t->task >= j->ps_count) {
+			tfgb_error("serve: --task %d is out of range: the job has %lld parameter "
+			           "server%s (0..%lld)", t->task, (long long)j->ps_count,
+			           j->ps_count == 1 ? "" : "s", (long long)j->ps_count - 1);
+			return -TFGB_EXIT_USAGE;
+		}
+		cluster_ps_addr(j, t->task, &addrs[0]);
+		return 1;
+	}
+	local = malloc((size_t)j->ps_count * sizeof *local);
+	if (!local) {
+		tfgb_error("serve: out of memory");
+		return -TFGB_EXIT_FAIL;
+	}
+	for (int i = 0; i < j->ps_count; i++) {
+		struct opt_hostport a, b;
+
+		cluster_ps_addr(j, i, &a);
+		local[i] = -2;
+		/* one lookup per distinct host */
+		for (int k = i - 1; k >= 0 && local[i] == -2; k--) {
+			cluster_ps_addr(j, k, &b);
+			if (!strcmp(a.host, b.host))
+				local[i] = local[k];
+		}
+		if (local[i] == -2)
+			local[i] = cluster_host_is_local(a.host);
+		if (local[i] == 1)
+			addrs[n++] = a;
+	}
+	free(local);
+	if (n == 0) {
+		char list[400];
+		size_t off = 0;
+		for (int i = 0; i < j->ps_count && off < sizeof list - 8; i++) {
+			struct opt_hostport a;
+			cluster_ps_addr(j, i, &a);
+			off += (size_t)snprintf(list + off, sizeof list - off, "%s'%s%s%s:%u'",
+			                        i ? ", " : "", strchr(a.host, ':') ? "[" : "", a.host,
+			                        strchr(a.host, ':') ? "]" : "", a.port);
+		}
+		if (off >= sizeof list - 8)
+			snprintf(list + sizeof list - 8, 8, ", ...");
+		tfgb_error("serve: no parameter-server address of the job is on this machine: %s; "
+		           "set [cluster] ps or use --task N", list);
+		return -TFGB_EXIT_FAIL;
+	}
+	return n;
+}
+
+int cmd_serve(struct tfgb *t)
+{
+	const struct tr_ops *ops;
+	struct tr_server_cfg cfg = {0};
+	struct serve_ready ready = {.t = t, .fd = -1};
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+	struct opt_hostport *addrs;
+	struct tr_err err = {{0}};
+	void *ctx = NULL;
+	int n, rc, status = TFGB_EXIT_OK;
+
+	ready.fd = ready_fd_from_env();
+	if (ready.fd == -2) {
+		tfgb_error("serve: TFGB_READY_FD='%s' is not an open file descriptor",
+		           getenv("TFGB_READY_FD"));
+		return TFGB_EXIT_USAGE;
+	}
+	ops = tr_find(t->job.transport, &err);
+	if (!ops) {
+		tfgb_error("serve: %s", err.msg);
+		status = TFGB_EXIT_FAIL;
+		goto out_fd;
+	}
+	if (!(ops->caps & TR_CAP_SERVER) || !ops->serve) {
+		tfgb_error("serve: transport '%s' has no server side", ops->name);
+		status = TFGB_EXIT_FAIL;
+		goto out_fd;
+	}
+	addrs = calloc((size_t)t->job.ps_count, sizeof *addrs);
+	if (!addrs) {
+		tfgb_error("serve: out of memory");
+		status = TFGB_EXIT_FAIL;
+		goto out_fd;
+	}
+	n = pick_addrs(t, addrs);
+	if (n < 0) {
+		status = -n;
+		goto out_addrs;
+	}
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (ops->init(&t->job, &ctx, &err) < 0) {
+		tfgb_error("serve: %s", err.msg);
+		status = TFGB_EXIT_FAIL;
+		goto out_addrs;
+	}
+	cfg.addrs = addrs;
+	cfg.naddrs = (size_t)n;
+	cfg.max_message = t->job.max_message;
+	cfg.threads = (int)t->job.threads;
+	if (cfg.threads <= 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		cfg.threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
+	}
+	cfg.stop = &serve_stop;
+	cfg.ready = on_ready;
+	cfg.ready_arg = &ready;
+	cfg.verbose = t->verbose;
+	ready.addrs = addrs;
+	ready.naddrs = (size_t)n;
+	ready.threads = cfg.threads;
+
+	rc = ops->serve(ctx, &cfg, &err);
+	if (rc < 0) {
+		tfgb_error("serve: %s", err.msg);
+		status = TFGB_EXIT_FAIL;
+	} else if (t->verbose) {
+		fprintf(stderr, "tfgb serve: stopped\n");
+	}
+	ops->fini(ctx);
+out_addrs:
+	free(addrs);
+out_fd:
+	if (ready.fd >= 0)
+		close(ready.fd);
+	return status;
+}

@@ -1,0 +1,882 @@
+/* tr_grpc.c - the gRPC transport: gRPC core's C API, insecure HTTP/2.
+ *
+ * Client: one completion queue per tr_client shared by its connections; one
+ * channel per connection (a distinct channel argument, so two connections to
+ * one server are two TCP connections); the five method paths registered once
+ * per channel; a call is one registered call and ONE batch of six ops, tagged
+ * with its per-call state (which points back at its struct tr_call, so that
+ * a tr_call released while in flight is never touched again).  The request is a byte buffer whose slices point
+ * at the engine's iovec buffers (grpc_slice_from_static_buffer: no copy); the
+ * byte buffer, metadata arrays and status slot live behind tr_call.priv,
+ * allocated on the first submit and reused, so the steady state allocates
+ * nothing here (gRPC core allocates its own call arena).
+ *
+ * Server (`tfgb serve`): one grpc_server, `threads` completion queues each
+ * polled by its own thread, SRV_DEPTH requests outstanding per registered
+ * method per queue, and one unregistered request outstanding so unknown
+ * methods get UNIMPLEMENTED.  Echo, Ack and Pull are registered with
+ * GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER: a call arrives with its request.
+ *
+ * max_message (WIRE.md): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
+ * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
+ * request with RESOURCE_EXHAUSTED before it reaches a completion queue; the
+ * application never holds an oversized request.  Pull checks N itself.
+ */
+#include "transport.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/slice_buffer.h>
+#include <grpc/support/log.h>
+#include <grpc/support/time.h>
+
+#include "payload.h"
+#include "util.h"
+
+#define NMETHODS (TR_ACK_TENSOR + 1) /* indexed by enum tr_method; 0 unused */
+#define TARGET_MAX (OPT_HOST_MAX + 16)
+
+/* ---- common ------------------------------------------------------------ */
+
+/* gRPC's own log lines (ERROR and above by default) go to stderr in tfgb's
+ * form; set while binding, when tfgb reports the failure itself. */
+static atomic_int g_log_quiet;
+
+static void grpc_log_line(gpr_log_func_args *a)
+{
+	const char *file = strrchr(a->file, '/');
+
+	if (atomic_load(&g_log_quiet))
+		return;
+	fprintf(stderr, "tfgb: grpc: %s (%s:%d)\n", a->message, file ? file + 1 : a->file,
+	        a->line);
+}
+
+/* "host:port", with brackets around an IPv6 address. */
+static void format_target(const struct opt_hostport *a, char *buf, size_t len)
+{
+	if (strchr(a->host, ':'))
+		snprintf(buf, len, "[%s]:%u", a->host, a->port);
+	else
+		snprintf(buf, len, "%s:%u", a->host, a->port);
+}
+
+/* Offset from the now_ns() clock to gRPC's GPR_CLOCK_MONOTONIC, which may
+ * start elsewhere; both advance together, so one reading is enough. */
+static int64_t gpr_clock_offset(void)
+{
+	gpr_timespec g = gpr_now(GPR_CLOCK_MONOTONIC);
+	uint64_t n = now_ns();
+
+	return (int64_t)g.tv_sec * 1000000000 + g.tv_nsec - (int64_t)n;
+}
+
+static gpr_timespec to_gpr(int64_t offset, uint64_t deadline_ns)
+{
+	int64_t g;
+
+	if (deadline_ns >= (uint64_t)INT64_MAX)
+		return gpr_inf_future(GPR_CLOCK_MONOTONIC);
+	g = (int64_t)deadline_ns + offset;
+	if (g <= 0)
+		return gpr_inf_past(GPR_CLOCK_MONOTONIC);
+	return gpr_time_from_nanos(g, GPR_CLOCK_MONOTONIC);
+}
+
+/* Empties a reusable raw byte buffer and points it at [base, base + len).
+ * The byte buffer struct is public (grpc/impl/codegen/byte_buffer.h); a
+ * send takes the slices out of it, so after the batch completes it is empty
+ * and can be refilled for the next call. */
+static void bb_add(grpc_byte_buffer *bb, const void *base, size_t len)
+{
+	if (len)
+		grpc_slice_buffer_add(&bb->data.raw.slice_buffer,
+		                      grpc_slice_from_static_buffer(base, len));
+}
+
+/* Takes every event off a queue that was shut down. */
+static void cq_drain(grpc_completion_queue *cq)
+{
+	while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
+	       GRPC_QUEUE_SHUTDOWN)
+		;
+}
+
+static int g_init(const struct job *j, void **ctx, struct tr_err *err)
+{
+	(void)j;
+	(void)err;
+	gpr_set_log_function(grpc_log_line);
+	grpc_init();
+	*ctx = NULL;
+	return 0;
+}
+
+static void g_fini(void *ctx)
+{
+	(void)ctx;
+	grpc_shutdown();
+}
+
+static char g_version_text[64];
+static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
+
+static void version_make(void)
+{
+	snprintf(g_version_text, sizeof g_version_text, "grpc core %s", grpc_version_string());
+}
+
+static const char *g_version(void)
+{
+	pthread_once(&g_version_once, version_make);
+	return g_version_text;
+}
+
+/* ---- client ------------------------------------------------------------ */
+
+/* Per-call state behind tr_call.priv. */
+struct gcall {
+	grpc_call *call;            /* non-NULL while in flight */
+	grpc_byte_buffer *req;      /* reused: refilled with static slices per submit */
+	grpc_byte_buffer *resp;     /* the reply, owned until reap */
+	grpc_metadata_array md_initial, md_trailing;
+	grpc_status_code status;
+	grpc_slice details;
+	struct tr_call *owner;
+	int orphaned;               /* released while in flight: freed on completion */
+	struct gcall *prev, *next;  /* the client's in-flight list */
+};
+
+struct tr_conn {
+	struct tr_client *c;
+	grpc_channel *ch;
+	void *method[NMETHODS];     /* grpc_channel_register_call handles */
+	char target[TARGET_MAX];
+};
+
+struct tr_client {
+	grpc_completion_queue *cq;
+	int64_t gpr_off;            /* see gpr_clock_offset */
+	struct tr_conn **conn;
+	size_t nconn, capconn;
+	struct gcall inflight;      /* list head */
+	long outstanding;
+};
+
+/* Makes every channel's arguments distinct: gRPC shares one subchannel (one
+ * TCP connection) among channels with equal arguments. */
+static atomic_long g_conn_serial;
+
+static int g_client_open(void *ctx, const struct job *j, struct tr_client **out,
+                         struct tr_err *err)
+{
+	struct tr_client *c = calloc(1, sizeof *c);
+
+	(void)ctx;
+	(void)j;
+	if (!c) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	c->cq = grpc_completion_queue_create_for_next(NULL);
+	c->gpr_off = gpr_clock_offset();
+	c->inflight.next = c->inflight.prev = &c->inflight;
+	*out = c;
+	return 0;
+}
+
+static const char *state_text(grpc_connectivity_state s)
+{
+	switch (s) {
+	case GRPC_CHANNEL_TRANSIENT_FAILURE: return "nothing is listening";
+	case GRPC_CHANNEL_CONNECTING: return "still connecting";
+	case GRPC_CHANNEL_IDLE: return "the channel stayed idle";
+	case GRPC_CHANNEL_SHUTDOWN: return "the channel shut down";
+	default: return "not ready";
+	}
+}
+
+/* Waits until ch is READY or deadline_ns passes; returns the last state. */
+static grpc_connectivity_state wait_ready(struct tr_client *c, grpc_channel *ch,
+                                          uint64_t deadline_ns)
+{
+	grpc_completion_queue *wcq = grpc_completion_queue_create_for_next(NULL);
+	grpc_connectivity_state st;
+
+	for (;;) {
+		st = grpc_channel_check_connectivity_state(ch, 1);
+		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN ||
+		    now_ns() >= deadline_ns)
+			break;
+		grpc_channel_watch_connectivity_state(ch, st, to_gpr(c->gpr_off, deadline_ns),
+		                                      wcq, NULL);
+		grpc_completion_queue_next(wcq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+	}
+	grpc_completion_queue_shutdown(wcq);
+	cq_drain(wcq);
+	grpc_completion_queue_destroy(wcq);
+	return st;
+}
+
+static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
+                     struct tr_conn **out, struct tr_err *err)
+{
+	uint64_t start_ns = now_ns();
+	grpc_arg args[] = {
+		{GRPC_ARG_INTEGER, (char *)"tfgb.connection",
+		 {.integer = (int)(atomic_fetch_add(&g_conn_serial, 1) & 0x7fffffff)}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, {.integer = 1}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = -1}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}},
+		/* the retry filter would hold a copy of every request */
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ENABLE_RETRIES, {.integer = 0}},
+		/* notice a server that starts a little after its workers */
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, {.integer = 100}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, {.integer = 100}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, {.integer = 1000}},
+	};
+	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
+	grpc_channel_credentials *creds;
+	grpc_connectivity_state st;
+	struct tr_conn *k;
+
+	if (c->nconn == c->capconn) {
+		size_t cap = c->capconn ? 2 * c->capconn : 8;
+		struct tr_conn **v = realloc(c->conn, cap * sizeof *v);
+		if (!v)
+			goto nomem;
+		c->conn = v;
+		c->capconn = cap;
+	}
+	k = calloc(1, sizeof *k);
+	if (!k)
+		goto nomem;
+	k->c = c;
+	format_target(addr, k->target, sizeof k->target);
+	creds = grpc_insecure_credentials_create();
+	k->ch = grpc_channel_create(k->target, creds, &chargs);
+	grpc_channel_credentials_release(creds);
+	for (int m = TR_ECHO; m < NMETHODS; m++)
+		k->method[m] = grpc_channel_register_call(k->ch, tr_method_path(m), NULL, NULL);
+	c->conn[c->nconn++] = k;
+
+	st = wait_ready(c, k->ch, deadline_ns);
+	if (st != GRPC_CHANNEL_READY) {
+		char within[32];
+		uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
+		opt_format_duration(ms * 1000000, within, sizeof within);
+		snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s",
+		         k->target, within, state_text(st));
+		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
+	}
+	*out = k;
+	return 0;
+nomem:
+	snprintf(err->msg, sizeof err->msg, "out of memory");
+	return -ENOMEM;
+}
+
+static struct gcall *gcall_new(void)
+{
+	struct gcall *g = calloc(1, sizeof *g);
+
+	if (!g)
+		return NULL;
+	g->req = grpc_raw_byte_buffer_create(NULL, 0);
+	grpc_metadata_array_init(&g->md_initial);
+	grpc_metadata_array_init(&g->md_trailing);
+	g->details = grpc_empty_slice();
+	return g;
+}
+
+static int g_submit(struct tr_conn *conn, struct tr_call *call)
+{
+	struct tr_client *c = conn->c;
+	struct gcall *g = call->priv;
+	grpc_call_error e;
+
+	if (call->method < TR_ECHO || call->method >= NMETHODS)
+		return -EINVAL;
+	if (!g && !(g = call->priv = gcall_new()))
+		return -ENOMEM;
+	g->owner = call;
+	grpc_slice_buffer_reset_and_unref(&g->req->data.raw.slice_buffer);
+	for (int i = 0; i < call->iovcnt; i++)
+		bb_add(g->req, call->iov[i].iov_base, call->iov[i].iov_len);
+	g->md_initial.count = g->md_trailing.count = 0;
+	g->status = GRPC_STATUS_UNKNOWN;
+	g->resp = NULL;
+
+	/* the engine enforces its own deadlines through reap */
+	g->call = grpc_channel_create_registered_call(conn->ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
+	                                              conn->method[call->method],
+	                                              gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
+	if (!g->call)
+		return -EIO;
+	grpc_op ops[6] = {
+		{.op = GRPC_OP_SEND_INITIAL_METADATA},
+		{.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = g->req},
+		{.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT},
+		{.op = GRPC_OP_RECV_INITIAL_METADATA,
+		 .data.recv_initial_metadata.recv_initial_metadata = &g->md_initial},
+		{.op = GRPC_OP_RECV_MESSAGE, .data.recv_message.recv_message = &g->resp},
+		{.op = GRPC_OP_RECV_STATUS_ON_CLIENT,
+		 .data.recv_status_on_client = {.trailing_metadata = &g->md_trailing,
+		                                .status = &g->status,
+		                                .status_details = &g->details}},
+	};
+	e = grpc_call_start_batch(g->call, ops, 6, g, NULL);
+	if (e != GRPC_CALL_OK) {
+		grpc_call_unref(g->call);
+		g->call = NULL;
+		return -EIO;
+	}
+	g->next = &c->inflight;
+	g->prev = c->inflight.prev;
+	g->prev->next = g;
+	c->inflight.prev = g;
+	c->outstanding++;
+	return 0;
+}
+
+static void gcall_free(struct gcall *g)
+{
+	grpc_byte_buffer_destroy(g->req);
+	grpc_metadata_array_destroy(&g->md_initial);
+	grpc_metadata_array_destroy(&g->md_trailing);
+	grpc_slice_unref(g->details);
+	free(g);
+}
+
+/* Takes a finished call off the in-flight list and releases what this call
+ * (not the tr_call) holds; frees an orphan. */
+static void gcall_finish(struct tr_client *c, struct gcall *g)
+{
+	g->prev->next = g->next;
+	g->next->prev = g->prev;
+	g->prev = g->next = NULL;
+	c->outstanding--;
+	if (g->resp) {
+		grpc_byte_buffer_destroy(g->resp);
+		g->resp = NULL;
+	}
+	grpc_slice_unref(g->details);
+	g->details = grpc_empty_slice();
+	grpc_call_unref(g->call);
+	g->call = NULL;
+	if (g->orphaned)
+		gcall_free(g);
+}
+
+static void copy_reply(grpc_byte_buffer *bb, void *dst, size_t cap)
+{
+	grpc_byte_buffer_reader rd;
+	grpc_slice *s;
+	size_t got = 0;
+
+	if (!grpc_byte_buffer_reader_init(&rd, bb))
+		return;
+	while (got < cap && grpc_byte_buffer_reader_peek(&rd, &s)) {
+		size_t n = GRPC_SLICE_LENGTH(*s);
+		if (n > cap - got)
+			n = cap - got;
+		memcpy((char *)dst + got, GRPC_SLICE_START_PTR(*s), n);
+		got += n;
+	}
+	grpc_byte_buffer_reader_destroy(&rd);
+}
+
+static int g_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns)
+{
+	gpr_timespec dl = to_gpr(c->gpr_off, deadline_ns);
+	int n = 0;
+
+	while (n < max) {
+		grpc_event ev;
+		struct tr_call *call;
+		struct gcall *g;
+
+		/* after the first completion, collect only what is already there */
+		if (n > 0 && c->outstanding == 0)
+			break;
+		ev = grpc_completion_queue_next(c->cq, n ? gpr_inf_past(GPR_CLOCK_MONOTONIC) : dl, NULL);
+		if (ev.type == GRPC_QUEUE_TIMEOUT)
+			break;
+		if (ev.type == GRPC_QUEUE_SHUTDOWN)
+			return n ? n : -ESHUTDOWN;
+		g = ev.tag;
+		call = g->owner;
+		if (g->orphaned) {
+			gcall_finish(c, g);
+			continue;
+		}
+		call->status = g->status;
+		if (!ev.success && call->status == GRPC_STATUS_OK)
+			call->status = TR_UNAVAILABLE;
+		call->resp_len = g->resp ? grpc_byte_buffer_length(g->resp) : 0;
+		if (g->resp && call->resp_buf && call->resp_cap)
+			copy_reply(g->resp, call->resp_buf, call->resp_cap);
+		gcall_finish(c, g);
+		done[n++] = call;
+	}
+	return n;
+}
+
+static void g_client_close(struct tr_client *c)
+{
+	if (!c)
+		return;
+	/* cancel what is in flight and wait for each call's completion */
+	for (struct gcall *g = c->inflight.next; g != &c->inflight; g = g->next)
+		grpc_call_cancel(g->call, NULL);
+	while (c->outstanding > 0) {
+		grpc_event ev = grpc_completion_queue_next(c->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC),
+		                                           NULL);
+		if (ev.type != GRPC_OP_COMPLETE)
+			break;
+		struct gcall *g = ev.tag;
+		if (!g->orphaned)
+			g->owner->status = TR_CANCELLED;
+		gcall_finish(c, g);
+	}
+	for (size_t i = 0; i < c->nconn; i++) {
+		grpc_channel_destroy(c->conn[i]->ch);
+		free(c->conn[i]);
+	}
+	free(c->conn);
+	grpc_completion_queue_shutdown(c->cq);
+	cq_drain(c->cq);
+	grpc_completion_queue_destroy(c->cq);
+	free(c);
+}
+
+/* A call still in flight is cancelled and left to its client, which frees
+ * its state when the completion arrives (reap or client_close). */
+static void g_call_release(struct tr_call *call)
+{
+	struct gcall *g = call->priv;
+
+	call->priv = NULL;
+	if (!g)
+		return;
+	if (g->call) {
+		g->orphaned = 1;
+		g->owner = NULL;
+		grpc_call_cancel(g->call, NULL);
+		return;
+	}
+	gcall_free(g);
+}
+
+/* ---- server ------------------------------------------------------------ */
+
+/* Requests kept outstanding per registered method per completion queue;
+ * more calls than that wait inside gRPC until a slot is free again. */
+#define SRV_DEPTH 8
+
+/* EchoTensor and AckTensor (serialized mode) are not built yet: they are not
+ * registered, so they reach the unregistered request and get UNIMPLEMENTED. */
+enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_NREG, SRV_UNKNOWN = SRV_NREG };
+static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL};
+
+/* One outstanding request and, once it arrives, its reply. */
+struct srv_slot {
+	struct srv_q *q;
+	int kind;                   /* SRV_ECHO .. SRV_UNKNOWN */
+	int replying;               /* 0: requested, 1: reply batch started */
+	grpc_call *call;
+	gpr_timespec deadline;
+	grpc_metadata_array md;
+	grpc_call_details details;  /* SRV_UNKNOWN only */
+	grpc_byte_buffer *req;      /* the request, read with the call */
+	grpc_byte_buffer *reply;    /* reused for Ack and Pull replies */
+	grpc_slice status_msg;
+	unsigned char ack[8];
+	int cancelled;
+};
+
+struct srv_q {
+	struct srv *s;
+	grpc_completion_queue *cq;
+	pthread_t thread;
+	int thread_started;
+	pthread_mutex_t lock;       /* orders requests against `stopping` */
+	int stopping;
+	struct srv_slot *slot;
+	int nslot;
+};
+
+struct srv {
+	grpc_server *server;
+	void *method[SRV_NREG];
+	uint64_t max_message;
+	struct srv_q *q;
+	pthread_mutex_t pull_lock;
+	_Atomic(unsigned char *) pull; /* max_message pattern bytes, made on the first Pull */
+};
+
+static void srv_request(struct srv_slot *sl)
+{
+	struct srv_q *q = sl->q;
+	struct srv *s = q->s;
+
+	pthread_mutex_lock(&q->lock);
+	if (!q->stopping) {
+		sl->replying = 0;
+		if (sl->kind == SRV_UNKNOWN)
+			grpc_server_request_call(s->server, &sl->call, &sl->details, &sl->md, q->cq, q->cq,
+			                         sl);
+		else
+			grpc_server_request_registered_call(s->server, s->method[sl->kind], &sl->call,
+			                                    &sl->deadline, &sl->md, &sl->req, q->cq,
+			                                    q->cq, sl);
+	}
+	pthread_mutex_unlock(&q->lock);
+}
+
+/* Releases what one call held; the slot stays ready for the next request. */
+static void srv_release(struct srv_slot *sl)
+{
+	if (sl->req) {
+		grpc_byte_buffer_destroy(sl->req);
+		sl->req = NULL;
+	}
+	if (sl->call) {
+		grpc_call_unref(sl->call);
+		sl->call = NULL;
+	}
+	grpc_metadata_array_destroy(&sl->md);
+	grpc_metadata_array_init(&sl->md);
+	if (sl->kind == SRV_UNKNOWN) {
+		grpc_call_details_destroy(&sl->details);
+		grpc_call_details_init(&sl->details);
+	}
+}
+
+/* The Pull pattern: payload_pattern(seed 0, buffer 0), max_message bytes,
+ * made once; NULL if out of memory. */
+static const unsigned char *srv_pull_bytes(struct srv *s)
+{
+	unsigned char *p = atomic_load_explicit(&s->pull, memory_order_acquire);
+
+	if (p)
+		return p;
+	pthread_mutex_lock(&s->pull_lock);
+	p = atomic_load_explicit(&s->pull, memory_order_relaxed);
+	if (!p && (p = malloc(s->max_message))) {
+		payload_pattern(0, 0, 0, p, s->max_message);
+		atomic_store_explicit(&s->pull, p, memory_order_release);
+	}
+	pthread_mutex_unlock(&s->pull_lock);
+	return p;
+}
+
+static grpc_byte_buffer *srv_reply_bytes(struct srv_slot *sl, const void *base, size_t len)
+{
+	if (!sl->reply)
+		sl->reply = grpc_raw_byte_buffer_create(NULL, 0);
+	grpc_slice_buffer_reset_and_unref(&sl->reply->data.raw.slice_buffer);
+	bb_add(sl->reply, base, len);
+	return sl->reply;
+}
+
+static int read_u64be(grpc_byte_buffer *bb, uint64_t *out)
+{
+	grpc_byte_buffer_reader rd;
+	unsigned char b[8];
+	grpc_slice *s;
+	size_t got = 0;
+
+	if (grpc_byte_buffer_length(bb) != 8 || !grpc_byte_buffer_reader_init(&rd, bb))
+		return -1;
+	while (got < 8 && grpc_byte_buffer_reader_peek(&rd, &s)) {
+		size_t n = GRPC_SLICE_LENGTH(*s) < 8 - got ? GRPC_SLICE_LENGTH(*s) : 8 - got;
+		memcpy(b + got, GRPC_SLICE_START_PTR(*s), n);
+		got += n;
+	}
+	grpc_byte_buffer_reader_destroy(&rd);
+	*out = 0;
+	for (int i = 0; i < 8; i++)
+		*out = *out << 8 | b[i];
+	return got == 8 ? 0 : -1;
+}
+
+/* Answers a call that just arrived: one batch of up to four ops. */
+static void srv_reply(struct srv_slot *sl)
+{
+	struct srv *s = sl->q->s;
+	grpc_status_code st = GRPC_STATUS_OK;
+	grpc_byte_buffer *out = NULL;
+	const char *msg = NULL;
+	uint64_t n;
+	size_t nops = 0;
+	grpc_op ops[4];
+
+	switch (sl->kind) {
+	case SRV_ECHO:
+		if (!sl->req) {
+			st = GRPC_STATUS_INVALID_ARGUMENT;
+			msg = "Echo takes one request message";
+		} else {
+			out = sl->req; /* the received bytes themselves */
+		}
+		break;
+	case SRV_ACK:
+		if (!sl->req) {
+			st = GRPC_STATUS_INVALID_ARGUMENT;
+			msg = "Ack takes one request message";
+			break;
+		}
+		n = grpc_byte_buffer_length(sl->req);
+		for (int i = 7; i >= 0; i--, n >>= 8)
+			sl->ack[i] = (unsigned char)n;
+		out = srv_reply_bytes(sl, sl->ack, 8);
+		break;
+	case SRV_PULL: {
+		const unsigned char *p;
+		if (!sl->req || read_u64be(sl->req, &n) < 0) {
+			st = GRPC_STATUS_INVALID_ARGUMENT;
+			msg = "Pull takes exactly 8 bytes: the reply length, big-endian";
+		} else if (n > s->max_message) {
+			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+			msg = "Pull asks for more than the server's max_message";
+		} else if (!(p = srv_pull_bytes(s))) {
+			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
+			msg = "server out of memory for the Pull pattern";
+		} else {
+			out = srv_reply_bytes(sl, p, n);
+		}
+		break;
+	}
+	default:
+		st = GRPC_STATUS_UNIMPLEMENTED;
+		msg = "method not implemented by tfgb serve";
+		break;
+	}
+	sl->status_msg = msg ? grpc_slice_from_static_string(msg) : grpc_empty_slice();
+	memset(ops, 0, sizeof ops);
+	ops[nops++].op = GRPC_OP_SEND_INITIAL_METADATA;
+	if (out) {
+		ops[nops].op = GRPC_OP_SEND_MESSAGE;
+		ops[nops++].data.send_message.send_message = out;
+	}
+	ops[nops].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	ops[nops].data.send_status_from_server.status = st;
+	ops[nops++].data.send_status_from_server.status_details = msg ? &sl->status_msg : NULL;
+	ops[nops].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
+	ops[nops++].data.recv_close_on_server.cancelled = &sl->cancelled;
+	if (grpc_call_start_batch(sl->call, ops, nops, sl, NULL) != GRPC_CALL_OK) {
+		srv_release(sl);
+		srv_request(sl);
+		return;
+	}
+	sl->replying = 1;
+}
+
+static void *srv_thread(void *arg)
+{
+	struct srv_q *q = arg;
+
+	for (;;) {
+		grpc_event ev = grpc_completion_queue_next(q->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC),
+		                                           NULL);
+		struct srv_slot *sl;
+
+		if (ev.type == GRPC_QUEUE_SHUTDOWN)
+			break;
+		if (ev.type != GRPC_OP_COMPLETE)
+			continue;
+		sl = ev.tag;
+		if (!sl->replying && ev.success) {
+			srv_reply(sl);
+		} else {
+			/* reply sent, or the request failed (server shutting down) */
+			srv_release(sl);
+			srv_request(sl);
+		}
+	}
+	return NULL;
+}
+
+static int srv_slots_make(struct srv_q *q, int with_unknown)
+{
+	q->nslot = SRV_NREG * SRV_DEPTH + !!with_unknown;
+	q->slot = calloc((size_t)q->nslot, sizeof *q->slot);
+	if (!q->slot)
+		return -ENOMEM;
+	for (int i = 0; i < q->nslot; i++) {
+		struct srv_slot *sl = &q->slot[i];
+		sl->q = q;
+		sl->kind = i < SRV_NREG * SRV_DEPTH ? i % SRV_NREG : SRV_UNKNOWN;
+		grpc_metadata_array_init(&sl->md);
+		grpc_call_details_init(&sl->details);
+	}
+	return 0;
+}
+
+static void srv_slots_free(struct srv_q *q)
+{
+	for (int i = 0; i < q->nslot; i++) {
+		struct srv_slot *sl = &q->slot[i];
+		srv_release(sl);
+		grpc_metadata_array_destroy(&sl->md);
+		grpc_call_details_destroy(&sl->details);
+		if (sl->reply)
+			grpc_byte_buffer_destroy(sl->reply);
+	}
+	free(q->slot);
+	q->slot = NULL;
+	q->nslot = 0;
+}
+
+/* Waits on the shutdown queue until the server's shutdown tag arrives or
+ * `ms` pass (-1: forever).  Returns 1 when it arrived. */
+static int srv_wait_shutdown(grpc_completion_queue *cq, int ms)
+{
+	gpr_timespec dl = ms < 0 ? gpr_inf_future(GPR_CLOCK_MONOTONIC)
+	                         : gpr_time_add(gpr_now(GPR_CLOCK_MONOTONIC),
+	                                        gpr_time_from_millis(ms, GPR_TIMESPAN));
+	return grpc_completion_queue_next(cq, dl, NULL).type == GRPC_OP_COMPLETE;
+}
+
+static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
+{
+	grpc_arg args[] = {
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
+		 {.integer = (int)cfg->max_message}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}},
+		/* a second server on a port in use must fail, not share it */
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ALLOW_REUSEPORT, {.integer = 0}},
+	};
+	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
+	grpc_server_credentials *creds;
+	grpc_completion_queue *shutdown_cq;
+	struct srv s = {.max_message = cfg->max_message};
+	int rc = 0, nq = cfg->threads > 0 ? cfg->threads : 1;
+
+	(void)ctx;
+	if (cfg->max_message == 0 || cfg->max_message > INT32_MAX) {
+		snprintf(err->msg, sizeof err->msg, "max_message must be in [1B, 2GiB)");
+		return -EINVAL;
+	}
+	pthread_mutex_init(&s.pull_lock, NULL);
+	s.q = calloc((size_t)nq, sizeof *s.q);
+	if (!s.q) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		pthread_mutex_destroy(&s.pull_lock);
+		return -ENOMEM;
+	}
+	s.server = grpc_server_create(&chargs, NULL);
+	shutdown_cq = grpc_completion_queue_create_for_next(NULL);
+	grpc_server_register_completion_queue(s.server, shutdown_cq, NULL);
+	for (int i = 0; i < nq; i++) {
+		s.q[i].s = &s;
+		s.q[i].cq = grpc_completion_queue_create_for_next(NULL);
+		pthread_mutex_init(&s.q[i].lock, NULL);
+		grpc_server_register_completion_queue(s.server, s.q[i].cq, NULL);
+	}
+	for (int k = 0; k < SRV_NREG; k++)
+		s.method[k] = grpc_server_register_method(s.server, tr_method_path(srv_method[k]), NULL,
+		                                          GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
+
+	creds = grpc_insecure_server_credentials_create();
+	atomic_store(&g_log_quiet, !cfg->verbose);
+	for (size_t i = 0; i < cfg->naddrs && rc == 0; i++) {
+		char target[TARGET_MAX];
+		format_target(&cfg->addrs[i], target, sizeof target);
+		if (grpc_server_add_http2_port(s.server, target, creds) == 0) {
+			snprintf(err->msg, sizeof err->msg,
+			         "cannot listen on '%s': address in use or not local", target);
+			rc = -EADDRINUSE;
+		}
+	}
+	atomic_store(&g_log_quiet, 0);
+	grpc_server_credentials_release(creds);
+
+	/* a queue's requests start once its thread runs: a call never waits on
+	 * a queue nobody polls */
+	if (rc == 0) {
+		grpc_server_start(s.server);
+		for (int i = 0; i < nq && rc == 0; i++) {
+			if (srv_slots_make(&s.q[i], i == 0) < 0) {
+				snprintf(err->msg, sizeof err->msg, "out of memory");
+				rc = -ENOMEM;
+			} else if (pthread_create(&s.q[i].thread, NULL, srv_thread, &s.q[i]) != 0) {
+				snprintf(err->msg, sizeof err->msg, "cannot start %d server threads", nq);
+				rc = -EAGAIN;
+			} else {
+				s.q[i].thread_started = 1;
+				for (int j = 0; j < s.q[i].nslot; j++)
+					srv_request(&s.q[i].slot[j]);
+			}
+		}
+	}
+	if (rc == 0) {
+		if (cfg->ready)
+			cfg->ready(cfg->ready_arg);
+		while (!*cfg->stop) {
+			struct timespec tick = {0, 100 * 1000000};
+			nanosleep(&tick, NULL);
+		}
+	}
+
+	/* stop (also after a failed start, which may have bound some ports): no
+	 * new requests, a second for calls in flight, then cancel the rest */
+	for (int i = 0; i < nq; i++) {
+		pthread_mutex_lock(&s.q[i].lock);
+		s.q[i].stopping = 1;
+		pthread_mutex_unlock(&s.q[i].lock);
+	}
+	grpc_server_shutdown_and_notify(s.server, shutdown_cq, NULL);
+	if (!srv_wait_shutdown(shutdown_cq, 1000)) {
+		grpc_server_cancel_all_calls(s.server);
+		srv_wait_shutdown(shutdown_cq, -1);
+	}
+	for (int i = 0; i < nq; i++)
+		grpc_completion_queue_shutdown(s.q[i].cq);
+	for (int i = 0; i < nq; i++)
+		if (s.q[i].thread_started)
+			pthread_join(s.q[i].thread, NULL);
+	grpc_server_destroy(s.server);
+	for (int i = 0; i < nq; i++) {
+		if (!s.q[i].thread_started)
+			cq_drain(s.q[i].cq);
+		grpc_completion_queue_destroy(s.q[i].cq);
+		srv_slots_free(&s.q[i]);
+		pthread_mutex_destroy(&s.q[i].lock);
+	}
+	grpc_completion_queue_shutdown(shutdown_cq);
+	cq_drain(shutdown_cq);
+	grpc_completion_queue_destroy(shutdown_cq);
+	free(s.q);
+	free(atomic_load(&s.pull));
+	pthread_mutex_destroy(&s.pull_lock);
+	return rc;
+}
+
+const struct tr_ops tr_grpc_ops = {
+	.name = "grpc",
+	.size = sizeof(struct tr_ops),
+	.caps = TR_CAP_SERVER | TR_CAP_CLIENT,
+	.init = g_init,
+	.fini = g_fini,
+	.version = g_version,
+	.serve = g_serve,
+	.client_open = g_client_open,
+	.client_close = g_client_close,
+	.connect = g_connect,
+	.submit = g_submit,
+	.reap = g_reap,
+	.call_release = g_call_release,
+};

@@ -1,0 +1,81 @@
+#!/bin/sh
+# t_interop_server.sh - the python3-grpcio server of WIRE.md
+# (tests/interop/wire_server.py) against the independent python client, so
+# that both sides of the interop tests are known to follow the contract
+# before tfgb's own worker is pointed at the server.
+# Run from the top of the tree; exit 0 pass, 77 skip (reason on the last
+# line), anything else fail.
+PY=/usr/bin/python3
+MAXMSG=1048576
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_interop_server.XXXXXX") || exit 1
+srv=""
+cleanup() {
+	if [ -n "$srv" ] && kill -0 "$srv" 2>/dev/null; then
+		kill -TERM "$srv" 2>/dev/null
+		i=0
+		while kill -0 "$srv" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+		kill -KILL "$srv" 2>/dev/null
+		wait "$srv" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 1' HUP INT TERM
+
+fail() {
+	echo "FAIL: $*"
+	if [ -s "$tmp/err" ]; then sed 's/^/    server: /' "$tmp/err"; fi
+	exit 1
+}
+
+if ! "$PY" -c 'import grpc' 2>/dev/null; then
+	echo "skip: $PY cannot import grpc (Debian package python3-grpcio)"
+	exit 77
+fi
+
+# start_server PORT: 0 when ready, 1 when it exited, 2 on timeout
+start_server() {
+	"$PY" tests/interop/wire_server.py --max-message $MAXMSG "$1" >"$tmp/out" 2>"$tmp/err" &
+	srv=$!
+	i=0
+	while [ $i -lt 150 ]; do
+		if grep -q '^ready$' "$tmp/out"; then return 0; fi
+		if ! kill -0 "$srv" 2>/dev/null; then
+			wait "$srv"; srv=""
+			return 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 2
+}
+
+base=$((51100 + $$ % 1000))
+port=$base
+while :; do
+	start_server $port
+	case $? in
+	0) break ;;
+	2) fail "wire_server.py on port $port not ready within 15s" ;;
+	esac
+	grep -q "cannot listen on '127.0.0.1:$port'" "$tmp/err" ||
+		fail "wire_server.py exited before it was ready"
+	port=$((port + 1))
+	[ $port -le $((base + 20)) ] || fail "no free port in $base..$((base + 20))"
+done
+echo "wire_server.py pid $srv on 127.0.0.1:$port"
+
+"$PY" tests/interop/wire_client.py --port $port --max-message $MAXMSG --tensors check ||
+	fail "wire checks against wire_server.py"
+
+kill -TERM "$srv"
+i=0
+while kill -0 "$srv" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+kill -0 "$srv" 2>/dev/null && fail "wire_server.py still running 5s after SIGTERM"
+wait "$srv"
+rc=$?
+srv=""
+[ $rc = 0 ] || fail "wire_server.py exit status $rc after SIGTERM, want 0"
+echo "ok: SIGTERM stops wire_server.py with status 0"
+echo "pass"
