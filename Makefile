@@ -68,7 +68,7 @@ deps:
 # Builds, then runs the default job of conf/tfgb.ini on this machine.
 run: deps
 	$(MAKE) tfgb
-	./tfgb genpayload -c conf/tfgb.ini
+	./tfgb latency -c conf/tfgb.ini
 
 # Builds and runs every test: Check unit tests, then the shell tests.
 check: deps

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,11 +84,12 @@ int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms)
 	return up;
 }
 
-int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
-                        char *err, size_t errlen)
+int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_id,
+                  struct cluster_child *c, char *err, size_t errlen)
 {
 	char *text = job_ini_string(j);
-	char jobpath[64], task[16], fdnum[16];
+	char jobpath[64], task[16], fdnum[16], runid[24];
+	const char *role = strcmp(cmd, "serve") ? "worker" : "PS";
 	int pfd[2] = {-1, -1}, mfd = -1, rc = 0;
 	size_t len;
 	pid_t parent = getpid(), pid;
@@ -95,7 +97,10 @@ int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
 	c->pid = 0;
 	c->ready_fd = -1;
 	c->index = index;
-	cluster_ps_addr(j, index, &c->addr);
+	memset(&c->addr, 0, sizeof c->addr);
+	if (!strcmp(cmd, "serve"))
+		cluster_ps_addr(j, index, &c->addr);
+	snprintf(runid, sizeof runid, "%016llx", (unsigned long long)run_id);
 	if (!text) {
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
@@ -105,12 +110,12 @@ int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
 	len = strlen(text);
 	if (mfd < 0 || write(mfd, text, len) != (ssize_t)len) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot pass the job to PS %d: %s", index, strerror(errno));
+		snprintf(err, errlen, "cannot pass the job to %s %d: %s", role, index, strerror(errno));
 		goto out;
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot create a pipe for PS %d: %s", index, strerror(errno));
+		snprintf(err, errlen, "cannot create a pipe for %s %d: %s", role, index, strerror(errno));
 		goto out;
 	}
 	snprintf(jobpath, sizeof jobpath, "/proc/self/fd/%d", mfd);
@@ -120,7 +125,7 @@ int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot start PS %d: fork: %s", index, strerror(errno));
+		snprintf(err, errlen, "cannot start %s %d: fork: %s", role, index, strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {
@@ -132,9 +137,11 @@ int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
 			_exit(1);
 		fcntl(pfd[1], F_SETFD, 0);
 		setenv("TFGB_READY_FD", fdnum, 1);
-		execl("/proc/self/exe", "tfgb", "serve", "-c", jobpath, "--task", task, "-q",
+		if (run_id)
+			setenv("TFGB_RUN_ID", runid, 1);
+		execl("/proc/self/exe", "tfgb", cmd, "-c", jobpath, "--task", task, "-q",
 		      "-s", "output.file=", (char *)NULL);
-		fprintf(stderr, "tfgb: serve: cannot execute /proc/self/exe: %s\n", strerror(errno));
+		fprintf(stderr, "tfgb: %s: cannot execute /proc/self/exe: %s\n", cmd, strerror(errno));
 		_exit(1);
 	}
 	setpgid(pid, pid); /* also here, so that it holds before the child runs */
@@ -242,4 +249,121 @@ void cluster_stop(struct cluster_child *c, int timeout_ms)
 	kill(c->pid, SIGKILL);
 	waitpid(c->pid, &status, 0);
 	c->pid = 0;
+}
+
+int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
+                        char *err, size_t errlen)
+{
+	return cluster_spawn(j, "serve", index, 0, c, err, errlen);
+}
+
+void cluster_control_addr(const struct job *j, struct opt_hostport *out)
+{
+	if (j->control.n) {
+		*out = j->control.v[0];
+		return;
+	}
+	cluster_ps_addr(j, 0, out);
+	out->port = (uint16_t)(out->port - 1);
+}
+
+/* Launchers and the variables that carry a process's rank and the count. */
+static const struct {
+	const char *name, *rank, *size;
+} launchers[] = {
+	{"slurm", "SLURM_PROCID", "SLURM_NTASKS"},
+	{"open mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
+	{"pmix", "PMIX_RANK", NULL},
+	{"pmi", "PMI_RANK", "PMI_SIZE"},
+};
+
+static int env_int(const char *name, long max, long *out)
+{
+	const char *v = name ? getenv(name) : NULL;
+	int64_t x;
+
+	if (!v || !*v)
+		return 0;
+	if (opt_parse_int(v, &x) < 0 || x < 0 || x > max)
+		return -1;
+	*out = (long)x;
+	return 1;
+}
+
+int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen)
+{
+	r->index = -1;
+	r->size = -1;
+	r->source = NULL;
+	if (task >= 0) {
+		r->index = task;
+		r->source = "--task";
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
+		long idx, size;
+		int got = env_int(launchers[i].rank, 65535, &idx);
+		if (got == 0)
+			continue;
+		if (got < 0) {
+			snprintf(err, errlen, "environment variable %s is not a rank in [0, 65535]",
+			         launchers[i].rank);
+			return -1;
+		}
+		r->index = (int)idx;
+		r->source = launchers[i].rank;
+		got = env_int(launchers[i].size, 65536, &size);
+		if (got < 0) {
+			snprintf(err, errlen, "environment variable %s is not a count in [1, 65536]",
+			         launchers[i].size);
+			return -1;
+		}
+		if (got > 0)
+			r->size = (int)size;
+		return 0;
+	}
+	return 0;
+}
+
+uint64_t cluster_run_id(const char *job_text)
+{
+	/* FNV-1a over the job and whatever names this launch, so that every
+	 * worker of one launch computes the same id and the next launch another */
+	static const char *const ids[] = {"TFGB_RUN_ID", "SLURM_JOB_ID", "SLURM_STEP_ID",
+	                                  "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", NULL};
+	uint64_t h = 0xcbf29ce484222325ull;
+	const char *v = getenv("TFGB_RUN_ID");
+	unsigned long long given;
+
+	if (v && sscanf(v, "%16llx", &given) == 1 && given)
+		return given;
+	for (const char *p = job_text; p && *p; p++)
+		h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	for (int i = 1; ids[i]; i++)
+		for (const char *p = getenv(ids[i]); p && *p; p++)
+			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+	return h ? h : 1;
+}
+
+int cluster_set_affinity(const char *cpus, char *err, size_t errlen)
+{
+	unsigned char mask[OPT_CPU_MAX / 8] = {0};
+	char why[OPT_ERR_MAX];
+	cpu_set_t set;
+
+	if (!cpus || !*cpus)
+		return 0;
+	if (opt_parse_cpulist(cpus, mask, why) < 0) {
+		snprintf(err, errlen, "CPU list '%s': %s", cpus, why);
+		return -EINVAL;
+	}
+	CPU_ZERO(&set);
+	for (int c = 0; c < OPT_CPU_MAX && c < CPU_SETSIZE; c++)
+		if (mask[c / 8] & (1u << (c % 8)))
+			CPU_SET(c, &set);
+	if (sched_setaffinity(0, sizeof set, &set) < 0) {
+		snprintf(err, errlen, "cannot run on CPUs '%s': %s", cpus, strerror(errno));
+		return -errno;
+	}
+	return 0;
 }

@@ -33,6 +33,12 @@ struct cluster_child {
 
 #define CLUSTER_ERR_MAX 512
 
+/* Starts `tfgb CMD --task index` (CMD "serve" or "throughput") with the
+ * effective job as a child, as cluster_spawn_serve does; run_id, when not 0,
+ * is passed in TFGB_RUN_ID. */
+int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_id,
+                  struct cluster_child *c, char *err, size_t errlen);
+
 /* Starts `tfgb serve --task index` with the effective job (passed through a
  * memfd, so the child runs exactly this job) as a child in its own process
  * group, killed with SIGTERM if this process dies.  Call it before any
@@ -49,5 +55,29 @@ int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
 /* Stops the child: SIGTERM, then SIGKILL after timeout_ms; reaps it.
  * Accepts a child that never started or already stopped. */
 void cluster_stop(struct cluster_child *c, int timeout_ms);
+
+/* The control service's address: [cluster] control, or PS 0's host one
+ * port below PS 0. */
+void cluster_control_addr(const struct job *j, struct opt_hostport *out);
+
+/* This process's worker rank: --task N (task >= 0), else the first launcher
+ * variable set (SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK)
+ * with its count (SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE) when known.
+ * index = -1 when none applies.  -1 with err for a malformed variable. */
+struct cluster_rank {
+	int index;
+	int size;           /* -1 when the launcher does not say */
+	const char *source; /* "--task" or the variable's name */
+};
+int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen);
+
+/* The id every worker of one launch shares: TFGB_RUN_ID when set (the
+ * one-machine launcher sets it), else a hash of the job text and of the
+ * launcher's job ids (SLURM_JOB_ID, SLURM_STEP_ID, OMPI_MCA_ess_base_jobid,
+ * PMIX_NAMESPACE). */
+uint64_t cluster_run_id(const char *job_text);
+
+/* Pins this process to a CPU list ("0-3,8"); "" or NULL leaves it free. */
+int cluster_set_affinity(const char *cpus, char *err, size_t errlen);
 
 #endif

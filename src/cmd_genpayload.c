@@ -86,17 +86,23 @@ int cmd_genpayload(struct tfgb *t)
 		tfgb_error("genpayload: out of memory for %lld buffers", (long long)t->job.iovecs);
 		return TFGB_EXIT_FAIL;
 	}
+	FILE *out = tfgb_out(t);
+
+	if (!out) {
+		payload_free(&p);
+		return TFGB_EXIT_FAIL;
+	}
 	if (t->ini) {
-		if (print_ini(t, &p, t->out) < 0) {
+		if (print_ini(t, &p, out) < 0) {
 			tfgb_error("genpayload: out of memory");
 			rc = TFGB_EXIT_FAIL;
 		}
 	} else if (t->job.format == FMT_JSON) {
-		print_json(t, &p, t->out);
+		print_json(t, &p, out);
 	} else if (t->job.format == FMT_CSV) {
-		print_csv(&p, t->out);
+		print_csv(&p, out);
 	} else {
-		print_text(t, &p, t->out);
+		print_text(t, &p, out);
 	}
 	payload_free(&p);
 	return rc;

@@ -115,15 +115,18 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	{
 		struct report r = {.benchmark = title, .command = t->cmd, .job = j, .payload = &p,
 		                   .transport_version = ops->version(), .res = &res, .ps = &addr,
-		                   .nps = 1};
-		if (report_print(&r, t->out) < 0)
+		                   .nps = 1, .inflight = cfg.inflight};
+		FILE *out = tfgb_out(t);
+		if (out && report_print(&r, out) < 0)
 			tfgb_error("%s: out of memory writing the report", t->cmd);
+		if (!out)
+			erc = 2; /* tfgb_out said why */
 	}
 	if (erc == 0)
 		rc = TFGB_EXIT_OK;
 	else if (erc == 1)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
-	else
+	else if (erc < 0)
 		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr.host, addr.port,
 		           res.err);
 	engine_result_free(&res);

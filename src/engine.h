@@ -33,6 +33,9 @@ struct engine_cfg {
 	uint64_t iterations;
 	uint64_t timeout_ns;         /* longest wait for any completion */
 	int verify_all;              /* check every echoed byte, not just first/last */
+	uint64_t rate;               /* open loop: calls per second over all conns; 0 closed */
+	int arrival;                 /* enum job_arrival */
+	uint64_t seed;               /* Poisson gaps */
 	volatile sig_atomic_t *stop; /* set by a signal: end early, mark interrupted */
 	int progress;                /* print a progress line on stderr each second */
 	const char *label;           /* "latency", for the progress line */
@@ -54,6 +57,7 @@ struct engine_result {
 	uint64_t warmup_calls;
 	uint64_t bytes;              /* payload bytes moved by measured calls */
 	uint64_t window_ns;          /* length of the measured window */
+	uint64_t offered;            /* open loop: calls due inside the window; else 0 */
 	uint64_t *conn_calls;        /* measured calls per connection (nconns) */
 	int end;                     /* enum engine_end */
 	int failed_conn;             /* connection of the failure, or -1 */

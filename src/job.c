@@ -20,6 +20,7 @@ static const char *const scheme_names[] = {"uniform", "random", "skew", "custom"
 static const char *const cat_names[] = {"small", "medium", "large", NULL};
 static const char *const format_names[] = {"text", "csv", "json", NULL};
 static const char *const rpc_names[] = {"echo", "push", "pull", NULL};
+static const char *const arrival_names[] = {"constant", "poisson", NULL};
 
 #define J(field) offsetof(struct job, field)
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
@@ -44,6 +45,12 @@ const struct opt_def job_keys[] = {
 	 .help = "measure exactly this many calls instead of a time window; 0 uses duration"},
 	{"job", "seed", OPT_INT, J(seed), "1", RANGE(0, INT64_MAX),
 	 .help = "seed of the payload layout (scheme random) and of the buffer contents"},
+	{"job", "rpc", OPT_ENUM, J(rpc), "push", .values = rpc_names,
+	 .help = "throughput: Echo the payload, push it (Ack), or pull it from the PS (Pull)"},
+	{"job", "rate", OPT_INT, J(rate), "0", RANGE(0, 10000000),
+	 .help = "throughput: calls per second per worker, sent on schedule (open loop); 0 is closed loop"},
+	{"job", "arrival", OPT_ENUM, J(arrival), "constant", .values = arrival_names,
+	 .help = "open loop only: evenly spaced calls, or a Poisson process of the same mean rate"},
 	{"job", "inflight", OPT_INT, J(inflight), "1", RANGE(1, 1024),
 	 .help = "calls kept outstanding per connection (bandwidth, throughput)"},
 	{"job", "timeout", OPT_DURATION, J(timeout_ns), "10s", RANGE(SEC / 1000, 3600 * SEC),
@@ -58,6 +65,8 @@ const struct opt_def job_keys[] = {
 	 .help = "number of parameter-server processes"},
 	{"cluster", "workers", OPT_INT, J(workers), "1", RANGE(1, 4096),
 	 .help = "number of worker processes"},
+	{"cluster", "control", OPT_HOSTPORT_LIST, J(control), "", .max_items = 1,
+	 .help = "control service of multi-process runs; empty is PS 0's host, one port below PS 0"},
 
 	{"payload", "scheme", OPT_ENUM, J(scheme), "uniform", .values = scheme_names,
 	 .help = "how iovec buffers are chosen: uniform, random, skew, or an explicit custom list"},
@@ -94,16 +103,23 @@ const struct opt_def job_keys[] = {
 	{"server", "threads", OPT_INT, J(threads), "0", RANGE(0, 256),
 	 .help = "server completion-queue threads; 0 is one per online CPU"},
 
+	{"affinity", "ps_cpus", OPT_STRING, J(ps_cpus), "",
+	 .help = "list of CPUs the PS processes may run on, like 0-3,8; empty is any"},
+	{"affinity", "worker_cpus", OPT_STRING, J(worker_cpus), "",
+	 .help = "list of CPUs the worker processes may run on; empty is any"},
+
 	{0},
 };
 
-static const char *const section_names[] = {"job", "cluster", "payload", "output", "server", NULL};
+static const char *const section_names[] = {"job", "cluster", "payload", "output", "server",
+                                             "affinity", NULL};
 
 const char *job_mode_name(int m) { return mode_names[m]; }
 const char *job_transport_name(int t) { return transport_names[t]; }
 const char *job_scheme_name(int s) { return scheme_names[s]; }
 const char *job_cat_name(int c) { return cat_names[c]; }
 const char *job_rpc_name(int r) { return rpc_names[r]; }
+const char *job_arrival_name(int a) { return arrival_names[a]; }
 
 size_t job_key_count(void)
 {
@@ -331,7 +347,7 @@ static char *reader_next(char *str, int num, void *stream)
 					       r->file, r->line, name, section_names[at]);
 				else
 					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are "
-					       "[job], [cluster], [payload], [output], [server]",
+					       "[job], [cluster], [payload], [output], [server], [affinity]",
 					       r->file, r->line, name);
 				r->failed = 1;
 				r->fail_line = r->line;
@@ -351,7 +367,7 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 0;
 	if (!*section) {
 		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under [job], "
-		       "[cluster], [payload], [output] or [server]", r->file, r->line, name);
+		       "[cluster], [payload], [output], [server] or [affinity]", r->file, r->line, name);
 		r->failed = 1;
 		r->fail_line = r->line;
 		return 0;
@@ -629,6 +645,12 @@ int job_validate(struct job *j, struct job_err *err)
 	if (j->ps.n == 1 && j->ps.v[0].port + j->ps_count - 1 > 65535)
 		return key_err(j, err, "cluster", "ps_count",
 		               "consecutive ports from %u would pass 65535", j->ps.v[0].port);
+	for (int k = 0; k < 2; k++) {
+		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
+		char why[OPT_ERR_MAX];
+		if (v && *v && opt_parse_cpulist(v, NULL, why) < 0)
+			return key_err(j, err, "affinity", name, "%s", why);
+	}
 	return 0;
 }
 

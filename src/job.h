@@ -17,6 +17,7 @@
 enum job_mode { MODE_NONSERIALIZED, MODE_SERIALIZED };
 enum job_transport { TRANSPORT_GRPC, TRANSPORT_SOCKET, TRANSPORT_VERBS };
 enum job_rpc { RPC_ECHO, RPC_PUSH, RPC_PULL };
+enum job_arrival { ARRIVAL_CONSTANT, ARRIVAL_POISSON };
 enum payload_scheme { SCHEME_UNIFORM, SCHEME_RANDOM, SCHEME_SKEW, SCHEME_CUSTOM };
 /* Table 1 categories; the order is that of `categories = small, medium, large`. */
 enum payload_cat { CAT_SMALL, CAT_MEDIUM, CAT_LARGE, CAT_COUNT };
@@ -43,13 +44,14 @@ struct job_origin {
 
 struct job {
 	/* [job] */
-	int mode, transport, rpc;
+	int mode, transport, rpc, arrival;
 	uint64_t warmup_ns, duration_ns, timeout_ns;
-	int64_t iterations, seed, inflight;
+	int64_t iterations, seed, inflight, rate;
 	int verify;
 	/* [cluster] */
 	struct opt_hplist ps;
 	int64_t ps_count, workers;
+	struct opt_hplist control;
 	/* [payload] */
 	int scheme, bias;
 	int64_t iovecs;
@@ -62,6 +64,8 @@ struct job {
 	/* [server] */
 	uint64_t max_message;
 	int64_t threads;
+	/* [affinity] */
+	char *ps_cpus, *worker_cpus;
 
 	/* where each key's value came from, by key-table index */
 	struct job_origin origin[JOB_MAX_KEYS];
@@ -112,5 +116,6 @@ const char *job_transport_name(int transport);
 const char *job_scheme_name(int scheme);
 const char *job_cat_name(int cat);
 const char *job_rpc_name(int rpc);
+const char *job_arrival_name(int arrival);
 
 #endif

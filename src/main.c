@@ -285,10 +285,22 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			job_free(&t.job);
 			return TFGB_EXIT_OK;
 		}
-		if (t.job.file && *t.job.file && !(t.out = fopen(t.job.file, "w"))) {
-			tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
-			job_free(&t.job);
-			return TFGB_EXIT_FAIL;
+		/* the report file is opened when the report is written (tfgb_out),
+		 * so a failed run or a silent worker leaves no empty file behind;
+		 * an unwritable place is still refused before any work starts */
+		if (t.job.file && *t.job.file) {
+			char dir[4200], *slash;
+			snprintf(dir, sizeof dir, "%s", t.job.file);
+			slash = strrchr(dir, '/');
+			if (slash)
+				slash[slash == dir] = 0;
+			if (access(t.job.file, F_OK) == 0 ? access(t.job.file, W_OK) != 0 :
+			    access(slash ? dir : ".", W_OK | X_OK) != 0) {
+				tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
+				job_free(&t.job);
+				return TFGB_EXIT_FAIL;
+			}
+			t.out = NULL;
 		}
 	} else {
 		free(sets);

@@ -144,6 +144,46 @@ int opt_parse_duration(const char *s, uint64_t *out_ns)
 	return parse_scaled(s, time_units, out_ns);
 }
 
+int opt_parse_cpulist(const char *s, unsigned char *mask, char *why)
+{
+	const char *p = s;
+	int count = 0;
+
+	for (;;) {
+		uint64_t lo, hi;
+		const char *end;
+
+		p = skip_ws(p);
+		if (parse_u64_prefix(p, &lo, &end) < 0) {
+			snprintf(why, OPT_ERR_MAX, "not a CPU list like 0-3,8 (item %d)", count + 1);
+			return -1;
+		}
+		p = end;
+		hi = lo;
+		if (*p == '-') {
+			if (parse_u64_prefix(p + 1, &hi, &end) < 0 || hi < lo) {
+				snprintf(why, OPT_ERR_MAX, "bad CPU range in item %d", count + 1);
+				return -1;
+			}
+			p = end;
+		}
+		if (hi >= OPT_CPU_MAX) {
+			snprintf(why, OPT_ERR_MAX, "CPU numbers must be in [0, %d)", OPT_CPU_MAX);
+			return -1;
+		}
+		for (uint64_t c = lo; mask && c <= hi; c++)
+			mask[c / 8] |= (unsigned char)(1u << (c % 8));
+		count++;
+		p = skip_ws(p);
+		if (!*p)
+			return 0;
+		if (*p++ != ',') {
+			snprintf(why, OPT_ERR_MAX, "not a CPU list like 0-3,8 (after item %d)", count);
+			return -1;
+		}
+	}
+}
+
 int opt_parse_hostport(const char *s, struct opt_hostport *out)
 {
 	const char *colon, *host = s;

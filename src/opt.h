@@ -94,6 +94,12 @@ int opt_parse_duration(const char *s, uint64_t *out_ns);
 int opt_parse_int(const char *s, int64_t *out);
 int opt_parse_hostport(const char *s, struct opt_hostport *out);
 
+/* CPU lists as in cpuset(7): "0-3,8,10-11".  CPUs are < OPT_CPU_MAX.  With
+ * mask != NULL, sets bit c of mask[c / 8] for each CPU listed (the caller
+ * zeroes mask, OPT_CPU_MAX / 8 bytes).  Returns 0, or -1 with a reason. */
+#define OPT_CPU_MAX 1024
+int opt_parse_cpulist(const char *s, unsigned char *mask, char *why);
+
 /* Human form of a byte count with the largest exact binary unit: 1KiB, 10B. */
 void opt_format_size(uint64_t bytes, char *buf, size_t len);
 /* Human form of a duration with the largest exact unit: 2s, 500ms, 1m. */

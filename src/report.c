@@ -8,8 +8,12 @@
 #include "json.h"
 #include "tfgb.h"
 
-static const char *status_of(const struct engine_result *res)
+static const char *status_of(const struct report *r)
 {
+	const struct engine_result *res = r->res;
+
+	if (r->tput && r->tput->incomplete && res->end == ENGINE_DONE)
+		return "incomplete";
 	return res->end == ENGINE_DONE ? "ok" : res->end == ENGINE_INTERRUPTED ? "interrupted" :
 	       "failed";
 }
@@ -25,10 +29,11 @@ struct figures {
 	double rps, mbps, mibps;
 };
 
-static void figures_of(const struct engine_result *res, struct figures *f)
+static void figures_of(const struct report *r, struct figures *f)
 {
+	const struct engine_result *res = r->res;
 	const struct stats *s = &res->lat;
-	double bps = engine_bytes_per_s(res);
+	double bps = r->tput ? r->tput->bytes_per_s : engine_bytes_per_s(res);
 
 	f->min = s->count ? (double)s->min_ns / 1e3 : 0;
 	f->avg = stats_mean(s) / 1e3;
@@ -38,7 +43,7 @@ static void figures_of(const struct engine_result *res, struct figures *f)
 	f->p999 = (double)stats_quantile(s, 0.999) / 1e3;
 	f->max = (double)s->max_ns / 1e3;
 	f->sd = stats_stddev(s) / 1e3;
-	f->rps = engine_rate(res);
+	f->rps = r->tput ? r->tput->rps : engine_rate(res);
 	f->mbps = bps / 1e6;
 	f->mibps = bps / (1024.0 * 1024.0);
 }
@@ -58,8 +63,25 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],
 	        p->count[CAT_MEDIUM], p->count[CAT_LARGE], p->total);
 	opt_format_duration(j->warmup_ns, dur, sizeof dur);
-	fprintf(f, "# warm-up %s (%" PRIu64 " calls), measured %.3fs, inflight %" PRId64 "\n",
-	        dur, res->warmup_calls, (double)res->window_ns / 1e9, j->inflight);
+	fprintf(f, "# warm-up %s (%" PRIu64 " calls), measured %.3fs, inflight %d\n",
+	        dur, res->warmup_calls, (double)res->window_ns / 1e9, r->inflight);
+	if (r->tput) {
+		const struct report_tput *tp = r->tput;
+		fprintf(f, "# %u PS x %u workers (%u reported), rpc %s", tp->nps, tp->workers,
+		        tp->reported, job_rpc_name(j->rpc));
+		if (tp->offered_rps > 0)
+			fprintf(f, ", open loop %s: offered %.1f rpc/s, achieved %.1f rpc/s",
+			        job_arrival_name(j->arrival), tp->offered_rps, tp->rps);
+		fprintf(f, "\n# per-PS calls:");
+		for (uint32_t i = 0; i < tp->nps; i++)
+			fprintf(f, " %" PRIu64, tp->per_ps[i]);
+		fprintf(f, "\n# per-worker calls:");
+		for (uint32_t i = 0; i < tp->workers; i++)
+			fprintf(f, " %" PRIu64, tp->per_worker[i]);
+		fprintf(f, "\n# worker rpc/s: slowest %.1f, fastest %.1f\n", tp->rps_min, tp->rps_max);
+		if (tp->incomplete)
+			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
+	}
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
@@ -80,12 +102,12 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "benchmark,transport,mode,scheme,iovecs,bytes,inflight,warmup_s,duration_s,"
 	        "calls,errors,min_us,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,stddev_us,"
 	        "rpc_per_s,MBps,MiBps,status\n");
-	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%" PRId64 ",%.3f,%.6f,%" PRIu64 ",%" PRIu64
+	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64
 	        ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,%s\n", r->command,
 	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
-	        r->payload->n, r->payload->total, j->inflight, (double)j->warmup_ns / 1e9,
+	        r->payload->n, r->payload->total, r->inflight, (double)j->warmup_ns / 1e9,
 	        (double)res->window_ns / 1e9, res->calls, res->errors, g->min, g->avg, g->p50,
-	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps, status_of(res));
+	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps, status_of(r));
 }
 
 static int print_json(const struct report *r, const struct figures *g, FILE *f)
@@ -128,7 +150,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_u64(&w, NULL, p->buf[i].len);
 	json_arr_end(&w);
 	json_obj_end(&w);
-	json_i64(&w, "inflight", j->inflight);
+	json_i64(&w, "inflight", r->inflight);
 	json_f64(&w, "warmup_s", (double)j->warmup_ns / 1e9, 3);
 	json_f64(&w, "duration_s", (double)res->window_ns / 1e9, 6);
 	json_u64(&w, "warmup_calls", res->warmup_calls);
@@ -147,7 +169,39 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_f64(&w, "rpc_per_s", g->rps, 2);
 	json_f64(&w, "MBps", g->mbps, 3);
 	json_f64(&w, "MiBps", g->mibps, 3);
-	json_str(&w, "status", status_of(res));
+	if (r->tput) {
+		const struct report_tput *tp = r->tput;
+		json_obj_begin(&w, "throughput");
+		json_str(&w, "rpc", job_rpc_name(j->rpc));
+		json_u64(&w, "workers", tp->workers);
+		json_u64(&w, "reported", tp->reported);
+		json_u64(&w, "ps_count", tp->nps);
+		json_f64(&w, "rpc_per_s", tp->rps, 2);
+		json_f64(&w, "MBps", tp->bytes_per_s / 1e6, 3);
+		json_arr_begin(&w, "per_ps");
+		for (uint32_t i = 0; i < tp->nps; i++)
+			json_u64(&w, NULL, tp->per_ps[i]);
+		json_arr_end(&w);
+		json_arr_begin(&w, "per_worker");
+		for (uint32_t i = 0; i < tp->workers; i++)
+			json_u64(&w, NULL, tp->per_worker[i]);
+		json_arr_end(&w);
+		json_arr_begin(&w, "per_worker_rpc_per_s");
+		for (uint32_t i = 0; i < tp->workers; i++)
+			json_f64(&w, NULL, tp->worker_rps[i], 2);
+		json_arr_end(&w);
+		json_f64(&w, "worker_rpc_per_s_min", tp->rps_min, 2);
+		json_f64(&w, "worker_rpc_per_s_max", tp->rps_max, 2);
+		if (tp->offered_rps > 0) {
+			json_str(&w, "arrival", job_arrival_name(j->arrival));
+			json_f64(&w, "offered_rpc_per_s", tp->offered_rps, 2);
+		}
+		json_bool(&w, "incomplete", tp->incomplete);
+		if (tp->note)
+			json_str(&w, "note", tp->note);
+		json_obj_end(&w);
+	}
+	json_str(&w, "status", status_of(r));
 	json_bool(&w, "interrupted", res->end == ENGINE_INTERRUPTED);
 	if (res->end == ENGINE_FAILED)
 		json_str(&w, "error", res->err);
@@ -164,7 +218,7 @@ int report_print(const struct report *r, FILE *f)
 {
 	struct figures g;
 
-	figures_of(r->res, &g);
+	figures_of(r, &g);
 	switch (r->job->format) {
 	case FMT_JSON:
 		return print_json(r, &g, f);

@@ -8,6 +8,21 @@
 #include "job.h"
 #include "payload.h"
 
+/* Throughput extras: the aggregate over every worker's report. */
+struct report_tput {
+	uint32_t workers;          /* expected */
+	uint32_t reported;         /* reports received */
+	uint32_t nps;
+	const uint64_t *per_ps;    /* nps: measured calls each PS answered */
+	const uint64_t *per_worker; /* workers: measured calls of each (0 if missing) */
+	const double *worker_rps;  /* workers: each one's calls per second */
+	double rps, bytes_per_s;   /* sums over the workers */
+	double rps_min, rps_max;   /* slowest and fastest worker */
+	double offered_rps;        /* open loop: rate x workers; 0 closed loop */
+	int incomplete;            /* a process failed or did not report */
+	const char *note;          /* what is missing or failed, one line, or NULL */
+};
+
 struct report {
 	const char *benchmark;          /* "TF-gRPC-P2P-Latency" */
 	const char *command;            /* "latency" */
@@ -17,6 +32,8 @@ struct report {
 	const struct engine_result *res;
 	const struct opt_hostport *ps;  /* the PS addresses called */
 	int nps;
+	int inflight;                   /* calls outstanding per connection, as run */
+	const struct report_tput *tput; /* NULL for the point-to-point benchmarks */
 };
 
 /* Writes the report in job->format.  Returns 0, or -1 when out of memory. */

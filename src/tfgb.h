@@ -29,13 +29,17 @@ struct tfgb {
 	const char *cmd;      /* the subcommand's name */
 	struct job job;       /* valid when the command has CMD_JOB */
 	const char *job_path; /* the job file read, or NULL for built-in defaults */
-	FILE *out;            /* the report: stdout or output.file */
+	FILE *out;            /* the report: stdout, or output.file once opened */
 	int quiet, verbose;
 	int task;             /* --task N, or -1 */
 	int ini;              /* --ini */
 	int argc;             /* operands left after the options */
 	char **argv;
 };
+
+/* The report stream: stdout, or output.file opened (and truncated) on the
+ * first call.  NULL, with the error printed, if it cannot be opened. */
+FILE *tfgb_out(struct tfgb *t);
 
 /* Prints "tfgb: <message>" on stderr. */
 void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

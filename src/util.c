@@ -1,7 +1,9 @@
 /* util.c - small helpers shared by every module. */
 #include "util.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <string.h>
 #include <stdio.h>
 #include <time.h>
 
@@ -16,6 +18,13 @@ void tfgb_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
+}
+
+FILE *tfgb_out(struct tfgb *t)
+{
+	if (!t->out && !(t->out = fopen(t->job.file, "w")))
+		tfgb_error("cannot write report to '%s': %s", t->job.file, strerror(errno));
+	return t->out;
 }
 
 uint64_t now_ns(void)

@@ -1,5 +1,9 @@
 /* check_doc.c - the manual pages, conf/tfgb.ini and examples/ agree with the code.
  *
+ * Every page carries the sections of STYLE.md and @VERSION@ on its .TH line;
+ * every command page man/tfgb-<command>.1 lists exit statuses 0, 1 and 2
+ * under EXIT STATUS (as ".TP" tags) and is named in tfgb.1's SEE ALSO.
+ *
  * man/tfgb.ini.5 documents every key of job_keys[] (src/job.c) in a KEYS
  * section: one ".SS" heading per [section], then per key a ".TP" line, a
  * ".B key" line, the description and one line
@@ -23,6 +27,9 @@
 #define DOC_INI5 DOC_MAN_DIR "/tfgb.ini.5"
 #define DOC_TFGB1 DOC_MAN_DIR "/tfgb.1"
 #define DOC_GENPAYLOAD1 DOC_MAN_DIR "/tfgb-genpayload.1"
+#define DOC_SERVE1 DOC_MAN_DIR "/tfgb-serve.1"
+#define DOC_LATENCY1 DOC_MAN_DIR "/tfgb-latency.1"
+#define DOC_BANDWIDTH1 DOC_MAN_DIR "/tfgb-bandwidth.1"
 #define DOC_CONF TFGB_SRCDIR "/conf/tfgb.ini"
 #define DOC_EXAMPLES TFGB_SRCDIR "/examples"
 
@@ -35,6 +42,19 @@
 static const char *const doc_commands[] = {
 	"serve", "latency", "bandwidth", "throughput", "genpayload", "help", "version", NULL,
 };
+
+/* The command pages that must exist; any other man/tfgb-*.1 is checked too. */
+static const char *const doc_command_pages[] = {
+	DOC_SERVE1, DOC_LATENCY1, DOC_BANDWIDTH1, DOC_GENPAYLOAD1, NULL,
+};
+
+/* The sections of a section-1 page, in STYLE.md's order. */
+static const char *const doc_sect1[] = {
+	"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO", NULL,
+};
+
+/* The exit statuses every command page lists (src/tfgb.h). */
+#define DOC_EXIT_CODES 0x7u /* 0, 1 and 2 */
 
 /* One key entry of tfgb.ini(5). */
 struct doc_entry {
@@ -366,6 +386,93 @@ static int th_has_version(const char *text)
 	return 0;
 }
 
+/* The tags (0 to 9) of the ".TP" entries under the page's EXIT STATUS
+ * heading, as a bit mask: bit n for status n.  A tag is the line after .TP,
+ * plain or as the argument of .B/.I/.BR/.IR. */
+static unsigned exit_status_tags(const char *text)
+{
+	static const char *const reqs[] = {"B", "I", "BR", "IR", "RB", "RI", NULL};
+	char line[DOC_LINE_MAX], word[DOC_LINE_MAX];
+	const char *p = text, *args;
+	unsigned mask = 0;
+	int in_exit = 0, after_tp = 0;
+
+	while (next_line(&p, line, sizeof line)) {
+		int tp = after_tp;
+
+		after_tp = 0;
+		if (is_request(line, "SH", &args)) {
+			first_arg(args, word, sizeof word);
+			/* unquoted: the whole argument */
+			if (*args != '"')
+				snprintf(word, sizeof word, "%s", args);
+			in_exit = !strcmp(word, "EXIT STATUS");
+			continue;
+		}
+		if (!in_exit)
+			continue;
+		if (is_request(line, "TP", NULL)) {
+			after_tp = 1;
+			continue;
+		}
+		if (!tp)
+			continue;
+		snprintf(word, sizeof word, "%s", line);
+		for (int i = 0; line[0] == '.' && reqs[i]; i++)
+			if (is_request(line, reqs[i], &args)) {
+				first_arg(args, word, sizeof word);
+				break;
+			}
+		if (word[0] >= '0' && word[0] <= '9' && word[1] == 0)
+			mask |= 1u << (word[0] - '0');
+	}
+	return mask;
+}
+
+/* 1 if the page's SEE ALSO section names `page` as ".BR page (1)". */
+static int see_also_names(const char *text, const char *page)
+{
+	char line[DOC_LINE_MAX], word[DOC_LINE_MAX];
+	const char *p = text, *args;
+	int in_see = 0;
+
+	while (next_line(&p, line, sizeof line)) {
+		if (is_request(line, "SH", &args)) {
+			snprintf(word, sizeof word, "%s", args);
+			in_see = !strcmp(word, "SEE ALSO") || !strcmp(word, "\"SEE ALSO\"");
+			continue;
+		}
+		if (in_see && is_request(line, "BR", &args)) {
+			first_arg(args, word, sizeof word);
+			if (!strcmp(word, page))
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* Calls fn(path) for every man/tfgb-*.1; returns how many there are. */
+static int for_each_command_page(void (*fn)(const char *path, void *arg), void *arg)
+{
+	DIR *dir = opendir(DOC_MAN_DIR);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_msg(dir != NULL, "cannot open %s", DOC_MAN_DIR);
+	while ((de = readdir(dir))) {
+		size_t len = strlen(de->d_name);
+		char path[4096];
+
+		if (strncmp(de->d_name, "tfgb-", 5) || len < 8 || strcmp(de->d_name + len - 2, ".1"))
+			continue;
+		snprintf(path, sizeof path, "%s/%s", DOC_MAN_DIR, de->d_name);
+		fn(path, arg);
+		n++;
+	}
+	closedir(dir);
+	return n;
+}
+
 static void check_page(const char *path, const char *const *headings)
 {
 	char *text = slurp(path);
@@ -428,17 +535,64 @@ END_TEST
 
 START_TEST(test_doc_pages_have_sections)
 {
-	static const char *const sect1[] = {
-		"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO",
-		NULL,
-	};
 	static const char *const sect5[] = {
 		"NAME", "DESCRIPTION", "KEYS", "EXAMPLES", "SEE ALSO", NULL,
 	};
 
-	check_page(DOC_TFGB1, sect1);
-	check_page(DOC_GENPAYLOAD1, sect1);
+	check_page(DOC_TFGB1, doc_sect1);
+	for (int i = 0; doc_command_pages[i]; i++)
+		check_page(doc_command_pages[i], doc_sect1);
 	check_page(DOC_INI5, sect5);
+}
+END_TEST
+
+static void check_exit_status(const char *path, void *arg)
+{
+	char *text = slurp(path);
+	unsigned mask = exit_status_tags(text);
+
+	(void)arg;
+	ck_assert_msg((mask & DOC_EXIT_CODES) == DOC_EXIT_CODES,
+	              "%s: EXIT STATUS should list 0, 1 and 2 as .TP entries (has%s%s%s)", path,
+	              mask & 1 ? " 0" : "", mask & 2 ? " 1" : "", mask & 4 ? " 2" : "");
+	free(text);
+}
+
+START_TEST(test_doc_command_pages_list_exit_statuses)
+{
+	for (int i = 0; doc_command_pages[i]; i++) {
+		char *text = slurp(doc_command_pages[i]); /* fails if missing */
+		free(text);
+	}
+	ck_assert_int_ge(for_each_command_page(check_exit_status, NULL), 4);
+	check_exit_status(DOC_TFGB1, NULL);
+}
+END_TEST
+
+static void check_page_sections(const char *path, void *arg)
+{
+	(void)arg;
+	check_page(path, doc_sect1);
+}
+
+static void check_in_see_also(const char *path, void *arg)
+{
+	const char *tfgb1 = arg, *base = strrchr(path, '/');
+	char page[DOC_NAME_MAX];
+
+	base = base ? base + 1 : path;
+	snprintf(page, sizeof page, "%.*s", (int)(strlen(base) - 2), base);
+	ck_assert_msg(see_also_names(tfgb1, page), "man/tfgb.1's SEE ALSO does not name %s(1)",
+	              page);
+}
+
+START_TEST(test_doc_command_pages_are_linked)
+{
+	char *text = slurp(DOC_TFGB1);
+
+	for_each_command_page(check_page_sections, NULL);
+	for_each_command_page(check_in_see_also, text);
+	free(text);
 }
 END_TEST
 
@@ -486,6 +640,21 @@ START_TEST(test_doc_wrong_range_is_caught)
 	char *bad = replace_once(text, "Range: [1B, 1KiB).", "Range: [1B, 1KiB].");
 
 	ck_assert_int_eq(extra_problems(text, bad), 1);
+	free(bad);
+	free(text);
+}
+END_TEST
+
+START_TEST(test_doc_missing_exit_status_is_caught)
+{
+	char *text = slurp(DOC_LATENCY1);
+	char *bad = replace_once(text, "\n.TP\n2\n", "\n.TP\n3\n");
+	char *quoted = replace_once(text, "\n.SH EXIT STATUS\n", "\n.SH \"EXIT STATUS\"\n");
+
+	ck_assert_uint_eq(exit_status_tags(text) & DOC_EXIT_CODES, DOC_EXIT_CODES);
+	ck_assert_uint_eq(exit_status_tags(bad) & DOC_EXIT_CODES, 0x3u);
+	ck_assert_uint_eq(exit_status_tags(quoted) & DOC_EXIT_CODES, DOC_EXIT_CODES);
+	free(quoted);
 	free(bad);
 	free(text);
 }
@@ -577,6 +746,8 @@ Suite *make_doc_suite(void)
 	suite_add_tcase(s, tc_core);
 
 	tcase_add_test(tc_pages, test_doc_pages_have_sections);
+	tcase_add_test(tc_pages, test_doc_command_pages_list_exit_statuses);
+	tcase_add_test(tc_pages, test_doc_command_pages_are_linked);
 	suite_add_tcase(s, tc_pages);
 
 	tcase_add_test(tc_errors, test_doc_missing_key_is_caught);
@@ -584,6 +755,7 @@ Suite *make_doc_suite(void)
 	tcase_add_test(tc_errors, test_doc_wrong_default_is_caught);
 	tcase_add_test(tc_errors, test_doc_wrong_range_is_caught);
 	tcase_add_test(tc_errors, test_doc_misplaced_key_is_caught);
+	tcase_add_test(tc_errors, test_doc_missing_exit_status_is_caught);
 	suite_add_tcase(s, tc_errors);
 
 	tcase_add_test(tc_files, test_doc_conf_equals_defaults);

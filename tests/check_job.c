@@ -151,7 +151,8 @@ END_TEST
 
 START_TEST(test_job_table_unique)
 {
-	static const char *const sections[] = {"job", "cluster", "payload", "output", "server"};
+	static const char *const sections[] = {"job", "cluster", "payload", "output", "server",
+	                                       "affinity"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;
@@ -641,7 +642,7 @@ START_TEST(test_job_err_section)
 	                   "t.ini:3: unknown section '[clustr]'; did you mean '[cluster]'?");
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
-	                   "[payload], [output], [server]");
+	                   "[payload], [output], [server], [affinity]");
 }
 END_TEST
 
@@ -661,7 +662,7 @@ START_TEST(test_job_err_outside_section)
 {
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
-	                   "[cluster], [payload], [output] or [server]");
+	                   "[cluster], [payload], [output], [server] or [affinity]");
 }
 END_TEST
 

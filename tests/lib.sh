@@ -56,3 +56,22 @@ pids_matching() {
 		case "$c" in *"$1"*) echo "${d#/proc/}" ;; esac
 	done | grep -vx "$$" || true
 }
+
+# A base port B such that B-1 .. B+$1-1 are all free on 127.0.0.1 (the
+# control service sits one port below PS 0).
+free_ports() {
+	$PY -c 'import socket, random, sys
+n = int(sys.argv[1])
+for _ in range(200):
+    b = random.randint(20000, 60000)
+    socks = []
+    try:
+        for p in range(b - 1, b + n):
+            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
+    except OSError:
+        continue
+    finally:
+        for s in socks: s.close()
+    print(b); sys.exit(0)
+sys.exit(1)' "$1"
+}

@@ -1,0 +1,203 @@
+/* result.c - a worker's figures in a bounded, checked binary form.
+ *
+ * Layout, all integers big-endian:
+ *   u32 magic "TFGR", u32 version 1, u32 worker, i32 pid, i32 end,
+ *   u16 hostlen + host, u16 errlen + err,
+ *   u64 calls, errors, warmup_calls, bytes, window_ns, offered,
+ *   u32 nps + nps x u64 ps_calls,
+ *   u64 count, min_ns, max_ns, sum_ns, sumsq_hi, sumsq_lo,
+ *   u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing.
+ */
+#include "result.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#define RESULT_MAGIC 0x54464752u /* "TFGR" */
+#define RESULT_VERSION 1u
+
+void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
+                         uint32_t nps)
+{
+	memset(r, 0, offsetof(struct wresult, ps_calls));
+	r->worker = worker;
+	r->pid = (int32_t)getpid();
+	if (gethostname(r->host, sizeof r->host) != 0)
+		strcpy(r->host, "?");
+	r->host[sizeof r->host - 1] = 0;
+	r->end = res->end;
+	snprintf(r->err, sizeof r->err, "%.255s", res->err);
+	r->calls = res->calls;
+	r->errors = res->errors;
+	r->warmup_calls = res->warmup_calls;
+	r->bytes = res->bytes;
+	r->window_ns = res->window_ns;
+	r->offered = res->offered;
+	r->nps = nps > RESULT_PS_MAX ? RESULT_PS_MAX : nps;
+	for (uint32_t i = 0; i < r->nps; i++)
+		r->ps_calls[i] = res->conn_calls ? res->conn_calls[i] : 0;
+	r->lat = res->lat;
+}
+
+struct wbuf {
+	unsigned char *p;
+	size_t len, cap;
+	int over;
+};
+
+static void put(struct wbuf *w, uint64_t v, int bytes)
+{
+	if (w->len + (size_t)bytes > w->cap) {
+		w->over = 1;
+		return;
+	}
+	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
+		w->p[w->len + (size_t)i] = (unsigned char)v;
+	w->len += (size_t)bytes;
+}
+
+static void put_str(struct wbuf *w, const char *s, size_t max)
+{
+	size_t n = strnlen(s, max - 1);
+
+	put(w, n, 2);
+	if (w->len + n > w->cap) {
+		w->over = 1;
+		return;
+	}
+	memcpy(w->p + w->len, s, n);
+	w->len += n;
+}
+
+long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
+{
+	struct wbuf w = {buf, 0, cap, 0};
+	uint32_t nb = 0;
+
+	put(&w, RESULT_MAGIC, 4);
+	put(&w, RESULT_VERSION, 4);
+	put(&w, r->worker, 4);
+	put(&w, (uint32_t)r->pid, 4);
+	put(&w, (uint32_t)r->end, 4);
+	put_str(&w, r->host, sizeof r->host);
+	put_str(&w, r->err, sizeof r->err);
+	put(&w, r->calls, 8);
+	put(&w, r->errors, 8);
+	put(&w, r->warmup_calls, 8);
+	put(&w, r->bytes, 8);
+	put(&w, r->window_ns, 8);
+	put(&w, r->offered, 8);
+	put(&w, r->nps, 4);
+	for (uint32_t i = 0; i < r->nps && i < RESULT_PS_MAX; i++)
+		put(&w, r->ps_calls[i], 8);
+	put(&w, r->lat.count, 8);
+	put(&w, r->lat.min_ns, 8);
+	put(&w, r->lat.max_ns, 8);
+	put(&w, r->lat.sum_ns, 8);
+	put(&w, (uint64_t)(r->lat.sumsq_ns >> 64), 8);
+	put(&w, (uint64_t)r->lat.sumsq_ns, 8);
+	for (unsigned i = 0; i < STATS_BUCKETS; i++)
+		nb += r->lat.bucket[i] != 0;
+	put(&w, nb, 4);
+	for (unsigned i = 0; i < STATS_BUCKETS; i++)
+		if (r->lat.bucket[i]) {
+			put(&w, i, 4);
+			put(&w, r->lat.bucket[i], 8);
+		}
+	return w.over ? -1 : (long)w.len;
+}
+
+struct rbuf {
+	const unsigned char *p;
+	size_t len, at;
+	int bad;
+};
+
+static uint64_t get(struct rbuf *b, int bytes)
+{
+	uint64_t v = 0;
+
+	if (b->bad || b->len - b->at < (size_t)bytes) {
+		b->bad = 1;
+		return 0;
+	}
+	for (int i = 0; i < bytes; i++)
+		v = v << 8 | b->p[b->at++];
+	return v;
+}
+
+static void get_str(struct rbuf *b, char *dst, size_t max)
+{
+	size_t n = (size_t)get(b, 2);
+
+	dst[0] = 0;
+	if (b->bad || n >= max || b->len - b->at < n) {
+		b->bad = 1;
+		return;
+	}
+	memcpy(dst, b->p + b->at, n);
+	dst[n] = 0;
+	if (strlen(dst) != n)
+		b->bad = 1; /* no NUL inside */
+	b->at += n;
+}
+
+int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
+{
+	struct rbuf b = {buf, len, 0, 0};
+	uint64_t hi, lo, total = 0;
+	uint32_t nb, last = 0;
+
+	if (len > RESULT_BLOB_MAX)
+		return -1;
+	memset(r, 0, offsetof(struct wresult, ps_calls));
+	stats_init(&r->lat);
+	if (get(&b, 4) != RESULT_MAGIC || get(&b, 4) != RESULT_VERSION)
+		return -1;
+	r->worker = (uint32_t)get(&b, 4);
+	r->pid = (int32_t)get(&b, 4);
+	r->end = (int32_t)get(&b, 4);
+	if (r->end < ENGINE_DONE || r->end > ENGINE_FAILED)
+		return -1;
+	get_str(&b, r->host, sizeof r->host);
+	get_str(&b, r->err, sizeof r->err);
+	r->calls = get(&b, 8);
+	r->errors = get(&b, 8);
+	r->warmup_calls = get(&b, 8);
+	r->bytes = get(&b, 8);
+	r->window_ns = get(&b, 8);
+	r->offered = get(&b, 8);
+	r->nps = (uint32_t)get(&b, 4);
+	if (b.bad || r->nps > RESULT_PS_MAX)
+		return -1;
+	for (uint32_t i = 0; i < r->nps; i++)
+		r->ps_calls[i] = get(&b, 8);
+	r->lat.count = get(&b, 8);
+	r->lat.min_ns = get(&b, 8);
+	r->lat.max_ns = get(&b, 8);
+	r->lat.sum_ns = get(&b, 8);
+	hi = get(&b, 8);
+	lo = get(&b, 8);
+	r->lat.sumsq_ns = (unsigned __int128)hi << 64 | lo;
+	nb = (uint32_t)get(&b, 4);
+	if (b.bad || nb > STATS_BUCKETS)
+		return -1;
+	for (uint32_t k = 0; k < nb; k++) {
+		uint32_t i = (uint32_t)get(&b, 4);
+		uint64_t c = get(&b, 8);
+		if (b.bad || i >= STATS_BUCKETS || (k && i <= last) || c == 0 ||
+		    c > UINT64_MAX - total)
+			return -1;
+		r->lat.bucket[i] = c;
+		total += c;
+		last = i;
+	}
+	if (b.bad || b.at != len || total != r->lat.count)
+		return -1;
+	if (r->lat.count && r->lat.min_ns > r->lat.max_ns)
+		return -1;
+	if (!r->lat.count)
+		r->lat.min_ns = UINT64_MAX;
+	return 0;
+}

@@ -1,0 +1,47 @@
+/* result.h - one worker's figures, and their wire form for the control
+ * service.
+ *
+ * The blob is versioned and self-describing enough to be checked byte by
+ * byte: every length is bounded before it is used, so a corrupt or hostile
+ * blob is rejected, never trusted (the decoder is a fuzz target).  A blob is
+ * at most RESULT_BLOB_MAX bytes: the histogram travels sparse.
+ */
+#ifndef TFGB_RESULT_H
+#define TFGB_RESULT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "engine.h"
+#include "stats.h"
+
+#define RESULT_ERR_MAX 256
+#define RESULT_HOST_MAX 64
+#define RESULT_PS_MAX 4096
+#define RESULT_BLOB_MAX (200u << 10)
+
+struct wresult {
+	uint32_t worker;
+	int32_t pid;
+	char host[RESULT_HOST_MAX];
+	int32_t end;                 /* enum engine_end */
+	char err[RESULT_ERR_MAX];
+	uint64_t calls, errors, warmup_calls, bytes, window_ns;
+	uint64_t offered;            /* open loop: calls due in the window, else 0 */
+	uint32_t nps;
+	uint64_t ps_calls[RESULT_PS_MAX];
+	struct stats lat;
+};
+
+/* Fills r from an engine result (ps_calls from res->conn_calls). */
+void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
+                         uint32_t nps);
+
+/* Encodes r into buf (cap bytes).  Returns the length, or -1 if it does not
+ * fit. */
+long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap);
+
+/* Decodes a blob into r.  Returns 0, or -1 for anything malformed. */
+int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len);
+
+#endif

@@ -1,0 +1,159 @@
+/* check_result.c - a worker's result blob: round trip and rejection of
+ * every malformed form. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_tfgb.h"
+#include "result.h"
+
+static struct wresult *a, *b;
+static unsigned char *buf;
+
+static void setup(void)
+{
+	a = calloc(1, sizeof *a);
+	b = calloc(1, sizeof *b);
+	buf = malloc(RESULT_BLOB_MAX);
+	ck_assert(a && b && buf);
+	a->worker = 7;
+	a->pid = 4242;
+	strcpy(a->host, "node-3");
+	a->end = ENGINE_FAILED;
+	strcpy(a->err, "Echo call failed with status UNAVAILABLE (14)");
+	a->calls = 123456;
+	a->errors = 1;
+	a->warmup_calls = 999;
+	a->bytes = 123456ull * 3176488;
+	a->window_ns = 10000000000ull;
+	a->offered = 130000;
+	a->nps = 3;
+	a->ps_calls[0] = 41152;
+	a->ps_calls[1] = 41152;
+	a->ps_calls[2] = 41152;
+	stats_init(&a->lat);
+	for (uint64_t v = 1000; v < 2000000; v = v * 11 / 10)
+		stats_record(&a->lat, v);
+}
+
+static void teardown(void)
+{
+	free(a);
+	free(b);
+	free(buf);
+}
+
+START_TEST(test_result_round_trip)
+{
+	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->worker, 7);
+	ck_assert_int_eq(b->pid, 4242);
+	ck_assert_str_eq(b->host, "node-3");
+	ck_assert_int_eq(b->end, ENGINE_FAILED);
+	ck_assert_str_eq(b->err, a->err);
+	ck_assert_uint_eq(b->calls, a->calls);
+	ck_assert_uint_eq(b->bytes, a->bytes);
+	ck_assert_uint_eq(b->window_ns, a->window_ns);
+	ck_assert_uint_eq(b->offered, a->offered);
+	ck_assert_uint_eq(b->nps, 3);
+	ck_assert_uint_eq(b->ps_calls[2], 41152);
+	ck_assert(memcmp(&a->lat, &b->lat, sizeof a->lat) == 0);
+}
+END_TEST
+
+START_TEST(test_result_empty_histogram)
+{
+	stats_init(&a->lat);
+	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->lat.count, 0);
+	ck_assert_uint_eq(b->lat.min_ns, UINT64_MAX);
+}
+END_TEST
+
+START_TEST(test_result_worst_case_fits)
+{
+	/* every bucket used and the most PS: still within the blob limit */
+	a->nps = RESULT_PS_MAX;
+	for (unsigned i = 0; i < STATS_BUCKETS; i++)
+		a->lat.bucket[i] = 1;
+	a->lat.count = STATS_BUCKETS;
+	a->lat.min_ns = 0;
+	a->lat.max_ns = UINT64_MAX;
+	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->nps, RESULT_PS_MAX);
+}
+END_TEST
+
+START_TEST(test_result_too_small_buffer)
+{
+	ck_assert_int_eq(wresult_encode(a, buf, 40), -1);
+}
+END_TEST
+
+START_TEST(test_result_rejects_truncation)
+{
+	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	for (long cut = 0; cut < n; cut++)
+		ck_assert_msg(wresult_decode(b, buf, (size_t)cut) == -1, "accepted %ld of %ld", cut, n);
+}
+END_TEST
+
+START_TEST(test_result_rejects_trailing_and_corruption)
+{
+	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	buf[n] = 0;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n + 1), -1); /* trailing byte */
+	buf[0] ^= 1;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* magic */
+	buf[0] ^= 1;
+	buf[7] = 2;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
+	buf[7] = 1;
+	buf[19] = 9;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
+	buf[19] = ENGINE_FAILED;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	/* a bucket count changed: no longer sums to the sample count */
+	buf[n - 1] ^= 2;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+}
+END_TEST
+
+START_TEST(test_result_rejects_huge_counts)
+{
+	/* nps beyond the limit, declared in a hand-made blob */
+	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	size_t at = 4 * 5 + 2 + strlen(a->host) + 2 + strlen(a->err) + 6 * 8;
+	ck_assert_uint_eq(buf[at + 3], 3); /* the nps field */
+	buf[at] = 0xff;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	ck_assert_int_eq(wresult_decode(b, buf, RESULT_BLOB_MAX + 1), -1);
+}
+END_TEST
+
+Suite *make_result_suite(void)
+{
+	Suite *su = suite_create("result");
+	TCase *core = tcase_create("core"), *limits = tcase_create("limits"),
+	      *errors = tcase_create("errors");
+
+	tcase_add_checked_fixture(core, setup, teardown);
+	tcase_add_checked_fixture(limits, setup, teardown);
+	tcase_add_checked_fixture(errors, setup, teardown);
+	tcase_add_test(core, test_result_round_trip);
+	tcase_add_test(core, test_result_empty_histogram);
+	tcase_add_test(limits, test_result_worst_case_fits);
+	tcase_add_test(limits, test_result_too_small_buffer);
+	tcase_add_test(errors, test_result_rejects_truncation);
+	tcase_add_test(errors, test_result_rejects_trailing_and_corruption);
+	tcase_add_test(errors, test_result_rejects_huge_counts);
+	suite_add_tcase(su, core);
+	suite_add_tcase(su, limits);
+	suite_add_tcase(su, errors);
+	return su;
+}
