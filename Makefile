@@ -3,7 +3,7 @@ include config.mk
 
 # Debian packages the build and the tests need (`make deps` installs them).
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check \
-       python3 python3-grpcio man-db mandoc iproute2 procps
+       python3 python3-grpcio man-db mandoc iproute2 procps openmpi-bin
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)

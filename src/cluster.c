@@ -85,7 +85,7 @@ int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms)
 }
 
 int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_id,
-                  struct cluster_child *c, char *err, size_t errlen)
+                  unsigned flags, struct cluster_child *c, char *err, size_t errlen)
 {
 	char *text = job_ini_string(j);
 	char jobpath[64], task[16], fdnum[16], runid[24];
@@ -137,8 +137,12 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 			_exit(1);
 		fcntl(pfd[1], F_SETFD, 0);
 		setenv("TFGB_READY_FD", fdnum, 1);
-		if (run_id)
+		if (run_id) {
 			setenv("TFGB_RUN_ID", runid, 1);
+			setenv("TFGB_LAUNCHER", "1", 1); /* the launcher collects */
+		}
+		if (flags & CLUSTER_NO_CONTROL)
+			setenv("TFGB_NO_CONTROL", "1", 1);
 		execl("/proc/self/exe", "tfgb", cmd, "-c", jobpath, "--task", task, "-q",
 		      "-s", "output.file=", (char *)NULL);
 		fprintf(stderr, "tfgb: %s: cannot execute /proc/self/exe: %s\n", cmd, strerror(errno));
@@ -251,20 +255,23 @@ void cluster_stop(struct cluster_child *c, int timeout_ms)
 	c->pid = 0;
 }
 
-int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
+int cluster_spawn_serve(const struct job *j, int index, unsigned flags, struct cluster_child *c,
                         char *err, size_t errlen)
 {
-	return cluster_spawn(j, "serve", index, 0, c, err, errlen);
+	return cluster_spawn(j, "serve", index, 0, flags, c, err, errlen);
 }
 
-void cluster_control_addr(const struct job *j, struct opt_hostport *out)
+int cluster_control_addr(const struct job *j, struct opt_hostport *out)
 {
 	if (j->control.n) {
 		*out = j->control.v[0];
-		return;
+		return 0;
 	}
 	cluster_ps_addr(j, 0, out);
+	if (out->port <= 1)
+		return -1;
 	out->port = (uint16_t)(out->port - 1);
+	return 0;
 }
 
 /* Launchers and the variables that carry a process's rank and the count. */
@@ -295,6 +302,7 @@ int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen)
 	r->index = -1;
 	r->size = -1;
 	r->source = NULL;
+	r->size_source = NULL;
 	if (task >= 0) {
 		r->index = task;
 		r->source = "--task";
@@ -318,8 +326,10 @@ int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen)
 			         launchers[i].size);
 			return -1;
 		}
-		if (got > 0)
+		if (got > 0) {
 			r->size = (int)size;
+			r->size_source = launchers[i].size;
+		}
 		return 0;
 	}
 	return 0;

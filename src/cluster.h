@@ -37,13 +37,17 @@ struct cluster_child {
  * effective job as a child, as cluster_spawn_serve does; run_id, when not 0,
  * is passed in TFGB_RUN_ID. */
 int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_id,
-                  struct cluster_child *c, char *err, size_t errlen);
+                  unsigned flags, struct cluster_child *c, char *err, size_t errlen);
+
+/* Flags of cluster_spawn: the server hosts no control service even as PS 0
+ * (a point-to-point benchmark's own server). */
+enum { CLUSTER_NO_CONTROL = 1 << 0 };
 
 /* Starts `tfgb serve --task index` with the effective job (passed through a
  * memfd, so the child runs exactly this job) as a child in its own process
  * group, killed with SIGTERM if this process dies.  Call it before any
  * transport starts threads.  Returns 0 or -errno with err set. */
-int cluster_spawn_serve(const struct job *j, int index, struct cluster_child *c,
+int cluster_spawn_serve(const struct job *j, int index, unsigned flags, struct cluster_child *c,
                         char *err, size_t errlen);
 
 /* Waits until the child reports "ready" (it has bound its address), it
@@ -57,8 +61,8 @@ int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
 void cluster_stop(struct cluster_child *c, int timeout_ms);
 
 /* The control service's address: [cluster] control, or PS 0's host one
- * port below PS 0. */
-void cluster_control_addr(const struct job *j, struct opt_hostport *out);
+ * port below PS 0.  -1 when that is needed and PS 0's port is 1. */
+int cluster_control_addr(const struct job *j, struct opt_hostport *out);
 
 /* This process's worker rank: --task N (task >= 0), else the first launcher
  * variable set (SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK)
@@ -68,6 +72,7 @@ struct cluster_rank {
 	int index;
 	int size;           /* -1 when the launcher does not say */
 	const char *source; /* "--task" or the variable's name */
+	const char *size_source; /* the count's variable, NULL when size is -1 */
 };
 int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen);
 

@@ -71,7 +71,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	/* a local PS that nobody serves yet: start one (before any transport
 	 * thread exists, so the fork is safe) */
 	if (cluster_host_is_local(addr.host) == 1 && !cluster_tcp_probe(&addr, 200)) {
-		if (cluster_spawn_serve(j, 0, &child, err, sizeof err) < 0 ||
+		if (cluster_spawn_serve(j, 0, CLUSTER_NO_CONTROL, &child, err, sizeof err) < 0 ||
 		    cluster_wait_ready(&child, now_ns() + j->timeout_ns, &stop, err, sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			goto out_child;

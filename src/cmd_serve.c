@@ -3,10 +3,14 @@
  * Binds the job's PS addresses that belong to this process (--task N: PS N
  * only; otherwise every PS whose host is this machine) and serves them with
  * the job's transport until SIGINT or SIGTERM, then stops gracefully.
+ * The process that serves PS 0 also hosts the control service (ctrl.h) on
+ * the control address (see control_addr), bound right after the PS
+ * addresses; failing to bind it fails the command like a PS address.
  *
  * Readiness for a parent process: if TFGB_READY_FD names an open file
- * descriptor, the line "ready\n" is written to it once every address is
- * bound, and it is closed; on failure it is closed without a line.
+ * descriptor, the line "ready\n" is written to it once every address
+ * (the control service's too) is bound, and it is closed; on failure it is
+ * closed without a line.
  */
 #include "tfgb.h"
 
@@ -19,6 +23,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "ctrl.h"
 #include "transport.h"
 
 static volatile sig_atomic_t serve_stop;
@@ -35,6 +40,9 @@ struct serve_ready {
 	size_t naddrs;
 	int threads;
 	int fd; /* TFGB_READY_FD, or -1 */
+	const struct opt_hostport *control; /* PS 0's process: the control address */
+	struct ctrl_server *ctrl;           /* running control service */
+	int ctrl_failed;                    /* it could not start: exit 1 */
 };
 
 static void print_addr(const struct opt_hostport *a, FILE *f)
@@ -45,10 +53,20 @@ static void print_addr(const struct opt_hostport *a, FILE *f)
 		fprintf(f, "%s:%u", a->host, a->port);
 }
 
+/* Called by the transport once the PS addresses are bound: starts the
+ * control service, then announces readiness. */
 static void on_ready(void *arg)
 {
 	struct serve_ready *r = arg;
+	char err[CTRL_ERR_MAX];
 
+	if (r->control && ctrl_server_start(r->control, r->t->verbose, &r->ctrl, err,
+	                                    sizeof err) < 0) {
+		tfgb_error("serve: control service: %s", err);
+		r->ctrl_failed = 1;
+		serve_stop = 1;
+		return; /* no ready line: the descriptor is closed on the way out */
+	}
 	if (!r->t->quiet) {
 		fprintf(stderr, "tfgb serve: listening on ");
 		for (size_t i = 0; i < r->naddrs; i++) {
@@ -56,8 +74,13 @@ static void on_ready(void *arg)
 				fputs(", ", stderr);
 			print_addr(&r->addrs[i], stderr);
 		}
-		fprintf(stderr, " (%s, %d thread%s)\n", job_transport_name(r->t->job.transport),
+		fprintf(stderr, " (%s, %d thread%s)", job_transport_name(r->t->job.transport),
 		        r->threads, r->threads == 1 ? "" : "s");
+		if (r->control) {
+			fputs("; control service on ", stderr);
+			print_addr(r->control, stderr);
+		}
+		fputc('\n', stderr);
 	}
 	if (r->fd >= 0) {
 		static const char line[] = "ready\n";
@@ -87,9 +110,10 @@ static int ready_fd_from_env(void)
 	return (int)v;
 }
 
-/* Fills addrs (ps_count entries) with the addresses this process binds.
- * Returns how many, or -exit status after printing the error. */
-static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs)
+/* Fills addrs (ps_count entries) with the addresses this process binds and
+ * sets *ps0 when PS 0 is one of them.  Returns how many, or -exit status
+ * after printing the error. */
+static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0)
 {
 	const struct job *j = &t->job;
 	int *local, n = 0;
@@ -102,6 +126,7 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs)
 			return -TFGB_EXIT_USAGE;
 		}
 		cluster_ps_addr(j, t->task, &addrs[0]);
+		*ps0 = t->task == 0;
 		return 1;
 	}
 	local = malloc((size_t)j->ps_count * sizeof *local);
@@ -125,6 +150,7 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs)
 		if (local[i] == 1)
 			addrs[n++] = a;
 	}
+	*ps0 = local[0] == 1;
 	free(local);
 	if (n == 0) {
 		char list[400];
@@ -151,10 +177,10 @@ int cmd_serve(struct tfgb *t)
 	struct tr_server_cfg cfg = {0};
 	struct serve_ready ready = {.t = t, .fd = -1};
 	struct sigaction sa = {.sa_handler = on_stop_signal};
-	struct opt_hostport *addrs;
+	struct opt_hostport *addrs, control;
 	struct tr_err err = {{0}};
 	void *ctx = NULL;
-	int n, rc, status = TFGB_EXIT_OK;
+	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
 
 	ready.fd = ready_fd_from_env();
 	if (ready.fd == -2) {
@@ -179,10 +205,26 @@ int cmd_serve(struct tfgb *t)
 		status = TFGB_EXIT_FAIL;
 		goto out_fd;
 	}
-	n = pick_addrs(t, addrs);
+	n = pick_addrs(t, addrs, &ps0);
 	if (n < 0) {
 		status = -n;
 		goto out_addrs;
+	}
+	if (cluster_set_affinity(t->job.ps_cpus, err.msg, sizeof err.msg) < 0) {
+		tfgb_error("serve: %s", err.msg);
+		status = TFGB_EXIT_FAIL;
+		goto out_addrs;
+	}
+	/* PS 0 hosts the control service, unless a point-to-point benchmark
+	 * started this server for itself (it needs none) */
+	if (ps0 && !getenv("TFGB_NO_CONTROL")) {
+		if (cluster_control_addr(&t->job, &control) < 0) {
+			tfgb_error("serve: PS 0's port %u has no port below it for the control "
+			           "service; set cluster.control", control.port);
+			status = TFGB_EXIT_USAGE;
+			goto out_addrs;
+		}
+		ready.control = &control;
 	}
 
 	sigemptyset(&sa.sa_mask);
@@ -212,8 +254,11 @@ int cmd_serve(struct tfgb *t)
 	ready.threads = cfg.threads;
 
 	rc = ops->serve(ctx, &cfg, &err);
+	ctrl_server_stop(ready.ctrl);
 	if (rc < 0) {
 		tfgb_error("serve: %s", err.msg);
+		status = TFGB_EXIT_FAIL;
+	} else if (ready.ctrl_failed) {
 		status = TFGB_EXIT_FAIL;
 	} else if (t->verbose) {
 		fprintf(stderr, "tfgb serve: stopped\n");

@@ -2,6 +2,8 @@
 #include "engine.h"
 
 #include <errno.h>
+#include <math.h>
+#include <time.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,21 +35,14 @@ struct run {
 	int outstanding;
 	unsigned char *verify_buf; /* one payload for first/last checks, or nslots for all */
 	int verify_next;        /* the next Echo submitted carries verify_buf */
+	/* open loop (cfg->rate > 0): idle slots per connection, and the schedule */
+	struct slot **idle;     /* connection c's idle slots: idle[c * inflight ...] */
+	int *nidle;
+	uint64_t sched_base;    /* the schedule's origin */
+	uint64_t next_due;      /* intended start of the next call */
+	uint64_t seq;           /* calls scheduled so far */
+	struct payload_rng rng; /* Poisson gaps */
 };
-
-static void put_be64(unsigned char *b, uint64_t v)
-{
-	for (int i = 7; i >= 0; i--, v >>= 8)
-		b[i] = (unsigned char)v;
-}
-
-static uint64_t get_be64(const unsigned char *b)
-{
-	uint64_t v = 0;
-	for (int i = 0; i < 8; i++)
-		v = v << 8 | b[i];
-	return v;
-}
 
 static void fail(struct run *r, int conn, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
@@ -129,9 +124,9 @@ static int check(struct run *r, struct slot *s)
 		}
 		return 0;
 	case TR_ACK:
-		if (c->resp_len != 8 || get_be64(s->ack) != want) {
+		if (c->resp_len != 8 || be_get64(s->ack) != want) {
 			fail(r, s->conn, "Ack reply counts %llu bytes (%llu-byte body), expected %llu",
-			     c->resp_len == 8 ? (unsigned long long)get_be64(s->ack) : 0ull,
+			     c->resp_len == 8 ? (unsigned long long)be_get64(s->ack) : 0ull,
 			     (unsigned long long)c->resp_len, (unsigned long long)want);
 			return -1;
 		}
@@ -168,6 +163,13 @@ static int setup(struct run *r)
 	r->res->conn_calls = calloc((size_t)cfg->nconns, sizeof *r->res->conn_calls);
 	if (!r->slots || !r->pending || !r->res->conn_calls)
 		return -ENOMEM;
+	if (cfg->rate) {
+		r->idle = calloc((size_t)r->nslots, sizeof *r->idle);
+		r->nidle = calloc((size_t)cfg->nconns, sizeof *r->nidle);
+		if (!r->idle || !r->nidle)
+			return -ENOMEM;
+		payload_rng_seed(&r->rng, cfg->seed ^ 0x6f70656e6c6f6f70ull);
+	}
 	if (cfg->method == TR_ECHO) {
 		vbytes = (size_t)cfg->payload->total * (cfg->verify_all ? (size_t)r->nslots : 1);
 		r->verify_buf = malloc(vbytes ? vbytes : 1);
@@ -178,11 +180,13 @@ static int setup(struct run *r)
 	for (int i = 0; i < r->nslots; i++) {
 		struct slot *s = &r->slots[i];
 		s->conn = i % cfg->nconns;
+		if (r->idle)
+			r->idle[s->conn * cfg->inflight + r->nidle[s->conn]++] = s;
 		s->call.method = cfg->method;
 		s->call.user = s;
 		switch (cfg->method) {
 		case TR_PULL:
-			put_be64(s->pull, cfg->payload->total);
+			be_put64(s->pull, cfg->payload->total);
 			s->pull_iov.iov_base = s->pull;
 			s->pull_iov.iov_len = 8;
 			s->call.iov = &s->pull_iov;
@@ -208,7 +212,52 @@ static void teardown(struct run *r)
 			r->cfg->ops->call_release(&r->slots[i].call);
 	free(r->slots);
 	free(r->pending);
+	free(r->idle);
+	free(r->nidle);
 	free(r->verify_buf);
+}
+
+/* The intended start of call `seq` of the open-loop schedule: evenly spaced
+ * (computed from the origin, so no rounding drift), or a Poisson process. */
+static uint64_t schedule_next(struct run *r)
+{
+	const struct engine_cfg *cfg = r->cfg;
+
+	r->seq++;
+	if (cfg->arrival == ARRIVAL_POISSON) {
+		/* exponential gap of mean 1/rate, from a uniform in (0, 1] */
+		double u = (double)((payload_rng_next(&r->rng) >> 11) + 1) / 9007199254740992.0;
+		return r->next_due + (uint64_t)(-log(u) * 1e9 / (double)cfg->rate);
+	}
+	return r->sched_base +
+	       (uint64_t)((unsigned __int128)r->seq * 1000000000u / cfg->rate);
+}
+
+/* Open loop: starts every call that is due and has an idle slot on its
+ * connection.  A call whose connection has no idle slot stays due, and its
+ * latency, counted from the intended start, grows: a stalled server shows
+ * in the percentiles (no coordinated omission). */
+static int issue_due(struct run *r, uint64_t now, int measuring, uint64_t t0,
+                     uint64_t *submitted_measured)
+{
+	const struct engine_cfg *cfg = r->cfg;
+
+	while (r->next_due <= now) {
+		int c = (int)(r->seq % (uint64_t)cfg->nconns), measured;
+		struct slot *s;
+
+		if (!r->nidle[c])
+			return 0;
+		measured = measuring && r->next_due >= t0;
+		if (measured && cfg->iterations && *submitted_measured >= cfg->iterations)
+			return 0;
+		s = r->idle[c * cfg->inflight + --r->nidle[c]];
+		*submitted_measured += (uint64_t)measured;
+		if (submit(r, s, r->next_due, measured) < 0)
+			return -1;
+		r->next_due = schedule_next(r);
+	}
+	return 0;
 }
 
 /* One untimed call with every byte checked: the "last call" check. */
@@ -256,7 +305,8 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 	phase = cfg->warmup_ns ? PH_WARMUP : PH_MEASURE;
 	if (phase == PH_MEASURE)
 		t0 = now;
-	for (int i = 0; i < r.nslots && !stopping; i++) {
+	r.sched_base = r.next_due = now;
+	for (int i = 0; i < r.nslots && !stopping && !cfg->rate; i++) {
 		int measured = phase == PH_MEASURE;
 		if (measured && cfg->iterations && submitted_measured >= cfg->iterations)
 			break;
@@ -264,7 +314,9 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 		stopping = submit(&r, &r.slots[i], now, measured) < 0;
 	}
 
-	while (r.outstanding > 0 || r.npending > 0) {
+	if (cfg->rate)
+		stopping |= issue_due(&r, now, phase == PH_MEASURE, t0, &submitted_measured) < 0;
+	while (r.outstanding > 0 || r.npending > 0 || (cfg->rate && !stopping)) {
 		uint64_t deadline = now + POLL_NS;
 		int n;
 
@@ -273,7 +325,20 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 		else if (phase == PH_MEASURE && !cfg->iterations && !stopping &&
 		         t0 + cfg->duration_ns < deadline)
 			deadline = t0 + cfg->duration_ns;
-		n = r.outstanding ? cfg->ops->reap(cfg->client, done, REAP_BATCH, deadline) : 0;
+		if (cfg->rate && !stopping && r.next_due < deadline &&
+		    r.nidle[r.seq % (uint64_t)cfg->nconns])
+			deadline = r.next_due;
+		if (r.outstanding) {
+			n = cfg->ops->reap(cfg->client, done, REAP_BATCH, deadline);
+		} else {
+			/* open loop, nothing in flight: sleep until the next call is due */
+			struct timespec ts;
+			uint64_t wait = deadline > now ? deadline - now : 0;
+			ts.tv_sec = (time_t)(wait / 1000000000u);
+			ts.tv_nsec = (long)(wait % 1000000000u);
+			nanosleep(&ts, NULL);
+			n = 0;
+		}
 		now = now_ns();
 		if (n < 0) {
 			fail(&r, -1, "waiting for replies failed: %s", strerror(-n));
@@ -318,6 +383,10 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 				res->conn_calls[s->conn]++;
 				res->bytes += cfg->payload->total;
 			}
+			if (cfg->rate) {
+				r.idle[s->conn * cfg->inflight + r.nidle[s->conn]++] = s;
+				continue;
+			}
 			if (stopping)
 				continue;
 			if (phase == PH_MEASURE && cfg->iterations &&
@@ -334,6 +403,12 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 		}
 		if (stopping)
 			r.npending = 0;
+		if (cfg->rate && !stopping &&
+		    issue_due(&r, now, phase == PH_MEASURE, t0, &submitted_measured) < 0)
+			stopping = 1;
+		if (cfg->rate && cfg->iterations && phase == PH_MEASURE &&
+		    submitted_measured >= cfg->iterations && !stopping)
+			stopping = 1; /* every measured call is out: drain */
 
 		if (r.outstanding && now - last_done > cfg->timeout_ns) {
 			fail(&r, -1, "no reply for %.1fs with %d calls outstanding",
@@ -352,6 +427,9 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 		if (cfg->iterations && !t_end)
 			t_end = last_done;
 		res->window_ns = (t_end ? t_end : now) - t0;
+		if (cfg->rate)
+			res->offered = (uint64_t)((unsigned __int128)res->window_ns * cfg->rate /
+			                          1000000000u);
 	}
 	if (res->end == ENGINE_DONE && cfg->method == TR_ECHO && !cfg->verify_all &&
 	    r.outstanding == 0)

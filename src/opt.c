@@ -144,6 +144,14 @@ int opt_parse_duration(const char *s, uint64_t *out_ns)
 	return parse_scaled(s, time_units, out_ns);
 }
 
+void opt_format_hostport(const struct opt_hostport *a, char *buf, size_t len)
+{
+	if (strchr(a->host, ':'))
+		snprintf(buf, len, "[%s]:%u", a->host, a->port);
+	else
+		snprintf(buf, len, "%s:%u", a->host, a->port);
+}
+
 int opt_parse_cpulist(const char *s, unsigned char *mask, char *why)
 {
 	const char *p = s;

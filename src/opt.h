@@ -100,6 +100,9 @@ int opt_parse_hostport(const char *s, struct opt_hostport *out);
 #define OPT_CPU_MAX 1024
 int opt_parse_cpulist(const char *s, unsigned char *mask, char *why);
 
+/* "host:port", with brackets around an IPv6 address. */
+void opt_format_hostport(const struct opt_hostport *a, char *buf, size_t len);
+
 /* Human form of a byte count with the largest exact binary unit: 1KiB, 10B. */
 void opt_format_size(uint64_t bytes, char *buf, size_t len);
 /* Human form of a duration with the largest exact unit: 2s, 500ms, 1m. */

@@ -18,12 +18,6 @@ static const char *status_of(const struct report *r)
 	       "failed";
 }
 
-static void hostport_str(const struct opt_hostport *hp, char *buf, size_t len)
-{
-	int v6 = strchr(hp->host, ':') != NULL;
-	snprintf(buf, len, "%s%s%s:%u", v6 ? "[" : "", hp->host, v6 ? "]" : "", hp->port);
-}
-
 struct figures {
 	double min, avg, p50, p90, p99, p999, max, sd; /* microseconds */
 	double rps, mbps, mibps;
@@ -56,7 +50,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	char ps[300], dur[32];
 
 	fprintf(f, "# %s (tfgb %s, %s)\n", r->benchmark, TFGB_VERSION, r->transport_version);
-	hostport_str(&r->ps[0], ps, sizeof ps);
+	opt_format_hostport(&r->ps[0], ps, sizeof ps);
 	fprintf(f, "# transport %s, mode %s, PS %s%s\n", job_transport_name(j->transport),
 	        job_mode_name(j->mode), ps, r->nps > 1 ? " and more" : "");
 	fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
@@ -133,7 +127,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_str(&w, "mode", job_mode_name(j->mode));
 	json_arr_begin(&w, "ps");
 	for (int i = 0; i < r->nps; i++) {
-		hostport_str(&r->ps[i], hp, sizeof hp);
+		opt_format_hostport(&r->ps[i], hp, sizeof hp);
 		json_str(&w, NULL, hp);
 	}
 	json_arr_end(&w);

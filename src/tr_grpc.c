@@ -17,11 +17,12 @@
  * methods get UNIMPLEMENTED.  Echo, Ack and Pull are registered with
  * GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER: a call arrives with its request.
  *
- * max_message (WIRE.md): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
+ * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
  * request with RESOURCE_EXHAUSTED before it reaches a completion queue; the
  * application never holds an oversized request.  Pull checks N itself.
  */
+#include "grpcx.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -49,51 +50,6 @@
 
 /* ---- common ------------------------------------------------------------ */
 
-/* gRPC's own log lines (ERROR and above by default) go to stderr in tfgb's
- * form; set while binding, when tfgb reports the failure itself. */
-static atomic_int g_log_quiet;
-
-static void grpc_log_line(gpr_log_func_args *a)
-{
-	const char *file = strrchr(a->file, '/');
-
-	if (atomic_load(&g_log_quiet))
-		return;
-	fprintf(stderr, "tfgb: grpc: %s (%s:%d)\n", a->message, file ? file + 1 : a->file,
-	        a->line);
-}
-
-/* "host:port", with brackets around an IPv6 address. */
-static void format_target(const struct opt_hostport *a, char *buf, size_t len)
-{
-	if (strchr(a->host, ':'))
-		snprintf(buf, len, "[%s]:%u", a->host, a->port);
-	else
-		snprintf(buf, len, "%s:%u", a->host, a->port);
-}
-
-/* Offset from the now_ns() clock to gRPC's GPR_CLOCK_MONOTONIC, which may
- * start elsewhere; both advance together, so one reading is enough. */
-static int64_t gpr_clock_offset(void)
-{
-	gpr_timespec g = gpr_now(GPR_CLOCK_MONOTONIC);
-	uint64_t n = now_ns();
-
-	return (int64_t)g.tv_sec * 1000000000 + g.tv_nsec - (int64_t)n;
-}
-
-static gpr_timespec to_gpr(int64_t offset, uint64_t deadline_ns)
-{
-	int64_t g;
-
-	if (deadline_ns >= (uint64_t)INT64_MAX)
-		return gpr_inf_future(GPR_CLOCK_MONOTONIC);
-	g = (int64_t)deadline_ns + offset;
-	if (g <= 0)
-		return gpr_inf_past(GPR_CLOCK_MONOTONIC);
-	return gpr_time_from_nanos(g, GPR_CLOCK_MONOTONIC);
-}
-
 /* Empties a reusable raw byte buffer and points it at [base, base + len).
  * The byte buffer struct is public (grpc/impl/codegen/byte_buffer.h); a
  * send takes the slices out of it, so after the batch completes it is empty
@@ -105,19 +61,11 @@ static void bb_add(grpc_byte_buffer *bb, const void *base, size_t len)
 		                      grpc_slice_from_static_buffer(base, len));
 }
 
-/* Takes every event off a queue that was shut down. */
-static void cq_drain(grpc_completion_queue *cq)
-{
-	while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
-	       GRPC_QUEUE_SHUTDOWN)
-		;
-}
-
 static int g_init(const struct job *j, void **ctx, struct tr_err *err)
 {
 	(void)j;
 	(void)err;
-	gpr_set_log_function(grpc_log_line);
+	grpcx_log_install();
 	grpc_init();
 	*ctx = NULL;
 	return 0;
@@ -167,7 +115,7 @@ struct tr_conn {
 
 struct tr_client {
 	grpc_completion_queue *cq;
-	int64_t gpr_off;            /* see gpr_clock_offset */
+	int64_t gpr_off;            /* see grpcx_clock_offset */
 	struct tr_conn **conn;
 	size_t nconn, capconn;
 	struct gcall inflight;      /* list head */
@@ -190,43 +138,10 @@ static int g_client_open(void *ctx, const struct job *j, struct tr_client **out,
 		return -ENOMEM;
 	}
 	c->cq = grpc_completion_queue_create_for_next(NULL);
-	c->gpr_off = gpr_clock_offset();
+	c->gpr_off = grpcx_clock_offset();
 	c->inflight.next = c->inflight.prev = &c->inflight;
 	*out = c;
 	return 0;
-}
-
-static const char *state_text(grpc_connectivity_state s)
-{
-	switch (s) {
-	case GRPC_CHANNEL_TRANSIENT_FAILURE: return "nothing is listening";
-	case GRPC_CHANNEL_CONNECTING: return "still connecting";
-	case GRPC_CHANNEL_IDLE: return "the channel stayed idle";
-	case GRPC_CHANNEL_SHUTDOWN: return "the channel shut down";
-	default: return "not ready";
-	}
-}
-
-/* Waits until ch is READY or deadline_ns passes; returns the last state. */
-static grpc_connectivity_state wait_ready(struct tr_client *c, grpc_channel *ch,
-                                          uint64_t deadline_ns)
-{
-	grpc_completion_queue *wcq = grpc_completion_queue_create_for_next(NULL);
-	grpc_connectivity_state st;
-
-	for (;;) {
-		st = grpc_channel_check_connectivity_state(ch, 1);
-		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN ||
-		    now_ns() >= deadline_ns)
-			break;
-		grpc_channel_watch_connectivity_state(ch, st, to_gpr(c->gpr_off, deadline_ns),
-		                                      wcq, NULL);
-		grpc_completion_queue_next(wcq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-	}
-	grpc_completion_queue_shutdown(wcq);
-	cq_drain(wcq);
-	grpc_completion_queue_destroy(wcq);
-	return st;
 }
 
 static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
@@ -263,7 +178,7 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 	if (!k)
 		goto nomem;
 	k->c = c;
-	format_target(addr, k->target, sizeof k->target);
+	opt_format_hostport(addr, k->target, sizeof k->target);
 	creds = grpc_insecure_credentials_create();
 	k->ch = grpc_channel_create(k->target, creds, &chargs);
 	grpc_channel_credentials_release(creds);
@@ -271,13 +186,13 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 		k->method[m] = grpc_channel_register_call(k->ch, tr_method_path(m), NULL, NULL);
 	c->conn[c->nconn++] = k;
 
-	st = wait_ready(c, k->ch, deadline_ns);
+	st = grpcx_wait_ready(k->ch, c->gpr_off, deadline_ns);
 	if (st != GRPC_CHANNEL_READY) {
 		char within[32];
 		uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
 		opt_format_duration(ms * 1000000, within, sizeof within);
 		snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s",
-		         k->target, within, state_text(st));
+		         k->target, within, grpcx_state_text(st));
 		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
 	}
 	*out = k;
@@ -399,7 +314,7 @@ static void copy_reply(grpc_byte_buffer *bb, void *dst, size_t cap)
 
 static int g_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns)
 {
-	gpr_timespec dl = to_gpr(c->gpr_off, deadline_ns);
+	gpr_timespec dl = grpcx_deadline(c->gpr_off, deadline_ns);
 	int n = 0;
 
 	while (n < max) {
@@ -456,7 +371,7 @@ static void g_client_close(struct tr_client *c)
 	}
 	free(c->conn);
 	grpc_completion_queue_shutdown(c->cq);
-	cq_drain(c->cq);
+	grpcx_cq_drain(c->cq);
 	grpc_completion_queue_destroy(c->cq);
 	free(c);
 }
@@ -791,17 +706,17 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 		                                          GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 
 	creds = grpc_insecure_server_credentials_create();
-	atomic_store(&g_log_quiet, !cfg->verbose);
+	grpcx_log_quiet(!cfg->verbose);
 	for (size_t i = 0; i < cfg->naddrs && rc == 0; i++) {
 		char target[TARGET_MAX];
-		format_target(&cfg->addrs[i], target, sizeof target);
+		opt_format_hostport(&cfg->addrs[i], target, sizeof target);
 		if (grpc_server_add_http2_port(s.server, target, creds) == 0) {
 			snprintf(err->msg, sizeof err->msg,
 			         "cannot listen on '%s': address in use or not local", target);
 			rc = -EADDRINUSE;
 		}
 	}
-	atomic_store(&g_log_quiet, 0);
+	grpcx_log_quiet(0);
 	grpc_server_credentials_release(creds);
 
 	/* a queue's requests start once its thread runs: a call never waits on
@@ -851,13 +766,13 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 	grpc_server_destroy(s.server);
 	for (int i = 0; i < nq; i++) {
 		if (!s.q[i].thread_started)
-			cq_drain(s.q[i].cq);
+			grpcx_cq_drain(s.q[i].cq);
 		grpc_completion_queue_destroy(s.q[i].cq);
 		srv_slots_free(&s.q[i]);
 		pthread_mutex_destroy(&s.q[i].lock);
 	}
 	grpc_completion_queue_shutdown(shutdown_cq);
-	cq_drain(shutdown_cq);
+	grpcx_cq_drain(shutdown_cq);
 	grpc_completion_queue_destroy(shutdown_cq);
 	free(s.q);
 	free(atomic_load(&s.pull));

@@ -1,4 +1,4 @@
-/* transport.c - the transport registry and WIRE.md's names.
+/* transport.c - the transport registry and the wire contract (proto/tfgb.proto)'s names.
  *
  * Optional transports are the only #if in the engine's reach, and they live
  * here: an entry is NULL when its transport is not compiled in. */

@@ -1,6 +1,6 @@
 /* transport.h - the one interface between the engine and a transport.
  *
- * A transport moves unary calls of the tfgb.v1.Bench service (WIRE.md):
+ * A transport moves unary calls of the tfgb.v1.Bench service (the wire contract (proto/tfgb.proto)):
  * a request body given as an iovec list, a reply body, a gRPC status code.
  * The engine drives the client side with submit/reap and never includes a
  * transport's own headers; `tfgb serve` runs the server side through serve.
@@ -20,7 +20,7 @@
 
 #include "job.h"
 
-/* Method numbers: the socket framing's `method` field (WIRE.md). */
+/* Method numbers: the socket framing's `method` field (the wire contract (proto/tfgb.proto)). */
 enum tr_method {
 	TR_ECHO = 1,
 	TR_ACK = 2,
@@ -79,7 +79,7 @@ struct tr_conn;
 struct tr_server_cfg {
 	const struct opt_hostport *addrs; /* bind exactly these */
 	size_t naddrs;
-	uint64_t max_message;             /* WIRE.md: bigger requests get RESOURCE_EXHAUSTED */
+	uint64_t max_message;             /* the wire contract (proto/tfgb.proto): bigger requests get RESOURCE_EXHAUSTED */
 	int threads;                      /* completion-queue / event-loop threads, >= 1 */
 	volatile sig_atomic_t *stop;      /* serve returns soon after this becomes non-zero */
 	void (*ready)(void *arg);         /* called once, when every address is bound */

@@ -7,4 +7,29 @@
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every timed window. */
 uint64_t now_ns(void);
 
+/* Big-endian integers, as every tfgb wire format carries them. */
+static inline void be_put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24);
+	p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8);
+	p[3] = (unsigned char)v;
+}
+
+static inline void be_put64(unsigned char *p, uint64_t v)
+{
+	be_put32(p, (uint32_t)(v >> 32));
+	be_put32(p + 4, (uint32_t)v);
+}
+
+static inline uint32_t be_get32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline uint64_t be_get64(const unsigned char *p)
+{
+	return (uint64_t)be_get32(p) << 32 | be_get32(p + 4);
+}
+
 #endif

@@ -30,6 +30,7 @@
 #define DOC_SERVE1 DOC_MAN_DIR "/tfgb-serve.1"
 #define DOC_LATENCY1 DOC_MAN_DIR "/tfgb-latency.1"
 #define DOC_BANDWIDTH1 DOC_MAN_DIR "/tfgb-bandwidth.1"
+#define DOC_THROUGHPUT1 DOC_MAN_DIR "/tfgb-throughput.1"
 #define DOC_CONF TFGB_SRCDIR "/conf/tfgb.ini"
 #define DOC_EXAMPLES TFGB_SRCDIR "/examples"
 
@@ -45,7 +46,7 @@ static const char *const doc_commands[] = {
 
 /* The command pages that must exist; any other man/tfgb-*.1 is checked too. */
 static const char *const doc_command_pages[] = {
-	DOC_SERVE1, DOC_LATENCY1, DOC_BANDWIDTH1, DOC_GENPAYLOAD1, NULL,
+	DOC_SERVE1, DOC_LATENCY1, DOC_BANDWIDTH1, DOC_THROUGHPUT1, DOC_GENPAYLOAD1, NULL,
 };
 
 /* The sections of a section-1 page, in STYLE.md's order. */
@@ -531,6 +532,28 @@ START_TEST(test_doc_genpayload1_exists)
 }
 END_TEST
 
+/* The launcher variables src/cluster.c reads (its launchers[] table and
+ * cluster_run_id()); tfgb-throughput(1) names each under ENVIRONMENT. */
+static const char *const doc_throughput_env[] = {
+	"SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
+	"PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_JOB_ID", "SLURM_STEP_ID",
+	"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "TFGB_RUN_ID", NULL,
+};
+
+START_TEST(test_doc_throughput1_exists)
+{
+	char *text = slurp(DOC_THROUGHPUT1);
+
+	ck_assert_msg(strstr(text, "\\-\\-task") != NULL,
+	              "man/tfgb-throughput.1 does not describe --task");
+	ck_assert_msg(has_heading(text, "ENVIRONMENT"), "man/tfgb-throughput.1 has no ENVIRONMENT");
+	for (int i = 0; doc_throughput_env[i]; i++)
+		ck_assert_msg(strstr(text, doc_throughput_env[i]) != NULL,
+		              "man/tfgb-throughput.1 does not name %s", doc_throughput_env[i]);
+	free(text);
+}
+END_TEST
+
 /* ---- pages: the sections every page carries ---- */
 
 START_TEST(test_doc_pages_have_sections)
@@ -564,7 +587,7 @@ START_TEST(test_doc_command_pages_list_exit_statuses)
 		char *text = slurp(doc_command_pages[i]); /* fails if missing */
 		free(text);
 	}
-	ck_assert_int_ge(for_each_command_page(check_exit_status, NULL), 4);
+	ck_assert_int_ge(for_each_command_page(check_exit_status, NULL), 5);
 	check_exit_status(DOC_TFGB1, NULL);
 }
 END_TEST
@@ -743,6 +766,7 @@ Suite *make_doc_suite(void)
 	tcase_add_test(tc_core, test_doc_ini5_documents_every_key_once);
 	tcase_add_test(tc_core, test_doc_tfgb1_lists_every_command);
 	tcase_add_test(tc_core, test_doc_genpayload1_exists);
+	tcase_add_test(tc_core, test_doc_throughput1_exists);
 	suite_add_tcase(s, tc_core);
 
 	tcase_add_test(tc_pages, test_doc_pages_have_sections);

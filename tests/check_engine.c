@@ -16,6 +16,8 @@
 
 struct fake {
 	struct tr_call *q[FAKE_MAX];
+	uint64_t due[FAKE_MAX];  /* completion time: a serial server */
+	uint64_t busy_until;
 	int head, tail;
 	uint64_t service_ns;
 	uint64_t calls;
@@ -31,7 +33,12 @@ static struct fake fk;
 static int fake_submit(struct tr_conn *conn, struct tr_call *c)
 {
 	(void)conn;
+	uint64_t now = now_ns(), start;
+
 	ck_assert_int_lt(fk.tail - fk.head, FAKE_MAX);
+	start = now > fk.busy_until ? now : fk.busy_until;
+	fk.busy_until = start + fk.service_ns;
+	fk.due[fk.tail % FAKE_MAX] = fk.busy_until;
 	fk.q[fk.tail++ % FAKE_MAX] = c;
 	if (fk.tail - fk.head > fk.max_outstanding)
 		fk.max_outstanding = fk.tail - fk.head;
@@ -72,7 +79,7 @@ static int fake_reap(struct tr_client *cl, struct tr_call **done, int max, uint6
 	for (;;) {
 		uint64_t now = now_ns();
 		while (!fk.silent && fk.head < fk.tail && n < max &&
-		       now >= fk.q[fk.head % FAKE_MAX]->t_start_ns + fk.service_ns) {
+		       now >= fk.due[fk.head % FAKE_MAX]) {
 			struct tr_call *c = fk.q[fk.head++ % FAKE_MAX];
 			complete(c);
 			done[n++] = c;
@@ -278,6 +285,90 @@ START_TEST(test_engine_stop_flag_interrupts)
 }
 END_TEST
 
+/* The schedule never runs ahead of the rate: 500 calls at 2000 calls/s take
+ * at least ~250 ms however fast the server is (a loaded machine only makes
+ * it longer, so the lower bound is the robust check). */
+START_TEST(test_engine_open_loop_rate)
+{
+	struct engine_cfg c = cfg_of(TR_ACK, 4);
+	struct engine_result r;
+
+	c.rate = 2000;
+	c.iterations = 500;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.calls, 500);
+	ck_assert_msg(r.window_ns >= 240000000ull, "500 calls in %llu ns",
+	              (unsigned long long)r.window_ns);
+	ck_assert_uint_le(r.offered, 500 + 1);
+	ck_assert_int_le(fk.max_outstanding, 4);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_open_loop_window)
+{
+	struct engine_cfg c = cfg_of(TR_ACK, 4);
+	struct engine_result r;
+
+	c.rate = 2000;
+	c.duration_ns = 250000000ull; /* 500 calls due */
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.offered, 500);
+	ck_assert_uint_le(r.calls, 500);
+	ck_assert_uint_gt(r.calls, 0);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_open_loop_poisson)
+{
+	/* 500 exponential gaps of mean 0.5 ms: 250 ms, standard deviation 11 ms */
+	struct engine_cfg c = cfg_of(TR_ACK, 8);
+	struct engine_result r;
+
+	c.rate = 2000;
+	c.arrival = ARRIVAL_POISSON;
+	c.seed = 7;
+	c.iterations = 500;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.calls, 500);
+	ck_assert_msg(r.window_ns >= 190000000ull, "500 calls in %llu ns",
+	              (unsigned long long)r.window_ns);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_open_loop_shows_stall)
+{
+	/* a server at 5 ms a call offered 1000 calls/s with one slot: the
+	 * backlog grows, and latency from the intended start shows it */
+	struct engine_cfg c = cfg_of(TR_ACK, 1);
+	struct engine_result r;
+
+	fk.service_ns = 5000000ull;
+	c.rate = 1000;
+	c.duration_ns = 300000000ull;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_lt(r.calls, r.offered / 2);
+	ck_assert_uint_gt(stats_quantile(&r.lat, 0.99), 100000000ull); /* > 100 ms */
+	ck_assert_uint_ge(r.lat.min_ns, fk.service_ns);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_open_loop_iterations)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 2);
+	struct engine_result r;
+
+	c.rate = 5000;
+	c.iterations = 100;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.calls, 100);
+	engine_result_free(&r);
+}
+END_TEST
+
 Suite *make_engine_suite(void)
 {
 	Suite *su = suite_create("engine");
@@ -289,6 +380,11 @@ Suite *make_engine_suite(void)
 	tcase_add_test(core, test_engine_warmup_discarded);
 	tcase_add_test(core, test_engine_duration_window);
 	tcase_add_test(core, test_engine_inflight_kept);
+	tcase_add_test(core, test_engine_open_loop_rate);
+	tcase_add_test(core, test_engine_open_loop_window);
+	tcase_add_test(core, test_engine_open_loop_poisson);
+	tcase_add_test(core, test_engine_open_loop_shows_stall);
+	tcase_add_test(core, test_engine_open_loop_iterations);
 	tcase_add_test(errors, test_engine_failed_status_stops);
 	tcase_add_test(errors, test_engine_first_echo_verified);
 	tcase_add_test(errors, test_engine_last_echo_verified);

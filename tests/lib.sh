@@ -52,7 +52,7 @@ sys.exit(0 if ok else 1)' "$1"
 # port or file name), excluding grep-like helpers.
 pids_matching() {
 	for d in /proc/[0-9]*; do
-		c=$(tr '\0' ' ' < "$d/cmdline" 2>/dev/null) || continue
+		c=$( { tr '\0' ' ' < "$d/cmdline"; } 2>/dev/null) || continue
 		case "$c" in *"$1"*) echo "${d#/proc/}" ;; esac
 	done | grep -vx "$$" || true
 }

@@ -164,9 +164,10 @@ cp "$tmp/out" "$tmp/defaults.ini"
 t 0 genpayload --print-config -c "$tmp/defaults.ini"
 cmp -s "$tmp/out" "$tmp/defaults.ini" || fail "--print-config of the defaults does not re-read"
 
-# --- commands that need more than this machine offers -----------------
-# (update when 'tfgb throughput' is built)
-t 1 throughput -c "$tmp/empty.ini"
+# --- what this version does not build yet: a clear run-time error --------
+t 1 latency -c "$tmp/empty.ini" -s job.mode=serialized
+err "not built yet"
+t 1 throughput -c "$tmp/empty.ini" -s job.transport=verbs
 err "not built yet"
 
 echo "t_cli: $ran runs, $failed failures"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_interop_server.sh - the python3-grpcio server of WIRE.md
+# t_interop_server.sh - the python3-grpcio server of the wire contract (proto/tfgb.proto)
 # (tests/interop/wire_server.py) against the independent python client, so
 # that both sides of the interop tests are known to follow the contract
 # before tfgb's own worker is pointed at the server.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tfgb's worker against a foreign server: python3-grpcio's implementation of
-# WIRE.md (tests/interop/wire_server.py), not tfgb's code.  Latency (Echo)
+# the wire contract (proto/tfgb.proto) (tests/interop/wire_server.py), not tfgb's code.  Latency (Echo)
 # and bandwidth (Ack) must complete with every byte checked.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"

@@ -1,6 +1,6 @@
 #!/bin/sh
 # t_serve.sh - `tfgb serve` (gRPC) against an independent client written with
-# python3-grpcio (tests/interop/wire_client.py): WIRE.md's methods and status
+# python3-grpcio (tests/interop/wire_client.py): the wire contract (proto/tfgb.proto)'s methods and status
 # codes, the readiness line on TFGB_READY_FD, a port already in use, --task
 # out of range, no local address, and a graceful stop on SIGTERM.
 # Run from the top of the tree; exit 0 pass, 77 skip (reason on the last
@@ -65,12 +65,12 @@ while :; do
 	esac
 	grep -q "cannot listen on '127.0.0.1:$port'" "$tmp/err" ||
 		fail "server exited with status $srv_rc before it was ready"
-	port=$((port + 1))
+	port=$((port + 2))
 	[ $port -le $((base + 20)) ] || fail "no free port in $base..$((base + 20))"
 done
 echo "server pid $srv on 127.0.0.1:$port"
 
-grep -q "^tfgb serve: listening on 127.0.0.1:$port (grpc, [0-9]* threads*)$" "$tmp/err" ||
+grep -q "^tfgb serve: listening on 127.0.0.1:$port (grpc, [0-9]* threads*); control service on 127.0.0.1:$((port - 1))$" "$tmp/err" ||
 	fail "no 'listening on' line naming 127.0.0.1:$port"
 
 "$PY" tests/interop/wire_client.py --port $port --max-message $MAXMSG check ||

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""wire_client.py - an independent client of WIRE.md (tfgb.v1.Bench), written
+"""wire_client.py - an independent client of the wire contract (proto/tfgb.proto) (tfgb.v1.Bench), written
 with python3-grpcio and nothing from tfgb, to check any server against the
 wire contract.
 

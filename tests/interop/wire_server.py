@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""wire_server.py - an independent server of WIRE.md (tfgb.v1.Bench), written
+"""wire_server.py - an independent server of the wire contract (proto/tfgb.proto) (tfgb.v1.Bench), written
 with python3-grpcio and nothing from tfgb, so that tfgb's workers can be
 checked against another gRPC stack.
 

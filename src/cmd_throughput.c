@@ -1,0 +1,554 @@
+/* cmd_throughput.c - `tfgb throughput`: TF-gRPC-PS-Throughput.
+ *
+ * P parameter servers and W workers; every worker keeps [job] inflight
+ * calls outstanding on each PS (or sends [job] rate calls per second on
+ * schedule), and the figure is the aggregate calls per second of all
+ * workers.  One process per worker, as in TensorFlow.
+ *
+ * Roles:
+ *  - worker: `--task N` or a launcher's rank variable (mpirun, srun, ...).
+ *    Connects to every PS, meets the others at the control service's
+ *    barrier, runs the warm-up and the window on its own clock from the
+ *    barrier's release, and reports its figures there.  Without the
+ *    one-machine launcher above it, worker 0 collects every report and
+ *    prints the aggregate.
+ *  - launcher: neither of the above.  Starts the local PS processes that
+ *    are not running yet and W worker processes on this machine, watches
+ *    them, collects the reports and prints the aggregate.  A process that
+ *    dies is named, the others are stopped, the partial aggregate is
+ *    printed marked incomplete, and the exit status is 1.
+ */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <grpc/grpc.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "ctrl.h"
+#include "engine.h"
+#include "payload.h"
+#include "report.h"
+#include "result.h"
+#include "transport.h"
+#include "util.h"
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static void catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+/* ---- aggregation of the workers' reports ---- */
+
+struct agg {
+	uint32_t workers, nps, reported;
+	struct wresult *w;       /* scratch for one decoded report */
+	unsigned char *seen;     /* workers */
+	uint64_t *per_ps;        /* nps */
+	uint64_t *per_worker;    /* workers */
+	double *worker_rps;      /* workers */
+	struct engine_result sum;
+	double rps, bps, rps_min, rps_max;
+	uint64_t window_total;
+	int bad_blobs, failed;
+	char first_err[RESULT_ERR_MAX + RESULT_HOST_MAX + 64];
+};
+
+static int agg_init(struct agg *a, uint32_t workers, uint32_t nps)
+{
+	memset(a, 0, sizeof *a);
+	a->workers = workers;
+	a->nps = nps;
+	a->w = malloc(sizeof *a->w);
+	a->seen = calloc(workers, 1);
+	a->per_ps = calloc(nps, sizeof *a->per_ps);
+	a->per_worker = calloc(workers, sizeof *a->per_worker);
+	a->worker_rps = calloc(workers, sizeof *a->worker_rps);
+	stats_init(&a->sum.lat);
+	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps ? 0 : -ENOMEM;
+}
+
+static void agg_free(struct agg *a)
+{
+	free(a->w);
+	free(a->seen);
+	free(a->per_ps);
+	free(a->per_worker);
+	free(a->worker_rps);
+}
+
+static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
+{
+	struct agg *a = arg;
+	struct wresult *w = a->w;
+	double rps;
+
+	if (wresult_decode(w, blob, len) < 0 || w->worker != worker || worker >= a->workers ||
+	    a->seen[worker] || w->nps != a->nps) {
+		a->bad_blobs++;
+		return 0;
+	}
+	a->seen[worker] = 1;
+	a->reported++;
+	for (uint32_t i = 0; i < a->nps; i++)
+		a->per_ps[i] += w->ps_calls[i];
+	a->per_worker[worker] = w->calls;
+	rps = w->window_ns ? (double)w->calls * 1e9 / (double)w->window_ns : 0.0;
+	a->worker_rps[worker] = rps;
+	a->rps += rps;
+	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
+	if (a->reported == 1 || rps < a->rps_min)
+		a->rps_min = rps;
+	if (rps > a->rps_max)
+		a->rps_max = rps;
+	a->sum.calls += w->calls;
+	a->sum.errors += w->errors;
+	a->sum.warmup_calls += w->warmup_calls;
+	a->sum.bytes += w->bytes;
+	a->sum.offered += w->offered;
+	a->window_total += w->window_ns;
+	stats_merge(&a->sum.lat, &w->lat);
+	if (w->end != ENGINE_DONE && !a->failed) {
+		a->failed = 1;
+		a->sum.end = w->end;
+		snprintf(a->first_err, sizeof a->first_err, "worker %u on %s (pid %d): %s", worker,
+		         w->host, (int)w->pid,
+		         w->end == ENGINE_INTERRUPTED ? "interrupted" : w->err);
+		snprintf(a->sum.err, sizeof a->sum.err, "%s", a->first_err);
+	}
+	return 0;
+}
+
+/* Collects the run's reports and prints the aggregate.  `note` names a
+ * process that failed (NULL if none).  Returns the exit status. */
+static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+                             uint64_t run_id, uint32_t workers, int partial, const char *note)
+{
+	const struct job *j = &t->job;
+	char err[CTRL_ERR_MAX], why[1024];
+	struct payload p = {0};
+	struct opt_hostport *ps = NULL;
+	struct agg a;
+	uint32_t got = 0;
+	int rc, status = TFGB_EXIT_FAIL;
+
+	if (agg_init(&a, workers, (uint32_t)j->ps_count) < 0 ||
+	    payload_layout(j, &p) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps))) {
+		tfgb_error("%s: out of memory collecting results", t->cmd);
+		goto out;
+	}
+	for (int i = 0; i < j->ps_count; i++)
+		cluster_ps_addr(j, i, &ps[i]);
+	rc = ctrl_collect(cc, run_id, workers, partial, now_ns() + (partial ? 2 : 1) * j->timeout_ns,
+	                  agg_add, &a, &got, err, sizeof err);
+	if (rc == -ETIMEDOUT && !partial) {
+		/* someone never reported: print what there is, marked */
+		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + j->timeout_ns, agg_add, &a, &got,
+		                  err, sizeof err);
+	}
+	if (rc < 0) {
+		if (note)
+			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err);
+		else
+			tfgb_error("%s: collecting results: %s", t->cmd, err);
+		goto out;
+	}
+	why[0] = 0;
+	if (note)
+		snprintf(why, sizeof why, "%s", note);
+	else if (a.reported < workers)
+		snprintf(why, sizeof why, "%u of %u workers reported", a.reported, workers);
+	else if (a.failed)
+		snprintf(why, sizeof why, "%s", a.first_err);
+	if (a.bad_blobs && !why[0])
+		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
+	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
+	{
+		struct report_tput tp = {
+			.workers = workers, .reported = a.reported, .nps = a.nps, .per_ps = a.per_ps,
+			.per_worker = a.per_worker, .worker_rps = a.worker_rps, .rps = a.rps,
+			.bytes_per_s = a.bps, .rps_min = a.rps_min, .rps_max = a.rps_max,
+			.offered_rps = (double)j->rate * workers, .incomplete = why[0] != 0,
+			.note = why[0] ? why : NULL,
+		};
+		struct report r = {.benchmark = "TF-gRPC-PS-Throughput", .command = t->cmd, .job = j,
+		                   .payload = &p, .transport_version = ops->version(), .res = &a.sum,
+		                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
+		                   .tput = &tp};
+		FILE *out = tfgb_out(t);
+		if (!out)
+			goto out;
+		if (report_print(&r, out) < 0) {
+			tfgb_error("%s: out of memory writing the report", t->cmd);
+			goto out;
+		}
+	}
+	if (why[0])
+		tfgb_error("%s: incomplete: %s", t->cmd, why);
+	else
+		status = TFGB_EXIT_OK;
+out:
+	free(ps);
+	payload_free(&p);
+	agg_free(&a);
+	return status;
+}
+
+/* ---- a worker ---- */
+
+static int worker_count(struct tfgb *t, const struct cluster_rank *rk)
+{
+	const struct job *j = &t->job;
+	const struct opt_def *d = job_key_find("cluster", "workers");
+	int set = j->origin[d - job_keys].file != NULL;
+
+	if (rk->size > 0 && set && rk->size != j->workers) {
+		tfgb_error("%s: the launcher runs %d workers (%s) but cluster.workers is %lld; "
+		           "drop the key or make them agree", t->cmd, rk->size, rk->size_source,
+		           (long long)j->workers);
+		return -1;
+	}
+	return rk->size > 0 ? rk->size : (int)j->workers;
+}
+
+static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk)
+{
+	const struct job *j = &t->job;
+	/* the one-machine launcher collects itself; otherwise worker 0 does */
+	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
+	int workers = worker_count(t, rk), rc = TFGB_EXIT_FAIL, erc, np = (int)j->ps_count;
+	struct tr_conn **conns = NULL;
+	struct tr_client *client = NULL;
+	struct ctrl_client *cc = NULL;
+	struct engine_result res = {0};
+	struct payload p = {0};
+	struct tr_err terr = {{0}};
+	struct opt_hostport addr, caddr;
+	struct wresult *wr = NULL;
+	unsigned char *blob = NULL;
+	char err[CTRL_ERR_MAX], *text = NULL;
+	uint64_t run_id;
+	void *trctx = NULL;
+	long blen;
+
+	if (workers < 0)
+		return TFGB_EXIT_USAGE;
+	if (rk->index >= workers) {
+		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
+		           t->cmd, rk->index, rk->source, workers, workers - 1);
+		return TFGB_EXIT_USAGE;
+	}
+	if (cluster_set_affinity(j->worker_cpus, err, sizeof err) < 0) {
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
+		return TFGB_EXIT_FAIL;
+	}
+	text = job_ini_string(j);
+	conns = calloc((size_t)np, sizeof *conns);
+	wr = malloc(sizeof *wr);
+	blob = malloc(RESULT_BLOB_MAX);
+	if (!text || !conns || !wr || !blob || payload_layout(j, &p) < 0 || payload_alloc(&p) < 0) {
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		goto out;
+	}
+	run_id = cluster_run_id(text);
+
+	if (ops->init(j, &trctx, &terr) < 0) {
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, terr.msg);
+		goto out;
+	}
+	if (ops->client_open(trctx, j, &client, &terr) < 0) {
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, terr.msg);
+		goto out_tr;
+	}
+	for (int i = 0; i < np; i++) {
+		cluster_ps_addr(j, i, &addr);
+		if (ops->connect(client, &addr, now_ns() + j->timeout_ns, &conns[i], &terr) < 0) {
+			tfgb_error("%s: worker %d: PS %d: %s", t->cmd, rk->index, i, terr.msg);
+			goto out_client;
+		}
+	}
+	if (cluster_control_addr(j, &caddr) < 0) {
+		tfgb_error("%s: PS 0's port %u has no port below it for the control service; "
+		           "set cluster.control", t->cmd, caddr.port);
+		rc = TFGB_EXIT_USAGE;
+		goto out_client;
+	}
+	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0 ||
+	    ctrl_barrier(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
+	                 now_ns() + j->timeout_ns, err, sizeof err) < 0) {
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
+		goto out_client;
+	}
+
+	{
+		struct engine_cfg cfg = {
+			.ops = ops, .client = client, .conns = conns, .nconns = np,
+			.method = j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK,
+			.payload = &p, .inflight = (int)j->inflight, .warmup_ns = j->warmup_ns,
+			.duration_ns = j->duration_ns, .iterations = (uint64_t)j->iterations,
+			.timeout_ns = j->timeout_ns, .verify_all = j->verify, .stop = &stop,
+			.rate = (uint64_t)j->rate, .arrival = j->arrival,
+			.seed = (uint64_t)j->seed + (uint64_t)rk->index,
+			.progress = collector && !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
+		};
+		erc = engine_run(&cfg, &res);
+	}
+	if (erc == -ENOMEM) {
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		goto out_client;
+	}
+	wresult_from_engine(wr, (uint32_t)rk->index, &res, (uint32_t)np);
+	blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
+	if (blen < 0 || ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
+	                            (size_t)blen, now_ns() + j->timeout_ns, err, sizeof err) < 0) {
+		tfgb_error("%s: worker %d: reporting: %s", t->cmd, rk->index,
+		           blen < 0 ? "result too large" : err);
+		goto out_res;
+	}
+	if (t->verbose)
+		fprintf(stderr, "tfgb: %s: worker %d: %llu calls in %.3fs\n", t->cmd, rk->index,
+		        (unsigned long long)res.calls, (double)res.window_ns / 1e9);
+	if (collector)
+		rc = collect_and_print(t, ops, cc, run_id, (uint32_t)workers, 0, NULL);
+	else
+		rc = erc == 0 ? TFGB_EXIT_OK : TFGB_EXIT_FAIL;
+	if (erc < 0)
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, res.err);
+out_res:
+	engine_result_free(&res);
+out_client:
+	ctrl_client_close(cc);
+	ops->client_close(client);
+out_tr:
+	ops->fini(trctx);
+out:
+	payload_free(&p);
+	free(blob);
+	free(wr);
+	free(conns);
+	free(text);
+	return rc;
+}
+
+static void describe_exit(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "ended with status 0x%x", status);
+}
+
+/* ---- the one-machine launcher ---- */
+
+/* A PS that died is the root cause of the workers' failures that follow:
+ * name it in preference to them. */
+static int sweep_ps(struct cluster_child *ps, int np, char *note, size_t len)
+{
+	char how[96];
+	int status, found = 0;
+
+	for (int i = 0; i < np; i++)
+		if (ps[i].pid > 0 && waitpid(ps[i].pid, &status, WNOHANG) == ps[i].pid) {
+			if (!found) {
+				describe_exit(status, how, sizeof how);
+				snprintf(note, len, "PS %d (pid %d, %s:%u) %s", i, (int)ps[i].pid,
+				         ps[i].addr.host, ps[i].addr.port, how);
+			}
+			ps[i].pid = 0;
+			found = 1;
+		}
+	return found;
+}
+
+static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
+{
+	const struct job *j = &t->job;
+	int np = (int)j->ps_count, nw = (int)j->workers, running, rc = TFGB_EXIT_FAIL;
+	struct cluster_child *ps = calloc((size_t)np, sizeof *ps);
+	struct cluster_child *wk = calloc((size_t)nw, sizeof *wk);
+	struct ctrl_client *cc = NULL;
+	struct opt_hostport caddr;
+	char err[CLUSTER_ERR_MAX], note[768] = "", how[96], host[64];
+	uint64_t run_id = 0, deadline, stop_sent = 0;
+	int failed = 0, interrupted = 0, grpc_up = 0;
+
+	if (!ps || !wk) {
+		tfgb_error("%s: out of memory", t->cmd);
+		goto out;
+	}
+	if (gethostname(host, sizeof host) != 0)
+		strcpy(host, "this host");
+	host[sizeof host - 1] = 0;
+	while (!run_id)
+		if (getrandom(&run_id, sizeof run_id, 0) != sizeof run_id)
+			run_id = now_ns() ^ (uint64_t)getpid() << 32;
+
+	if (cluster_control_addr(j, &caddr) < 0) {
+		tfgb_error("%s: PS 0's port %u has no port below it for the control service; "
+		           "set cluster.control", t->cmd, caddr.port);
+		rc = TFGB_EXIT_USAGE;
+		goto out;
+	}
+
+	/* every fork happens here, before this process starts gRPC threads */
+	for (int i = 0; i < np; i++) {
+		struct opt_hostport a;
+		cluster_ps_addr(j, i, &a);
+		ps[i].pid = 0;
+		ps[i].ready_fd = -1;
+		if (cluster_host_is_local(a.host) != 1 || cluster_tcp_probe(&a, 200))
+			continue;
+		if (cluster_spawn_serve(j, i, 0, &ps[i], err, sizeof err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err);
+			goto out;
+		}
+	}
+	for (int i = 0; i < np; i++)
+		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &stop, err,
+		                                    sizeof err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err);
+			goto out;
+		}
+	for (int i = 0; i < nw; i++) {
+		wk[i].ready_fd = -1;
+		if (cluster_spawn(j, "throughput", i, run_id, 0, &wk[i], err, sizeof err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err);
+			goto out;
+		}
+		close(wk[i].ready_fd); /* workers need no readiness report */
+		wk[i].ready_fd = -1;
+	}
+	grpc_init();
+	grpc_up = 1;
+	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err);
+		goto out;
+	}
+
+	/* watch the processes until every worker is done */
+	deadline = now_ns() + j->warmup_ns + 4 * j->timeout_ns +
+	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns);
+	running = nw;
+	while (running > 0) {
+		int status;
+		pid_t pid = waitpid(-1, &status, WNOHANG);
+
+		if (pid > 0) {
+			for (int i = 0; i < nw; i++)
+				if (wk[i].pid == pid) {
+					wk[i].pid = 0;
+					running--;
+					if (!stop_sent && !failed &&
+					    !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+						/* a PS that died is the cause: give it time to be seen */
+						usleep(200000);
+						if (!sweep_ps(ps, np, note, sizeof note)) {
+							describe_exit(status, how, sizeof how);
+							snprintf(note, sizeof note, "worker %d (pid %d on %s) %s", i,
+							         (int)pid, host, how);
+						}
+						failed = 1;
+					}
+				}
+			for (int i = 0; i < np; i++)
+				if (ps[i].pid == pid) {
+					ps[i].pid = 0;
+					if (!failed) {
+						describe_exit(status, how, sizeof how);
+						snprintf(note, sizeof note, "PS %d (pid %d, %s:%u) %s", i, (int)pid,
+						         ps[i].addr.host, ps[i].addr.port, how);
+					}
+					failed = 1;
+				}
+			continue;
+		}
+		if (stop && !interrupted)
+			interrupted = 1;
+		if (!note[0] && now_ns() > deadline) {
+			snprintf(note, sizeof note, "workers did not finish within %.0fs",
+			         (double)(deadline - now_ns() + 1) / 1e9);
+			failed = 1;
+		}
+		/* on a failure or Ctrl-C the others stop early and report partial figures */
+		if ((failed || interrupted) && !stop_sent) {
+			usleep(100000);
+			failed |= sweep_ps(ps, np, note, sizeof note);
+			stop_sent = now_ns();
+			for (int i = 0; i < nw; i++)
+				if (wk[i].pid)
+					kill(wk[i].pid, SIGINT);
+		}
+		if (stop_sent && now_ns() - stop_sent > 2 * j->timeout_ns) {
+			for (int i = 0; i < nw; i++)
+				if (wk[i].pid) {
+					kill(wk[i].pid, SIGKILL);
+					waitpid(wk[i].pid, &status, 0);
+					wk[i].pid = 0;
+					running--;
+				}
+		}
+		usleep(20000);
+	}
+	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, failed || interrupted,
+	                       note[0] ? note : interrupted ? "interrupted" : NULL);
+out:
+	ctrl_client_close(cc);
+	if (grpc_up)
+		grpc_shutdown();
+	for (int i = 0; wk && i < nw; i++)
+		cluster_stop(&wk[i], 2000);
+	for (int i = 0; ps && i < np; i++)
+		cluster_stop(&ps[i], 5000);
+	free(ps);
+	free(wk);
+	return rc;
+}
+
+int cmd_throughput(struct tfgb *t)
+{
+	const struct tr_ops *ops;
+	struct tr_err terr = {{0}};
+	struct cluster_rank rk;
+	char err[256];
+
+	ops = tr_find(t->job.transport, &terr);
+	if (!ops) {
+		tfgb_error("%s: %s", t->cmd, terr.msg);
+		return TFGB_EXIT_FAIL;
+	}
+	if (t->job.mode != MODE_NONSERIALIZED) {
+		tfgb_error("%s: mode '%s' is not built yet; use mode = non-serialized", t->cmd,
+		           job_mode_name(t->job.mode));
+		return TFGB_EXIT_FAIL;
+	}
+	if (cluster_rank(t->task, &rk, err, sizeof err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err);
+		return TFGB_EXIT_USAGE;
+	}
+	catch_signals();
+	return rk.index >= 0 ? run_worker(t, ops, &rk) : run_launcher(t, ops);
+}

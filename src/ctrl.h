@@ -1,0 +1,75 @@
+/* ctrl.h - the control service that coordinates a multi-process run.
+ *
+ * PS 0's `tfgb serve` hosts it on [cluster] control (by default PS 0's host,
+ * one port below PS 0).  It is gRPC whatever the benchmark's transport, and
+ * speaks tfgb.v1.Control (proto/tfgb.proto; raw big-endian bodies, see
+ * ctrl.c for the exact layouts):
+ *
+ *   Barrier  every worker of a run calls it with the same generation; all
+ *            replies go out together once `workers` distinct workers have
+ *            arrived.  Generation 0 is registration.
+ *   Report   a worker hands in its result blob (at most CTRL_BLOB_MAX bytes).
+ *   Collect  answers with every report of the run once all `workers` are
+ *            in, or at once with what is there when `partial` is set.
+ *
+ * A run is named by a 64-bit run id that all its workers share (see
+ * cluster_run_id()), so that one long-lived server serves run after run and
+ * a crashed run's leftovers never mix with the next.  The server keeps at
+ * most CTRL_RUNS runs (the least recently used is dropped) and each at most
+ * `workers` <= CTRL_WORKERS_MAX reports, so its memory is bounded.
+ */
+#ifndef TFGB_CTRL_H
+#define TFGB_CTRL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opt.h"
+
+#define CTRL_BLOB_MAX (256u << 10)
+#define CTRL_WORKERS_MAX 4096u
+#define CTRL_RUNS 8
+#define CTRL_ERR_MAX 512
+
+struct ctrl_server;
+struct ctrl_client;
+
+/* Starts the service on addr in a thread of its own.  The process must have
+ * called grpc_init() (or let this call it; it balances with grpc_shutdown()
+ * in ctrl_server_stop).  Returns 0 or -errno with err set ("cannot listen on
+ * 'host:port': ..."). */
+int ctrl_server_start(const struct opt_hostport *addr, int verbose, struct ctrl_server **out,
+                      char *err, size_t errlen);
+/* Stops it: pending calls are cancelled; accepts NULL. */
+void ctrl_server_stop(struct ctrl_server *s);
+
+/* Connects to the service, waiting until deadline_ns (now_ns() clock) for it
+ * to come up (workers may start before PS 0).  0 or -errno with err set. */
+int ctrl_client_open(const struct opt_hostport *addr, uint64_t deadline_ns,
+                     struct ctrl_client **out, char *err, size_t errlen);
+void ctrl_client_close(struct ctrl_client *c); /* accepts NULL */
+/* A ctrl_client is used by one thread at a time. */
+
+/* Blocks until `workers` distinct workers of run_id entered barrier `gen`.
+ * -ETIMEDOUT at deadline_ns with err saying how many had arrived; other
+ * -errno with err on failure (e.g. workers differs between callers). */
+int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
+                 uint32_t gen, uint64_t deadline_ns, char *err, size_t errlen);
+
+/* Hands in worker's result blob for run_id (a second report replaces the
+ * first). */
+int ctrl_report(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
+                const void *blob, size_t len, uint64_t deadline_ns, char *err, size_t errlen);
+
+/* Called once per report collected, in worker order; a non-zero return
+ * stops the walk and is returned by ctrl_collect. */
+typedef int (*ctrl_report_fn)(void *arg, uint32_t worker, const void *blob, size_t len);
+
+/* Waits until all `workers` reports of run_id are in (partial = 0) or takes
+ * what is there now (partial = 1), and walks them.  *got is set to the
+ * number of reports walked.  -ETIMEDOUT at deadline_ns. */
+int ctrl_collect(struct ctrl_client *c, uint64_t run_id, uint32_t workers, int partial,
+                 uint64_t deadline_ns, ctrl_report_fn fn, void *arg, uint32_t *got, char *err,
+                 size_t errlen);
+
+#endif

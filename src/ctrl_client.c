@@ -1,0 +1,352 @@
+/* ctrl_client.c - the client half of the control service (ctrl.h): one
+ * channel and one pluck completion queue per ctrl_client, used by one thread
+ * at a time.  The wire contract is described in ctrl_server.c. */
+#include "ctrl.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/byte_buffer_reader.h>
+#include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
+#include <grpc/slice.h>
+#include <grpc/support/log.h>
+#include <grpc/support/time.h>
+
+#include "ctrl_wire.h"
+#include "grpcx.h"
+#include "util.h"
+
+/* ---- client ------------------------------------------------------------ */
+
+struct ctrl_client {
+	grpc_channel *ch;
+	grpc_completion_queue *cq;    /* pluck */
+	void *method[M_COUNT];
+	int64_t gpr_off;              /* GPR_CLOCK_MONOTONIC minus now_ns() */
+	char target[TARGET_MAX];
+};
+
+static void format_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len)
+{
+	uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
+
+	opt_format_duration(ms * 1000000, buf, len);
+}
+
+int ctrl_client_open(const struct opt_hostport *addr, uint64_t deadline_ns,
+                     struct ctrl_client **out, char *err, size_t errlen)
+{
+	grpc_arg args[] = {
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = -1}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ENABLE_RETRIES, {.integer = 0}},
+		/* notice PS 0 soon when it starts after this worker */
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, {.integer = 100}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, {.integer = 100}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, {.integer = 1000}},
+	};
+	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
+	grpc_channel_credentials *creds;
+	grpc_connectivity_state st;
+	uint64_t start_ns = now_ns();
+	struct ctrl_client *c = calloc(1, sizeof *c);
+	char within[32];
+	int tag;
+
+	*out = NULL;
+	if (!c) {
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	grpc_init();
+	c->gpr_off = grpcx_clock_offset();
+	opt_format_hostport(addr, c->target, sizeof c->target);
+	c->cq = grpc_completion_queue_create_for_pluck(NULL);
+	creds = grpc_insecure_credentials_create();
+	c->ch = grpc_channel_create(c->target, creds, &chargs);
+	grpc_channel_credentials_release(creds);
+	for (int m = 0; m < M_COUNT; m++)
+		c->method[m] = grpc_channel_register_call(c->ch, ctrl_method_path[m], NULL, NULL);
+
+	/* wait for READY; the channel keeps retrying with the backoff above */
+	for (;;) {
+		st = grpc_channel_check_connectivity_state(c->ch, 1);
+		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN || now_ns() >= deadline_ns)
+			break;
+		grpc_channel_watch_connectivity_state(c->ch, st, grpcx_deadline(c->gpr_off, deadline_ns), c->cq,
+		                                      &tag);
+		grpc_completion_queue_pluck(c->cq, &tag, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+	}
+	if (st != GRPC_CHANNEL_READY) {
+		format_within(start_ns, deadline_ns, within, sizeof within);
+		snprintf(err, errlen, "cannot reach the control service at '%s' within %s: %s",
+		         c->target, within, grpcx_state_text(st));
+		ctrl_client_close(c);
+		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
+	}
+	*out = c;
+	return 0;
+}
+
+void ctrl_client_close(struct ctrl_client *c)
+{
+	if (!c)
+		return;
+	grpc_channel_destroy(c->ch);
+	grpc_completion_queue_shutdown(c->cq);
+	while (grpc_completion_queue_pluck(c->cq, NULL, gpr_inf_future(GPR_CLOCK_MONOTONIC),
+	                                   NULL).type != GRPC_QUEUE_SHUTDOWN)
+		;
+	grpc_completion_queue_destroy(c->cq);
+	free(c);
+	grpc_shutdown();
+}
+
+/* gRPC status -> -errno, and its name for messages. */
+static const struct {
+	int err;
+	const char *name;
+} status_map[] = {
+	[GRPC_STATUS_OK] = {0, "OK"},
+	[GRPC_STATUS_CANCELLED] = {-ECANCELED, "CANCELLED"},
+	[GRPC_STATUS_UNKNOWN] = {-EIO, "UNKNOWN"},
+	[GRPC_STATUS_INVALID_ARGUMENT] = {-EINVAL, "INVALID_ARGUMENT"},
+	[GRPC_STATUS_DEADLINE_EXCEEDED] = {-ETIMEDOUT, "DEADLINE_EXCEEDED"},
+	[GRPC_STATUS_NOT_FOUND] = {-ENOENT, "NOT_FOUND"},
+	[GRPC_STATUS_ALREADY_EXISTS] = {-EEXIST, "ALREADY_EXISTS"},
+	[GRPC_STATUS_PERMISSION_DENIED] = {-EACCES, "PERMISSION_DENIED"},
+	[GRPC_STATUS_RESOURCE_EXHAUSTED] = {-ENOBUFS, "RESOURCE_EXHAUSTED"},
+	[GRPC_STATUS_FAILED_PRECONDITION] = {-EPROTO, "FAILED_PRECONDITION"},
+	[GRPC_STATUS_ABORTED] = {-ECONNABORTED, "ABORTED"},
+	[GRPC_STATUS_OUT_OF_RANGE] = {-ERANGE, "OUT_OF_RANGE"},
+	[GRPC_STATUS_UNIMPLEMENTED] = {-ENOSYS, "UNIMPLEMENTED"},
+	[GRPC_STATUS_INTERNAL] = {-EIO, "INTERNAL"},
+	[GRPC_STATUS_UNAVAILABLE] = {-ECONNREFUSED, "UNAVAILABLE"},
+	[GRPC_STATUS_DATA_LOSS] = {-EIO, "DATA_LOSS"},
+	[GRPC_STATUS_UNAUTHENTICATED] = {-EACCES, "UNAUTHENTICATED"},
+};
+
+/* Makes one call; 0 with *reply (the caller destroys it; may be NULL), or
+ * -errno with err set. */
+static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t nparts,
+                       uint64_t deadline_ns, grpc_byte_buffer **reply, char *err, size_t errlen)
+{
+	uint64_t start_ns = now_ns();
+	uint64_t call_ns = deadline_ns > UINT64_MAX - CTRL_GRACE_MS * 1000000ull
+	                       ? UINT64_MAX
+	                       : deadline_ns + CTRL_GRACE_MS * 1000000ull;
+	grpc_byte_buffer *req = grpc_raw_byte_buffer_create(parts, nparts), *resp = NULL;
+	grpc_metadata_array md_initial, md_trailing;
+	grpc_status_code st = GRPC_STATUS_UNKNOWN;
+	grpc_slice details = grpc_empty_slice();
+	grpc_call *call;
+	grpc_event ev;
+	char d[MSG_MAX], within[32];
+	unsigned k, n;
+	int rc;
+
+	*reply = NULL;
+	grpc_metadata_array_init(&md_initial);
+	grpc_metadata_array_init(&md_trailing);
+	call = grpc_channel_create_registered_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
+	                                           c->method[m], grpcx_deadline(c->gpr_off, call_ns), NULL);
+	grpc_op ops[6] = {
+		{.op = GRPC_OP_SEND_INITIAL_METADATA},
+		{.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = req},
+		{.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT},
+		{.op = GRPC_OP_RECV_INITIAL_METADATA,
+		 .data.recv_initial_metadata.recv_initial_metadata = &md_initial},
+		{.op = GRPC_OP_RECV_MESSAGE, .data.recv_message.recv_message = &resp},
+		{.op = GRPC_OP_RECV_STATUS_ON_CLIENT,
+		 .data.recv_status_on_client = {.trailing_metadata = &md_trailing,
+		                                .status = &st, .status_details = &details}},
+	};
+	if (!call || grpc_call_start_batch(call, ops, 6, ops, NULL) != GRPC_CALL_OK) {
+		snprintf(err, errlen, "control service at '%s': %s: cannot start the call", c->target,
+		         ctrl_method_name[m]);
+		rc = -EIO;
+		goto out;
+	}
+	ev = grpc_completion_queue_pluck(c->cq, ops, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
+	if (ev.type != GRPC_OP_COMPLETE || (!ev.success && st == GRPC_STATUS_OK))
+		st = GRPC_STATUS_UNAVAILABLE;
+	if (st == GRPC_STATUS_OK) {
+		*reply = resp;
+		resp = NULL;
+		rc = 0;
+		goto out;
+	}
+	if ((unsigned)st >= sizeof status_map / sizeof status_map[0])
+		st = GRPC_STATUS_UNKNOWN;
+	rc = status_map[st].err;
+	snprintf(d, sizeof d, "%.*s",
+	         (int)(GRPC_SLICE_LENGTH(details) < sizeof d ? GRPC_SLICE_LENGTH(details) : sizeof d - 1),
+	         (const char *)GRPC_SLICE_START_PTR(details));
+	if (st == GRPC_STATUS_DEADLINE_EXCEEDED) {
+		format_within(start_ns, deadline_ns, within, sizeof within);
+		if (sscanf(d, "%u of %u", &k, &n) == 2) /* the service's own answer */
+			snprintf(err, errlen, "control service at '%s': %s: %s within %s", c->target,
+			         ctrl_method_name[m], d, within);
+		else
+			snprintf(err, errlen, "control service at '%s': %s: no reply within %s",
+			         c->target, ctrl_method_name[m], within);
+	} else {
+		snprintf(err, errlen, "control service at '%s': %s: %s (%s)", c->target,
+		         ctrl_method_name[m], d[0] ? d : "no details", status_map[st].name);
+	}
+out:
+	if (call)
+		grpc_call_unref(call);
+	if (resp)
+		grpc_byte_buffer_destroy(resp);
+	grpc_byte_buffer_destroy(req);
+	grpc_metadata_array_destroy(&md_initial);
+	grpc_metadata_array_destroy(&md_trailing);
+	grpc_slice_unref(details);
+	return rc;
+}
+
+/* -EINVAL with err unless 1 <= workers <= max and worker < workers. */
+static int client_check(const struct ctrl_client *c, int m, uint32_t worker, uint32_t workers,
+                        char *err, size_t errlen)
+{
+	if (workers >= 1 && workers <= CTRL_WORKERS_MAX && worker < workers)
+		return 0;
+	snprintf(err, errlen, "control service at '%s': %s: worker %u of %u workers is out of "
+	         "range (1..%u workers)", c->target, ctrl_method_name[m], worker, workers,
+	         CTRL_WORKERS_MAX);
+	return -EINVAL;
+}
+
+static int client_bad_reply(const struct ctrl_client *c, int m, const char *what, char *err,
+                            size_t errlen)
+{
+	snprintf(err, errlen, "control service at '%s': %s: malformed reply: %s", c->target,
+	         ctrl_method_name[m], what);
+	return -EPROTO;
+}
+
+int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
+                 uint32_t gen, uint64_t deadline_ns, char *err, size_t errlen)
+{
+	unsigned char b[BARRIER_LEN];
+	grpc_byte_buffer *reply;
+	grpc_slice part, all;
+	int rc;
+
+	if ((rc = client_check(c, M_BARRIER, worker, workers, err, errlen)) < 0)
+		return rc;
+	be_put64(b, run_id);
+	be_put32(b + 8, worker);
+	be_put32(b + 12, workers);
+	be_put32(b + 16, gen);
+	part = grpc_slice_from_static_buffer(b, sizeof b);
+	rc = client_call(c, M_BARRIER, &part, 1, deadline_ns, &reply, err, errlen);
+	if (rc < 0)
+		return rc;
+	all = reply ? ctrl_body_slice(reply) : grpc_empty_slice();
+	if (GRPC_SLICE_LENGTH(all) != 8 || be_get64(GRPC_SLICE_START_PTR(all)) != run_id)
+		rc = client_bad_reply(c, M_BARRIER, "not the 8-byte run id", err, errlen);
+	grpc_slice_unref(all);
+	if (reply)
+		grpc_byte_buffer_destroy(reply);
+	return rc;
+}
+
+int ctrl_report(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
+                const void *blob, size_t len, uint64_t deadline_ns, char *err, size_t errlen)
+{
+	unsigned char b[REPORT_HDR];
+	grpc_slice parts[2];
+	grpc_byte_buffer *reply;
+	int rc;
+
+	if ((rc = client_check(c, M_REPORT, worker, workers, err, errlen)) < 0)
+		return rc;
+	if (len > CTRL_BLOB_MAX) {
+		snprintf(err, errlen, "control service at '%s': report: %zu bytes exceed the "
+		         "limit of %u", c->target, len, CTRL_BLOB_MAX);
+		return -EMSGSIZE;
+	}
+	be_put64(b, run_id);
+	be_put32(b + 8, worker);
+	be_put32(b + 12, workers);
+	be_put32(b + 16, (uint32_t)len);
+	parts[0] = grpc_slice_from_static_buffer(b, sizeof b);
+	parts[1] = grpc_slice_from_static_buffer(len ? blob : "", len);
+	rc = client_call(c, M_REPORT, parts, 2, deadline_ns, &reply, err, errlen);
+	if (reply)
+		grpc_byte_buffer_destroy(reply);
+	return rc;
+}
+
+int ctrl_collect(struct ctrl_client *c, uint64_t run_id, uint32_t workers, int partial,
+                 uint64_t deadline_ns, ctrl_report_fn fn, void *arg, uint32_t *got, char *err,
+                 size_t errlen)
+{
+	unsigned char b[COLLECT_LEN];
+	grpc_slice part, all;
+	grpc_byte_buffer *reply;
+	const unsigned char *p;
+	size_t len, off = 4;
+	uint32_t count = 0;
+	int64_t prev = -1;
+	int rc;
+
+	*got = 0;
+	if ((rc = client_check(c, M_COLLECT, 0, workers, err, errlen)) < 0)
+		return rc;
+	be_put64(b, run_id);
+	be_put32(b + 8, workers);
+	be_put32(b + 12, partial ? 1 : 0);
+	part = grpc_slice_from_static_buffer(b, sizeof b);
+	rc = client_call(c, M_COLLECT, &part, 1, deadline_ns, &reply, err, errlen);
+	if (rc < 0)
+		return rc;
+	all = reply ? ctrl_body_slice(reply) : grpc_empty_slice();
+	p = GRPC_SLICE_START_PTR(all);
+	len = GRPC_SLICE_LENGTH(all);
+	/* check it all before the first callback */
+	if (len < 4 || (count = be_get32(p)) > workers) {
+		rc = client_bad_reply(c, M_COLLECT, "bad count", err, errlen);
+		goto out;
+	}
+	for (uint32_t i = 0; i < count; i++) {
+		uint32_t w, bl;
+		if (len - off < 8) {
+			rc = client_bad_reply(c, M_COLLECT, "truncated", err, errlen);
+			goto out;
+		}
+		w = be_get32(p + off);
+		bl = be_get32(p + off + 4);
+		if (w >= workers || (int64_t)w <= prev || bl > CTRL_BLOB_MAX || len - off - 8 < bl) {
+			rc = client_bad_reply(c, M_COLLECT, "bad entry", err, errlen);
+			goto out;
+		}
+		prev = w;
+		off += 8 + (size_t)bl;
+	}
+	if (off != len) {
+		rc = client_bad_reply(c, M_COLLECT, "bytes after the last report", err, errlen);
+		goto out;
+	}
+	for (off = 4; *got < count && rc == 0;) {
+		uint32_t w = be_get32(p + off), bl = be_get32(p + off + 4);
+		if (fn)
+			rc = fn(arg, w, p + off + 8, bl);
+		++*got;
+		off += 8 + (size_t)bl;
+	}
+out:
+	grpc_slice_unref(all);
+	if (reply)
+		grpc_byte_buffer_destroy(reply);
+	return rc;
+}

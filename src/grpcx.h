@@ -1,0 +1,33 @@
+/* grpcx.h - gRPC core helpers shared by the gRPC transport (tr_grpc.c) and
+ * the control service (ctrl.c): log routing, deadlines on tfgb's clock,
+ * channel readiness, queue draining. */
+#ifndef TFGB_GRPCX_H
+#define TFGB_GRPCX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <grpc/grpc.h>
+#include <grpc/support/time.h>
+
+/* Routes gRPC's own log lines to stderr as "tfgb: grpc: ..." (once per
+ * process), and silences them while quiet is set.  The setting is the
+ * process's: the transport and the control service share it. */
+void grpcx_log_install(void);
+void grpcx_log_quiet(int quiet);
+
+/* GPR_CLOCK_MONOTONIC minus the now_ns() clock: both advance together, so
+ * one reading converts every deadline of a client. */
+int64_t grpcx_clock_offset(void);
+/* A now_ns()-clock deadline as a gpr_timespec (infinite when huge). */
+gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns);
+
+/* Waits until ch is READY, SHUTDOWN or deadline_ns; returns the last state. */
+grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns);
+/* Why a channel is not ready, for messages: "nothing is listening". */
+const char *grpcx_state_text(grpc_connectivity_state st);
+
+/* Takes every event off a queue that was shut down. */
+void grpcx_cq_drain(grpc_completion_queue *cq);
+
+#endif

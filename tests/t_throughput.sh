@@ -1,0 +1,143 @@
+#!/bin/sh
+# TF-gRPC-PS-Throughput on one machine: the launcher with 2 PS x 3 workers,
+# rpc echo/push/pull, per-PS and per-worker counts that add up, workers
+# started by hand (--task) and by a launcher's environment, a worker and a
+# PS killed mid-window (named, exit 1, partial result), and no process left.
+. tests/lib.sh
+[ -x "$TFGB" ] || fail "build ./tfgb first"
+$PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
+
+base=$(free_ports 3) || fail "no free ports"
+out=$(mktemp -d)
+bg=
+cleanup() {
+	for p in $bg; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$out"
+}
+trap cleanup EXIT INT TERM
+
+cat >"$out/job.ini" <<INI
+[job]
+warmup = 200ms
+duration = 1s
+[cluster]
+ps = 127.0.0.1:$base
+ps_count = 2
+workers = 3
+[payload]
+iovecs = 4
+categories = small, medium
+INI
+J="-c $out/job.ini -q"
+sums='d["throughput"]["reported"] == 3 and len(d["throughput"]["per_ps"]) == 2
+and len(d["throughput"]["per_worker"]) == 3
+and sum(d["throughput"]["per_ps"]) == d["calls"] == sum(d["throughput"]["per_worker"])
+and d["calls"] > 0 and min(d["throughput"]["per_ps"]) > 0 and min(d["throughput"]["per_worker"]) > 0
+and d["status"] == "ok" and d["throughput"]["rpc_per_s"] > 0'
+all_closed() {
+	for p in $((base - 1)) $base $((base + 1)); do wait_closed "$p" 5 || return 1; done
+}
+
+# 1. the launcher, every rpc
+for rpc in push echo pull; do
+	$TFGB throughput $J -s job.rpc=$rpc -f json >"$out/t.json" 2>"$out/err" ||
+		fail "throughput rpc=$rpc exited $?: $(cat "$out/err")"
+	json_check "$sums and d['throughput']['rpc'] == '$rpc'" <"$out/t.json" ||
+		fail "rpc=$rpc: counts do not add up: $(cat "$out/t.json")"
+	all_closed || fail "rpc=$rpc: a PS or the control service is still listening"
+done
+[ -z "$(pids_matching "$out/job.ini")" ] || fail "processes left: $(pids_matching "$out/job.ini")"
+
+# 2. text and CSV forms
+$TFGB throughput $J >"$out/t.txt" 2>"$out/err" || fail "text: $(cat "$out/err")"
+grep -q '^# TF-gRPC-PS-Throughput' "$out/t.txt" || fail "no text header"
+grep -q '^# per-PS calls:' "$out/t.txt" || fail "no per-PS line"
+
+# 3. servers started by hand, workers by a plain shell loop with --task;
+#    worker 0 prints the aggregate, the others nothing
+$TFGB serve $J --task 0 2>"$out/s0" & bg="$bg $!"
+$TFGB serve $J --task 1 2>"$out/s1" & bg="$bg $!"
+wait_listening "$base" && wait_listening $((base + 1)) && wait_listening $((base - 1)) ||
+	fail "hand-started servers: $(cat "$out/s0" "$out/s1")"
+for i in 2 1 0; do
+	$TFGB throughput $J --task $i -f json >"$out/w$i.json" 2>"$out/w$i.err" & eval "w$i=\$!"
+done
+for i in 0 1 2; do
+	eval "wait \$w$i" || fail "worker $i exited $?: $(cat "$out/w$i.err")"
+done
+json_check "$sums" <"$out/w0.json" || fail "--task run: $(cat "$out/w0.json")"
+[ ! -s "$out/w1.json" ] && [ ! -s "$out/w2.json" ] || fail "workers 1 and 2 printed a report"
+
+# 3b. a --task run in which a worker dies, then the same job launched
+#     again: the control service starts the run over
+for i in 2 1 0; do
+	$TFGB throughput $J --task $i -s job.duration=3s -s job.timeout=2s -f json \
+		>"$out/f$i.json" 2>"$out/f$i.err" & eval "f$i=\$!"
+done
+sleep 1.5
+kill -KILL "$f2"
+rc=0; wait "$f0" || rc=$?
+wait "$f1" "$f2" 2>/dev/null
+[ "$rc" = 1 ] || fail "worker 0 of a run that lost a worker exited $rc: $(cat "$out/f0.err")"
+json_check 'd["throughput"]["incomplete"] is True and d["throughput"]["reported"] == 2' \
+	<"$out/f0.json" || fail "partial --task run: $(cat "$out/f0.json")"
+for i in 2 1 0; do
+	$TFGB throughput $J --task $i -f json >"$out/w$i.json" 2>"$out/w$i.err" & eval "w$i=\$!"
+done
+for i in 0 1 2; do
+	eval "wait \$w$i" || fail "relaunched worker $i exited $?: $(cat "$out/w$i.err")"
+done
+json_check "$sums" <"$out/w0.json" || fail "relaunch after a failure: $(cat "$out/w0.json")"
+
+# 4. the same through a launcher's environment (as mpirun sets it)
+for i in 2 1 0; do
+	OMPI_COMM_WORLD_RANK=$i OMPI_COMM_WORLD_SIZE=3 $TFGB throughput $J -f json \
+		>"$out/m$i.json" 2>"$out/m$i.err" & eval "m$i=\$!"
+done
+for i in 0 1 2; do
+	eval "wait \$m$i" || fail "rank $i exited $?: $(cat "$out/m$i.err")"
+done
+json_check "$sums" <"$out/m0.json" || fail "launcher-env run: $(cat "$out/m0.json")"
+# a launcher count that contradicts the job is refused
+rc=0
+OMPI_COMM_WORLD_RANK=0 OMPI_COMM_WORLD_SIZE=4 $TFGB throughput $J >/dev/null 2>"$out/err" || rc=$?
+[ "$rc" = 2 ] || fail "size mismatch: exit $rc, expected 2"
+grep -q "OMPI_COMM_WORLD_SIZE\|4 workers" "$out/err" || fail "mismatch message: $(cat "$out/err")"
+for p in $bg; do kill "$p"; done
+wait 2>/dev/null; bg=
+all_closed || fail "hand-started servers did not stop"
+
+# 5. a worker killed mid-window: named, the others stopped, partial, exit 1
+$TFGB throughput $J -s job.duration=20s -f json >"$out/k.json" 2>"$out/err" &
+l=$!
+sleep 2
+victim=
+for p in $(pids_matching "throughput -c /proc/self/fd"); do
+	victim=$p
+done
+[ -n "$victim" ] || fail "no worker process found"
+kill -KILL "$victim"
+rc=0; wait "$l" || rc=$?
+[ "$rc" = 1 ] || fail "killed worker: exit $rc, expected 1: $(cat "$out/err")"
+grep -q "worker [0-9] (pid $victim" "$out/err" || fail "the dead worker is not named: $(cat "$out/err")"
+grep -q "signal 9" "$out/err" || fail "the signal is not named: $(cat "$out/err")"
+json_check 'd["throughput"]["incomplete"] is True and d["throughput"]["reported"] == 2' \
+	<"$out/k.json" || fail "partial result: $(cat "$out/k.json")"
+all_closed || fail "processes left after a worker died"
+[ -z "$(pids_matching "throughput -c /proc/self/fd")" ] || fail "workers left behind"
+
+# 6. a PS killed mid-window
+$TFGB throughput $J -s job.duration=20s -s job.timeout=2s >"$out/k.txt" 2>"$out/err" &
+l=$!
+sleep 2
+victim=$(pids_matching "serve -c /proc/self/fd" | head -n 1)
+[ -n "$victim" ] || fail "no PS process found"
+kill -KILL "$victim"
+rc=0; wait "$l" || rc=$?
+[ "$rc" = 1 ] || fail "killed PS: exit $rc, expected 1"
+grep -q "PS [01] (pid $victim" "$out/err" || grep -q "worker" "$out/err" ||
+	fail "the failure is not named: $(cat "$out/err")"
+all_closed || fail "processes left after a PS died"
+[ -z "$(pids_matching "/proc/self/fd")" ] || fail "processes left: $(pids_matching /proc/self/fd)"
+echo ok
