@@ -14,7 +14,7 @@ VERBS = 1
 NUMA  = 1
 
 PKG_CONFIG = pkg-config
-PKGS = grpc inih
+PKGS = grpc inih libprotobuf-c
 PKGS_VERBS = libibverbs
 PKGS_NUMA  = numa
 
