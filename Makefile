@@ -4,7 +4,7 @@ include config.mk
 # Debian packages the build and the tests need (`make deps` installs them).
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
-       iproute2 procps openmpi-bin
+       iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
@@ -12,6 +12,18 @@ endif
 ifeq ($(NUMA),1)
 DEBS += libnuma-dev
 PKGS += $(PKGS_NUMA)
+endif
+
+# `make check SANITIZE=address,undefined` builds and tests with sanitizers;
+# a change of flags rebuilds everything (see .flags below).
+ifneq ($(SANITIZE),)
+OPT += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+LDFLAGS += -fsanitize=$(SANITIZE)
+endif
+FLAGS_NOW := $(CC) $(OPT) $(WARN) $(VERBS) $(NUMA)
+FLAGS_OLD := $(shell cat .flags 2>/dev/null)
+ifneq ($(FLAGS_NOW),$(FLAGS_OLD))
+$(shell echo '$(FLAGS_NOW)' > .flags)
 endif
 
 # Deferred: pkg-config runs when a recipe needs the flags, after `deps`.
@@ -37,7 +49,7 @@ all: tfgb
 # `make V=1` shows the full command lines
 Q = $(if $(V),,@)
 
-src/%.o: src/%.c $(HDR) config.mk
+src/%.o: src/%.c $(HDR) config.mk .flags
 	@$(if $(V),:,echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
@@ -47,7 +59,7 @@ $(GEN): proto/tfgb.proto
 	$(Q)protoc-c --proto_path=proto --c_out=gen proto/tfgb.proto
 
 # generated code is not held to -Werror's extra warnings
-gen/tfgb.pb-c.o: gen/tfgb.pb-c.c gen/tfgb.pb-c.h
+gen/tfgb.pb-c.o: gen/tfgb.pb-c.c gen/tfgb.pb-c.h .flags
 	@$(if $(V),:,echo "  CC      $<")
 	$(Q)$(CC) $(CPPFLAGS) $(OPT) -std=c11 $(PKG_CFLAGS) -c -o $@ $<
 
@@ -61,7 +73,7 @@ tfgb: src/main.o libtfgb.a
 
 tests/check_tfgb: $(TSRC) tests/check_tfgb.h libtfgb.a
 	@$(if $(V),:,echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) -DTFGB_SRCDIR='"$(CURDIR)"' -Isrc $(shell $(PKG_CONFIG) --cflags check) -o $@ $(TSRC) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -DTFGB_SRCDIR='"$(CURDIR)"' -Isrc $(shell $(PKG_CONFIG) --cflags check) -o $@ $(TSRC) \
 		libtfgb.a $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs check) -lm
 
 # Installs the Debian packages above when any is missing (root only).
@@ -118,7 +130,7 @@ dist: clean
 
 clean:
 	rm -f tfgb libtfgb.a src/*.o tests/check_tfgb tfgb-$(VERSION).tar.gz
-	rm -rf gen
+	rm -rf gen .flags
 	rm -rf tests/out
 
 .PHONY: all deps run check install uninstall dist clean

@@ -108,11 +108,20 @@ const struct opt_def job_keys[] = {
 	{"affinity", "worker_cpus", OPT_STRING, J(worker_cpus), "",
 	 .help = "list of CPUs the worker processes may run on; empty is any"},
 
+	{"socket", "sndbuf", OPT_SIZE, J(sock_sndbuf), "0B", RANGE(0, GIB),
+	 .help = "socket transport: SO_SNDBUF of each connection; 0 keeps the kernel's autotuning"},
+	{"socket", "rcvbuf", OPT_SIZE, J(sock_rcvbuf), "0B", RANGE(0, GIB),
+	 .help = "socket transport: SO_RCVBUF of each connection; 0 keeps the kernel's autotuning"},
+	{"socket", "busy_poll", OPT_DURATION, J(sock_busy_poll_ns), "0s", RANGE(0, SEC),
+	 .help = "socket transport: SO_BUSY_POLL, how long a receive spins on the device queue; 0 is off"},
+	{"socket", "zerocopy", OPT_SIZE, J(sock_zerocopy), "0B", RANGE(0, GIB),
+	 .help = "socket transport: send with MSG_ZEROCOPY from this many bytes; 0 is off"},
+
 	{0},
 };
 
 static const char *const section_names[] = {"job", "cluster", "payload", "output", "server",
-                                             "affinity", NULL};
+                                             "affinity", "socket", NULL};
 
 const char *job_mode_name(int m) { return mode_names[m]; }
 const char *job_transport_name(int t) { return transport_names[t]; }
@@ -347,7 +356,7 @@ static char *reader_next(char *str, int num, void *stream)
 					       r->file, r->line, name, section_names[at]);
 				else
 					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are "
-					       "[job], [cluster], [payload], [output], [server], [affinity]",
+					       "[job], [cluster], [payload], [output], [server], [affinity], [socket]",
 					       r->file, r->line, name);
 				r->failed = 1;
 				r->fail_line = r->line;
@@ -367,7 +376,7 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 0;
 	if (!*section) {
 		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under [job], "
-		       "[cluster], [payload], [output], [server] or [affinity]", r->file, r->line, name);
+		       "[cluster], [payload], [output], [server], [affinity] or [socket]", r->file, r->line, name);
 		r->failed = 1;
 		r->fail_line = r->line;
 		return 0;

@@ -66,6 +66,10 @@ struct job {
 	int64_t threads;
 	/* [affinity] */
 	char *ps_cpus, *worker_cpus;
+	/* [socket] */
+	uint64_t sock_sndbuf, sock_rcvbuf; /* bytes; 0: the kernel's autotuning */
+	uint64_t sock_busy_poll_ns;        /* SO_BUSY_POLL, whole microseconds; 0: off */
+	uint64_t sock_zerocopy;            /* MSG_ZEROCOPY from this many bytes; 0: off */
 
 	/* where each key's value came from, by key-table index */
 	struct job_origin origin[JOB_MAX_KEYS];

@@ -7,6 +7,7 @@
 #include <stdio.h>
 
 extern const struct tr_ops tr_grpc_ops;
+extern const struct tr_ops tr_socket_ops;
 
 static const struct {
 	int id;
@@ -14,7 +15,7 @@ static const struct {
 	const char *why; /* when ops is NULL */
 } registry[] = {
 	{TRANSPORT_GRPC, &tr_grpc_ops, "is not compiled in"},
-	{TRANSPORT_SOCKET, NULL, "is not built yet in this version of tfgb"},
+	{TRANSPORT_SOCKET, &tr_socket_ops, NULL},
 	{TRANSPORT_VERBS, NULL, "is not built yet in this version of tfgb"},
 };
 

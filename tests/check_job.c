@@ -152,7 +152,7 @@ END_TEST
 START_TEST(test_job_table_unique)
 {
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "server",
-	                                       "affinity"};
+	                                       "affinity", "socket"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;
@@ -642,7 +642,7 @@ START_TEST(test_job_err_section)
 	                   "t.ini:3: unknown section '[clustr]'; did you mean '[cluster]'?");
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
-	                   "[payload], [output], [server], [affinity]");
+	                   "[payload], [output], [server], [affinity], [socket]");
 }
 END_TEST
 
@@ -662,7 +662,7 @@ START_TEST(test_job_err_outside_section)
 {
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
-	                   "[cluster], [payload], [output], [server] or [affinity]");
+	                   "[cluster], [payload], [output], [server], [affinity] or [socket]");
 }
 END_TEST
 

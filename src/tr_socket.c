@@ -1,0 +1,843 @@
+/* tr_socket.c - the socket transport: WIRE.md's methods over plain TCP.
+ *
+ * Each message is a 16-byte header (frame.h) and its body.  Replies come
+ * back in request order on a connection, so a connection is a FIFO of calls.
+ *
+ * This file is the client (the engine's side) and the ops table.  One
+ * epoll set per tr_client over its connections: EPOLLIN level-triggered
+ * always, EPOLLOUT only while a send is blocked.  submit() queues the call
+ * on its connection; on an idle connection it writes the header and the
+ * caller's iovecs at once with one sendmsg, straight from the caller's
+ * buffers.  Calls submitted while the connection is busy with earlier ones
+ * are written together at the next reap(), several per sendmsg; what the
+ * socket does not take is written when it becomes writable.
+ *
+ * reap() reads replies into a per-connection buffer (RBUF_CAP) and copies
+ * each body into call->resp_buf, up to resp_cap; the rest of a body that
+ * is not buffered yet is read straight into resp_buf, or, when nobody
+ * keeps it, into one SCRATCH buffer per client.  A client with a single
+ * connection that waits only for replies blocks in recvmsg (SO_RCVTIMEO
+ * BLOCK_NS) instead of epoll_wait and a read: one system call per reply.
+ * The per-call state (struct scall, behind tr_call.priv) is allocated on a
+ * call's first submit and reused: nothing is allocated per call after that.
+ *
+ * Failures: a connection closed or reset by the peer completes its calls
+ * UNAVAILABLE, a reply that breaks the framing INTERNAL, and later calls on
+ * that connection complete at once with the same status (as gRPC does on a
+ * broken channel).  A call released while in flight cannot be cut out of
+ * the byte stream: its connection is closed, its other calls CANCELLED.
+ *
+ * The server, `tfgb serve` with transport = socket, is tr_socket_serve.c;
+ * what the two halves share is in tr_socket.h.
+ */
+#include "tr_socket.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "util.h"
+
+/* ---- common ------------------------------------------------------------ */
+
+static void opts_from_job(const struct job *j, struct sk_opts *o)
+{
+	o->sndbuf = j ? j->sock_sndbuf : 0;
+	o->rcvbuf = j ? j->sock_rcvbuf : 0;
+	o->zerocopy = j ? j->sock_zerocopy : 0;
+	/* SO_BUSY_POLL takes whole microseconds: round up, at least 1 */
+	o->busy_poll_us = j && j->sock_busy_poll_ns ? (j->sock_busy_poll_ns + 999) / 1000 : 0;
+}
+
+int sk_set_int(int fd, int level, int name, uint64_t v)
+{
+	int i = v > INT_MAX ? INT_MAX : (int)v;
+
+	return setsockopt(fd, level, name, &i, sizeof i) < 0 ? -errno : 0;
+}
+
+int sk_opts_apply_buffers(int fd, const struct sk_opts *o, const char **what)
+{
+	int rc = 0;
+
+	if (o->sndbuf && (rc = sk_set_int(fd, SOL_SOCKET, SO_SNDBUF, o->sndbuf)) < 0)
+		*what = "SO_SNDBUF (socket.sndbuf)";
+	else if (o->rcvbuf && (rc = sk_set_int(fd, SOL_SOCKET, SO_RCVBUF, o->rcvbuf)) < 0)
+		*what = "SO_RCVBUF (socket.rcvbuf)";
+	return rc;
+}
+
+int sk_opts_apply_conn(int fd, const struct sk_opts *o, const char **what)
+{
+	int rc;
+
+	if ((rc = sk_set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1)) < 0)
+		*what = "TCP_NODELAY";
+	else if (o->busy_poll_us &&
+	         (rc = sk_set_int(fd, SOL_SOCKET, SO_BUSY_POLL, o->busy_poll_us)) < 0)
+		*what = "SO_BUSY_POLL (socket.busy_poll; some kernels allow more than "
+		        "net.core.busy_read only with CAP_NET_ADMIN)";
+	else if (o->zerocopy && (rc = sk_set_int(fd, SOL_SOCKET, SO_ZEROCOPY, 1)) < 0)
+		*what = "SO_ZEROCOPY (socket.zerocopy)";
+	return rc;
+}
+
+void sk_drain_errqueue(int fd)
+{
+	char cbuf[256];
+	struct msghdr m;
+
+	for (int i = 0; i < 64; i++) {
+		memset(&m, 0, sizeof m);
+		m.msg_control = cbuf;
+		m.msg_controllen = sizeof cbuf;
+		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
+			break;
+	}
+}
+
+static int sk_init(const struct job *j, void **ctx, struct tr_err *err)
+{
+	struct sk_opts *o = calloc(1, sizeof *o);
+
+	if (!o) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	opts_from_job(j, o);
+	*ctx = o;
+	return 0;
+}
+
+static void sk_fini(void *ctx)
+{
+	free(ctx);
+}
+
+static char sk_version_text[192];
+static pthread_once_t sk_version_once = PTHREAD_ONCE_INIT;
+
+static void sk_version_make(void)
+{
+	struct utsname u;
+
+	if (uname(&u) == 0)
+		snprintf(sk_version_text, sizeof sk_version_text, "tfgb framing over %s %s TCP",
+		         u.sysname, u.release);
+	else
+		snprintf(sk_version_text, sizeof sk_version_text, "tfgb framing over TCP");
+}
+
+/* The kernel's TCP is the library underneath: its release goes in reports. */
+static const char *sk_version(void)
+{
+	pthread_once(&sk_version_once, sk_version_make);
+	return sk_version_text;
+}
+
+/* ---- client ------------------------------------------------------------ */
+
+#define RBUF_CAP (256u * 1024)  /* reply bytes read per recv */
+#define SEND_IOV 64             /* iovecs per sendmsg */
+#define RECV_ROUNDS 4           /* full reads per readiness event */
+#define BLOCK_NS 10000000ull    /* SO_RCVTIMEO of a blocking wait for a reply */
+#define SCRATCH (1u << 20)      /* per client: reply bytes nobody keeps */
+#define SKIP_MIN (64u * 1024)   /* such bodies of at least this size go there */
+
+enum { SC_IDLE, SC_QUEUED, SC_DONE };
+
+/* Per-call state behind tr_call.priv. */
+struct scall {
+	struct tr_call *owner;
+	struct tr_conn *conn;        /* while SC_QUEUED */
+	struct scall *qnext;         /* the connection's queue, oldest first */
+	struct scall *dprev, *dnext; /* the client's done list, while SC_DONE */
+	int state;
+	int zc;                      /* sent with MSG_ZEROCOPY */
+	unsigned char hdr[FRAME_HDR_LEN];
+	uint64_t req_len;            /* header + body bytes */
+	uint64_t sent;               /* of req_len */
+	int iov_idx;                 /* send cursor into owner->iov */
+	size_t iov_off;
+	int rstatus;                 /* from the reply header */
+	uint64_t rlen;
+};
+
+struct tr_conn {
+	struct tr_client *c;
+	int fd;                      /* -1 once failed */
+	int fail_status;             /* what later calls complete with once failed */
+	uint32_t ev;                 /* the epoll mask in force */
+	struct scall *head, *tail;   /* outstanding calls, oldest first */
+	struct scall *send;          /* the first call not completely written, or NULL */
+	int in_body;                 /* reading the body of head's reply */
+	uint64_t body_left, body_off;
+	unsigned char *rbuf;         /* RBUF_CAP; unparsed bytes are [rhead, rtail) */
+	size_t rhead, rtail;
+	int flushq;                  /* on the client's flush list */
+	struct tr_conn *flush_next;
+	char target[SK_TARGET_MAX];
+	struct iovec siov[SEND_IOV];
+};
+
+struct tr_client {
+	struct sk_opts o;
+	int epfd;
+	struct tr_conn **conn;
+	size_t nconn, capconn;
+	struct scall done;           /* list head: completed, not yet reaped */
+	unsigned char *scratch;      /* SCRATCH bytes, or NULL */
+	struct tr_conn *flush;       /* connections with requests submitted while
+	                              * busy, written at the next reap */
+};
+
+static void done_push(struct tr_client *c, struct scall *s)
+{
+	s->state = SC_DONE;
+	s->conn = NULL;
+	s->qnext = NULL;
+	s->dnext = &c->done;
+	s->dprev = c->done.dprev;
+	s->dprev->dnext = s;
+	c->done.dprev = s;
+}
+
+static void done_unlink(struct scall *s)
+{
+	s->dprev->dnext = s->dnext;
+	s->dnext->dprev = s->dprev;
+	s->dprev = s->dnext = NULL;
+	s->state = SC_IDLE;
+}
+
+/* Completes the call with the reply's status and length. */
+static void call_finish(struct tr_client *c, struct scall *s, int status, uint64_t len)
+{
+	s->owner->status = status;
+	s->owner->resp_len = len;
+	done_push(c, s);
+}
+
+/* Closes the connection and completes every call on it with `status`;
+ * later submits on it complete at once with the same status. */
+static void conn_fail(struct tr_conn *k, int status)
+{
+	struct scall *s, *next;
+
+	if (k->fd >= 0) {
+		epoll_ctl(k->c->epfd, EPOLL_CTL_DEL, k->fd, NULL);
+		close(k->fd);
+		k->fd = -1;
+		k->fail_status = status;
+	}
+	for (s = k->head; s; s = next) {
+		next = s->qnext;
+		call_finish(k->c, s, status, 0);
+	}
+	k->head = k->tail = k->send = NULL;
+	k->in_body = 0;
+	k->rhead = k->rtail = 0;
+}
+
+static void conn_want(struct tr_conn *k, uint32_t ev)
+{
+	struct epoll_event e = {.events = ev, .data.ptr = k};
+
+	if (k->fd < 0 || ev == k->ev)
+		return;
+	if (epoll_ctl(k->c->epfd, EPOLL_CTL_MOD, k->fd, &e) == 0)
+		k->ev = ev;
+	else
+		conn_fail(k, TR_UNAVAILABLE);
+}
+
+/* Moves s's send cursor n bytes on (n <= what is left of s). */
+static void call_advance(struct scall *s, uint64_t n)
+{
+	const struct iovec *iov = s->owner->iov;
+
+	if (s->sent < FRAME_HDR_LEN) {
+		uint64_t h = FRAME_HDR_LEN - s->sent < n ? FRAME_HDR_LEN - s->sent : n;
+		s->sent += h;
+		n -= h;
+	}
+	s->sent += n;
+	while (n && s->iov_idx < s->owner->iovcnt) {
+		size_t room = iov[s->iov_idx].iov_len - s->iov_off;
+		if (n < room) {
+			s->iov_off += (size_t)n;
+			return;
+		}
+		n -= room;
+		s->iov_idx++;
+		s->iov_off = 0;
+	}
+}
+
+/* Appends s's unsent bytes to v[*nv, SEND_IOV); returns 0 when all of s
+ * fitted, -1 when v is full. */
+static int call_iov(const struct scall *s, struct iovec *v, int *nv)
+{
+	const struct iovec *iov = s->owner->iov;
+
+	if (s->sent < FRAME_HDR_LEN) {
+		if (*nv == SEND_IOV)
+			return -1;
+		v[*nv].iov_base = (void *)(s->hdr + s->sent);
+		v[(*nv)++].iov_len = FRAME_HDR_LEN - s->sent;
+	}
+	for (int i = s->iov_idx; i < s->owner->iovcnt; i++) {
+		size_t off = i == s->iov_idx ? s->iov_off : 0;
+		if (iov[i].iov_len == off)
+			continue;
+		if (*nv == SEND_IOV)
+			return -1;
+		v[*nv].iov_base = (char *)iov[i].iov_base + off;
+		v[(*nv)++].iov_len = iov[i].iov_len - off;
+	}
+	return 0;
+}
+
+/* Writes queued requests until they are all written or the socket is
+ * full.  0, or -1 after the connection failed. */
+static int conn_send(struct tr_conn *k)
+{
+	while (k->send) {
+		struct msghdr m = {.msg_iov = k->siov};
+		int nv = 0, zc = k->send->zc;
+		ssize_t n;
+
+		for (struct scall *s = k->send; s && s->zc == zc; s = s->qnext)
+			if (call_iov(s, k->siov, &nv) < 0)
+				break;
+		m.msg_iovlen = (size_t)nv;
+		if (zc) /* bounded by one call's notifications, whatever the wait */
+			sk_drain_errqueue(k->fd);
+		n = sendmsg(k->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				break;
+			if (errno == ENOBUFS && zc) { /* out of optmem for pinned pages: copy */
+				for (struct scall *s = k->send; s; s = s->qnext)
+					s->zc = 0;
+				continue;
+			}
+			conn_fail(k, TR_UNAVAILABLE);
+			return -1;
+		}
+		for (uint64_t left = (uint64_t)n; left && k->send;) {
+			struct scall *s = k->send;
+			uint64_t rest = s->req_len - s->sent;
+			uint64_t step = left < rest ? left : rest;
+			call_advance(s, step);
+			left -= step;
+			if (s->sent == s->req_len)
+				k->send = s->qnext;
+		}
+	}
+	conn_want(k, k->send ? EPOLLIN | EPOLLOUT : EPOLLIN);
+	return k->fd < 0 ? -1 : 0;
+}
+
+/* The head call's reply is complete.  A reply that arrives before its
+ * request was fully written (an error reply to an oversized request) leaves
+ * the byte stream mid-request: the connection cannot go on.  0, or -1 after
+ * the connection failed. */
+static int conn_complete(struct tr_conn *k)
+{
+	struct scall *s = k->head;
+	int broken = k->send == s;
+
+	k->head = s->qnext;
+	if (!k->head)
+		k->tail = NULL;
+	if (broken)
+		k->send = NULL;
+	k->in_body = 0;
+	call_finish(k->c, s, s->rstatus, s->rlen);
+	if (broken) {
+		conn_fail(k, TR_UNAVAILABLE);
+		return -1;
+	}
+	return 0;
+}
+
+/* Takes the body bytes of head's reply that are in rbuf. */
+static void body_take(struct tr_conn *k)
+{
+	struct tr_call *call = k->head->owner;
+	uint64_t n = k->rtail - k->rhead;
+
+	if (n > k->body_left)
+		n = k->body_left;
+	if (call->resp_buf && k->body_off < call->resp_cap) {
+		uint64_t room = call->resp_cap - k->body_off;
+		memcpy((char *)call->resp_buf + k->body_off, k->rbuf + k->rhead,
+		       (size_t)(n < room ? n : room));
+	}
+	k->body_off += n;
+	k->body_left -= n;
+	k->rhead += (size_t)n;
+}
+
+/* Parses what rbuf holds: headers, bodies, completions.  0, or -1 after the
+ * connection failed. */
+static int conn_parse(struct tr_conn *k)
+{
+	for (;;) {
+		if (!k->in_body) {
+			struct frame_hdr h;
+			int v;
+
+			if (k->rhead == k->rtail)
+				return 0;
+			if (!k->head) { /* bytes nobody asked for */
+				conn_fail(k, TR_INTERNAL);
+				return -1;
+			}
+			v = frame_parse(k->rbuf + k->rhead, k->rtail - k->rhead,
+			                (unsigned)k->head->owner->method, UINT64_MAX, &h);
+			if (v == FRAME_SHORT)
+				return 0;
+			if (v != FRAME_OK) {
+				conn_fail(k, TR_INTERNAL);
+				return -1;
+			}
+			k->rhead += FRAME_HDR_LEN;
+			k->in_body = 1;
+			k->body_left = h.len;
+			k->body_off = 0;
+			k->head->rstatus = h.status;
+			k->head->rlen = h.len;
+		}
+		body_take(k);
+		if (k->body_left)
+			return 0;
+		if (conn_complete(k) < 0)
+			return -1;
+	}
+}
+
+/* Reads what the socket holds (a few buffers' worth at most); with
+ * `block`, the first read waits up to BLOCK_NS for bytes.  0, or -1 after
+ * the connection failed. */
+static int conn_recv(struct tr_conn *k, int block)
+{
+	for (int round = 0; round < RECV_ROUNDS; round++) {
+		struct msghdr m = {0};
+		struct iovec v[2];
+		size_t direct = 0, want;
+		int nv = 0;
+		ssize_t n;
+
+		if (k->rhead == k->rtail) {
+			k->rhead = k->rtail = 0;
+		} else if (k->rtail == RBUF_CAP) {
+			memmove(k->rbuf, k->rbuf + k->rhead, k->rtail - k->rhead);
+			k->rtail -= k->rhead;
+			k->rhead = 0;
+		}
+		/* the rest of a body: straight into resp_buf if the caller wants
+		 * it, else a large one into the client's scratch, where it is
+		 * dropped; what follows it into rbuf */
+		if (k->in_body && k->rhead == k->rtail) {
+			struct tr_call *call = k->head->owner;
+			if (call->resp_buf && k->body_off < call->resp_cap) {
+				uint64_t room = call->resp_cap - k->body_off;
+				direct = (size_t)(k->body_left < room ? k->body_left : room);
+				v[nv].iov_base = (char *)call->resp_buf + k->body_off;
+				v[nv++].iov_len = direct;
+			} else if (k->body_left >= SKIP_MIN && k->c->scratch) {
+				direct = k->body_left < SCRATCH ? (size_t)k->body_left : SCRATCH;
+				v[nv].iov_base = k->c->scratch;
+				v[nv++].iov_len = direct;
+			}
+		}
+		v[nv].iov_base = k->rbuf + k->rtail;
+		v[nv++].iov_len = RBUF_CAP - k->rtail;
+		want = direct + v[nv - 1].iov_len;
+		m.msg_iov = v;
+		m.msg_iovlen = (size_t)nv;
+		n = recvmsg(k->fd, &m, round == 0 && block ? 0 : MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			return 0; /* a signal: let the caller look at it */
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) { /* closed by the peer, or reset */
+			conn_fail(k, TR_UNAVAILABLE);
+			return -1;
+		}
+		if (direct) {
+			size_t d = (size_t)n < direct ? (size_t)n : direct;
+			k->body_off += d;
+			k->body_left -= d;
+			if (!k->body_left && conn_complete(k) < 0)
+				return -1;
+			k->rtail += (size_t)n - d;
+		} else {
+			k->rtail += (size_t)n;
+		}
+		if (conn_parse(k) < 0)
+			return -1;
+		if ((size_t)n < want) /* a short read: nothing more for now */
+			return 0;
+	}
+	return 0;
+}
+
+static int sk_client_open(void *ctx, const struct job *j, struct tr_client **out,
+                          struct tr_err *err)
+{
+	struct tr_client *c = calloc(1, sizeof *c);
+
+	if (!c) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	if (ctx)
+		c->o = *(const struct sk_opts *)ctx;
+	else
+		opts_from_job(j, &c->o);
+	c->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (c->epfd < 0) {
+		int e = errno;
+		snprintf(err->msg, sizeof err->msg, "cannot create an epoll set: %s", strerror(e));
+		free(c);
+		return -e;
+	}
+	c->done.dnext = c->done.dprev = &c->done;
+	c->scratch = malloc(SCRATCH); /* without it, only slower */
+	*out = c;
+	return 0;
+}
+
+/* One non-blocking connect to ai, waiting until deadline_ns.  The socket,
+ * or -errno. */
+static int connect_one(const struct addrinfo *ai, const struct sk_opts *o, uint64_t deadline_ns,
+                       const char **what)
+{
+	int fd, e = 0;
+	socklen_t elen = sizeof e;
+
+	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+	if (fd < 0)
+		return -errno;
+	if ((e = sk_opts_apply_buffers(fd, o, what)) < 0)
+		goto out_close;
+	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+		return fd;
+	if (errno != EINPROGRESS) {
+		e = -errno;
+		goto out_close;
+	}
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = POLLOUT};
+		uint64_t now = now_ns();
+		int ms, r;
+
+		if (now >= deadline_ns) {
+			e = -ETIMEDOUT;
+			goto out_close;
+		}
+		ms = (int)((deadline_ns - now + 999999) / 1000000);
+		r = poll(&p, 1, ms);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			e = -errno;
+			goto out_close;
+		}
+		if (r > 0)
+			break;
+	}
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+		e = errno;
+	if (e == 0)
+		return fd;
+	e = -e;
+out_close:
+	close(fd);
+	return e;
+}
+
+static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
+                      struct tr_conn **out, struct tr_err *err)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	                         .ai_protocol = IPPROTO_TCP};
+	struct addrinfo *res = NULL;
+	uint64_t start_ns = now_ns();
+	const char *what = NULL;
+	char port[8], target[SK_TARGET_MAX];
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct tr_conn *k;
+	int fd = -ECONNREFUSED, rc;
+
+	opt_format_hostport(addr, target, sizeof target);
+	snprintf(port, sizeof port, "%u", addr->port);
+	rc = getaddrinfo(addr->host, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err->msg, sizeof err->msg, "cannot connect to '%s': %s", target,
+		         gai_strerror(rc));
+		return -EHOSTUNREACH;
+	}
+	/* a server that is still starting refuses: try again until the deadline */
+	for (int refused = 0;;) {
+		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+			fd = connect_one(ai, &c->o, deadline_ns, &what);
+			if (fd >= 0 || what)
+				break;
+		}
+		if (fd == -ETIMEDOUT && refused)
+			fd = -ECONNREFUSED; /* the deadline came while retrying */
+		if (fd >= 0 || what || fd != -ECONNREFUSED || now_ns() + 50000000 >= deadline_ns)
+			break;
+		refused = 1;
+		nanosleep(&(struct timespec){0, 50000000}, NULL);
+	}
+	freeaddrinfo(res);
+	if (fd >= 0 && (rc = sk_opts_apply_conn(fd, &c->o, &what)) < 0) {
+		close(fd);
+		fd = rc;
+	}
+	if (fd >= 0) {
+		/* blocking mode for reap's blocking wait; every other call passes
+		 * MSG_DONTWAIT */
+		struct timeval tv = {0, (suseconds_t)(BLOCK_NS / 1000)};
+		int fl = fcntl(fd, F_GETFL);
+		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
+			rc = -errno;
+			what = "SO_RCVTIMEO";
+			close(fd);
+			fd = rc;
+		}
+	}
+	if (fd < 0) {
+		if (what) {
+			snprintf(err->msg, sizeof err->msg, "cannot set %s on the connection to '%s': %s",
+			         what, target, strerror(-fd));
+		} else {
+			char within[32];
+			uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
+			opt_format_duration(ms * 1000000, within, sizeof within);
+			snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s", target,
+			         within, strerror(-fd));
+		}
+		return fd;
+	}
+
+	if (c->nconn == c->capconn) {
+		size_t cap = c->capconn ? 2 * c->capconn : 8;
+		struct tr_conn **v = realloc(c->conn, cap * sizeof *v);
+		if (!v)
+			goto nomem;
+		c->conn = v;
+		c->capconn = cap;
+	}
+	if (!(k = calloc(1, sizeof *k)))
+		goto nomem;
+	if (!(k->rbuf = malloc(RBUF_CAP))) {
+		free(k);
+		goto nomem;
+	}
+	k->c = c;
+	k->fd = fd;
+	k->ev = EPOLLIN;
+	snprintf(k->target, sizeof k->target, "%s", target);
+	ev.data.ptr = k;
+	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+		rc = -errno;
+		snprintf(err->msg, sizeof err->msg, "cannot watch the connection to '%s': %s", target,
+		         strerror(-rc));
+		free(k->rbuf);
+		free(k);
+		close(fd);
+		return rc;
+	}
+	c->conn[c->nconn++] = k;
+	*out = k;
+	return 0;
+nomem:
+	close(fd);
+	snprintf(err->msg, sizeof err->msg, "out of memory");
+	return -ENOMEM;
+}
+
+static int sk_submit(struct tr_conn *k, struct tr_call *call)
+{
+	struct scall *s = call->priv;
+	uint64_t body = 0;
+	int busy;
+
+	if (call->method < TR_ECHO || call->method > TR_ACK_TENSOR || call->iovcnt < 0)
+		return -EINVAL;
+	if (!s) {
+		if (!(s = call->priv = calloc(1, sizeof *s)))
+			return -ENOMEM;
+		s->owner = call;
+	}
+	if (s->state != SC_IDLE)
+		return -EBUSY;
+	for (int i = 0; i < call->iovcnt; i++)
+		body += call->iov[i].iov_len;
+	frame_encode(s->hdr, (unsigned)call->method, 0, body);
+	s->req_len = FRAME_HDR_LEN + body;
+	s->sent = 0;
+	s->iov_idx = 0;
+	s->iov_off = 0;
+	s->zc = k->c->o.zerocopy && body >= k->c->o.zerocopy;
+	s->qnext = NULL;
+	if (k->fd < 0) { /* failed before: answer at once, as gRPC does on a dead channel */
+		call_finish(k->c, s, k->fail_status, 0);
+		return 0;
+	}
+	s->state = SC_QUEUED;
+	s->conn = k;
+	busy = k->head != NULL;
+	if (k->tail)
+		k->tail->qnext = s;
+	else
+		k->head = s;
+	k->tail = s;
+	if (k->send)
+		return 0; /* behind a blocked send: written when the socket drains */
+	k->send = s;
+	if (!busy) {
+		conn_send(k); /* a failure completes the call UNAVAILABLE */
+		return 0;
+	}
+	/* the connection is busy with earlier calls: write this one with the
+	 * others submitted before the next reap, one sendmsg for all */
+	if (!k->flushq) {
+		k->flushq = 1;
+		k->flush_next = k->c->flush;
+		k->c->flush = k;
+	}
+	return 0;
+}
+
+static int sk_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns)
+{
+	struct epoll_event ev[64];
+
+	while (c->flush) {
+		struct tr_conn *k = c->flush;
+		c->flush = k->flush_next;
+		k->flushq = 0;
+		if (k->fd >= 0)
+			conn_send(k);
+	}
+	for (;;) {
+		uint64_t now;
+		struct timespec ts;
+		uint64_t wait;
+		int n = 0, nev;
+
+		while (n < max && c->done.dnext != &c->done) {
+			struct scall *s = c->done.dnext;
+			done_unlink(s);
+			done[n++] = s->owner;
+		}
+		if (n > 0)
+			return n;
+		now = now_ns();
+		/* one connection waiting only for replies: block in recvmsg, one
+		 * system call per reply instead of epoll_wait and a read */
+		if (c->nconn == 1 && c->conn[0]->fd >= 0 && c->conn[0]->head && !c->conn[0]->send &&
+		    now + BLOCK_NS <= deadline_ns) {
+			conn_recv(c->conn[0], 1);
+			continue;
+		}
+		/* to the nanosecond: an open-loop engine waits for a due time */
+		wait = now >= deadline_ns ? 0 : deadline_ns - now;
+		if (wait > 3600 * 1000000000ull)
+			wait = 3600 * 1000000000ull;
+		ts.tv_sec = (time_t)(wait / 1000000000u);
+		ts.tv_nsec = (long)(wait % 1000000000u);
+		nev = epoll_pwait2(c->epfd, ev, 64, &ts, NULL);
+		if (nev < 0 && errno != EINTR)
+			return -errno;
+		for (int i = 0; i < nev; i++) {
+			struct tr_conn *k = ev[i].data.ptr;
+			uint32_t e = ev[i].events;
+
+			if (k->fd < 0)
+				continue;
+			if ((e & EPOLLERR) && c->o.zerocopy)
+				sk_drain_errqueue(k->fd);
+			if ((e & EPOLLOUT) && conn_send(k) < 0)
+				continue;
+			if (e & (EPOLLIN | EPOLLHUP | EPOLLERR))
+				conn_recv(k, 0);
+		}
+		if (wait == 0 && c->done.dnext == &c->done)
+			return 0; /* one look after the deadline, then give up */
+	}
+}
+
+static void sk_client_close(struct tr_client *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nconn; i++) {
+		conn_fail(c->conn[i], TR_CANCELLED);
+		free(c->conn[i]->rbuf);
+		free(c->conn[i]);
+	}
+	while (c->done.dnext != &c->done)
+		done_unlink(c->done.dnext);
+	free(c->conn);
+	free(c->scratch);
+	close(c->epfd);
+	free(c);
+}
+
+/* A call still in flight cannot be taken out of the middle of the byte
+ * stream: its connection fails (its other calls complete CANCELLED). */
+static void sk_call_release(struct tr_call *call)
+{
+	struct scall *s = call->priv;
+
+	call->priv = NULL;
+	if (!s)
+		return;
+	if (s->state == SC_QUEUED)
+		conn_fail(s->conn, TR_CANCELLED);
+	if (s->state == SC_DONE)
+		done_unlink(s);
+	free(s);
+}
+
+const struct tr_ops tr_socket_ops = {
+	.name = "socket",
+	.size = sizeof(struct tr_ops),
+	.caps = TR_CAP_SERVER | TR_CAP_CLIENT,
+	.init = sk_init,
+	.fini = sk_fini,
+	.version = sk_version,
+	.serve = sk_serve,
+	.client_open = sk_client_open,
+	.client_close = sk_client_close,
+	.connect = sk_connect,
+	.submit = sk_submit,
+	.reap = sk_reap,
+	.call_release = sk_call_release,
+};

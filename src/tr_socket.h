@@ -1,0 +1,56 @@
+/* tr_socket.h - what the two halves of the socket transport share: the
+ * client (tr_socket.c, which also holds the ops table) and the server
+ * (tr_socket_serve.c).  Internal to the transport: the engine only knows
+ * struct tr_ops.
+ */
+#ifndef TFGB_TR_SOCKET_H
+#define TFGB_TR_SOCKET_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "transport.h"
+
+/* Older C libraries lack these Linux names. */
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY 60
+#endif
+#ifndef MSG_ZEROCOPY
+#define MSG_ZEROCOPY 0x4000000
+#endif
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL 46
+#endif
+
+/* "host:port" with room for the longest host and "[]:65535". */
+#define SK_TARGET_MAX (OPT_HOST_MAX + 16)
+
+/* The [socket] keys, resolved once by init: the transport's context. */
+struct sk_opts {
+	uint64_t sndbuf, rcvbuf; /* bytes; 0: the kernel's default */
+	uint64_t busy_poll_us;   /* SO_BUSY_POLL; 0: off */
+	uint64_t zerocopy;       /* MSG_ZEROCOPY for sends of at least this many bytes; 0: off */
+};
+
+/* setsockopt of an int option (v capped at INT_MAX).  0 or -errno. */
+int sk_set_int(int fd, int level, int name, uint64_t v);
+
+/* SO_SNDBUF and SO_RCVBUF, before connect or listen (the window scale is
+ * fixed then).  0, or -errno with the option's name in *what. */
+int sk_opts_apply_buffers(int fd, const struct sk_opts *o, const char **what);
+
+/* TCP_NODELAY, SO_BUSY_POLL and SO_ZEROCOPY on a connected socket.  0, or
+ * -errno with the option's name in *what. */
+int sk_opts_apply_conn(int fd, const struct sk_opts *o, const char **what);
+
+/* Reads (and drops) what the socket's error queue holds: MSG_ZEROCOPY
+ * completion notices.  The buffers sent are the caller's payload or the
+ * server's Pull pattern, which outlive every send, so the notices are read
+ * only to keep the queue from growing. */
+void sk_drain_errqueue(int fd);
+
+/* The serve op: see struct tr_ops.  ctx is the struct sk_opts from init. */
+int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
+
+#endif

@@ -1,0 +1,794 @@
+/* tr_socket_serve.c - the socket transport's server (`tfgb serve`).
+ *
+ * Threads: cfg->threads of them, each with its own epoll set and its own
+ * connections.  Every listening socket is in every set with
+ * EPOLLEXCLUSIVE, so one thread wakes per pending connection and keeps it.
+ * A thread whose only connection waits for its next request reads it with
+ * a blocking recv instead of epoll_wait and a read (see sconn_block).
+ * Threads look at *cfg->stop at least every SRV_TICK_MS; serve returns
+ * once all of them have closed their connections.
+ *
+ * A connection is a state machine (header -> body -> reply) over one fixed
+ * input buffer (SRV_BUF) and a ring of reply segments (SRV_OSEG): inline
+ * bytes (a reply header, an Ack count), echo bytes in the input buffer, or
+ * Pull pattern bytes.  Echo is streamed: the reply header goes out as soon
+ * as the request header is read, and body bytes are written back from the
+ * input buffer where they were read, without a copy; the buffer is not
+ * refilled before the bytes written from it have left.  Ack counts and
+ * drops its body, large ones through the thread's scratch (SRV_SCRATCH) in
+ * few reads.  Pull's reply points into one pattern buffer of max_message
+ * bytes shared by every thread, made on the first Pull.
+ *
+ * Memory per connection is bounded whatever the client sends: struct
+ * sconn (~3.3 KiB, its ring included) plus SRV_BUF (256 KiB, mmap'd, pages
+ * touched only as used), plus the kernel's socket buffers.  A client that
+ * does not read its replies stops the reading of its requests (the ring or
+ * the buffer fills up), it never grows a buffer.  Per thread: one
+ * SRV_SCRATCH (1 MiB); per server: the Pull pattern (max_message).
+ *
+ * Bad requests (WIRE.md): a bad magic, a method outside 1..5 or a
+ * non-zero status closes that connection at once (a bad header closes that
+ * connection only).  A request longer than max_message is never read into
+ * memory: it gets RESOURCE_EXHAUSTED, then the server shuts its side down
+ * and drops what the client still sends for at most SRV_LINGER_NS before
+ * it closes -- so that the reply is not destroyed by a reset -- since the
+ * rest of such a body cannot be skipped cheaply.  A Pull whose body is not
+ * 8 bytes gets INVALID_ARGUMENT, EchoTensor and AckTensor UNIMPLEMENTED
+ * (serialized mode comes later), after their body is read and dropped; the
+ * connection goes on.  A client that closes mid-request loses that request;
+ * replies queued before its close still go out.
+ */
+#include "tr_socket.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "payload.h"
+#include "util.h"
+
+#define SRV_BUF (256u * 1024)            /* input buffer per connection */
+#define SRV_OSEG 64                      /* reply segments queued per connection */
+#define SRV_EVENTS 64
+#define SRV_TICK_MS 50                   /* *stop and timers are checked this often */
+#define SRV_LINGER_NS 2000000000ull      /* discarding after a last reply, at most */
+#define SRV_ACCEPT_BATCH 8
+#define SRV_ACCEPT_PAUSE_NS 100000000ull /* out of descriptors: stop accepting this long */
+#define SRV_BLOCK_ROUNDS 64              /* blocking reads between two epoll_waits */
+#define SRV_SCRATCH (1u << 20)           /* per thread: dropped body bytes */
+#define SRV_SKIP_MIN (64u * 1024)        /* bodies left to drop that go there */
+
+enum { EP_LISTEN = 1, EP_CONN };
+enum { RQ_HDR, RQ_BODY };
+enum { BODY_ECHO, BODY_ACK, BODY_PULL, BODY_DROP };
+enum {
+	CS_OPEN,    /* reading requests */
+	CS_DRAIN,   /* the peer closed its side: write what is queued, then close */
+	CS_REFUSE,  /* an oversized request: write the error reply, then linger */
+	CS_LINGER,  /* our side is shut: discard input until EOF or the deadline */
+};
+
+/* One piece of reply: inline bytes (a header, an Ack), echo bytes in the
+ * input buffer, or Pull pattern bytes. */
+struct oseg {
+	const unsigned char *p;
+	size_t len;
+	unsigned char inbuf; /* points into the connection's input buffer */
+	unsigned char zc;    /* send with MSG_ZEROCOPY */
+	unsigned char inl[FRAME_HDR_LEN + 8];
+};
+
+struct srv;
+struct sthread;
+
+struct sconn {
+	int kind;                    /* EP_CONN: first, as epoll data */
+	struct sthread *t;
+	struct sconn *prev, *next;   /* the thread's connections */
+	int fd;
+	int state;                   /* CS_* */
+	uint32_t ev;                 /* the epoll mask in force */
+	uint64_t deadline_ns;        /* CS_DRAIN, CS_REFUSE, CS_LINGER: close by then */
+	unsigned char *buf;          /* SRV_BUF bytes; unparsed input is [head, tail) */
+	size_t head, tail;
+	unsigned bufrefs;            /* queued segments that point into buf */
+	int rq, body;                /* RQ_*, BODY_* */
+	unsigned method;
+	uint64_t left, total;        /* body bytes still to read, body length */
+	unsigned char arg[8];        /* Pull's request */
+	struct oseg out[SRV_OSEG];   /* ring */
+	unsigned ohead, ocount;
+	size_t ooff;                 /* bytes of out[ohead] already written */
+};
+
+struct slisten {
+	int kind;                    /* EP_LISTEN */
+	int fd;
+};
+
+struct sthread {
+	struct srv *s;
+	int epfd;
+	pthread_t thread;
+	int started;
+	struct sconn conns;          /* list head */
+	int nconn;
+	int block_rounds;            /* see sconn_block */
+	unsigned char *scratch;      /* SRV_SCRATCH bytes, or NULL */
+	uint64_t accept_resume_ns;   /* 0: accepting */
+	int rc;
+};
+
+struct srv {
+	const struct tr_server_cfg *cfg;
+	struct sk_opts o;
+	struct slisten *ls;
+	size_t nls;
+	struct sthread *t;
+	int nt;
+	atomic_int quit;             /* a thread failed: everyone stops */
+	pthread_mutex_t pull_lock;
+	_Atomic(unsigned char *) pull; /* max_message pattern bytes, made on the first Pull */
+};
+
+/* The Pull pattern: payload_pattern(seed 0, buffer 0), max_message bytes,
+ * made once; NULL if out of memory. */
+static const unsigned char *srv_pull_bytes(struct srv *s)
+{
+	unsigned char *p = atomic_load_explicit(&s->pull, memory_order_acquire);
+
+	if (p)
+		return p;
+	pthread_mutex_lock(&s->pull_lock);
+	p = atomic_load_explicit(&s->pull, memory_order_relaxed);
+	if (!p && (p = malloc(s->cfg->max_message))) {
+		payload_pattern(0, 0, 0, p, s->cfg->max_message);
+		atomic_store_explicit(&s->pull, p, memory_order_release);
+	}
+	pthread_mutex_unlock(&s->pull_lock);
+	return p;
+}
+
+static void sconn_close(struct sconn *k)
+{
+	k->t->nconn--;
+	k->prev->next = k->next;
+	k->next->prev = k->prev;
+	close(k->fd); /* also leaves the epoll set */
+	munmap(k->buf, SRV_BUF);
+	free(k);
+}
+
+static struct oseg *oseg_push(struct sconn *k)
+{
+	struct oseg *o = &k->out[(k->ohead + k->ocount++) % SRV_OSEG];
+
+	o->inbuf = 0;
+	o->zc = 0;
+	return o;
+}
+
+/* Queues a reply header, with an Ack count after it when ack is not NULL. */
+static void reply_hdr(struct sconn *k, unsigned status, uint64_t len, const uint64_t *ack)
+{
+	struct oseg *o = oseg_push(k);
+
+	frame_encode(o->inl, FRAME_REPLY | k->method, status, len);
+	o->p = o->inl;
+	o->len = FRAME_HDR_LEN;
+	if (ack) {
+		be_put64(o->inl + FRAME_HDR_LEN, *ack);
+		o->len += 8;
+	}
+}
+
+static void reply_bytes(struct sconn *k, const unsigned char *p, size_t len, int inbuf, int zc)
+{
+	struct oseg *o;
+
+	if (!len)
+		return;
+	if (k->ocount) { /* echo bytes right after the last ones: one segment */
+		o = &k->out[(k->ohead + k->ocount - 1) % SRV_OSEG];
+		if (inbuf && o->inbuf && o->p + o->len == p) {
+			o->len += len;
+			return;
+		}
+	}
+	o = oseg_push(k);
+	o->p = p;
+	o->len = len;
+	o->inbuf = (unsigned char)inbuf;
+	o->zc = (unsigned char)zc;
+	k->bufrefs += (unsigned)inbuf;
+}
+
+/* The body of the current request has been read: its reply. */
+static void request_done(struct sconn *k)
+{
+	struct srv *s = k->t->s;
+	uint64_t n;
+	const unsigned char *p;
+
+	switch (k->body) {
+	case BODY_ECHO:
+		break; /* streamed */
+	case BODY_ACK:
+		reply_hdr(k, TR_OK, 8, &k->total);
+		break;
+	case BODY_PULL:
+		n = be_get64(k->arg);
+		if (n > s->cfg->max_message || !(p = srv_pull_bytes(s))) {
+			reply_hdr(k, TR_RESOURCE_EXHAUSTED, 0, NULL);
+		} else {
+			reply_hdr(k, TR_OK, n, NULL);
+			reply_bytes(k, p, (size_t)n, 0, s->o.zerocopy && n >= s->o.zerocopy);
+		}
+		break;
+	default:
+		reply_hdr(k, k->method == TR_PULL ? TR_INVALID_ARGUMENT : TR_UNIMPLEMENTED, 0, NULL);
+		break;
+	}
+	k->rq = RQ_HDR;
+}
+
+/* Parses the input buffer into replies while the ring has room for the two
+ * segments a request may add.  0, or -1: close the connection now. */
+static int sconn_parse(struct sconn *k)
+{
+	while (k->state == CS_OPEN && k->ocount + 2 <= SRV_OSEG) {
+		uint64_t n;
+
+		if (k->rq == RQ_HDR) {
+			struct frame_hdr h;
+			int v = frame_parse(k->buf + k->head, k->tail - k->head, 0,
+			                    k->t->s->cfg->max_message, &h);
+			if (v == FRAME_SHORT)
+				return 0;
+			if (v == FRAME_TOO_LONG) {
+				k->method = h.method;
+				reply_hdr(k, TR_RESOURCE_EXHAUSTED, 0, NULL);
+				k->head = k->tail;
+				k->state = CS_REFUSE;
+				k->deadline_ns = now_ns() + SRV_LINGER_NS;
+				return 0;
+			}
+			if (v != FRAME_OK) {
+				if (k->t->s->cfg->verbose)
+					fprintf(stderr, "tfgb serve: socket: closing a connection: %s\n",
+					        frame_verdict_name(v));
+				return -1;
+			}
+			k->head += FRAME_HDR_LEN;
+			k->method = h.method;
+			k->left = k->total = h.len;
+			k->rq = RQ_BODY;
+			switch (h.method) {
+			case TR_ECHO:
+				k->body = BODY_ECHO;
+				reply_hdr(k, TR_OK, h.len, NULL);
+				break;
+			case TR_ACK:
+				k->body = BODY_ACK;
+				break;
+			case TR_PULL:
+				k->body = h.len == 8 ? BODY_PULL : BODY_DROP;
+				break;
+			default:
+				k->body = BODY_DROP;
+				break;
+			}
+		}
+		n = k->tail - k->head;
+		if (n > k->left)
+			n = k->left;
+		if (k->body == BODY_ECHO)
+			reply_bytes(k, k->buf + k->head, (size_t)n, 1, 0);
+		else if (k->body == BODY_PULL)
+			memcpy(k->arg + (k->total - k->left), k->buf + k->head, (size_t)n);
+		k->head += (size_t)n;
+		k->left -= n;
+		if (k->left)
+			return 0;
+		request_done(k);
+	}
+	return 0;
+}
+
+/* Writes queued reply segments until done or the socket is full.  0, or -1:
+ * close the connection now. */
+static int sconn_flush(struct sconn *k)
+{
+	while (k->ocount) {
+		struct iovec v[SRV_OSEG];
+		struct msghdr m = {.msg_iov = v};
+		int zc = k->out[k->ohead].zc;
+		unsigned i;
+		ssize_t n;
+
+		for (i = 0; i < k->ocount; i++) {
+			const struct oseg *o = &k->out[(k->ohead + i) % SRV_OSEG];
+			size_t skip = i ? 0 : k->ooff;
+			if (o->zc != zc)
+				break;
+			v[i].iov_base = (void *)(o->p + skip);
+			v[i].iov_len = o->len - skip;
+		}
+		m.msg_iovlen = i;
+		if (zc) /* sconn_block does not see EPOLLERR: keep the queue short */
+			sk_drain_errqueue(k->fd);
+		n = sendmsg(k->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			if (errno == ENOBUFS && zc) {
+				for (i = 0; i < k->ocount; i++)
+					k->out[(k->ohead + i) % SRV_OSEG].zc = 0;
+				continue;
+			}
+			return -1;
+		}
+		while (n > 0) {
+			struct oseg *o = &k->out[k->ohead];
+			size_t rest = o->len - k->ooff;
+			if ((size_t)n < rest) {
+				k->ooff += (size_t)n;
+				break;
+			}
+			n -= (ssize_t)rest;
+			k->ooff = 0;
+			k->bufrefs -= o->inbuf;
+			k->ohead = (k->ohead + 1) % SRV_OSEG;
+			k->ocount--;
+		}
+	}
+	return 0;
+}
+
+/* Makes room in the input buffer; the free bytes at its end. */
+static size_t sconn_room(struct sconn *k)
+{
+	if (k->bufrefs == 0) {
+		if (k->head == k->tail) {
+			k->head = k->tail = 0;
+		} else if (k->head > 0 && k->tail == SRV_BUF) {
+			memmove(k->buf, k->buf + k->head, k->tail - k->head);
+			k->tail -= k->head;
+			k->head = 0;
+		}
+	}
+	return SRV_BUF - k->tail;
+}
+
+/* One read: `flags` 0 waits (sconn_block), MSG_DONTWAIT does not; with
+ * `discard` the bytes are dropped.  The part of an Ack or dropped body that
+ * is not in the buffer yet goes to the thread's scratch (one for all its
+ * connections: those bytes are dropped at once), what follows it to the
+ * buffer, so a large body takes SRV_SCRATCH bytes per read.  1 when bytes
+ * came, 0 when none are there now, -1 at EOF or on an error. */
+static int sconn_recv(struct sconn *k, int discard, int flags)
+{
+	struct iovec v[2];
+	struct msghdr m = {.msg_iov = v};
+	size_t room = sconn_room(k), skip = 0;
+	ssize_t n;
+
+	if (!room)
+		return 0;
+	if (!discard && k->rq == RQ_BODY && (k->body == BODY_ACK || k->body == BODY_DROP) &&
+	    k->head == k->tail && k->left >= SRV_SKIP_MIN && k->t->scratch) {
+		skip = k->left < SRV_SCRATCH ? (size_t)k->left : SRV_SCRATCH;
+		v[m.msg_iovlen].iov_base = k->t->scratch;
+		v[m.msg_iovlen++].iov_len = skip;
+	}
+	v[m.msg_iovlen].iov_base = k->buf + k->tail;
+	v[m.msg_iovlen++].iov_len = room;
+	n = recvmsg(k->fd, &m, flags);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	if (n <= 0)
+		return -1;
+	if (skip) {
+		size_t d = (size_t)n < skip ? (size_t)n : skip;
+		k->left -= d;
+		n -= (ssize_t)d;
+	}
+	if (!discard)
+		k->tail += (size_t)n;
+	return 1;
+}
+
+static void sconn_want(struct sconn *k, uint32_t ev)
+{
+	struct epoll_event e = {.events = ev, .data.ptr = k};
+
+	if (ev != k->ev && epoll_ctl(k->t->epfd, EPOLL_CTL_MOD, k->fd, &e) == 0)
+		k->ev = ev;
+}
+
+/* Runs the connection's state machine after a read that returned r
+ * (sconn_recv's value; 0 when nothing was read).  0, or -1 when it was
+ * closed. */
+static int sconn_advance(struct sconn *k, int r)
+{
+	uint32_t want;
+
+	if (r < 0) {
+		/* EOF or reset: replies already queued still go out (a client
+		 * may shut its side down and then read) */
+		if (k->state == CS_LINGER || !k->ocount)
+			goto close;
+		k->state = CS_DRAIN;
+		k->deadline_ns = now_ns() + SRV_LINGER_NS;
+	}
+	/* parse and write until neither moves: a full ring or buffer frees up
+	 * as replies leave; bounded by the bytes already in the buffer */
+	for (;;) {
+		unsigned before = k->ocount;
+		size_t head = k->head;
+
+		if (sconn_parse(k) < 0 || sconn_flush(k) < 0)
+			goto close;
+		if (k->ocount == before && k->head == head)
+			break;
+	}
+	if (!k->ocount && k->state == CS_DRAIN)
+		goto close;
+	if (!k->ocount && k->state == CS_REFUSE) {
+		shutdown(k->fd, SHUT_WR);
+		k->state = CS_LINGER;
+	}
+	want = k->ocount ? EPOLLOUT : 0;
+	if (k->state == CS_LINGER || (k->state != CS_DRAIN && sconn_room(k)))
+		want |= EPOLLIN;
+	sconn_want(k, want);
+	return 0;
+close:
+	sconn_close(k);
+	return -1;
+}
+
+/* After a readiness event (ev == 0: a timer tick). */
+static int sconn_run(struct sconn *k, uint32_t ev)
+{
+	int r = 0;
+
+	if ((ev & EPOLLERR) && k->t->s->o.zerocopy)
+		sk_drain_errqueue(k->fd);
+	if ((ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) && k->state != CS_DRAIN)
+		r = sconn_recv(k, k->state != CS_OPEN, MSG_DONTWAIT);
+	return sconn_advance(k, r);
+}
+
+/* A thread with one connection that only waits for its next request reads
+ * it with a blocking recv (SO_RCVTIMEO = SRV_TICK_MS): one system call per
+ * request instead of epoll_wait and a read, as a thread-per-connection
+ * server would.  Every SRV_BLOCK_ROUNDS requests, and on each timeout, the
+ * thread goes back to epoll_wait for new connections, timers and *stop.
+ * Returns 1 when it read (or closed the connection), 0 to use epoll_wait. */
+static int sconn_block(struct sthread *t)
+{
+	struct sconn *k = t->conns.next;
+	int r;
+
+	if (t->nconn != 1 || t->block_rounds >= SRV_BLOCK_ROUNDS || k->state != CS_OPEN ||
+	    k->ocount || !sconn_room(k))
+		return 0;
+	t->block_rounds++;
+	r = sconn_recv(k, 0, 0);
+	if (r == 0)
+		return 0; /* timed out, or a signal */
+	sconn_advance(k, r);
+	return 1;
+}
+
+/* A connection for the accepted socket fd, on thread t's list and epoll
+ * set; NULL (fd closed) if that cannot be. */
+static struct sconn *sconn_new(struct sthread *t, int fd)
+{
+	struct timeval tv = {0, SRV_TICK_MS * 1000}; /* sconn_block's longest wait */
+	struct epoll_event e = {.events = EPOLLIN};
+	const char *what = "SO_RCVTIMEO";
+	struct sconn *k;
+	int rc;
+
+	/* the options were tried on a socket before serving began (sk_serve) */
+	rc = sk_opts_apply_conn(fd, &t->s->o, &what);
+	if (rc == 0 && setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		if (t->s->cfg->verbose)
+			fprintf(stderr, "tfgb serve: socket: dropping a connection: cannot set %s: %s\n",
+			        what, strerror(-rc));
+		goto out_fd;
+	}
+	if (!(k = calloc(1, sizeof *k)))
+		goto out_fd;
+	k->buf = mmap(NULL, SRV_BUF, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (k->buf == MAP_FAILED)
+		goto out_k;
+	k->kind = EP_CONN;
+	k->t = t;
+	k->fd = fd;
+	k->ev = EPOLLIN;
+	e.data.ptr = k;
+	if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, fd, &e) < 0)
+		goto out_buf;
+	k->next = &t->conns;
+	k->prev = t->conns.prev;
+	k->prev->next = k;
+	t->conns.prev = k;
+	t->nconn++;
+	return k;
+out_buf:
+	munmap(k->buf, SRV_BUF);
+out_k:
+	free(k);
+out_fd:
+	close(fd);
+	return NULL;
+}
+
+static void srv_accept(struct sthread *t, struct slisten *l)
+{
+	struct srv *s = t->s;
+
+	for (int i = 0; i < SRV_ACCEPT_BATCH; i++) {
+		/* blocking mode for sconn_block; every other call has MSG_DONTWAIT */
+		int fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+				/* level-triggered: stop watching the listeners for a while */
+				for (size_t j = 0; j < s->nls; j++)
+					epoll_ctl(t->epfd, EPOLL_CTL_DEL, s->ls[j].fd, NULL);
+				t->accept_resume_ns = now_ns() + SRV_ACCEPT_PAUSE_NS;
+			}
+			return; /* EAGAIN: another thread took it; ECONNABORTED &c: next time */
+		}
+		sconn_new(t, fd);
+	}
+}
+
+static int srv_watch_listeners(struct sthread *t)
+{
+	for (size_t i = 0; i < t->s->nls; i++) {
+		struct epoll_event e = {.events = EPOLLIN | EPOLLEXCLUSIVE, .data.ptr = &t->s->ls[i]};
+		if (epoll_ctl(t->epfd, EPOLL_CTL_ADD, t->s->ls[i].fd, &e) < 0 && errno != EEXIST)
+			return -errno;
+	}
+	return 0;
+}
+
+/* Closes connections whose time is up. */
+static void srv_timers(struct sthread *t, uint64_t now)
+{
+	struct sconn *k, *next;
+
+	for (k = t->conns.next; k != &t->conns; k = next) {
+		next = k->next;
+		if (k->state != CS_OPEN && now >= k->deadline_ns)
+			sconn_close(k);
+	}
+	if (t->accept_resume_ns && now >= t->accept_resume_ns) {
+		t->accept_resume_ns = 0;
+		srv_watch_listeners(t);
+	}
+}
+
+static void *srv_loop(void *arg)
+{
+	struct sthread *t = arg;
+	struct srv *s = t->s;
+	struct epoll_event ev[SRV_EVENTS];
+	uint64_t next_tick = now_ns() + SRV_TICK_MS * 1000000ull;
+
+	while (!*s->cfg->stop && !atomic_load(&s->quit)) {
+		uint64_t now;
+		int n;
+
+		if (sconn_block(t))
+			continue;
+		t->block_rounds = 0;
+		n = epoll_wait(t->epfd, ev, SRV_EVENTS, SRV_TICK_MS);
+
+		if (n < 0 && errno != EINTR) {
+			t->rc = -errno;
+			atomic_store(&s->quit, 1);
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			int *kind = ev[i].data.ptr;
+			if (*kind == EP_LISTEN)
+				srv_accept(t, (struct slisten *)kind);
+			else
+				sconn_run((struct sconn *)kind, ev[i].events);
+		}
+		now = now_ns();
+		if (now >= next_tick) {
+			srv_timers(t, now);
+			next_tick = now + SRV_TICK_MS * 1000000ull;
+		}
+	}
+	while (t->conns.next != &t->conns)
+		sconn_close(t->conns.next);
+	return NULL;
+}
+
+/* Binds every address `a` resolves to.  Returns 0 or -errno with err set. */
+static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err *err)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	                         .ai_protocol = IPPROTO_TCP, .ai_flags = AI_PASSIVE};
+	struct addrinfo *res = NULL, *ai;
+	char port[8], target[SK_TARGET_MAX];
+	const char *what = NULL;
+	int rc, bound = 0, last = 0;
+
+	opt_format_hostport(a, target, sizeof target);
+	snprintf(port, sizeof port, "%u", a->port);
+	rc = getaddrinfo(a->host, port, &hints, &res);
+	if (rc != 0) {
+		snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
+		         gai_strerror(rc));
+		return -EADDRNOTAVAIL;
+	}
+	for (ai = res; ai; ai = ai->ai_next) {
+		struct slisten *v = realloc(s->ls, (s->nls + 1) * sizeof *v);
+		int fd;
+
+		if (!v) {
+			freeaddrinfo(res);
+			snprintf(err->msg, sizeof err->msg, "out of memory");
+			return -ENOMEM;
+		}
+		s->ls = v;
+		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
+		if (fd < 0) {
+			last = -errno;
+			continue;
+		}
+		/* SO_REUSEADDR: rebinding over TIME_WAIT; a second listener still fails */
+		if ((rc = sk_set_int(fd, SOL_SOCKET, SO_REUSEADDR, 1)) < 0 ||
+		    (rc = sk_opts_apply_buffers(fd, &s->o, &what)) < 0) {
+			close(fd);
+			freeaddrinfo(res);
+			snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': cannot set %s: %s",
+			         target, what ? what : "SO_REUSEADDR", strerror(-rc));
+			return rc;
+		}
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) < 0 || listen(fd, SOMAXCONN) < 0) {
+			last = -errno;
+			close(fd);
+			if (last == -EADDRINUSE)
+				break;
+			continue; /* e.g. ::1 without IPv6: the other addresses may do */
+		}
+		s->ls[s->nls].kind = EP_LISTEN;
+		s->ls[s->nls++].fd = fd;
+		bound++;
+	}
+	freeaddrinfo(res);
+	if (last == -EADDRINUSE || !bound) {
+		rc = last == -EADDRINUSE || !last ? -EADDRINUSE : last;
+		snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
+		         strerror(last ? -last : EADDRINUSE));
+		return rc;
+	}
+	return 0;
+}
+
+/* The [socket] options of every connection, tried once on a spare socket
+ * so that one that cannot be set (busy_poll without CAP_NET_ADMIN) stops
+ * the server at its start, naming the key, instead of dropping every
+ * connection later.  0 or -errno with err set. */
+static int srv_try_opts(const struct sk_opts *o, struct tr_err *err)
+{
+	const char *what = NULL;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
+
+	if (fd < 0)
+		return 0; /* no IPv4: the connections will tell */
+	rc = sk_opts_apply_conn(fd, o, &what);
+	close(fd);
+	if (rc < 0)
+		snprintf(err->msg, sizeof err->msg, "cannot set %s on connections: %s", what,
+		         strerror(-rc));
+	return rc;
+}
+
+int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
+{
+	struct srv s = {.cfg = cfg};
+	int rc = 0, nt = cfg->threads > 0 ? cfg->threads : 1;
+
+	if (cfg->max_message == 0 || cfg->max_message > SIZE_MAX / 2) {
+		snprintf(err->msg, sizeof err->msg, "max_message must be in [1B, 2GiB)");
+		return -EINVAL;
+	}
+	if (ctx)
+		s.o = *(const struct sk_opts *)ctx;
+	pthread_mutex_init(&s.pull_lock, NULL);
+	s.t = calloc((size_t)nt, sizeof *s.t);
+	if (!s.t) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		rc = -ENOMEM;
+		goto out_lock;
+	}
+	s.nt = nt;
+	if ((rc = srv_try_opts(&s.o, err)) < 0)
+		goto out_listen;
+	for (size_t i = 0; i < cfg->naddrs && rc == 0; i++)
+		rc = srv_listen(&s, &cfg->addrs[i], err);
+	if (rc < 0)
+		goto out_listen;
+	for (int i = 0; i < nt && rc == 0; i++) {
+		struct sthread *t = &s.t[i];
+		t->s = &s;
+		t->conns.next = t->conns.prev = &t->conns;
+		/* a scratch that cannot be had only costs speed */
+		t->scratch = mmap(NULL, SRV_SCRATCH, PROT_READ | PROT_WRITE,
+		                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (t->scratch == MAP_FAILED)
+			t->scratch = NULL;
+		t->epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (t->epfd < 0 || (rc = srv_watch_listeners(t)) < 0) {
+			rc = rc ? rc : -errno;
+			snprintf(err->msg, sizeof err->msg, "cannot create an epoll set: %s",
+			         strerror(-rc));
+		}
+	}
+	if (rc < 0)
+		goto out_threads;
+	if (cfg->ready)
+		cfg->ready(cfg->ready_arg);
+	for (int i = 1; i < nt; i++) {
+		if (pthread_create(&s.t[i].thread, NULL, srv_loop, &s.t[i]) != 0) {
+			snprintf(err->msg, sizeof err->msg, "cannot start %d server threads", nt);
+			rc = -EAGAIN;
+			atomic_store(&s.quit, 1);
+			break;
+		}
+		s.t[i].started = 1;
+	}
+	if (rc == 0)
+		srv_loop(&s.t[0]);
+	for (int i = 1; i < nt; i++)
+		if (s.t[i].started)
+			pthread_join(s.t[i].thread, NULL);
+	for (int i = 0; i < nt && rc == 0; i++)
+		if (s.t[i].rc < 0) {
+			rc = s.t[i].rc;
+			snprintf(err->msg, sizeof err->msg, "waiting for connections failed: %s",
+			         strerror(-rc));
+		}
+out_threads:
+	for (int i = 0; i < nt; i++) {
+		if (s.t[i].epfd > 0)
+			close(s.t[i].epfd);
+		if (s.t[i].scratch)
+			munmap(s.t[i].scratch, SRV_SCRATCH);
+	}
+out_listen:
+	for (size_t i = 0; i < s.nls; i++)
+		close(s.ls[i].fd);
+	free(s.ls);
+	free(s.t);
+	free(atomic_load(&s.pull));
+out_lock:
+	pthread_mutex_destroy(&s.pull_lock);
+	return rc;
+}
