@@ -43,6 +43,7 @@ HDR    = $(wildcard src/*.h) gen/tfgb.pb-c.h
 TSRC   = $(wildcard tests/check_*.c)
 MAN1   = $(wildcard man/*.1)
 MAN5   = $(wildcard man/*.5)
+MAN7   = $(wildcard man/*.7)
 
 all: tfgb
 
@@ -103,11 +104,12 @@ check: deps
 
 install: tfgb
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 \
-		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(DATADIR)
+		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(MANPREFIX)/man7 $(DESTDIR)$(DATADIR)
 	cp -f tfgb $(DESTDIR)$(BINDIR)/tfgb
 	chmod 755 $(DESTDIR)$(BINDIR)/tfgb
 	for m in $(MAN1); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
+	for m in $(MAN7); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
 	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
 	mkdir -p $(DESTDIR)$(DATADIR)/examples
@@ -119,6 +121,7 @@ uninstall:
 	rm -rf $(DESTDIR)$(DATADIR)/examples
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
+	for m in $(MAN7); do rm -f $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
 	-rmdir $(DESTDIR)$(DATADIR)
 
 dist: clean

@@ -49,14 +49,14 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct payload p = {0};
 	struct tr_client *client = NULL;
 	struct tr_conn *conn = NULL;
-	struct opt_hostport addr;
+	struct opt_hostport addr, probe;
 	struct tr_err terr = {{0}};
 	char err[CLUSTER_ERR_MAX];
 	void *trctx = NULL;
 	int rc = TFGB_EXIT_FAIL, erc;
 
 	ops = tr_find(j->transport, &terr);
-	if (!ops) {
+	if (!ops || tr_probe(ops, j, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}
@@ -70,7 +70,9 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 
 	/* a local PS that nobody serves yet: start one (before any transport
 	 * thread exists, so the fork is safe) */
-	if (cluster_host_is_local(addr.host) == 1 && !cluster_tcp_probe(&addr, 200)) {
+	probe = addr; /* where a server of this transport listens */
+	probe.port = (uint16_t)(addr.port + ops->port_offset);
+	if (cluster_host_is_local(addr.host) == 1 && !cluster_tcp_probe(&probe, 200)) {
 		if (cluster_spawn_serve(j, 0, CLUSTER_NO_CONTROL, &child, err, sizeof err) < 0 ||
 		    cluster_wait_ready(&child, now_ns() + j->timeout_ns, &stop, err, sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
@@ -93,6 +95,11 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	if (ops->client_open(trctx, j, &client, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		goto out_tr;
+	}
+	if (ops->reg_mem && (erc = ops->reg_mem(client, p.mem, p.mem_len)) < 0) {
+		tfgb_error("%s: cannot register the %zu-byte payload for %s: %s", t->cmd, p.mem_len,
+		           ops->name, strerror(-erc));
+		goto out_client;
 	}
 	if (ops->connect(client, &addr, now_ns() + j->timeout_ns, &conn, &terr) < 0) {
 		tfgb_error("%s: worker 0 on this host: %s", t->cmd, terr.msg);

@@ -129,7 +129,7 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0
 		*ps0 = t->task == 0;
 		return 1;
 	}
-	local = malloc((size_t)j->ps_count * sizeof *local);
+	local = calloc((size_t)j->ps_count, sizeof *local);
 	if (!local) {
 		tfgb_error("serve: out of memory");
 		return -TFGB_EXIT_FAIL;
@@ -189,7 +189,7 @@ int cmd_serve(struct tfgb *t)
 		return TFGB_EXIT_USAGE;
 	}
 	ops = tr_find(t->job.transport, &err);
-	if (!ops) {
+	if (!ops || tr_probe(ops, &t->job, &err) < 0) {
 		tfgb_error("serve: %s", err.msg);
 		status = TFGB_EXIT_FAIL;
 		goto out_fd;

@@ -281,6 +281,11 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, terr.msg);
 		goto out_tr;
 	}
+	if (ops->reg_mem && (erc = ops->reg_mem(client, p.mem, p.mem_len)) < 0) {
+		tfgb_error("%s: worker %d: cannot register the %zu-byte payload for %s: %s", t->cmd,
+		           rk->index, p.mem_len, ops->name, strerror(-erc));
+		goto out_client;
+	}
 	for (int i = 0; i < np; i++) {
 		cluster_ps_addr(j, i, &addr);
 		if (ops->connect(client, &addr, now_ns() + j->timeout_ns, &conns[i], &terr) < 0) {
@@ -420,6 +425,7 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		cluster_ps_addr(j, i, &a);
 		ps[i].pid = 0;
 		ps[i].ready_fd = -1;
+		a.port = (uint16_t)(a.port + ops->port_offset); /* where its server listens */
 		if (cluster_host_is_local(a.host) != 1 || cluster_tcp_probe(&a, 200))
 			continue;
 		if (cluster_spawn_serve(j, i, 0, &ps[i], err, sizeof err) < 0) {
@@ -536,7 +542,7 @@ int cmd_throughput(struct tfgb *t)
 	char err[256];
 
 	ops = tr_find(t->job.transport, &terr);
-	if (!ops) {
+	if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}

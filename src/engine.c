@@ -101,8 +101,10 @@ static int check(struct run *r, struct slot *s)
 	uint64_t want = cfg->payload->total;
 
 	if (c->status != TR_OK) {
-		fail(r, s->conn, "%s call failed with status %s (%d)", tr_method_name(cfg->method),
-		     tr_status_name(c->status), c->status);
+		const char *why = cfg->ops->conn_error ? cfg->ops->conn_error(cfg->conns[s->conn])
+		                                      : NULL;
+		fail(r, s->conn, "%s call failed with status %s (%d)%s%s", tr_method_name(cfg->method),
+		     tr_status_name(c->status), c->status, why ? ": " : "", why ? why : "");
 		return -1;
 	}
 	switch (cfg->method) {

@@ -21,6 +21,9 @@ static const char *const cat_names[] = {"small", "medium", "large", NULL};
 static const char *const format_names[] = {"text", "csv", "json", NULL};
 static const char *const rpc_names[] = {"echo", "push", "pull", NULL};
 static const char *const arrival_names[] = {"constant", "poisson", NULL};
+static const char *const verbs_mtu_names[] = {"active", "256", "512", "1024", "2048", "4096",
+                                              NULL};
+static const char *const verbs_poll_names[] = {"busy", "event", NULL};
 
 #define J(field) offsetof(struct job, field)
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
@@ -117,11 +120,31 @@ const struct opt_def job_keys[] = {
 	{"socket", "zerocopy", OPT_SIZE, J(sock_zerocopy), "0B", RANGE(0, GIB),
 	 .help = "socket transport: send with MSG_ZEROCOPY from this many bytes; 0 is off"},
 
+	{"verbs", "device", OPT_STRING, J(verbs_device), "",
+	 .help = "verbs transport: the RDMA device, as ibv_devices names it; empty is the first one"},
+	{"verbs", "port", OPT_INT, J(verbs_port), "1", RANGE(1, 255),
+	 .help = "verbs transport: port of the RDMA device"},
+	{"verbs", "gid_index", OPT_INT, J(verbs_gid_index), "0", RANGE(0, 255),
+	 .help = "verbs transport: GID table entry; 0 on InfiniBand, a RoCE v2 entry on Ethernet"},
+	{"verbs", "mtu", OPT_ENUM, J(verbs_mtu), "active", .values = verbs_mtu_names,
+	 .help = "verbs transport: path MTU in bytes; active is the port's active MTU"},
+	{"verbs", "inline", OPT_SIZE, J(verbs_inline), "64B", RANGE(0, KIB),
+	 .help = "verbs transport: messages up to this size, header included, are sent inline"},
+	{"verbs", "eager_max", OPT_SIZE, J(verbs_eager_max), "16KiB", RANGE(0, MIB),
+	 .help = "verbs transport: largest body sent eagerly through a registered slot; larger by "
+	         "rendezvous"},
+	{"verbs", "send_depth", OPT_INT, J(verbs_send_depth), "256", RANGE(16, 32768),
+	 .help = "verbs transport: send-queue entries per connection"},
+	{"verbs", "recv_depth", OPT_INT, J(verbs_recv_depth), "64", RANGE(1, 16384),
+	 .help = "verbs transport: receive slots per connection, the most calls in flight on it"},
+	{"verbs", "poll", OPT_ENUM, J(verbs_poll), "busy", .values = verbs_poll_names,
+	 .help = "verbs transport: wait for completions by spinning on the CQ or by channel events"},
+
 	{0},
 };
 
 static const char *const section_names[] = {"job", "cluster", "payload", "output", "server",
-                                             "affinity", "socket", NULL};
+                                             "affinity", "socket", "verbs", NULL};
 
 const char *job_mode_name(int m) { return mode_names[m]; }
 const char *job_transport_name(int t) { return transport_names[t]; }

@@ -70,6 +70,12 @@ struct job {
 	uint64_t sock_sndbuf, sock_rcvbuf; /* bytes; 0: the kernel's autotuning */
 	uint64_t sock_busy_poll_ns;        /* SO_BUSY_POLL, whole microseconds; 0: off */
 	uint64_t sock_zerocopy;            /* MSG_ZEROCOPY from this many bytes; 0: off */
+	/* [verbs]: read by the verbs transport through the key table, by name */
+	char *verbs_device;
+	int64_t verbs_port, verbs_gid_index;
+	int verbs_mtu, verbs_poll;           /* indexes into "active", "256", ...; "busy", "event" */
+	uint64_t verbs_inline, verbs_eager_max;
+	int64_t verbs_send_depth, verbs_recv_depth;
 
 	/* where each key's value came from, by key-table index */
 	struct job_origin origin[JOB_MAX_KEYS];

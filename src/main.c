@@ -10,12 +10,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "tr_verbs.h"
+
 #ifndef TFGB_MANDIR
 #define TFGB_MANDIR "/usr/local/share/man"
 #endif
 
 static int cmd_help(struct tfgb *t);
 static int cmd_version(struct tfgb *t);
+static int cmd_verbs_info(struct tfgb *t);
 
 struct cmd {
 	const char *name;
@@ -38,6 +41,8 @@ static const struct cmd commands[] = {
 	 "print the payload layout the job describes"},
 	{"help", cmd_help, 0, "[COMMAND]", "show the manual page of a command"},
 	{"version", cmd_version, 0, "", "print versions and compiled-in features"},
+	{"verbs-info", cmd_verbs_info, 0, "",
+	 "list the RDMA devices, ports and GIDs the verbs transport can use"},
 	{0},
 };
 
@@ -404,6 +409,18 @@ static int cmd_version(struct tfgb *t)
 	printf("grpc core %s\n", grpc_version_string());
 	printf("verbs: %s\n", TFGB_HAVE_VERBS ? "compiled in" : "not compiled in (VERBS=0)");
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
+	return TFGB_EXIT_OK;
+}
+
+static int cmd_verbs_info(struct tfgb *t)
+{
+	struct tr_err err = {{0}};
+
+	(void)t;
+	if (tr_verbs_info(stdout, &err) < 0) {
+		tfgb_error("verbs-info: %s", err.msg);
+		return TFGB_EXIT_FAIL;
+	}
 	return TFGB_EXIT_OK;
 }
 

@@ -8,6 +8,9 @@
 
 extern const struct tr_ops tr_grpc_ops;
 extern const struct tr_ops tr_socket_ops;
+#if TFGB_HAVE_VERBS
+extern const struct tr_ops tr_verbs_ops;
+#endif
 
 static const struct {
 	int id;
@@ -16,7 +19,11 @@ static const struct {
 } registry[] = {
 	{TRANSPORT_GRPC, &tr_grpc_ops, "is not compiled in"},
 	{TRANSPORT_SOCKET, &tr_socket_ops, NULL},
-	{TRANSPORT_VERBS, NULL, "is not built yet in this version of tfgb"},
+#if TFGB_HAVE_VERBS
+	{TRANSPORT_VERBS, &tr_verbs_ops, NULL},
+#else
+	{TRANSPORT_VERBS, NULL, "is not compiled in (built with VERBS=0)"},
+#endif
 };
 
 const struct tr_ops *tr_find(int transport, struct tr_err *err)
@@ -36,6 +43,11 @@ const struct tr_ops *tr_find(int transport, struct tr_err *err)
 	}
 	snprintf(err->msg, sizeof err->msg, "unknown transport %d", transport);
 	return NULL;
+}
+
+int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err)
+{
+	return ops->probe ? ops->probe(j, err) : 0;
 }
 
 static const char *const method_names[] = {

@@ -126,7 +126,25 @@ struct tr_ops {
 	int (*reap)(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns);
 	/* Releases the transport's per-call state (priv); accepts priv == NULL. */
 	void (*call_release)(struct tr_call *call);
+
+	/* Optional (NULL: nothing to check).  Whether this process can use the
+	 * transport for job j at all (a device, a library), called by every
+	 * command right after tr_find and before it starts any process.  0, or
+	 * -errno with one line in err. */
+	int (*probe)(const struct job *j, struct tr_err *err);
+	/* Optional: registers [addr, addr + len) (the payload) once, before any
+	 * call, so that no call registers memory.  0 or -errno. */
+	int (*reg_mem)(struct tr_client *c, void *addr, size_t len);
+	/* Optional: why a connection failed, one line, or NULL while it works;
+	 * for the message of a call that failed with a transport status. */
+	const char *(*conn_error)(const struct tr_conn *conn);
+	/* A server of this transport listens (TCP) on the PS port plus this:
+	 * what a command probes to find a server already running. */
+	unsigned port_offset;
 };
+
+/* ops->probe if the transport has one, else 0. */
+int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err);
 
 /* The registry: the ops of a compiled-in transport, or NULL (with err
  * saying why: not built, or not compiled in). */

@@ -152,7 +152,7 @@ END_TEST
 START_TEST(test_job_table_unique)
 {
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "server",
-	                                       "affinity", "socket"};
+	                                       "affinity", "socket", "verbs"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;

@@ -167,8 +167,12 @@ cmp -s "$tmp/out" "$tmp/defaults.ini" || fail "--print-config of the defaults do
 # --- what this version does not build yet: a clear run-time error --------
 t 1 latency -c "$tmp/empty.ini" -s job.mode=serialized
 err "not built yet"
-t 1 throughput -c "$tmp/empty.ini" -s job.transport=verbs
-err "not built yet"
+t 1 throughput -c "$tmp/empty.ini" -s job.transport=verbs -s verbs.device=no_such_device
+if "$tfgb" version | grep -q "verbs: compiled in"; then
+	err "no RDMA device"
+else
+	err "VERBS=0"
+fi
 
 echo "t_cli: $ran runs, $failed failures"
 [ "$failed" = 0 ]

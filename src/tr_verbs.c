@@ -1,0 +1,673 @@
+/* tr_verbs.c - the verbs transport: WIRE.md's methods over RDMA RC queue
+ * pairs.  This file holds the protocol's codecs, the side channel, the
+ * endpoint both sides build, the options and the ops table; the client is
+ * tr_verbs_client.c, the server tr_verbs_serve.c.
+ *
+ * The design follows the adaptive RDMA gRPC runtime (AR-gRPC, HiPC 2018):
+ * small messages go eagerly through pre-registered slots, several small
+ * iovecs coalesced into one; large ones by rendezvous, written with zero
+ * copy from the caller's registered iovecs; calls are pipelined; payload
+ * memory is registered once, never per call.
+ *
+ * SET-UP.  A TCP side channel on the PS port + 1 (VB_SIDE_PORT_OFFSET).
+ * The client sends a hello; the server sizes its side from it (slots,
+ * eager size, landing zone), creates and connects its QP, posts its
+ * receives and answers with its own hello; the client connects its QP on
+ * the answer.  Neither sends a message before its peer's receives are
+ * posted.  The side channel stays open: its close (a process exiting)
+ * ends the connection at the other end.  Hello, 96 bytes, big-endian:
+ *
+ *     off size field
+ *       0  4   magic 0x54464756 ("TFGV")
+ *       4  2   version: 1
+ *       6  2   status: 0; the server's refusal: 1 version, 2 resources, 3 device
+ *       8  4   qpn
+ *      12  4   psn: first packet sequence number (24 bits)
+ *      16  2   lid: InfiniBand LID (0 on RoCE)
+ *      18  2   mtu: path MTU in bytes the sender can use; both take the smaller
+ *      20 16   gid: entry verbs.gid_index of the port's GID table
+ *      36  4   slots: client: its receive ring; server: the agreed count, min of both
+ *      40  4   slot_size: bytes per ring slot (header + eager body, multiple of 64)
+ *      44  4   ring rkey
+ *      48  8   ring address
+ *      56  8   landing-zone address (0: none)
+ *      64  4   landing-zone rkey
+ *      68  4   eager_max: client: its own; server: the agreed E, min of both
+ *      72  8   landing-zone size: client: what it asks of the server; server: granted
+ *      80  8   limit: client: its largest request body; server: its max_message
+ *      88  8   reserved, 0
+ *
+ * MESSAGES.  Every message is one RDMA WRITE with immediate into ring slot
+ * seq % slots of the peer, imm = seq (the request's number on the
+ * connection, from 0; a reply has its request's); it consumes one
+ * bufferless receive.  The slot starts with a 48-byte header whose first
+ * 16 bytes are those of the socket framing (frame.h), so methods, statuses
+ * and lengths mean what WIRE.md says:
+ *
+ *     off size field
+ *       0  4   magic 0x54464742 ("TFGB")
+ *       4  2   method: 1..5; 0x8000 | method in a reply
+ *       6  2   status: 0 in a request; the gRPC status code in a reply
+ *       8  8   length: body bytes (0 in an error reply)
+ *      16  4   seq: the request's number
+ *      20  2   kind: 0 eager: the body follows the header in the slot
+ *                    1 rendezvous: the body is in the receiver's landing zone at off
+ *                    2 header only: a request longer than the server's max_message,
+ *                      sent without its body (it gets RESOURCE_EXHAUSTED)
+ *      22  2   reserved, 0
+ *      24  8   off: rendezvous: where the body is in the receiver's landing zone
+ *      32  8   reply_off: request: where a rendezvous reply goes in the client's zone
+ *      40  8   reply_cap: request: bytes reserved there; 0: the reply must be eager
+ *
+ * EAGER (length <= E, the agreed eager_max): the client copies the header
+ * and the iovecs into its staging slot seq % slots (small iovecs coalesce
+ * into one message) and writes them with one WRITE_IMM, inline when the
+ * whole message fits verbs.inline.  The server answers from the very ring
+ * slot the request arrived in, its header rewritten in place: Echo's body
+ * is already there, Ack's 8 bytes are written there, Pull's body is
+ * gathered from a registered pattern buffer as a second SGE.
+ *
+ * RENDEZVOUS (length > E): the sender writes the body with RDMA WRITEs
+ * whose SGE lists are the registered buffers themselves (at most the QP's
+ * max_send_sge per WRITE, as many WRITEs as the iovecs need), then the
+ * header with WRITE_IMM; RC ordering puts the body in place before the
+ * header's completion.  A request's body goes to an offset the client
+ * chose in the server's landing zone; a reply's to the space the client
+ * reserved in its own zone and named in the request (reply_off), so a
+ * rendezvous costs no extra round trip.  The server echoes straight from
+ * its landing zone.
+ *
+ * FLOW CONTROL: replies are the credits.  The client owns every
+ * allocation and keeps at most `slots` requests whose replies it has not
+ * consumed.  When it consumes reply k, request k's ring slot at the
+ * server, reply k's ring slot at the client, the landing-zone space of
+ * request k's body and of reply k's body are all free again (in order: the
+ * zones are FIFO rings).  Receives are reposted before they can be needed:
+ * the server reposts slot k's before replying to request k, the client
+ * reposts slot k's before it can send request k + slots.  So no side
+ * writes into a slot or zone the other still reads, no message finds no
+ * receive (an RNR NAK means a bug: the QPs retry 6 times, then fail), and
+ * no credit message exists.  Calls beyond the window, or waiting for zone
+ * space or send-queue entries, wait in order on the client: submit never
+ * refuses.
+ *
+ * FAILURES: a failed work request or a reply that breaks the protocol
+ * fails the client's connection: its QP goes to the error state, its calls
+ * complete UNAVAILABLE (INTERNAL for a protocol breach), later ones at once
+ * with the same status; tr_verbs_conn_error() says why.  A side channel
+ * closed by the server does the same.  The server drops a connection whose
+ * request breaks the header (its client sees the side channel close) and
+ * answers bad requests with WIRE.md's statuses.
+ */
+#include "tr_verbs.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "util.h"
+
+#define VB_EAGER_LIMIT (1u << 20)  /* largest eager_max: slots are this big */
+#define VB_INLINE_LIMIT 1024u
+#define VB_DEPTH_MIN 4u            /* send_depth: vb_ep_post's signaling needs 2 halves */
+#define VB_DEPTH_LIMIT 32768u
+
+/* ---- options ------------------------------------------------------------- */
+
+void vb_opts_default(struct vb_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	o->port = 1;
+	o->gid_index = 0;
+	o->mtu = 0;
+	o->inline_max = 64;
+	o->eager_max = 16u << 10;
+	o->send_depth = 256;
+	o->recv_depth = 64;
+	o->poll_event = 0;
+}
+
+/* A [verbs] key of the given type, or NULL when the table has no such key. */
+static const void *vkey(const struct job *j, const char *name, enum opt_type t,
+                        const struct opt_def **def)
+{
+	const struct opt_def *d = j ? job_key_find("verbs", name) : NULL;
+
+	if (!d || d->type != t)
+		return NULL;
+	*def = d;
+	return (const char *)j + d->off;
+}
+
+static int64_t key_int(const struct job *j, const char *name, int64_t dflt)
+{
+	const struct opt_def *d;
+	const void *at = vkey(j, name, OPT_INT, &d);
+	int64_t v;
+
+	if (!at)
+		return dflt;
+	memcpy(&v, at, sizeof v);
+	return v;
+}
+
+static uint64_t key_size(const struct job *j, const char *name, uint64_t dflt)
+{
+	const struct opt_def *d;
+	const void *at = vkey(j, name, OPT_SIZE, &d);
+	uint64_t v;
+
+	if (!at)
+		return dflt;
+	memcpy(&v, at, sizeof v);
+	return v;
+}
+
+/* The name of an enum key's value, or NULL. */
+static const char *key_enum(const struct job *j, const char *name)
+{
+	const struct opt_def *d;
+	const void *at = vkey(j, name, OPT_ENUM, &d);
+	int v;
+
+	if (!at)
+		return NULL;
+	memcpy(&v, at, sizeof v);
+	return v >= 0 ? d->values[v] : NULL;
+}
+
+void vb_opts_from_job(const struct job *j, struct vb_opts *o)
+{
+	const struct opt_def *d;
+	const void *dev = vkey(j, "device", OPT_STRING, &d);
+	const char *s;
+
+	vb_opts_default(o);
+	if (dev) {
+		char *str;
+		memcpy(&str, dev, sizeof str);
+		snprintf(o->device, sizeof o->device, "%s", str ? str : "");
+	}
+	o->port = (int)key_int(j, "port", o->port);
+	o->gid_index = (int)key_int(j, "gid_index", o->gid_index);
+	if ((s = key_enum(j, "mtu")))
+		o->mtu = strcmp(s, "active") ? (unsigned)strtoul(s, NULL, 10) : 0;
+	o->inline_max = (uint32_t)key_size(j, "inline", o->inline_max);
+	o->eager_max = (uint32_t)key_size(j, "eager_max", o->eager_max);
+	o->send_depth = (uint32_t)key_int(j, "send_depth", o->send_depth);
+	o->recv_depth = (uint32_t)key_int(j, "recv_depth", o->recv_depth);
+	if ((s = key_enum(j, "poll")))
+		o->poll_event = !strcmp(s, "event");
+}
+
+/* ---- codecs -------------------------------------------------------------- */
+
+static void put16(unsigned char *b, uint16_t v)
+{
+	b[0] = (unsigned char)(v >> 8);
+	b[1] = (unsigned char)v;
+}
+
+static uint16_t get16(const unsigned char *b)
+{
+	return (uint16_t)(b[0] << 8 | b[1]);
+}
+
+void vb_hdr_encode(unsigned char b[VB_HDR_LEN], const struct vb_hdr *h)
+{
+	frame_encode(b, h->method, h->status, h->len);
+	be_put32(b + 16, h->seq);
+	put16(b + 20, h->kind);
+	put16(b + 22, 0);
+	be_put64(b + 24, h->off);
+	be_put64(b + 32, h->reply_off);
+	be_put64(b + 40, h->reply_cap);
+}
+
+void vb_hdr_decode(const unsigned char b[VB_HDR_LEN], struct vb_hdr *h)
+{
+	struct frame_hdr f;
+
+	frame_decode(b, &f);
+	h->magic = f.magic;
+	h->method = f.method;
+	h->status = f.status;
+	h->len = f.len;
+	h->seq = be_get32(b + 16);
+	h->kind = get16(b + 20);
+	h->off = be_get64(b + 24);
+	h->reply_off = be_get64(b + 32);
+	h->reply_cap = be_get64(b + 40);
+}
+
+void vb_hello_encode(unsigned char b[VB_HELLO_LEN], const struct vb_hello *h)
+{
+	memset(b, 0, VB_HELLO_LEN);
+	be_put32(b, VB_HELLO_MAGIC);
+	put16(b + 4, h->version);
+	put16(b + 6, h->status);
+	be_put32(b + 8, h->qpn);
+	be_put32(b + 12, h->psn);
+	put16(b + 16, h->lid);
+	put16(b + 18, h->mtu);
+	memcpy(b + 20, h->gid, 16);
+	be_put32(b + 36, h->slots);
+	be_put32(b + 40, h->slot_size);
+	be_put32(b + 44, h->ring_rkey);
+	be_put64(b + 48, h->ring_addr);
+	be_put64(b + 56, h->rz_addr);
+	be_put32(b + 64, h->rz_rkey);
+	be_put32(b + 68, h->eager_max);
+	be_put64(b + 72, h->rz_size);
+	be_put64(b + 80, h->limit);
+}
+
+int vb_hello_decode(const unsigned char b[VB_HELLO_LEN], struct vb_hello *h)
+{
+	if (be_get32(b) != VB_HELLO_MAGIC)
+		return -EPROTO;
+	h->version = get16(b + 4);
+	h->status = get16(b + 6);
+	h->qpn = be_get32(b + 8);
+	h->psn = be_get32(b + 12) & 0xffffff;
+	h->lid = get16(b + 16);
+	h->mtu = get16(b + 18);
+	memcpy(h->gid, b + 20, 16);
+	h->slots = be_get32(b + 36);
+	h->slot_size = be_get32(b + 40);
+	h->ring_rkey = be_get32(b + 44);
+	h->ring_addr = be_get64(b + 48);
+	h->rz_addr = be_get64(b + 56);
+	h->rz_rkey = be_get32(b + 64);
+	h->eager_max = be_get32(b + 68);
+	h->rz_size = be_get64(b + 72);
+	h->limit = be_get64(b + 80);
+	return 0;
+}
+
+/* ---- the side channel ---------------------------------------------------- */
+
+static int side_wait(int fd, short ev, uint64_t deadline_ns)
+{
+	for (;;) {
+		struct pollfd p = {.fd = fd, .events = ev};
+		uint64_t now = now_ns();
+		int r;
+
+		if (now >= deadline_ns)
+			return -ETIMEDOUT;
+		r = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
+		if (r > 0)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			return -errno;
+	}
+}
+
+int vb_side_write(int fd, const void *buf, size_t len, uint64_t deadline_ns)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = send(fd, p, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		int rc;
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		if ((rc = side_wait(fd, POLLOUT, deadline_ns)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int vb_side_read(int fd, void *buf, size_t len, uint64_t deadline_ns)
+{
+	char *p = buf;
+
+	while (len) {
+		ssize_t n = recv(fd, p, len, MSG_DONTWAIT);
+		int rc;
+		if (n > 0) {
+			p += n;
+			len -= (size_t)n;
+			continue;
+		}
+		if (n == 0)
+			return -ECONNRESET;
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -errno;
+		if ((rc = side_wait(fd, POLLIN, deadline_ns)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+int vb_side_closed(int fd)
+{
+	struct pollfd p = {.fd = fd, .events = POLLIN | POLLRDHUP};
+	char b;
+	ssize_t n;
+
+	if (poll(&p, 1, 0) <= 0)
+		return 0;
+	n = recv(fd, &b, 1, MSG_DONTWAIT | MSG_PEEK);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	return 1; /* closed, reset, or bytes nobody may send after the hello */
+}
+
+/* ---- the endpoint -------------------------------------------------------- */
+
+static void *map_bytes(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static size_t page_round(size_t n)
+{
+	long pg = sysconf(_SC_PAGESIZE);
+	size_t p = pg > 0 ? (size_t)pg : 4096;
+
+	return (n + p - 1) / p * p;
+}
+
+int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
+               const struct vdev_attr *attr, const struct vb_opts *o, struct vdev_chan *ch,
+               uint32_t slots, uint32_t slot_size, int stage, size_t rz_len, char *err,
+               size_t errlen)
+{
+	uint32_t sd = o->send_depth < attr->max_qp_wr ? o->send_depth : attr->max_qp_wr;
+	uint32_t sge = attr->max_sge < VB_SGE_MAX ? attr->max_sge : VB_SGE_MAX;
+	uint64_t depth;
+	const char *what = "";
+	size_t what_len = 0;
+	int rc;
+
+	memset(e, 0, sizeof *e);
+	e->dev = dev;
+	if (slots > attr->max_qp_wr)
+		slots = attr->max_qp_wr;
+	depth = (uint64_t)sd + slots + 8;
+	if (depth > attr->max_cqe) {
+		snprintf(err, errlen, "send_depth %u + recv_depth %u exceed the %u completions a CQ "
+		         "of '%s' holds; lower verbs.send_depth or verbs.recv_depth", sd, slots,
+		         attr->max_cqe, attr->name);
+		return -EINVAL;
+	}
+	e->slots = slots;
+	e->slot_size = slot_size;
+	e->mem_len = what_len = page_round((size_t)slots * slot_size * (stage ? 2 : 1));
+	if (!(e->mem = map_bytes(e->mem_len))) {
+		rc = -ENOMEM;
+		what = "map the receive ring";
+		goto fail;
+	}
+	e->ring = e->mem;
+	e->stage = stage ? e->mem + (size_t)slots * slot_size : NULL;
+	if ((rc = dev->reg_mr(d, e->mem, e->mem_len, VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE,
+	                      &e->mem_mr)) < 0) {
+		what = "register the receive ring";
+		goto fail;
+	}
+	if (rz_len) {
+		e->rz_len = what_len = page_round(rz_len);
+		if (!(e->rz = map_bytes(e->rz_len))) {
+			rc = -ENOMEM;
+			what = "map the rendezvous landing zone";
+			goto fail;
+		}
+		if ((rc = dev->reg_mr(d, e->rz, e->rz_len, VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE,
+		                      &e->rz_mr)) < 0) {
+			what = "register the rendezvous landing zone";
+			goto fail;
+		}
+	}
+	what_len = 0;
+	if ((rc = dev->cq_create(d, (int)depth, ch, &e->cq)) < 0) {
+		what = "create a completion queue";
+		goto fail;
+	}
+	e->cap = (struct vdev_qp_cap){.send_depth = sd, .recv_depth = slots, .max_send_sge = sge,
+	                              .max_recv_sge = 1,
+	                              .max_inline = o->inline_max < attr->max_inline
+	                                            ? o->inline_max : attr->max_inline};
+	if ((rc = dev->qp_create(d, e->cq, e->cq, &e->cap, &e->qp, &e->qpn)) < 0) {
+		what = "create a queue pair";
+		goto fail;
+	}
+	if (e->cap.max_send_sge < 1 || e->cap.send_depth < VB_DEPTH_MIN) {
+		rc = -EINVAL;
+		what = "create a usable queue pair";
+		goto fail;
+	}
+	for (uint32_t i = 0; i < slots; i++)
+		if ((rc = vb_ep_repost(e, i)) < 0) {
+			what = "post receives";
+			goto fail;
+		}
+	e->psn = vb_psn();
+	return 0;
+fail:
+	if (what_len)
+		snprintf(err, errlen, "cannot %s on '%s' (%zu bytes): %s%s", what, attr->name,
+		         what_len, strerror(-rc), rc == -ENOMEM || rc == -EPERM || rc == -EFAULT
+		         ? "; is the locked-memory limit (ulimit -l) too low?" : "");
+	else
+		snprintf(err, errlen, "cannot %s on '%s': %s", what, attr->name, strerror(-rc));
+	vb_ep_close(e);
+	return rc;
+}
+
+void vb_ep_close(struct vb_ep *e)
+{
+	if (!e->dev)
+		return;
+	if (e->qp)
+		e->dev->qp_destroy(e->qp);
+	if (e->cq)
+		e->dev->cq_destroy(e->cq);
+	if (e->rz_mr)
+		e->dev->dereg_mr(e->rz_mr);
+	if (e->mem_mr)
+		e->dev->dereg_mr(e->mem_mr);
+	if (e->rz)
+		munmap(e->rz, e->rz_len);
+	if (e->mem)
+		munmap(e->mem, e->mem_len);
+	memset(e, 0, sizeof *e);
+}
+
+void vb_ep_hello(const struct vb_ep *e, const struct vdev_attr *attr, unsigned mtu,
+                 struct vb_hello *h)
+{
+	h->version = VB_VERSION;
+	h->qpn = e->qpn;
+	h->psn = e->psn;
+	h->lid = attr->lid;
+	h->mtu = (uint16_t)mtu;
+	memcpy(h->gid, attr->gid, 16);
+	h->slots = e->slots;
+	h->slot_size = e->slot_size;
+	h->ring_addr = (uint64_t)(uintptr_t)e->ring;
+	h->ring_rkey = e->mem_mr ? e->mem_mr->rkey : 0;
+	h->rz_addr = e->rz ? (uint64_t)(uintptr_t)e->rz : 0;
+	h->rz_rkey = e->rz_mr ? e->rz_mr->rkey : 0;
+	h->rz_size = e->rz_len;
+}
+
+int vb_ep_connect(struct vb_ep *e, const struct vdev_attr *attr, const struct vb_hello *p,
+                  unsigned mtu)
+{
+	struct vdev_peer peer = {.qpn = p->qpn, .psn = p->psn, .lid = p->lid, .mtu = mtu,
+	                         .global = vb_global(attr, p->lid)};
+
+	memcpy(peer.gid, p->gid, 16);
+	e->peer_ring = p->ring_addr;
+	e->peer_ring_rkey = p->ring_rkey;
+	e->peer_rz = p->rz_addr;
+	e->peer_rz_rkey = p->rz_rkey;
+	e->peer_rz_size = p->rz_addr ? p->rz_size : 0;
+	return e->dev->qp_connect(e->qp, &peer, e->psn);
+}
+
+int vb_ep_post(struct vb_ep *e, struct vdev_send_wr *w, int n)
+{
+	uint64_t half = e->cap.send_depth / 2;
+	uint32_t room = vb_ep_room(e);
+	int rc;
+
+	for (int i = 0; i < n; i++) {
+		uint64_t num = e->sq_posted + (uint64_t)i;
+		w[i].wr_id = VB_WR_ID(VB_WR_KIND(w[i].wr_id), num);
+		if ((w[i].flags & VDEV_SIGNALED) || num + 1 - e->sq_sig >= half ||
+		    (i == n - 1 && room == (uint32_t)n)) {
+			w[i].flags |= VDEV_SIGNALED;
+			e->sq_sig = num + 1;
+		}
+	}
+	if ((rc = e->dev->post_send(e->qp, w, n)) < 0)
+		return rc;
+	e->sq_posted += (uint64_t)n;
+	return 0;
+}
+
+int vb_ep_repost(struct vb_ep *e, uint32_t slot)
+{
+	return e->dev->post_recv(e->qp, VB_WR_ID(VB_WR_RECV, slot), NULL, 0);
+}
+
+unsigned vb_mtu(const struct vb_opts *o, const struct vdev_attr *attr)
+{
+	return o->mtu && o->mtu < attr->active_mtu ? o->mtu : attr->active_mtu;
+}
+
+int vb_global(const struct vdev_attr *attr, uint16_t peer_lid)
+{
+	return attr->link_layer == VDEV_LINK_ETH || attr->lid == 0 || peer_lid == 0;
+}
+
+uint32_t vb_psn(void)
+{
+	uint32_t v;
+
+	if (getrandom(&v, sizeof v, GRND_NONBLOCK) != sizeof v)
+		v = (uint32_t)(now_ns() ^ (uint64_t)getpid() << 16);
+	return v & 0xffffff;
+}
+
+/* ---- context, probe, info ------------------------------------------------ */
+
+int tr_verbs_ctx_new(const struct vb_opts *o, const struct vdev_ops *dev, void **ctx,
+                     struct tr_err *err)
+{
+	struct vb_ctx *x = calloc(1, sizeof *x);
+
+	if (!x) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	x->o = *o;
+	x->dev = dev;
+	/* the key table checks ranges; these bounds keep direct callers sane */
+	if (x->o.eager_max > VB_EAGER_LIMIT)
+		x->o.eager_max = VB_EAGER_LIMIT;
+	if (x->o.inline_max > VB_INLINE_LIMIT)
+		x->o.inline_max = VB_INLINE_LIMIT;
+	if (x->o.send_depth < VB_DEPTH_MIN)
+		x->o.send_depth = VB_DEPTH_MIN;
+	if (x->o.send_depth > VB_DEPTH_LIMIT)
+		x->o.send_depth = VB_DEPTH_LIMIT;
+	if (x->o.recv_depth < 1)
+		x->o.recv_depth = 1;
+	if (x->o.recv_depth > VB_DEPTH_LIMIT)
+		x->o.recv_depth = VB_DEPTH_LIMIT;
+	*ctx = x;
+	return 0;
+}
+
+static int vb_init(const struct job *j, void **ctx, struct tr_err *err)
+{
+	struct vb_opts o;
+
+	vb_opts_from_job(j, &o);
+	return tr_verbs_ctx_new(&o, &vdev_ibv_ops, ctx, err);
+}
+
+static void vb_fini(void *ctx)
+{
+	free(ctx);
+}
+
+static const char *vb_version(void)
+{
+	return TFGB_HAVE_VERBS ? "verbs (libibverbs, RC, eager/rendezvous)"
+	                       : "verbs (built without verbs, VERBS=0)";
+}
+
+int tr_verbs_probe(const struct job *j, struct tr_err *err)
+{
+	struct vb_opts o;
+	struct vdev_open_cfg oc;
+	struct vdev_attr attr;
+	struct vdev *d;
+	char why[TR_ERR_MAX - 64];
+	int n;
+
+	vb_opts_from_job(j, &o);
+	n = vdev_ibv_ops.count(why, sizeof why);
+	if (n == 0)
+		snprintf(why, sizeof why, "no RDMA device found (ibv_get_device_list returned 0 "
+		         "devices)");
+	if (n <= 0) {
+		snprintf(err->msg, sizeof err->msg, "%s; use transport = socket or grpc", why);
+		return n < 0 ? n : -ENODEV;
+	}
+	oc = (struct vdev_open_cfg){.device = o.device, .port = o.port, .gid_index = o.gid_index};
+	if ((n = vdev_ibv_ops.open(&oc, &d, &attr, why, sizeof why)) < 0) {
+		snprintf(err->msg, sizeof err->msg, "%s; use transport = socket or grpc", why);
+		return n;
+	}
+	vdev_ibv_ops.close(d);
+	return 0;
+}
+
+int tr_verbs_info(FILE *f, struct tr_err *err)
+{
+	return vdev_ibv_info(f, err->msg, sizeof err->msg);
+}
+
+const struct tr_ops tr_verbs_ops = {
+	.name = "verbs",
+	.size = sizeof(struct tr_ops),
+	.caps = TR_CAP_SERVER | TR_CAP_CLIENT,
+	.init = vb_init,
+	.fini = vb_fini,
+	.version = vb_version,
+	.serve = vb_serve,
+	.client_open = vb_client_open,
+	.client_close = vb_client_close,
+	.connect = vb_connect,
+	.submit = vb_submit,
+	.reap = vb_reap,
+	.call_release = vb_call_release,
+	.probe = tr_verbs_probe,
+	.reg_mem = tr_verbs_client_reg,
+	.conn_error = tr_verbs_conn_error,
+	.port_offset = VB_SIDE_PORT_OFFSET,
+};

@@ -1,0 +1,916 @@
+/* tr_verbs_client.c - the verbs transport's client: the engine's side.
+ *
+ * A tr_client holds the device, the registrations of the callers' buffers
+ * (a sorted table, looked up per iovec with the last hit first) and, with
+ * poll = event, one completion channel; each connection has its own QP,
+ * CQ, ring, staging and landing zone (struct vb_ep) and its side channel.
+ *
+ * A connection is a FIFO of calls: head .. send are fully posted and wait
+ * for their replies (which come in order), send .. tail wait to be posted.
+ * pump() starts the next call when the window, the landing zones and the
+ * send queue allow (see FLOW CONTROL in tr_verbs.c) and posts as many of
+ * its work requests as the send queue takes; the rest goes out when
+ * completions free entries.  The per-call state (struct vcall, behind
+ * tr_call.priv) is allocated on a call's first submit and reused: after
+ * that nothing is allocated, registered or logged per call.  Copies per
+ * call: an eager request's body into its staging slot (at most eager_max
+ * bytes), and a reply's body into resp_buf when the engine asks for it.
+ *
+ * reap() polls every connection's CQ; with poll = busy it spins until a
+ * call completes or the deadline passes, with poll = event it arms the
+ * CQs and sleeps on the channel (at most VB_TICK_NS at a time).  Side
+ * channels are looked at every VB_TICK_NS: a server that went away fails
+ * its connection even when no work request is outstanding to notice it.
+ */
+#include "tr_verbs.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "payload.h"
+#include "util.h"
+
+#define VB_POLL_BATCH 32
+#define VB_TICK_NS 10000000ull      /* side-channel checks, longest event wait */
+#define VB_RETRY_NS 50000000ull     /* a refused side channel is tried again after this */
+#define VB_RZ_DEPTH_MAX 4           /* landing zones hold up to this many payloads ... */
+#define VB_RZ_MAX (1ull << 30)      /* ... within this, but always one */
+#define VB_SGE_CHUNK (1ull << 30)   /* longest SGE */
+#define VB_TARGET_MAX (OPT_HOST_MAX + 16)
+
+enum { VC_IDLE, VC_QUEUED, VC_SENT, VC_DONE };
+
+/* Per-call state behind tr_call.priv. */
+struct vcall {
+	struct tr_call *owner;
+	struct tr_conn *conn;          /* while QUEUED or SENT */
+	struct vcall *qnext;           /* the connection's FIFO */
+	struct vcall *dprev, *dnext;   /* the client's done list, while DONE */
+	int state;
+	int kind;                      /* enum vb_kind */
+	int started;                   /* seq and zone space assigned */
+	int waited;                    /* counted in stats.queued */
+	uint32_t seq;
+	uint64_t body;                 /* request body bytes */
+	uint64_t srz_off, srz_span;    /* request body in the server's landing zone */
+	uint64_t crz_off, crz_span;    /* reply body in ours ... */
+	uint64_t crz_cap;              /* ... bytes reserved: 0 for an eager reply */
+	int iov_next;                  /* rendezvous cursor: next iovec ... */
+	uint64_t iov_off;              /* ... offset in it ... */
+	uint64_t sent;                 /* ... body bytes posted */
+};
+
+/* A FIFO allocator over a landing zone: head and tail count bytes handed
+ * out and freed since the zone was last empty; an allocation that would
+ * wrap skips to the zone's start and counts the skipped bytes as its own.
+ * An empty zone starts again at offset 0, so that any allocation up to
+ * the zone's size fits once everything before it is freed. */
+struct fifo {
+	uint64_t size, head, tail;
+};
+
+struct tr_conn {
+	struct tr_client *c;
+	struct vb_ep ep;
+	int fd;                        /* the side channel */
+	int failed, fail_status;
+	char why[TR_ERR_MAX];
+	char target[VB_TARGET_MAX];    /* the PS, "host:port" */
+	uint32_t eager;                /* E, agreed */
+	uint32_t peer_slot_size;
+	uint64_t peer_max;             /* the server's max_message */
+	uint32_t next_seq;             /* the next request's number */
+	uint32_t done_seq;             /* replies consumed */
+	struct vcall *head, *tail, *send;
+	struct fifo srz, crz;          /* the server's landing zone, ours */
+};
+
+struct mr_entry {
+	uintptr_t base, end;
+	struct vdev_mr *mr;
+};
+
+struct tr_client {
+	struct vb_opts o;
+	const struct vdev_ops *dev;
+	struct vdev *d;
+	struct vdev_attr attr;
+	struct vdev_chan *ch;          /* poll = event */
+	struct tr_conn **conn;
+	size_t nconn, capconn;
+	struct vcall done;             /* list head */
+	struct mr_entry *mr;           /* sorted by base */
+	size_t nmr, capmr, last;
+	struct vdev_sge *sge;          /* VDEV_POST_MAX * VB_SGE_MAX, for posting */
+	uint64_t max_req;              /* the job's payload: the largest request */
+	uint64_t rz_want;              /* landing-zone size, each side */
+	uint64_t next_tick;
+	struct tr_verbs_stats st;
+};
+
+/* ---- done list ----------------------------------------------------------- */
+
+static void done_push(struct tr_client *c, struct vcall *s)
+{
+	s->state = VC_DONE;
+	s->conn = NULL;
+	s->qnext = NULL;
+	s->dnext = &c->done;
+	s->dprev = c->done.dprev;
+	s->dprev->dnext = s;
+	c->done.dprev = s;
+}
+
+static void done_unlink(struct vcall *s)
+{
+	s->dprev->dnext = s->dnext;
+	s->dnext->dprev = s->dprev;
+	s->dprev = s->dnext = NULL;
+	s->state = VC_IDLE;
+}
+
+static void call_finish(struct tr_client *c, struct vcall *s, int status, uint64_t len)
+{
+	s->owner->status = status;
+	s->owner->resp_len = len;
+	done_push(c, s);
+}
+
+/* ---- landing zones ------------------------------------------------------- */
+
+static int fifo_alloc(struct fifo *f, uint64_t len, uint64_t *off, uint64_t *span)
+{
+	uint64_t pos, skip;
+
+	len = vb_align(len);
+	*off = *span = 0;
+	if (!len)
+		return 0;
+	if (len > f->size)
+		return -1;
+	if (f->head == f->tail)
+		f->head = f->tail = 0;
+	pos = f->head % f->size;
+	skip = pos + len > f->size ? f->size - pos : 0;
+	if (f->head - f->tail + skip + len > f->size)
+		return -1;
+	*off = skip ? 0 : pos;
+	*span = skip + len;
+	f->head += *span;
+	return 0;
+}
+
+/* ---- registrations ------------------------------------------------------- */
+
+/* Index of a registration covering [a, a + len), or -1. */
+static ssize_t mr_find(const struct tr_client *c, uintptr_t a, uint64_t len)
+{
+	size_t lo = 0, hi = c->nmr;
+
+	if (c->nmr && c->mr[c->last].base <= a && a + len <= c->mr[c->last].end)
+		return (ssize_t)c->last;
+	while (lo < hi) { /* the last entry with base <= a */
+		size_t mid = (lo + hi) / 2;
+		if (c->mr[mid].base <= a)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = lo; i-- > 0;) /* overlapping registrations: look further back */
+		if (a + len <= c->mr[i].end)
+			return (ssize_t)i;
+	return -1;
+}
+
+static int mr_add(struct tr_client *c, uintptr_t base, uintptr_t end)
+{
+	struct vdev_mr *mr;
+	size_t at;
+	int rc;
+
+	if (c->nmr == c->capmr) {
+		size_t cap = c->capmr ? 2 * c->capmr : 8;
+		struct mr_entry *v = realloc(c->mr, cap * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		c->mr = v;
+		c->capmr = cap;
+	}
+	rc = c->dev->reg_mr(c->d, (void *)base, end - base, 0, &mr);
+	if (rc < 0)
+		return rc;
+	for (at = c->nmr; at > 0 && c->mr[at - 1].base > base; at--)
+		c->mr[at] = c->mr[at - 1];
+	c->mr[at] = (struct mr_entry){base, end, mr};
+	c->nmr++;
+	c->last = at;
+	c->st.regs++;
+	return 0;
+}
+
+/* The lkey of [p, p + len), registering the pages around it on first use. */
+static int mr_lkey(struct tr_client *c, const void *p, uint64_t len, uint32_t *lkey)
+{
+	uintptr_t a = (uintptr_t)p;
+	long pg = sysconf(_SC_PAGESIZE);
+	uintptr_t mask = (uintptr_t)(pg > 0 ? pg : 4096) - 1;
+	ssize_t i = mr_find(c, a, len);
+	int rc;
+
+	if (i < 0) {
+		if ((rc = mr_add(c, a & ~mask, (a + len + mask) & ~mask)) < 0)
+			return rc;
+		i = (ssize_t)c->last;
+	}
+	c->last = (size_t)i;
+	*lkey = c->mr[i].mr->lkey;
+	return 0;
+}
+
+int tr_verbs_client_reg(struct tr_client *c, void *addr, size_t len)
+{
+	if (!len || mr_find(c, (uintptr_t)addr, len) >= 0)
+		return 0;
+	return mr_add(c, (uintptr_t)addr, (uintptr_t)addr + len);
+}
+
+const struct vdev_mr *tr_verbs_client_mr(const struct tr_client *c, const void *addr)
+{
+	ssize_t i = mr_find(c, (uintptr_t)addr, 1);
+
+	return i < 0 ? NULL : c->mr[i].mr;
+}
+
+void tr_verbs_client_stats(const struct tr_client *c, struct tr_verbs_stats *s)
+{
+	*s = c->st;
+}
+
+const char *tr_verbs_conn_error(const struct tr_conn *k)
+{
+	return k && k->failed ? k->why : NULL;
+}
+
+/* ---- connection failure -------------------------------------------------- */
+
+static void conn_fail(struct tr_conn *k, int status, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void conn_fail(struct tr_conn *k, int status, const char *fmt, ...)
+{
+	struct vcall *s, *next;
+	va_list ap;
+
+	if (k->failed)
+		return;
+	k->failed = 1;
+	k->fail_status = status;
+	va_start(ap, fmt);
+	vsnprintf(k->why, sizeof k->why, fmt, ap);
+	va_end(ap);
+	if (k->ep.qp)
+		k->c->dev->qp_error(k->ep.qp); /* flushes what is outstanding */
+	for (s = k->head; s; s = next) {
+		next = s->qnext;
+		call_finish(k->c, s, status, 0);
+	}
+	k->head = k->tail = k->send = NULL;
+}
+
+static const char *wr_what(int kind)
+{
+	return kind == VB_WR_RECV ? "receiving a reply"
+	       : kind == VB_WR_BODY ? "an RDMA WRITE of a request body"
+	       : "an RDMA WRITE with immediate of a request header";
+}
+
+/* ---- sending ------------------------------------------------------------- */
+
+/* Copies len bytes of the iovecs, from the start, into dst. */
+static void gather(const struct iovec *iov, int n, void *dst, uint64_t len)
+{
+	unsigned char *d = dst;
+
+	for (int i = 0; i < n && len; i++) {
+		size_t m = iov[i].iov_len < len ? iov[i].iov_len : (size_t)len;
+		memcpy(d, iov[i].iov_base, m);
+		d += m;
+		len -= m;
+	}
+}
+
+/* Posts body WRITEs of a rendezvous request while the send queue has room.
+ * 1 when the whole body is posted, 0 when it waits for room, -1 after the
+ * connection failed. */
+static int post_body(struct tr_conn *k, struct vcall *s)
+{
+	struct tr_client *c = k->c;
+	const struct tr_call *call = s->owner;
+	uint32_t max_sge = k->ep.cap.max_send_sge;
+
+	while (s->iov_next < call->iovcnt) {
+		struct vdev_send_wr w[VDEV_POST_MAX];
+		uint32_t room = vb_ep_room(&k->ep);
+		int nw = 0, idx = s->iov_next, rc;
+		uint64_t off = s->iov_off, sent = s->sent;
+
+		while (nw < VDEV_POST_MAX && (uint32_t)nw < room && idx < call->iovcnt) {
+			struct vdev_sge *sge = c->sge + (size_t)nw * VB_SGE_MAX;
+			uint64_t wr_bytes = 0;
+			int ns = 0;
+
+			while ((uint32_t)ns < max_sge && idx < call->iovcnt) {
+				const struct iovec *v = &call->iov[idx];
+				uint64_t n = v->iov_len - off;
+				if (n > VB_SGE_CHUNK)
+					n = VB_SGE_CHUNK;
+				if (n) {
+					const char *p = (const char *)v->iov_base + off;
+					if ((rc = mr_lkey(c, p, n, &sge[ns].lkey)) < 0) {
+						conn_fail(k, TR_UNAVAILABLE, "cannot register a request buffer "
+						          "(%llu bytes): %s; is the locked-memory limit (ulimit -l) "
+						          "too low?", (unsigned long long)n, strerror(-rc));
+						return -1;
+					}
+					sge[ns].addr = (uint64_t)(uintptr_t)p;
+					sge[ns++].length = (uint32_t)n;
+					wr_bytes += n;
+					off += n;
+				}
+				if (off == v->iov_len) {
+					idx++;
+					off = 0;
+				}
+			}
+			if (!ns)
+				break;
+			w[nw] = (struct vdev_send_wr){
+				.wr_id = VB_WR_ID(VB_WR_BODY, 0), .opcode = VDEV_WRITE, .sge = sge,
+				.nsge = ns, .remote_addr = k->ep.peer_rz + s->srz_off + sent,
+				.rkey = k->ep.peer_rz_rkey};
+			sent += wr_bytes;
+			nw++;
+		}
+		if (!nw)
+			return idx < call->iovcnt ? 0 : 1;
+		if ((rc = vb_ep_post(&k->ep, w, nw)) < 0) {
+			conn_fail(k, TR_UNAVAILABLE, "cannot post RDMA WRITEs to '%s': %s", k->target,
+			          strerror(-rc));
+			return -1;
+		}
+		c->st.body_wrs += (uint64_t)nw;
+		s->iov_next = idx;
+		s->iov_off = off;
+		s->sent = sent;
+	}
+	return 1;
+}
+
+/* Posts what is left of s's work requests.  1 when s is fully posted, 0
+ * when it waits for send-queue room, -1 after the connection failed. */
+static int post_call(struct tr_conn *k, struct vcall *s)
+{
+	struct tr_client *c = k->c;
+	const struct tr_call *call = s->owner;
+	uint32_t slot = s->seq % k->ep.slots;
+	unsigned char *p = k->ep.stage + (size_t)slot * k->ep.slot_size;
+	struct vb_hdr h = {.method = (uint16_t)call->method, .len = s->body, .seq = s->seq,
+	                   .kind = (uint16_t)s->kind, .off = s->srz_off,
+	                   .reply_off = s->crz_off, .reply_cap = s->crz_cap};
+	struct vdev_sge sge;
+	struct vdev_send_wr w;
+	uint32_t len = VB_HDR_LEN;
+	int rc;
+
+	if (s->kind == VB_RNDV && (rc = post_body(k, s)) <= 0)
+		return rc;
+	if (vb_ep_room(&k->ep) < 1)
+		return 0;
+	vb_hdr_encode(p, &h);
+	if (s->kind == VB_EAGER && s->body) {
+		gather(call->iov, call->iovcnt, p + VB_HDR_LEN, s->body);
+		len += (uint32_t)s->body;
+		c->st.stage_bytes += s->body;
+	}
+	sge = (struct vdev_sge){(uint64_t)(uintptr_t)p, len, k->ep.mem_mr->lkey};
+	w = (struct vdev_send_wr){
+		.wr_id = VB_WR_ID(VB_WR_MSG, 0), .opcode = VDEV_WRITE_IMM,
+		.flags = len <= k->ep.cap.max_inline ? VDEV_INLINE : 0, .sge = &sge, .nsge = 1,
+		.imm = s->seq, .remote_addr = k->ep.peer_ring + (uint64_t)slot * k->peer_slot_size,
+		.rkey = k->ep.peer_ring_rkey};
+	if ((rc = vb_ep_post(&k->ep, &w, 1)) < 0) {
+		conn_fail(k, TR_UNAVAILABLE, "cannot post an RDMA WRITE with immediate to '%s': %s",
+		          k->target, strerror(-rc));
+		return -1;
+	}
+	if (s->kind == VB_EAGER)
+		c->st.eager++;
+	else if (s->kind == VB_RNDV)
+		c->st.rndv++;
+	else
+		c->st.hdr_only++;
+	return 1;
+}
+
+/* Starts and posts waiting calls, in order, while the window, the landing
+ * zones and the send queue allow. */
+static void pump(struct tr_conn *k)
+{
+	struct vcall *s;
+
+	while (!k->failed && (s = k->send)) {
+		if (!s->started) {
+			if (k->next_seq - k->done_seq >= k->ep.slots)
+				goto wait;
+			if (s->kind == VB_RNDV &&
+			    fifo_alloc(&k->srz, s->body, &s->srz_off, &s->srz_span) < 0)
+				goto wait;
+			if (s->crz_cap && fifo_alloc(&k->crz, s->crz_cap, &s->crz_off, &s->crz_span) < 0) {
+				k->srz.head -= s->srz_span; /* undo the last allocation */
+				s->srz_span = 0;
+				goto wait;
+			}
+			s->seq = k->next_seq++;
+			s->started = 1;
+		}
+		if (post_call(k, s) <= 0)
+			goto wait;
+		s->state = VC_SENT;
+		k->send = s->qnext;
+	}
+	return;
+wait:
+	if (!k->failed && !k->send->waited) {
+		k->send->waited = 1;
+		k->c->st.queued++;
+	}
+}
+
+int vb_submit(struct tr_conn *k, struct tr_call *call)
+{
+	struct vcall *s = call->priv;
+	uint64_t body = 0, expect = 0;
+
+	if (call->method < TR_ECHO || call->method > TR_ACK_TENSOR || call->iovcnt < 0)
+		return -EINVAL;
+	if (!s) {
+		if (!(s = call->priv = calloc(1, sizeof *s)))
+			return -ENOMEM;
+		s->owner = call;
+	}
+	if (s->state != VC_IDLE)
+		return -EBUSY;
+	for (int i = 0; i < call->iovcnt; i++)
+		body += call->iov[i].iov_len;
+	s->body = body;
+	s->started = s->waited = 0;
+	s->iov_next = 0;
+	s->iov_off = s->sent = 0;
+	s->srz_off = s->srz_span = s->crz_off = s->crz_span = s->crz_cap = 0;
+	s->qnext = NULL;
+	if (k->failed) { /* as gRPC does on a broken channel: at once */
+		call_finish(k->c, s, k->fail_status, 0);
+		return 0;
+	}
+	if (body > k->peer_max) {
+		s->kind = VB_HDR_ONLY; /* the server answers RESOURCE_EXHAUSTED */
+	} else {
+		s->kind = body <= k->eager ? VB_EAGER : VB_RNDV;
+		if (s->kind == VB_RNDV && vb_align(body) > k->srz.size)
+			return -EMSGSIZE;
+		if (call->method == TR_ECHO) {
+			expect = body;
+		} else if (call->method == TR_PULL && body == 8) {
+			unsigned char n[8];
+			gather(call->iov, call->iovcnt, n, 8);
+			expect = be_get64(n);
+			if (expect > k->peer_max)
+				expect = 0; /* RESOURCE_EXHAUSTED, no body */
+		}
+		if (expect > k->eager) {
+			if (vb_align(expect) > k->crz.size)
+				return -EMSGSIZE;
+			s->crz_cap = expect;
+		}
+	}
+	s->state = VC_QUEUED;
+	s->conn = k;
+	if (k->tail)
+		k->tail->qnext = s;
+	else
+		k->head = s;
+	k->tail = s;
+	if (!k->send) {
+		k->send = s;
+		pump(k);
+	}
+	return 0;
+}
+
+/* ---- receiving ----------------------------------------------------------- */
+
+/* Reply seq arrived in its ring slot: checks it against the oldest call,
+ * completes that call and frees what the call held. */
+static void on_reply(struct tr_conn *k, const struct vdev_wc *wc)
+{
+	struct tr_client *c = k->c;
+	struct vcall *s = k->head;
+	struct tr_call *call;
+	const unsigned char *p, *body;
+	struct vb_hdr h;
+	uint32_t slot;
+	int rc;
+
+	if (!s || s->state != VC_SENT || wc->opcode != VDEV_RECV_IMM || wc->imm != s->seq) {
+		conn_fail(k, TR_INTERNAL, "a reply from '%s' came for no call in flight (seq %u)",
+		          k->target, wc->imm);
+		return;
+	}
+	call = s->owner;
+	slot = wc->imm % k->ep.slots;
+	p = k->ep.ring + (size_t)slot * k->ep.slot_size;
+	vb_hdr_decode(p, &h);
+	if (h.magic != FRAME_MAGIC || h.method != (FRAME_REPLY | (unsigned)call->method) ||
+	    h.status > FRAME_STATUS_MAX || h.seq != s->seq || (h.status && h.len)) {
+		conn_fail(k, TR_INTERNAL, "a reply from '%s' has a bad header (magic %08x, method "
+		          "%#x, status %u, seq %u, length %llu) for %s call %u", k->target, h.magic,
+		          h.method, h.status, h.seq, (unsigned long long)h.len,
+		          tr_method_name(call->method), s->seq);
+		return;
+	}
+	if (h.kind == VB_EAGER && h.len <= k->ep.slot_size - VB_HDR_LEN) {
+		body = p + VB_HDR_LEN;
+	} else if (h.kind == VB_RNDV && s->crz_cap && h.off == s->crz_off && h.len <= s->crz_cap) {
+		body = k->ep.rz + h.off;
+	} else {
+		conn_fail(k, TR_INTERNAL, "a reply from '%s' does not fit where it should be (kind "
+		          "%u, %llu bytes at %llu)", k->target, h.kind, (unsigned long long)h.len,
+		          (unsigned long long)h.off);
+		return;
+	}
+	if (call->resp_buf && call->resp_cap && h.len) {
+		uint64_t n = h.len < call->resp_cap ? h.len : call->resp_cap;
+		memcpy(call->resp_buf, body, (size_t)n);
+		c->st.reply_bytes += n;
+	}
+	/* everything request and reply held is free again (FIFO) */
+	k->srz.tail += s->srz_span;
+	k->crz.tail += s->crz_span;
+	k->done_seq++;
+	k->head = s->qnext;
+	if (!k->head)
+		k->tail = NULL;
+	call_finish(c, s, h.status, h.len);
+	if ((rc = vb_ep_repost(&k->ep, slot)) < 0)
+		conn_fail(k, TR_UNAVAILABLE, "cannot post a receive: %s", strerror(-rc));
+}
+
+/* Handles what the connection's CQ holds.  Returns how many completions. */
+static int conn_poll(struct tr_conn *k)
+{
+	struct vdev_wc wc[VB_POLL_BATCH];
+	int n = k->c->dev->cq_poll(k->ep.cq, wc, VB_POLL_BATCH);
+
+	if (n < 0) {
+		conn_fail(k, TR_INTERNAL, "polling the completion queue of '%s' failed: %s",
+		          k->target, strerror(-n));
+		return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		int kind = VB_WR_KIND(wc[i].wr_id);
+		if (kind != VB_WR_RECV)
+			vb_ep_sent(&k->ep, wc[i].wr_id);
+		if (wc[i].status != VDEV_WC_SUCCESS) {
+			conn_fail(k, TR_UNAVAILABLE, "%s with '%s' failed: %s", wr_what(kind), k->target,
+			          vdev_wc_status_str(wc[i].status));
+			continue;
+		}
+		if (kind == VB_WR_RECV && !k->failed)
+			on_reply(k, &wc[i]);
+	}
+	if (n > 0 && k->send)
+		pump(k);
+	return n;
+}
+
+static int poll_all(struct tr_client *c)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < c->nconn; i++)
+		n += conn_poll(c->conn[i]);
+	return n;
+}
+
+static void check_sides(struct tr_client *c)
+{
+	for (size_t i = 0; i < c->nconn; i++) {
+		struct tr_conn *k = c->conn[i];
+		if (!k->failed && vb_side_closed(k->fd))
+			conn_fail(k, TR_UNAVAILABLE, "the server at '%s' closed the connection (its "
+			          "side channel)", k->target);
+	}
+}
+
+int vb_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns)
+{
+	for (;;) {
+		uint64_t now;
+		int n = 0, progress;
+
+		while (n < max && c->done.dnext != &c->done) {
+			struct vcall *s = c->done.dnext;
+			done_unlink(s);
+			done[n++] = s->owner;
+		}
+		if (n > 0)
+			return n;
+		progress = poll_all(c);
+		if (c->done.dnext != &c->done)
+			continue;
+		now = now_ns();
+		if (now >= c->next_tick) {
+			check_sides(c);
+			c->next_tick = now + VB_TICK_NS;
+			if (c->done.dnext != &c->done)
+				continue;
+		}
+		if (now >= deadline_ns)
+			return 0;
+		if (c->ch && !progress) {
+			uint64_t wait = deadline_ns - now < VB_TICK_NS ? deadline_ns - now : VB_TICK_NS;
+			int rc;
+			for (size_t i = 0; i < c->nconn; i++)
+				if (!c->conn[i]->failed)
+					c->dev->cq_arm(c->conn[i]->ep.cq);
+			if (poll_all(c)) /* what came before the arming */
+				continue;
+			if ((rc = c->dev->chan_wait(c->ch, wait)) < 0)
+				return rc;
+		}
+	}
+}
+
+/* ---- client and connections ---------------------------------------------- */
+
+int vb_client_open(void *ctx, const struct job *j, struct tr_client **out, struct tr_err *err)
+{
+	struct vb_ctx own;
+	const struct vb_ctx *x = ctx;
+	struct vdev_open_cfg oc;
+	struct tr_client *c;
+	int rc;
+
+	if (!x) {
+		vb_opts_from_job(j, &own.o);
+		own.dev = &vdev_ibv_ops;
+		x = &own;
+	}
+	if (!(c = calloc(1, sizeof *c)) ||
+	    !(c->sge = calloc((size_t)VDEV_POST_MAX * VB_SGE_MAX, sizeof *c->sge))) {
+		free(c);
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	c->o = x->o;
+	c->dev = x->dev;
+	c->done.dnext = c->done.dprev = &c->done;
+	oc = (struct vdev_open_cfg){.device = c->o.device, .port = c->o.port,
+	                            .gid_index = c->o.gid_index};
+	if ((rc = c->dev->open(&oc, &c->d, &c->attr, err->msg, sizeof err->msg)) < 0)
+		goto out_free;
+	if (c->o.poll_event && (rc = c->dev->chan_create(c->d, &c->ch)) < 0) {
+		snprintf(err->msg, sizeof err->msg, "cannot create a completion channel on '%s': %s",
+		         c->attr.name, strerror(-rc));
+		goto out_close;
+	}
+	if (j) {
+		struct payload p = {0};
+		int64_t depth = j->inflight < 1 ? 1 : j->inflight > VB_RZ_DEPTH_MAX
+		                ? VB_RZ_DEPTH_MAX : j->inflight;
+		if (payload_layout(j, &p) == 0)
+			c->max_req = p.total;
+		payload_free(&p);
+		if (c->max_req > c->o.eager_max) {
+			uint64_t one = vb_align(c->max_req);
+			c->rz_want = one * (uint64_t)depth;
+			if (c->rz_want > VB_RZ_MAX)
+				c->rz_want = one > VB_RZ_MAX ? one : VB_RZ_MAX;
+		}
+	}
+	*out = c;
+	return 0;
+out_close:
+	c->dev->close(c->d);
+out_free:
+	free(c->sge);
+	free(c);
+	return rc;
+}
+
+/* Connects the side channel to host:port, trying again while it is
+ * refused (a server still starting) until deadline_ns.  The socket, or
+ * -errno. */
+static int side_connect(const char *host, unsigned port, uint64_t deadline_ns)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res = NULL;
+	char ps[8];
+	int fd = -ECONNREFUSED;
+
+	snprintf(ps, sizeof ps, "%u", port);
+	if (getaddrinfo(host, ps, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	for (;;) {
+		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+			int e = 0;
+			socklen_t elen = sizeof e;
+			struct pollfd p;
+			uint64_t now;
+
+			fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			if (fd < 0) {
+				fd = -errno;
+				continue;
+			}
+			if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+				e = errno;
+			} else {
+				p = (struct pollfd){.fd = fd, .events = POLLOUT};
+				now = now_ns();
+				if (now >= deadline_ns ||
+				    poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000)) <= 0)
+					e = ETIMEDOUT;
+				else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+					e = errno;
+			}
+			if (e == 0)
+				goto out;
+			close(fd);
+			fd = -e;
+		}
+		if (fd != -ECONNREFUSED || now_ns() + VB_RETRY_NS >= deadline_ns)
+			break;
+		nanosleep(&(struct timespec){0, (long)VB_RETRY_NS}, NULL);
+	}
+out:
+	freeaddrinfo(res);
+	return fd;
+}
+
+static const char *refusal(unsigned status)
+{
+	return status == VB_REFUSE_VERSION ? "it speaks another protocol version"
+	       : status == VB_REFUSE_RESOURCES ? "it is out of memory or queue resources"
+	       : status == VB_REFUSE_DEVICE ? "its RDMA device failed" : "for an unknown reason";
+}
+
+static void conn_free(struct tr_conn *k)
+{
+	vb_ep_close(&k->ep);
+	if (k->fd >= 0)
+		close(k->fd);
+	free(k);
+}
+
+int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
+               struct tr_conn **out, struct tr_err *err)
+{
+	unsigned char b[VB_HELLO_LEN];
+	struct vb_hello mine = {0}, peer;
+	struct tr_conn *k;
+	unsigned mtu, side = addr->port + VB_SIDE_PORT_OFFSET;
+	int rc;
+
+	if (!(k = calloc(1, sizeof *k))) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	k->c = c;
+	k->fd = -1;
+	snprintf(k->target, sizeof k->target, strchr(addr->host, ':') ? "[%s]:%u" : "%s:%u",
+	         addr->host, addr->port);
+	if (side > 65535) {
+		snprintf(err->msg, sizeof err->msg, "PS port %u has no port above it for the verbs "
+		         "side channel", addr->port);
+		rc = -EINVAL;
+		goto out_free;
+	}
+	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
+		rc = k->fd;
+		snprintf(err->msg, sizeof err->msg, "cannot connect to the verbs side channel of "
+		         "'%s' (port %u): %s", k->target, side,
+		         rc == -EHOSTUNREACH ? "unknown host" : strerror(-rc));
+		goto out_free;
+	}
+	rc = vb_ep_open(&k->ep, c->dev, c->d, &c->attr, &c->o, c->ch, c->o.recv_depth,
+	                (uint32_t)vb_align(VB_HDR_LEN + c->o.eager_max), 1, c->rz_want, err->msg,
+	                sizeof err->msg);
+	if (rc < 0)
+		goto out_free;
+	vb_ep_hello(&k->ep, &c->attr, vb_mtu(&c->o, &c->attr), &mine);
+	mine.eager_max = c->o.eager_max;
+	mine.rz_size = c->rz_want; /* asked of the server */
+	mine.limit = c->max_req;
+	vb_hello_encode(b, &mine);
+	if ((rc = vb_side_write(k->fd, b, sizeof b, deadline_ns)) < 0 ||
+	    (rc = vb_side_read(k->fd, b, sizeof b, deadline_ns)) < 0) {
+		snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u): %s",
+		         k->target, side, rc == -ECONNRESET ? "the server closed the side channel"
+		         : strerror(-rc));
+		goto out_free;
+	}
+	if ((rc = vb_hello_decode(b, &peer)) < 0 || peer.version != VB_VERSION || peer.status) {
+		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' refused the connection: "
+		         "%s", k->target, rc < 0 ? "it is not a tfgb verbs server"
+		         : peer.version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
+		         : refusal(peer.status));
+		rc = -ECONNREFUSED;
+		goto out_free;
+	}
+	if (peer.slots < 1 || peer.slots > k->ep.slots || peer.eager_max > c->o.eager_max ||
+	    peer.slot_size < VB_HDR_LEN + peer.eager_max || peer.mtu < 256 ||
+	    (c->rz_want && peer.rz_size && !peer.rz_addr)) {
+		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' answered a hello that "
+		         "does not fit this client's (slots %u, eager_max %u)", k->target, peer.slots,
+		         peer.eager_max);
+		rc = -EPROTO;
+		goto out_free;
+	}
+	k->ep.slots = peer.slots;
+	k->eager = peer.eager_max;
+	k->peer_slot_size = peer.slot_size;
+	k->peer_max = peer.limit;
+	mtu = vb_mtu(&c->o, &c->attr);
+	if (peer.mtu < mtu)
+		mtu = peer.mtu;
+	if ((rc = vb_ep_connect(&k->ep, &c->attr, &peer, mtu)) < 0) {
+		snprintf(err->msg, sizeof err->msg, "cannot connect the queue pair to '%s' (MTU %u, "
+		         "%s): %s", k->target, mtu, vb_global(&c->attr, peer.lid) ? "global route"
+		         : "LID route", strerror(-rc));
+		goto out_free;
+	}
+	k->srz.size = k->ep.peer_rz_size;
+	k->crz.size = k->ep.rz_len;
+	if (c->nconn == c->capconn) {
+		size_t cap = c->capconn ? 2 * c->capconn : 8;
+		struct tr_conn **v = realloc(c->conn, cap * sizeof *v);
+		if (!v) {
+			snprintf(err->msg, sizeof err->msg, "out of memory");
+			rc = -ENOMEM;
+			goto out_free;
+		}
+		c->conn = v;
+		c->capconn = cap;
+	}
+	c->conn[c->nconn++] = k;
+	*out = k;
+	return 0;
+out_free:
+	conn_free(k);
+	return rc;
+}
+
+void vb_client_close(struct tr_client *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nconn; i++) {
+		conn_fail(c->conn[i], TR_CANCELLED, "the client was closed");
+		conn_free(c->conn[i]);
+	}
+	while (c->done.dnext != &c->done)
+		done_unlink(c->done.dnext);
+	for (size_t i = 0; i < c->nmr; i++)
+		c->dev->dereg_mr(c->mr[i].mr);
+	if (c->ch)
+		c->dev->chan_destroy(c->ch);
+	c->dev->close(c->d);
+	free(c->mr);
+	free(c->conn);
+	free(c->sge);
+	free(c);
+}
+
+/* A call still in flight cannot be taken back from the peer: its
+ * connection fails (its other calls complete CANCELLED). */
+void vb_call_release(struct tr_call *call)
+{
+	struct vcall *s = call->priv;
+
+	call->priv = NULL;
+	if (!s)
+		return;
+	if (s->state == VC_QUEUED || s->state == VC_SENT)
+		conn_fail(s->conn, TR_CANCELLED, "a call was released while in flight");
+	if (s->state == VC_DONE)
+		done_unlink(s);
+	free(s);
+}

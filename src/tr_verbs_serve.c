@@ -1,0 +1,665 @@
+/* tr_verbs_serve.c - the verbs transport's server (`tfgb serve`).
+ *
+ * Threads: one acceptor (the caller of serve) listens on the side channel
+ * of every PS address (its port + 1), does the hello exchange of each new
+ * connection (at most VB_HELLO_NS) and hands the connection to the worker
+ * thread with the fewest; cfg->threads workers each own their
+ * connections, each connection with its own QP and CQ.  A worker with no
+ * connection sleeps; with connections it busy-polls their CQs, or with
+ * poll = event arms them and sleeps on its completion channel.  Every
+ * thread looks at the stop flag and at its connections' side channels at
+ * least every VB_TICK_NS.
+ *
+ * A connection is a responder only: requests arrive in order in its ring
+ * (see tr_verbs.c), and each is answered, in order, from the ring slot it
+ * arrived in; a reply waits only for send-queue entries, never for the
+ * client (the client's window guarantees room for every reply).  Echo
+ * sends the bytes back where they are (the ring slot, or the landing zone
+ * for a rendezvous body); Ack writes its 8 bytes into the slot; Pull
+ * gathers from one registered pattern buffer of max_message bytes shared
+ * by every thread, made on the first Pull (payload_pattern seed 0, buffer
+ * 0, as the other transports).  Nothing is allocated or registered per
+ * call after that.
+ *
+ * Bad requests (WIRE.md): a request longer than max_message gets
+ * RESOURCE_EXHAUSTED (its body was not sent, or is ignored), a Pull whose
+ * body is not 8 bytes INVALID_ARGUMENT, EchoTensor and AckTensor
+ * UNIMPLEMENTED; the connection goes on.  A header that breaks the
+ * protocol (magic, method outside 1..5, status, sequence, kind, a body
+ * outside the ring slot or landing zone) or a failed work request drops
+ * that connection only: its QP, CQ and memory are released and its side
+ * channel closed, which the client sees.
+ *
+ * Memory per connection: the ring (agreed slots x (48 + agreed eager_max,
+ * rounded to 64)), the landing zone the client asked for (at most
+ * VB_RZ_DEPTH_MAX x max_message and VB_RZ_MAX, all registered), a CQ of
+ * send_depth + slots + 8 entries.
+ */
+#include "tr_verbs.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "frame.h"
+#include "payload.h"
+#include "util.h"
+
+#define VB_TICK_NS 10000000ull       /* stop flag, side channels, longest event wait */
+#define VB_IDLE_NS 50000000ull       /* a worker without connections sleeps this long */
+#define VB_HELLO_NS 5000000000ull    /* longest hello exchange */
+#define VB_RZ_DEPTH_MAX 4
+#define VB_RZ_MAX (1ull << 30)
+#define VB_THREADS_MAX 64
+#define VB_BACKLOG 128
+#define VB_POLL_BATCH 32
+
+struct srv;
+struct srv_thread;
+
+struct sconn {
+	struct srv_thread *t;
+	struct sconn *in_next;         /* the worker's inbox */
+	struct vb_ep ep;
+	int fd;                        /* the side channel */
+	uint32_t eager, peer_slot_size;
+	uint32_t recvd, replied;       /* requests arrived, requests answered */
+	int dead;
+	char peer[OPT_HOST_MAX + 16];
+	char why[TR_ERR_MAX];
+};
+
+struct srv_thread {
+	struct srv *s;
+	pthread_t tid;
+	int started;
+	struct vdev_chan *ch;          /* poll = event */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	_Atomic(struct sconn *) inbox; /* pushed and taken under lock; peeked without */
+	atomic_int load;               /* connections, the inbox's included */
+	struct sconn **conn;
+	size_t nconn, capconn;
+};
+
+/* The Pull pattern, registered. */
+struct pull_buf {
+	unsigned char *p;
+	size_t len;
+	struct vdev_mr *mr;
+};
+
+struct srv {
+	const struct vb_ctx *x;
+	const struct tr_server_cfg *cfg;
+	struct vdev *d;
+	struct vdev_attr attr;
+	struct srv_thread *t;
+	int nt;
+	atomic_int stop;
+	pthread_mutex_t pull_lock;
+	_Atomic(struct pull_buf *) pull;
+	int *lfd;
+	size_t nl;
+};
+
+/* ---- one connection ------------------------------------------------------ */
+
+static void sconn_free(struct sconn *k)
+{
+	if (!k)
+		return;
+	vb_ep_close(&k->ep);
+	if (k->fd >= 0)
+		close(k->fd);
+	free(k);
+}
+
+static void sconn_drop(struct sconn *k, const char *why)
+{
+	if (k->dead)
+		return;
+	k->dead = 1;
+	snprintf(k->why, sizeof k->why, "%s", why);
+}
+
+/* The pattern buffer for Pull, made and registered on the first Pull. */
+static const struct pull_buf *pull_bytes(struct srv *s)
+{
+	struct pull_buf *b = atomic_load_explicit(&s->pull, memory_order_acquire);
+
+	if (b)
+		return b;
+	pthread_mutex_lock(&s->pull_lock);
+	b = atomic_load_explicit(&s->pull, memory_order_relaxed);
+	if (!b && (b = calloc(1, sizeof *b))) {
+		b->len = (size_t)s->cfg->max_message;
+		b->p = mmap(NULL, b->len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (b->p == MAP_FAILED) {
+			free(b);
+			b = NULL;
+		} else {
+			payload_pattern(0, 0, 0, b->p, b->len);
+			if (s->x->dev->reg_mr(s->d, b->p, b->len, 0, &b->mr) < 0) {
+				munmap(b->p, b->len);
+				free(b);
+				b = NULL;
+			} else {
+				atomic_store_explicit(&s->pull, b, memory_order_release);
+			}
+		}
+	}
+	pthread_mutex_unlock(&s->pull_lock);
+	return b;
+}
+
+/* Answers request k->replied.  1 when its reply is posted, 0 when the send
+ * queue has no room for it yet, -1 when the connection is to be dropped. */
+static int serve_one(struct srv *s, struct sconn *k)
+{
+	const struct tr_server_cfg *cfg = s->cfg;
+	uint32_t seq = k->replied, slot = seq % k->ep.slots;
+	unsigned char *p = k->ep.ring + (size_t)slot * k->ep.slot_size;
+	const unsigned char *body;
+	const struct vdev_mr *src_mr = NULL;
+	const unsigned char *src = NULL;
+	struct vdev_sge sge[2];
+	struct vdev_send_wr w[2];
+	struct vb_hdr h, r = {0};
+	uint64_t rlen = 0;
+	int nw = 0, rc;
+
+	if (vb_ep_room(&k->ep) < 2)
+		return 0;
+	vb_hdr_decode(p, &h);
+	if (h.magic != FRAME_MAGIC || h.method < FRAME_METHOD_MIN || h.method > FRAME_METHOD_MAX ||
+	    h.status || h.seq != seq || h.kind > VB_HDR_ONLY ||
+	    (h.kind == VB_EAGER && h.len > k->ep.slot_size - VB_HDR_LEN) ||
+	    (h.kind == VB_RNDV && (!k->ep.rz || h.off > k->ep.rz_len ||
+	                           h.len > k->ep.rz_len - h.off))) {
+		sconn_drop(k, "a request header breaks the protocol");
+		return -1;
+	}
+	body = h.kind == VB_RNDV ? k->ep.rz + h.off : p + VB_HDR_LEN;
+	r.method = (uint16_t)(FRAME_REPLY | h.method);
+	r.seq = seq;
+	r.kind = VB_EAGER;
+	if (h.kind == VB_HDR_ONLY || h.len > cfg->max_message) {
+		r.status = TR_RESOURCE_EXHAUSTED;
+	} else {
+		switch (h.method) {
+		case TR_ECHO:
+			rlen = h.len;
+			src = body;
+			src_mr = h.kind == VB_RNDV ? k->ep.rz_mr : k->ep.mem_mr;
+			break;
+		case TR_ACK:
+			be_put64(p + VB_HDR_LEN, h.len);
+			rlen = 8;
+			src = p + VB_HDR_LEN;
+			src_mr = k->ep.mem_mr;
+			break;
+		case TR_PULL: {
+			const struct pull_buf *b;
+			uint64_t n;
+			if (h.len != 8) {
+				r.status = TR_INVALID_ARGUMENT;
+				break;
+			}
+			n = be_get64(body);
+			if (n > cfg->max_message) {
+				r.status = TR_RESOURCE_EXHAUSTED;
+			} else if (n && !(b = pull_bytes(s))) {
+				r.status = TR_INTERNAL;
+			} else if (n) {
+				rlen = n;
+				src = b->p;
+				src_mr = b->mr;
+			}
+			break;
+		}
+		default:
+			r.status = TR_UNIMPLEMENTED;
+			break;
+		}
+	}
+	if (!r.status && rlen > k->eager) {
+		if (rlen > h.reply_cap) {
+			r.status = TR_RESOURCE_EXHAUSTED; /* no room reserved for it */
+		} else {
+			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)rlen, src_mr->lkey};
+			w[nw++] = (struct vdev_send_wr){
+				.wr_id = VB_WR_ID(VB_WR_BODY, 0), .opcode = VDEV_WRITE, .sge = &sge[1],
+				.nsge = 1, .remote_addr = k->ep.peer_rz + h.reply_off,
+				.rkey = k->ep.peer_rz_rkey};
+			r.kind = VB_RNDV;
+			r.off = h.reply_off;
+		}
+	}
+	if (r.status)
+		rlen = 0;
+	r.len = rlen;
+	/* the receive goes back before the reply: the client may send request
+	 * seq + slots as soon as it has this reply */
+	if ((rc = vb_ep_repost(&k->ep, slot)) < 0) {
+		sconn_drop(k, "cannot post a receive");
+		return -1;
+	}
+	vb_hdr_encode(p, &r);
+	sge[0] = (struct vdev_sge){(uint64_t)(uintptr_t)p, VB_HDR_LEN, k->ep.mem_mr->lkey};
+	w[nw] = (struct vdev_send_wr){
+		.wr_id = VB_WR_ID(VB_WR_MSG, 0), .opcode = VDEV_WRITE_IMM, .sge = sge, .nsge = 1,
+		.imm = seq, .remote_addr = k->ep.peer_ring + (uint64_t)slot * k->peer_slot_size,
+		.rkey = k->ep.peer_ring_rkey};
+	if (r.kind == VB_EAGER && rlen) {
+		if (src == p + VB_HDR_LEN) {              /* in place: Echo's body, Ack's count */
+			sge[0].length += (uint32_t)rlen;
+		} else if (k->ep.cap.max_send_sge >= 2) { /* Pull: the pattern, gathered */
+			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)rlen, src_mr->lkey};
+			w[nw].nsge = 2;
+		} else {                                  /* one SGE only: copied into the slot */
+			memcpy(p + VB_HDR_LEN, src, (size_t)rlen);
+			sge[0].length += (uint32_t)rlen;
+		}
+	}
+	if (VB_HDR_LEN + (r.kind == VB_EAGER ? rlen : 0) <= k->ep.cap.max_inline)
+		w[nw].flags = VDEV_INLINE;
+	nw++;
+	if ((rc = vb_ep_post(&k->ep, w, nw)) < 0) {
+		sconn_drop(k, "cannot post a reply");
+		return -1;
+	}
+	k->replied++;
+	return 1;
+}
+
+/* Handles what the connection's CQ holds and answers what arrived.
+ * Returns how many completions. */
+static int sconn_poll(struct srv *s, struct sconn *k)
+{
+	struct vdev_wc wc[VB_POLL_BATCH];
+	int n = s->x->dev->cq_poll(k->ep.cq, wc, VB_POLL_BATCH);
+
+	if (n < 0) {
+		sconn_drop(k, "polling the completion queue failed");
+		return 0;
+	}
+	for (int i = 0; i < n && !k->dead; i++) {
+		int kind = VB_WR_KIND(wc[i].wr_id);
+		if (kind != VB_WR_RECV)
+			vb_ep_sent(&k->ep, wc[i].wr_id);
+		if (wc[i].status != VDEV_WC_SUCCESS) {
+			char why[TR_ERR_MAX];
+			snprintf(why, sizeof why, "%s failed: %s",
+			         kind == VB_WR_RECV ? "a receive" : "a reply", vdev_wc_status_str(wc[i].status));
+			sconn_drop(k, why);
+		} else if (kind == VB_WR_RECV) {
+			if (wc[i].opcode != VDEV_RECV_IMM || wc[i].imm != k->recvd)
+				sconn_drop(k, "a request arrived out of order");
+			else
+				k->recvd++;
+		}
+	}
+	while (!k->dead && k->replied != k->recvd && serve_one(s, k) > 0)
+		;
+	return n;
+}
+
+/* ---- worker threads ------------------------------------------------------ */
+
+static void thread_take_inbox(struct srv_thread *t)
+{
+	struct sconn *k;
+
+	pthread_mutex_lock(&t->lock);
+	k = atomic_exchange(&t->inbox, NULL);
+	pthread_mutex_unlock(&t->lock);
+	while (k) {
+		struct sconn *next = k->in_next;
+		if (t->nconn == t->capconn) {
+			size_t cap = t->capconn ? 2 * t->capconn : 8;
+			struct sconn **v = realloc(t->conn, cap * sizeof *v);
+			if (!v) {
+				sconn_free(k); /* its client sees the side channel close */
+				atomic_fetch_sub(&t->load, 1);
+				k = next;
+				continue;
+			}
+			t->conn = v;
+			t->capconn = cap;
+		}
+		t->conn[t->nconn++] = k;
+		k = next;
+	}
+}
+
+/* Releases the dead connections (and with all, every one). */
+static void thread_reap_dead(struct srv_thread *t, int all)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < t->nconn; i++) {
+		struct sconn *k = t->conn[i];
+		if (!all && !k->dead && vb_side_closed(k->fd))
+			k->dead = 1; /* the client went away: an ordinary end, nothing to say */
+		if (all || k->dead) {
+			if (k->dead && k->why[0] && t->s->cfg->verbose)
+				fprintf(stderr, "tfgb serve: verbs: dropping the connection from %s: %s\n",
+				        k->peer, k->why);
+			sconn_free(k);
+			atomic_fetch_sub(&t->load, 1);
+			continue;
+		}
+		t->conn[o++] = k;
+	}
+	t->nconn = o;
+}
+
+static void thread_idle(struct srv_thread *t)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_nsec += (long)VB_IDLE_NS;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&t->lock);
+	if (!atomic_load(&t->inbox) && !atomic_load(&t->s->stop))
+		pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void *thread_main(void *arg)
+{
+	struct srv_thread *t = arg;
+	struct srv *s = t->s;
+	uint64_t next_tick = 0;
+
+	while (!atomic_load_explicit(&s->stop, memory_order_relaxed)) {
+		int did = 0;
+		uint64_t now;
+
+		if (atomic_load_explicit(&t->inbox, memory_order_relaxed))
+			thread_take_inbox(t);
+		if (!t->nconn) {
+			thread_idle(t);
+			continue;
+		}
+		for (size_t i = 0; i < t->nconn; i++)
+			did += sconn_poll(s, t->conn[i]);
+		now = now_ns();
+		if (now >= next_tick) {
+			thread_reap_dead(t, 0);
+			next_tick = now + VB_TICK_NS;
+		}
+		if (!did && t->ch && t->nconn) {
+			for (size_t i = 0; i < t->nconn; i++)
+				s->x->dev->cq_arm(t->conn[i]->ep.cq);
+			for (size_t i = 0; i < t->nconn; i++)
+				did += sconn_poll(s, t->conn[i]);
+			if (!did)
+				s->x->dev->chan_wait(t->ch, VB_TICK_NS);
+		}
+	}
+	thread_take_inbox(t);
+	thread_reap_dead(t, 1);
+	return NULL;
+}
+
+/* ---- accepting ----------------------------------------------------------- */
+
+static void refuse(int fd, unsigned status)
+{
+	unsigned char b[VB_HELLO_LEN];
+	struct vb_hello h = {.version = VB_VERSION, .status = (uint16_t)status};
+
+	vb_hello_encode(b, &h);
+	vb_side_write(fd, b, sizeof b, now_ns() + 1000000000ull);
+}
+
+/* The hello exchange of a new side channel, then the hand-over to a
+ * worker.  Closes fd on failure. */
+static void accept_one(struct srv *s, int fd, const char *peer)
+{
+	const struct vb_opts *o = &s->x->o;
+	uint64_t deadline = now_ns() + VB_HELLO_NS, max_msg = s->cfg->max_message, rz = 0;
+	unsigned char b[VB_HELLO_LEN];
+	struct vb_hello cl, mine = {0};
+	struct srv_thread *t = &s->t[0];
+	struct sconn *k;
+	char err[TR_ERR_MAX];
+	uint32_t slots, eager;
+	unsigned mtu;
+
+	if (vb_side_read(fd, b, sizeof b, deadline) < 0 || vb_hello_decode(b, &cl) < 0) {
+		close(fd);
+		return;
+	}
+	if (cl.version != VB_VERSION) {
+		refuse(fd, VB_REFUSE_VERSION);
+		close(fd);
+		return;
+	}
+	for (int i = 1; i < s->nt; i++)
+		if (atomic_load(&s->t[i].load) < atomic_load(&t->load))
+			t = &s->t[i];
+	slots = cl.slots < o->recv_depth ? cl.slots : o->recv_depth;
+	eager = cl.eager_max < o->eager_max ? cl.eager_max : o->eager_max;
+	if (cl.limit > eager && cl.rz_size) {
+		uint64_t cap = VB_RZ_DEPTH_MAX * vb_align(max_msg);
+		rz = cl.rz_size < cap ? cl.rz_size : cap;
+		if (rz > VB_RZ_MAX)
+			rz = vb_align(max_msg) > VB_RZ_MAX ? vb_align(max_msg) : VB_RZ_MAX;
+	}
+	if (!slots || !(k = calloc(1, sizeof *k))) {
+		refuse(fd, VB_REFUSE_RESOURCES);
+		close(fd);
+		return;
+	}
+	k->fd = fd;
+	k->t = t;
+	snprintf(k->peer, sizeof k->peer, "%s", peer);
+	if (vb_ep_open(&k->ep, s->x->dev, s->d, &s->attr, o, t->ch, slots,
+	               (uint32_t)vb_align(VB_HDR_LEN + eager), 0, rz, err, sizeof err) < 0) {
+		if (s->cfg->verbose)
+			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: %s\n", peer,
+			        err);
+		refuse(fd, VB_REFUSE_RESOURCES);
+		sconn_free(k);
+		return;
+	}
+	k->eager = eager;
+	k->peer_slot_size = cl.slot_size;
+	mtu = vb_mtu(o, &s->attr);
+	if (cl.mtu < mtu)
+		mtu = cl.mtu;
+	if (cl.slot_size < VB_HDR_LEN + eager || mtu < 256 ||
+	    vb_ep_connect(&k->ep, &s->attr, &cl, mtu) < 0) {
+		refuse(fd, VB_REFUSE_DEVICE);
+		sconn_free(k);
+		return;
+	}
+	vb_ep_hello(&k->ep, &s->attr, mtu, &mine);
+	mine.eager_max = eager;
+	mine.limit = max_msg;
+	vb_hello_encode(b, &mine);
+	if (vb_side_write(fd, b, sizeof b, deadline) < 0) {
+		sconn_free(k);
+		return;
+	}
+	atomic_fetch_add(&t->load, 1);
+	pthread_mutex_lock(&t->lock);
+	k->in_next = atomic_load(&t->inbox);
+	atomic_store(&t->inbox, k);
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+static void accept_ready(struct srv *s, int lfd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	char host[NI_MAXHOST] = "?", port[NI_MAXSERV] = "?", peer[OPT_HOST_MAX + 16];
+	int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
+	            NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(peer, sizeof peer, strchr(host, ':') ? "[%s]:%s" : "%s:%s", host, port);
+	accept_one(s, fd, peer);
+}
+
+/* A listening socket on a's host, port + 1.  The socket, or -errno. */
+static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+	                         .ai_flags = AI_PASSIVE};
+	struct addrinfo *res = NULL;
+	unsigned side = a->port + VB_SIDE_PORT_OFFSET;
+	const char *fmt = strchr(a->host, ':') ? "[%s]:%u" : "%s:%u";
+	char ps[8], target[OPT_HOST_MAX + 16];
+	int fd = -EADDRNOTAVAIL, one = 1, rc;
+
+	snprintf(target, sizeof target, fmt, a->host, a->port);
+	if (side > 65535) {
+		snprintf(err, errlen, "PS port %u of '%s' has no port above it for the verbs side "
+		         "channel", a->port, target);
+		return -EINVAL;
+	}
+	snprintf(ps, sizeof ps, "%u", side);
+	if ((rc = getaddrinfo(a->host, ps, &hints, &res)) != 0) {
+		snprintf(err, errlen, "cannot resolve '%s': %s", a->host, gai_strerror(rc));
+		return -EADDRNOTAVAIL;
+	}
+	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+		fd = socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
+		            ai->ai_protocol);
+		if (fd < 0) {
+			fd = -errno;
+			continue;
+		}
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+		if (bind(fd, ai->ai_addr, ai->ai_addrlen) == 0 && listen(fd, VB_BACKLOG) == 0)
+			break;
+		rc = -errno;
+		close(fd);
+		fd = rc;
+	}
+	freeaddrinfo(res);
+	if (fd < 0)
+		snprintf(err, errlen, "cannot listen on port %u, the verbs side channel of PS '%s': %s",
+		         side, target, strerror(-fd));
+	return fd;
+}
+
+int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
+{
+	struct srv s = {.x = ctx, .cfg = cfg};
+	struct vdev_open_cfg oc = {.device = s.x->o.device, .port = s.x->o.port,
+	                           .gid_index = s.x->o.gid_index};
+	struct pollfd *pf = NULL;
+	struct pull_buf *pb;
+	int rc;
+
+	atomic_init(&s.stop, 0);
+	atomic_init(&s.pull, NULL);
+	pthread_mutex_init(&s.pull_lock, NULL);
+	if ((rc = s.x->dev->open(&oc, &s.d, &s.attr, err->msg, sizeof err->msg)) < 0) {
+		size_t n = strlen(err->msg);
+		snprintf(err->msg + n, sizeof err->msg - n, "; use transport = socket or grpc");
+		goto out;
+	}
+	s.lfd = calloc(cfg->naddrs ? cfg->naddrs : 1, sizeof *s.lfd);
+	pf = calloc(cfg->naddrs ? cfg->naddrs : 1, sizeof *pf);
+	s.nt = cfg->threads < 1 ? 1 : cfg->threads > VB_THREADS_MAX ? VB_THREADS_MAX : cfg->threads;
+	s.t = calloc((size_t)s.nt, sizeof *s.t);
+	if (!s.lfd || !pf || !s.t) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		rc = -ENOMEM;
+		goto out_dev;
+	}
+	for (s.nl = 0; s.nl < cfg->naddrs; s.nl++) {
+		if ((rc = listen_side(&cfg->addrs[s.nl], err->msg, sizeof err->msg)) < 0)
+			goto out_listen;
+		s.lfd[s.nl] = rc;
+		pf[s.nl] = (struct pollfd){.fd = rc, .events = POLLIN};
+	}
+	for (int i = 0; i < s.nt; i++) {
+		struct srv_thread *t = &s.t[i];
+		pthread_condattr_t ca;
+
+		t->s = &s;
+		atomic_init(&t->load, 0);
+		atomic_init(&t->inbox, NULL);
+		pthread_mutex_init(&t->lock, NULL);
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&t->cond, &ca);
+		pthread_condattr_destroy(&ca);
+		if (s.x->o.poll_event && (rc = s.x->dev->chan_create(s.d, &t->ch)) < 0) {
+			snprintf(err->msg, sizeof err->msg, "cannot create a completion channel: %s",
+			         strerror(-rc));
+			goto out_threads;
+		}
+		if ((rc = -pthread_create(&t->tid, NULL, thread_main, t)) < 0) {
+			snprintf(err->msg, sizeof err->msg, "cannot start a server thread: %s",
+			         strerror(-rc));
+			goto out_threads;
+		}
+		t->started = 1;
+	}
+	if (cfg->ready)
+		cfg->ready(cfg->ready_arg);
+	while (!*cfg->stop) {
+		int n = poll(pf, (nfds_t)s.nl, (int)(VB_TICK_NS * 10 / 1000000));
+		for (size_t i = 0; n > 0 && i < s.nl; i++)
+			if (pf[i].revents & POLLIN)
+				accept_ready(&s, s.lfd[i]);
+	}
+	rc = 0;
+out_threads:
+	atomic_store(&s.stop, 1);
+	for (int i = 0; i < s.nt; i++) {
+		struct srv_thread *t = &s.t[i];
+		if (!t->s)
+			continue;
+		if (t->started) {
+			pthread_mutex_lock(&t->lock);
+			pthread_cond_broadcast(&t->cond);
+			pthread_mutex_unlock(&t->lock);
+			pthread_join(t->tid, NULL);
+		}
+		if (t->ch)
+			s.x->dev->chan_destroy(t->ch);
+		free(t->conn);
+		pthread_cond_destroy(&t->cond);
+		pthread_mutex_destroy(&t->lock);
+	}
+out_listen:
+	for (size_t i = 0; i < s.nl; i++)
+		close(s.lfd[i]);
+out_dev:
+	if ((pb = atomic_load(&s.pull))) {
+		s.x->dev->dereg_mr(pb->mr);
+		munmap(pb->p, pb->len);
+		free(pb);
+	}
+	s.x->dev->close(s.d);
+out:
+	free(s.t);
+	free(pf);
+	free(s.lfd);
+	pthread_mutex_destroy(&s.pull_lock);
+	return rc;
+}

@@ -1,0 +1,727 @@
+/* vdev_ibv.c - the vdev interface over libibverbs, and the names of
+ * completion statuses and opcodes that every vdev implementation shares.
+ *
+ * Built for real only with VERBS=1 (TFGB_HAVE_VERBS); otherwise count and
+ * open fail with "built without verbs (VERBS=0)" and nothing else can be
+ * reached, since every other operation needs an open device.
+ *
+ * Queue pairs are connected with the values the verbs transport needs and
+ * nothing tunable beyond the [verbs] keys: RC, path MTU as agreed, one
+ * outstanding RDMA READ each way, local ACK timeout 14 (about 67 ms) with
+ * 7 retries, RNR retry 6 with a 1.28 ms minimum RNR timer (the protocol
+ * never sends without a posted receive, so an RNR NAK means a bug and must
+ * end in an error, not a hang).
+ */
+#include "vdev.h"
+
+#include <errno.h>
+#include <string.h>
+
+const char *vdev_wc_status_str(int status)
+{
+	static const char *const names[] = {
+		[VDEV_WC_SUCCESS] = "success (IBV_WC_SUCCESS)",
+		[VDEV_WC_FLUSH_ERR] = "flushed after an earlier failure (IBV_WC_WR_FLUSH_ERR)",
+		[VDEV_WC_RNR_RETRY_EXC_ERR] = "the receiver was not ready: no receive posted, "
+		                              "RNR retries exhausted (IBV_WC_RNR_RETRY_EXC_ERR)",
+		[VDEV_WC_REM_ACCESS_ERR] = "remote access error: the peer refused the rkey, "
+		                           "address or access (IBV_WC_REM_ACCESS_ERR)",
+		[VDEV_WC_RETRY_EXC_ERR] = "no answer from the peer: transport retries "
+		                          "exhausted (IBV_WC_RETRY_EXC_ERR)",
+		[VDEV_WC_LOC_PROT_ERR] = "local protection error (IBV_WC_LOC_PROT_ERR)",
+		[VDEV_WC_LOC_LEN_ERR] = "local length error (IBV_WC_LOC_LEN_ERR)",
+		[VDEV_WC_REM_INV_REQ_ERR] = "the peer found the request invalid "
+		                            "(IBV_WC_REM_INV_REQ_ERR)",
+		[VDEV_WC_GENERAL_ERR] = "completion error",
+	};
+	return status >= 0 && status <= VDEV_WC_GENERAL_ERR ? names[status] : "completion error";
+}
+
+const char *vdev_opcode_str(int opcode)
+{
+	static const char *const names[] = {
+		[VDEV_SEND] = "SEND", [VDEV_SEND_IMM] = "SEND with immediate",
+		[VDEV_WRITE] = "RDMA WRITE", [VDEV_WRITE_IMM] = "RDMA WRITE with immediate",
+		[VDEV_READ] = "RDMA READ", [VDEV_RECV] = "receive",
+		[VDEV_RECV_IMM] = "receive with immediate",
+	};
+	return opcode >= 0 && opcode <= VDEV_RECV_IMM ? names[opcode] : "work request";
+}
+
+#if TFGB_HAVE_VERBS
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <infiniband/verbs.h>
+#include <poll.h>
+#include <stdlib.h>
+
+_Static_assert(sizeof(struct vdev_sge) == sizeof(struct ibv_sge) &&
+               offsetof(struct vdev_sge, addr) == offsetof(struct ibv_sge, addr) &&
+               offsetof(struct vdev_sge, length) == offsetof(struct ibv_sge, length) &&
+               offsetof(struct vdev_sge, lkey) == offsetof(struct ibv_sge, lkey),
+               "struct vdev_sge must have the layout of struct ibv_sge");
+
+#define IBV_MIN_RNR_TIMER 14 /* 1.28 ms */
+#define IBV_RNR_RETRY 6
+#define IBV_TIMEOUT 14       /* 4.096 us * 2^14 = 67 ms */
+#define IBV_RETRY_CNT 7
+#define IBV_HOP_LIMIT 64
+#define IBV_INLINE_PROBE 1024 /* verbs-info: largest inline size tried */
+
+struct vdev {
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	int port, gid_index;
+	struct vdev_attr attr;
+};
+
+struct ibv_mr_wrap {
+	struct vdev_mr pub; /* first: the pointer handed out */
+	struct ibv_mr *mr;
+};
+
+struct vdev_chan {
+	struct ibv_comp_channel *ch;
+};
+
+struct vdev_cq {
+	struct ibv_cq *cq;
+};
+
+struct vdev_qp {
+	struct ibv_qp *qp;
+	struct vdev *d;
+};
+
+static unsigned mtu_bytes(enum ibv_mtu m)
+{
+	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
+}
+
+static enum ibv_mtu mtu_enum(unsigned bytes)
+{
+	return bytes >= 4096 ? IBV_MTU_4096 : bytes >= 2048 ? IBV_MTU_2048
+	       : bytes >= 1024 ? IBV_MTU_1024 : bytes >= 512 ? IBV_MTU_512 : IBV_MTU_256;
+}
+
+static int gid_is_zero(const uint8_t *g)
+{
+	for (int i = 0; i < 16; i++)
+		if (g[i])
+			return 0;
+	return 1;
+}
+
+/* ibv_get_device_list, where a kernel without RDMA support (NULL with
+ * ENOSYS: no uverbs in sysfs) is a machine with no device.  The list (free
+ * it with ibv_free_device_list when not NULL), or NULL with *n set: 0, or
+ * -errno when listing failed. */
+static struct ibv_device **device_list(int *n)
+{
+	struct ibv_device **list;
+
+	errno = 0;
+	*n = 0;
+	list = ibv_get_device_list(n);
+	if (!list)
+		*n = errno == ENOSYS || errno == 0 ? 0 : -errno;
+	return list;
+}
+
+static int ibv_count(char *err, size_t errlen)
+{
+	struct ibv_device **list = NULL;
+	int n;
+
+	list = device_list(&n);
+	if (n < 0)
+		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
+	if (list)
+		ibv_free_device_list(list);
+	return n;
+}
+
+/* The largest inline size a QP on this context grants, or 0. */
+static uint32_t probe_inline(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
+	uint32_t inl = IBV_INLINE_PROBE, got = 0;
+
+	if (!cq)
+		return 0;
+	for (; inl; inl /= 2) {
+		struct ibv_qp_init_attr ia = {.send_cq = cq, .recv_cq = cq, .qp_type = IBV_QPT_RC,
+		                              .cap = {.max_send_wr = 4, .max_recv_wr = 4,
+		                                      .max_send_sge = 1, .max_recv_sge = 1,
+		                                      .max_inline_data = inl}};
+		struct ibv_qp *qp = ibv_create_qp(pd, &ia);
+		if (qp) {
+			got = ia.cap.max_inline_data;
+			ibv_destroy_qp(qp);
+			break;
+		}
+	}
+	ibv_destroy_cq(cq);
+	return got;
+}
+
+static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
+                        struct vdev_attr *attr, char *err, size_t errlen)
+{
+	struct ibv_device **list;
+	struct ibv_device *dev = NULL;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	union ibv_gid gid;
+	struct vdev *d;
+	int n = 0, rc;
+
+	list = device_list(&n);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
+		return n;
+	}
+	for (int i = 0; i < n && !dev; i++)
+		if (!cfg->device || !*cfg->device || !strcmp(ibv_get_device_name(list[i]), cfg->device))
+			dev = list[i];
+	if (!dev) {
+		if (n == 0)
+			snprintf(err, errlen, "no RDMA device found (ibv_get_device_list returned 0 "
+			         "devices)");
+		else
+			snprintf(err, errlen, "no RDMA device named '%s' ('tfgb verbs-info' lists "
+			         "them)", cfg->device);
+		if (list)
+			ibv_free_device_list(list);
+		return -ENODEV;
+	}
+	if (!(d = calloc(1, sizeof *d))) {
+		ibv_free_device_list(list);
+		snprintf(err, errlen, "out of memory");
+		return -ENOMEM;
+	}
+	d->port = cfg->port;
+	d->gid_index = cfg->gid_index;
+	snprintf(d->attr.name, sizeof d->attr.name, "%s", ibv_get_device_name(dev));
+	d->ctx = ibv_open_device(dev);
+	ibv_free_device_list(list);
+	if (!d->ctx) {
+		rc = errno ? errno : ENODEV;
+		snprintf(err, errlen, "cannot open RDMA device '%s': %s", d->attr.name, strerror(rc));
+		goto out_free;
+	}
+	if ((rc = ibv_query_device(d->ctx, &da)) != 0) {
+		snprintf(err, errlen, "cannot query RDMA device '%s': %s", d->attr.name, strerror(rc));
+		goto out_close;
+	}
+	if (cfg->port < 1 || cfg->port > da.phys_port_cnt) {
+		rc = ENODEV;
+		snprintf(err, errlen, "RDMA device '%s' has no port %d (it has %d)", d->attr.name,
+		         cfg->port, da.phys_port_cnt);
+		goto out_close;
+	}
+	if ((rc = ibv_query_port(d->ctx, (uint8_t)cfg->port, &pa)) != 0) {
+		snprintf(err, errlen, "cannot query port %d of '%s': %s", cfg->port, d->attr.name,
+		         strerror(rc));
+		goto out_close;
+	}
+	if (pa.state != IBV_PORT_ACTIVE) {
+		rc = ENETDOWN;
+		snprintf(err, errlen, "port %d of RDMA device '%s' is not active (%s)", cfg->port,
+		         d->attr.name, ibv_port_state_str(pa.state));
+		goto out_close;
+	}
+	if (cfg->gid_index >= pa.gid_tbl_len ||
+	    ibv_query_gid(d->ctx, (uint8_t)cfg->port, cfg->gid_index, &gid) != 0 ||
+	    (pa.link_layer == IBV_LINK_LAYER_ETHERNET && gid_is_zero(gid.raw))) {
+		rc = ENODEV;
+		snprintf(err, errlen, "GID index %d of '%s' port %d is empty; set verbs.gid_index to "
+		         "a %s entry ('tfgb verbs-info' lists them)", cfg->gid_index, d->attr.name,
+		         cfg->port, pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE v2" : "valid");
+		goto out_close;
+	}
+	if (!(d->pd = ibv_alloc_pd(d->ctx))) {
+		rc = errno ? errno : ENOMEM;
+		snprintf(err, errlen, "cannot allocate a protection domain on '%s': %s",
+		         d->attr.name, strerror(rc));
+		goto out_close;
+	}
+	d->attr.max_sge = (uint32_t)da.max_sge;
+	d->attr.max_qp_wr = (uint32_t)da.max_qp_wr;
+	d->attr.max_cqe = (uint32_t)da.max_cqe;
+	d->attr.max_inline = probe_inline(d->ctx, d->pd);
+	d->attr.max_mr_size = da.max_mr_size;
+	d->attr.link_layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? VDEV_LINK_ETH : VDEV_LINK_IB;
+	d->attr.active_mtu = mtu_bytes(pa.active_mtu);
+	d->attr.lid = pa.lid;
+	memcpy(d->attr.gid, gid.raw, 16);
+	*attr = d->attr;
+	*out = d;
+	return 0;
+out_close:
+	ibv_close_device(d->ctx);
+out_free:
+	free(d);
+	return -rc;
+}
+
+static void ibv_close_dev(struct vdev *d)
+{
+	if (!d)
+		return;
+	if (d->pd)
+		ibv_dealloc_pd(d->pd);
+	ibv_close_device(d->ctx);
+	free(d);
+}
+
+static int ibv_reg(struct vdev *d, void *addr, size_t len, unsigned access, struct vdev_mr **out)
+{
+	struct ibv_mr_wrap *w = calloc(1, sizeof *w);
+	int a = (access & VDEV_LOCAL_WRITE ? IBV_ACCESS_LOCAL_WRITE : 0) |
+	        (access & VDEV_REMOTE_WRITE ? IBV_ACCESS_REMOTE_WRITE : 0) |
+	        (access & VDEV_REMOTE_READ ? IBV_ACCESS_REMOTE_READ : 0);
+
+	if (!w)
+		return -ENOMEM;
+	w->mr = ibv_reg_mr(d->pd, addr, len, a);
+	if (!w->mr) {
+		int e = errno ? errno : ENOMEM;
+		free(w);
+		return -e;
+	}
+	w->pub.addr = addr;
+	w->pub.len = len;
+	w->pub.lkey = w->mr->lkey;
+	w->pub.rkey = w->mr->rkey;
+	*out = &w->pub;
+	return 0;
+}
+
+static void ibv_dereg(struct vdev_mr *pub)
+{
+	struct ibv_mr_wrap *w = (struct ibv_mr_wrap *)pub;
+
+	if (!w)
+		return;
+	ibv_dereg_mr(w->mr);
+	free(w);
+}
+
+static int ibv_chan_new(struct vdev *d, struct vdev_chan **out)
+{
+	struct vdev_chan *c = calloc(1, sizeof *c);
+	int fl;
+
+	if (!c)
+		return -ENOMEM;
+	if (!(c->ch = ibv_create_comp_channel(d->ctx))) {
+		int e = errno ? errno : ENOMEM;
+		free(c);
+		return -e;
+	}
+	fl = fcntl(c->ch->fd, F_GETFL);
+	if (fl < 0 || fcntl(c->ch->fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		int e = errno;
+		ibv_destroy_comp_channel(c->ch);
+		free(c);
+		return -e;
+	}
+	*out = c;
+	return 0;
+}
+
+static void ibv_chan_free(struct vdev_chan *c)
+{
+	if (!c)
+		return;
+	ibv_destroy_comp_channel(c->ch);
+	free(c);
+}
+
+static int ibv_chan_wait(struct vdev_chan *c, uint64_t timeout_ns)
+{
+	struct pollfd p = {.fd = c->ch->fd, .events = POLLIN};
+	int ms = timeout_ns > 3600ull * 1000000000u ? 3600 * 1000
+	         : (int)((timeout_ns + 999999) / 1000000);
+	int r = poll(&p, 1, ms), got = 0;
+
+	if (r < 0)
+		return errno == EINTR ? 0 : -errno;
+	for (;;) {
+		struct ibv_cq *cq;
+		void *cq_ctx;
+		if (ibv_get_cq_event(c->ch, &cq, &cq_ctx) != 0)
+			break; /* EAGAIN: drained */
+		ibv_ack_cq_events(cq, 1);
+		got = 1;
+	}
+	return got;
+}
+
+static int ibv_cq_new(struct vdev *d, int depth, struct vdev_chan *ch, struct vdev_cq **out)
+{
+	struct vdev_cq *c = calloc(1, sizeof *c);
+
+	if (!c)
+		return -ENOMEM;
+	if (!(c->cq = ibv_create_cq(d->ctx, depth, NULL, ch ? ch->ch : NULL, 0))) {
+		int e = errno ? errno : ENOMEM;
+		free(c);
+		return -e;
+	}
+	*out = c;
+	return 0;
+}
+
+static void ibv_cq_free(struct vdev_cq *c)
+{
+	if (!c)
+		return;
+	ibv_destroy_cq(c->cq);
+	free(c);
+}
+
+static int ibv_cq_arm(struct vdev_cq *c)
+{
+	return -ibv_req_notify_cq(c->cq, 0);
+}
+
+static int wc_status(enum ibv_wc_status s)
+{
+	switch (s) {
+	case IBV_WC_SUCCESS: return VDEV_WC_SUCCESS;
+	case IBV_WC_WR_FLUSH_ERR: return VDEV_WC_FLUSH_ERR;
+	case IBV_WC_RNR_RETRY_EXC_ERR: return VDEV_WC_RNR_RETRY_EXC_ERR;
+	case IBV_WC_REM_ACCESS_ERR: return VDEV_WC_REM_ACCESS_ERR;
+	case IBV_WC_RETRY_EXC_ERR: return VDEV_WC_RETRY_EXC_ERR;
+	case IBV_WC_LOC_PROT_ERR: return VDEV_WC_LOC_PROT_ERR;
+	case IBV_WC_LOC_LEN_ERR: return VDEV_WC_LOC_LEN_ERR;
+	case IBV_WC_REM_INV_REQ_ERR: return VDEV_WC_REM_INV_REQ_ERR;
+	default: return VDEV_WC_GENERAL_ERR;
+	}
+}
+
+static int wc_opcode(const struct ibv_wc *w)
+{
+	switch (w->opcode) {
+	case IBV_WC_SEND: return VDEV_SEND;
+	case IBV_WC_RDMA_WRITE: return VDEV_WRITE;
+	case IBV_WC_RDMA_READ: return VDEV_READ;
+	case IBV_WC_RECV_RDMA_WITH_IMM: return VDEV_RECV_IMM;
+	case IBV_WC_RECV: return w->wc_flags & IBV_WC_WITH_IMM ? VDEV_RECV_IMM : VDEV_RECV;
+	default: return -1;
+	}
+}
+
+static int ibv_poll(struct vdev_cq *c, struct vdev_wc *out, int max)
+{
+	struct ibv_wc wc[32];
+	int n = ibv_poll_cq(c->cq, max < 32 ? max : 32, wc);
+
+	if (n < 0)
+		return -EIO;
+	for (int i = 0; i < n; i++) {
+		out[i].wr_id = wc[i].wr_id;
+		out[i].status = wc_status(wc[i].status);
+		out[i].opcode = wc[i].status == IBV_WC_SUCCESS ? wc_opcode(&wc[i]) : -1;
+		out[i].byte_len = wc[i].byte_len;
+		out[i].imm = wc[i].wc_flags & IBV_WC_WITH_IMM ? ntohl(wc[i].imm_data) : 0;
+		out[i].vendor_err = wc[i].vendor_err;
+	}
+	return n;
+}
+
+static int ibv_qp_new(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rcq,
+                      struct vdev_qp_cap *cap, struct vdev_qp **out, uint32_t *qpn)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	struct vdev_qp *q = calloc(1, sizeof *q);
+	uint32_t inl = cap->max_inline;
+	int rc;
+
+	if (!q)
+		return -ENOMEM;
+	/* the largest inline size the device grants, down from the one asked */
+	for (;;) {
+		memset(&ia, 0, sizeof ia);
+		ia.send_cq = scq->cq;
+		ia.recv_cq = rcq->cq;
+		ia.qp_type = IBV_QPT_RC;
+		ia.cap.max_send_wr = cap->send_depth;
+		ia.cap.max_recv_wr = cap->recv_depth;
+		ia.cap.max_send_sge = cap->max_send_sge;
+		ia.cap.max_recv_sge = cap->max_recv_sge;
+		ia.cap.max_inline_data = inl;
+		if ((q->qp = ibv_create_qp(d->pd, &ia)) || inl == 0)
+			break;
+		inl /= 2;
+	}
+	if (!q->qp) {
+		rc = errno ? errno : ENOMEM;
+		free(q);
+		return -rc;
+	}
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_INIT;
+	a.pkey_index = 0;
+	a.port_num = (uint8_t)d->port;
+	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+	rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+	                   IBV_QP_ACCESS_FLAGS);
+	if (rc) {
+		ibv_destroy_qp(q->qp);
+		free(q);
+		return -rc;
+	}
+	cap->send_depth = ia.cap.max_send_wr;
+	cap->recv_depth = ia.cap.max_recv_wr;
+	cap->max_send_sge = ia.cap.max_send_sge;
+	cap->max_recv_sge = ia.cap.max_recv_sge;
+	cap->max_inline = ia.cap.max_inline_data;
+	q->d = d;
+	*qpn = q->qp->qp_num;
+	*out = q;
+	return 0;
+}
+
+static int ibv_qp_conn(struct vdev_qp *q, const struct vdev_peer *p, uint32_t local_psn)
+{
+	struct ibv_qp_attr a;
+	int rc;
+
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_RTR;
+	a.path_mtu = mtu_enum(p->mtu);
+	a.dest_qp_num = p->qpn;
+	a.rq_psn = p->psn & 0xffffff;
+	a.max_dest_rd_atomic = 1;
+	a.min_rnr_timer = IBV_MIN_RNR_TIMER;
+	a.ah_attr.dlid = p->lid;
+	a.ah_attr.sl = 0;
+	a.ah_attr.src_path_bits = 0;
+	a.ah_attr.port_num = (uint8_t)q->d->port;
+	if (p->global) {
+		a.ah_attr.is_global = 1;
+		memcpy(a.ah_attr.grh.dgid.raw, p->gid, 16);
+		a.ah_attr.grh.sgid_index = (uint8_t)q->d->gid_index;
+		a.ah_attr.grh.hop_limit = IBV_HOP_LIMIT;
+	}
+	rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+	                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
+	if (rc)
+		return -rc;
+	memset(&a, 0, sizeof a);
+	a.qp_state = IBV_QPS_RTS;
+	a.timeout = IBV_TIMEOUT;
+	a.retry_cnt = IBV_RETRY_CNT;
+	a.rnr_retry = IBV_RNR_RETRY;
+	a.sq_psn = local_psn & 0xffffff;
+	a.max_rd_atomic = 1;
+	rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+	                   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
+	return -rc;
+}
+
+static int ibv_qp_err(struct vdev_qp *q)
+{
+	struct ibv_qp_attr a = {.qp_state = IBV_QPS_ERR};
+
+	return -ibv_modify_qp(q->qp, &a, IBV_QP_STATE);
+}
+
+static void ibv_qp_free(struct vdev_qp *q)
+{
+	if (!q)
+		return;
+	ibv_destroy_qp(q->qp);
+	free(q);
+}
+
+static int ibv_post(struct vdev_qp *q, const struct vdev_send_wr *wr, int n)
+{
+	static const enum ibv_wr_opcode op[] = {
+		[VDEV_SEND] = IBV_WR_SEND, [VDEV_SEND_IMM] = IBV_WR_SEND_WITH_IMM,
+		[VDEV_WRITE] = IBV_WR_RDMA_WRITE, [VDEV_WRITE_IMM] = IBV_WR_RDMA_WRITE_WITH_IMM,
+		[VDEV_READ] = IBV_WR_RDMA_READ,
+	};
+	struct ibv_send_wr w[VDEV_POST_MAX], *bad = NULL;
+
+	if (n <= 0 || n > VDEV_POST_MAX)
+		return n == 0 ? 0 : -EINVAL;
+	memset(w, 0, (size_t)n * sizeof w[0]);
+	for (int i = 0; i < n; i++) {
+		if (wr[i].opcode < VDEV_SEND || wr[i].opcode > VDEV_READ)
+			return -EINVAL;
+		w[i].wr_id = wr[i].wr_id;
+		w[i].next = i + 1 < n ? &w[i + 1] : NULL;
+		w[i].sg_list = (struct ibv_sge *)(uintptr_t)wr[i].sge;
+		w[i].num_sge = wr[i].nsge;
+		w[i].opcode = op[wr[i].opcode];
+		w[i].send_flags = (wr[i].flags & VDEV_SIGNALED ? IBV_SEND_SIGNALED : 0) |
+		                  (wr[i].flags & VDEV_INLINE ? IBV_SEND_INLINE : 0);
+		w[i].imm_data = htonl(wr[i].imm);
+		w[i].wr.rdma.remote_addr = wr[i].remote_addr;
+		w[i].wr.rdma.rkey = wr[i].rkey;
+	}
+	return -ibv_post_send(q->qp, w, &bad);
+}
+
+static int ibv_post_rcv(struct vdev_qp *q, uint64_t wr_id, const struct vdev_sge *sge, int nsge)
+{
+	struct ibv_recv_wr w = {.wr_id = wr_id, .sg_list = (struct ibv_sge *)(uintptr_t)sge,
+	                        .num_sge = nsge};
+	struct ibv_recv_wr *bad = NULL;
+
+	return -ibv_post_recv(q->qp, &w, &bad);
+}
+
+const struct vdev_ops vdev_ibv_ops = {
+	.name = "ibv",
+	.count = ibv_count,
+	.open = ibv_open_dev,
+	.close = ibv_close_dev,
+	.reg_mr = ibv_reg,
+	.dereg_mr = ibv_dereg,
+	.chan_create = ibv_chan_new,
+	.chan_destroy = ibv_chan_free,
+	.chan_wait = ibv_chan_wait,
+	.cq_create = ibv_cq_new,
+	.cq_destroy = ibv_cq_free,
+	.cq_arm = ibv_cq_arm,
+	.cq_poll = ibv_poll,
+	.qp_create = ibv_qp_new,
+	.qp_connect = ibv_qp_conn,
+	.qp_error = ibv_qp_err,
+	.qp_destroy = ibv_qp_free,
+	.post_send = ibv_post,
+	.post_recv = ibv_post_rcv,
+};
+
+/* ---- verbs-info ---------------------------------------------------------- */
+
+static const char *link_name(uint8_t l)
+{
+	return l == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)"
+	       : l == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified";
+}
+
+static void info_gids(FILE *f, struct ibv_context *ctx, uint8_t port, int len, uint8_t link)
+{
+	for (int i = 0; i < len; i++) {
+		struct ibv_gid_entry e;
+		union ibv_gid g;
+		char text[INET6_ADDRSTRLEN];
+		const char *type = link == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB";
+
+		if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &e, 0) == 0) {
+			memcpy(g.raw, e.gid.raw, 16);
+			type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2"
+			       : link == IBV_LINK_LAYER_ETHERNET ? "RoCE v1" : "IB";
+		} else if (ibv_query_gid(ctx, port, i, &g) != 0) {
+			continue;
+		}
+		if (gid_is_zero(g.raw))
+			continue;
+		inet_ntop(AF_INET6, g.raw, text, sizeof text);
+		fprintf(f, "      gid_index %-3d %-40s %s\n", i, text, type);
+	}
+}
+
+int vdev_ibv_info(FILE *f, char *err, size_t errlen)
+{
+	struct ibv_device **list;
+	int n = 0;
+
+	list = device_list(&n);
+	if (n <= 0) {
+		if (n < 0)
+			snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
+		else
+			snprintf(err, errlen, "no RDMA device found (ibv_get_device_list returned 0 "
+			         "devices)");
+		if (list)
+			ibv_free_device_list(list);
+		return n < 0 ? n : -ENODEV;
+	}
+	for (int i = 0; i < n; i++) {
+		struct ibv_context *ctx = ibv_open_device(list[i]);
+		struct ibv_device_attr da;
+		struct ibv_pd *pd;
+
+		fprintf(f, "device %s%s\n", ibv_get_device_name(list[i]),
+		        i == 0 ? " (the first: used when verbs.device is empty)" : "");
+		if (!ctx || ibv_query_device(ctx, &da) != 0) {
+			fprintf(f, "  cannot open or query it: %s\n", strerror(errno ? errno : EIO));
+			if (ctx)
+				ibv_close_device(ctx);
+			continue;
+		}
+		pd = ibv_alloc_pd(ctx);
+		fprintf(f, "  firmware %s, %d port%s\n", da.fw_ver, da.phys_port_cnt,
+		        da.phys_port_cnt == 1 ? "" : "s");
+		fprintf(f, "  max_sge %d, max_qp_wr %d, max_cqe %d, max_mr_size %llu, max_inline %u\n",
+		        da.max_sge, da.max_qp_wr, da.max_cqe, (unsigned long long)da.max_mr_size,
+		        pd ? probe_inline(ctx, pd) : 0);
+		for (uint8_t p = 1; p <= da.phys_port_cnt; p++) {
+			struct ibv_port_attr pa;
+			if (ibv_query_port(ctx, p, &pa) != 0) {
+				fprintf(f, "    port %u: cannot query it\n", p);
+				continue;
+			}
+			fprintf(f, "    port %u: %s, %s, active MTU %u, LID %u\n", p,
+			        ibv_port_state_str(pa.state), link_name(pa.link_layer),
+			        mtu_bytes(pa.active_mtu), pa.lid);
+			info_gids(f, ctx, p, pa.gid_tbl_len, pa.link_layer);
+		}
+		if (pd)
+			ibv_dealloc_pd(pd);
+		ibv_close_device(ctx);
+	}
+	ibv_free_device_list(list);
+	return 0;
+}
+
+#else /* !TFGB_HAVE_VERBS */
+
+#define NO_VERBS "built without verbs (VERBS=0)"
+
+static int nv_count(char *err, size_t errlen)
+{
+	snprintf(err, errlen, NO_VERBS);
+	return -ENOSYS;
+}
+
+static int nv_open(const struct vdev_open_cfg *cfg, struct vdev **out, struct vdev_attr *attr,
+                   char *err, size_t errlen)
+{
+	(void)cfg;
+	(void)out;
+	(void)attr;
+	snprintf(err, errlen, NO_VERBS);
+	return -ENOSYS;
+}
+
+static void nv_close(struct vdev *d)
+{
+	(void)d;
+}
+
+/* Only count and open are reachable: everything else needs an open device. */
+const struct vdev_ops vdev_ibv_ops = {
+	.name = "ibv",
+	.count = nv_count,
+	.open = nv_open,
+	.close = nv_close,
+};
+
+int vdev_ibv_info(FILE *f, char *err, size_t errlen)
+{
+	(void)f;
+	snprintf(err, errlen, "tfgb was " NO_VERBS);
+	return -ENOSYS;
+}
+
+#endif

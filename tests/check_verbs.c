@@ -1,0 +1,1157 @@
+/* check_verbs.c - the verbs transport over the simulated fabric (vdev_sim.c).
+ *
+ * Suite "verbs": the whole transport through tr_verbs_ops, client and
+ * server in two threads of the test process: the server is tr_verbs_ops'
+ * serve op in a thread, the client the engine's side (client_open,
+ * connect, submit, reap, call_release, client_close), the side channel real
+ * TCP on loopback; only the device underneath is the simulation instead of
+ * libibverbs (tr_verbs_ctx_new with vdev_sim_ops).  Also the simulated
+ * device itself (what it must refuse, like an HCA), the header and hello
+ * codecs, and the probe on this machine.
+ */
+#include <errno.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_tfgb.h"
+#include "engine.h"
+#include "frame.h"
+#include "payload.h"
+#include "tr_verbs.h"
+#include "util.h"
+
+#define WAIT_NS 10000000000ull
+
+/* ---- harness: a server thread and a client over the simulation ---------- */
+
+struct vsrv {
+	pthread_t thread;
+	volatile sig_atomic_t stop;
+	atomic_int ready, done;
+	struct opt_hostport addr;
+	struct tr_server_cfg cfg;
+	struct tr_err err;
+	void *ctx;
+	int rc;
+};
+
+struct vcli {
+	struct job j;
+	struct payload p;
+	void *ctx;
+	struct tr_client *c;
+	struct tr_conn *k;
+};
+
+/* A PS port whose side channel (port + 1) was free a moment ago. */
+static uint16_t free_ps_port(void)
+{
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+	close(fd);
+	return (uint16_t)(ntohs(a.sin_port) - VB_SIDE_PORT_OFFSET);
+}
+
+static void on_ready(void *arg)
+{
+	atomic_store(&((struct vsrv *)arg)->ready, 1);
+}
+
+static void *serve_thread(void *arg)
+{
+	struct vsrv *s = arg;
+
+	s->rc = tr_verbs_ops.serve(s->ctx, &s->cfg, &s->err);
+	atomic_store(&s->done, 1);
+	return NULL;
+}
+
+static void opts_sim(struct vb_opts *o, int event)
+{
+	vb_opts_default(o);
+	o->poll_event = event;
+}
+
+/* Starts a server with options o (NULL: defaults, poll = event). */
+static void srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_message)
+{
+	struct vb_opts dflt;
+	uint64_t until;
+
+	memset(s, 0, sizeof *s);
+	if (!o) {
+		opts_sim(&dflt, 1);
+		o = &dflt;
+	}
+	snprintf(s->addr.host, sizeof s->addr.host, "127.0.0.1");
+	s->addr.port = free_ps_port();
+	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &s->ctx, &s->err), 0);
+	s->cfg = (struct tr_server_cfg){.addrs = &s->addr, .naddrs = 1, .max_message = max_message,
+	                                .threads = 2, .stop = &s->stop, .ready = on_ready,
+	                                .ready_arg = s};
+	ck_assert_int_eq(pthread_create(&s->thread, NULL, serve_thread, s), 0);
+	until = now_ns() + WAIT_NS;
+	while (!atomic_load(&s->ready) && !atomic_load(&s->done) && now_ns() < until)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	ck_assert_msg(atomic_load(&s->ready), "the verbs server did not start: %s", s->err.msg);
+}
+
+static void srv_stop(struct vsrv *s)
+{
+	s->stop = 1;
+	pthread_join(s->thread, NULL);
+	ck_assert_msg(s->rc == 0, "serve returned %d: %s", s->rc, s->err.msg);
+	tr_verbs_ops.fini(s->ctx);
+}
+
+/* A job from -s style overrides (NULL-terminated), its payload, a client
+ * with options o (NULL: defaults, busy polling), connected to s. */
+static void cli_open(struct vcli *v, const struct vb_opts *o, const char *const *set,
+                     const struct vsrv *s)
+{
+	struct job_err jerr;
+	struct tr_err err = {{0}};
+	struct vb_opts dflt;
+
+	memset(v, 0, sizeof *v);
+	if (!o) {
+		opts_sim(&dflt, 0);
+		o = &dflt;
+	}
+	ck_assert_int_eq(job_init(&v->j), 0);
+	for (int i = 0; set && set[i]; i++)
+		ck_assert_msg(job_override(&v->j, set[i], i + 1, &jerr) == 0, "%s", jerr.msg);
+	ck_assert_msg(job_validate(&v->j, &jerr) == 0, "%s", jerr.msg);
+	ck_assert_int_eq(payload_layout(&v->j, &v->p), 0);
+	ck_assert_int_eq(payload_alloc(&v->p), 0);
+	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &v->ctx, &err), 0);
+	ck_assert_msg(tr_verbs_ops.client_open(v->ctx, &v->j, &v->c, &err) == 0, "%s", err.msg);
+	ck_assert_int_eq(tr_verbs_client_reg(v->c, v->p.mem, v->p.mem_len), 0);
+	ck_assert_msg(tr_verbs_ops.connect(v->c, &s->addr, now_ns() + WAIT_NS, &v->k, &err) == 0,
+	              "%s", err.msg);
+}
+
+static void cli_close(struct vcli *v)
+{
+	tr_verbs_ops.client_close(v->c);
+	tr_verbs_ops.fini(v->ctx);
+	payload_free(&v->p);
+	job_free(&v->j);
+}
+
+/* The simulation holds nothing any more: every device, MR, CQ, QP and
+ * channel was released. */
+static void assert_no_leak(void)
+{
+	struct vdev_sim_stats st;
+
+	vdev_sim_get_stats(&st);
+	ck_assert_msg(st.live == 0, "%llu simulated objects were not released",
+	              (unsigned long long)st.live);
+}
+
+struct run {
+	int ok;            /* calls that completed OK and checked */
+	int failed;        /* calls with another status */
+	int first_status;  /* of the first failed one */
+};
+
+/* n calls of method, inflight at a time, each reply checked: Echo byte for
+ * byte, Ack's count, Pull's length (pull_n bytes asked, 0: the payload's). */
+static struct run run_calls(struct vcli *v, int method, int n, int inflight, uint64_t pull_n)
+{
+	struct run r = {0, 0, -1};
+	struct tr_call *calls = calloc((size_t)inflight, sizeof *calls);
+	struct tr_call *done[16];
+	unsigned char (*small)[8] = calloc((size_t)inflight, 8);
+	unsigned char *resp = malloc(v->p.total * (size_t)inflight + 1);
+	struct iovec *piov = calloc((size_t)inflight, sizeof *piov);
+	int submitted = 0, completed = 0;
+	uint64_t deadline = now_ns() + WAIT_NS;
+
+	ck_assert(calls && small && resp && piov);
+	if (!pull_n)
+		pull_n = v->p.total;
+	for (int i = 0; i < inflight && submitted < n; i++, submitted++) {
+		struct tr_call *c = &calls[i];
+		c->method = method;
+		c->user = (void *)(intptr_t)i;
+		if (method == TR_PULL) {
+			be_put64(small[i], pull_n);
+			piov[i] = (struct iovec){small[i], 8};
+			c->iov = &piov[i];
+			c->iovcnt = 1;
+		} else {
+			c->iov = v->p.iov;
+			c->iovcnt = (int)v->p.n;
+		}
+		if (method == TR_ACK) {
+			c->resp_buf = small[i];
+			c->resp_cap = 8;
+		} else if (method == TR_ECHO) {
+			c->resp_buf = resp + (size_t)i * v->p.total;
+			c->resp_cap = v->p.total;
+		}
+		ck_assert_int_eq(tr_verbs_ops.submit(v->k, c), 0);
+	}
+	while (completed < submitted) {
+		int got = tr_verbs_ops.reap(v->c, done, 16, deadline);
+		ck_assert_msg(got > 0, "no reply within %llus (%d of %d calls done)",
+		              (unsigned long long)(WAIT_NS / 1000000000u), completed, submitted);
+		for (int i = 0; i < got; i++) {
+			struct tr_call *c = done[i];
+			int at = (int)(intptr_t)c->user;
+			completed++;
+			if (c->status != TR_OK) {
+				if (r.first_status < 0)
+					r.first_status = c->status;
+				r.failed++;
+			} else if (method == TR_ECHO) {
+				ck_assert_uint_eq(c->resp_len, v->p.total);
+				ck_assert_int_eq(payload_compare(&v->p, 0, c->resp_buf, v->p.total), -1);
+				memset(c->resp_buf, 0, v->p.total);
+				r.ok++;
+			} else if (method == TR_ACK) {
+				ck_assert_uint_eq(c->resp_len, 8);
+				ck_assert_uint_eq(be_get64(small[at]), v->p.total);
+				r.ok++;
+			} else {
+				ck_assert_uint_eq(c->resp_len, pull_n);
+				r.ok++;
+			}
+			if (submitted < n) {
+				if (method == TR_ACK)
+					memset(small[at], 0, 8);
+				ck_assert_int_eq(tr_verbs_ops.submit(v->k, c), 0);
+				submitted++;
+			}
+		}
+	}
+	for (int i = 0; i < inflight; i++)
+		tr_verbs_ops.call_release(&calls[i]);
+	free(calls);
+	free(small);
+	free(resp);
+	free(piov);
+	return r;
+}
+
+static void setup(void)
+{
+	vdev_sim_reset(NULL);
+}
+
+/* ---- core ---------------------------------------------------------------- */
+
+START_TEST(test_verbs_codecs)
+{
+	unsigned char b[VB_HELLO_LEN], f[FRAME_HDR_LEN];
+	struct vb_hdr h = {.method = FRAME_REPLY | TR_PULL, .status = TR_RESOURCE_EXHAUSTED,
+	                   .len = 0x0102030405060708ull, .seq = 0xdeadbeef, .kind = VB_RNDV,
+	                   .off = 1ull << 40, .reply_off = 77, .reply_cap = 1ull << 33}, g;
+	struct vb_hello x, y;
+
+	vb_hdr_encode(b, &h);
+	frame_encode(f, h.method, h.status, h.len);
+	ck_assert_mem_eq(b, f, FRAME_HDR_LEN); /* the socket framing's 16 bytes, first */
+	vb_hdr_decode(b, &g);
+	ck_assert_uint_eq(g.magic, FRAME_MAGIC);
+	ck_assert_uint_eq(g.method, h.method);
+	ck_assert_uint_eq(g.status, h.status);
+	ck_assert_uint_eq(g.len, h.len);
+	ck_assert_uint_eq(g.seq, h.seq);
+	ck_assert_uint_eq(g.kind, h.kind);
+	ck_assert_uint_eq(g.off, h.off);
+	ck_assert_uint_eq(g.reply_off, h.reply_off);
+	ck_assert_uint_eq(g.reply_cap, h.reply_cap);
+
+	memset(&x, 0, sizeof x); /* padding included, for the memcmp below */
+	memset(&y, 0, sizeof y);
+	x.version = VB_VERSION;
+	x.status = 2;
+	x.qpn = 0x123456;
+	x.psn = 0xabcdef;
+	x.lid = 7;
+	x.mtu = 4096;
+	x.slots = 64;
+	x.slot_size = 16448;
+	x.ring_rkey = 9;
+	x.rz_rkey = 10;
+	x.ring_addr = 1ull << 47;
+	x.rz_addr = 12345;
+	x.rz_size = 1ull << 30;
+	x.limit = 99;
+	x.eager_max = 1;
+	memset(x.gid, 0xa5, sizeof x.gid);
+	vb_hello_encode(b, &x);
+	ck_assert_mem_eq(b, "TFGV", 4);
+	ck_assert_int_eq(vb_hello_decode(b, &y), 0);
+	ck_assert_int_eq(memcmp(&x, &y, sizeof x), 0);
+	b[0] = 'X';
+	ck_assert_int_eq(vb_hello_decode(b, &y), -EPROTO);
+}
+END_TEST
+
+/* Echo, eager and rendezvous, for every payload scheme. */
+START_TEST(test_verbs_echo_every_scheme)
+{
+	static const char *const eager[][6] = {
+		{"payload.scheme=uniform", "payload.categories=small", "payload.iovecs=10", NULL},
+		{"payload.scheme=random", "payload.categories=small, medium", "payload.medium=1KiB",
+		 "payload.iovecs=6", NULL},
+		{"payload.scheme=skew", "payload.categories=small, medium", "payload.medium=1KiB",
+		 "payload.bias=medium", "payload.iovecs=5", NULL},
+		{"payload.scheme=custom", "payload.iovec=1, 100, 1000, 3000", NULL},
+	};
+	static const char *const rndv[][6] = {
+		{"payload.scheme=uniform", NULL}, /* 10 buffers: 10 B ... 1 MiB */
+		{"payload.scheme=random", "payload.iovecs=12", NULL},
+		{"payload.scheme=skew", NULL},
+		{"payload.scheme=custom", "payload.iovec=5, 20000, 1MiB, 1", NULL},
+	};
+	struct vsrv s;
+
+	srv_start(&s, NULL, 64u << 20);
+	for (int kind = 0; kind < 2; kind++)
+		for (int i = 0; i < 4; i++) {
+			struct vcli v;
+			struct tr_verbs_stats st;
+			struct run r;
+
+			cli_open(&v, NULL, kind ? rndv[i] : eager[i], &s);
+			ck_assert(kind ? v.p.total > 16384 : v.p.total <= 16384);
+			r = run_calls(&v, TR_ECHO, 20, 1, 0);
+			ck_assert_int_eq(r.ok, 20);
+			tr_verbs_client_stats(v.c, &st);
+			ck_assert_uint_eq(kind ? st.rndv : st.eager, 20);
+			ck_assert_uint_eq(kind ? st.eager : st.rndv, 0);
+			ck_assert_uint_eq(st.reply_bytes, 20 * v.p.total);
+			cli_close(&v);
+		}
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+START_TEST(test_verbs_ack_and_pull)
+{
+	static const char *const big[] = {"payload.scheme=skew", NULL};
+	static const char *const small[] = {"payload.categories=small", NULL};
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+
+	srv_start(&s, NULL, 64u << 20);
+	for (int i = 0; i < 2; i++) {
+		cli_open(&v, NULL, i ? big : small, &s);
+		r = run_calls(&v, TR_ACK, 30, 4, 0);
+		ck_assert_int_eq(r.ok, 30);
+		r = run_calls(&v, TR_PULL, 30, 4, 0); /* the payload's size */
+		ck_assert_int_eq(r.ok, 30);
+		r = run_calls(&v, TR_PULL, 5, 1, 0 + 1); /* one byte */
+		ck_assert_int_eq(r.ok, 5);
+		cli_close(&v);
+	}
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* Both sides busy-poll; then both wait on completion channels. */
+START_TEST(test_verbs_poll_modes)
+{
+	static const char *const set[] = {"payload.scheme=uniform", "job.inflight=4", NULL};
+
+	for (int event = 0; event < 2; event++) {
+		struct vb_opts o;
+		struct vsrv s;
+		struct vcli v;
+		struct run r;
+
+		opts_sim(&o, event);
+		srv_start(&s, &o, 64u << 20);
+		cli_open(&v, &o, set, &s);
+		r = run_calls(&v, TR_ECHO, 50, 1, 0);
+		ck_assert_int_eq(r.ok, 50);
+		r = run_calls(&v, TR_ACK, 100, 4, 0);
+		ck_assert_int_eq(r.ok, 100);
+		cli_close(&v);
+		srv_stop(&s);
+	}
+	assert_no_leak();
+}
+END_TEST
+
+/* Several clients of one server at once, each with calls in flight. */
+START_TEST(test_verbs_pipelined_connections)
+{
+	static const char *const set[] = {"payload.scheme=random", "payload.iovecs=4",
+	                                  "payload.large=1MiB", "job.inflight=8", NULL};
+	struct vsrv s;
+	struct vcli v[3];
+
+	srv_start(&s, NULL, 64u << 20);
+	for (int i = 0; i < 3; i++)
+		cli_open(&v[i], NULL, set, &s);
+	for (int round = 0; round < 3; round++)
+		for (int i = 0; i < 3; i++) {
+			struct run r = run_calls(&v[i], round == 1 ? TR_ECHO : TR_ACK, 40, 8, 0);
+			ck_assert_int_eq(r.ok, 40);
+		}
+	for (int i = 0; i < 3; i++)
+		cli_close(&v[i]);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* The engine over the verbs ops: Echo with every byte checked, Ack with
+ * calls in flight, warm-up and final check included. */
+START_TEST(test_verbs_engine)
+{
+	static const char *const set[] = {"payload.scheme=random", "job.inflight=4", NULL};
+	static volatile sig_atomic_t stop;
+	struct vsrv s;
+	struct vcli v;
+
+	srv_start(&s, NULL, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	for (int m = 0; m < 2; m++) {
+		struct engine_result res;
+		struct engine_cfg cfg = {
+			.ops = &tr_verbs_ops, .client = v.c, .conns = &v.k, .nconns = 1,
+			.method = m ? TR_ACK : TR_ECHO, .payload = &v.p, .inflight = m ? 4 : 1,
+			.warmup_ns = 20000000, .iterations = 300, .timeout_ns = 5000000000ull,
+			.verify_all = !m, .stop = &stop, .label = "verbs"};
+		int rc = engine_run(&cfg, &res);
+
+		ck_assert_msg(rc == 0, "engine_run: %d: %s", rc, res.err);
+		ck_assert_uint_eq(res.calls, 300);
+		ck_assert_uint_eq(res.errors, 0);
+		engine_result_free(&res);
+	}
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* ---- limits -------------------------------------------------------------- */
+
+/* 13 buffers, a device with 4 SGEs per request: 4 WRITEs per rendezvous. */
+START_TEST(test_verbs_limits_sge_split)
+{
+	static const char *const set[] = {
+		"payload.scheme=custom",
+		"payload.iovec=2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, "
+		"2KiB, 2KiB", NULL};
+	struct vdev_sim_cfg cfg = {.max_sge = 4, .max_qp_wr = 16384, .max_inline = 256,
+	                           .max_cqe = 65536, .rnr_retry = 7};
+	struct tr_verbs_stats st;
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+
+	vdev_sim_reset(&cfg);
+	srv_start(&s, NULL, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	ck_assert_uint_eq(v.p.n, 13);
+	r = run_calls(&v, TR_ECHO, 10, 1, 0);
+	ck_assert_int_eq(r.ok, 10);
+	tr_verbs_client_stats(v.c, &st);
+	ck_assert_uint_eq(st.rndv, 10);
+	ck_assert_uint_eq(st.body_wrs, 10 * 4); /* ceil(13 / 4) */
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* The rendezvous path copies nothing: every body byte the fabric moved came
+ * from the payload's own registration, none through staging. */
+START_TEST(test_verbs_limits_zero_copy)
+{
+	static const char *const rndv[] = {"payload.scheme=skew", NULL};
+	static const char *const eager[] = {"payload.categories=small", NULL};
+	struct tr_verbs_stats st;
+	const struct vdev_mr *mr;
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+
+	srv_start(&s, NULL, 64u << 20);
+	cli_open(&v, NULL, rndv, &s);
+	mr = tr_verbs_client_mr(v.c, v.p.mem);
+	ck_assert_ptr_nonnull(mr);
+	r = run_calls(&v, TR_ACK, 25, 2, 0);
+	ck_assert_int_eq(r.ok, 25);
+	tr_verbs_client_stats(v.c, &st);
+	ck_assert_uint_eq(st.rndv, 25);
+	ck_assert_uint_eq(st.stage_bytes, 0);
+	ck_assert_uint_eq(st.regs, 1);                 /* the payload, once, up front */
+	ck_assert_uint_eq(vdev_sim_mr_gathered(mr), 25 * v.p.total);
+	ck_assert_uint_eq(st.reply_bytes, 25 * 8);     /* the Ack counts only */
+	cli_close(&v);
+
+	/* eager: the body is copied into staging, once, and not read from the payload */
+	cli_open(&v, NULL, eager, &s);
+	mr = tr_verbs_client_mr(v.c, v.p.mem);
+	r = run_calls(&v, TR_ACK, 25, 2, 0);
+	ck_assert_int_eq(r.ok, 25);
+	tr_verbs_client_stats(v.c, &st);
+	ck_assert_uint_eq(st.eager, 25);
+	ck_assert_uint_eq(st.stage_bytes, 25 * v.p.total);
+	ck_assert_uint_eq(vdev_sim_mr_gathered(mr), 0);
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* Two slots and eight calls: the client waits for replies (its credits)
+ * and never overruns the server; with RNR an error (rnr_retry 0), one
+ * overrun would fail the run. */
+START_TEST(test_verbs_limits_credits)
+{
+	static const char *const set[] = {"payload.scheme=uniform", "job.inflight=8", NULL};
+	struct vdev_sim_cfg cfg = {.max_sge = 30, .max_qp_wr = 16384, .max_inline = 256,
+	                           .max_cqe = 65536, .rnr_retry = 0};
+	struct tr_verbs_stats st;
+	struct vdev_sim_stats ss;
+	struct vb_opts o;
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+
+	vdev_sim_reset(&cfg);
+	opts_sim(&o, 1);
+	o.recv_depth = 2;
+	srv_start(&s, &o, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	r = run_calls(&v, TR_ACK, 200, 8, 0);
+	ck_assert_int_eq(r.ok, 200);
+	r = run_calls(&v, TR_ECHO, 40, 8, 0);
+	ck_assert_int_eq(r.ok, 40);
+	tr_verbs_client_stats(v.c, &st);
+	ck_assert_uint_gt(st.queued, 0);
+	vdev_sim_get_stats(&ss);
+	ck_assert_uint_eq(ss.errors, 0);
+	ck_assert_uint_eq(ss.rnr_waits, 0);
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* Releases the held receives once a message has waited for one (or after
+ * WAIT_NS), and a little later. */
+static void *release_later(void *arg)
+{
+	uint64_t until = now_ns() + WAIT_NS;
+	struct vdev_sim_stats ss;
+
+	(void)arg;
+	do {
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+		vdev_sim_get_stats(&ss);
+	} while (!ss.rnr_waits && now_ns() < until);
+	nanosleep(&(struct timespec){0, 20000000}, NULL);
+	vdev_sim_hold_recvs(0);
+	return NULL;
+}
+
+/* A receiver slow to repost: messages wait (RNR retries) and go on once the
+ * receives are there. */
+START_TEST(test_verbs_limits_slow_receiver)
+{
+	static const char *const set[] = {"payload.categories=small", "job.inflight=4", NULL};
+	struct vdev_sim_stats ss;
+	struct vb_opts o;
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+	pthread_t t;
+
+	opts_sim(&o, 1);
+	o.recv_depth = 2;
+	srv_start(&s, &o, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	vdev_sim_hold_recvs(1);
+	ck_assert_int_eq(pthread_create(&t, NULL, release_later, NULL), 0);
+	r = run_calls(&v, TR_ECHO, 20, 4, 0);
+	pthread_join(t, NULL);
+	ck_assert_int_eq(r.ok, 20);
+	vdev_sim_get_stats(&ss);
+	ck_assert_uint_gt(ss.rnr_waits, 0);
+	ck_assert_uint_eq(ss.errors, 0);
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* WIRE.md's statuses, and the connection goes on after each. */
+START_TEST(test_verbs_limits_statuses)
+{
+	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=20000", NULL};
+	static const int methods[] = {TR_ECHO_TENSOR, TR_ACK_TENSOR};
+	struct tr_call c = {0}, *done[1];
+	unsigned char four[4] = {0};
+	struct iovec iv = {four, 4};
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+
+	srv_start(&s, NULL, 4096); /* smaller than the 20000-byte payload */
+	cli_open(&v, NULL, set, &s);
+	r = run_calls(&v, TR_ECHO, 3, 1, 0);
+	ck_assert_int_eq(r.failed, 3);
+	ck_assert_int_eq(r.first_status, TR_RESOURCE_EXHAUSTED);
+	r = run_calls(&v, TR_ACK, 3, 1, 0);
+	ck_assert_int_eq(r.first_status, TR_RESOURCE_EXHAUSTED);
+	r = run_calls(&v, TR_PULL, 2, 1, 4097);
+	ck_assert_int_eq(r.first_status, TR_RESOURCE_EXHAUSTED);
+	r = run_calls(&v, TR_PULL, 2, 1, 4096);
+	ck_assert_int_eq(r.ok, 2);
+	c.method = TR_PULL; /* a body that is not 8 bytes */
+	c.iov = &iv;
+	c.iovcnt = 1;
+	ck_assert_int_eq(tr_verbs_ops.submit(v.k, &c), 0);
+	ck_assert_int_eq(tr_verbs_ops.reap(v.c, done, 1, now_ns() + WAIT_NS), 1);
+	ck_assert_int_eq(c.status, TR_INVALID_ARGUMENT);
+	for (int i = 0; i < 2; i++) {
+		c.method = methods[i];
+		ck_assert_int_eq(tr_verbs_ops.submit(v.k, &c), 0);
+		ck_assert_int_eq(tr_verbs_ops.reap(v.c, done, 1, now_ns() + WAIT_NS), 1);
+		ck_assert_int_eq(c.status, TR_UNIMPLEMENTED);
+		ck_assert_uint_eq(c.resp_len, 0);
+	}
+	tr_verbs_ops.call_release(&c);
+	ck_assert_ptr_null(tr_verbs_conn_error(v.k));
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* A landing zone that holds one payload: a smaller reply first leaves its
+ * free space split in two, and the next full-size one must still fit. */
+START_TEST(test_verbs_limits_zone_wrap)
+{
+	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=20KiB", NULL};
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+
+	srv_start(&s, NULL, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	for (int i = 0; i < 3; i++) {
+		r = run_calls(&v, TR_PULL, 1, 1, 17u << 10);
+		ck_assert_int_eq(r.ok, 1);
+		r = run_calls(&v, TR_ECHO, 2, 1, 0);
+		ck_assert_int_eq(r.ok, 2);
+	}
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* ---- errors -------------------------------------------------------------- */
+
+/* A failure injected on the client's first message: the call completes with
+ * UNAVAILABLE, the connection says why, later calls fail at once, nothing
+ * hangs and nothing leaks. */
+static void injected(int fault, const char *const *set, const char *why)
+{
+	struct tr_call c = {0}, *done[1];
+	struct vdev_sim_stats ss;
+	const char *msg;
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+	uint64_t t0;
+
+	srv_start(&s, NULL, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	vdev_sim_inject(fault, 0);
+	t0 = now_ns();
+	r = run_calls(&v, TR_ECHO, 1, 1, 0);
+	ck_assert_int_eq(r.failed, 1);
+	ck_assert_int_eq(r.first_status, TR_UNAVAILABLE);
+	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);
+	msg = tr_verbs_conn_error(v.k);
+	ck_assert_ptr_nonnull(msg);
+	ck_assert_msg(strstr(msg, why) != NULL, "'%s' does not say '%s'", msg, why);
+	/* later calls on the broken connection: at once, same status */
+	c.method = TR_ACK;
+	c.iov = v.p.iov;
+	c.iovcnt = (int)v.p.n;
+	ck_assert_int_eq(tr_verbs_ops.submit(v.k, &c), 0);
+	ck_assert_int_eq(tr_verbs_ops.reap(v.c, done, 1, now_ns() + WAIT_NS), 1);
+	ck_assert_int_eq(c.status, TR_UNAVAILABLE);
+	tr_verbs_ops.call_release(&c);
+	vdev_sim_get_stats(&ss);
+	ck_assert_uint_gt(ss.errors + ss.flushed, 0);
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+
+START_TEST(test_verbs_err_rnr)
+{
+	static const char *const set[] = {"payload.categories=small", NULL};
+
+	injected(VDEV_SIM_FAULT_RNR, set, "IBV_WC_RNR_RETRY_EXC_ERR");
+}
+END_TEST
+
+START_TEST(test_verbs_err_remote_access)
+{
+	static const char *const set[] = {"payload.scheme=skew", NULL};
+
+	injected(VDEV_SIM_FAULT_REM_ACCESS, set, "IBV_WC_REM_ACCESS_ERR");
+}
+END_TEST
+
+START_TEST(test_verbs_err_qp_error)
+{
+	static const char *const set[] = {"payload.scheme=uniform", "job.inflight=4", NULL};
+	struct vdev_sim_stats ss;
+
+	injected(VDEV_SIM_FAULT_QP_ERROR, set, "IBV_WC_WR_FLUSH_ERR");
+	vdev_sim_get_stats(&ss);
+	ck_assert_uint_gt(ss.flushed, 0);
+}
+END_TEST
+
+/* The server's reply fails: the server drops the connection and the client
+ * learns it from the side channel, with calls in flight. */
+START_TEST(test_verbs_err_server_side)
+{
+	static const char *const set[] = {"payload.categories=small", NULL};
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+
+	srv_start(&s, NULL, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	vdev_sim_inject(VDEV_SIM_FAULT_RNR, 1); /* the request passes, its reply fails */
+	r = run_calls(&v, TR_ECHO, 1, 1, 0);
+	ck_assert_int_eq(r.first_status, TR_UNAVAILABLE);
+	ck_assert_ptr_nonnull(strstr(tr_verbs_conn_error(v.k), "closed the connection"));
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* A call released in flight fails its connection; nothing leaks. */
+START_TEST(test_verbs_err_release_in_flight)
+{
+	static const char *const set[] = {"payload.categories=small", NULL};
+	struct tr_call c[2] = {{0}};
+	struct vb_opts o;
+	struct vsrv s;
+	struct vcli v;
+
+	opts_sim(&o, 1);
+	o.recv_depth = 1;
+	srv_start(&s, &o, 64u << 20);
+	cli_open(&v, NULL, set, &s);
+	for (int i = 0; i < 2; i++) {
+		c[i].method = TR_ECHO;
+		c[i].iov = v.p.iov;
+		c[i].iovcnt = (int)v.p.n;
+		ck_assert_int_eq(tr_verbs_ops.submit(v.k, &c[i]), 0);
+	}
+	tr_verbs_ops.call_release(&c[1]); /* waiting for the window */
+	ck_assert_ptr_nonnull(tr_verbs_conn_error(v.k));
+	ck_assert_int_eq(c[0].status, TR_CANCELLED);
+	tr_verbs_ops.call_release(&c[0]);
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* A peer that breaks the header is dropped; the server serves others on. */
+START_TEST(test_verbs_err_bad_header_drops)
+{
+	static const char *const set[] = {"payload.categories=small", NULL};
+	struct vdev_open_cfg oc = {.port = 1};
+	struct vb_hello mine = {0}, peer;
+	unsigned char b[VB_HELLO_LEN];
+	struct vdev_attr attr;
+	struct vdev_sge sge;
+	struct vdev_send_wr w;
+	struct vb_opts o;
+	struct vb_ep e;
+	struct vdev *d;
+	struct vsrv s;
+	struct vcli v;
+	struct run r;
+	char err[256];
+	int fd;
+	uint64_t until;
+
+	srv_start(&s, NULL, 64u << 20);
+	/* a raw peer: its own QP, the hello, then a message with a bad magic */
+	vb_opts_default(&o);
+	ck_assert_int_eq(vdev_sim_ops.open(&oc, &d, &attr, err, sizeof err), 0);
+	ck_assert_int_eq(vb_ep_open(&e, &vdev_sim_ops, d, &attr, &o, NULL, 4, 128, 1, 0, err,
+	                            sizeof err), 0);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+	{
+		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+		                        .sin_port = htons((uint16_t)(s.addr.port + 1))};
+		connect(fd, (struct sockaddr *)&a, sizeof a);
+	}
+	vb_ep_hello(&e, &attr, 4096, &mine);
+	mine.eager_max = 64;
+	vb_hello_encode(b, &mine);
+	ck_assert_int_eq(vb_side_write(fd, b, sizeof b, now_ns() + WAIT_NS), 0);
+	ck_assert_int_eq(vb_side_read(fd, b, sizeof b, now_ns() + WAIT_NS), 0);
+	ck_assert_int_eq(vb_hello_decode(b, &peer), 0);
+	ck_assert_int_eq(peer.status, 0);
+	ck_assert_int_eq(vb_ep_connect(&e, &attr, &peer, 4096), 0);
+	memcpy(e.stage, "NOPE", 4);
+	memset(e.stage + 4, 0, VB_HDR_LEN - 4);
+	sge = (struct vdev_sge){(uint64_t)(uintptr_t)e.stage, VB_HDR_LEN, e.mem_mr->lkey};
+	w = (struct vdev_send_wr){.opcode = VDEV_WRITE_IMM, .sge = &sge, .nsge = 1, .imm = 0,
+	                          .remote_addr = e.peer_ring, .rkey = e.peer_ring_rkey};
+	ck_assert_int_eq(vb_ep_post(&e, &w, 1), 0);
+	until = now_ns() + WAIT_NS;
+	while (!vb_side_closed(fd) && now_ns() < until)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
+	ck_assert_msg(vb_side_closed(fd), "the server kept a connection that broke the protocol");
+	close(fd);
+	vb_ep_close(&e);
+	vdev_sim_ops.close(d);
+
+	cli_open(&v, NULL, set, &s);
+	r = run_calls(&v, TR_ECHO, 5, 1, 0);
+	ck_assert_int_eq(r.ok, 5);
+	cli_close(&v);
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+START_TEST(test_verbs_err_connect)
+{
+	struct tr_client *c;
+	struct tr_conn *k;
+	struct tr_err err = {{0}};
+	struct opt_hostport a = {.host = "127.0.0.1"};
+	struct vb_opts o;
+	void *ctx;
+	uint64_t t0;
+	struct job j;
+
+	ck_assert_int_eq(job_init(&j), 0);
+	a.port = free_ps_port();
+	opts_sim(&o, 0);
+	ck_assert_int_eq(tr_verbs_ctx_new(&o, &vdev_sim_ops, &ctx, &err), 0);
+	ck_assert_int_eq(tr_verbs_ops.client_open(ctx, &j, &c, &err), 0);
+	t0 = now_ns();
+	ck_assert_int_lt(tr_verbs_ops.connect(c, &a, t0 + 300000000ull, &k, &err), 0);
+	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);
+	ck_assert_msg(strstr(err.msg, "verbs side channel") != NULL, "%s", err.msg);
+	tr_verbs_ops.client_close(c);
+	tr_verbs_ops.fini(ctx);
+	job_free(&j);
+
+	/* a device that does not exist */
+	snprintf(o.device, sizeof o.device, "mlx5_9");
+	ck_assert_int_eq(tr_verbs_ctx_new(&o, &vdev_sim_ops, &ctx, &err), 0);
+	ck_assert_int_lt(tr_verbs_ops.client_open(ctx, NULL, &c, &err), 0);
+	ck_assert_msg(strstr(err.msg, "no RDMA device named 'mlx5_9'") != NULL, "%s", err.msg);
+	tr_verbs_ops.fini(ctx);
+	assert_no_leak();
+}
+END_TEST
+
+/* This machine has no RDMA device (or tfgb is built without verbs): the
+ * probe says so in one line; with a device, it passes. */
+START_TEST(test_verbs_err_probe)
+{
+	struct tr_err err = {{0}};
+	struct job j;
+	char why[256];
+	int n, rc;
+
+	ck_assert_int_eq(job_init(&j), 0);
+	n = vdev_ibv_ops.count(why, sizeof why);
+	rc = tr_verbs_probe(&j, &err);
+	if (n == 0) {
+		ck_assert_int_eq(rc, -ENODEV);
+		ck_assert_str_eq(err.msg, "no RDMA device found (ibv_get_device_list returned 0 "
+		                 "devices); use transport = socket or grpc");
+	} else if (n < 0) {
+		ck_assert_int_lt(rc, 0);
+		ck_assert_ptr_nonnull(strstr(err.msg, "VERBS=0"));
+	}
+	job_free(&j);
+}
+END_TEST
+
+/* ---- the simulated device itself ----------------------------------------- */
+
+struct simpair {
+	struct vdev *d[2];
+	struct vdev_attr a[2];
+	struct vdev_cq *cq[2];
+	struct vdev_qp *qp[2];
+	uint32_t qpn[2];
+	unsigned char *buf[2];
+	struct vdev_mr *mr[2];
+};
+
+static void pair_open(struct simpair *p, unsigned access1)
+{
+	const struct vdev_ops *o = &vdev_sim_ops;
+	struct vdev_open_cfg oc = {.port = 1};
+	char err[128];
+
+	memset(p, 0, sizeof *p);
+	for (int i = 0; i < 2; i++) {
+		struct vdev_qp_cap cap = {.send_depth = 8, .recv_depth = 8, .max_send_sge = 4,
+		                          .max_recv_sge = 2, .max_inline = 64};
+		ck_assert_int_eq(o->open(&oc, &p->d[i], &p->a[i], err, sizeof err), 0);
+		ck_assert_int_eq(o->cq_create(p->d[i], 64, NULL, &p->cq[i]), 0);
+		ck_assert_int_eq(o->qp_create(p->d[i], p->cq[i], p->cq[i], &cap, &p->qp[i], &p->qpn[i]),
+		                 0);
+		p->buf[i] = calloc(1, 4096);
+		ck_assert_int_eq(o->reg_mr(p->d[i], p->buf[i], 4096,
+		                           i ? access1 : VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE |
+		                           VDEV_REMOTE_READ, &p->mr[i]), 0);
+	}
+	for (int i = 0; i < 2; i++) {
+		struct vdev_peer peer = {.qpn = p->qpn[!i], .lid = p->a[!i].lid, .mtu = 4096};
+		ck_assert_int_eq(o->qp_connect(p->qp[i], &peer, 0), 0);
+	}
+}
+
+static void pair_close(struct simpair *p)
+{
+	for (int i = 0; i < 2; i++) {
+		vdev_sim_ops.qp_destroy(p->qp[i]);
+		vdev_sim_ops.cq_destroy(p->cq[i]);
+		vdev_sim_ops.dereg_mr(p->mr[i]);
+		vdev_sim_ops.close(p->d[i]);
+		free(p->buf[i]);
+	}
+}
+
+static struct vdev_send_wr wr_write(struct simpair *p, struct vdev_sge *sge, uint64_t off,
+                                    uint32_t rkey)
+{
+	return (struct vdev_send_wr){.wr_id = 1, .opcode = VDEV_WRITE, .flags = VDEV_SIGNALED,
+	                             .sge = sge, .nsge = 1,
+	                             .remote_addr = (uint64_t)(uintptr_t)p->buf[1] + off,
+	                             .rkey = rkey};
+}
+
+START_TEST(test_verbs_sim_checks_like_an_hca)
+{
+	const struct vdev_ops *o = &vdev_sim_ops;
+	struct vdev_sge sge;
+	struct vdev_send_wr w[2];
+	struct vdev_wc wc[8];
+	struct simpair p;
+
+	/* a good WRITE, then READ it back */
+	pair_open(&p, VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE | VDEV_REMOTE_READ);
+	memcpy(p.buf[0], "hello", 5);
+	sge = (struct vdev_sge){(uint64_t)(uintptr_t)p.buf[0], 5, p.mr[0]->lkey};
+	w[0] = wr_write(&p, &sge, 100, p.mr[1]->rkey);
+	ck_assert_int_eq(o->post_send(p.qp[0], w, 1), 0);
+	ck_assert_int_eq(o->cq_poll(p.cq[0], wc, 8), 1);
+	ck_assert_int_eq(wc[0].status, VDEV_WC_SUCCESS);
+	ck_assert_mem_eq(p.buf[1] + 100, "hello", 5);
+	sge.addr += 1000;
+	w[0].opcode = VDEV_READ;
+	ck_assert_int_eq(o->post_send(p.qp[0], w, 1), 0);
+	ck_assert_int_eq(o->cq_poll(p.cq[0], wc, 8), 1);
+	ck_assert_int_eq(wc[0].status, VDEV_WC_SUCCESS);
+	ck_assert_mem_eq(p.buf[0] + 1000, "hello", 5);
+	/* too many SGEs, inline too long: refused at post */
+	w[0].nsge = 5;
+	ck_assert_int_eq(o->post_send(p.qp[0], w, 1), -EINVAL);
+	w[0] = wr_write(&p, &sge, 0, p.mr[1]->rkey);
+	sge.length = 65;
+	w[0].flags |= VDEV_INLINE;
+	ck_assert_int_eq(o->post_send(p.qp[0], w, 1), -EINVAL);
+	/* out of bounds: remote access error, and the next request is flushed */
+	sge.length = 16;
+	w[0] = wr_write(&p, &sge, 4090, p.mr[1]->rkey);
+	w[1] = wr_write(&p, &sge, 0, p.mr[1]->rkey);
+	w[1].flags = 0; /* unsignaled: flushed all the same */
+	ck_assert_int_eq(o->post_send(p.qp[0], w, 2), 0);
+	ck_assert_int_eq(o->cq_poll(p.cq[0], wc, 8), 2);
+	ck_assert_int_eq(wc[0].status, VDEV_WC_REM_ACCESS_ERR);
+	ck_assert_int_eq(wc[1].status, VDEV_WC_FLUSH_ERR);
+	pair_close(&p);
+
+	/* no REMOTE_WRITE on the target; a bad rkey */
+	for (int bad = 0; bad < 2; bad++) {
+		pair_open(&p, bad ? VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE : VDEV_LOCAL_WRITE);
+		sge = (struct vdev_sge){(uint64_t)(uintptr_t)p.buf[0], 8, p.mr[0]->lkey};
+		w[0] = wr_write(&p, &sge, 0, p.mr[1]->rkey + (bad ? 1u << 24 : 0));
+		ck_assert_int_eq(o->post_send(p.qp[0], w, 1), 0);
+		ck_assert_int_eq(o->cq_poll(p.cq[0], wc, 8), 1);
+		ck_assert_int_eq(wc[0].status, VDEV_WC_REM_ACCESS_ERR);
+		pair_close(&p);
+	}
+	assert_no_leak();
+}
+END_TEST
+
+START_TEST(test_verbs_sim_rnr_and_queues)
+{
+	const struct vdev_ops *o = &vdev_sim_ops;
+	struct vdev_sim_cfg cfg = {.max_sge = 30, .max_qp_wr = 64, .max_inline = 64,
+	                           .max_cqe = 1024, .rnr_retry = 7};
+	struct vdev_sge sge, rsge;
+	struct vdev_send_wr w;
+	struct vdev_wc wc[16];
+	struct simpair p;
+
+	vdev_sim_reset(&cfg);
+	pair_open(&p, VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE);
+	memcpy(p.buf[0], "abcdefgh", 8);
+	sge = (struct vdev_sge){(uint64_t)(uintptr_t)p.buf[0], 8, p.mr[0]->lkey};
+	w = (struct vdev_send_wr){.wr_id = 5, .opcode = VDEV_SEND_IMM, .flags = VDEV_SIGNALED,
+	                          .sge = &sge, .nsge = 1, .imm = 42};
+	/* no receive posted: the SEND waits (RNR retry 7) ... */
+	ck_assert_int_eq(o->post_send(p.qp[0], &w, 1), 0);
+	ck_assert_int_eq(o->cq_poll(p.cq[0], wc, 16), 0);
+	/* ... until one is */
+	rsge = (struct vdev_sge){(uint64_t)(uintptr_t)p.buf[1] + 64, 100, p.mr[1]->lkey};
+	ck_assert_int_eq(o->post_recv(p.qp[1], 77, &rsge, 1), 0);
+	ck_assert_int_eq(o->cq_poll(p.cq[1], wc, 16), 1);
+	ck_assert_int_eq(wc[0].status, VDEV_WC_SUCCESS);
+	ck_assert_int_eq(wc[0].opcode, VDEV_RECV_IMM);
+	ck_assert_uint_eq(wc[0].imm, 42);
+	ck_assert_uint_eq(wc[0].byte_len, 8);
+	ck_assert_uint_eq(wc[0].wr_id, 77);
+	ck_assert_mem_eq(p.buf[1] + 64, "abcdefgh", 8);
+	ck_assert_int_eq(o->cq_poll(p.cq[0], wc, 16), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 5);
+	/* the send queue holds 8: the 9th unsignaled request is refused until a
+	 * completion at or after them is polled */
+	w = (struct vdev_send_wr){.opcode = VDEV_WRITE, .sge = &sge, .nsge = 1,
+	                          .remote_addr = (uint64_t)(uintptr_t)p.buf[1],
+	                          .rkey = p.mr[1]->rkey};
+	for (int i = 0; i < 8; i++) {
+		w.flags = i == 7 ? VDEV_SIGNALED : 0;
+		ck_assert_int_eq(o->post_send(p.qp[0], &w, 1), 0);
+	}
+	ck_assert_int_eq(o->post_send(p.qp[0], &w, 1), -ENOMEM);
+	ck_assert_int_eq(o->cq_poll(p.cq[0], wc, 16), 1);
+	ck_assert_int_eq(o->post_send(p.qp[0], &w, 1), 0);
+	/* moving a QP to error flushes its receives */
+	ck_assert_int_eq(o->post_recv(p.qp[1], 1, &rsge, 1), 0);
+	ck_assert_int_eq(o->post_recv(p.qp[1], 2, &rsge, 1), 0);
+	ck_assert_int_eq(o->qp_error(p.qp[1]), 0);
+	ck_assert_int_eq(o->cq_poll(p.cq[1], wc, 16), 2);
+	ck_assert_int_eq(wc[0].status, VDEV_WC_FLUSH_ERR);
+	ck_assert_int_eq(wc[1].status, VDEV_WC_FLUSH_ERR);
+	pair_close(&p);
+	assert_no_leak();
+}
+END_TEST
+
+START_TEST(test_verbs_sim_event_wait)
+{
+	const struct vdev_ops *o = &vdev_sim_ops;
+	struct vdev_open_cfg oc = {.port = 1};
+	struct vdev_attr a;
+	struct vdev_chan *ch;
+	struct vdev_cq *cq;
+	struct vdev_qp *qp;
+	struct vdev_qp_cap cap = {.send_depth = 4, .recv_depth = 4, .max_send_sge = 1,
+	                          .max_recv_sge = 1};
+	struct vdev_wc wc[4];
+	struct vdev *d;
+	uint32_t qpn;
+	uint64_t t0;
+	char err[128];
+
+	ck_assert_int_eq(o->open(&oc, &d, &a, err, sizeof err), 0);
+	ck_assert_int_eq(o->chan_create(d, &ch), 0);
+	ck_assert_int_eq(o->cq_create(d, 16, ch, &cq), 0);
+	ck_assert_int_eq(o->qp_create(d, cq, cq, &cap, &qp, &qpn), 0);
+	ck_assert_int_eq(o->cq_arm(cq), 0);
+	t0 = now_ns();
+	ck_assert_int_eq(o->chan_wait(ch, 20000000), 0); /* nothing: a timeout */
+	ck_assert_uint_ge(now_ns() - t0, 15000000);
+	ck_assert_int_eq(o->post_recv(qp, 9, NULL, 0), 0);
+	ck_assert_int_eq(o->qp_error(qp), 0);            /* a flush is a completion */
+	ck_assert_int_eq(o->chan_wait(ch, WAIT_NS), 1);
+	ck_assert_int_eq(o->cq_poll(cq, wc, 4), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 9);
+	o->qp_destroy(qp);
+	o->cq_destroy(cq);
+	o->chan_destroy(ch);
+	o->close(d);
+	assert_no_leak();
+}
+END_TEST
+
+Suite *make_verbs_suite(void)
+{
+	Suite *s = suite_create("verbs");
+	TCase *core = tcase_create("core"), *limits = tcase_create("limits");
+	TCase *errors = tcase_create("errors"), *sim = tcase_create("sim");
+
+	tcase_add_checked_fixture(core, setup, NULL);
+	tcase_add_checked_fixture(limits, setup, NULL);
+	tcase_add_checked_fixture(errors, setup, NULL);
+	tcase_add_checked_fixture(sim, setup, NULL);
+	tcase_add_test(core, test_verbs_codecs);
+	tcase_add_test(core, test_verbs_echo_every_scheme);
+	tcase_add_test(core, test_verbs_ack_and_pull);
+	tcase_add_test(core, test_verbs_poll_modes);
+	tcase_add_test(core, test_verbs_pipelined_connections);
+	tcase_add_test(core, test_verbs_engine);
+	tcase_add_test(limits, test_verbs_limits_sge_split);
+	tcase_add_test(limits, test_verbs_limits_zero_copy);
+	tcase_add_test(limits, test_verbs_limits_credits);
+	tcase_add_test(limits, test_verbs_limits_slow_receiver);
+	tcase_add_test(limits, test_verbs_limits_statuses);
+	tcase_add_test(limits, test_verbs_limits_zone_wrap);
+	tcase_add_test(errors, test_verbs_err_rnr);
+	tcase_add_test(errors, test_verbs_err_remote_access);
+	tcase_add_test(errors, test_verbs_err_qp_error);
+	tcase_add_test(errors, test_verbs_err_server_side);
+	tcase_add_test(errors, test_verbs_err_release_in_flight);
+	tcase_add_test(errors, test_verbs_err_bad_header_drops);
+	tcase_add_test(errors, test_verbs_err_connect);
+	tcase_add_test(errors, test_verbs_err_probe);
+	tcase_add_test(sim, test_verbs_sim_checks_like_an_hca);
+	tcase_add_test(sim, test_verbs_sim_rnr_and_queues);
+	tcase_add_test(sim, test_verbs_sim_event_wait);
+	tcase_set_timeout(core, 60);
+	tcase_set_timeout(limits, 60);
+	tcase_set_timeout(errors, 60);
+	tcase_set_timeout(sim, 30);
+	suite_add_tcase(s, core);
+	suite_add_tcase(s, limits);
+	suite_add_tcase(s, errors);
+	suite_add_tcase(s, sim);
+	return s;
+}
