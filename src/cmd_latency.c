@@ -3,6 +3,8 @@
  * TF-gRPC-P2P-Latency: Echo with one call outstanding.
  * TF-gRPC-P2P-Bandwidth: Ack with [job] inflight calls outstanding; bytes
  * count only once the PS acknowledged exactly the bytes sent.
+ * In the serialized modes ([job] mode) they are EchoTensor and AckTensor,
+ * the payload carried as a TensorBundle (the engine and codec.h).
  */
 #include "tfgb.h"
 
@@ -60,11 +62,6 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}
-	if (j->mode != MODE_NONSERIALIZED) {
-		tfgb_error("%s: mode '%s' is not built yet; use mode = non-serialized", t->cmd,
-		           job_mode_name(j->mode));
-		return TFGB_EXIT_FAIL;
-	}
 	catch_signals();
 	cluster_ps_addr(j, 0, &addr);
 
@@ -108,6 +105,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 
 	cfg = (struct engine_cfg){
 		.ops = ops, .client = client, .conns = &conn, .nconns = 1, .method = method,
+		.mode = j->mode, .dtype = j->dtype,
 		.payload = &p, .inflight = method == TR_ECHO ? 1 : (int)j->inflight,
 		.warmup_ns = j->warmup_ns, .duration_ns = j->duration_ns,
 		.iterations = (uint64_t)j->iterations, .timeout_ns = j->timeout_ns,

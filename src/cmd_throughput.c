@@ -127,6 +127,9 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	a->sum.warmup_calls += w->warmup_calls;
 	a->sum.bytes += w->bytes;
 	a->sum.offered += w->offered;
+	a->sum.ser_sampled += w->ser_sampled;
+	a->sum.enc_ns += w->enc_ns;
+	a->sum.dec_ns += w->dec_ns;
 	a->window_total += w->window_ns;
 	stats_merge(&a->sum.lat, &w->lat);
 	if (w->end != ENGINE_DONE && !a->failed) {
@@ -310,6 +313,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		struct engine_cfg cfg = {
 			.ops = ops, .client = client, .conns = conns, .nconns = np,
 			.method = j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK,
+			.mode = j->mode, .dtype = j->dtype,
 			.payload = &p, .inflight = (int)j->inflight, .warmup_ns = j->warmup_ns,
 			.duration_ns = j->duration_ns, .iterations = (uint64_t)j->iterations,
 			.timeout_ns = j->timeout_ns, .verify_all = j->verify, .stop = &stop,
@@ -541,14 +545,18 @@ int cmd_throughput(struct tfgb *t)
 	struct cluster_rank rk;
 	char err[256];
 
+	/* a job error: before anything else */
+	if (t->job.mode != MODE_NONSERIALIZED && t->job.rpc == RPC_PULL) {
+		struct job_err jerr;
+		job_key_err(&t->job, &jerr, "job", "rpc",
+		            "has no serialized form (mode = %s); use mode = non-serialized, "
+		            "or rpc = echo or push", job_mode_name(t->job.mode));
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
 	ops = tr_find(t->job.transport, &terr);
 	if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
-		return TFGB_EXIT_FAIL;
-	}
-	if (t->job.mode != MODE_NONSERIALIZED) {
-		tfgb_error("%s: mode '%s' is not built yet; use mode = non-serialized", t->cmd,
-		           job_mode_name(t->job.mode));
 		return TFGB_EXIT_FAIL;
 	}
 	if (cluster_rank(t->task, &rk, err, sizeof err) < 0) {

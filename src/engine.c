@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "codec.h"
 #include "util.h"
 
 #define REAP_BATCH 64
@@ -23,6 +24,13 @@ struct slot {
 	unsigned char ack[8];   /* Ack reply */
 	unsigned char pull[8];  /* Pull request: N, big-endian */
 	struct iovec pull_iov;
+	/* serialized modes */
+	unsigned char *req;     /* this call's packed request (serialized), or NULL */
+	struct iovec req_iov;
+	unsigned char *reply;   /* the reply lands here, is decoded here */
+	int verify;             /* EchoTensor: compare every content byte of the reply */
+	int sampled;            /* encode and decode timed */
+	uint64_t enc_ns;
 };
 
 struct run {
@@ -35,6 +43,11 @@ struct run {
 	int outstanding;
 	unsigned char *verify_buf; /* one payload for first/last checks, or nslots for all */
 	int verify_next;        /* the next Echo submitted carries verify_buf */
+	/* serialized modes (NULL codec: non-serialized) */
+	struct codec *codec;
+	int wire;               /* TR_ECHO_TENSOR or TR_ACK_TENSOR */
+	unsigned char *ser_mem; /* every slot's request and reply buffers */
+	uint64_t nencoded;      /* calls encoded so far: picks the sampled ones */
 	/* open loop (cfg->rate > 0): idle slots per connection, and the schedule */
 	struct slot **idle;     /* connection c's idle slots: idle[c * inflight ...] */
 	int *nidle;
@@ -59,6 +72,27 @@ static void fail(struct run *r, int conn, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Serialized modes: the request of one call, after its start time.  One
+ * call in ENGINE_SAMPLE times its encode alone. */
+static void encode(struct run *r, struct slot *s)
+{
+	uint64_t t;
+
+	if (r->wire == TR_ECHO_TENSOR) {
+		s->verify = r->cfg->verify_all || r->verify_next;
+		r->verify_next = 0;
+	}
+	/* not the first call, which checks every byte of its reply */
+	s->sampled = r->nencoded++ % ENGINE_SAMPLE == ENGINE_SAMPLE - 1;
+	if (!s->sampled) {
+		codec_encode(r->codec, s->req, &s->req_iov, &s->call.iov, &s->call.iovcnt);
+		return;
+	}
+	t = now_ns();
+	codec_encode(r->codec, s->req, &s->req_iov, &s->call.iov, &s->call.iovcnt);
+	s->enc_ns = now_ns() - t;
+}
+
 static int submit(struct run *r, struct slot *s, uint64_t now, int measured)
 {
 	const struct engine_cfg *cfg = r->cfg;
@@ -66,7 +100,9 @@ static int submit(struct run *r, struct slot *s, uint64_t now, int measured)
 
 	s->measured = measured;
 	s->call.t_start_ns = now;
-	if (cfg->method == TR_ECHO) {
+	if (r->codec) {
+		encode(r, s);
+	} else if (cfg->method == TR_ECHO) {
 		if (cfg->verify_all) {
 			s->call.resp_buf = r->verify_buf + (size_t)(s - r->slots) * cfg->payload->total;
 			s->call.resp_cap = cfg->payload->total;
@@ -86,7 +122,7 @@ static int submit(struct run *r, struct slot *s, uint64_t now, int measured)
 	}
 	if (rc < 0) {
 		fail(r, s->conn, "cannot start a %s call on connection %d: %s",
-		     tr_method_name(cfg->method), s->conn, strerror(-rc));
+		     tr_method_name(s->call.method), s->conn, strerror(-rc));
 		return rc;
 	}
 	r->outstanding++;
@@ -103,9 +139,24 @@ static int check(struct run *r, struct slot *s)
 	if (c->status != TR_OK) {
 		const char *why = cfg->ops->conn_error ? cfg->ops->conn_error(cfg->conns[s->conn])
 		                                      : NULL;
-		fail(r, s->conn, "%s call failed with status %s (%d)%s%s", tr_method_name(cfg->method),
+		fail(r, s->conn, "%s call failed with status %s (%d)%s%s", tr_method_name(c->method),
 		     tr_status_name(c->status), c->status, why ? ": " : "", why ? why : "");
 		return -1;
+	}
+	if (r->codec) {
+		char why[256];
+		if (c->resp_len > c->resp_cap) {
+			fail(r, s->conn, "%s reply has %llu bytes, more than the %llu expected",
+			     tr_method_name(c->method), (unsigned long long)c->resp_len,
+			     (unsigned long long)c->resp_cap);
+			return -1;
+		}
+		if (codec_check(r->codec, s->reply, (size_t)c->resp_len, s->verify, why,
+		                sizeof why) < 0) {
+			fail(r, s->conn, "%s reply: %s", tr_method_name(c->method), why);
+			return -1;
+		}
+		return 0;
 	}
 	switch (cfg->method) {
 	case TR_ECHO:
@@ -154,10 +205,49 @@ static void progress(const struct run *r, int phase, uint64_t now, uint64_t t_be
 	fflush(stderr);
 }
 
+/* Serialized modes: a slot's request and reply buffers, cache-line aligned. */
+static size_t req_bytes(const struct run *r)
+{
+	return (codec_slot_len(r->codec) + 63) & ~(size_t)63;
+}
+
+static size_t slot_bytes(const struct run *r)
+{
+	return req_bytes(r) + ((codec_reply_cap(r->codec) + 63) & ~(size_t)63);
+}
+
+/* Serialized modes: the codec, and the memory of every slot's request
+ * (serialized) and reply buffers, allocated once. */
+static int setup_serialized(struct run *r)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	int rc;
+
+	if (cfg->method != TR_ECHO && cfg->method != TR_ACK) {
+		fail(r, -1, "the %s method has no serialized form; use mode = non-serialized",
+		     tr_method_name(cfg->method));
+		return -EINVAL;
+	}
+	r->wire = cfg->method == TR_ECHO ? TR_ECHO_TENSOR : TR_ACK_TENSOR;
+	rc = codec_open(&r->codec, cfg->payload, cfg->mode, cfg->dtype, r->wire);
+	if (rc == -EINVAL) {
+		fail(r, -1, "a payload buffer is not a whole number of %s elements",
+		     job_dtype_name(cfg->dtype));
+		return rc;
+	}
+	if (rc < 0)
+		return rc;
+	if (!(r->ser_mem = malloc(slot_bytes(r) * (size_t)r->nslots)))
+		return -ENOMEM;
+	r->verify_next = 1;
+	return 0;
+}
+
 static int setup(struct run *r)
 {
 	const struct engine_cfg *cfg = r->cfg;
 	size_t vbytes;
+	int rc;
 
 	r->nslots = cfg->nconns * cfg->inflight;
 	r->slots = calloc((size_t)r->nslots, sizeof *r->slots);
@@ -172,7 +262,10 @@ static int setup(struct run *r)
 			return -ENOMEM;
 		payload_rng_seed(&r->rng, cfg->seed ^ 0x6f70656e6c6f6f70ull);
 	}
-	if (cfg->method == TR_ECHO) {
+	if (cfg->mode != MODE_NONSERIALIZED) {
+		if ((rc = setup_serialized(r)) < 0)
+			return rc;
+	} else if (cfg->method == TR_ECHO) {
 		vbytes = (size_t)cfg->payload->total * (cfg->verify_all ? (size_t)r->nslots : 1);
 		r->verify_buf = malloc(vbytes ? vbytes : 1);
 		if (!r->verify_buf)
@@ -184,8 +277,17 @@ static int setup(struct run *r)
 		s->conn = i % cfg->nconns;
 		if (r->idle)
 			r->idle[s->conn * cfg->inflight + r->nidle[s->conn]++] = s;
-		s->call.method = cfg->method;
 		s->call.user = s;
+		if (r->codec) {
+			/* the request is set by each encode */
+			s->call.method = r->wire;
+			s->req = req_bytes(r) ? r->ser_mem + slot_bytes(r) * (size_t)i : NULL;
+			s->reply = r->ser_mem + slot_bytes(r) * (size_t)i + req_bytes(r);
+			s->call.resp_buf = s->reply;
+			s->call.resp_cap = codec_reply_cap(r->codec);
+			continue;
+		}
+		s->call.method = cfg->method;
 		switch (cfg->method) {
 		case TR_PULL:
 			be_put64(s->pull, cfg->payload->total);
@@ -217,6 +319,8 @@ static void teardown(struct run *r)
 	free(r->idle);
 	free(r->nidle);
 	free(r->verify_buf);
+	free(r->ser_mem);
+	codec_close(r->codec);
 }
 
 /* The intended start of call `seq` of the open-loop schedule: evenly spaced
@@ -299,7 +403,7 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 	res->failed_conn = -1;
 	if ((rc = setup(&r)) < 0) {
 		teardown(&r);
-		return rc;
+		return rc == -EINVAL ? -1 : rc; /* -EINVAL: res->err says why */
 	}
 
 	now = t_begin = last_done = now_ns();
@@ -368,9 +472,21 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 
 		for (int i = 0; i < n; i++) {
 			struct slot *s = done[i]->user;
-			uint64_t lat = now - s->call.t_start_ns;
+			uint64_t lat = now - s->call.t_start_ns, dec_ns = 0;
+			int bad;
 
-			if (check(&r, s) < 0) {
+			if (r.codec) {
+				/* the reply is decoded inside the call's latency */
+				uint64_t t = s->sampled ? now_ns() : 0, t_done;
+				bad = check(&r, s) < 0;
+				t_done = now_ns();
+				lat = t_done - s->call.t_start_ns;
+				if (s->sampled)
+					dec_ns = t_done - t;
+			} else {
+				bad = check(&r, s) < 0;
+			}
+			if (bad) {
 				res->errors++;
 				stopping = 1;
 				if (!t_end)
@@ -382,6 +498,11 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 			} else if (!t_end || now <= t_end) {
 				stats_record(&res->lat, lat);
 				res->calls++;
+				if (s->sampled) {
+					res->ser_sampled++;
+					res->enc_ns += s->enc_ns;
+					res->dec_ns += dec_ns;
+				}
 				res->conn_calls[s->conn]++;
 				res->bytes += cfg->payload->total;
 			}

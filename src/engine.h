@@ -9,6 +9,13 @@
  * The timed path (submit, reap, check, record) makes no allocation, no
  * copy (except the reply copy that verification and Ack need), no logging
  * and takes no lock: every tr_call is preallocated here.
+ *
+ * Serialized modes (mode = serialized | tensorflow, see codec.h): Echo
+ * becomes EchoTensor and Ack becomes AckTensor; each call's request is
+ * encoded after its start time is taken and its reply decoded and checked
+ * before its end time is taken, so both costs are inside its latency.
+ * One call in ENGINE_SAMPLE also times its encode and its decode on their
+ * own (three more clock reads) for the report's serialization figures.
  */
 #ifndef TFGB_ENGINE_H
 #define TFGB_ENGINE_H
@@ -25,7 +32,9 @@ struct engine_cfg {
 	struct tr_client *client;
 	struct tr_conn **conns;      /* one per PS */
 	int nconns;
-	int method;                  /* TR_ECHO, TR_ACK, TR_PULL */
+	int method;                  /* TR_ECHO, TR_ACK, TR_PULL: what the call does */
+	int mode;                    /* enum job_mode; TR_PULL only with MODE_NONSERIALIZED */
+	int dtype;                   /* enum job_dtype: the tensors' declared type */
 	const struct payload *payload;
 	int inflight;                /* per connection, >= 1 */
 	uint64_t warmup_ns;
@@ -50,6 +59,9 @@ enum engine_end {
 
 #define ENGINE_ERR_MAX 512
 
+/* Serialized modes: one call in this many has its encode and decode timed. */
+#define ENGINE_SAMPLE 64
+
 struct engine_result {
 	struct stats lat;            /* measured calls only */
 	uint64_t calls;              /* measured calls completed OK */
@@ -59,6 +71,9 @@ struct engine_result {
 	uint64_t window_ns;          /* length of the measured window */
 	uint64_t offered;            /* open loop: calls due inside the window; else 0 */
 	uint64_t *conn_calls;        /* measured calls per connection (nconns) */
+	/* serialized modes: the sampled measured calls, and the sums of their
+	 * encode and decode times; all 0 in non-serialized mode */
+	uint64_t ser_sampled, enc_ns, dec_ns;
 	int end;                     /* enum engine_end */
 	int failed_conn;             /* connection of the failure, or -1 */
 	char err[ENGINE_ERR_MAX];    /* first failure, one line */
@@ -67,7 +82,9 @@ struct engine_result {
 /* Runs the warm-up and the measured window.  Returns 0 when the run
  * completed, 1 when it was interrupted (partial figures in res), -1 on a
  * failure (res->err says which call and why; partial figures in res), or
- * -ENOMEM before anything ran. */
+ * -ENOMEM before anything ran.  A serialized mode with TR_PULL, or a
+ * payload its dtype does not divide, fails before anything runs (-1, with
+ * res->err). */
 int engine_run(const struct engine_cfg *cfg, struct engine_result *res);
 void engine_result_free(struct engine_result *res);
 

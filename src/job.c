@@ -10,11 +10,14 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "payload.h"
+
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
 #endif
 
-static const char *const mode_names[] = {"non-serialized", "serialized", NULL};
+static const char *const mode_names[] = {"non-serialized", "serialized", "tensorflow", NULL};
+static const char *const dtype_names[] = {"uint8", "float32", "float16", "int64", NULL};
 static const char *const transport_names[] = {"grpc", "socket", "verbs", NULL};
 static const char *const scheme_names[] = {"uniform", "random", "skew", "custom", NULL};
 static const char *const cat_names[] = {"small", "medium", "large", NULL};
@@ -37,7 +40,7 @@ static const char *const verbs_poll_names[] = {"busy", "event", NULL};
  * order of --print-config and of tfgb.ini(5). */
 const struct opt_def job_keys[] = {
 	{"job", "mode", OPT_ENUM, J(mode), "non-serialized", .values = mode_names,
-	 .help = "payload transfer mode: raw iovec bytes, or protobuf-serialized tensors"},
+	 .help = "payload transfer mode: raw iovec bytes, protobuf-c tensors, or TensorFlow's zero-copy encoding"},
 	{"job", "transport", OPT_ENUM, J(transport), "grpc", .values = transport_names,
 	 .help = "how calls travel: gRPC core, plain TCP, or RDMA verbs"},
 	{"job", "warmup", OPT_DURATION, J(warmup_ns), "2s", RANGE(0, 3600 * SEC),
@@ -94,6 +97,8 @@ const struct opt_def job_keys[] = {
 	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = CAT_LARGE_MAX,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_LIST_APPEND, .max_items = 65536,
 	 .help = "custom only: the buffer sizes, in order; continue long lists on indented lines"},
+	{"payload", "dtype", OPT_ENUM, J(dtype), "uint8", .values = dtype_names,
+	 .help = "serialized modes: element type each tensor declares; sizes must be whole elements"},
 
 	{"output", "format", OPT_ENUM, J(format), "text", .values = format_names,
 	 .help = "report format"},
@@ -152,6 +157,22 @@ const char *job_scheme_name(int s) { return scheme_names[s]; }
 const char *job_cat_name(int c) { return cat_names[c]; }
 const char *job_rpc_name(int r) { return rpc_names[r]; }
 const char *job_arrival_name(int a) { return arrival_names[a]; }
+const char *job_dtype_name(int d) { return dtype_names[d]; }
+
+unsigned job_dtype_size(int d)
+{
+	static const unsigned size[] = {[DTYPE_UINT8] = 1, [DTYPE_FLOAT32] = 4,
+	                                [DTYPE_FLOAT16] = 2, [DTYPE_INT64] = 8};
+	return size[d];
+}
+
+int job_dtype_number(int d)
+{
+	/* tensorflow/core/framework/types.proto */
+	static const int number[] = {[DTYPE_UINT8] = 4, [DTYPE_FLOAT32] = 1,
+	                             [DTYPE_FLOAT16] = 19, [DTYPE_INT64] = 9};
+	return number[d];
+}
 
 size_t job_key_count(void)
 {
@@ -555,12 +576,8 @@ static const struct job_origin *origin_of(const struct job *j, const char *secti
 	return &j->origin[key_index(section, name)];
 }
 
-/* Error about key section.name, placed where its value came from. */
-static int key_err(const struct job *j, struct job_err *err, const char *section,
-                   const char *name, const char *fmt, ...)
-	__attribute__((format(printf, 5, 6)));
-static int key_err(const struct job *j, struct job_err *err, const char *section,
-                   const char *name, const char *fmt, ...)
+int job_key_err(const struct job *j, struct job_err *err, const char *section,
+                const char *name, const char *fmt, ...)
 {
 	char loc[JOB_NAME_MAX + 16], msg[JOB_ERR_MAX];
 	const struct opt_def *d = job_key_find(section, name);
@@ -609,32 +626,61 @@ static int layer_of(const struct job_origin *o)
 	return !o->file ? 0 : strcmp(o->file, "-s") ? 1 : 2;
 }
 
+/* [payload] dtype: in the serialized modes every buffer holds whole
+ * elements.  Checked on the layout itself, so that a category no buffer
+ * uses is no error. */
+static int check_dtype(const struct job *j, struct job_err *err)
+{
+	unsigned el = job_dtype_size(j->dtype);
+	char where[JOB_NAME_MAX + 16];
+	struct payload p;
+	int rc = 0;
+
+	if (el == 1 || j->mode == MODE_NONSERIALIZED) /* raw bytes declare no type */
+		return 0;
+	if (payload_layout(j, &p) < 0) {
+		seterr(err, "out of memory checking payload.dtype");
+		return -1;
+	}
+	origin_str(origin_of(j, "payload", "dtype"), where, sizeof where);
+	for (size_t i = 0; i < p.n && !rc; i++)
+		if (p.buf[i].len % el)
+			rc = job_key_err(j, err, "payload",
+			                 j->scheme == SCHEME_CUSTOM ? "iovec" : cat_names[p.buf[i].cat],
+			                 "buffer %zu is %llu bytes, not a whole number of %u-byte "
+			                 "elements of payload.dtype = %s (%s)", i,
+			                 (unsigned long long)p.buf[i].len, el, dtype_names[j->dtype],
+			                 where);
+	payload_free(&p);
+	return rc;
+}
+
 int job_validate(struct job *j, struct job_err *err)
 {
 	int ncat = j->categories.n;
 	uint64_t biggest = 0, total;
 
 	if (ncat == 0)
-		return key_err(j, err, "payload", "categories",
-		               "name at least one of small, medium, large");
+		return job_key_err(j, err, "payload", "categories",
+		                   "name at least one of small, medium, large");
 	if ((j->scheme == SCHEME_RANDOM || j->scheme == SCHEME_SKEW) && ncat < 2)
-		return key_err(j, err, "payload", "categories",
-		               "scheme %s needs at least two categories", scheme_names[j->scheme]);
+		return job_key_err(j, err, "payload", "categories",
+		                   "scheme %s needs at least two categories", scheme_names[j->scheme]);
 	if (j->scheme == SCHEME_SKEW) {
 		int found = 0;
 		for (int i = 0; i < ncat; i++)
 			found |= j->categories.v[i] == j->bias;
 		if (!found)
-			return key_err(j, err, "payload", "bias",
-			               "must be one of the chosen categories");
+			return job_key_err(j, err, "payload", "bias",
+			                   "must be one of the chosen categories");
 	}
 	if (j->scheme == SCHEME_CUSTOM) {
 		if (j->iovec.n == 0 && origin_of(j, "payload", "iovec")->file)
-			return key_err(j, err, "payload", "iovec",
-			               "scheme custom needs a list of buffer sizes");
+			return job_key_err(j, err, "payload", "iovec",
+			                   "scheme custom needs a list of buffer sizes");
 		if (j->iovec.n == 0)
-			return key_err(j, err, "payload", "scheme",
-			               "needs a list of buffer sizes in payload.iovec");
+			return job_key_err(j, err, "payload", "scheme",
+			                   "needs a list of buffer sizes in payload.iovec");
 		/* the list sets the count; an iovecs from the same or a later layer
 		 * (file < -s) than the list must agree with it, one from an earlier
 		 * layer (a full job file under -s payload.iovec=...) gives way */
@@ -642,56 +688,56 @@ int job_validate(struct job *j, struct job_err *err)
 		        layer_of(origin_of(j, "payload", "iovec")) &&
 		    layer_of(origin_of(j, "payload", "iovecs")) > 0 &&
 		    (uint64_t)j->iovecs != j->iovec.n)
-			return key_err(j, err, "payload", "iovecs",
-			               "scheme custom lists %zu sizes in payload.iovec; "
-			               "drop iovecs or make it match", j->iovec.n);
+			return job_key_err(j, err, "payload", "iovecs",
+			                   "scheme custom lists %zu sizes in payload.iovec; "
+			                   "drop iovecs or make it match", j->iovec.n);
 		j->iovecs = (int64_t)j->iovec.n;
 		total = 0;
 		for (size_t i = 0; i < j->iovec.n; i++)
 			total += j->iovec.v[i];
 		if (total > JOB_PAYLOAD_MAX)
-			return key_err(j, err, "payload", "iovec",
-			               "payload would be %llu bytes; the most is %llu (1GiB)",
-			               (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
+			return job_key_err(j, err, "payload", "iovec",
+			                   "payload would be %llu bytes; the most is %llu (1GiB)",
+			                   (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
 	} else {
 		if (j->iovec.n)
-			return key_err(j, err, "payload", "iovec",
-			               "is used only with scheme = custom (scheme is %s)",
-			               scheme_names[j->scheme]);
+			return job_key_err(j, err, "payload", "iovec",
+			                   "is used only with scheme = custom (scheme is %s)",
+			                   scheme_names[j->scheme]);
 		for (int i = 0; i < ncat; i++)
 			if (j->cat_size[j->categories.v[i]] > biggest)
 				biggest = j->cat_size[j->categories.v[i]];
 		total = biggest * (uint64_t)j->iovecs; /* the worst case of scheme random */
 		if (total > JOB_PAYLOAD_MAX)
-			return key_err(j, err, "payload", "iovecs",
-			               "payload could reach %llu bytes; the most is %llu (1GiB)",
-			               (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
+			return job_key_err(j, err, "payload", "iovecs",
+			                   "payload could reach %llu bytes; the most is %llu (1GiB)",
+			                   (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
 	}
 	if (j->ps.n == 0)
-		return key_err(j, err, "cluster", "ps", "name at least one host:port");
+		return job_key_err(j, err, "cluster", "ps", "name at least one host:port");
 	if (j->ps.n != 1 && j->ps.n != (size_t)j->ps_count)
-		return key_err(j, err, "cluster", "ps",
-		               "lists %zu addresses but ps_count is %lld; give one address "
-		               "(consecutive ports) or exactly ps_count", j->ps.n,
-		               (long long)j->ps_count);
+		return job_key_err(j, err, "cluster", "ps",
+		                   "lists %zu addresses but ps_count is %lld; give one address "
+		                   "(consecutive ports) or exactly ps_count", j->ps.n,
+		                   (long long)j->ps_count);
 	if (j->ps.n == 1 && j->ps.v[0].port + j->ps_count - 1 > 65535)
-		return key_err(j, err, "cluster", "ps_count",
-		               "consecutive ports from %u would pass 65535", j->ps.v[0].port);
+		return job_key_err(j, err, "cluster", "ps_count",
+		                   "consecutive ports from %u would pass 65535", j->ps.v[0].port);
 	if (j->control.n)
 		for (int i = 0; i < j->ps_count; i++) {
 			struct opt_hostport a = j->ps.n == 1 ? j->ps.v[0] : j->ps.v[i];
 			if (j->ps.n == 1)
 				a.port = (uint16_t)(a.port + i);
 			if (a.port == j->control.v[0].port && !strcmp(a.host, j->control.v[0].host))
-				return key_err(j, err, "cluster", "control", "is the address of PS %d", i);
+				return job_key_err(j, err, "cluster", "control", "is the address of PS %d", i);
 		}
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
 		char why[OPT_ERR_MAX];
 		if (v && *v && opt_parse_cpulist(v, NULL, why) < 0)
-			return key_err(j, err, "affinity", name, "%s", why);
+			return job_key_err(j, err, "affinity", name, "%s", why);
 	}
-	return 0;
+	return check_dtype(j, err);
 }
 
 void job_print_ini(const struct job *j, FILE *f)

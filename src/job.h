@@ -14,7 +14,12 @@
 
 #include "opt.h"
 
-enum job_mode { MODE_NONSERIALIZED, MODE_SERIALIZED };
+/* How the payload crosses the wire (see tfgb.ini(5), [job] mode):
+ * raw iovec bytes; a TensorBundle packed and unpacked by protobuf-c; or the
+ * same TensorBundle bytes encoded as TensorFlow's gRPC fast path does. */
+enum job_mode { MODE_NONSERIALIZED, MODE_SERIALIZED, MODE_TENSORFLOW };
+/* The element type a serialized tensor declares ([payload] dtype). */
+enum job_dtype { DTYPE_UINT8, DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_INT64 };
 enum job_transport { TRANSPORT_GRPC, TRANSPORT_SOCKET, TRANSPORT_VERBS };
 enum job_rpc { RPC_ECHO, RPC_PUSH, RPC_PULL };
 enum job_arrival { ARRIVAL_CONSTANT, ARRIVAL_POISSON };
@@ -53,7 +58,7 @@ struct job {
 	int64_t ps_count, workers;
 	struct opt_hplist control;
 	/* [payload] */
-	int scheme, bias;
+	int scheme, bias, dtype;
 	int64_t iovecs;
 	struct opt_enumlist categories;
 	uint64_t cat_size[CAT_COUNT]; /* small, medium, large */
@@ -127,5 +132,18 @@ const char *job_scheme_name(int scheme);
 const char *job_cat_name(int cat);
 const char *job_rpc_name(int rpc);
 const char *job_arrival_name(int arrival);
+const char *job_dtype_name(int dtype);
+
+/* Bytes per element of a dtype: 1, 4, 2, 8. */
+unsigned job_dtype_size(int dtype);
+/* TensorFlow's DataType number of a dtype: DT_UINT8 = 4, DT_FLOAT = 1,
+ * DT_HALF = 19, DT_INT64 = 9. */
+int job_dtype_number(int dtype);
+
+/* A job error about key section.name, placed where its value came from:
+ * "file:line: section.name = value: <message>".  For checks a command
+ * makes beyond job_validate.  Always returns -1. */
+int job_key_err(const struct job *j, struct job_err *err, const char *section,
+                const char *name, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

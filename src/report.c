@@ -21,6 +21,9 @@ static const char *status_of(const struct report *r)
 struct figures {
 	double min, avg, p50, p90, p99, p999, max, sd; /* microseconds */
 	double rps, mbps, mibps;
+	int ser;                /* a serialized mode: the serialization figures apply */
+	uint64_t sampled;       /* calls whose encode and decode were timed */
+	double enc_us, dec_us;  /* their means, per call */
 };
 
 static void figures_of(const struct report *r, struct figures *f)
@@ -40,6 +43,10 @@ static void figures_of(const struct report *r, struct figures *f)
 	f->rps = r->tput ? r->tput->rps : engine_rate(res);
 	f->mbps = bps / 1e6;
 	f->mibps = bps / (1024.0 * 1024.0);
+	f->ser = r->job->mode != MODE_NONSERIALIZED;
+	f->sampled = res->ser_sampled;
+	f->enc_us = res->ser_sampled ? (double)res->enc_ns / (double)res->ser_sampled / 1e3 : 0;
+	f->dec_us = res->ser_sampled ? (double)res->dec_ns / (double)res->ser_sampled / 1e3 : 0;
 }
 
 static void print_text(const struct report *r, const struct figures *g, FILE *f)
@@ -59,6 +66,13 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	opt_format_duration(j->warmup_ns, dur, sizeof dur);
 	fprintf(f, "# warm-up %s (%" PRIu64 " calls), measured %.3fs, inflight %d\n",
 	        dur, res->warmup_calls, (double)res->window_ns / 1e9, r->inflight);
+	if (g->ser && g->sampled)
+		fprintf(f, "# serialization (%s, dtype %s): encode %.2f us, decode %.2f us per call, "
+		        "mean of %" PRIu64 " sampled calls (1 in %d)\n", job_mode_name(j->mode),
+		        job_dtype_name(j->dtype), g->enc_us, g->dec_us, g->sampled, ENGINE_SAMPLE);
+	else if (g->ser)
+		fprintf(f, "# serialization (%s, dtype %s): not measured, no sampled calls\n",
+		        job_mode_name(j->mode), job_dtype_name(j->dtype));
 	if (r->tput) {
 		const struct report_tput *tp = r->tput;
 		fprintf(f, "# %u PS x %u workers (%u reported), rpc %s", tp->nps, tp->workers,
@@ -95,13 +109,21 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 
 	fprintf(f, "benchmark,transport,mode,scheme,iovecs,bytes,inflight,warmup_s,duration_s,"
 	        "calls,errors,min_us,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,stddev_us,"
-	        "rpc_per_s,MBps,MiBps,status\n");
+	        "rpc_per_s,MBps,MiBps,encode_us,decode_us,sampled_calls,status\n");
 	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64
-	        ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,%s\n", r->command,
+	        ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,", r->command,
 	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
 	        r->payload->n, r->payload->total, r->inflight, (double)j->warmup_ns / 1e9,
 	        (double)res->window_ns / 1e9, res->calls, res->errors, g->min, g->avg, g->p50,
-	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps, status_of(r));
+	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps);
+	/* empty in non-serialized mode, and when no call was sampled */
+	if (g->ser && g->sampled)
+		fprintf(f, "%.3f,%.3f,%" PRIu64 ",", g->enc_us, g->dec_us, g->sampled);
+	else if (g->ser)
+		fprintf(f, ",,0,");
+	else
+		fprintf(f, ",,,");
+	fprintf(f, "%s\n", status_of(r));
 }
 
 static int print_json(const struct report *r, const struct figures *g, FILE *f)
@@ -163,6 +185,20 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_f64(&w, "rpc_per_s", g->rps, 2);
 	json_f64(&w, "MBps", g->mbps, 3);
 	json_f64(&w, "MiBps", g->mibps, 3);
+	if (g->ser) {
+		json_obj_begin(&w, "serialization");
+		json_str(&w, "dtype", job_dtype_name(j->dtype));
+		if (g->sampled) {
+			json_f64(&w, "encode_us", g->enc_us, 3);
+			json_f64(&w, "decode_us", g->dec_us, 3);
+		} else {
+			json_null(&w, "encode_us");
+			json_null(&w, "decode_us");
+		}
+		json_u64(&w, "sampled_calls", g->sampled);
+		json_u64(&w, "sample_every", ENGINE_SAMPLE);
+		json_obj_end(&w);
+	}
 	if (r->tput) {
 		const struct report_tput *tp = r->tput;
 		json_obj_begin(&w, "throughput");

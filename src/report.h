@@ -1,4 +1,12 @@
-/* report.h - a benchmark result as text (OSU style), CSV or JSON. */
+/* report.h - a benchmark result as text (OSU style), CSV or JSON.
+ *
+ * In the serialized modes the report adds the mean encode and decode time
+ * per call over the engine's sampled calls (engine_result.ser_sampled,
+ * enc_ns, dec_ns): a "# serialization" header line, the CSV columns
+ * encode_us, decode_us and sampled_calls (empty in non-serialized mode),
+ * and a JSON object "serialization" {dtype, encode_us, decode_us,
+ * sampled_calls, sample_every}, absent in non-serialized mode.  With no
+ * sampled call the means are null (JSON) or empty (CSV), never 0. */
 #ifndef TFGB_REPORT_H
 #define TFGB_REPORT_H
 

@@ -1,9 +1,10 @@
 /* result.c - a worker's figures in a bounded, checked binary form.
  *
  * Layout, all integers big-endian:
- *   u32 magic "TFGR", u32 version 1, u32 worker, i32 pid, i32 end,
+ *   u32 magic "TFGR", u32 version 2, u32 worker, i32 pid, i32 end,
  *   u16 hostlen + host, u16 errlen + err,
  *   u64 calls, errors, warmup_calls, bytes, window_ns, offered,
+ *   u64 ser_sampled, enc_ns, dec_ns,
  *   u32 nps + nps x u64 ps_calls,
  *   u64 count, min_ns, max_ns, sum_ns, sumsq_hi, sumsq_lo,
  *   u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing.
@@ -15,7 +16,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 1u
+#define RESULT_VERSION 2u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -34,6 +35,9 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 	r->bytes = res->bytes;
 	r->window_ns = res->window_ns;
 	r->offered = res->offered;
+	r->ser_sampled = res->ser_sampled;
+	r->enc_ns = res->enc_ns;
+	r->dec_ns = res->dec_ns;
 	r->nps = nps > RESULT_PS_MAX ? RESULT_PS_MAX : nps;
 	for (uint32_t i = 0; i < r->nps; i++)
 		r->ps_calls[i] = res->conn_calls ? res->conn_calls[i] : 0;
@@ -88,6 +92,9 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	put(&w, r->bytes, 8);
 	put(&w, r->window_ns, 8);
 	put(&w, r->offered, 8);
+	put(&w, r->ser_sampled, 8);
+	put(&w, r->enc_ns, 8);
+	put(&w, r->dec_ns, 8);
 	put(&w, r->nps, 4);
 	for (uint32_t i = 0; i < r->nps && i < RESULT_PS_MAX; i++)
 		put(&w, r->ps_calls[i], 8);
@@ -168,6 +175,9 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	r->bytes = get(&b, 8);
 	r->window_ns = get(&b, 8);
 	r->offered = get(&b, 8);
+	r->ser_sampled = get(&b, 8);
+	r->enc_ns = get(&b, 8);
+	r->dec_ns = get(&b, 8);
 	r->nps = (uint32_t)get(&b, 4);
 	if (b.bad || r->nps > RESULT_PS_MAX)
 		return -1;

@@ -28,6 +28,8 @@ struct wresult {
 	char err[RESULT_ERR_MAX];
 	uint64_t calls, errors, warmup_calls, bytes, window_ns;
 	uint64_t offered;            /* open loop: calls due in the window, else 0 */
+	uint64_t ser_sampled;        /* serialized modes: calls whose encode/decode were timed */
+	uint64_t enc_ns, dec_ns;     /* ... and the sums of those times; 0 otherwise */
 	uint32_t nps;
 	uint64_t ps_calls[RESULT_PS_MAX];
 	struct stats lat;

@@ -14,8 +14,15 @@
  * Server (`tfgb serve`): one grpc_server, `threads` completion queues each
  * polled by its own thread, SRV_DEPTH requests outstanding per registered
  * method per queue, and one unregistered request outstanding so unknown
- * methods get UNIMPLEMENTED.  Echo, Ack and Pull are registered with
+ * methods get UNIMPLEMENTED.  Every method is registered with
  * GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER: a call arrives with its request.
+ * EchoTensor and AckTensor (serialized modes) unpack the request with
+ * protobuf-c (codec_serve) into their queue's arena and pack the reply into
+ * their slot's buffer, which lives until the reply is sent; a request that
+ * arrives in several slices is first made contiguous in the queue's input
+ * buffer.  These buffers and arenas are kept between calls up to
+ * CODEC_KEEP bytes each, so a steady stream of like payloads allocates
+ * nothing; one queue's arena is bounded by SRV_ARENA_LIMIT.
  *
  * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
@@ -42,6 +49,7 @@
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
+#include "codec.h"
 #include "payload.h"
 #include "util.h"
 
@@ -400,10 +408,15 @@ static void g_call_release(struct tr_call *call)
  * more calls than that wait inside gRPC until a slot is free again. */
 #define SRV_DEPTH 8
 
-/* EchoTensor and AckTensor (serialized mode) are not built yet: they are not
- * registered, so they reach the unregistered request and get UNIMPLEMENTED. */
-enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_NREG, SRV_UNKNOWN = SRV_NREG };
-static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL};
+/* The most arena one queue's thread may use to unpack one request: a
+ * bundle of many tiny tensors takes up to about 100 times its size in
+ * protobuf-c structs; one that needs more gets RESOURCE_EXHAUSTED. */
+#define SRV_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
+
+enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_NREG,
+       SRV_UNKNOWN = SRV_NREG };
+static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL, TR_ECHO_TENSOR,
+                                         TR_ACK_TENSOR};
 
 /* One outstanding request and, once it arrives, its reply. */
 struct srv_slot {
@@ -418,6 +431,7 @@ struct srv_slot {
 	grpc_byte_buffer *reply;    /* reused for Ack and Pull replies */
 	grpc_slice status_msg;
 	unsigned char ack[8];
+	struct codec_buf out;       /* EchoTensor/AckTensor reply, until it is sent */
 	int cancelled;
 };
 
@@ -430,6 +444,9 @@ struct srv_q {
 	int stopping;
 	struct srv_slot *slot;
 	int nslot;
+	/* EchoTensor/AckTensor, used by this queue's thread one call at a time */
+	struct codec_arena arena;   /* the unpacked request */
+	struct codec_buf in;        /* a request that came in several slices, made flat */
 };
 
 struct srv {
@@ -477,6 +494,7 @@ static void srv_release(struct srv_slot *sl)
 		grpc_call_details_destroy(&sl->details);
 		grpc_call_details_init(&sl->details);
 	}
+	codec_buf_trim(&sl->out, CODEC_KEEP);
 }
 
 /* The Pull pattern: payload_pattern(seed 0, buffer 0), max_message bytes,
@@ -527,6 +545,57 @@ static int read_u64be(grpc_byte_buffer *bb, uint64_t *out)
 	return got == 8 ? 0 : -1;
 }
 
+/* The request body as one block: its only slice, or a copy in q->in.
+ * NULL when out of memory. */
+static const void *srv_flat(struct srv_q *q, grpc_byte_buffer *bb, size_t *len)
+{
+	grpc_slice_buffer *sb = &bb->data.raw.slice_buffer;
+	size_t off = 0;
+
+	*len = sb->length;
+	if (sb->count == 1)
+		return GRPC_SLICE_START_PTR(sb->slices[0]);
+	if (codec_buf_reserve(&q->in, sb->length ? sb->length : 1) < 0)
+		return NULL;
+	for (size_t i = 0; i < sb->count; i++) {
+		memcpy(q->in.p + off, GRPC_SLICE_START_PTR(sb->slices[i]),
+		       GRPC_SLICE_LENGTH(sb->slices[i]));
+		off += GRPC_SLICE_LENGTH(sb->slices[i]);
+	}
+	return q->in.p;
+}
+
+/* EchoTensor and AckTensor: a status, and the reply in sl->out when OK. */
+static grpc_status_code srv_tensor(struct srv_slot *sl, const char **msg)
+{
+	struct srv_q *q = sl->q;
+	const void *body;
+	size_t len;
+	int rc;
+
+	if (!sl->req || sl->req->type != GRPC_BB_RAW) {
+		*msg = "EchoTensor and AckTensor take one request message";
+		return GRPC_STATUS_INVALID_ARGUMENT;
+	}
+	if (!(body = srv_flat(q, sl->req, &len))) {
+		*msg = "server out of memory for the request";
+		return GRPC_STATUS_RESOURCE_EXHAUSTED;
+	}
+	rc = codec_serve(&q->arena, srv_method[sl->kind], body, len, &sl->out,
+	                 SRV_ARENA_LIMIT(q->s->max_message));
+	codec_buf_trim(&q->in, CODEC_KEEP);
+	codec_arena_trim(&q->arena, CODEC_KEEP);
+	if (rc == -EBADMSG) {
+		*msg = "request does not parse as a tfgb.v1.TensorBundle";
+		return GRPC_STATUS_INVALID_ARGUMENT;
+	}
+	if (rc < 0) {
+		*msg = "server out of memory decoding the request";
+		return GRPC_STATUS_RESOURCE_EXHAUSTED;
+	}
+	return GRPC_STATUS_OK;
+}
+
 /* Answers a call that just arrived: one batch of up to four ops. */
 static void srv_reply(struct srv_slot *sl)
 {
@@ -574,6 +643,12 @@ static void srv_reply(struct srv_slot *sl)
 		}
 		break;
 	}
+	case SRV_ECHO_TENSOR:
+	case SRV_ACK_TENSOR:
+		st = srv_tensor(sl, &msg);
+		if (st == GRPC_STATUS_OK)
+			out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
+		break;
 	default:
 		st = GRPC_STATUS_UNIMPLEMENTED;
 		msg = "method not implemented by tfgb serve";
@@ -628,7 +703,7 @@ static int srv_slots_make(struct srv_q *q, int with_unknown)
 {
 	q->nslot = SRV_NREG * SRV_DEPTH + !!with_unknown;
 	q->slot = calloc((size_t)q->nslot, sizeof *q->slot);
-	if (!q->slot)
+	if (!q->slot || codec_arena_init(&q->arena, 0) < 0)
 		return -ENOMEM;
 	for (int i = 0; i < q->nslot; i++) {
 		struct srv_slot *sl = &q->slot[i];
@@ -649,7 +724,10 @@ static void srv_slots_free(struct srv_q *q)
 		grpc_call_details_destroy(&sl->details);
 		if (sl->reply)
 			grpc_byte_buffer_destroy(sl->reply);
+		codec_buf_free(&sl->out);
 	}
+	codec_buf_free(&q->in);
+	codec_arena_free(&q->arena);
 	free(q->slot);
 	q->slot = NULL;
 	q->nslot = 0;

@@ -27,6 +27,12 @@
  * broken channel).  A call released while in flight cannot be cut out of
  * the byte stream: its connection is closed, its other calls CANCELLED.
  *
+ * EchoTensor and AckTensor (the serialized modes, codec.h) need nothing of
+ * their own here: their request is an iovec list like any other (one
+ * packed bundle, or in tensorflow mode a header before each payload
+ * buffer, sent from the buffers themselves), their reply a body copied
+ * into resp_buf, which the engine decodes.
+ *
  * The server, `tfgb serve` with transport = socket, is tr_socket_serve.c;
  * what the two halves share is in tr_socket.h.
  */

@@ -21,7 +21,8 @@
  *
  * Memory per connection is bounded whatever the client sends: struct
  * sconn (~3.3 KiB, its ring included) plus SRV_BUF (256 KiB, mmap'd, pages
- * touched only as used), plus the kernel's socket buffers.  A client that
+ * touched only as used), plus the kernel's socket buffers, plus the
+ * tensor buffers of EchoTensor and AckTensor (below).  A client that
  * does not read its replies stops the reading of its requests (the ring or
  * the buffer fills up), it never grows a buffer.  Per thread: one
  * SRV_SCRATCH (1 MiB); per server: the Pull pattern (max_message).
@@ -33,10 +34,25 @@
  * and drops what the client still sends for at most SRV_LINGER_NS before
  * it closes -- so that the reply is not destroyed by a reset -- since the
  * rest of such a body cannot be skipped cheaply.  A Pull whose body is not
- * 8 bytes gets INVALID_ARGUMENT, EchoTensor and AckTensor UNIMPLEMENTED
- * (serialized mode comes later), after their body is read and dropped; the
+ * 8 bytes gets INVALID_ARGUMENT after its body is read and dropped; the
  * connection goes on.  A client that closes mid-request loses that request;
  * replies queued before its close still go out.
+ *
+ * EchoTensor and AckTensor (the serialized modes) need their whole body in
+ * one piece to unpack it (codec_serve, protobuf-c): a body that arrived
+ * whole in the input buffer is unpacked there; a longer one is received
+ * straight into the connection's tensor input buffer (tin), or copied
+ * there from the input buffer as it arrives.  The thread's arena holds the
+ * unpacked bundle for the time of the call; an EchoTensor reply is packed
+ * into the connection's tensor output buffer (tout) and sent from there,
+ * and the next request is not parsed before it has left (replies go out in
+ * order anyway); a BundleAck travels inline in a reply segment.  A body
+ * that does not parse gets INVALID_ARGUMENT, one that needs more memory
+ * than the server allows RESOURCE_EXHAUSTED; the connection goes on.  tin,
+ * tout and the arena are kept for the next call up to CODEC_KEEP bytes
+ * each: per connection up to two bodies of max_message bytes while a
+ * tensor call is being served, per thread an arena bounded by
+ * SRV_ARENA_LIMIT.
  */
 #include "tr_socket.h"
 
@@ -54,6 +70,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "frame.h"
 #include "payload.h"
 #include "util.h"
@@ -68,10 +85,12 @@
 #define SRV_BLOCK_ROUNDS 64              /* blocking reads between two epoll_waits */
 #define SRV_SCRATCH (1u << 20)           /* per thread: dropped body bytes */
 #define SRV_SKIP_MIN (64u * 1024)        /* bodies left to drop that go there */
+/* the most arena a thread may use to unpack one TensorBundle (see tr_grpc.c) */
+#define SRV_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
 
 enum { EP_LISTEN = 1, EP_CONN };
 enum { RQ_HDR, RQ_BODY };
-enum { BODY_ECHO, BODY_ACK, BODY_PULL, BODY_DROP };
+enum { BODY_ECHO, BODY_ACK, BODY_PULL, BODY_TENSOR, BODY_DROP };
 enum {
 	CS_OPEN,    /* reading requests */
 	CS_DRAIN,   /* the peer closed its side: write what is queued, then close */
@@ -85,6 +104,7 @@ struct oseg {
 	const unsigned char *p;
 	size_t len;
 	unsigned char inbuf; /* points into the connection's input buffer */
+	unsigned char tout;  /* points into the connection's tensor output buffer */
 	unsigned char zc;    /* send with MSG_ZEROCOPY */
 	unsigned char inl[FRAME_HDR_LEN + 8];
 };
@@ -105,8 +125,15 @@ struct sconn {
 	unsigned bufrefs;            /* queued segments that point into buf */
 	int rq, body;                /* RQ_*, BODY_* */
 	unsigned method;
+	unsigned drop_status;        /* BODY_DROP: the status of its reply */
 	uint64_t left, total;        /* body bytes still to read, body length */
+	uint64_t nreq;               /* requests answered: progress, for sconn_advance */
 	unsigned char arg[8];        /* Pull's request */
+	/* EchoTensor and AckTensor */
+	const unsigned char *tbody;  /* the whole body, in buf or in tin */
+	struct codec_buf tin;        /* a body that did not arrive whole in buf */
+	struct codec_buf tout;       /* an EchoTensor reply, until it has left */
+	int tout_busy;               /* tout is queued in the ring */
 	struct oseg out[SRV_OSEG];   /* ring */
 	unsigned ohead, ocount;
 	size_t ooff;                 /* bytes of out[ohead] already written */
@@ -126,6 +153,7 @@ struct sthread {
 	int nconn;
 	int block_rounds;            /* see sconn_block */
 	unsigned char *scratch;      /* SRV_SCRATCH bytes, or NULL */
+	struct codec_arena arena;    /* EchoTensor/AckTensor: the unpacked request */
 	uint64_t accept_resume_ns;   /* 0: accepting */
 	int rc;
 };
@@ -167,6 +195,8 @@ static void sconn_close(struct sconn *k)
 	k->next->prev = k->prev;
 	close(k->fd); /* also leaves the epoll set */
 	munmap(k->buf, SRV_BUF);
+	codec_buf_free(&k->tin);
+	codec_buf_free(&k->tout);
 	free(k);
 }
 
@@ -175,6 +205,7 @@ static struct oseg *oseg_push(struct sconn *k)
 	struct oseg *o = &k->out[(k->ohead + k->ocount++) % SRV_OSEG];
 
 	o->inbuf = 0;
+	o->tout = 0;
 	o->zc = 0;
 	return o;
 }
@@ -214,6 +245,38 @@ static void reply_bytes(struct sconn *k, const unsigned char *p, size_t len, int
 	k->bufrefs += (unsigned)inbuf;
 }
 
+/* EchoTensor and AckTensor: the body k->tbody has been read whole. */
+static void tensor_done(struct sconn *k)
+{
+	struct sthread *t = k->t;
+	struct oseg *o;
+	int rc;
+
+	rc = codec_serve(&t->arena, (int)k->method, k->tbody, (size_t)k->total, &k->tout,
+	                 SRV_ARENA_LIMIT(t->s->cfg->max_message));
+	codec_arena_trim(&t->arena, CODEC_KEEP);
+	codec_buf_trim(&k->tin, CODEC_KEEP);
+	if (rc < 0) {
+		reply_hdr(k, rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED, 0, NULL);
+		return;
+	}
+	reply_hdr(k, TR_OK, k->tout.len, NULL);
+	if (!k->tout.len)
+		return;
+	if (k->method == TR_ACK_TENSOR && k->tout.len <= sizeof o->inl) {
+		o = oseg_push(k); /* a BundleAck, 17 bytes at most: inline */
+		memcpy(o->inl, k->tout.p, k->tout.len);
+		o->p = o->inl;
+		o->len = k->tout.len;
+		return;
+	}
+	o = oseg_push(k);
+	o->p = k->tout.p;
+	o->len = k->tout.len;
+	o->tout = 1;
+	k->tout_busy = 1;
+}
+
 /* The body of the current request has been read: its reply. */
 static void request_done(struct sconn *k)
 {
@@ -236,11 +299,15 @@ static void request_done(struct sconn *k)
 			reply_bytes(k, p, (size_t)n, 0, s->o.zerocopy && n >= s->o.zerocopy);
 		}
 		break;
+	case BODY_TENSOR:
+		tensor_done(k);
+		break;
 	default:
-		reply_hdr(k, k->method == TR_PULL ? TR_INVALID_ARGUMENT : TR_UNIMPLEMENTED, 0, NULL);
+		reply_hdr(k, k->drop_status, 0, NULL);
 		break;
 	}
 	k->rq = RQ_HDR;
+	k->nreq++;
 }
 
 /* Parses the input buffer into replies while the ring has room for the two
@@ -250,6 +317,9 @@ static int sconn_parse(struct sconn *k)
 	while (k->state == CS_OPEN && k->ocount + 2 <= SRV_OSEG) {
 		uint64_t n;
 
+		/* an EchoTensor reply in tout leaves before the next request */
+		if (k->rq == RQ_HDR && k->tout_busy)
+			return 0;
 		if (k->rq == RQ_HDR) {
 			struct frame_hdr h;
 			int v = frame_parse(k->buf + k->head, k->tail - k->head, 0,
@@ -284,9 +354,22 @@ static int sconn_parse(struct sconn *k)
 				break;
 			case TR_PULL:
 				k->body = h.len == 8 ? BODY_PULL : BODY_DROP;
+				k->drop_status = TR_INVALID_ARGUMENT;
+				break;
+			case TR_ECHO_TENSOR:
+			case TR_ACK_TENSOR:
+				k->body = BODY_TENSOR;
+				k->tbody = NULL;
+				/* not all here: it goes to tin, as large as the body */
+				if (h.len > k->tail - k->head &&
+				    codec_buf_reserve(&k->tin, (size_t)h.len) < 0) {
+					k->body = BODY_DROP;
+					k->drop_status = TR_RESOURCE_EXHAUSTED;
+				}
 				break;
 			default:
 				k->body = BODY_DROP;
+				k->drop_status = TR_UNIMPLEMENTED;
 				break;
 			}
 		}
@@ -297,6 +380,12 @@ static int sconn_parse(struct sconn *k)
 			reply_bytes(k, k->buf + k->head, (size_t)n, 1, 0);
 		else if (k->body == BODY_PULL)
 			memcpy(k->arg + (k->total - k->left), k->buf + k->head, (size_t)n);
+		else if (k->body == BODY_TENSOR && n == k->total)
+			k->tbody = k->buf + k->head; /* whole in buf: unpacked there */
+		else if (k->body == BODY_TENSOR) {
+			memcpy(k->tin.p + (k->total - k->left), k->buf + k->head, (size_t)n);
+			k->tbody = k->tin.p;
+		}
 		k->head += (size_t)n;
 		k->left -= n;
 		if (k->left)
@@ -351,6 +440,10 @@ static int sconn_flush(struct sconn *k)
 			n -= (ssize_t)rest;
 			k->ooff = 0;
 			k->bufrefs -= o->inbuf;
+			if (o->tout) {
+				k->tout_busy = 0;
+				codec_buf_trim(&k->tout, CODEC_KEEP);
+			}
 			k->ohead = (k->ohead + 1) % SRV_OSEG;
 			k->ocount--;
 		}
@@ -377,8 +470,10 @@ static size_t sconn_room(struct sconn *k)
  * `discard` the bytes are dropped.  The part of an Ack or dropped body that
  * is not in the buffer yet goes to the thread's scratch (one for all its
  * connections: those bytes are dropped at once), what follows it to the
- * buffer, so a large body takes SRV_SCRATCH bytes per read.  1 when bytes
- * came, 0 when none are there now, -1 at EOF or on an error. */
+ * buffer, so a large body takes SRV_SCRATCH bytes per read.  Likewise the
+ * rest of a large EchoTensor or AckTensor body goes straight to its place
+ * in tin.  1 when bytes came, 0 when none are there now, -1 at EOF or on
+ * an error. */
 static int sconn_recv(struct sconn *k, int discard, int flags)
 {
 	struct iovec v[2];
@@ -393,6 +488,12 @@ static int sconn_recv(struct sconn *k, int discard, int flags)
 		skip = k->left < SRV_SCRATCH ? (size_t)k->left : SRV_SCRATCH;
 		v[m.msg_iovlen].iov_base = k->t->scratch;
 		v[m.msg_iovlen++].iov_len = skip;
+	} else if (!discard && k->rq == RQ_BODY && k->body == BODY_TENSOR &&
+	           k->head == k->tail && k->left >= SRV_SKIP_MIN) {
+		skip = (size_t)k->left;
+		v[m.msg_iovlen].iov_base = k->tin.p + (k->total - k->left);
+		v[m.msg_iovlen++].iov_len = skip;
+		k->tbody = k->tin.p;
 	}
 	v[m.msg_iovlen].iov_base = k->buf + k->tail;
 	v[m.msg_iovlen++].iov_len = room;
@@ -435,14 +536,17 @@ static int sconn_advance(struct sconn *k, int r)
 		k->deadline_ns = now_ns() + SRV_LINGER_NS;
 	}
 	/* parse and write until neither moves: a full ring or buffer frees up
-	 * as replies leave; bounded by the bytes already in the buffer */
+	 * as replies leave; bounded by the bytes already in the buffer.  A
+	 * request whose body was read past the buffer (scratch, tin) and whose
+	 * reply left at once moves neither head nor the ring: count it too */
 	for (;;) {
 		unsigned before = k->ocount;
 		size_t head = k->head;
+		uint64_t nreq = k->nreq;
 
 		if (sconn_parse(k) < 0 || sconn_flush(k) < 0)
 			goto close;
-		if (k->ocount == before && k->head == head)
+		if (k->ocount == before && k->head == head && k->nreq == nreq)
 			break;
 	}
 	if (!k->ocount && k->state == CS_DRAIN)
@@ -739,6 +843,7 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 		struct sthread *t = &s.t[i];
 		t->s = &s;
 		t->conns.next = t->conns.prev = &t->conns;
+		codec_arena_init(&t->arena, 0); /* no block yet: cannot fail */
 		/* a scratch that cannot be had only costs speed */
 		t->scratch = mmap(NULL, SRV_SCRATCH, PROT_READ | PROT_WRITE,
 		                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -781,6 +886,7 @@ out_threads:
 			close(s.t[i].epfd);
 		if (s.t[i].scratch)
 			munmap(s.t[i].scratch, SRV_SCRATCH);
+		codec_arena_free(&s.t[i].arena);
 	}
 out_listen:
 	for (size_t i = 0; i < s.nls; i++)

@@ -111,9 +111,9 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* magic */
 	buf[0] ^= 1;
-	buf[7] = 2;
-	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
 	buf[7] = 1;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
+	buf[7] = 2;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
@@ -128,7 +128,7 @@ START_TEST(test_result_rejects_huge_counts)
 {
 	/* nps beyond the limit, declared in a hand-made blob */
 	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
-	size_t at = 4 * 5 + 2 + strlen(a->host) + 2 + strlen(a->err) + 6 * 8;
+	size_t at = 4 * 5 + 2 + strlen(a->host) + 2 + strlen(a->err) + 9 * 8;
 	ck_assert_uint_eq(buf[at + 3], 3); /* the nps field */
 	buf[at] = 0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);

@@ -164,9 +164,9 @@ cp "$tmp/out" "$tmp/defaults.ini"
 t 0 genpayload --print-config -c "$tmp/defaults.ini"
 cmp -s "$tmp/out" "$tmp/defaults.ini" || fail "--print-config of the defaults does not re-read"
 
-# --- what this version does not build yet: a clear run-time error --------
-t 1 latency -c "$tmp/empty.ini" -s job.mode=serialized
-err "not built yet"
+# --- what cannot run here, or has no meaning: a clear error ---------------
+t 2 throughput -c "$tmp/empty.ini" -s job.mode=serialized -s job.rpc=pull
+err "job.rpc = pull: has no serialized form"
 t 1 throughput -c "$tmp/empty.ini" -s job.transport=verbs -s verbs.device=no_such_device
 if "$tfgb" version | grep -q "verbs: compiled in"; then
 	err "no RDMA device"

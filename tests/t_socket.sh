@@ -165,9 +165,12 @@ def good_client():
     m, st, r = call(s, 3, struct.pack(">Q", 100000))
     if (m, st, len(r)) != (0x8003, 0, 100000):
         die("good client: Pull reply (%#x, %d, %d bytes)" % (m, st, len(r)))
-    m, st, r = call(s, 4, b"x" * 10)
-    if (m, st, r) != (0x8004, 12, b""):
-        die("good client: EchoTensor reply (%#x, %d, %r)" % (m, st, r))
+    m, st, r = call(s, 4, b"\xff\xff")  # not a TensorBundle
+    if (m, st, r) != (0x8004, 3, b""):
+        die("good client: EchoTensor of a non-message (%#x, %d, %r)" % (m, st, r))
+    m, st, r = call(s, 5, b"")  # an empty bundle: BundleAck {0, 0} is 0 bytes
+    if (m, st, r) != (0x8005, 0, b""):
+        die("good client: AckTensor of an empty bundle (%#x, %d, %r)" % (m, st, r))
     s.close()
 
 good_client()

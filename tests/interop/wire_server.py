@@ -3,18 +3,22 @@
 with python3-grpcio and nothing from tfgb, so that tfgb's workers can be
 checked against another gRPC stack.
 
-    wire_server.py [--host H] [--max-message N] PORT
+    wire_server.py [--host H] [--max-message N] [--proto FILE] PORT
 
 Prints "ready" on stdout once it listens; stops on SIGTERM or SIGINT with
 exit status 0.  Exit status 1 when the port cannot be bound.
 
 Raw methods (Echo, Ack, Pull) use a generic handler without (de)serializers:
 the handlers see the message body as bytes.  EchoTensor and AckTensor parse
-TensorBundle with the small protobuf decoder below (no generated code).
+TensorBundle with the small protobuf decoder below (no generated code), or,
+with --proto FILE (proto/tfgb.proto), with the classes protoc generates from
+FILE at start-up (pbgen.py: protobuf-compiler and python3-protobuf), which
+re-serialize the bundle with python3-protobuf's own encoder.
 Requests larger than --max-message are refused by gRPC core itself
 (grpc.max_receive_message_length) with RESOURCE_EXHAUSTED.
 """
 import argparse
+import os
 import signal
 import struct
 import sys
@@ -138,8 +142,9 @@ def serialize_bundle(tensors):
 
 
 class Bench:
-    def __init__(self, max_message):
+    def __init__(self, max_message, pb=None):
         self.max_message = max_message
+        self.pb = pb  # generated classes, or None for the decoder above
 
     def echo(self, request, context):
         return request
@@ -157,13 +162,26 @@ class Bench:
                           "Pull asks for more than the server's max_message")
         return bytes(n)
 
+    def parse_pb(self, request, context):
+        from google.protobuf.message import DecodeError
+        try:
+            return self.pb.TensorBundle.FromString(request)
+        except DecodeError as e:
+            context.abort(grpc.StatusCode.INVALID_ARGUMENT, "not a TensorBundle: %s" % e)
+
     def echo_tensor(self, request, context):
+        if self.pb:
+            return self.parse_pb(request, context).SerializeToString()
         try:
             return serialize_bundle(parse_bundle(request))
         except (ParseError, UnicodeDecodeError) as e:
             context.abort(grpc.StatusCode.INVALID_ARGUMENT, "not a TensorBundle: %s" % e)
 
     def ack_tensor(self, request, context):
+        if self.pb:
+            b = self.parse_pb(request, context)
+            return self.pb.BundleAck(bytes=sum(len(t.content) for t in b.tensors),
+                                     tensors=len(b.tensors)).SerializeToString()
         try:
             tensors = parse_bundle(request)
         except (ParseError, UnicodeDecodeError) as e:
@@ -182,10 +200,20 @@ def main():
     ap.add_argument("--host", default="127.0.0.1")
     ap.add_argument("--max-message", type=int, default=64 << 20)
     ap.add_argument("--threads", type=int, default=8)
+    ap.add_argument("--proto", help="parse the Tensor methods with classes generated from this")
     ap.add_argument("port", type=int)
     a = ap.parse_args()
 
-    b = Bench(a.max_message)
+    pb = None
+    if a.proto:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import pbgen
+        try:
+            pb = pbgen.load(a.proto)
+        except pbgen.Unavailable as e:
+            print("wire_server: --proto: %s" % e, file=sys.stderr)
+            return 77
+    b = Bench(a.max_message, pb)
     raw = grpc.unary_unary_rpc_method_handler
     handler = grpc.method_handlers_generic_handler("tfgb.v1.Bench", {
         "Echo": raw(b.echo),

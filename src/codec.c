@@ -1,0 +1,750 @@
+/* codec.c - TensorBundle encodings: protobuf-c, TensorFlow's zero-copy
+ * layout, the wire-format walker, and the server's EchoTensor/AckTensor. */
+#include "codec.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tfgb.pb-c.h"
+#include "transport.h"
+
+#define NAME_MAX_LEN 25 /* "iov/", a size_t and the NUL */
+#define HDR_MAX 80      /* a header: 1 + 10 + (2 + 24) + 11 + 12 + 11 bytes at most */
+
+/* ---- arena ------------------------------------------------------------- */
+
+static void *arena_alloc(void *data, size_t size)
+{
+	struct codec_arena *a = data;
+	size_t at = (a->used + 15) & ~(size_t)15;
+
+	if (at > a->cap || size > a->cap - at) {
+		a->exhausted = 1;
+		return NULL;
+	}
+	a->used = at + size;
+	return a->mem + at;
+}
+
+static void arena_free(void *data, void *ptr)
+{
+	(void)data;
+	(void)ptr;
+}
+
+int codec_arena_init(struct codec_arena *a, size_t cap)
+{
+	memset(a, 0, sizeof *a);
+	a->pa.alloc = arena_alloc;
+	a->pa.free = arena_free;
+	a->pa.allocator_data = a; /* so the arena must not move once set up */
+	return codec_arena_reserve(a, cap);
+}
+
+int codec_arena_reserve(struct codec_arena *a, size_t cap)
+{
+	unsigned char *m;
+
+	if (cap <= a->cap)
+		return 0;
+	if (!(m = malloc(cap)))
+		return -ENOMEM;
+	free(a->mem);
+	a->mem = m;
+	a->cap = cap;
+	codec_arena_reset(a);
+	return 0;
+}
+
+void codec_arena_reset(struct codec_arena *a)
+{
+	a->used = 0;
+	a->exhausted = 0;
+}
+
+void codec_arena_trim(struct codec_arena *a, size_t keep)
+{
+	if (a->cap > keep) {
+		free(a->mem);
+		a->mem = NULL;
+		a->cap = 0;
+		codec_arena_reset(a);
+	}
+}
+
+void codec_arena_free(struct codec_arena *a)
+{
+	free(a->mem);
+	a->mem = NULL;
+	a->cap = 0;
+	codec_arena_reset(a);
+}
+
+/* ---- varints ----------------------------------------------------------- */
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static unsigned char *varint_put(unsigned char *p, uint64_t v)
+{
+	while (v >= 0x80) {
+		*p++ = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (unsigned char)v;
+	return p;
+}
+
+/* A varint of at most max bytes (bits past 64 are dropped). */
+static int varint_getn(const unsigned char **pp, const unsigned char *end, uint64_t *out,
+                       int max)
+{
+	const unsigned char *p = *pp;
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 7 * max; shift += 7) {
+		if (p == end)
+			return -1;
+		v |= (uint64_t)(*p & 0x7f) << shift;
+		if (!(*p++ & 0x80)) {
+			*pp = p;
+			*out = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* A value: at most 10 bytes, as protobuf-c reads them. */
+static int varint_get(const unsigned char **pp, const unsigned char *end, uint64_t *out)
+{
+	return varint_getn(pp, end, out, 10);
+}
+
+/* ---- the walker ---------------------------------------------------------- */
+
+enum { WT_VARINT = 0, WT_64BIT = 1, WT_LEN = 2, WT_32BIT = 5 };
+
+/* Reads a key: at most 5 bytes, as protobuf-c reads it, and a field number
+ * from 1 to 2^29 - 1 (protobuf-c takes 0 and larger numbers as unknown
+ * fields; they are not valid protobuf). */
+static int key_get(const unsigned char **p, const unsigned char *end, uint32_t *field, int *wt)
+{
+	uint64_t key;
+
+	if (varint_getn(p, end, &key, 5) < 0 || key >> 32 || key >> 3 == 0)
+		return -1;
+	*field = (uint32_t)(key >> 3);
+	*wt = (int)(key & 7);
+	return 0;
+}
+
+/* Reads a length-delimited value's extent; the length takes at most 5
+ * bytes and 32 bits, as in protobuf-c. */
+static int len_get(const unsigned char **p, const unsigned char *end, const unsigned char **at,
+                   size_t *len)
+{
+	uint64_t n;
+
+	if (varint_getn(p, end, &n, 5) < 0 || n >> 32 || n > (uint64_t)(end - *p))
+		return -1;
+	*at = *p;
+	*len = (size_t)n;
+	*p += n;
+	return 0;
+}
+
+/* Skips the value of an unknown field; groups (wire types 3 and 4) and the
+ * undefined types 6 and 7 are refused, as protobuf-c refuses them. */
+static int skip_value(const unsigned char **p, const unsigned char *end, int wt)
+{
+	const unsigned char *at;
+	uint64_t v;
+	size_t n;
+
+	switch (wt) {
+	case WT_VARINT:
+		return varint_get(p, end, &v);
+	case WT_64BIT:
+	case WT_32BIT:
+		n = wt == WT_64BIT ? 8 : 4;
+		if ((size_t)(end - *p) < n)
+			return -1;
+		*p += n;
+		return 0;
+	case WT_LEN:
+		return len_get(p, end, &at, &n);
+	default:
+		return -1;
+	}
+}
+
+static void shape_add(struct codec_view *v, uint64_t d)
+{
+	if (v->nshape < CODEC_SHAPE_MAX)
+		v->shape[v->nshape] = (int64_t)d;
+	v->nshape++;
+}
+
+static int walk_tensor(const unsigned char *p, size_t len, struct codec_view *v)
+{
+	const unsigned char *end = p + len, *at;
+	uint64_t x;
+	uint32_t field;
+	size_t n;
+	int wt;
+
+	memset(v, 0, sizeof *v);
+	while (p < end) {
+		if (key_get(&p, end, &field, &wt) < 0)
+			return -1;
+		switch (field) {
+		case 1: /* name */
+			if (wt != WT_LEN || len_get(&p, end, &v->name, &v->name_len) < 0)
+				return -1;
+			break;
+		case 2: /* dtype: int32, sent as a 64-bit varint when negative */
+			if (wt != WT_VARINT || varint_get(&p, end, &x) < 0)
+				return -1;
+			v->dtype = (int32_t)(uint32_t)x;
+			break;
+		case 3: /* shape: packed (proto3) or one value per key */
+			if (wt == WT_VARINT) {
+				if (varint_get(&p, end, &x) < 0)
+					return -1;
+				shape_add(v, x);
+			} else if (wt == WT_LEN) {
+				const unsigned char *q, *qend;
+				if (len_get(&p, end, &q, &n) < 0)
+					return -1;
+				for (qend = q + n; q < qend;) {
+					if (varint_get(&q, qend, &x) < 0)
+						return -1;
+					shape_add(v, x);
+				}
+			} else {
+				return -1;
+			}
+			break;
+		case 4: /* content */
+			if (wt != WT_LEN || len_get(&p, end, &at, &n) < 0)
+				return -1;
+			v->content = n ? at : NULL;
+			v->content_len = n;
+			break;
+		default:
+			if (skip_value(&p, end, wt) < 0)
+				return -1;
+			break;
+		}
+	}
+	return 0;
+}
+
+long codec_walk_bundle(const void *buf, size_t len, struct codec_view *v, size_t max)
+{
+	const unsigned char *p = buf, *end, *at;
+	struct codec_view spare;
+	uint32_t field;
+	long n = 0;
+	size_t tlen;
+	int wt;
+
+	if (!len)
+		return 0;
+	for (end = p + len; p < end;) {
+		if (key_get(&p, end, &field, &wt) < 0)
+			return -EBADMSG;
+		if (field != 1) {
+			if (skip_value(&p, end, wt) < 0)
+				return -EBADMSG;
+			continue;
+		}
+		if (wt != WT_LEN || len_get(&p, end, &at, &tlen) < 0 ||
+		    walk_tensor(at, tlen, (size_t)n < max ? &v[n] : &spare) < 0)
+			return -EBADMSG;
+		n++;
+	}
+	return n;
+}
+
+int codec_walk_ack(const void *buf, size_t len, uint64_t *bytes, uint32_t *tensors)
+{
+	const unsigned char *p = buf, *end = p + len;
+	uint32_t field;
+	uint64_t x;
+	int wt;
+
+	*bytes = 0;
+	*tensors = 0;
+	if (!len)
+		return 0;
+	while (p < end) {
+		if (key_get(&p, end, &field, &wt) < 0)
+			return -EBADMSG;
+		if (field == 1 || field == 2) {
+			if (wt != WT_VARINT || varint_get(&p, end, &x) < 0)
+				return -EBADMSG;
+			if (field == 1)
+				*bytes = x;
+			else
+				*tensors = (uint32_t)x;
+		} else if (skip_value(&p, end, wt) < 0) {
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+/* ---- the worker's side --------------------------------------------------- */
+
+struct codec {
+	const struct payload *p;
+	int mode, method;
+	int32_t dtype;               /* the TensorFlow DataType number */
+	unsigned el;                 /* bytes per element */
+	size_t n;
+	char (*names)[NAME_MAX_LEN]; /* "iov/<i>" */
+	size_t request_len, reply_cap;
+	/* serialized: the message, built once, content pointing at the payload */
+	Tfgb__V1__TensorBundle bundle;
+	Tfgb__V1__Tensor *tensors;
+	Tfgb__V1__Tensor **tensor_ptrs;
+	int64_t *dims;
+	struct codec_arena arena;    /* replies are unpacked here */
+	/* tensorflow: hdr0, content0, hdr1, content1, ... */
+	unsigned char *hdr;          /* n x HDR_MAX */
+	struct iovec *tf_iov;
+	int tf_iovcnt;
+	struct codec_view *views;    /* n: the walked reply */
+};
+
+/* Bytes of one Tensor's encoding as protobuf-c packs it in proto3: fields
+ * in number order, each omitted at its zero value, shape packed. */
+static size_t tensor_len(size_t name_len, int32_t dtype, uint64_t dim, size_t content_len)
+{
+	size_t l = 1 + varint_len(varint_len(dim)) + varint_len(dim);
+
+	if (name_len)
+		l += 1 + varint_len(name_len) + name_len;
+	if (dtype)
+		l += 1 + varint_len((uint64_t)(int64_t)dtype);
+	if (content_len)
+		l += 1 + varint_len(content_len) + content_len;
+	return l;
+}
+
+/* Writes everything of tensor i's bundle entry that precedes its content:
+ * the entry's key and length, name, dtype, shape, then content's key and
+ * length.  Returns the header's length. */
+static size_t tf_header(const struct codec *c, size_t i, unsigned char *h)
+{
+	size_t name_len = strlen(c->names[i]), len = (size_t)c->p->buf[i].len;
+	uint64_t dim = len / c->el;
+	unsigned char *q = h;
+
+	*q++ = 1 << 3 | WT_LEN; /* TensorBundle.tensors */
+	q = varint_put(q, tensor_len(name_len, c->dtype, dim, len));
+	if (name_len) {
+		*q++ = 1 << 3 | WT_LEN;
+		q = varint_put(q, name_len);
+		memcpy(q, c->names[i], name_len);
+		q += name_len;
+	}
+	if (c->dtype) {
+		*q++ = 2 << 3 | WT_VARINT;
+		q = varint_put(q, (uint64_t)(int64_t)c->dtype);
+	}
+	*q++ = 3 << 3 | WT_LEN;
+	q = varint_put(q, varint_len(dim));
+	q = varint_put(q, dim);
+	if (len) {
+		*q++ = 4 << 3 | WT_LEN;
+		q = varint_put(q, len);
+	}
+	return (size_t)(q - h);
+}
+
+static int open_serialized(struct codec *c)
+{
+	const struct payload *p = c->p;
+
+	c->tensors = calloc(c->n ? c->n : 1, sizeof *c->tensors);
+	c->tensor_ptrs = calloc(c->n ? c->n : 1, sizeof *c->tensor_ptrs);
+	c->dims = calloc(c->n ? c->n : 1, sizeof *c->dims);
+	if (!c->tensors || !c->tensor_ptrs || !c->dims)
+		return -ENOMEM;
+	tfgb__v1__tensor_bundle__init(&c->bundle);
+	for (size_t i = 0; i < c->n; i++) {
+		Tfgb__V1__Tensor *t = &c->tensors[i];
+		tfgb__v1__tensor__init(t);
+		t->name = c->names[i];
+		t->dtype = c->dtype;
+		c->dims[i] = (int64_t)(p->buf[i].len / c->el);
+		t->n_shape = 1;
+		t->shape = &c->dims[i];
+		t->content.len = (size_t)p->buf[i].len;
+		t->content.data = p->iov[i].iov_base;
+		c->tensor_ptrs[i] = t;
+	}
+	c->bundle.n_tensors = c->n;
+	c->bundle.tensors = c->tensor_ptrs;
+	c->request_len = tfgb__v1__tensor_bundle__get_packed_size(&c->bundle);
+	return 0;
+}
+
+static int open_tensorflow(struct codec *c)
+{
+	const struct payload *p = c->p;
+	int k = 0;
+
+	c->hdr = malloc((c->n ? c->n : 1) * HDR_MAX);
+	c->tf_iov = calloc(2 * c->n + 1, sizeof *c->tf_iov);
+	c->views = calloc(c->n ? c->n : 1, sizeof *c->views);
+	if (!c->hdr || !c->tf_iov || !c->views)
+		return -ENOMEM;
+	c->request_len = 0;
+	for (size_t i = 0; i < c->n; i++) {
+		unsigned char *h = c->hdr + i * HDR_MAX;
+		size_t hl = tf_header(c, i, h);
+		c->tf_iov[k].iov_base = h;
+		c->tf_iov[k++].iov_len = hl;
+		if (p->buf[i].len) {
+			c->tf_iov[k].iov_base = p->iov[i].iov_base;
+			c->tf_iov[k++].iov_len = (size_t)p->buf[i].len;
+		}
+		c->request_len += hl + (size_t)p->buf[i].len;
+	}
+	c->tf_iovcnt = k;
+	return 0;
+}
+
+int codec_open(struct codec **out, const struct payload *p, int mode, int dtype, int method)
+{
+	struct codec *c;
+	size_t arena_cap;
+	int rc;
+
+	*out = NULL;
+	if ((mode != MODE_SERIALIZED && mode != MODE_TENSORFLOW) ||
+	    (method != TR_ECHO_TENSOR && method != TR_ACK_TENSOR) || dtype < DTYPE_UINT8 ||
+	    dtype > DTYPE_INT64)
+		return -EINVAL;
+	for (size_t i = 0; i < p->n; i++)
+		if (p->buf[i].len % job_dtype_size(dtype))
+			return -EINVAL;
+	if (!(c = calloc(1, sizeof *c)))
+		return -ENOMEM;
+	c->p = p;
+	c->mode = mode;
+	c->method = method;
+	c->dtype = job_dtype_number(dtype);
+	c->el = job_dtype_size(dtype);
+	c->n = p->n;
+	c->names = calloc(c->n ? c->n : 1, sizeof *c->names);
+	if (!c->names) {
+		rc = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < c->n; i++)
+		snprintf(c->names[i], sizeof c->names[i], "iov/%zu", i);
+	rc = mode == MODE_SERIALIZED ? open_serialized(c) : open_tensorflow(c);
+	if (rc < 0)
+		goto fail;
+	/* a peer may encode the same bundle a little differently (shape not
+	 * packed, longer varints): room for that, never for more content */
+	c->reply_cap = method == TR_ACK_TENSOR ? 64 : c->request_len + 32 * c->n + 64;
+	/* protobuf-c's unpack takes the message structs, the name and shape
+	 * copies, its scan slabs (about 80 bytes a tensor) and the contents */
+	arena_cap = mode == MODE_SERIALIZED ? c->reply_cap + 384 * c->n + 4096 : 0;
+	if ((rc = codec_arena_init(&c->arena, arena_cap)) < 0)
+		goto fail;
+	*out = c;
+	return 0;
+fail:
+	codec_close(c);
+	return rc;
+}
+
+void codec_close(struct codec *c)
+{
+	if (!c)
+		return;
+	codec_arena_free(&c->arena);
+	free(c->names);
+	free(c->tensors);
+	free(c->tensor_ptrs);
+	free(c->dims);
+	free(c->hdr);
+	free(c->tf_iov);
+	free(c->views);
+	free(c);
+}
+
+size_t codec_request_len(const struct codec *c)
+{
+	return c->request_len;
+}
+
+size_t codec_slot_len(const struct codec *c)
+{
+	return c->mode == MODE_SERIALIZED ? c->request_len : 0;
+}
+
+size_t codec_reply_cap(const struct codec *c)
+{
+	return c->reply_cap;
+}
+
+void codec_encode(struct codec *c, unsigned char *slot, struct iovec *slot_iov,
+                  const struct iovec **iov, int *iovcnt)
+{
+	if (c->mode == MODE_SERIALIZED) {
+		slot_iov->iov_base = slot;
+		slot_iov->iov_len = tfgb__v1__tensor_bundle__pack(&c->bundle, slot);
+		*iov = slot_iov;
+		*iovcnt = 1;
+	} else {
+		*iov = c->tf_iov;
+		*iovcnt = c->tf_iovcnt;
+	}
+}
+
+/* A name as shown in a message: printable, at most 24 characters. */
+static void shown_name(const unsigned char *s, size_t len, char *buf, size_t cap)
+{
+	size_t o = 0;
+
+	for (size_t i = 0; i < len && o + 4 < cap && i < 24; i++)
+		buf[o++] = s[i] >= 0x20 && s[i] < 0x7f ? (char)s[i] : '?';
+	buf[o] = 0;
+	if (len > 24 && o + 4 < cap)
+		strcpy(buf + o, "...");
+}
+
+static int check_tensor(const struct codec *c, size_t i, const struct codec_view *v, int verify,
+                        char *why, size_t wl)
+{
+	const struct payload_buf *b = &c->p->buf[i];
+	size_t name_len = strlen(c->names[i]);
+	char shown[32];
+
+	if (v->name_len != name_len || memcmp(v->name, c->names[i], name_len)) {
+		shown_name(v->name, v->name_len, shown, sizeof shown);
+		snprintf(why, wl, "tensor %zu is named '%s', expected '%s'", i, shown, c->names[i]);
+		return -EBADMSG;
+	}
+	if (v->dtype != c->dtype) {
+		snprintf(why, wl, "tensor %zu has dtype %d, expected %d", i, (int)v->dtype,
+		         (int)c->dtype);
+		return -EBADMSG;
+	}
+	if (v->nshape != 1 || (uint64_t)v->shape[0] != b->len / c->el) {
+		if (v->nshape == 1)
+			snprintf(why, wl, "tensor %zu has shape [%lld], expected [%llu]", i,
+			         (long long)v->shape[0], (unsigned long long)(b->len / c->el));
+		else
+			snprintf(why, wl, "tensor %zu has %zu dimensions, expected 1", i, v->nshape);
+		return -EBADMSG;
+	}
+	if (v->content_len != b->len) {
+		snprintf(why, wl, "tensor %zu has %zu content bytes, expected %llu", i, v->content_len,
+		         (unsigned long long)b->len);
+		return -EBADMSG;
+	}
+	if (verify && b->len) {
+		int64_t at = payload_compare(c->p, b->off, v->content, v->content_len);
+		if (at >= 0) {
+			snprintf(why, wl, "tensor %zu differs from the payload at byte %llu of the tensor",
+			         i, (unsigned long long)((uint64_t)at - b->off));
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+static int check_count(const struct codec *c, size_t got, char *why, size_t wl)
+{
+	if (got == c->n)
+		return 0;
+	snprintf(why, wl, "bundle has %zu tensors, expected %zu", got, c->n);
+	return -EBADMSG;
+}
+
+static int check_ack(const struct codec *c, uint64_t bytes, uint32_t tensors, char *why,
+                     size_t wl)
+{
+	if (bytes == c->p->total && tensors == c->n)
+		return 0;
+	snprintf(why, wl, "BundleAck counts %llu bytes in %u tensors, expected %llu in %zu",
+	         (unsigned long long)bytes, tensors, (unsigned long long)c->p->total, c->n);
+	return -EBADMSG;
+}
+
+static int unpack_failed(const struct codec *c, const char *what, char *why, size_t wl)
+{
+	if (c->arena.exhausted)
+		snprintf(why, wl, "needs more than the %zu-byte decode arena", c->arena.cap);
+	else
+		snprintf(why, wl, "does not parse as a tfgb.v1.%s", what);
+	return -EBADMSG;
+}
+
+static int check_serialized(struct codec *c, const void *reply, size_t len, int verify,
+                            char *why, size_t wl)
+{
+	static const uint8_t empty[1];
+	const uint8_t *data = len ? reply : empty;
+	int rc;
+
+	codec_arena_reset(&c->arena);
+	if (c->method == TR_ACK_TENSOR) {
+		Tfgb__V1__BundleAck *a = tfgb__v1__bundle_ack__unpack(&c->arena.pa, len, data);
+		if (!a)
+			return unpack_failed(c, "BundleAck", why, wl);
+		return check_ack(c, a->bytes, a->tensors, why, wl);
+	}
+	Tfgb__V1__TensorBundle *b = tfgb__v1__tensor_bundle__unpack(&c->arena.pa, len, data);
+	if (!b)
+		return unpack_failed(c, "TensorBundle", why, wl);
+	if ((rc = check_count(c, b->n_tensors, why, wl)) < 0)
+		return rc;
+	for (size_t i = 0; i < c->n; i++) {
+		const Tfgb__V1__Tensor *t = b->tensors[i];
+		struct codec_view v = {
+			.name = (const unsigned char *)t->name, .name_len = strlen(t->name),
+			.dtype = t->dtype, .nshape = t->n_shape,
+			.content = t->content.data, .content_len = t->content.len,
+		};
+		if (t->n_shape)
+			v.shape[0] = t->shape[0];
+		if ((rc = check_tensor(c, i, &v, verify, why, wl)) < 0)
+			return rc;
+	}
+	return 0;
+}
+
+static int check_tensorflow(struct codec *c, const void *reply, size_t len, int verify,
+                            char *why, size_t wl)
+{
+	long n;
+	int rc;
+
+	if (c->method == TR_ACK_TENSOR) {
+		uint64_t bytes;
+		uint32_t tensors;
+		if (codec_walk_ack(reply, len, &bytes, &tensors) < 0) {
+			snprintf(why, wl, "does not parse as a tfgb.v1.BundleAck");
+			return -EBADMSG;
+		}
+		return check_ack(c, bytes, tensors, why, wl);
+	}
+	if ((n = codec_walk_bundle(reply, len, c->views, c->n)) < 0) {
+		snprintf(why, wl, "does not parse as a tfgb.v1.TensorBundle");
+		return -EBADMSG;
+	}
+	if ((rc = check_count(c, (size_t)n, why, wl)) < 0)
+		return rc;
+	for (size_t i = 0; i < c->n; i++)
+		if ((rc = check_tensor(c, i, &c->views[i], verify, why, wl)) < 0)
+			return rc;
+	return 0;
+}
+
+int codec_check(struct codec *c, const void *reply, size_t len, int verify, char *why,
+                size_t whylen)
+{
+	if (c->mode == MODE_SERIALIZED)
+		return check_serialized(c, reply, len, verify, why, whylen);
+	return check_tensorflow(c, reply, len, verify, why, whylen);
+}
+
+/* ---- the server's side --------------------------------------------------- */
+
+int codec_buf_reserve(struct codec_buf *b, size_t cap)
+{
+	unsigned char *m;
+
+	if (cap <= b->cap)
+		return 0;
+	if (!(m = malloc(cap)))
+		return -ENOMEM;
+	free(b->p);
+	b->p = m;
+	b->cap = cap;
+	b->len = 0;
+	return 0;
+}
+
+void codec_buf_trim(struct codec_buf *b, size_t keep)
+{
+	if (b->cap > keep)
+		codec_buf_free(b);
+}
+
+void codec_buf_free(struct codec_buf *b)
+{
+	free(b->p);
+	b->p = NULL;
+	b->len = b->cap = 0;
+}
+
+int codec_serve(struct codec_arena *a, int method, const void *req, size_t len,
+                struct codec_buf *out, size_t limit)
+{
+	static const uint8_t empty[1];
+	const uint8_t *data = len ? req : empty;
+	Tfgb__V1__TensorBundle *b;
+	size_t want;
+
+	if (method != TR_ECHO_TENSOR && method != TR_ACK_TENSOR)
+		return -EINVAL;
+	/* contents are copied into the arena, and each tensor costs about 200
+	 * bytes of structs: enough for any bundle of large buffers; a bundle
+	 * of tiny tensors grows the arena and is parsed again */
+	want = len + len / 2 + 65536;
+	for (;;) {
+		if (want > limit)
+			want = limit;
+		if (codec_arena_reserve(a, want) < 0)
+			return -ENOMEM;
+		codec_arena_reset(a);
+		if ((b = tfgb__v1__tensor_bundle__unpack(&a->pa, len, data)))
+			break;
+		if (!a->exhausted)
+			return -EBADMSG;
+		if (a->cap >= limit)
+			return -ENOMEM;
+		want = a->cap > limit / 8 ? limit : a->cap * 8;
+	}
+	if (method == TR_ECHO_TENSOR) {
+		size_t n = tfgb__v1__tensor_bundle__get_packed_size(b);
+		if (codec_buf_reserve(out, n ? n : 1) < 0) {
+			codec_arena_reset(a);
+			return -ENOMEM;
+		}
+		out->len = tfgb__v1__tensor_bundle__pack(b, out->p);
+	} else {
+		Tfgb__V1__BundleAck ack = TFGB__V1__BUNDLE_ACK__INIT;
+		for (size_t i = 0; i < b->n_tensors; i++)
+			ack.bytes += b->tensors[i]->content.len;
+		ack.tensors = (uint32_t)b->n_tensors;
+		if (codec_buf_reserve(out, 32) < 0) {
+			codec_arena_reset(a);
+			return -ENOMEM;
+		}
+		out->len = tfgb__v1__bundle_ack__pack(&ack, out->p);
+	}
+	codec_arena_reset(a);
+	return 0;
+}

@@ -1,0 +1,156 @@
+/* codec.h - the payload as tensors: the serialized and tensorflow modes.
+ *
+ * In both modes each iovec buffer i travels as one tfgb.v1.Tensor of a
+ * tfgb.v1.TensorBundle (proto/tfgb.proto): name "iov/<i>", the job's dtype
+ * (its TensorFlow DataType number), shape [len / element size], content =
+ * the buffer.  The bytes on the wire are the same in both modes; what
+ * differs is the work done to make and read them:
+ *
+ *  - serialized: protobuf-c.  Per call the request is packed
+ *    (tensor_bundle__pack, one copy of every buffer) into a buffer the
+ *    caller preallocated, and the reply is unpacked (another copy) by
+ *    protobuf-c into an arena: a ProtobufCAllocator over one preallocated
+ *    block, reset per call, so that no call allocates.
+ *  - tensorflow: as TensorFlow's gRPC fast path sends a RecvTensorResponse.
+ *    The tags, lengths, name, dtype and shape of each tensor are encoded
+ *    once, at codec_open, into a small header; the request is the iovec
+ *    list hdr0, content0, hdr1, content1, ... whose contents point at the
+ *    payload buffers (no copy).  The reply is read by codec_walk_bundle, a
+ *    wire-format walker that validates it and locates each content in
+ *    place.
+ *
+ * The server side (EchoTensor, AckTensor) is protobuf-c in both modes:
+ * codec_serve.  Nothing here prints; errors are negative errno values, and
+ * the checks of a reply describe a mismatch in a caller's buffer.
+ */
+#ifndef TFGB_CODEC_H
+#define TFGB_CODEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include <protobuf-c/protobuf-c.h>
+
+#include "payload.h"
+
+/* ---- arena: protobuf-c's allocator over one block -------------------- */
+
+/* Hands out 16-byte aligned pieces of mem; free is a no-op; reset takes
+ * everything back.  An allocation that does not fit fails (protobuf-c then
+ * fails the unpack) and sets `exhausted`, so a caller can tell "too small"
+ * from "not a message". */
+struct codec_arena {
+	ProtobufCAllocator pa;       /* pass &arena->pa to *__unpack */
+	unsigned char *mem;
+	size_t cap, used;
+	int exhausted;
+};
+
+/* Sets up an arena of cap bytes (cap 0: no block yet).  0 or -ENOMEM. */
+int codec_arena_init(struct codec_arena *a, size_t cap);
+/* Makes the block at least cap bytes (an empty arena's block is replaced,
+ * so call it between calls, never during an unpack).  0 or -ENOMEM. */
+int codec_arena_reserve(struct codec_arena *a, size_t cap);
+/* Takes every allocation back. */
+void codec_arena_reset(struct codec_arena *a);
+/* Frees the block; accepts a zeroed arena. */
+void codec_arena_free(struct codec_arena *a);
+
+/* ---- the wire-format walker ------------------------------------------ */
+
+#define CODEC_SHAPE_MAX 8
+
+/* One tensor of a walked bundle.  Pointers point into the walked buffer. */
+struct codec_view {
+	const unsigned char *name;   /* not NUL-terminated */
+	size_t name_len;
+	int32_t dtype;
+	size_t nshape;               /* dimensions seen; the first CODEC_SHAPE_MAX kept */
+	int64_t shape[CODEC_SHAPE_MAX];
+	const unsigned char *content;
+	size_t content_len;
+};
+
+/* Walks a TensorBundle encoding without copying: checks every tag, wire
+ * type, varint and length (as protobuf-c's unpack would accept them: the
+ * known fields with their wire types, unknown fields skipped, the last of
+ * a repeated singular field wins, shape packed or not) and fills v[0..]
+ * with up to max tensors.  Returns the number of tensors (which may exceed
+ * max: only max are filled), or -EBADMSG. */
+long codec_walk_bundle(const void *buf, size_t len, struct codec_view *v, size_t max);
+
+/* Walks a BundleAck.  0 or -EBADMSG. */
+int codec_walk_ack(const void *buf, size_t len, uint64_t *bytes, uint32_t *tensors);
+
+/* ---- the worker's side ----------------------------------------------- */
+
+struct codec;
+
+/* Builds the tensors of payload p (allocated, its iov set) for one worker,
+ * for mode MODE_SERIALIZED or MODE_TENSORFLOW, dtype DTYPE_*, and method
+ * TR_ECHO_TENSOR or TR_ACK_TENSOR.  The codec keeps a pointer to p.
+ * Returns 0, -EINVAL (another mode or method, or a buffer that is not a
+ * whole number of elements: job_validate reports that first) or -ENOMEM. */
+int codec_open(struct codec **out, const struct payload *p, int mode, int dtype, int method);
+/* Accepts NULL. */
+void codec_close(struct codec *c);
+
+/* Bytes of one encoded request (the body on the wire). */
+size_t codec_request_len(const struct codec *c);
+/* Bytes each call slot must own for its request: codec_request_len in
+ * serialized mode (pack writes there), 0 in tensorflow mode (the request
+ * is the codec's own header and payload iovecs, shared by every call). */
+size_t codec_slot_len(const struct codec *c);
+/* Bytes of reply buffer each call needs: the request length and some
+ * slack for a peer that encodes the same bundle differently (EchoTensor),
+ * or 64 (AckTensor). */
+size_t codec_reply_cap(const struct codec *c);
+
+/* Encodes one request.  Serialized: packs into slot (codec_slot_len bytes)
+ * and points *iov at slot_iov = {slot, len}; tensorflow: points *iov at the
+ * shared header and content iovecs.  Sets *iovcnt.  Allocates nothing. */
+void codec_encode(struct codec *c, unsigned char *slot, struct iovec *slot_iov,
+                  const struct iovec **iov, int *iovcnt);
+
+/* Decodes and checks one reply of len bytes.  EchoTensor: the same tensors
+ * in the same order, each with its name, dtype, shape and content length,
+ * and with verify != 0 every content byte; AckTensor: BundleAck.bytes =
+ * the payload's bytes and .tensors = its iovecs.  Serialized mode unpacks
+ * with protobuf-c into the codec's arena, tensorflow mode walks the reply
+ * in place.  Returns 0, or -EBADMSG with one line in why (no allocation
+ * either way). */
+int codec_check(struct codec *c, const void *reply, size_t len, int verify, char *why,
+                size_t whylen);
+
+/* ---- the server's side ----------------------------------------------- */
+
+/* A growable byte buffer for replies. */
+struct codec_buf {
+	unsigned char *p;
+	size_t len, cap;
+};
+
+/* Buffers and arenas keep up to this many bytes between calls; bigger
+ * ones are given back after the call that needed them. */
+#define CODEC_KEEP (32u << 20)
+
+/* Answers one EchoTensor or AckTensor request of len bytes: unpacks it with
+ * protobuf-c into arena a (grown as needed, up to `limit` bytes), then
+ * packs the reply into out (the bundle again, or a BundleAck {bytes,
+ * tensors}).  Returns 0, -EBADMSG when the request does not parse as a
+ * TensorBundle, -ENOMEM when it would need more than `limit` bytes of
+ * arena or memory runs out, -EINVAL for another method. */
+int codec_serve(struct codec_arena *a, int method, const void *req, size_t len,
+                struct codec_buf *out, size_t limit);
+
+/* Makes out hold at least cap bytes.  0 or -ENOMEM. */
+int codec_buf_reserve(struct codec_buf *b, size_t cap);
+/* Frees the buffer if it holds more than keep bytes. */
+void codec_buf_trim(struct codec_buf *b, size_t keep);
+/* Frees the arena's block if it holds more than keep bytes. */
+void codec_arena_trim(struct codec_arena *a, size_t keep);
+/* Accepts a zeroed buffer. */
+void codec_buf_free(struct codec_buf *b);
+
+#endif
