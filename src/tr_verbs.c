@@ -75,7 +75,10 @@
  * chose in the server's landing zone; a reply's to the space the client
  * reserved in its own zone and named in the request (reply_off), so a
  * rendezvous costs no extra round trip.  The server echoes straight from
- * its landing zone.
+ * its landing zone; EchoTensor and AckTensor (the serialized modes) are
+ * unpacked where the body landed and their packed reply is copied into the
+ * request's own slot or landing-zone space, registered memory it owns until
+ * the client has the reply (tr_verbs_serve.c).
  *
  * FLOW CONTROL: replies are the credits.  The client owns every
  * allocation and keeps at most `slots` requests whose replies it has not

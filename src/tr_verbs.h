@@ -87,6 +87,17 @@ struct vb_hdr {
 void vb_hdr_encode(unsigned char b[VB_HDR_LEN], const struct vb_hdr *h);
 void vb_hdr_decode(const unsigned char b[VB_HDR_LEN], struct vb_hdr *h);
 
+/* EchoTensor and AckTensor (the serialized modes, codec.h): beside its
+ * content, each payload buffer costs at most VB_TENSOR_OVERHEAD bytes of a
+ * TensorBundle (entry key and length, name "iov/<i>", dtype, packed shape,
+ * content key and length: 71 at most), and a BundleAck is at most 17 bytes
+ * (VB_BUNDLE_ACK_MAX rounds it up).  The client sizes its landing zones
+ * and reply reservations with them: an EchoTensor reply is its request
+ * again (protobuf-c packs a bundle to the bytes it was unpacked from, for
+ * any bundle tfgb encodes), so it reserves the request's length. */
+#define VB_TENSOR_OVERHEAD 80
+#define VB_BUNDLE_ACK_MAX 32
+
 /* ---- the side-channel hello (see tr_verbs.c) ------------------------------ */
 
 #define VB_HELLO_LEN 96

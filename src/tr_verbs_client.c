@@ -110,7 +110,7 @@ struct tr_client {
 	struct mr_entry *mr;           /* sorted by base */
 	size_t nmr, capmr, last;
 	struct vdev_sge *sge;          /* VDEV_POST_MAX * VB_SGE_MAX, for posting */
-	uint64_t max_req;              /* the job's payload: the largest request */
+	uint64_t max_req;              /* the largest request: the payload, or its bundle */
 	uint64_t rz_want;              /* landing-zone size, each side */
 	uint64_t next_tick;
 	struct tr_verbs_stats st;
@@ -485,8 +485,10 @@ int vb_submit(struct tr_conn *k, struct tr_call *call)
 		s->kind = body <= k->eager ? VB_EAGER : VB_RNDV;
 		if (s->kind == VB_RNDV && vb_align(body) > k->srz.size)
 			return -EMSGSIZE;
-		if (call->method == TR_ECHO) {
+		if (call->method == TR_ECHO || call->method == TR_ECHO_TENSOR) {
 			expect = body;
+		} else if (call->method == TR_ACK_TENSOR) {
+			expect = VB_BUNDLE_ACK_MAX;
 		} else if (call->method == TR_PULL && body == 8) {
 			unsigned char n[8];
 			gather(call->iov, call->iovcnt, n, 8);
@@ -695,11 +697,19 @@ int vb_client_open(void *ctx, const struct job *j, struct tr_client **out, struc
 		struct payload p = {0};
 		int64_t depth = j->inflight < 1 ? 1 : j->inflight > VB_RZ_DEPTH_MAX
 		                ? VB_RZ_DEPTH_MAX : j->inflight;
-		if (payload_layout(j, &p) == 0)
+		uint64_t most;
+		if (payload_layout(j, &p) == 0) {
 			c->max_req = p.total;
+			/* the serialized modes send the payload as a TensorBundle */
+			if (j->mode != MODE_NONSERIALIZED)
+				c->max_req += (uint64_t)p.n * VB_TENSOR_OVERHEAD;
+		}
 		payload_free(&p);
-		if (c->max_req > c->o.eager_max) {
-			uint64_t one = vb_align(c->max_req);
+		most = c->max_req;
+		if (j->mode != MODE_NONSERIALIZED && most < VB_BUNDLE_ACK_MAX)
+			most = VB_BUNDLE_ACK_MAX; /* a BundleAck reply may need a zone */
+		if (most > c->o.eager_max) {
+			uint64_t one = vb_align(most);
 			c->rz_want = one * (uint64_t)depth;
 			if (c->rz_want > VB_RZ_MAX)
 				c->rz_want = one > VB_RZ_MAX ? one : VB_RZ_MAX;

@@ -19,21 +19,40 @@
  * gathers from one registered pattern buffer of max_message bytes shared
  * by every thread, made on the first Pull (payload_pattern seed 0, buffer
  * 0, as the other transports).  Nothing is allocated or registered per
- * call after that.
+ * call after that (for the tensor methods, see below).
+ *
+ * EchoTensor and AckTensor (the serialized modes) are answered as the
+ * socket server answers them, with codec_serve (protobuf-c), on the eager
+ * and the rendezvous path alike: the body, whole where it arrived (slot or
+ * landing zone), is unpacked into the worker's arena and the reply (the
+ * bundle again, or a BundleAck) packed into the worker's reply buffer,
+ * then copied where it can be sent from without a registration: after the
+ * header in the request's ring slot when it fits there (always for an
+ * eager reply), else over the request's body in the landing zone, which
+ * the unpack no longer needs (a rendezvous EchoTensor: protobuf-c packs a
+ * bundle as tfgb encodes it, so the reply is as long as its request).
+ * Both places are the request's until the client has the reply, so the
+ * worker's arena and buffer are free again once serve_one returns.  They
+ * grow on the first tensor call and are kept up to CODEC_KEEP bytes each;
+ * only calls bigger than that allocate.  A body that does not parse gets
+ * INVALID_ARGUMENT; one whose unpack needs more than VB_ARENA_LIMIT, or a
+ * reply longer than the client reserved or than its request's places,
+ * RESOURCE_EXHAUSTED; the connection goes on.
  *
  * Bad requests (WIRE.md): a request longer than max_message gets
  * RESOURCE_EXHAUSTED (its body was not sent, or is ignored), a Pull whose
- * body is not 8 bytes INVALID_ARGUMENT, EchoTensor and AckTensor
- * UNIMPLEMENTED; the connection goes on.  A header that breaks the
- * protocol (magic, method outside 1..5, status, sequence, kind, a body
- * outside the ring slot or landing zone) or a failed work request drops
- * that connection only: its QP, CQ and memory are released and its side
+ * body is not 8 bytes INVALID_ARGUMENT, EchoTensor and AckTensor as
+ * above; the connection goes on.  A header that breaks the protocol
+ * (magic, method outside 1..5, status, sequence, kind, a body outside the
+ * ring slot or landing zone) or a failed work request drops that
+ * connection only: its QP, CQ and memory are released and its side
  * channel closed, which the client sees.
  *
  * Memory per connection: the ring (agreed slots x (48 + agreed eager_max,
  * rounded to 64)), the landing zone the client asked for (at most
  * VB_RZ_DEPTH_MAX x max_message and VB_RZ_MAX, all registered), a CQ of
- * send_depth + slots + 8 entries.
+ * send_depth + slots + 8 entries.  Per worker: the arena (at most
+ * VB_ARENA_LIMIT during a tensor call) and the reply buffer (one reply).
  */
 #include "tr_verbs.h"
 
@@ -49,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "codec.h"
 #include "frame.h"
 #include "payload.h"
 #include "util.h"
@@ -61,6 +81,9 @@
 #define VB_THREADS_MAX 64
 #define VB_BACKLOG 128
 #define VB_POLL_BATCH 32
+/* the most arena one EchoTensor or AckTensor unpack may take (as the
+ * socket and grpc servers) */
+#define VB_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
 
 struct srv;
 struct srv_thread;
@@ -88,6 +111,8 @@ struct srv_thread {
 	atomic_int load;               /* connections, the inbox's included */
 	struct sconn **conn;
 	size_t nconn, capconn;
+	struct codec_arena arena;      /* EchoTensor/AckTensor: the unpacked request ... */
+	struct codec_buf out;          /* ... and its packed reply, for one call */
 };
 
 /* The Pull pattern, registered. */
@@ -161,6 +186,49 @@ static const struct pull_buf *pull_bytes(struct srv *s)
 	return b;
 }
 
+/* EchoTensor and AckTensor: request h's body is unpacked and its reply
+ * packed (codec_serve), then copied after the header in ring slot p or
+ * over the body in the landing zone (see the top of the file).  Returns
+ * the reply's status; with TR_OK, *rlen, *src and *src_mr say what to
+ * send. */
+static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr *h,
+                             unsigned char *p, uint64_t *rlen, const unsigned char **src,
+                             const struct vdev_mr **src_mr)
+{
+	struct srv_thread *t = k->t;
+	struct codec_buf *out = &t->out;
+	unsigned char *dst = NULL;
+	const struct vdev_mr *mr = NULL;
+	const unsigned char *body = h->kind == VB_RNDV ? k->ep.rz + h->off : p + VB_HDR_LEN;
+	unsigned status = TR_OK;
+	int rc;
+
+	rc = codec_serve(&t->arena, h->method, body, (size_t)h->len, out,
+	                 VB_ARENA_LIMIT(s->cfg->max_message));
+	codec_arena_trim(&t->arena, CODEC_KEEP);
+	if (rc < 0) {
+		status = rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED;
+	} else if (out->len > k->eager && out->len > h->reply_cap) {
+		status = TR_RESOURCE_EXHAUSTED; /* no room reserved for it */
+	} else if (out->len <= k->ep.slot_size - VB_HDR_LEN) {
+		dst = p + VB_HDR_LEN;
+		mr = k->ep.mem_mr;
+	} else if (h->kind == VB_RNDV && out->len <= h->len) {
+		dst = k->ep.rz + h->off;
+		mr = k->ep.rz_mr;
+	} else {
+		status = TR_RESOURCE_EXHAUSTED; /* nowhere registered to send it from */
+	}
+	if (dst) {
+		memcpy(dst, out->p, out->len);
+		*rlen = out->len;
+		*src = dst;
+		*src_mr = mr;
+	}
+	codec_buf_trim(out, CODEC_KEEP);
+	return status;
+}
+
 /* Answers request k->replied.  1 when its reply is posted, 0 when the send
  * queue has no room for it yet, -1 when the connection is to be dropped. */
 static int serve_one(struct srv *s, struct sconn *k)
@@ -226,6 +294,10 @@ static int serve_one(struct srv *s, struct sconn *k)
 			}
 			break;
 		}
+		case TR_ECHO_TENSOR:
+		case TR_ACK_TENSOR:
+			r.status = (uint16_t)serve_tensor(s, k, &h, p, &rlen, &src, &src_mr);
+			break;
 		default:
 			r.status = TR_UNIMPLEMENTED;
 			break;
@@ -260,7 +332,7 @@ static int serve_one(struct srv *s, struct sconn *k)
 		.imm = seq, .remote_addr = k->ep.peer_ring + (uint64_t)slot * k->peer_slot_size,
 		.rkey = k->ep.peer_ring_rkey};
 	if (r.kind == VB_EAGER && rlen) {
-		if (src == p + VB_HDR_LEN) {              /* in place: Echo's body, Ack's count */
+		if (src == p + VB_HDR_LEN) {              /* in place: Echo, Ack, a tensor reply */
 			sge[0].length += (uint32_t)rlen;
 		} else if (k->ep.cap.max_send_sge >= 2) { /* Pull: the pattern, gathered */
 			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)rlen, src_mr->lkey};
@@ -600,6 +672,7 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 		pthread_condattr_t ca;
 
 		t->s = &s;
+		codec_arena_init(&t->arena, 0); /* no block yet: cannot fail */
 		atomic_init(&t->load, 0);
 		atomic_init(&t->inbox, NULL);
 		pthread_mutex_init(&t->lock, NULL);
@@ -643,6 +716,8 @@ out_threads:
 		if (t->ch)
 			s.x->dev->chan_destroy(t->ch);
 		free(t->conn);
+		codec_arena_free(&t->arena);
+		codec_buf_free(&t->out);
 		pthread_cond_destroy(&t->cond);
 		pthread_mutex_destroy(&t->lock);
 	}

@@ -7,7 +7,9 @@
  * TCP on loopback; only the device underneath is the simulation instead of
  * libibverbs (tr_verbs_ctx_new with vdev_sim_ops).  Also the simulated
  * device itself (what it must refuse, like an HCA), the header and hello
- * codecs, and the probe on this machine.
+ * codecs, and the probe on this machine.  The serialized modes
+ * (EchoTensor, AckTensor) run through the engine and through raw calls
+ * with hand-made bodies.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -21,6 +23,7 @@
 #include <unistd.h>
 
 #include "check_tfgb.h"
+#include "codec.h"
 #include "engine.h"
 #include "frame.h"
 #include "payload.h"
@@ -448,6 +451,202 @@ START_TEST(test_verbs_engine)
 }
 END_TEST
 
+/* ---- the serialized modes ------------------------------------------------ */
+
+/* A small payload (every request and reply eager) and a large one (every
+ * EchoTensor request and reply by rendezvous). */
+static const char *const tensor_small[] = {"payload.scheme=custom",
+                                           "payload.iovec=1KiB, 2KiB, 512, 4", NULL};
+static const char *const tensor_large[] = {"payload.scheme=custom",
+                                           "payload.iovec=1MiB, 64KiB, 4KiB, 8", NULL};
+
+/* set, then job.mode, job.inflight and payload.dtype: a NULL-terminated
+ * list in buf. */
+static const char *const *tensor_set(const char *buf[], const char *const *set,
+                                     const char *mode, const char *dtype)
+{
+	int n = 0;
+
+	while (set[n]) {
+		buf[n] = set[n];
+		n++;
+	}
+	buf[n++] = mode;
+	buf[n++] = "job.inflight=4";
+	buf[n++] = dtype;
+	buf[n] = NULL;
+	return buf;
+}
+
+/* The engine in both serialized modes, EchoTensor and AckTensor, on the
+ * eager and the rendezvous path: every reply decoded and checked by the
+ * engine's codec (an EchoTensor's every content byte). */
+START_TEST(test_verbs_tensor_engine)
+{
+	static const char *const modes[] = {"job.mode=serialized", "job.mode=tensorflow"};
+	static const char *const dtypes[] = {"payload.dtype=uint8", "payload.dtype=float32"};
+	static volatile sig_atomic_t stop;
+	const char *const *sizes[] = {tensor_small, tensor_large};
+	struct vsrv s;
+
+	srv_start(&s, NULL, 64u << 20);
+	for (int md = 0; md < 2; md++)
+		for (int sz = 0; sz < 2; sz++) {
+			const char *buf[16];
+			struct tr_verbs_stats st;
+			struct vcli v;
+
+			cli_open(&v, NULL, tensor_set(buf, sizes[sz], modes[md], dtypes[md]), &s);
+			ck_assert_int_eq(v.j.mode, md ? MODE_TENSORFLOW : MODE_SERIALIZED);
+			for (int m = 0; m < 2; m++) {
+				struct engine_result res;
+				struct engine_cfg cfg = {
+					.ops = &tr_verbs_ops, .client = v.c, .conns = &v.k, .nconns = 1,
+					.method = m ? TR_ACK : TR_ECHO, .mode = v.j.mode, .dtype = v.j.dtype,
+					.payload = &v.p, .inflight = m ? (int)v.j.inflight : 1,
+					.warmup_ns = 10000000, .iterations = 100, .timeout_ns = 5000000000ull,
+					.verify_all = 1, .stop = &stop, .label = "verbs"};
+				int rc = engine_run(&cfg, &res);
+
+				ck_assert_msg(rc == 0, "%s, %s payload, %s: engine_run: %d: %s", modes[md],
+				              sz ? "large" : "small", m ? "AckTensor" : "EchoTensor", rc,
+				              res.err);
+				ck_assert_uint_eq(res.calls, 100);
+				ck_assert_uint_eq(res.errors, 0);
+				engine_result_free(&res);
+			}
+			tr_verbs_client_stats(v.c, &st);
+			if (sz) /* large: the requests went by rendezvous */
+				ck_assert_uint_gt(st.rndv, 0);
+			else
+				ck_assert_uint_eq(st.rndv, 0);
+			ck_assert_ptr_null(tr_verbs_conn_error(v.k));
+			cli_close(&v);
+		}
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
+/* One raw call of method with body b (len bytes), its reply in resp (cap
+ * bytes).  The call's status. */
+static int tensor_call(struct vcli *v, int method, const void *b, size_t len, void *resp,
+                       size_t cap, uint64_t *resp_len)
+{
+	struct tr_call c = {0}, *done[1];
+	struct iovec iv = {(void *)b, len};
+
+	c.method = method;
+	c.iov = &iv;
+	c.iovcnt = 1;
+	c.resp_buf = resp;
+	c.resp_cap = cap;
+	ck_assert_int_eq(tr_verbs_ops.submit(v->k, &c), 0);
+	ck_assert_int_eq(tr_verbs_ops.reap(v->c, done, 1, now_ns() + WAIT_NS), 1);
+	ck_assert_ptr_eq(done[0], &c);
+	*resp_len = c.resp_len;
+	tr_verbs_ops.call_release(&c);
+	return c.status;
+}
+
+/* v (below 2^21) as a 3-byte varint; returns 3. */
+static size_t varint3(unsigned char *b, size_t v)
+{
+	b[0] = (unsigned char)(0x80 | (v & 0x7f));
+	b[1] = (unsigned char)(0x80 | ((v >> 7) & 0x7f));
+	b[2] = (unsigned char)(v >> 14);
+	return 3;
+}
+
+/* Raw EchoTensor and AckTensor calls, eager and rendezvous: a good body
+ * comes back byte for byte (EchoTensor) or counted (AckTensor); a corrupt
+ * one gets INVALID_ARGUMENT, and a reply longer than the client reserved
+ * (a bundle whose dtype is a 5-byte varint of -1, which protobuf-c packs
+ * in 10) RESOURCE_EXHAUSTED; the connection goes on after each. */
+START_TEST(test_verbs_tensor_statuses)
+{
+	const char *const *sizes[] = {tensor_small, tensor_large};
+	struct vsrv s;
+
+	srv_start(&s, NULL, 64u << 20);
+	for (int sz = 0; sz < 2; sz++) {
+		const char *buf[16];
+		struct codec *ce;
+		struct vcli v;
+		unsigned char *req, *bad, *resp;
+		struct iovec slot_iov;
+		const struct iovec *iov;
+		int iovcnt;
+		size_t len, cap;
+		uint64_t got, bytes;
+		uint32_t tensors;
+
+		cli_open(&v, NULL, tensor_set(buf, sizes[sz], "job.mode=serialized",
+		                              "payload.dtype=uint8"), &s);
+		ck_assert_int_eq(codec_open(&ce, &v.p, MODE_SERIALIZED, DTYPE_UINT8, TR_ECHO_TENSOR), 0);
+		len = codec_request_len(ce);
+		cap = codec_reply_cap(ce);
+		req = malloc(len);
+		bad = malloc(len);
+		resp = malloc(cap);
+		ck_assert(req && bad && resp);
+		codec_encode(ce, req, &slot_iov, &iov, &iovcnt);
+		ck_assert_int_eq(iovcnt, 1);
+		ck_assert_uint_eq(iov[0].iov_len, len);
+		ck_assert_uint_eq(len > 16384, sz); /* eager, rendezvous */
+		memcpy(bad, req, len);
+		bad[0] = 0x0f; /* field 1, wire type 7: no such wire type */
+
+		for (int round = 0; round < 2; round++) {
+			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, bad, len, resp, cap, &got),
+			                 TR_INVALID_ARGUMENT);
+			ck_assert_uint_eq(got, 0);
+			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, bad, len, resp, cap, &got),
+			                 TR_INVALID_ARGUMENT);
+			memset(resp, 0, cap);
+			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_uint_eq(got, len);
+			ck_assert(memcmp(resp, req, len) == 0);
+			ck_assert_int_eq(codec_check(ce, resp, (size_t)got, 1, (char[128]){0}, 128), 0);
+			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
+			ck_assert_uint_eq(bytes, v.p.total);
+			ck_assert_uint_eq(tensors, v.p.n);
+		}
+		if (sz) { /* a reply 5 bytes longer than its rendezvous request */
+			size_t n = 20000, bl = 0;
+			unsigned char *b = calloc(1, n + 32);
+			ck_assert_ptr_nonnull(b);
+			b[bl++] = 0x0a;                        /* tensors, length 6 + 1 + 3 + n */
+			bl += varint3(b + bl, n + 10);
+			memcpy(b + bl, "\x10\xff\xff\xff\xff\x0f", 6); /* dtype -1 in 5 bytes */
+			bl += 6;
+			b[bl++] = 0x22;                        /* content, n bytes */
+			bl += varint3(b + bl, n);
+			bl += n;
+			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, b, bl, resp, cap, &got),
+			                 TR_RESOURCE_EXHAUSTED);
+			ck_assert_uint_eq(got, 0);
+			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, b, bl, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
+			ck_assert_uint_eq(bytes, n);
+			ck_assert_uint_eq(tensors, 1);
+			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_uint_eq(got, len);
+			free(b);
+		}
+		ck_assert_ptr_null(tr_verbs_conn_error(v.k));
+		free(req);
+		free(bad);
+		free(resp);
+		codec_close(ce);
+		cli_close(&v);
+	}
+	srv_stop(&s);
+	assert_no_leak();
+}
+END_TEST
+
 /* ---- limits -------------------------------------------------------------- */
 
 /* 13 buffers, a device with 4 SGEs per request: 4 WRITEs per rendezvous. */
@@ -635,7 +834,7 @@ START_TEST(test_verbs_limits_statuses)
 		c.method = methods[i];
 		ck_assert_int_eq(tr_verbs_ops.submit(v.k, &c), 0);
 		ck_assert_int_eq(tr_verbs_ops.reap(v.c, done, 1, now_ns() + WAIT_NS), 1);
-		ck_assert_int_eq(c.status, TR_UNIMPLEMENTED);
+		ck_assert_int_eq(c.status, TR_INVALID_ARGUMENT); /* 4 zero bytes: tag 0 */
 		ck_assert_uint_eq(c.resp_len, 0);
 	}
 	tr_verbs_ops.call_release(&c);
@@ -1128,6 +1327,8 @@ Suite *make_verbs_suite(void)
 	tcase_add_test(core, test_verbs_poll_modes);
 	tcase_add_test(core, test_verbs_pipelined_connections);
 	tcase_add_test(core, test_verbs_engine);
+	tcase_add_test(core, test_verbs_tensor_engine);
+	tcase_add_test(core, test_verbs_tensor_statuses);
 	tcase_add_test(limits, test_verbs_limits_sge_split);
 	tcase_add_test(limits, test_verbs_limits_zero_copy);
 	tcase_add_test(limits, test_verbs_limits_credits);
