@@ -4,7 +4,7 @@ include config.mk
 # Debian packages the build and the tests need (`make deps` installs them).
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
-       iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler
+       iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler gnuplot-nox
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
@@ -33,6 +33,16 @@ CPPFLAGS = -Igen -D_GNU_SOURCE -DTFGB_VERSION='"$(VERSION)"' \
            -DTFGB_DATADIR='"$(DATADIR)"' -DTFGB_MANDIR='"$(MANPREFIX)"' \
            -DTFGB_HAVE_VERBS=$(VERBS) -DTFGB_HAVE_NUMA=$(NUMA)
 ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS)
+
+# The source's git description (empty outside a git tree, as in a dist
+# tarball), for the "environment" of JSON results; only src/sysinfo.o
+# carries it, rebuilt when it changes (.build).
+BUILD := $(shell git describe --always --dirty --tags 2>/dev/null)
+ifneq ($(BUILD)|$(wildcard .build),$(shell cat .build 2>/dev/null)|.build)
+$(shell echo '$(BUILD)' > .build)
+endif
+src/sysinfo.o: .build
+src/sysinfo.o: CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
 
 SRC    = $(wildcard src/*.c)
 LIBSRC = $(filter-out src/main.c,$(SRC))
@@ -77,6 +87,10 @@ tests/check_tfgb: $(TSRC) tests/check_tfgb.h libtfgb.a
 	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -DTFGB_SRCDIR='"$(CURDIR)"' -Isrc $(shell $(PKG_CONFIG) --cflags check) -o $@ $(TSRC) \
 		libtfgb.a $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs check) -lm
 
+# Short local runs drawn in the paper's figure styles (gnuplot-nox): plots/*.png.
+plots: tfgb
+	sh examples/plot/make-plots.sh plots
+
 # Installs the Debian packages above when any is missing (root only).
 deps:
 	@missing=$$(for p in $(DEBS); do \
@@ -115,6 +129,9 @@ install: tfgb
 	mkdir -p $(DESTDIR)$(DATADIR)/examples
 	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
+	mkdir -p $(DESTDIR)$(DATADIR)/examples/plot
+	cp -f examples/plot/*.gp examples/plot/make-plots.sh $(DESTDIR)$(DATADIR)/examples/plot/
+	chmod 644 $(DESTDIR)$(DATADIR)/examples/plot/*
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
@@ -133,7 +150,7 @@ dist: clean
 
 clean:
 	rm -f tfgb libtfgb.a src/*.o tests/check_tfgb tfgb-$(VERSION).tar.gz
-	rm -rf gen .flags
+	rm -rf gen .flags .build plots
 	rm -rf tests/out
 
-.PHONY: all deps run check install uninstall dist clean
+.PHONY: all deps run check install uninstall dist clean plots

@@ -15,8 +15,10 @@
 
 #include "cluster.h"
 #include "engine.h"
+#include "monitor.h"
 #include "payload.h"
 #include "report.h"
+#include "sysinfo.h"
 #include "transport.h"
 #include "util.h"
 
@@ -54,8 +56,12 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct opt_hostport addr, probe;
 	struct tr_err terr = {{0}};
 	char err[CLUSTER_ERR_MAX];
+	struct sysinfo_env env;
+	struct monitor *mon = NULL;
 	void *trctx = NULL;
-	int rc = TFGB_EXIT_FAIL, erc;
+	int rc = TFGB_EXIT_FAIL, erc, mrc;
+
+	sysinfo_collect(&env); /* the start time is the run's */
 
 	ops = tr_find(j->transport, &terr);
 	if (!ops || tr_probe(ops, j, &terr) < 0) {
@@ -112,20 +118,39 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		.verify_all = j->verify, .stop = &stop,
 		.progress = !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
 	};
+	if (j->monitor_ns) {
+		/* this process is the worker; the PS is watched when it is our child */
+		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
+		mrc = monitor_new(&mon, mt, child.pid > 0 ? 2 : 1, j->monitor_ns, 0);
+		if (mrc == 0)
+			mrc = monitor_start(mon);
+		if (mrc < 0) {
+			tfgb_error("%s: cannot start the resource monitor: %s", t->cmd, strerror(-mrc));
+			goto out_client;
+		}
+	}
 	erc = engine_run(&cfg, &res);
+	monitor_stop(mon);
 	if (erc == -ENOMEM) {
 		tfgb_error("%s: out of memory", t->cmd);
 		goto out_client;
 	}
 	{
+		uint64_t seen = res.calls + res.warmup_calls; /* every call the monitor saw */
 		struct report r = {.benchmark = title, .command = t->cmd, .job = j, .payload = &p,
 		                   .transport_version = ops->version(), .res = &res, .ps = &addr,
-		                   .nps = 1, .inflight = cfg.inflight};
+		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .mon = mon,
+		                   .mon_calls = seen, .mon_bytes = seen * p.total};
 		FILE *out = tfgb_out(t);
 		if (out && report_print(&r, out) < 0)
 			tfgb_error("%s: out of memory writing the report", t->cmd);
 		if (!out)
 			erc = 2; /* tfgb_out said why */
+		if (out && mon && *j->series && (mrc = monitor_csv_file(mon, j->series)) < 0) {
+			tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
+			           strerror(-mrc));
+			erc = 2;
+		}
 	}
 	if (erc == 0)
 		rc = TFGB_EXIT_OK;
@@ -136,6 +161,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		           res.err);
 	engine_result_free(&res);
 out_client:
+	monitor_free(mon);
 	ops->client_close(client);
 out_tr:
 	ops->fini(trctx);

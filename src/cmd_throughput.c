@@ -32,6 +32,7 @@
 #include "cluster.h"
 #include "ctrl.h"
 #include "engine.h"
+#include "monitor.h"
 #include "payload.h"
 #include "report.h"
 #include "result.h"
@@ -144,9 +145,11 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 }
 
 /* Collects the run's reports and prints the aggregate.  `note` names a
- * process that failed (NULL if none).  Returns the exit status. */
+ * process that failed (NULL if none); env and mon (stopped), when not
+ * NULL, add the environment and the resources.  Returns the exit status. */
 static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
-                             uint64_t run_id, uint32_t workers, int partial, const char *note)
+                             uint64_t run_id, uint32_t workers, int partial, const char *note,
+                             const struct sysinfo_env *env, const struct monitor *mon)
 {
 	const struct job *j = &t->job;
 	char err[CTRL_ERR_MAX], why[1024];
@@ -195,15 +198,22 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 			.offered_rps = (double)j->rate * workers, .incomplete = why[0] != 0,
 			.note = why[0] ? why : NULL,
 		};
+		uint64_t seen = a.sum.calls + a.sum.warmup_calls; /* every call the monitor saw */
 		struct report r = {.benchmark = "TF-gRPC-PS-Throughput", .command = t->cmd, .job = j,
 		                   .payload = &p, .transport_version = ops->version(), .res = &a.sum,
 		                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
-		                   .tput = &tp};
+		                   .tput = &tp, .env = env, .mon = mon, .mon_calls = seen,
+		                   .mon_bytes = seen * p.total};
 		FILE *out = tfgb_out(t);
 		if (!out)
 			goto out;
 		if (report_print(&r, out) < 0) {
 			tfgb_error("%s: out of memory writing the report", t->cmd);
+			goto out;
+		}
+		if (mon && *j->series && (rc = monitor_csv_file(mon, j->series)) < 0) {
+			tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
+			           strerror(-rc));
 			goto out;
 		}
 	}
@@ -251,9 +261,12 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct wresult *wr = NULL;
 	unsigned char *blob = NULL;
 	char err[CTRL_ERR_MAX], *text = NULL;
+	struct sysinfo_env env;
 	uint64_t run_id;
 	void *trctx = NULL;
 	long blen;
+
+	sysinfo_collect(&env);
 
 	if (workers < 0)
 		return TFGB_EXIT_USAGE;
@@ -339,7 +352,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		fprintf(stderr, "tfgb: %s: worker %d: %llu calls in %.3fs\n", t->cmd, rk->index,
 		        (unsigned long long)res.calls, (double)res.window_ns / 1e9);
 	if (collector)
-		rc = collect_and_print(t, ops, cc, run_id, (uint32_t)workers, 0, NULL);
+		rc = collect_and_print(t, ops, cc, run_id, (uint32_t)workers, 0, NULL, &env, NULL);
 	else
 		rc = erc == 0 ? TFGB_EXIT_OK : TFGB_EXIT_FAIL;
 	if (erc < 0)
@@ -404,6 +417,10 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	char err[CLUSTER_ERR_MAX], note[768] = "", how[96], host[64];
 	uint64_t run_id = 0, deadline, stop_sent = 0;
 	int failed = 0, interrupted = 0, grpc_up = 0;
+	struct monitor *mon = NULL;
+	struct sysinfo_env env;
+
+	sysinfo_collect(&env); /* the start time is the run's */
 
 	if (!ps || !wk) {
 		tfgb_error("%s: out of memory", t->cmd);
@@ -452,6 +469,27 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		close(wk[i].ready_fd); /* workers need no readiness report */
 		wk[i].ready_fd = -1;
 	}
+	if (j->monitor_ns) {
+		/* the processes started here: the PSs this run started, every worker */
+		struct monitor_target *mt = calloc((size_t)(np + nw), sizeof *mt);
+		size_t n = 0;
+		int mrc = -ENOMEM;
+		if (mt) {
+			for (int i = 0; i < np; i++)
+				if (ps[i].pid > 0)
+					mt[n++] = (struct monitor_target){"ps", i, ps[i].pid};
+			for (int i = 0; i < nw; i++)
+				mt[n++] = (struct monitor_target){"worker", i, wk[i].pid};
+			mrc = monitor_new(&mon, mt, n, j->monitor_ns, 0);
+			if (mrc == 0)
+				mrc = monitor_start(mon);
+			free(mt);
+		}
+		if (mrc < 0) {
+			tfgb_error("%s: cannot start the resource monitor: %s", t->cmd, strerror(-mrc));
+			goto out;
+		}
+	}
 	grpc_init();
 	grpc_up = 1;
 	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0) {
@@ -464,10 +502,12 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns);
 	running = nw;
 	while (running > 0) {
+		struct rusage ru;
 		int status;
-		pid_t pid = waitpid(-1, &status, WNOHANG);
+		pid_t pid = wait4(-1, &status, WNOHANG, &ru);
 
 		if (pid > 0) {
+			monitor_exited(mon, pid, &ru); /* what it did since the last sample counts */
 			for (int i = 0; i < nw; i++)
 				if (wk[i].pid == pid) {
 					wk[i].pid = 0;
@@ -523,9 +563,11 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		}
 		usleep(20000);
 	}
+	monitor_stop(mon);
 	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, failed || interrupted,
-	                       note[0] ? note : interrupted ? "interrupted" : NULL);
+	                       note[0] ? note : interrupted ? "interrupted" : NULL, &env, mon);
 out:
+	monitor_free(mon);
 	ctrl_client_close(cc);
 	if (grpc_up)
 		grpc_shutdown();

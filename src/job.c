@@ -104,6 +104,10 @@ const struct opt_def job_keys[] = {
 	 .help = "report format"},
 	{"output", "file", OPT_STRING, J(file), "",
 	 .help = "write the report to this file instead of standard output"},
+	{"output", "monitor", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),
+	 .help = "sample the CPU, memory and network use of the run's processes this often; 0 is off"},
+	{"output", "series", OPT_STRING, J(series), "",
+	 .help = "write the sampled resource series to this CSV file"},
 
 	{"server", "max_message", OPT_SIZE, J(max_message), "64MiB", .min = 1 * KIB, .max = 2 * GIB,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
@@ -737,6 +741,9 @@ int job_validate(struct job *j, struct job_err *err)
 		if (v && *v && opt_parse_cpulist(v, NULL, why) < 0)
 			return job_key_err(j, err, "affinity", name, "%s", why);
 	}
+	/* the sampler's interval: below 10 ms the samples are all tick noise */
+	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))
+		return job_key_err(j, err, "output", "monitor", "must be 0 (off) or at least 10ms");
 	return check_dtype(j, err);
 }
 

@@ -66,6 +66,8 @@ struct job {
 	/* [output] */
 	int format;
 	char *file;
+	uint64_t monitor_ns;  /* resource sampling interval; 0: off */
+	char *series;         /* CSV file for the sampled series, or "" */
 	/* [server] */
 	uint64_t max_message;
 	int64_t threads;

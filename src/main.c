@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sysinfo.h"
 #include "tr_verbs.h"
 
 #ifndef TFGB_MANDIR
@@ -39,6 +40,10 @@ static const struct cmd commands[] = {
 	 "parameter-server throughput: every worker calls every PS"},
 	{"genpayload", cmd_genpayload, CMD_JOB | CMD_INI, "[--ini]",
 	 "print the payload layout the job describes"},
+	{"rerun", cmd_rerun, CMD_JOB | CMD_RESULT, "RESULT.json",
+	 "run a JSON result's benchmark again with exactly its job"},
+	{"compare", cmd_compare, 0, "A.json B.json",
+	 "two JSON results side by side, with what differs between them"},
 	{"help", cmd_help, 0, "[COMMAND]", "show the manual page of a command"},
 	{"version", cmd_version, 0, "", "print versions and compiled-in features"},
 	{"verbs-info", cmd_verbs_info, 0, "",
@@ -50,6 +55,7 @@ enum {
 	OPT_PRINT_CONFIG = 256,
 	OPT_TASK,
 	OPT_INI_FLAG,
+	OPT_SERIES,
 };
 
 static const struct option long_opts[] = {
@@ -63,6 +69,7 @@ static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"task", required_argument, NULL, OPT_TASK},
 	{"ini", no_argument, NULL, OPT_INI_FLAG},
+	{"series", required_argument, NULL, OPT_SERIES},
 	{0},
 };
 
@@ -78,20 +85,29 @@ static void usage_of(const struct cmd *c, FILE *f)
 {
 	fprintf(f, "usage: tfgb %s", c->name);
 	if (c->flags & CMD_JOB)
-		fprintf(f, " [-c FILE] [-s SECTION.KEY=VALUE]... [-f text|csv|json] [-o FILE]\n"
-		           "       %*s [--print-config] [-q] [-v]", (int)strlen(c->name), "");
+		fprintf(f, "%s [-s SECTION.KEY=VALUE]... [-f text|csv|json] [-o FILE]\n"
+		           "       %*s [--print-config] [--series FILE] [-q] [-v]", c->flags & CMD_RESULT ? "" :
+		           " [-c FILE]", (int)strlen(c->name), "");
 	if (*c->usage)
 		fprintf(f, " %s", c->usage);
 	fprintf(f, "\n\n  %s\n", c->summary);
-	if (c->flags & CMD_JOB)
+	if (c->flags & CMD_RESULT)
 		fprintf(f, "\n"
-		        "  -c FILE              job file (default: ./tfgb.ini, then\n"
-		        "                       $XDG_CONFIG_HOME/tfgb/tfgb.ini, then %s/tfgb.ini)\n"
-		        "  -s SECTION.KEY=VALUE override one job key; repeatable, applied in order\n"
+		        "  RESULT.json          a JSON result (-f json): its benchmark and its job\n"
+		        "                       run again; output.file is not taken from it\n");
+	else if (c->flags & CMD_JOB)
+		fprintf(f, "\n"
+		        "  -c FILE              job file, or a JSON result to take the job of\n"
+		        "                       (default: ./tfgb.ini, then\n"
+		        "                       $XDG_CONFIG_HOME/tfgb/tfgb.ini, then %s/tfgb.ini)\n",
+		        TFGB_DATADIR);
+	if (c->flags & CMD_JOB)
+		fprintf(f, "  -s SECTION.KEY=VALUE override one job key; repeatable, applied in order\n"
 		        "  -f FORMAT            report format: text, csv or json (output.format)\n"
 		        "  -o FILE              write the report to FILE (output.file)\n"
+		        "  --series FILE        write the sampled resource use as CSV (output.series)\n"
 		        "  --print-config       print the effective job as INI and exit\n"
-		        "  -q, -v               quieter, more verbose\n", TFGB_DATADIR);
+		        "  -q, -v               quieter, more verbose\n");
 	if (c->flags & CMD_TASK)
 		fprintf(f, "  --task N             this process's index (PS index for serve)\n");
 	if (c->flags & CMD_INI)
@@ -156,7 +172,7 @@ static void unknown_option(const struct cmd *c, const char *arg, int optopt_)
 /* Loads the job: built-in defaults, then the file, then -s in order, then
  * -f and -o (shortcuts for -s output.format=, -s output.file=). */
 static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
-                    const char *fmt, const char *outfile)
+                    const char *fmt, const char *outfile, const char *series)
 {
 	static char found[4096];
 	char kv[4200];
@@ -169,8 +185,22 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 	if (!config && job_find_default(found, sizeof found) == 0)
 		config = found;
 	t->job_path = config;
-	if (config && job_load_file(&t->job, config, &err) < 0)
+	if (config && rerun_is_result(config) == 1) {
+		/* a JSON result: its job (tfgb rerun, or -c RESULT.json) */
+		char why[600], name[4200], *text;
+		int rc;
+		if (rerun_read(config, NULL, &text, why, sizeof why) < 0) {
+			tfgb_error("%s", why);
+			return TFGB_EXIT_USAGE;
+		}
+		snprintf(name, sizeof name, "%s#job", config); /* line numbers are the job's */
+		rc = job_load_string(&t->job, name, text, &err);
+		free(text);
+		if (rc < 0)
+			goto bad;
+	} else if (config && job_load_file(&t->job, config, &err) < 0) {
 		goto bad;
+	}
 	for (int i = 0; i < nsets; i++)
 		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
 			goto bad;
@@ -196,6 +226,15 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 		if (job_override(&t->job, kv, nsets + 1 + !!fmt, &err) < 0)
 			goto bad;
 	}
+	if (series) {
+		if (strlen(series) > 4096) {
+			tfgb_error("--series: file name is longer than 4096 bytes");
+			return TFGB_EXIT_USAGE;
+		}
+		snprintf(kv, sizeof kv, "output.series=%s", series);
+		if (job_override(&t->job, kv, nsets + 1 + !!fmt + !!outfile, &err) < 0)
+			goto bad;
+	}
 	if (job_validate(&t->job, &err) < 0)
 		goto bad;
 	if (t->verbose)
@@ -210,7 +249,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 {
 	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
 	char **sets = calloc((size_t)argc + 2, sizeof *sets);
-	const char *config = NULL, *fmt = NULL, *outfile = NULL;
+	const char *config = NULL, *fmt = NULL, *outfile = NULL, *series = NULL;
 	int nsets = 0, print_config = 0, opt, rc;
 
 	if (!sets) {
@@ -219,14 +258,19 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	}
 	opterr = 0;
 	optind = 1;
-	while ((opt = getopt_long(argc, argv, "+c:s:f:o:qvh", long_opts, NULL)) != -1) {
+	/* a result file may come before its options: tfgb rerun R.json -s ... */
+	while ((opt = getopt_long(argc, argv, c->flags & CMD_RESULT ? "c:s:f:o:qvh" : "+c:s:f:o:qvh",
+	                          long_opts, NULL)) != -1) {
 		int allowed = 1;
 		switch (opt) {
 		case 'h':
 			usage_of(c, stdout);
 			free(sets);
 			return TFGB_EXIT_OK;
-		case 'c': case 'f': case 'o': case 's': case 'q': case 'v': case OPT_PRINT_CONFIG:
+		case 'c':
+			allowed = (c->flags & CMD_JOB) && !(c->flags & CMD_RESULT);
+			break;
+		case 'f': case 'o': case 's': case 'q': case 'v': case OPT_PRINT_CONFIG: case OPT_SERIES:
 			allowed = (c->flags & CMD_JOB) != 0;
 			break;
 		case OPT_TASK:
@@ -257,6 +301,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case OPT_INI_FLAG: t.ini = 1; break;
 		case 'f': fmt = optarg; break;
 		case 'o': outfile = optarg; break;
+		case OPT_SERIES: series = optarg; break;
 		case OPT_TASK: {
 			int64_t v;
 			if (opt_parse_int(optarg, &v) < 0 || v < 0 || v > 65535) {
@@ -272,6 +317,25 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	t.argc = argc - optind;
 	t.argv = argv + optind;
 
+	if (c->flags & CMD_RESULT) {
+		char why[600];
+		if (t.argc != 1) {
+			if (t.argc)
+				tfgb_error("unexpected argument '%s'; '%s' takes one result file",
+				           t.argv[1], c->name);
+			else
+				tfgb_error("missing the result file: tfgb %s RESULT.json", c->name);
+			free(sets);
+			return TFGB_EXIT_USAGE;
+		}
+		if (rerun_read(t.argv[0], NULL, NULL, why, sizeof why) < 0) {
+			tfgb_error("%s", why);
+			free(sets);
+			return TFGB_EXIT_USAGE;
+		}
+		config = t.argv[0];
+		t.argc = 0;
+	}
 	if (c->flags & CMD_JOB) {
 		if (t.argc > 0) {
 			tfgb_error("unexpected argument '%s'; job settings go in -c FILE or -s SECTION.KEY=VALUE",
@@ -279,7 +343,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		rc = load_job(&t, config, sets, nsets, fmt, outfile);
+		rc = load_job(&t, config, sets, nsets, fmt, outfile, series);
 		free(sets);
 		if (rc != TFGB_EXIT_OK) {
 			job_free(&t.job);
@@ -406,6 +470,8 @@ static int cmd_version(struct tfgb *t)
 {
 	(void)t;
 	printf("tfgb %s\n", TFGB_VERSION);
+	if (*sysinfo_build())
+		printf("build %s\n", sysinfo_build());
 	printf("grpc core %s\n", grpc_version_string());
 	printf("verbs: %s\n", TFGB_HAVE_VERBS ? "compiled in" : "not compiled in (VERBS=0)");
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");

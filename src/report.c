@@ -90,6 +90,8 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		if (tp->incomplete)
 			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 	}
+	if (r->mon)
+		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes);
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
@@ -237,6 +239,10 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_str(&w, "error", res->err);
 	else
 		json_null(&w, "error");
+	if (r->env)
+		sysinfo_json(&w, "environment", r->env, text);
+	if (r->mon)
+		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes);
 	json_str(&w, "job", text);
 	json_obj_end(&w);
 	json_finish(&w);

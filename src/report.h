@@ -14,7 +14,9 @@
 
 #include "engine.h"
 #include "job.h"
+#include "monitor.h"
 #include "payload.h"
+#include "sysinfo.h"
 
 /* Throughput extras: the aggregate over every worker's report. */
 struct report_tput {
@@ -42,6 +44,9 @@ struct report {
 	int nps;
 	int inflight;                   /* calls outstanding per connection, as run */
 	const struct report_tput *tput; /* NULL for the point-to-point benchmarks */
+	const struct sysinfo_env *env;  /* JSON "environment", or NULL */
+	const struct monitor *mon;      /* resources (stopped), or NULL */
+	uint64_t mon_calls, mon_bytes;  /* calls and payload bytes the monitor saw */
 };
 
 /* Writes the report in job->format.  Returns 0, or -1 when out of memory. */

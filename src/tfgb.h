@@ -22,6 +22,7 @@ enum {
 	CMD_JOB = 1 << 0,  /* takes -c/-s/-f/-o/--print-config and gets a validated job */
 	CMD_TASK = 1 << 1, /* takes --task N */
 	CMD_INI = 1 << 2,  /* takes --ini */
+	CMD_RESULT = 1 << 3, /* with CMD_JOB: its one operand, a JSON result, stands for -c */
 };
 
 struct tfgb {
@@ -50,5 +51,18 @@ int cmd_serve(struct tfgb *t);
 int cmd_latency(struct tfgb *t);
 int cmd_bandwidth(struct tfgb *t);
 int cmd_throughput(struct tfgb *t);
+int cmd_rerun(struct tfgb *t);
+int cmd_compare(struct tfgb *t);
+
+/* JSON results read back (cmd_rerun.c). */
+
+/* 1 when the file's first non-blank byte is '{' (a JSON result, never a
+ * job file), 0 when not, -1 when it cannot be read. */
+int rerun_is_result(const char *path);
+/* Reads a tfgb JSON result: its "benchmark" and its "job" text without
+ * output.file and output.series (running it never writes over them), each
+ * malloc'd (either pointer may be NULL).  0, or -1 with a one-line err
+ * naming the file. */
+int rerun_read(const char *path, char **benchmark, char **job_text, char *err, size_t errlen);
 
 #endif

@@ -1,0 +1,636 @@
+/* cmd_rerun.c - `tfgb rerun` and `tfgb compare`: a JSON result read back.
+ *
+ * A JSON result carries everything needed to run it again: "benchmark"
+ * names the command and "job" is the effective job as a job file
+ * (job_print_ini).  rerun runs that benchmark with exactly that job, with
+ * -s overrides on top; the dispatcher loads the job (rerun_read), this file
+ * picks the command.  The job's output.file and output.series are dropped
+ * on the way in, so that a rerun never writes over the result it reads:
+ * -o and --series say where.
+ *
+ * compare prints two results' main figures side by side with their ratio
+ * B/A, then what differs between them: the job's keys (output.* aside, it
+ * does not change a measurement), the payload, the environment.
+ */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonr.h"
+
+/* ---- result files ---- */
+
+struct result {
+	const char *path;
+	char *text;
+	size_t len;
+	struct jsonr r;
+};
+
+/* Reads the whole file (at most JSONR_MAX_LEN bytes) into a malloc'd,
+ * NUL-terminated buffer.  0, or -1 with err set. */
+static int read_all(const char *path, char **text, size_t *len, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	size_t cap = 65536, n = 0;
+	char *buf;
+
+	*text = NULL;
+	if (!f) {
+		snprintf(err, errlen, "cannot read result '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	buf = malloc(cap + 1);
+	while (buf) {
+		size_t got = fread(buf + n, 1, cap - n, f);
+		n += got;
+		if (got == 0)
+			break;
+		if (n == cap) {
+			char *more;
+			if (cap > JSONR_MAX_LEN) {
+				snprintf(err, errlen, "'%s' is not a tfgb result: longer than %u MiB", path,
+				         JSONR_MAX_LEN >> 20);
+				free(buf);
+				fclose(f);
+				return -1;
+			}
+			cap *= 2;
+			more = realloc(buf, cap + 1);
+			if (!more)
+				free(buf);
+			buf = more;
+		}
+	}
+	if (!buf || ferror(f)) {
+		snprintf(err, errlen, buf ? "cannot read result '%s': %s" : "%s: out of memory", path,
+		         strerror(errno));
+		free(buf);
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	buf[n] = 0;
+	*text = buf;
+	*len = n;
+	return 0;
+}
+
+/* Opens and checks a result: a JSON object with "tfgb" {"version"},
+ * "benchmark" and "job" strings.  0, or -1 with a one-line err naming the
+ * file. */
+static int result_open(struct result *res, const char *path, char *err, size_t errlen)
+{
+	int rc, line, col;
+
+	memset(res, 0, sizeof *res);
+	res->path = path;
+	if (read_all(path, &res->text, &res->len, err, errlen) < 0)
+		return -1;
+	if (res->text[strspn(res->text, " \t\r\n")] != '{') {
+		snprintf(err, errlen, "'%s' is not a tfgb result: not a JSON object (results for "
+		         "reading back are written with -f json)", path);
+		goto fail;
+	}
+	rc = jsonr_load(&res->r, res->text, res->len);
+	if (rc < 0) {
+		jsonr_where(&res->r, &line, &col);
+		snprintf(err, errlen, "'%s' is not a tfgb result: line %d, column %d: %s", path, line,
+		         col, jsonr_strerror(rc));
+		goto fail;
+	}
+	if (jsonr_type(&res->r, 0) != JSONR_OBJECT ||
+	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "tfgb.version")) != JSONR_STRING ||
+	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "benchmark")) != JSONR_STRING ||
+	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "job")) != JSONR_STRING) {
+		snprintf(err, errlen, "'%s' is not a tfgb result: no \"tfgb\", \"benchmark\" and "
+		         "\"job\"; only JSON results (-f json) can be read back", path);
+		goto fail;
+	}
+	return 0;
+fail:
+	jsonr_free(&res->r);
+	free(res->text);
+	res->text = NULL;
+	return -1;
+}
+
+static void result_close(struct result *res)
+{
+	jsonr_free(&res->r);
+	free(res->text);
+	res->text = NULL;
+}
+
+/* 1 when line s sets key. */
+static int key_is(const char *s, const char *key)
+{
+	size_t n = strlen(key);
+
+	return !strncmp(s, key, n) && (s[n] == ' ' || s[n] == '\t' || s[n] == '=');
+}
+
+/* The job text without [output] file and series (and their continuation
+ * lines): a run of it writes where the new command line says. */
+static char *drop_output_file(const char *job)
+{
+	size_t len = strlen(job);
+	char *out = malloc(len + 1), *o = out;
+	int in_output = 0, skipping = 0;
+
+	if (!out)
+		return NULL;
+	for (const char *p = job; *p;) {
+		const char *eol = strchr(p, '\n'), *s = p;
+		size_t n = eol ? (size_t)(eol - p + 1) : strlen(p);
+
+		while (s < p + n && (*s == ' ' || *s == '\t'))
+			s++;
+		if (s > p && skipping && s < p + n && *s != '\n' && *s != '\r') {
+			p += n; /* a continuation of the dropped value */
+			continue;
+		}
+		skipping = 0;
+		if (*s == '[')
+			in_output = !strncmp(s, "[output]", 8);
+		else if (in_output && (key_is(s, "file") || key_is(s, "series")))
+			skipping = 1;
+		if (!skipping) {
+			memcpy(o, p, n);
+			o += n;
+		}
+		p += n;
+	}
+	*o = 0;
+	return out;
+}
+
+int rerun_is_result(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	int c;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
+		;
+	fclose(f);
+	return c == '{';
+}
+
+int rerun_read(const char *path, char **benchmark, char **job_text, char *err, size_t errlen)
+{
+	struct result res;
+	char *bench = NULL, *job = NULL, *raw = NULL;
+
+	if (benchmark)
+		*benchmark = NULL;
+	if (job_text)
+		*job_text = NULL;
+	if (result_open(&res, path, err, errlen) < 0)
+		return -1;
+	if (benchmark && !(bench = jsonr_strdup(&res.r, jsonr_find(&res.r, 0, "benchmark"))))
+		goto oom;
+	if (job_text && (!(raw = jsonr_strdup(&res.r, jsonr_find(&res.r, 0, "job"))) ||
+	                 !(job = drop_output_file(raw))))
+		goto oom;
+	free(raw);
+	result_close(&res);
+	if (benchmark)
+		*benchmark = bench;
+	if (job_text)
+		*job_text = job;
+	return 0;
+oom:
+	snprintf(err, errlen, "%s: out of memory", path);
+	free(bench);
+	free(raw);
+	free(job);
+	result_close(&res);
+	return -1;
+}
+
+/* ---- rerun ---- */
+
+static const struct {
+	const char *name;
+	int (*fn)(struct tfgb *t);
+} runnable[] = {
+	{"latency", cmd_latency},
+	{"bandwidth", cmd_bandwidth},
+	{"throughput", cmd_throughput},
+};
+
+int cmd_rerun(struct tfgb *t)
+{
+	const char *path = t->job_path;
+	char err[600], *bench = NULL;
+	struct result res;
+
+	if (!path) {
+		tfgb_error("rerun: missing the result file: tfgb rerun RESULT.json");
+		return TFGB_EXIT_USAGE;
+	}
+	if (rerun_read(path, &bench, NULL, err, sizeof err) < 0) {
+		tfgb_error("%s", err);
+		return TFGB_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < sizeof runnable / sizeof runnable[0]; i++) {
+		if (strcmp(bench, runnable[i].name))
+			continue;
+		free(bench);
+		/* the version that made it, when it is not this one */
+		if (!t->quiet && result_open(&res, path, err, sizeof err) == 0) {
+			char v[64];
+			if (jsonr_get_str(&res.r, "tfgb.version", v, sizeof v) >= 0 &&
+			    strcmp(v, TFGB_VERSION))
+				fprintf(stderr, "tfgb: rerun: '%s' was made by tfgb %s; this is tfgb %s\n",
+				        path, v, TFGB_VERSION);
+			result_close(&res);
+		}
+		if (t->verbose)
+			fprintf(stderr, "tfgb: rerun: %s with the job of '%s'\n", runnable[i].name, path);
+		t->cmd = runnable[i].name; /* messages and the report name the benchmark */
+		return runnable[i].fn(t);
+	}
+	tfgb_error("'%s': benchmark '%s' cannot be rerun; only latency, bandwidth and throughput",
+	           path, bench);
+	free(bench);
+	return TFGB_EXIT_USAGE;
+}
+
+/* ---- compare ---- */
+
+/* Longest role name shown. */
+#define MONITOR_ROLE_SHOWN 24
+
+/* One row of figures: a number at path, shown times scale. */
+struct figure {
+	const char *label, *path;
+	double scale;
+	int digits;
+};
+
+static const struct figure figures[] = {
+	{"calls", "calls", 1, 0},
+	{"errors", "errors", 1, 0},
+	{"latency avg (us)", "latency_us.avg", 1, 3},
+	{"latency p50 (us)", "latency_us.p50", 1, 3},
+	{"latency p99 (us)", "latency_us.p99", 1, 3},
+	{"rpc/s", "rpc_per_s", 1, 2},
+	{"MB/s", "MBps", 1, 3},
+	{"encode (us)", "serialization.encode_us", 1, 3},
+	{"decode (us)", "serialization.decode_us", 1, 3},
+	{"CPU per RPC (us)", "resources.summary.cpu_s_per_rpc", 1e6, 3},
+	{"wire bytes per payload byte", "resources.summary.wire_bytes_per_payload_byte", 1, 4},
+};
+
+static int num_at(const struct jsonr *r, int from, const char *path, double *v)
+{
+	return jsonr_num(r, jsonr_find(r, from, path), v);
+}
+
+static void row(FILE *f, const char *label, int ha, double a, int hb, double b, int digits)
+{
+	char sa[32] = "-", sb[32] = "-", ratio[32] = "-";
+
+	if (ha)
+		snprintf(sa, sizeof sa, "%.*f", digits, a);
+	if (hb)
+		snprintf(sb, sizeof sb, "%.*f", digits, b);
+	if (ha && hb && a != 0 && isfinite(b / a))
+		snprintf(ratio, sizeof ratio, "%.3f", b / a);
+	fprintf(f, "%-30s %16s %16s %9s\n", label, sa, sb, ratio);
+}
+
+/* The element of roles array "resources.summary.roles" whose role is
+ * `role`, or -1. */
+static int role_entry(const struct result *res, const char *role)
+{
+	int rs = jsonr_find(&res->r, 0, "resources.summary.roles");
+
+	for (size_t j = 0; jsonr_type(&res->r, rs) == JSONR_ARRAY && j < res->r.tok[rs].count; j++) {
+		int e = jsonr_arr_get(&res->r, rs, j);
+		if (jsonr_str_eq(&res->r, jsonr_find(&res->r, e, "role"), role))
+			return e;
+	}
+	return -1;
+}
+
+/* Per role, the resource summary of each side: A's roles, then those
+ * only B has. */
+static void role_rows(FILE *f, const struct result *a, const struct result *b)
+{
+	const struct result *side[2] = {a, b};
+
+	for (int s = 0; s < 2; s++) {
+		const struct jsonr *r = &side[s]->r;
+		int roles = jsonr_find(r, 0, "resources.summary.roles");
+
+		for (size_t i = 0; jsonr_type(r, roles) == JSONR_ARRAY && i < r->tok[roles].count; i++) {
+			char role[MONITOR_ROLE_SHOWN], label[64];
+			int ra, rb, ha, hb;
+			double va = 0, vb = 0;
+
+			if (jsonr_str(r, jsonr_find(r, jsonr_arr_get(r, roles, i), "role"), role,
+			              sizeof role) < 0)
+				continue;
+			ra = role_entry(a, role);
+			rb = role_entry(b, role);
+			if (s == 1 && ra >= 0)
+				continue; /* shown with A's */
+			/* (each value is read before the call that shows it) */
+			ha = num_at(&a->r, ra, "cpu_avg_pct", &va) == 0;
+			hb = num_at(&b->r, rb, "cpu_avg_pct", &vb) == 0;
+			snprintf(label, sizeof label, "CPU %s (%% of a core)", role);
+			row(f, label, ha, va, hb, vb, 1);
+			ha = num_at(&a->r, ra, "rss_peak_bytes", &va) == 0;
+			hb = num_at(&b->r, rb, "rss_peak_bytes", &vb) == 0;
+			snprintf(label, sizeof label, "RSS peak %s (MiB)", role);
+			row(f, label, ha, va / 1048576.0, hb, vb / 1048576.0, 1);
+		}
+	}
+}
+
+/* One "section.key = value" of a job text. */
+struct jkey {
+	char name[130];
+	char *value; /* points into the owner's copy */
+};
+
+#define JOB_DIFF_MAX 512
+
+/* Splits a job text (a copy, changed in place) into its keys, with
+ * continuation lines joined to their key's value by a space. */
+static size_t job_keys_of(char *text, struct jkey *k, size_t max)
+{
+	char section[64] = "";
+	size_t n = 0;
+	int stored = 0; /* the last key line was kept: continuations join it */
+
+	for (char *line = text, *next; line && *line; line = next) {
+		char *s = line, *eq, *end;
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = 0;
+		end = line + strlen(line);
+		while (end > line && (end[-1] == '\r' || end[-1] == ' ' || end[-1] == '\t'))
+			*--end = 0;
+		while (*s == ' ' || *s == '\t')
+			s++;
+		if (!*s || *s == ';' || *s == '#')
+			continue;
+		if (s > line && stored) {
+			/* a continuation: append in place after the value (the text
+			 * between is dropped, the value stays one string) */
+			char *v = k[n - 1].value, *tail = v + strlen(v);
+			*tail++ = ' ';
+			memmove(tail, s, strlen(s) + 1);
+			continue;
+		}
+		if (*s == '[') {
+			char *close = strchr(s, ']');
+			if (close)
+				*close = 0;
+			snprintf(section, sizeof section, "%s", s + 1);
+			stored = 0;
+			continue;
+		}
+		eq = strchr(s, '=');
+		stored = 0;
+		if (!eq || n == max)
+			continue;
+		*eq = 0;
+		for (char *e = eq; e > s && (e[-1] == ' ' || e[-1] == '\t');)
+			*--e = 0;
+		snprintf(k[n].name, sizeof k[n].name, "%s.%s", section, s);
+		for (s = eq + 1; *s == ' ' || *s == '\t'; s++)
+			;
+		k[n].value = s;
+		n++;
+		stored = 1;
+	}
+	return n;
+}
+
+/* A value cut for one line of the report. */
+static const char *shown(const char *v, char *buf, size_t len)
+{
+	if (strlen(v) < len)
+		return v;
+	snprintf(buf, len, "%.*s...", (int)len - 4, v);
+	return buf;
+}
+
+static int diff_jobs(FILE *f, const char *ja, const char *jb)
+{
+	char *ta = strdup(ja), *tb = strdup(jb), s1[64], s2[64];
+	struct jkey *ka = calloc(JOB_DIFF_MAX, sizeof *ka), *kb = calloc(JOB_DIFF_MAX, sizeof *kb);
+	size_t na, nb;
+	int ndiff = 0;
+
+	if (!ta || !tb || !ka || !kb) {
+		free(ta);
+		free(tb);
+		free(ka);
+		free(kb);
+		return -1;
+	}
+	na = job_keys_of(ta, ka, JOB_DIFF_MAX);
+	nb = job_keys_of(tb, kb, JOB_DIFF_MAX);
+	for (size_t i = 0; i < na; i++) {
+		size_t j;
+		if (!strncmp(ka[i].name, "output.", 7))
+			continue;
+		for (j = 0; j < nb && strcmp(ka[i].name, kb[j].name); j++)
+			;
+		if (j == nb) {
+			fprintf(f, "job: %s = %s only in A\n", ka[i].name, shown(ka[i].value, s1, sizeof s1));
+			ndiff++;
+		} else if (strcmp(ka[i].value, kb[j].value)) {
+			fprintf(f, "job: %s: %s -> %s\n", ka[i].name, shown(ka[i].value, s1, sizeof s1),
+			        shown(kb[j].value, s2, sizeof s2));
+			ndiff++;
+		}
+	}
+	for (size_t j = 0; j < nb; j++) {
+		size_t i;
+		if (!strncmp(kb[j].name, "output.", 7))
+			continue;
+		for (i = 0; i < na && strcmp(ka[i].name, kb[j].name); i++)
+			;
+		if (i == na) {
+			fprintf(f, "job: %s = %s only in B\n", kb[j].name, shown(kb[j].value, s1, sizeof s1));
+			ndiff++;
+		}
+	}
+	free(ta);
+	free(tb);
+	free(ka);
+	free(kb);
+	return ndiff;
+}
+
+/* Longest value compare shows; longer ones are cut. */
+#define SHOWN_MAX 160
+
+/* A scalar at path as text ("" when absent, "null" for null). */
+static void text_at(const struct result *res, const char *path, char *buf, size_t len)
+{
+	int i = jsonr_find(&res->r, 0, path);
+	double v;
+
+	buf[0] = 0;
+	switch (jsonr_type(&res->r, i)) {
+	case JSONR_STRING:
+		jsonr_str(&res->r, i, buf, len);
+		break;
+	case JSONR_NUMBER:
+		jsonr_num(&res->r, i, &v);
+		snprintf(buf, len, "%.15g", v);
+		break;
+	case JSONR_TRUE: snprintf(buf, len, "true"); break;
+	case JSONR_FALSE: snprintf(buf, len, "false"); break;
+	case JSONR_NULL: snprintf(buf, len, "null"); break;
+	default: break;
+	}
+}
+
+/* Flags a scalar that differs; returns 1 when it does. */
+static int diff_at(FILE *f, const char *what, const struct result *a, const struct result *b,
+                   const char *path)
+{
+	char va[SHOWN_MAX], vb[SHOWN_MAX];
+	const char *name = strrchr(path, '.') ? strrchr(path, '.') + 1 : path;
+
+	text_at(a, path, va, sizeof va);
+	text_at(b, path, vb, sizeof vb);
+	if (!strcmp(va, vb))
+		return 0;
+	fprintf(f, "%s: %s: %s -> %s\n", what, name, va[0] ? va : "(none)", vb[0] ? vb : "(none)");
+	return 1;
+}
+
+/* 1 when the two payloads' buffer sizes differ. */
+static int sizes_differ(const struct result *a, const struct result *b)
+{
+	int sa = jsonr_find(&a->r, 0, "payload.sizes"), sb = jsonr_find(&b->r, 0, "payload.sizes");
+	int ia, ib;
+
+	if (jsonr_type(&a->r, sa) != JSONR_ARRAY || jsonr_type(&b->r, sb) != JSONR_ARRAY)
+		return 0;
+	if (a->r.tok[sa].count != b->r.tok[sb].count)
+		return 1;
+	for (ia = sa + 1, ib = sb + 1; ia < (int)a->r.tok[sa].next;
+	     ia = jsonr_next(&a->r, ia), ib = jsonr_next(&b->r, ib)) {
+		double x, y;
+		if (jsonr_num(&a->r, ia, &x) < 0 || jsonr_num(&b->r, ib, &y) < 0 || x != y)
+			return 1;
+	}
+	return 0;
+}
+
+static void describe(FILE *f, const char *tag, const struct result *res)
+{
+	char bench[64], version[64], tv[96], start[40], host[96];
+
+	text_at(res, "benchmark", bench, sizeof bench);
+	text_at(res, "tfgb.version", version, sizeof version);
+	text_at(res, "tfgb.transport_version", tv, sizeof tv);
+	text_at(res, "environment.start_utc", start, sizeof start);
+	text_at(res, "environment.hostname", host, sizeof host);
+	fprintf(f, "# %s: %s: %s, tfgb %s", tag, res->path, bench, version);
+	if (tv[0])
+		fprintf(f, ", %s", tv);
+	if (start[0] && strcmp(start, "null"))
+		fprintf(f, ", started %s", start);
+	if (host[0] && strcmp(host, "null"))
+		fprintf(f, " on %s", host);
+	fputc('\n', f);
+}
+
+int cmd_compare(struct tfgb *t)
+{
+	static const char *const env_keys[] = {
+		"environment.hostname", "environment.kernel", "environment.machine",
+		"environment.cpu_model", "environment.cores_online", "environment.numa_nodes",
+		"environment.clocksource", "environment.cpu_governor", "environment.tfgb_version",
+		"environment.build", "environment.grpc_core", "environment.protobuf_c",
+	};
+	struct result a, b;
+	char err[600];
+	FILE *f = t->out ? t->out : stdout;
+	int ndiff = 0, n;
+
+	if (t->argc != 2) {
+		tfgb_error("compare needs two result files: tfgb compare A.json B.json");
+		return TFGB_EXIT_USAGE;
+	}
+	if (result_open(&a, t->argv[0], err, sizeof err) < 0) {
+		tfgb_error("%s", err);
+		return TFGB_EXIT_USAGE;
+	}
+	if (result_open(&b, t->argv[1], err, sizeof err) < 0) {
+		tfgb_error("%s", err);
+		result_close(&a);
+		return TFGB_EXIT_USAGE;
+	}
+	describe(f, "A", &a);
+	describe(f, "B", &b);
+	fprintf(f, "%-30s %16s %16s %9s\n", "#", "A", "B", "B/A");
+	for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+		const struct figure *g = &figures[i];
+		double va = 0, vb = 0;
+		int ha = num_at(&a.r, 0, g->path, &va) == 0, hb = num_at(&b.r, 0, g->path, &vb) == 0;
+		if (ha || hb)
+			row(f, g->label, ha, va * g->scale, hb, vb * g->scale, g->digits);
+	}
+	role_rows(f, &a, &b);
+
+	fprintf(f, "# differences, A -> B\n");
+	ndiff += diff_at(f, "result", &a, &b, "benchmark");
+	ndiff += diff_at(f, "result", &a, &b, "status");
+	ndiff += diff_at(f, "result", &a, &b, "transport");
+	ndiff += diff_at(f, "result", &a, &b, "mode");
+	{
+		char *ta = jsonr_strdup(&a.r, jsonr_find(&a.r, 0, "job"));
+		char *tb = jsonr_strdup(&b.r, jsonr_find(&b.r, 0, "job"));
+		n = ta && tb ? diff_jobs(f, ta, tb) : -1;
+		free(ta);
+		free(tb);
+		if (n < 0) {
+			tfgb_error("compare: out of memory");
+			result_close(&a);
+			result_close(&b);
+			return TFGB_EXIT_FAIL;
+		}
+		ndiff += n;
+	}
+	n = diff_at(f, "payload", &a, &b, "payload.scheme");
+	n += diff_at(f, "payload", &a, &b, "payload.iovecs");
+	n += diff_at(f, "payload", &a, &b, "payload.bytes");
+	ndiff += n;
+	if (!n && sizes_differ(&a, &b)) { /* same count and total, another layout */
+		fprintf(f, "payload: the buffer sizes differ\n");
+		ndiff++;
+	}
+	if (jsonr_type(&a.r, jsonr_find(&a.r, 0, "environment")) == JSONR_OBJECT &&
+	    jsonr_type(&b.r, jsonr_find(&b.r, 0, "environment")) == JSONR_OBJECT) {
+		for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++)
+			ndiff += diff_at(f, "environment", &a, &b, env_keys[i]);
+	} else if (jsonr_find(&a.r, 0, "environment") >= 0 ||
+	           jsonr_find(&b.r, 0, "environment") >= 0) {
+		fprintf(f, "environment: only in %s\n",
+		        jsonr_find(&a.r, 0, "environment") >= 0 ? "A" : "B");
+		ndiff++;
+	}
+	if (!ndiff)
+		fprintf(f, "none: the same job, payload%s\n",
+		        jsonr_find(&a.r, 0, "environment") >= 0 ? " and environment" : "");
+	result_close(&a);
+	result_close(&b);
+	return TFGB_EXIT_OK;
+}

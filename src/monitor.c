@@ -1,0 +1,796 @@
+/* monitor.c - samples /proc for a run's processes and the host's network. */
+#include "monitor.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* One process at one sample: the kernel's cumulative counters. */
+struct psample {
+	uint64_t utime, stime;      /* clock ticks */
+	uint64_t rss, hwm;          /* bytes */
+	uint64_t vcsw, ivcsw;
+	uint64_t rchar, wchar;
+	unsigned char ok;           /* /proc/PID/stat and status were read */
+	unsigned char io;           /* /proc/PID/io was read */
+};
+
+/* One interface at one sample. */
+struct nsample {
+	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+};
+
+struct proc {
+	char role[MONITOR_ROLE_MAX];
+	int index;
+	pid_t pid;
+	int exited;           /* monitor_exited told its final figures (under lock) */
+	struct psample final;
+};
+
+struct monitor {
+	struct proc *procs;
+	size_t nprocs;
+	char ifname[MONITOR_MAX_IFACES][MONITOR_IFACE_MAX];
+	size_t nif;
+	uint64_t interval0_ns;     /* as asked */
+	uint64_t interval_ns;      /* now, after any thinning */
+	size_t max, n;             /* samples kept per series, at most max */
+	uint64_t *t;               /* [max] now_ns() of each sample */
+	struct psample *ps;        /* [nprocs][max] */
+	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
+	double tick_s;
+	/* the thread */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;       /* on CLOCK_MONOTONIC */
+	int running, stop, sync_ok;
+};
+
+/* ---- reading /proc ---- */
+
+/* Reads a small file whole into buf (NUL-terminated); its length or -1. */
+static ssize_t slurp(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	size_t got = 0;
+	ssize_t r;
+
+	if (fd < 0)
+		return -1;
+	while (got + 1 < len && (r = read(fd, buf + got, len - 1 - got)) != 0) {
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			close(fd);
+			return -1;
+		}
+		got += (size_t)r;
+	}
+	close(fd);
+	buf[got] = 0;
+	return (ssize_t)got;
+}
+
+/* The number after "name:" at the start of a line of text, or 0. */
+static uint64_t field(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL)
+		if (!strncmp(p, name, n) && p[n] == ':')
+			return strtoull(p + n + 1, NULL, 10);
+	return 0;
+}
+
+static void read_proc(pid_t pid, const struct psample *prev, struct psample *s)
+{
+	char path[64], buf[4096], *p;
+	int k, zombie;
+
+	*s = prev ? *prev : (struct psample){0};
+	s->ok = s->io = 0;
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if (slurp(path, buf, sizeof buf) < 0 || !(p = strrchr(buf, ')')))
+		return;
+	/* after "pid (comm)": state is field 3, utime 14, stime 15 */
+	p++;
+	if (p[0] != ' ' || p[1] == 'X')
+		return;
+	/* a zombie still has its final CPU times and switches, not its memory */
+	zombie = p[1] == 'Z';
+	for (k = 3; k < 14 && p; k++)
+		p = strchr(p + 1, ' ');
+	if (!p)
+		return;
+	s->utime = strtoull(p + 1, &p, 10);
+	s->stime = strtoull(p, NULL, 10);
+	snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+	if (slurp(path, buf, sizeof buf) < 0)
+		return;
+	if (!zombie) {
+		s->rss = field(buf, "VmRSS") * 1024;
+		s->hwm = field(buf, "VmHWM") * 1024;
+	}
+	s->vcsw = field(buf, "voluntary_ctxt_switches");
+	s->ivcsw = field(buf, "nonvoluntary_ctxt_switches");
+	s->ok = 1;
+	if (zombie)
+		return;
+	snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+	if (slurp(path, buf, sizeof buf) >= 0) {
+		s->rchar = field(buf, "rchar");
+		s->wchar = field(buf, "wchar");
+		s->io = 1;
+	}
+}
+
+/* Reads /proc/net/dev into ns[i * max + k]; names the interfaces the
+ * first time. */
+static void read_net(struct monitor *m, size_t k)
+{
+	char buf[16384], *line, *save = NULL;
+	int first = k == 0 && m->nif == 0;
+
+	for (size_t i = 0; i < m->nif; i++)
+		m->ns[i * m->max + k] = k ? m->ns[i * m->max + k - 1] : (struct nsample){0};
+	if (slurp("/proc/net/dev", buf, sizeof buf) < 0)
+		return;
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *colon = strchr(line, ':'), *name = line;
+		unsigned long long v[16];
+		size_t i;
+
+		if (!colon)
+			continue; /* a header line */
+		*colon = 0;
+		while (*name == ' ')
+			name++;
+		if (sscanf(colon + 1, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		           "%llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6],
+		           &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13], &v[14], &v[15]) != 16)
+			continue;
+		for (i = 0; i < m->nif; i++)
+			if (!strcmp(m->ifname[i], name))
+				break;
+		if (i == m->nif) {
+			if (!first || m->nif == MONITOR_MAX_IFACES || strlen(name) >= MONITOR_IFACE_MAX)
+				continue;
+			snprintf(m->ifname[i], MONITOR_IFACE_MAX, "%s", name);
+			m->nif++;
+		}
+		m->ns[i * m->max + k] = (struct nsample){.rx_bytes = v[0], .rx_packets = v[1],
+		                                         .tx_bytes = v[8], .tx_packets = v[9]};
+	}
+}
+
+/* ---- the buffer ---- */
+
+/* Keeps samples 0, 2, 4, ... and doubles the interval. */
+static void thin(struct monitor *m)
+{
+	size_t keep = (m->n + 1) / 2;
+
+	for (size_t j = 1; j < keep; j++) {
+		m->t[j] = m->t[2 * j];
+		for (size_t p = 0; p < m->nprocs; p++)
+			m->ps[p * m->max + j] = m->ps[p * m->max + 2 * j];
+		for (size_t i = 0; i < m->nif; i++)
+			m->ns[i * m->max + j] = m->ns[i * m->max + 2 * j];
+	}
+	m->n = keep;
+	m->interval_ns *= 2;
+}
+
+void monitor_sample(struct monitor *m)
+{
+	size_t k;
+
+	if (m->n == m->max)
+		thin(m);
+	k = m->n;
+	m->t[k] = now_ns();
+	for (size_t p = 0; p < m->nprocs; p++) {
+		struct psample *s = &m->ps[p * m->max + k];
+		int exited;
+
+		pthread_mutex_lock(&m->lock);
+		exited = m->procs[p].exited;
+		pthread_mutex_unlock(&m->lock);
+		if (exited) {
+			*s = m->procs[p].final; /* written once, before exited was set */
+			continue;
+		}
+		read_proc(m->procs[p].pid, k ? s - 1 : NULL, s);
+	}
+	read_net(m, k);
+	m->n = k + 1;
+}
+
+int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
+                uint64_t interval_ns, size_t max_samples)
+{
+	struct monitor *m;
+	long tick = sysconf(_SC_CLK_TCK);
+
+	*out = NULL;
+	if (max_samples == 0)
+		max_samples = MONITOR_DEFAULT_SAMPLES;
+	if ((n && !t) || n > MONITOR_MAX_PROCS || interval_ns < 1000000 || max_samples < 4 ||
+	    max_samples > MONITOR_MAX_SAMPLES)
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++)
+		if (!t[i].role || t[i].pid <= 0)
+			return -EINVAL;
+	m = calloc(1, sizeof *m);
+	if (!m)
+		return -ENOMEM;
+	m->nprocs = n;
+	m->max = max_samples;
+	m->interval0_ns = m->interval_ns = interval_ns;
+	m->tick_s = 1.0 / (double)(tick > 0 ? tick : 100);
+	m->procs = calloc(n ? n : 1, sizeof *m->procs);
+	m->t = calloc(max_samples, sizeof *m->t);
+	m->ps = calloc((n ? n : 1) * max_samples, sizeof *m->ps);
+	m->ns = calloc(MONITOR_MAX_IFACES * max_samples, sizeof *m->ns);
+	if (!m->procs || !m->t || !m->ps || !m->ns)
+		goto out_free;
+	for (size_t i = 0; i < n; i++) {
+		snprintf(m->procs[i].role, sizeof m->procs[i].role, "%s", t[i].role);
+		m->procs[i].index = t[i].index;
+		m->procs[i].pid = t[i].pid;
+	}
+	{
+		pthread_condattr_t ca;
+		if (pthread_condattr_init(&ca) != 0)
+			goto out_free;
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		if (pthread_cond_init(&m->cond, &ca) != 0) {
+			pthread_condattr_destroy(&ca);
+			goto out_free;
+		}
+		pthread_condattr_destroy(&ca);
+		if (pthread_mutex_init(&m->lock, NULL) != 0) {
+			pthread_cond_destroy(&m->cond);
+			goto out_free;
+		}
+		m->sync_ok = 1;
+	}
+	*out = m;
+	return 0;
+out_free:
+	free(m->ns);
+	free(m->ps);
+	free(m->t);
+	free(m->procs);
+	free(m);
+	return -ENOMEM;
+}
+
+static void *sampler(void *arg)
+{
+	struct monitor *m = arg;
+	uint64_t next = m->t[0] + m->interval_ns;
+
+	pthread_mutex_lock(&m->lock);
+	while (!m->stop) {
+		struct timespec ts = {.tv_sec = (time_t)(next / 1000000000ull),
+		                      .tv_nsec = (long)(next % 1000000000ull)};
+		uint64_t now;
+
+		pthread_cond_timedwait(&m->cond, &m->lock, &ts);
+		if (m->stop)
+			break;
+		now = now_ns();
+		if (now < next)
+			continue; /* woken early */
+		pthread_mutex_unlock(&m->lock);
+		monitor_sample(m);
+		pthread_mutex_lock(&m->lock);
+		next = m->t[m->n - 1] + m->interval_ns;
+	}
+	pthread_mutex_unlock(&m->lock);
+	return NULL;
+}
+
+int monitor_start(struct monitor *m)
+{
+	sigset_t all, old;
+	int rc;
+
+	if (m->running)
+		return -EBUSY;
+	m->n = 0;
+	m->nif = 0;
+	m->stop = 0;
+	m->interval_ns = m->interval0_ns;
+	monitor_sample(m);
+	/* signals are for the threads that act on them: the sampler takes none */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&m->thread, NULL, sampler, m);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+		return -rc;
+	m->running = 1;
+	return 0;
+}
+
+void monitor_exited(struct monitor *m, pid_t pid, const struct rusage *ru)
+{
+	for (size_t p = 0; m && ru && p < m->nprocs; p++) {
+		struct proc *pr = &m->procs[p];
+		double hz = 1.0 / m->tick_s;
+
+		if (pr->pid != pid)
+			continue;
+		pthread_mutex_lock(&m->lock);
+		if (!pr->exited) {
+			size_t k = m->n ? m->n - 1 : 0;
+			/* the last sample's memory figures, the kernel's final account */
+			pr->final = m->n ? m->ps[p * m->max + k] : (struct psample){0};
+			pr->final.utime = (uint64_t)(((double)ru->ru_utime.tv_sec +
+			                              (double)ru->ru_utime.tv_usec / 1e6) * hz + 0.5);
+			pr->final.stime = (uint64_t)(((double)ru->ru_stime.tv_sec +
+			                              (double)ru->ru_stime.tv_usec / 1e6) * hz + 0.5);
+			pr->final.vcsw = (uint64_t)ru->ru_nvcsw;
+			pr->final.ivcsw = (uint64_t)ru->ru_nivcsw;
+			if ((uint64_t)ru->ru_maxrss * 1024 > pr->final.hwm)
+				pr->final.hwm = (uint64_t)ru->ru_maxrss * 1024;
+			pr->final.ok = 1;
+			pr->final.io = 0;
+			pr->exited = 1;
+		}
+		pthread_mutex_unlock(&m->lock);
+	}
+}
+
+void monitor_stop(struct monitor *m)
+{
+	if (!m)
+		return;
+	if (m->running) {
+		pthread_mutex_lock(&m->lock);
+		m->stop = 1;
+		pthread_cond_signal(&m->cond);
+		pthread_mutex_unlock(&m->lock);
+		pthread_join(m->thread, NULL);
+		m->running = 0;
+	}
+	/* a last interval much shorter than the others would be mostly tick
+	 * noise (one 10 ms tick in 5 ms reads as 200%): the final sample then
+	 * replaces the one just before it, counters being cumulative */
+	if (m->n >= 3 && now_ns() - m->t[m->n - 1] < m->interval_ns / 2)
+		m->n--;
+	monitor_sample(m);
+}
+
+void monitor_free(struct monitor *m)
+{
+	if (!m)
+		return;
+	if (m->running)
+		monitor_stop(m);
+	if (m->sync_ok) {
+		pthread_cond_destroy(&m->cond);
+		pthread_mutex_destroy(&m->lock);
+	}
+	free(m->ns);
+	free(m->ps);
+	free(m->t);
+	free(m->procs);
+	free(m);
+}
+
+/* ---- figures ---- */
+
+size_t monitor_nsamples(const struct monitor *m)
+{
+	return m->n;
+}
+
+double monitor_span_s(const struct monitor *m)
+{
+	return m->n >= 2 ? (double)(m->t[m->n - 1] - m->t[0]) / 1e9 : 0.0;
+}
+
+double monitor_interval_s(const struct monitor *m)
+{
+	return (double)m->interval_ns / 1e9;
+}
+
+static const struct psample *ps_at(const struct monitor *m, size_t p, size_t k)
+{
+	return &m->ps[p * m->max + k];
+}
+
+static uint64_t delta(uint64_t a, uint64_t b)
+{
+	return b >= a ? b - a : 0;
+}
+
+/* The first and last readable samples of process p; -1 if it never was. */
+static int ok_range(const struct monitor *m, size_t p, size_t *first, size_t *last)
+{
+	size_t f = 0, l;
+
+	while (f < m->n && !ps_at(m, p, f)->ok)
+		f++;
+	if (f == m->n)
+		return -1;
+	for (l = m->n - 1; !ps_at(m, p, l)->ok; l--)
+		;
+	*first = f;
+	*last = l;
+	return 0;
+}
+
+/* CPU % of one core of process p over the interval ending at sample k
+ * (k >= 1, both ends read); user and system apart.  -1 when undefined. */
+static int interval_cpu(const struct monitor *m, size_t p, size_t k, double *user,
+                        double *sys)
+{
+	const struct psample *a = ps_at(m, p, k - 1), *b = ps_at(m, p, k);
+	double dt = (double)(m->t[k] - m->t[k - 1]) / 1e9;
+
+	if (!a->ok || !b->ok || dt <= 0)
+		return -1;
+	*user = 100.0 * (double)delta(a->utime, b->utime) * m->tick_s / dt;
+	*sys = 100.0 * (double)delta(a->stime, b->stime) * m->tick_s / dt;
+	return 0;
+}
+
+/* Adds process p to r; returns its mean VmRSS over its readable samples,
+ * or -1 when it never was readable. */
+static double role_add(const struct monitor *m, size_t p, struct monitor_role_sum *r)
+{
+	size_t f, l, nrss = 0;
+	double rss_sum = 0;
+
+	r->procs++;
+	if (ok_range(m, p, &f, &l) < 0)
+		return -1;
+	r->user_s += (double)delta(ps_at(m, p, f)->utime, ps_at(m, p, l)->utime) * m->tick_s;
+	r->sys_s += (double)delta(ps_at(m, p, f)->stime, ps_at(m, p, l)->stime) * m->tick_s;
+	r->vcsw += delta(ps_at(m, p, f)->vcsw, ps_at(m, p, l)->vcsw);
+	r->ivcsw += delta(ps_at(m, p, f)->ivcsw, ps_at(m, p, l)->ivcsw);
+	for (size_t k = f; k <= l; k++) {
+		const struct psample *s = ps_at(m, p, k);
+		double u, y;
+		if (!s->ok)
+			continue;
+		rss_sum += (double)s->rss;
+		nrss++;
+		if (s->hwm > r->rss_peak_bytes)
+			r->rss_peak_bytes = s->hwm;
+		if (s->rss > r->rss_peak_bytes)
+			r->rss_peak_bytes = s->rss;
+		if (k > f && interval_cpu(m, p, k, &u, &y) == 0 && u + y > r->cpu_peak_pct)
+			r->cpu_peak_pct = u + y;
+	}
+	return rss_sum / (double)nrss;
+}
+
+size_t monitor_roles(const struct monitor *m, struct monitor_role_sum *out, size_t max)
+{
+	size_t nroles = 0;
+	double span = monitor_span_s(m);
+
+	for (size_t p = 0; p < m->nprocs; p++) {
+		size_t r, q, nrss = 0;
+		double rss_sum = 0;
+		int seen = 0;
+
+		for (q = 0; q < p; q++)
+			if (!strcmp(m->procs[q].role, m->procs[p].role)) {
+				seen = 1;
+				break;
+			}
+		if (seen)
+			continue;
+		r = nroles++;
+		if (r >= max)
+			continue;
+		memset(&out[r], 0, sizeof out[r]);
+		snprintf(out[r].role, sizeof out[r].role, "%s", m->procs[p].role);
+		for (q = p; q < m->nprocs; q++)
+			if (!strcmp(m->procs[q].role, m->procs[p].role)) {
+				double rss = role_add(m, q, &out[r]);
+				if (rss >= 0) {
+					rss_sum += rss;
+					nrss++;
+				}
+			}
+		out[r].rss_avg_bytes = nrss ? (uint64_t)(rss_sum / nrss) : 0;
+		out[r].cpu_avg_pct = span > 0 && out[r].procs ?
+		                     100.0 * (out[r].user_s + out[r].sys_s) / span / out[r].procs : 0;
+	}
+	return nroles;
+}
+
+void monitor_net_totals(const struct monitor *m, uint64_t *rx_bytes, uint64_t *rx_packets,
+                        uint64_t *tx_bytes, uint64_t *tx_packets)
+{
+	*rx_bytes = *rx_packets = *tx_bytes = *tx_packets = 0;
+	if (m->n < 2)
+		return;
+	for (size_t i = 0; i < m->nif; i++) {
+		const struct nsample *a = &m->ns[i * m->max], *b = &m->ns[i * m->max + m->n - 1];
+		*rx_bytes += delta(a->rx_bytes, b->rx_bytes);
+		*rx_packets += delta(a->rx_packets, b->rx_packets);
+		*tx_bytes += delta(a->tx_bytes, b->tx_bytes);
+		*tx_packets += delta(a->tx_packets, b->tx_packets);
+	}
+}
+
+double monitor_cpu_s_per_call(const struct monitor *m, const char *role, uint64_t calls)
+{
+	double cpu = 0;
+
+	if (!calls || m->n < 2)
+		return NAN;
+	for (size_t p = 0; p < m->nprocs; p++) {
+		struct monitor_role_sum one = {0};
+		if (role && strcmp(role, m->procs[p].role))
+			continue;
+		role_add(m, p, &one);
+		cpu += one.user_s + one.sys_s;
+	}
+	return cpu / (double)calls;
+}
+
+double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_bytes)
+{
+	uint64_t rxb, rxp, txb, txp;
+
+	if (!payload_bytes || m->n < 2)
+		return NAN;
+	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
+	return (double)txb / (double)payload_bytes;
+}
+
+/* ---- output ---- */
+
+static double t_s(const struct monitor *m, size_t k)
+{
+	return (double)(m->t[k] - m->t[0]) / 1e9;
+}
+
+static void json_proc(const struct monitor *m, struct json *w, size_t p)
+{
+	json_obj_begin(w, NULL);
+	json_str(w, "role", m->procs[p].role);
+	json_i64(w, "index", m->procs[p].index);
+	json_i64(w, "pid", m->procs[p].pid);
+	json_arr_begin(w, "samples");
+	for (size_t k = 0; k < m->n; k++) {
+		const struct psample *s = ps_at(m, p, k), *a = k ? ps_at(m, p, k - 1) : NULL;
+		double u, y;
+		int have = k && interval_cpu(m, p, k, &u, &y) == 0;
+
+		json_obj_begin(w, NULL);
+		json_f64(w, "t_s", t_s(m, k), 3);
+		if (have) {
+			json_f64(w, "cpu_pct", u + y, 1);
+			json_f64(w, "user_pct", u, 1);
+			json_f64(w, "sys_pct", y, 1);
+		} else {
+			json_null(w, "cpu_pct");
+			json_null(w, "user_pct");
+			json_null(w, "sys_pct");
+		}
+		if (s->ok) {
+			json_u64(w, "rss_bytes", s->rss);
+			json_u64(w, "hwm_bytes", s->hwm);
+		} else {
+			json_null(w, "rss_bytes");
+			json_null(w, "hwm_bytes");
+		}
+		if (have) {
+			json_u64(w, "vcsw", delta(a->vcsw, s->vcsw));
+			json_u64(w, "ivcsw", delta(a->ivcsw, s->ivcsw));
+		} else {
+			json_null(w, "vcsw");
+			json_null(w, "ivcsw");
+		}
+		if (have && a->io && s->io) {
+			json_u64(w, "rchar", delta(a->rchar, s->rchar));
+			json_u64(w, "wchar", delta(a->wchar, s->wchar));
+		} else {
+			json_null(w, "rchar");
+			json_null(w, "wchar");
+		}
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+static void json_net(const struct monitor *m, struct json *w)
+{
+	json_obj_begin(w, "net");
+	json_arr_begin(w, "interfaces");
+	for (size_t i = 0; i < m->nif; i++) {
+		json_obj_begin(w, NULL);
+		json_str(w, "name", m->ifname[i]);
+		json_arr_begin(w, "samples");
+		for (size_t k = 0; k < m->n; k++) {
+			const struct nsample *s = &m->ns[i * m->max + k];
+			const struct nsample *a = k ? s - 1 : NULL;
+			json_obj_begin(w, NULL);
+			json_f64(w, "t_s", t_s(m, k), 3);
+			if (a) {
+				json_u64(w, "rx_bytes", delta(a->rx_bytes, s->rx_bytes));
+				json_u64(w, "rx_packets", delta(a->rx_packets, s->rx_packets));
+				json_u64(w, "tx_bytes", delta(a->tx_bytes, s->tx_bytes));
+				json_u64(w, "tx_packets", delta(a->tx_packets, s->tx_packets));
+			} else {
+				json_null(w, "rx_bytes");
+				json_null(w, "rx_packets");
+				json_null(w, "tx_bytes");
+				json_null(w, "tx_packets");
+			}
+			json_obj_end(w);
+		}
+		json_arr_end(w);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
+                  uint64_t payload_bytes)
+{
+	struct monitor_role_sum roles[16];
+	size_t nroles = monitor_roles(m, roles, 16);
+	uint64_t rxb, rxp, txb, txp;
+
+	if (nroles > 16)
+		nroles = 16;
+	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
+	json_obj_begin(w, key);
+	json_f64(w, "interval_s", monitor_interval_s(m), 3);
+	json_f64(w, "span_s", monitor_span_s(m), 3);
+	json_u64(w, "samples", m->n);
+	json_u64(w, "samples_max", m->max);
+	json_f64(w, "clock_tick_s", m->tick_s, 4);
+	json_arr_begin(w, "processes");
+	for (size_t p = 0; p < m->nprocs; p++)
+		json_proc(m, w, p);
+	json_arr_end(w);
+	json_net(m, w);
+	json_obj_begin(w, "summary");
+	json_arr_begin(w, "roles");
+	for (size_t r = 0; r < nroles; r++) {
+		json_obj_begin(w, NULL);
+		json_str(w, "role", roles[r].role);
+		json_u64(w, "processes", roles[r].procs);
+		json_f64(w, "user_s", roles[r].user_s, 3);
+		json_f64(w, "sys_s", roles[r].sys_s, 3);
+		json_f64(w, "cpu_avg_pct", roles[r].cpu_avg_pct, 1);
+		json_f64(w, "cpu_peak_pct", roles[r].cpu_peak_pct, 1);
+		json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
+		json_u64(w, "rss_peak_bytes", roles[r].rss_peak_bytes);
+		json_u64(w, "vcsw", roles[r].vcsw);
+		json_u64(w, "ivcsw", roles[r].ivcsw);
+		json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, roles[r].role, calls), 9);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_u64(w, "net_rx_bytes", rxb);
+	json_u64(w, "net_rx_packets", rxp);
+	json_u64(w, "net_tx_bytes", txb);
+	json_u64(w, "net_tx_packets", txp);
+	json_u64(w, "calls", calls);
+	json_u64(w, "payload_bytes", payload_bytes);
+	json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, NULL, calls), 9);
+	json_f64(w, "wire_bytes_per_payload_byte", monitor_wire_per_payload_byte(m, payload_bytes),
+	         4);
+	json_obj_end(w);
+	json_obj_end(w);
+}
+
+int monitor_csv(const struct monitor *m, FILE *f)
+{
+	fputs("t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,hwm_bytes,vcsw,"
+	      "ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets\n", f);
+	for (size_t p = 0; p < m->nprocs; p++)
+		for (size_t k = 0; k < m->n; k++) {
+			const struct psample *s = ps_at(m, p, k), *a = k ? ps_at(m, p, k - 1) : NULL;
+			double u, y;
+			int have = k && interval_cpu(m, p, k, &u, &y) == 0;
+
+			fprintf(f, "%.3f,proc,%s,%d,%d,,", t_s(m, k), m->procs[p].role,
+			        m->procs[p].index, (int)m->procs[p].pid);
+			if (have)
+				fprintf(f, "%.1f,%.1f,%.1f,", u + y, u, y);
+			else
+				fputs(",,,", f);
+			if (s->ok)
+				fprintf(f, "%llu,%llu,", (unsigned long long)s->rss,
+				        (unsigned long long)s->hwm);
+			else
+				fputs(",,", f);
+			if (have)
+				fprintf(f, "%llu,%llu,", (unsigned long long)delta(a->vcsw, s->vcsw),
+				        (unsigned long long)delta(a->ivcsw, s->ivcsw));
+			else
+				fputs(",,", f);
+			if (have && a->io && s->io)
+				fprintf(f, "%llu,%llu", (unsigned long long)delta(a->rchar, s->rchar),
+				        (unsigned long long)delta(a->wchar, s->wchar));
+			else
+				fputs(",", f);
+			fputs(",,,,\n", f);
+		}
+	for (size_t i = 0; i < m->nif; i++)
+		for (size_t k = 0; k < m->n; k++) {
+			const struct nsample *s = &m->ns[i * m->max + k];
+			fprintf(f, "%.3f,net,,,,%s,,,,,,,,,,", t_s(m, k), m->ifname[i]);
+			if (k)
+				fprintf(f, "%llu,%llu,%llu,%llu\n",
+				        (unsigned long long)delta(s[-1].rx_bytes, s->rx_bytes),
+				        (unsigned long long)delta(s[-1].rx_packets, s->rx_packets),
+				        (unsigned long long)delta(s[-1].tx_bytes, s->tx_bytes),
+				        (unsigned long long)delta(s[-1].tx_packets, s->tx_packets));
+			else
+				fputs(",,,\n", f);
+		}
+	return ferror(f) ? -1 : 0;
+}
+
+int monitor_csv_file(const struct monitor *m, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = monitor_csv(m, f);
+	if (fclose(f) != 0 || rc < 0)
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
+void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes)
+{
+	struct monitor_role_sum roles[16];
+	size_t nroles = monitor_roles(m, roles, 16);
+	uint64_t rxb, rxp, txb, txp;
+	double cpu = monitor_cpu_s_per_call(m, NULL, calls);
+	double wire = monitor_wire_per_payload_byte(m, payload_bytes);
+
+	if (nroles > 16)
+		nroles = 16;
+	fprintf(f, "# resources: %zu samples over %.3fs, every %.3fs\n", m->n, monitor_span_s(m),
+	        monitor_interval_s(m));
+	for (size_t r = 0; r < nroles; r++) {
+		const struct monitor_role_sum *s = &roles[r];
+		double span = monitor_span_s(m), per = span > 0 && s->procs ? span * s->procs : 0;
+		fprintf(f, "# resources: %s x%u: CPU %.1f%% of a core (user %.1f%%, system %.1f%%), "
+		        "peak %.1f%%; RSS %.1f MiB, peak %.1f MiB; context switches %llu voluntary, "
+		        "%llu involuntary\n", s->role, s->procs, s->cpu_avg_pct,
+		        per > 0 ? 100.0 * s->user_s / per : 0.0, per > 0 ? 100.0 * s->sys_s / per : 0.0,
+		        s->cpu_peak_pct, (double)s->rss_avg_bytes / 1048576.0,
+		        (double)s->rss_peak_bytes / 1048576.0, (unsigned long long)s->vcsw,
+		        (unsigned long long)s->ivcsw);
+	}
+	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
+	fprintf(f, "# network (%zu interfaces): in %.3f MB, %llu packets; out %.3f MB, %llu packets",
+	        m->nif, (double)rxb / 1e6, (unsigned long long)rxp, (double)txb / 1e6,
+	        (unsigned long long)txp);
+	if (isfinite(wire))
+		fprintf(f, "; %.3f bytes out per payload byte", wire);
+	if (isfinite(cpu))
+		fprintf(f, "; CPU %.1f us per RPC", cpu * 1e6);
+	fputc('\n', f);
+}

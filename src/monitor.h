@@ -1,0 +1,137 @@
+/* monitor.h - resource use of a run's processes and of the host's network.
+ *
+ * The monitor samples, every interval, off the timed path (in a thread of
+ * its own, or when its owner calls monitor_sample):
+ *  - per process, from /proc/PID/stat, /proc/PID/status and /proc/PID/io
+ *    when readable: user and system CPU time, VmRSS and VmHWM, voluntary
+ *    and involuntary context switches, and the bytes passed to read- and
+ *    write-like system calls (rchar, wchar: sendmsg/recvmsg do not count);
+ *  - per host, from /proc/net/dev of this network namespace: bytes and
+ *    packets in and out of each interface (at most MONITOR_MAX_IFACES, in
+ *    the kernel's order, as seen at the first sample).
+ * A process that goes away keeps its last sample's figures: a zombie's
+ * final CPU times and switches are still read, and a parent that reaps
+ * its children gives the final account with monitor_exited.
+ *
+ * Memory is fixed when the monitor is made: max_samples per process and
+ * per interface.  When the buffer fills up, every other sample is dropped
+ * and the interval doubles, so the series always covers the whole run at
+ * an even spacing (at most MONITOR_MAX_SAMPLES samples).
+ *
+ * Figures over an interval (CPU % of one core, counter increments) belong
+ * to the sample that ends it; the first sample has none (null, empty).
+ * CPU time comes in clock ticks (sysconf(_SC_CLK_TCK), usually 10 ms), so
+ * one interval's CPU % is within 100 * tick / interval points (10 points
+ * at 100 ms), and the run's average within 100 * tick / span.
+ *
+ * Lifetime: monitor_new, monitor_start, (run), monitor_stop, then read the
+ * figures, monitor_free.  Only monitor_start and monitor_stop touch the
+ * thread; every reader must come after monitor_stop.
+ */
+#ifndef TFGB_MONITOR_H
+#define TFGB_MONITOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+#include "json.h"
+
+#define MONITOR_MAX_PROCS 1024
+#define MONITOR_MAX_IFACES 16
+#define MONITOR_MAX_SAMPLES 65536
+#define MONITOR_DEFAULT_SAMPLES 1024
+#define MONITOR_ROLE_MAX 16  /* bytes of a role name, with the NUL */
+#define MONITOR_IFACE_MAX 16 /* IFNAMSIZ */
+
+/* A process to watch: its role ("worker", "ps"), index in the role, pid. */
+struct monitor_target {
+	const char *role;
+	int index;
+	pid_t pid;
+};
+
+struct monitor;
+
+/* Makes a monitor for n targets (0 to watch the network alone), sampling
+ * every interval_ns (at least 1 ms), keeping at most max_samples (4 to
+ * MONITOR_MAX_SAMPLES; 0 for MONITOR_DEFAULT_SAMPLES) per series.
+ * Returns 0, -EINVAL for a bad argument, or -ENOMEM. */
+int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
+                uint64_t interval_ns, size_t max_samples);
+/* Takes the first sample now and starts the sampling thread.  0 or -errno. */
+int monitor_start(struct monitor *m);
+/* Takes one sample now; for an owner that samples without the thread
+ * (never while the thread runs). */
+void monitor_sample(struct monitor *m);
+/* For a parent that reaps its children: child pid has exited and been
+ * reaped with this rusage (wait4).  Its final CPU times, context switches
+ * and peak RSS stand in for /proc from the next sample on, so that what it
+ * did after the last sample still counts.  Safe while the thread runs. */
+void monitor_exited(struct monitor *m, pid_t pid, const struct rusage *ru);
+/* Stops the thread, then takes the last sample, which replaces the one
+ * before when that is less than half an interval old (so that no interval
+ * is short enough for tick noise to dominate).  Accepts a monitor that was
+ * never started (it only samples then). */
+void monitor_stop(struct monitor *m);
+/* Accepts NULL; stops the thread first if it still runs. */
+void monitor_free(struct monitor *m);
+
+/* Totals over the samples taken (last minus first), per role. */
+struct monitor_role_sum {
+	char role[MONITOR_ROLE_MAX];
+	unsigned procs;           /* processes of this role */
+	double user_s, sys_s;     /* CPU seconds, all its processes together */
+	double cpu_avg_pct;       /* (user_s + sys_s) / span / procs, in % of one core */
+	double cpu_peak_pct;      /* the highest one-interval figure of one process */
+	uint64_t rss_avg_bytes;   /* mean VmRSS over its processes' samples */
+	uint64_t rss_peak_bytes;  /* the highest VmHWM */
+	uint64_t vcsw, ivcsw;     /* context switches, all its processes */
+};
+
+/* Samples taken, and seconds from the first to the last. */
+size_t monitor_nsamples(const struct monitor *m);
+double monitor_span_s(const struct monitor *m);
+/* The interval between kept samples now (doubled by each thinning), s. */
+double monitor_interval_s(const struct monitor *m);
+
+/* Fills out[0, max) with one entry per role, in order of first
+ * appearance; returns the number of roles (which may exceed max). */
+size_t monitor_roles(const struct monitor *m, struct monitor_role_sum *out, size_t max);
+
+/* Bytes and packets over every interface, in and out, over the span. */
+void monitor_net_totals(const struct monitor *m, uint64_t *rx_bytes, uint64_t *rx_packets,
+                        uint64_t *tx_bytes, uint64_t *tx_packets);
+
+/* Derived figures; NaN when undefined (no calls, fewer than 2 samples).
+ * Pass the calls and payload bytes of the time the monitor covered.
+ * CPU seconds of the role's processes (NULL: every process) per call. */
+double monitor_cpu_s_per_call(const struct monitor *m, const char *role, uint64_t calls);
+/* Bytes sent on every interface (so loopback traffic counts once) per
+ * payload byte: an echo's request and reply give about 2, plus framing. */
+double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_bytes);
+
+/* Writes the object "resources" under key: interval_s, span_s, samples,
+ * samples_max, clock_tick_s, processes [{role, index, pid, samples: [{t_s,
+ * cpu_pct, user_pct, sys_pct, rss_bytes, hwm_bytes, vcsw, ivcsw, rchar,
+ * wchar}]}], net {interfaces: [{name, samples: [{t_s, rx_bytes,
+ * rx_packets, tx_bytes, tx_packets}]}]} and summary {roles: [...],
+ * net totals, cpu_s_per_rpc, wire_bytes_per_payload_byte}.  Counters in
+ * samples are increments over the interval ending at t_s. */
+void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
+                  uint64_t payload_bytes);
+/* Writes the series as CSV, one row per process or interface and sample:
+ * t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,
+ * hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets
+ * (kind "proc" or "net"; the other kind's fields empty).  0, or -1 when
+ * the stream reports an error. */
+int monitor_csv(const struct monitor *m, FILE *f);
+/* monitor_csv into a new file at path.  0 or -errno. */
+int monitor_csv_file(const struct monitor *m, const char *path);
+/* Comment lines for the text report: per role averages and peaks, then
+ * the network and the derived figures. */
+void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes);
+
+#endif

@@ -1,0 +1,550 @@
+/* check_monitor.c - the resource monitor of monitor.c against processes of
+ * known load: a child spinning on one core, an idle one, one holding a
+ * known amount of memory, and bytes sent over loopback. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "check_tfgb.h"
+#include "json.h"
+#include "jsonr.h"
+#include "monitor.h"
+
+/* Per-test state: a monitor and the children a test started. */
+static struct monitor *m;
+static pid_t kids[4];
+static int nkids;
+
+static void monitor_setup(void)
+{
+	m = NULL;
+	nkids = 0;
+}
+
+static void monitor_teardown(void)
+{
+	monitor_free(m);
+	for (int i = 0; i < nkids; i++)
+		if (kids[i] > 0) {
+			kill(kids[i], SIGKILL);
+			waitpid(kids[i], NULL, 0);
+		}
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+enum kind { SPIN, IDLE, BIG, NAPS, SPIN_THEN_EXIT };
+
+/* Starts a child doing `what` until killed. */
+static pid_t child(enum kind what)
+{
+	pid_t pid = fork();
+
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		volatile unsigned long spin = 0;
+		struct timespec t0, t;
+		char *mem;
+
+		switch (what) {
+		case SPIN:
+			for (;;)
+				spin++;
+		case SPIN_THEN_EXIT:
+			clock_gettime(CLOCK_MONOTONIC, &t0);
+			do {
+				for (int i = 0; i < 100000; i++)
+					spin++;
+				clock_gettime(CLOCK_MONOTONIC, &t);
+			} while ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 < 400);
+			_exit(0);
+		case BIG:
+			mem = malloc(64u << 20);
+			if (!mem)
+				_exit(1);
+			/* through a volatile pointer: the stores must happen */
+			for (size_t i = 0; i < (64u << 20); i += 512)
+				((volatile char *)mem)[i] = 1;
+			for (;;)
+				pause();
+		case NAPS:
+			for (;;)
+				sleep_ms(1);
+		case IDLE:
+			for (;;)
+				pause();
+		}
+		_exit(0);
+	}
+	kids[nkids++] = pid;
+	return pid;
+}
+
+/* Ends child pid (SIGKILL unless it already left) and returns the CPU
+ * seconds the kernel says it used in all: the truth to hold the monitor
+ * to, whatever share of a core the machine gave it. */
+static double reap_cpu_s(pid_t pid)
+{
+	struct rusage ru;
+	int status;
+
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(wait4(pid, &status, 0, &ru), pid);
+	for (int i = 0; i < nkids; i++)
+		if (kids[i] == pid)
+			kids[i] = 0;
+	return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	       (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+}
+
+/* The single role's summary. */
+static struct monitor_role_sum role0(void)
+{
+	struct monitor_role_sum r[4];
+
+	ck_assert_uint_ge(monitor_roles(m, r, 4), 1);
+	return r[0];
+}
+
+/* Everything monitor_json writes, in a malloc'd string. */
+static char *json_of(uint64_t calls, uint64_t bytes, size_t *len)
+{
+	char *out = NULL;
+	FILE *f = open_memstream(&out, len);
+	struct json w;
+
+	ck_assert_ptr_nonnull(f);
+	json_init(&w, f, 1);
+	json_obj_begin(&w, NULL);
+	monitor_json(m, &w, "resources", calls, bytes);
+	json_obj_end(&w);
+	json_finish(&w);
+	fclose(f);
+	return out;
+}
+
+/* --- core ---------------------------------------------------------- */
+
+START_TEST(test_monitor_busy_child)
+{
+	struct monitor_target t = {"worker", 0, child(SPIN)};
+	struct monitor_role_sum r;
+	double per_call, truth_s, truth_pct, got_s;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 100000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(1000);
+	monitor_stop(m);
+	truth_s = reap_cpu_s(t.pid);
+	r = role0();
+	got_s = r.user_s + r.sys_s;
+	truth_pct = 100.0 * truth_s / monitor_span_s(m);
+	ck_assert_str_eq(r.role, "worker");
+	ck_assert_uint_eq(r.procs, 1);
+	/* the monitor agrees with the kernel's own account (the child's whole
+	 * life is a few ms longer than the span, ticks are 10 ms) */
+	ck_assert_msg(got_s <= truth_s + 0.02 && got_s >= truth_s - 0.08,
+	              "monitor %.3fs, kernel %.3fs", got_s, truth_s);
+	ck_assert_msg(fabs(r.cpu_avg_pct - truth_pct) <= 10, "monitor %.1f%%, kernel %.1f%%",
+	              r.cpu_avg_pct, truth_pct);
+	/* and a child spinning on a core it has reads as one busy core; on a
+	 * machine too loaded to give it the core (the other figures above
+	 * still hold) this is not asserted */
+	if (truth_pct >= 70)
+		ck_assert_msg(r.cpu_avg_pct >= 60 && r.cpu_avg_pct <= 110, "busy child at %.1f%%",
+		              r.cpu_avg_pct);
+	else
+		fprintf(stderr, "check_monitor: machine busy: the spinning child got %.0f%% of a "
+		        "core; range check skipped\n", truth_pct);
+	ck_assert_double_le(r.cpu_avg_pct, 110);
+	ck_assert_msg(r.user_s > r.sys_s, "user %.2fs, system %.2fs", r.user_s, r.sys_s);
+	ck_assert_double_ge(r.cpu_peak_pct, r.cpu_avg_pct - 10);
+	/* about 10 samples, 0.1s apart, spanning the second */
+	ck_assert_uint_ge(monitor_nsamples(m), 8);
+	ck_assert_uint_le(monitor_nsamples(m), 13);
+	ck_assert_double_ge(monitor_span_s(m), 0.95);
+	ck_assert_double_le(monitor_span_s(m), 1.5);
+	/* CPU per call: its CPU seconds over 1000 calls */
+	per_call = monitor_cpu_s_per_call(m, "worker", 1000);
+	ck_assert_double_eq_tol(per_call, got_s / 1000, 1e-12);
+	ck_assert(isnan(monitor_cpu_s_per_call(m, NULL, 0)));
+	ck_assert_double_eq(monitor_cpu_s_per_call(m, "ps", 10), 0);
+}
+END_TEST
+
+START_TEST(test_monitor_idle_child)
+{
+	struct monitor_target t = {"ps", 3, child(IDLE)};
+	struct monitor_role_sum r;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 50000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(500);
+	monitor_stop(m);
+	r = role0();
+	ck_assert_msg(r.cpu_avg_pct < 5, "idle child at %.1f%%", r.cpu_avg_pct);
+	ck_assert_double_lt(r.cpu_peak_pct, 25);
+	ck_assert_uint_gt(r.rss_avg_bytes, 0);
+	ck_assert_uint_ge(r.rss_peak_bytes, r.rss_avg_bytes);
+}
+END_TEST
+
+START_TEST(test_monitor_json)
+{
+	struct monitor_target t[2] = {{"worker", 0, child(SPIN)}, {"ps", 0, child(IDLE)}};
+	struct jsonr r;
+	char buf[32], *out;
+	size_t len;
+	double v;
+	int samples;
+
+	ck_assert_int_eq(monitor_new(&m, t, 2, 100000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(350);
+	monitor_stop(m);
+	out = json_of(100, 1000000, &len);
+	ck_assert_int_eq(jsonr_load(&r, out, len), 0);
+	ck_assert_int_ge(jsonr_get_str(&r, "resources.processes.0.role", buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "worker");
+	ck_assert_int_ge(jsonr_get_str(&r, "resources.processes.1.role", buf, sizeof buf), 0);
+	ck_assert_str_eq(buf, "ps");
+	ck_assert_int_eq(jsonr_get_num(&r, "resources.processes.1.pid", &v), 0);
+	ck_assert_double_eq(v, (double)t[1].pid);
+	samples = jsonr_find(&r, 0, "resources.processes.0.samples");
+	ck_assert_int_eq(r.tok[samples].count, monitor_nsamples(m));
+	/* the first sample has no interval: null; the next ones have figures */
+	ck_assert_int_eq(jsonr_type(&r, jsonr_find(&r, samples, "0.cpu_pct")), JSONR_NULL);
+	ck_assert_int_eq(jsonr_num(&r, jsonr_find(&r, samples, "1.cpu_pct"), &v), 0);
+	ck_assert_int_eq(jsonr_num(&r, jsonr_find(&r, samples, "1.rss_bytes"), &v), 0);
+	ck_assert_double_gt(v, 0);
+	ck_assert_int_eq(jsonr_get_num(&r, "resources.interval_s", &v), 0);
+	ck_assert_double_eq_tol(v, 0.1, 1e-9);
+	ck_assert_int_eq(jsonr_get_num(&r, "resources.summary.roles.1.processes", &v), 0);
+	ck_assert_double_eq(v, 1);
+	ck_assert_int_eq(jsonr_get_num(&r, "resources.summary.cpu_s_per_rpc", &v), 0);
+	ck_assert_double_gt(v, 0);
+	ck_assert_int_eq(jsonr_type(&r, jsonr_find(&r, 0, "resources.net.interfaces")),
+	                 JSONR_ARRAY);
+	ck_assert_int_ge(jsonr_find(&r, 0, "resources.summary.wire_bytes_per_payload_byte"), 0);
+	jsonr_free(&r);
+	free(out);
+}
+END_TEST
+
+START_TEST(test_monitor_csv_text)
+{
+	struct monitor_target t = {"worker", 7, child(IDLE)};
+	char *out = NULL, line[512];
+	size_t len = 0, rows = 0, n;
+	FILE *f;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 1000000000, 0), 0);
+	monitor_sample(m);
+	sleep_ms(50);
+	monitor_sample(m);
+	monitor_stop(m); /* never started: one more sample */
+	n = monitor_nsamples(m);
+	ck_assert_uint_eq(n, 3);
+	f = open_memstream(&out, &len);
+	ck_assert_int_eq(monitor_csv(m, f), 0);
+	fclose(f);
+	f = fmemopen(out, len, "r");
+	ck_assert(fgets(line, sizeof line, f) != NULL);
+	ck_assert_str_eq(line, "t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,"
+	                       "hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,"
+	                       "tx_packets\n");
+	while (fgets(line, sizeof line, f)) {
+		int commas = 0;
+		for (char *p = line; *p; p++)
+			commas += *p == ',';
+		ck_assert_int_eq(commas, 18);
+		if (rows == 0)
+			ck_assert(!strncmp(line, "0.000,proc,worker,7,", 20));
+		rows++;
+	}
+	fclose(f);
+	/* one row per sample for the process, and for each interface */
+	ck_assert_uint_eq(rows % n, 0);
+	ck_assert_uint_ge(rows, n);
+	free(out);
+
+	out = NULL;
+	f = open_memstream(&out, &len);
+	monitor_text(m, f, 10, 1000);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(out, "# resources: 3 samples"));
+	ck_assert_ptr_nonnull(strstr(out, "# resources: worker x1: CPU "));
+	ck_assert_ptr_nonnull(strstr(out, "# network ("));
+	free(out);
+}
+END_TEST
+
+/* --- limits -------------------------------------------------------- */
+
+START_TEST(test_monitor_thinning)
+{
+	struct monitor_target t = {"worker", 0, child(IDLE)};
+	double span;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 10000000, 4), 0);
+	for (int i = 0; i < 10; i++) {
+		monitor_sample(m);
+		ck_assert_uint_le(monitor_nsamples(m), 4);
+		sleep_ms(10);
+	}
+	/* 10 samples into 4 slots: thinned twice (4 -> 2 + 1, 3 + 1 -> 2 + 1 ...) */
+	ck_assert_double_ge(monitor_interval_s(m), 0.04 - 1e-9);
+	/* the first sample stays: the series still spans the whole run */
+	span = monitor_span_s(m);
+	ck_assert_msg(span >= 0.07, "span %.3f", span);
+
+	/* the thread thins too, and keeps sampling */
+	monitor_free(m);
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 5000000, 4), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(200);
+	monitor_stop(m);
+	ck_assert_uint_le(monitor_nsamples(m), 4);
+	ck_assert_double_ge(monitor_span_s(m), 0.15);
+	ck_assert_double_ge(monitor_interval_s(m), 0.02);
+}
+END_TEST
+
+START_TEST(test_monitor_rss)
+{
+	struct monitor_target t = {"ps", 0, child(BIG)};
+	struct monitor_role_sum r;
+
+	sleep_ms(300); /* let it touch its 64 MiB */
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 50000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(150);
+	monitor_stop(m);
+	r = role0();
+	ck_assert_msg(r.rss_avg_bytes >= (60u << 20), "rss %llu", (unsigned long long)r.rss_avg_bytes);
+	ck_assert_uint_ge(r.rss_peak_bytes, 64u << 20);
+	ck_assert_uint_lt(r.rss_peak_bytes, 200u << 20);
+}
+END_TEST
+
+START_TEST(test_monitor_ctx_switches)
+{
+	struct monitor_target t = {"worker", 0, child(NAPS)};
+	struct monitor_role_sum r;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 100000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(500);
+	monitor_stop(m);
+	r = role0();
+	/* a 1 ms nap is one voluntary switch: hundreds in half a second */
+	ck_assert_msg(r.vcsw >= 100, "only %llu voluntary switches", (unsigned long long)r.vcsw);
+}
+END_TEST
+
+START_TEST(test_monitor_net_loopback)
+{
+	enum { TOTAL = 8 << 20 };
+	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	socklen_t alen = sizeof a;
+	static char buf[1 << 16];
+	int ls, c, s;
+	size_t sent = 0, got = 0;
+	uint64_t rxb, rxp, txb, txp;
+
+	ck_assert_int_eq(monitor_new(&m, NULL, 0, 1000000000, 0), 0);
+	ls = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_ge(ls, 0);
+	ck_assert_int_eq(bind(ls, (struct sockaddr *)&a, sizeof a), 0);
+	ck_assert_int_eq(listen(ls, 1), 0);
+	ck_assert_int_eq(getsockname(ls, (struct sockaddr *)&a, &alen), 0);
+	c = socket(AF_INET, SOCK_STREAM, 0);
+	ck_assert_int_eq(connect(c, (struct sockaddr *)&a, sizeof a), 0);
+	s = accept(ls, NULL, NULL);
+	ck_assert_int_ge(s, 0);
+	monitor_sample(m);
+	/* one thread both ends: never block on a full buffer */
+	while (got < TOTAL) {
+		ssize_t n;
+		if (sent < TOTAL && (n = send(c, buf, sizeof buf, MSG_DONTWAIT)) > 0)
+			sent += (size_t)n;
+		if ((n = recv(s, buf, sizeof buf, sent < TOTAL ? MSG_DONTWAIT : 0)) > 0)
+			got += (size_t)n;
+	}
+	monitor_stop(m);
+	close(c);
+	close(s);
+	close(ls);
+	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
+	/* other traffic on the host only adds */
+	ck_assert_uint_ge(txb, TOTAL);
+	ck_assert_uint_ge(rxb, TOTAL);
+	ck_assert_uint_gt(txp, 0);
+	ck_assert_double_ge(monitor_wire_per_payload_byte(m, TOTAL), 1.0);
+	ck_assert(isnan(monitor_wire_per_payload_byte(m, 0)));
+}
+END_TEST
+
+/* --- errors -------------------------------------------------------- */
+
+START_TEST(test_monitor_bad_arguments)
+{
+	struct monitor_target ok = {"worker", 0, getpid()}, nopid = {"worker", 0, 0},
+	                      norole = {NULL, 0, getpid()};
+
+	ck_assert_int_eq(monitor_new(&m, &ok, 1, 999999, 0), -EINVAL);
+	ck_assert_int_eq(monitor_new(&m, &ok, 1, 1000000, 3), -EINVAL);
+	ck_assert_int_eq(monitor_new(&m, &ok, 1, 1000000, MONITOR_MAX_SAMPLES + 1), -EINVAL);
+	ck_assert_int_eq(monitor_new(&m, &nopid, 1, 1000000, 0), -EINVAL);
+	ck_assert_int_eq(monitor_new(&m, &norole, 1, 1000000, 0), -EINVAL);
+	ck_assert_int_eq(monitor_new(&m, NULL, 1, 1000000, 0), -EINVAL);
+	ck_assert_int_eq(monitor_new(&m, &ok, MONITOR_MAX_PROCS + 1, 1000000, 0), -EINVAL);
+	ck_assert_ptr_null(m);
+	monitor_free(NULL);
+	monitor_stop(NULL);
+	/* a role longer than the limit is cut, not refused */
+	ok.role = "a-very-long-role-name-indeed";
+	ck_assert_int_eq(monitor_new(&m, &ok, 1, 1000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	ck_assert_int_eq(monitor_start(m), -EBUSY);
+	monitor_stop(m);
+	ck_assert_uint_eq(strlen(role0().role), MONITOR_ROLE_MAX - 1);
+}
+END_TEST
+
+START_TEST(test_monitor_gone_process)
+{
+	struct monitor_target t[2] = {{"worker", 0, 0}, {"worker", 1, 0}};
+	struct monitor_role_sum r;
+	pid_t gone = fork();
+	char *out;
+	size_t len;
+	struct jsonr jr;
+	double truth_s;
+
+	ck_assert_int_ge(gone, 0);
+	if (gone == 0)
+		_exit(0);
+	waitpid(gone, NULL, 0);
+	t[0].pid = gone;                  /* never there */
+	t[1].pid = child(SPIN_THEN_EXIT); /* leaves in the middle */
+	ck_assert_int_eq(monitor_new(&m, t, 2, 50000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(800);
+	monitor_stop(m);
+	truth_s = reap_cpu_s(t[1].pid);
+	r = role0();
+	ck_assert_uint_eq(r.procs, 2);
+	/* the one that left keeps what it used (up to 0.4 s, as the machine
+	 * allowed), all but what it did before the first sample */
+	ck_assert_msg(r.user_s + r.sys_s <= truth_s + 0.02 && r.user_s + r.sys_s >= truth_s - 0.06,
+	              "monitor %.3fs, kernel %.3fs", r.user_s + r.sys_s, truth_s);
+	ck_assert_double_gt(r.user_s + r.sys_s, 0.02);
+	/* the one never seen is null throughout */
+	out = json_of(0, 0, &len);
+	ck_assert_int_eq(jsonr_load(&jr, out, len), 0);
+	ck_assert_int_eq(jsonr_type(&jr, jsonr_find(&jr, 0, "resources.processes.0.samples.1.rss_bytes")),
+	                 JSONR_NULL);
+	ck_assert_int_eq(jsonr_type(&jr, jsonr_find(&jr, 0, "resources.summary.cpu_s_per_rpc")),
+	                 JSONR_NULL);
+	jsonr_free(&jr);
+	free(out);
+}
+END_TEST
+
+/* A child reaped by its parent between two samples: its final account
+ * (monitor_exited) counts, not just what the last sample saw. */
+START_TEST(test_monitor_reaped_child)
+{
+	struct monitor_target t = {"worker", 0, child(SPIN_THEN_EXIT)};
+	struct monitor_role_sum r;
+	struct rusage ru;
+	double truth_s;
+	int status;
+
+	/* one sample at the start and one at the stop, none in between */
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 10000000000ull, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	ck_assert_int_eq(wait4(t.pid, &status, 0, &ru), t.pid);
+	kids[0] = 0;
+	monitor_exited(m, t.pid, &ru);
+	monitor_exited(m, t.pid + 100000, &ru); /* not watched: ignored */
+	monitor_exited(NULL, t.pid, &ru);
+	sleep_ms(100); /* its pid is gone from /proc now */
+	monitor_stop(m);
+	truth_s = (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
+	          (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
+	r = role0();
+	ck_assert_uint_eq(monitor_nsamples(m), 2);
+	ck_assert_msg(r.user_s + r.sys_s <= truth_s + 0.02 && r.user_s + r.sys_s >= truth_s - 0.06,
+	              "monitor %.3fs, kernel %.3fs", r.user_s + r.sys_s, truth_s);
+	ck_assert_uint_ge(r.rss_peak_bytes, (uint64_t)ru.ru_maxrss * 1024);
+}
+END_TEST
+
+/* An exited child not reaped yet (a zombie) still gives its CPU times. */
+START_TEST(test_monitor_zombie_child)
+{
+	struct monitor_target t = {"worker", 0, child(SPIN_THEN_EXIT)};
+	struct monitor_role_sum r;
+	double truth_s;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 10000000000ull, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(700); /* it spins for 400 ms of wall time and exits */
+	monitor_stop(m);
+	truth_s = reap_cpu_s(t.pid);
+	r = role0();
+	ck_assert_msg(r.user_s + r.sys_s <= truth_s + 0.02 && r.user_s + r.sys_s >= truth_s - 0.06,
+	              "monitor %.3fs, kernel %.3fs", r.user_s + r.sys_s, truth_s);
+}
+END_TEST
+
+Suite *make_monitor_suite(void)
+{
+	Suite *s = suite_create("monitor");
+	TCase *tc_core = tcase_create("core");
+	TCase *tc_limits = tcase_create("limits");
+	TCase *tc_errors = tcase_create("errors");
+
+	tcase_add_checked_fixture(tc_core, monitor_setup, monitor_teardown);
+	tcase_set_timeout(tc_core, 20);
+	tcase_add_test(tc_core, test_monitor_busy_child);
+	tcase_add_test(tc_core, test_monitor_idle_child);
+	tcase_add_test(tc_core, test_monitor_json);
+	tcase_add_test(tc_core, test_monitor_csv_text);
+	suite_add_tcase(s, tc_core);
+
+	tcase_add_checked_fixture(tc_limits, monitor_setup, monitor_teardown);
+	tcase_set_timeout(tc_limits, 20);
+	tcase_add_test(tc_limits, test_monitor_thinning);
+	tcase_add_test(tc_limits, test_monitor_rss);
+	tcase_add_test(tc_limits, test_monitor_ctx_switches);
+	tcase_add_test(tc_limits, test_monitor_net_loopback);
+	suite_add_tcase(s, tc_limits);
+
+	tcase_add_checked_fixture(tc_errors, monitor_setup, monitor_teardown);
+	tcase_set_timeout(tc_errors, 20);
+	tcase_add_test(tc_errors, test_monitor_bad_arguments);
+	tcase_add_test(tc_errors, test_monitor_gone_process);
+	tcase_add_test(tc_errors, test_monitor_reaped_child);
+	tcase_add_test(tc_errors, test_monitor_zombie_child);
+	suite_add_tcase(s, tc_errors);
+	return s;
+}
