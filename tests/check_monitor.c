@@ -339,7 +339,9 @@ START_TEST(test_monitor_rss)
 	r = role0();
 	ck_assert_msg(r.rss_avg_bytes >= (60u << 20), "rss %llu", (unsigned long long)r.rss_avg_bytes);
 	ck_assert_uint_ge(r.rss_peak_bytes, 64u << 20);
-	ck_assert_uint_lt(r.rss_peak_bytes, 200u << 20);
+	/* a sanity bound (a unit slip would be 1024 times off); generous
+	 * because a sanitizer build's child inherits the shadow memory */
+	ck_assert_uint_lt(r.rss_peak_bytes, 1024u << 20);
 }
 END_TEST
 
