@@ -4,7 +4,8 @@ include config.mk
 # Debian packages the build and the tests need (`make deps` installs them).
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
-       iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler gnuplot-nox
+       iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
+       nghttp2-client valgrind gnuplot-nox
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
@@ -116,6 +117,22 @@ check: deps
 	CK_DEFAULT_TIMEOUT=60 ./tests/check_tfgb
 	sh tests/run.sh
 
+# Runs every libFuzzer target of tests/fuzz (clang, ASan, UBSan) for
+# FUZZ_TIME seconds each (default 60): `make fuzz FUZZ_TIME=600`.
+fuzz: $(GEN)
+	FUZZ_TIME=$(or $(FUZZ_TIME),60) sh tests/fuzz/run.sh
+
+# Mixed clients against long-lived servers for SOAK_TIME seconds (default
+# 180), failing on RSS or descriptor growth: `make soak SOAK_TIME=600`.
+soak: tfgb
+	sh tests/soak.sh
+
+# The soak's servers and clients, one round of each client, under valgrind
+# --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
+# (VALGRIND_ROUNDS rounds; default 1).
+valgrind: tfgb
+	SOAK_VALGRIND=1 SOAK_ROUNDS=$(or $(VALGRIND_ROUNDS),1) sh tests/soak.sh
+
 install: tfgb
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 \
 		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(MANPREFIX)/man7 $(DESTDIR)$(DATADIR)
@@ -153,4 +170,4 @@ clean:
 	rm -rf gen .flags .build plots
 	rm -rf tests/out
 
-.PHONY: all deps run check install uninstall dist clean plots
+.PHONY: all deps run check fuzz soak valgrind install uninstall dist clean plots

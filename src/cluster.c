@@ -243,6 +243,7 @@ void cluster_stop(struct cluster_child *c, int timeout_ms)
 	if (c->pid <= 0)
 		return;
 	kill(c->pid, SIGTERM);
+	kill(c->pid, SIGCONT); /* a stopped child gets its SIGTERM now */
 	for (int waited = 0; waited < timeout_ms; waited += 10) {
 		if (waitpid(c->pid, &status, WNOHANG) == c->pid) {
 			c->pid = 0;

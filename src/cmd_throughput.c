@@ -355,8 +355,13 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		rc = collect_and_print(t, ops, cc, run_id, (uint32_t)workers, 0, NULL, &env, NULL);
 	else
 		rc = erc == 0 ? TFGB_EXIT_OK : TFGB_EXIT_FAIL;
-	if (erc < 0)
+	if (erc < 0 && res.failed_conn >= 0 && res.failed_conn < np) {
+		cluster_ps_addr(j, res.failed_conn, &addr);
+		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, rk->index, res.failed_conn,
+		           addr.host, addr.port, res.err);
+	} else if (erc < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, res.err);
+	}
 out_res:
 	engine_result_free(&res);
 out_client:

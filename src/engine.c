@@ -41,6 +41,9 @@ struct run {
 	struct slot **pending;  /* submits refused with -EAGAIN, retried after a reap */
 	int npending;
 	int outstanding;
+	int *conn_out;          /* calls outstanding per connection */
+	uint64_t *conn_since;   /* per connection: its last reply, or the submit that
+	                         * made it busy; a reply is due timeout_ns after it */
 	unsigned char *verify_buf; /* one payload for first/last checks, or nslots for all */
 	int verify_next;        /* the next Echo submitted carries verify_buf */
 	/* serialized modes (NULL codec: non-serialized) */
@@ -126,7 +129,22 @@ static int submit(struct run *r, struct slot *s, uint64_t now, int measured)
 		return rc;
 	}
 	r->outstanding++;
+	if (r->conn_out[s->conn]++ == 0)
+		r->conn_since[s->conn] = now;
 	return 0;
+}
+
+/* The connection that has had calls outstanding and no reply for longer
+ * than the timeout (the one waiting longest), or -1. */
+static int hung_conn(const struct run *r, uint64_t now)
+{
+	int hung = -1;
+
+	for (int c = 0; c < r->cfg->nconns; c++)
+		if (r->conn_out[c] && now - r->conn_since[c] > r->cfg->timeout_ns &&
+		    (hung < 0 || r->conn_since[c] < r->conn_since[hung]))
+			hung = c;
+	return hung;
 }
 
 /* Checks a completed call against what the method promises. */
@@ -253,7 +271,9 @@ static int setup(struct run *r)
 	r->slots = calloc((size_t)r->nslots, sizeof *r->slots);
 	r->pending = calloc((size_t)r->nslots, sizeof *r->pending);
 	r->res->conn_calls = calloc((size_t)cfg->nconns, sizeof *r->res->conn_calls);
-	if (!r->slots || !r->pending || !r->res->conn_calls)
+	r->conn_out = calloc((size_t)cfg->nconns, sizeof *r->conn_out);
+	r->conn_since = calloc((size_t)cfg->nconns, sizeof *r->conn_since);
+	if (!r->slots || !r->pending || !r->res->conn_calls || !r->conn_out || !r->conn_since)
 		return -ENOMEM;
 	if (cfg->rate) {
 		r->idle = calloc((size_t)r->nslots, sizeof *r->idle);
@@ -316,6 +336,8 @@ static void teardown(struct run *r)
 			r->cfg->ops->call_release(&r->slots[i].call);
 	free(r->slots);
 	free(r->pending);
+	free(r->conn_out);
+	free(r->conn_since);
 	free(r->idle);
 	free(r->nidle);
 	free(r->verify_buf);
@@ -394,9 +416,9 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 {
 	struct run r = {.cfg = cfg, .res = res};
 	struct tr_call *done[REAP_BATCH];
-	uint64_t now, t_begin, t0 = 0, t_end = 0, last_done, next_progress;
+	uint64_t now, t_begin, t0 = 0, t_end = 0, last_done, next_progress, next_hang_check = 0;
 	uint64_t submitted_measured = 0;
-	int phase, stopping = 0, rc;
+	int phase, stopping = 0, rc, hung;
 
 	memset(res, 0, sizeof *res);
 	stats_init(&res->lat);
@@ -475,6 +497,9 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 			uint64_t lat = now - s->call.t_start_ns, dec_ns = 0;
 			int bad;
 
+			r.conn_out[s->conn]--;
+			r.conn_since[s->conn] = now;
+
 			if (r.codec) {
 				/* the reply is decoded inside the call's latency */
 				uint64_t t = s->sampled ? now_ns() : 0, t_done;
@@ -533,9 +558,11 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 		    submitted_measured >= cfg->iterations && !stopping)
 			stopping = 1; /* every measured call is out: drain */
 
-		if (r.outstanding && now - last_done > cfg->timeout_ns) {
-			fail(&r, -1, "no reply for %.1fs with %d calls outstanding",
-			     (double)cfg->timeout_ns / 1e9, r.outstanding);
+		/* every 10 ms at most: hung_conn looks at every connection */
+		if (r.outstanding && now >= next_hang_check &&
+		    (next_hang_check = now + 10000000ull, hung = hung_conn(&r, now)) >= 0) {
+			fail(&r, hung, "no reply for %.1fs with %d calls outstanding",
+			     (double)cfg->timeout_ns / 1e9, r.conn_out[hung]);
 			break;
 		}
 		if (cfg->progress && now >= next_progress) {

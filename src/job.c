@@ -303,10 +303,13 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 	origin_str(&o, loc, sizeof loc);
 	idx = key_index(section, name);
 	if (idx < 0) {
+		char ss[68], sn[68];
+		shown_value(section, ss, sizeof ss);
+		shown_value(name, sn, sizeof sn);
 		if (suggest_key(section, name, hint, sizeof hint) == 0)
-			seterr(err, "%s: unknown key '%s.%s'; did you mean '%s'?", loc, section, name, hint);
+			seterr(err, "%s: unknown key '%s.%s'; did you mean '%s'?", loc, ss, sn, hint);
 		else
-			seterr(err, "%s: unknown key '%s.%s'", loc, section, name);
+			seterr(err, "%s: unknown key '%s.%s'", loc, ss, sn);
 		return -1;
 	}
 	d = &job_keys[idx];
@@ -523,12 +526,13 @@ int job_load_file(struct job *j, const char *path, struct job_err *err)
 
 int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 {
-	char section[64], name[64];
+	char section[64], name[64], shown[104], ss[68];
 	const char *dot = strchr(kv, '.'), *eq = strchr(kv, '=');
 	size_t sl, nl;
 
+	shown_value(kv, shown, sizeof shown);
 	if (!dot || !eq || dot > eq) {
-		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, kv);
+		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, shown);
 		return -1;
 	}
 	sl = (size_t)(dot - kv);
@@ -536,7 +540,7 @@ int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 	while (nl && isspace((unsigned char)dot[nl]))
 		nl--;
 	if (!sl || !nl || sl >= sizeof section || nl >= sizeof name) {
-		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, kv);
+		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, shown);
 		return -1;
 	}
 	memcpy(section, kv, sl);
@@ -545,12 +549,13 @@ int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 	name[nl] = 0;
 	if (key_index(section, name) < 0) {
 		int at = opt_suggest(section, section_names);
+		shown_value(section, ss, sizeof ss);
 		if (at < 0 || strcasecmp(section_names[at], section) != 0) {
 			if (at >= 0)
-				seterr(err, "-s #%d: unknown section '%s'; did you mean '%s'?", pos, section,
+				seterr(err, "-s #%d: unknown section '%s'; did you mean '%s'?", pos, ss,
 				       section_names[at]);
 			else
-				seterr(err, "-s #%d: unknown section '%s'", pos, section);
+				seterr(err, "-s #%d: unknown section '%s'", pos, ss);
 			return -1;
 		}
 	}

@@ -214,8 +214,8 @@ int opt_parse_hostport(const char *s, struct opt_hostport *out)
 	if (hlen == 0 || hlen >= OPT_HOST_MAX)
 		return -1;
 	for (size_t i = 0; i < hlen; i++)
-		if (isspace((unsigned char)host[i]) || host[i] == ',')
-			return -1;
+		if (!isalnum((unsigned char)host[i]) && !strchr("-._:%", host[i]))
+			return -1; /* names, IPv4, IPv6 with a zone; nothing a job file reads otherwise */
 	if (opt_parse_int(colon + 1, &port) < 0 || port < 1 || port > 65535)
 		return -1;
 	memcpy(out->host, host, hlen);
@@ -403,8 +403,9 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, ch
 	return 0;
 }
 
-/* Copies the next comma-separated item of *s into buf, trimmed. */
-static int next_item(const char **s, char *buf, size_t len)
+/* The next comma-separated item of *s, trimmed, in *item (malloc'd, the
+ * caller frees it): 1, 0 at the end, -1 out of memory. */
+static int next_item(const char **s, char **item)
 {
 	const char *p = skip_ws(*s), *e;
 	size_t n;
@@ -417,10 +418,8 @@ static int next_item(const char **s, char *buf, size_t len)
 	n = (size_t)(e - p);
 	while (n && isspace((unsigned char)p[n - 1]))
 		n--;
-	if (n >= len)
-		n = len - 1;
-	memcpy(buf, p, n);
-	buf[n] = 0;
+	if (!(*item = strndup(p, n)))
+		return -1;
 	*s = *e ? e + 1 : e;
 	return 1;
 }
@@ -443,74 +442,102 @@ static int list_reserve(void **v, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
+/* s as shown in a reason: at most len - 1 bytes, control characters as '?'. */
+static void shown_item(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	for (; *s && o + 1 < len; s++)
+		buf[o++] = (unsigned char)*s < 0x20 ? '?' : *s;
+	buf[o] = 0;
+}
+
+/* One item of a list (item is trimmed and non-NULL); count is its 1-based
+ * position, for messages. */
+static int parse_item(const struct opt_def *d, void *dst, const char *item, size_t count,
+                      char *why)
+{
+	size_t *n = d->type == OPT_SIZE_LIST ? &((struct opt_sizelist *)dst)->n :
+	            d->type == OPT_HOSTPORT_LIST ? &((struct opt_hplist *)dst)->n : NULL;
+
+	if (!item[0]) {
+		snprintf(why, OPT_ERR_MAX, "item %zu is empty", count);
+		return -1;
+	}
+	if (d->type == OPT_ENUM_LIST) {
+		struct opt_enumlist *l = dst;
+		int idx = enum_index(d, item);
+		if (idx < 0)
+			return range_error(d, why, NULL);
+		for (int i = 0; i < l->n; i++)
+			if (l->v[i] == idx) {
+				snprintf(why, OPT_ERR_MAX, "'%s' is listed twice", d->values[idx]);
+				return -1;
+			}
+		if (l->n >= OPT_ENUMLIST_MAX) {
+			snprintf(why, OPT_ERR_MAX, "too many items");
+			return -1;
+		}
+		l->v[l->n++] = idx;
+		return 0;
+	}
+	if (d->max_items && *n >= d->max_items) {
+		snprintf(why, OPT_ERR_MAX, "more than %zu items", d->max_items);
+		return -1;
+	}
+	if (d->type == OPT_SIZE_LIST) {
+		struct opt_sizelist *l = dst;
+		int64_t v;
+		if (parse_number(d, item, &v, why) < 0) {
+			char tmp[OPT_ERR_MAX], shown[33];
+			shown_item(item, shown, sizeof shown);
+			snprintf(tmp, sizeof tmp, "item %zu '%s': %.200s", count, shown, why);
+			memcpy(why, tmp, OPT_ERR_MAX);
+			return -1;
+		}
+		if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
+			snprintf(why, OPT_ERR_MAX, "out of memory");
+			return -1;
+		}
+		l->v[l->n++] = (uint64_t)v;
+	} else {
+		struct opt_hplist *l = dst;
+		struct opt_hostport hp;
+		if (opt_parse_hostport(item, &hp) < 0) {
+			char shown[81];
+			shown_item(item, shown, sizeof shown);
+			snprintf(why, OPT_ERR_MAX,
+			         "item %zu '%s' is not host:port (port in [1, 65535], IPv6 as [addr]:port)",
+			         count, shown);
+			return -1;
+		}
+		if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
+			snprintf(why, OPT_ERR_MAX, "out of memory");
+			return -1;
+		}
+		l->v[l->n++] = hp;
+	}
+	return 0;
+}
+
 static int parse_list(const struct opt_def *d, void *dst, const char *text, int append, char *why)
 {
-	char item[OPT_HOST_MAX + 16];
 	const char *s = text;
 	size_t count = 0;
+	char *item;
+	int more, rc = 0;
 
 	if (!append)
 		opt_free_value(d, dst);
-	while (next_item(&s, item, sizeof item)) {
-		size_t *n = d->type == OPT_SIZE_LIST ? &((struct opt_sizelist *)dst)->n :
-		            d->type == OPT_HOSTPORT_LIST ? &((struct opt_hplist *)dst)->n : NULL;
-		count++;
-		if (!item[0]) {
-			snprintf(why, OPT_ERR_MAX, "item %zu is empty", count);
+	while (rc == 0 && (more = next_item(&s, &item)) != 0) {
+		if (more < 0) {
+			snprintf(why, OPT_ERR_MAX, "out of memory");
 			return -1;
 		}
-		if (d->type == OPT_ENUM_LIST) {
-			struct opt_enumlist *l = dst;
-			int idx = enum_index(d, item);
-			if (idx < 0)
-				return range_error(d, why, NULL);
-			for (int i = 0; i < l->n; i++)
-				if (l->v[i] == idx) {
-					snprintf(why, OPT_ERR_MAX, "'%s' is listed twice", d->values[idx]);
-					return -1;
-				}
-			if (l->n >= OPT_ENUMLIST_MAX) {
-				snprintf(why, OPT_ERR_MAX, "too many items");
-				return -1;
-			}
-			l->v[l->n++] = idx;
-			continue;
-		}
-		if (d->max_items && *n >= d->max_items) {
-			snprintf(why, OPT_ERR_MAX, "more than %zu items", d->max_items);
-			return -1;
-		}
-		if (d->type == OPT_SIZE_LIST) {
-			struct opt_sizelist *l = dst;
-			int64_t v;
-			if (parse_number(d, item, &v, why) < 0) {
-				char tmp[OPT_ERR_MAX];
-				snprintf(tmp, sizeof tmp, "item %zu '%.32s': %.200s", count, item, why);
-				memcpy(why, tmp, OPT_ERR_MAX);
-				return -1;
-			}
-			if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
-				snprintf(why, OPT_ERR_MAX, "out of memory");
-				return -1;
-			}
-			l->v[l->n++] = (uint64_t)v;
-		} else {
-			struct opt_hplist *l = dst;
-			struct opt_hostport hp;
-			if (opt_parse_hostport(item, &hp) < 0) {
-				snprintf(why, OPT_ERR_MAX,
-				         "item %zu '%.80s' is not host:port (port in [1, 65535], IPv6 as [addr]:port)",
-				         count, item);
-				return -1;
-			}
-			if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
-				snprintf(why, OPT_ERR_MAX, "out of memory");
-				return -1;
-			}
-			l->v[l->n++] = hp;
-		}
+		rc = parse_item(d, dst, item, ++count, why);
+		free(item);
 	}
-	return 0;
+	return rc;
 }
 
 int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, char *why)
@@ -544,8 +571,15 @@ int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, 
 	case OPT_STRING: {
 		char *copy;
 		/* --print-config writes it on one line of a job file */
+		if (strlen(text) > OPT_STRING_MAX) {
+			snprintf(why, OPT_ERR_MAX, "longer than %d characters", OPT_STRING_MAX);
+			return -1;
+		}
 		for (const char *c = text; *c; c++)
-			if ((unsigned char)*c < 0x20 && *c != '\t') {
+			if (*c == ';' && (c == text || isspace((unsigned char)c[-1]))) {
+				snprintf(why, OPT_ERR_MAX, "';' at the start or after a blank starts a comment in a job file");
+				return -1;
+			} else if ((unsigned char)*c < 0x20 && *c != '\t') {
 				snprintf(why, OPT_ERR_MAX, "must be one line, without control characters");
 				return -1;
 			}

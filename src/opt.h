@@ -26,7 +26,8 @@ enum opt_type {
 };
 
 #define OPT_ENUMLIST_MAX 8
-#define OPT_HOST_MAX 256
+#define OPT_HOST_MAX 181 /* "control = [host]:65535" fits inih's 198 */
+#define OPT_STRING_MAX 180
 
 struct opt_enumlist {
 	int n;

@@ -7,9 +7,10 @@ PY=/usr/bin/python3
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "$*"; exit 77; }
 
-# A TCP port on 127.0.0.1 that nothing listens on right now.
+# A TCP port P on 127.0.0.1 that nothing listens on right now, with P-1
+# free too: a PS 0 started by hand hosts the control service one port below.
 free_port() {
-	$PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+	free_ports 1
 }
 
 # 0 if something accepts connections on 127.0.0.1:$1.

@@ -274,10 +274,5 @@ left=$(pids_matching "127.0.0.1:$port")
 [ -z "$left" ] || fail "processes left behind: $left"
 echo "ok: SIGTERM stops the server in $(( (t1 - t0) / 1000000 )) ms; no process left behind"
 
-# 5. the frame decoder's fuzzer
-if command -v "${CLANG:-clang}" >/dev/null 2>&1; then
-	sh tests/fuzz/run.sh || fail "tests/fuzz/run.sh"
-else
-	echo "note: fuzzing skipped: no clang (tests/fuzz/run.sh)"
-fi
+# (the frame decoder's fuzzer runs with the others in tests/t_fuzz.sh)
 echo "ok"

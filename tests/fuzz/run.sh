@@ -1,36 +1,141 @@
 #!/bin/sh
-# tests/fuzz/run.sh - builds the libFuzzer target for the socket transport's
-# header decoder (tests/fuzz/fuzz_frame.c) with clang, ASan and UBSan, and
-# runs it for FUZZ_TIME seconds (default 20) from the seed corpus in
-# tests/fuzz/corpus/frame/.  New inputs and crash files go to a temporary
-# directory (kept and printed on a failure); the seed corpus is only read.
+# tests/fuzz/run.sh [TARGET...] - builds the libFuzzer targets
+# tests/fuzz/fuzz_<TARGET>.c with clang, ASan and UBSan, and runs each for
+# FUZZ_TIME seconds (default 10) from its seed corpus tests/fuzz/corpus/<TARGET>/,
+# FUZZ_JOBS targets at a time (default 2).  No argument: every target.
+#
+#   frame   the socket transport's header codec (src/frame.c)
+#   job     job file + -s overrides + job_validate + --print-config round trip
+#   opt     the value parsers opt_parse_* and opt_parse over every key type
+#   result  the worker result blob decoder, and encode -> decode round trips
+#
+# New inputs and crash files go to a temporary directory, kept and printed
+# on a failure; the seed corpora are only read (FUZZ_OUT=DIR keeps each
+# target's grown corpus in DIR/<TARGET>/ instead, e.g. to merge it into the
+# seeds by hand).  A crash input moved into the seed corpus is a regression
+# test: the target then fails at once until the bug is fixed.
+# Prints one line per target: runs, coverage (cov: edges, ft: features).
 # Run from the top of the tree.  Exit 0 pass, 77 skip (no clang or no
 # libFuzzer runtime; the reason on the last line), anything else fail.
 CLANG=${CLANG:-clang}
-FUZZ_TIME=${FUZZ_TIME:-20}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+FUZZ_TIME=${FUZZ_TIME:-10}
+FUZZ_JOBS=${FUZZ_JOBS:-2}
+ALL="frame job opt result"
 
-command -v "$CLANG" >/dev/null 2>&1 || { echo "skip: no clang to build the fuzzer"; exit 77; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/fuzz_frame.XXXXXX") || exit 1
+# target -> sources beside tests/fuzz/fuzz_<target>.c, libraries, -max_len
+srcs() {
+	case $1 in
+	frame) echo "src/frame.c" ;;
+	job) echo "src/job.c src/opt.c src/payload.c" ;;
+	opt) echo "src/job.c src/opt.c src/payload.c" ;;
+	result) echo "src/result.c src/stats.c" ;;
+	esac
+}
+libs() {
+	case $1 in
+	job | opt) $PKG_CONFIG --cflags --libs inih ;;
+	result) echo "-lm" ;;
+	esac
+}
+maxlen() {
+	case $1 in
+	frame) echo 64 ;;
+	job) echo 8192 ;;
+	opt) echo 1024 ;;
+	result) echo 65536 ;;
+	esac
+}
+
+targets=${*:-$ALL}
+for t in $targets; do
+	[ -f "tests/fuzz/fuzz_$t.c" ] || { echo "FAIL: no target tests/fuzz/fuzz_$t.c"; exit 1; }
+done
+command -v "$CLANG" >/dev/null 2>&1 || { echo "skip: no clang to build the fuzzers"; exit 77; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tfgb-fuzz.XXXXXX") || exit 1
 keep=0
-trap '[ $keep = 1 ] || rm -rf "$tmp"' EXIT
+pids=
+cleanup() {
+	for p in $pids; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	[ $keep = 1 ] || rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
 
-if ! "$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all -Isrc \
-	-o "$tmp/fuzz_frame" tests/fuzz/fuzz_frame.c src/frame.c 2>"$tmp/cc.err"; then
-	if grep -q -e 'libclang_rt.fuzzer' -e 'cannot find' "$tmp/cc.err"; then
+# build: one clang per target, FUZZ_JOBS at once
+build() {
+	# shellcheck disable=SC2046
+	"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+		-D_GNU_SOURCE -Isrc -Igen -o "$tmp/fuzz_$1" "tests/fuzz/fuzz_$1.c" $(srcs "$1") \
+		$(libs "$1") 2>"$tmp/$1.cc.err"
+	echo $? >"$tmp/$1.cc.rc"
+}
+# run: -timeout makes a hang a finding; the grown corpus goes to $tmp (or FUZZ_OUT)
+run() {
+	out=${FUZZ_OUT:+$FUZZ_OUT/$1}
+	out=${out:-$tmp/corpus.$1}
+	mkdir -p "$out" "$tmp/art.$1"
+	"$tmp/fuzz_$1" -max_total_time="$FUZZ_TIME" -max_len="$(maxlen "$1")" -timeout=10 \
+		-print_final_stats=1 -artifact_prefix="$tmp/art.$1/" "$out" "tests/fuzz/corpus/$1" \
+		>"$tmp/$1.log" 2>&1
+	echo $? >"$tmp/$1.rc"
+}
+# each "stage" is run for every target, FUZZ_JOBS at a time
+stage() {
+	n=0
+	pids=
+	for t in $targets; do
+		"$1" "$t" &
+		pids="$pids $!"
+		n=$((n + 1))
+		if [ "$n" -ge "$FUZZ_JOBS" ]; then
+			wait
+			n=0
+			pids=
+		fi
+	done
+	wait
+	pids=
+}
+
+stage build
+for t in $targets; do
+	[ "$(cat "$tmp/$t.cc.rc")" = 0 ] && continue
+	if grep -q -e 'libclang_rt.fuzzer' -e 'cannot find -l.*fuzzer' "$tmp/$t.cc.err"; then
 		echo "skip: $CLANG has no libFuzzer runtime (Debian: libclang-rt-dev or clang's full install)"
 		exit 77
 	fi
-	cat "$tmp/cc.err"
-	echo "FAIL: cannot build tests/fuzz/fuzz_frame.c"
+	cat "$tmp/$t.cc.err"
+	echo "FAIL: cannot build tests/fuzz/fuzz_$t.c"
 	exit 1
-fi
-mkdir -p "$tmp/corpus"
-if ! "$tmp/fuzz_frame" -max_total_time="$FUZZ_TIME" -max_len=64 -print_final_stats=1 \
-	-artifact_prefix="$tmp/" "$tmp/corpus" tests/fuzz/corpus/frame >"$tmp/log" 2>&1; then
+done
+
+stage run
+failed=
+for t in $targets; do
+	runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$tmp/$t.log")
+	covft=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$tmp/$t.log" | tail -n 1)
+	seeds=$(find "tests/fuzz/corpus/$t" -type f | wc -l)
+	if [ "$(cat "$tmp/$t.rc")" = 0 ]; then
+		echo "ok: fuzz_$t: ${runs:-?} runs in ${FUZZ_TIME}s, ${covft:-no coverage line}, $seeds seeds"
+	else
+		failed="$failed $t"
+		echo "FAIL: fuzz_$t found a problem (exit $(cat "$tmp/$t.rc")):"
+		grep -v -e '^#[0-9]' -e '^INFO:' -e '^MS:' -e '^base unit:' -e '^ *#[0-9]* 0x' \
+			-e 'NEW_FUNC' -e '^stat::' -e '^NOTE:' -e 'Combine libFuzzer' "$tmp/$t.log" |
+			tail -n 30 | sed 's/^/    /'
+		ls "$tmp/art.$t/" 2>/dev/null | sed "s|^|    input: $tmp/art.$t/|"
+		# which kept crash inputs (regression tests) still fail, one by one
+		for f in "tests/fuzz/corpus/$t"/crash_*; do
+			[ -f "$f" ] || continue
+			"$tmp/fuzz_$t" "$f" >/dev/null 2>&1 || echo "    regression input still failing: $f"
+		done
+	fi
+done
+if [ -n "$failed" ]; then
 	keep=1
-	tail -n 30 "$tmp/log"
-	echo "FAIL: the frame decoder fuzzer found a problem; inputs and log in $tmp"
+	echo "FAIL:$failed; logs, inputs and binaries kept in $tmp"
 	exit 1
 fi
-grep -E '^stat::number_of_executed_runs|^Done' "$tmp/log" | head -n 2
-echo "ok: fuzz_frame ran ${FUZZ_TIME}s without a finding"
+exit 0

@@ -1,0 +1,101 @@
+/* fuzz_result.c - libFuzzer target for the worker result blob (src/result.c),
+ * the bytes a worker hands the control service and the aggregating worker
+ * decodes (cmd_throughput.c's agg_add).
+ *
+ * Input: a blob.  Checks, with the blob copied to a buffer of its exact
+ * size so that ASan sees any read past it:
+ *   - wresult_decode is deterministic and, on failure, returns -1;
+ *   - what decodes is sane: host and err NUL-terminated within their
+ *     arrays, end a valid enum engine_end, nps <= RESULT_PS_MAX, the
+ *     histogram's buckets add up to its count, min <= max when count > 0;
+ *   - it encodes (wresult_encode) within RESULT_BLOB_MAX, the encoding
+ *     decodes to the same result, and encoding that again gives the same
+ *     bytes (the encoding is canonical);
+ *   - what the aggregator then does with it is memory- and UB-safe:
+ *     stats_merge into a running sum, quantiles, mean, stddev.
+ * Build and run: tests/fuzz/run.sh result.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "result.h"
+
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "fuzz_result: %s\n", #x); __builtin_trap(); } } while (0)
+
+static struct wresult r1, r2, r3;
+static struct stats sum;
+static unsigned char enc1[RESULT_BLOB_MAX], enc2[RESULT_BLOB_MAX];
+
+static int same_result(const struct wresult *a, const struct wresult *b)
+{
+	return a->worker == b->worker && a->pid == b->pid && !strcmp(a->host, b->host) &&
+	       a->end == b->end && !strcmp(a->err, b->err) && a->calls == b->calls &&
+	       a->errors == b->errors && a->warmup_calls == b->warmup_calls &&
+	       a->bytes == b->bytes && a->window_ns == b->window_ns && a->offered == b->offered &&
+	       a->nps == b->nps &&
+	       !memcmp(a->ps_calls, b->ps_calls, a->nps * sizeof a->ps_calls[0]) &&
+	       !memcmp(&a->lat, &b->lat, sizeof a->lat);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
+	stats_init(&sum);
+	return 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned char *buf = malloc(size ? size : 1);
+	uint64_t total = 0;
+	long n1, n2;
+	int rc;
+
+	CHECK(buf);
+	memcpy(buf, data, size);
+	rc = wresult_decode(&r1, buf, size);
+	CHECK(rc == 0 || rc == -1);
+	CHECK(wresult_decode(&r2, buf, size) == rc);
+	free(buf);
+	if (rc < 0)
+		return 0;
+
+	CHECK(memchr(r1.host, 0, sizeof r1.host) && memchr(r1.err, 0, sizeof r1.err));
+	CHECK(r1.end >= ENGINE_DONE && r1.end <= ENGINE_FAILED);
+	CHECK(r1.nps <= RESULT_PS_MAX);
+	for (unsigned i = 0; i < STATS_BUCKETS; i++) {
+		CHECK(r1.lat.bucket[i] <= UINT64_MAX - total);
+		total += r1.lat.bucket[i];
+	}
+	CHECK(total == r1.lat.count);
+	CHECK(!r1.lat.count || r1.lat.min_ns <= r1.lat.max_ns);
+	CHECK(same_result(&r1, &r2));
+
+	n1 = wresult_encode(&r1, enc1, sizeof enc1);
+	CHECK(n1 > 0 && (size_t)n1 <= RESULT_BLOB_MAX);
+	CHECK(wresult_decode(&r3, enc1, (size_t)n1) == 0);
+	CHECK(same_result(&r1, &r3));
+	n2 = wresult_encode(&r3, enc2, sizeof enc2);
+	CHECK(n2 == n1 && !memcmp(enc1, enc2, (size_t)n1));
+	/* a blob cut short never decodes */
+	if (n1 > 0)
+		CHECK(wresult_decode(&r3, enc1, (size_t)n1 - 1) == -1);
+
+	/* the aggregator's use of it */
+	if (sum.count > UINT64_MAX - r1.lat.count)
+		stats_init(&sum);
+	stats_merge(&sum, &r1.lat);
+	for (int q = 0; q <= 100; q += 25)
+		(void)stats_quantile(&r1.lat, q / 100.0);
+	(void)stats_quantile(&r1.lat, 0.999);
+	(void)stats_quantile(&sum, 0.5);
+	(void)stats_mean(&r1.lat);
+	(void)stats_stddev(&r1.lat);
+	return 0;
+}
