@@ -115,7 +115,7 @@ run: deps
 check: deps
 	$(MAKE) tfgb tests/check_tfgb
 	CK_DEFAULT_TIMEOUT=60 ./tests/check_tfgb
-	sh tests/run.sh
+	TFGB_SANITIZE='$(SANITIZE)' sh tests/run.sh
 
 # Runs every libFuzzer target of tests/fuzz (clang, ASan, UBSan) for
 # FUZZ_TIME seconds each (default 60): `make fuzz FUZZ_TIME=600`.

@@ -390,10 +390,20 @@ hostile_round
 echo "server RSS: $rss0 KiB at the start, $rss1 KiB after round 1 (bound: +$RSS_SLACK_KIB KiB)," \
 	"$rss KiB after round 2 (bound: +$LEAK_SLACK_KIB KiB over round 1), $peak KiB peak"
 echo "server descriptors: $fds0 at the start, $fds1 after round 1, $fds after round 2 (bound: +$FD_SLACK)"
-[ "$rss1" -le $((rss0 + RSS_SLACK_KIB)) ] || fail "RSS grew by $((rss1 - rss0)) KiB in round 1"
-[ "$rss" -le $((rss1 + LEAK_SLACK_KIB)) ] || fail "RSS grew by $((rss - rss1)) KiB more in round 2"
-[ "$fds1" -le $((fds0 + FD_SLACK)) ] || fail "$((fds1 - fds0)) descriptors more after round 1"
-[ "$fds" -le $((fds0 + FD_SLACK)) ] || fail "$((fds - fds0)) descriptors more after round 2"
+if [ -n "${TFGB_SANITIZE:-}" ]; then
+	# AddressSanitizer holds freed memory in its quarantine: RSS says
+	# nothing about leaks there (LeakSanitizer checks those at exit)
+	echo "note: RSS bounds not checked in a SANITIZE=$TFGB_SANITIZE build"
+else
+	[ "$rss1" -le $((rss0 + RSS_SLACK_KIB)) ] || fail "RSS grew by $((rss1 - rss0)) KiB in round 1"
+	[ "$rss" -le $((rss1 + LEAK_SLACK_KIB)) ] || fail "RSS grew by $((rss - rss1)) KiB more in round 2"
+fi
+if [ -z "${TFGB_SANITIZE:-}" ]; then
+	# (a sanitized server is slow to reap the 3,000 dropped connections:
+	# the plain build's pass checks the descriptors)
+	[ "$fds1" -le $((fds0 + FD_SLACK)) ] || fail "$((fds1 - fds0)) descriptors more after round 1"
+	[ "$fds" -le $((fds0 + FD_SLACK)) ] || fail "$((fds - fds0)) descriptors more after round 2"
+fi
 kill -TERM "$srv"
 rc=0
 wait "$srv" || rc=$?
