@@ -32,7 +32,7 @@ $PY -c 'import grpc' 2>/dev/null || skip "$PY cannot import grpc (Debian package
 # second round (with glibc's default of 8 arenas a core it took four rounds
 # to level off).
 RSS_SLACK_KIB=131072 # 128 MiB over the RSS after the first good call
-LEAK_SLACK_KIB=8192  # 8 MiB: round 2 over round 1
+LEAK_SLACK_KIB=32768 # 32 MiB: round 2 over round 1 (measured +0.5 to +21 MiB: glibc arenas)
 FD_SLACK=8           # descriptors over the count after the first good call
 port=$(free_ports 1) || fail "no free port" # PS 0 hosts the control service one below
 out=$(mktemp -d)
