@@ -56,6 +56,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlist.h"
 #include "frame.h"
 #include "util.h"
 
@@ -172,7 +173,7 @@ struct scall {
 	struct tr_call *owner;
 	struct tr_conn *conn;        /* while SC_QUEUED */
 	struct scall *qnext;         /* the connection's queue, oldest first */
-	struct scall *dprev, *dnext; /* the client's done list, while SC_DONE */
+	struct dlist dl;             /* the client's done list, while SC_DONE */
 	int state;
 	int zc;                      /* sent with MSG_ZEROCOPY */
 	unsigned char hdr[FRAME_HDR_LEN];
@@ -206,7 +207,7 @@ struct tr_client {
 	int epfd;
 	struct tr_conn **conn;
 	size_t nconn, capconn;
-	struct scall done;           /* list head: completed, not yet reaped */
+	struct dlist done;           /* list head: completed, not yet reaped */
 	unsigned char *scratch;      /* SCRATCH bytes, or NULL */
 	struct tr_conn *flush;       /* connections with requests submitted while
 	                              * busy, written at the next reap */
@@ -217,17 +218,12 @@ static void done_push(struct tr_client *c, struct scall *s)
 	s->state = SC_DONE;
 	s->conn = NULL;
 	s->qnext = NULL;
-	s->dnext = &c->done;
-	s->dprev = c->done.dprev;
-	s->dprev->dnext = s;
-	c->done.dprev = s;
+	dlist_append(&c->done, &s->dl);
 }
 
 static void done_unlink(struct scall *s)
 {
-	s->dprev->dnext = s->dnext;
-	s->dnext->dprev = s->dprev;
-	s->dprev = s->dnext = NULL;
+	dlist_unlink(&s->dl);
 	s->state = SC_IDLE;
 }
 
@@ -528,7 +524,7 @@ static int sk_client_open(void *ctx, const struct job *j, struct tr_client **out
 		free(c);
 		return -e;
 	}
-	c->done.dnext = c->done.dprev = &c->done;
+	dlist_init(&c->done);
 	c->scratch = malloc(SCRATCH); /* without it, only slower */
 	*out = c;
 	return 0;
@@ -757,8 +753,8 @@ static int sk_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t
 		uint64_t wait;
 		int n = 0, nev;
 
-		while (n < max && c->done.dnext != &c->done) {
-			struct scall *s = c->done.dnext;
+		while (n < max && !dlist_empty(&c->done)) {
+			struct scall *s = dlist_entry(c->done.next, struct scall, dl);
 			done_unlink(s);
 			done[n++] = s->owner;
 		}
@@ -796,7 +792,7 @@ static int sk_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t
 			if (e & (EPOLLIN | EPOLLHUP | EPOLLERR))
 				conn_recv(k, 0);
 		}
-		if (wait == 0 && c->done.dnext == &c->done)
+		if (wait == 0 && dlist_empty(&c->done))
 			return 0; /* one look after the deadline, then give up */
 	}
 }
@@ -810,8 +806,8 @@ static void sk_client_close(struct tr_client *c)
 		free(c->conn[i]->rbuf);
 		free(c->conn[i]);
 	}
-	while (c->done.dnext != &c->done)
-		done_unlink(c->done.dnext);
+	while (!dlist_empty(&c->done))
+		done_unlink(dlist_entry(c->done.next, struct scall, dl));
 	free(c->conn);
 	free(c->scratch);
 	close(c->epfd);

@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "dlist.h"
 #include "frame.h"
 #include "payload.h"
 #include "util.h"
@@ -53,7 +54,7 @@ struct vcall {
 	struct tr_call *owner;
 	struct tr_conn *conn;          /* while QUEUED or SENT */
 	struct vcall *qnext;           /* the connection's FIFO */
-	struct vcall *dprev, *dnext;   /* the client's done list, while DONE */
+	struct dlist dl;               /* the client's done list, while DONE */
 	int state;
 	int kind;                      /* enum vb_kind */
 	int started;                   /* seq and zone space assigned */
@@ -106,7 +107,7 @@ struct tr_client {
 	struct vdev_chan *ch;          /* poll = event */
 	struct tr_conn **conn;
 	size_t nconn, capconn;
-	struct vcall done;             /* list head */
+	struct dlist done;             /* list head */
 	struct mr_entry *mr;           /* sorted by base */
 	size_t nmr, capmr, last;
 	struct vdev_sge *sge;          /* VDEV_POST_MAX * VB_SGE_MAX, for posting */
@@ -123,17 +124,12 @@ static void done_push(struct tr_client *c, struct vcall *s)
 	s->state = VC_DONE;
 	s->conn = NULL;
 	s->qnext = NULL;
-	s->dnext = &c->done;
-	s->dprev = c->done.dprev;
-	s->dprev->dnext = s;
-	c->done.dprev = s;
+	dlist_append(&c->done, &s->dl);
 }
 
 static void done_unlink(struct vcall *s)
 {
-	s->dprev->dnext = s->dnext;
-	s->dnext->dprev = s->dprev;
-	s->dprev = s->dnext = NULL;
+	dlist_unlink(&s->dl);
 	s->state = VC_IDLE;
 }
 
@@ -627,21 +623,21 @@ int vb_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadli
 		uint64_t now;
 		int n = 0, progress;
 
-		while (n < max && c->done.dnext != &c->done) {
-			struct vcall *s = c->done.dnext;
+		while (n < max && !dlist_empty(&c->done)) {
+			struct vcall *s = dlist_entry(c->done.next, struct vcall, dl);
 			done_unlink(s);
 			done[n++] = s->owner;
 		}
 		if (n > 0)
 			return n;
 		progress = poll_all(c);
-		if (c->done.dnext != &c->done)
+		if (!dlist_empty(&c->done))
 			continue;
 		now = now_ns();
 		if (now >= c->next_tick) {
 			check_sides(c);
 			c->next_tick = now + VB_TICK_NS;
-			if (c->done.dnext != &c->done)
+			if (!dlist_empty(&c->done))
 				continue;
 		}
 		if (now >= deadline_ns)
@@ -683,7 +679,7 @@ int vb_client_open(void *ctx, const struct job *j, struct tr_client **out, struc
 	}
 	c->o = x->o;
 	c->dev = x->dev;
-	c->done.dnext = c->done.dprev = &c->done;
+	dlist_init(&c->done);
 	oc = (struct vdev_open_cfg){.device = c->o.device, .port = c->o.port,
 	                            .gid_index = c->o.gid_index};
 	if ((rc = c->dev->open(&oc, &c->d, &c->attr, err->msg, sizeof err->msg)) < 0)
@@ -896,8 +892,8 @@ void vb_client_close(struct tr_client *c)
 		conn_fail(c->conn[i], TR_CANCELLED, "the client was closed");
 		conn_free(c->conn[i]);
 	}
-	while (c->done.dnext != &c->done)
-		done_unlink(c->done.dnext);
+	while (!dlist_empty(&c->done))
+		done_unlink(dlist_entry(c->done.next, struct vcall, dl));
 	for (size_t i = 0; i < c->nmr; i++)
 		c->dev->dereg_mr(c->mr[i].mr);
 	if (c->ch)
