@@ -1,6 +1,9 @@
 # tfgb - TF-gRPC-Bench in C.  See README and config.mk.
 include config.mk
 
+# the rules for stamps below come first in the file; `make` alone builds tfgb
+.DEFAULT_GOAL := all
+
 # Debian packages the build and the tests need (`make deps` installs them).
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
