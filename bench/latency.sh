@@ -39,7 +39,8 @@ usage() {
 	exit 2
 }
 
-isnum() { case "$1" in ''|*[!0-9]*) return 1 ;; esac; }
+ME=bench/latency.sh
+. "$(dirname "$0")/lib.sh"
 
 while getopts r:n:N:w:W:c:kh opt; do
 	case "$opt" in
@@ -60,52 +61,11 @@ for v in "$ROUNDS" "$N_SMALL" "$N_DEFAULT" "$WARM_SMALL" "$WARM_DEFAULT"; do
 done
 if [ "$ROUNDS" -lt 1 ] || [ "$N_SMALL" -lt 1 ] || [ "$N_DEFAULT" -lt 1 ]; then usage; fi
 
-die() { echo "bench/latency.sh: $*" >&2; exit 1; }
-
 cd "$(dirname "$0")/.." || die "cannot enter the top of the tree"
 [ -x "$PY" ] || die "'$PY' is needed for the JSON and the table"
 
-# ---- placement ----
-# On a VM, a reply that wakes a thread on another, idle vCPU costs tens of
-# microseconds more than one on the same vCPU (1 x 10 B Echo: about 28 us on
-# one vCPU against 75-90 us across two, measured here), and Linux moves the
-# threads between those two cases from one run to the next, even within a
-# run.  Left alone this bimodal noise is larger than the difference under
-# study, so both clients and the server are pinned, the same way for both.
-srv_pin='' cli_pin=''
-if [ "$PIN" != none ]; then
-	command -v taskset >/dev/null 2>&1 || die "taskset (util-linux) is needed, or use -c none"
-	cpus=$($PY -c 'import os; print(" ".join(str(c) for c in sorted(os.sched_getaffinity(0))))')
-	first=${cpus%% *} last=${cpus##* }
-	case "$PIN" in
-	'') srv_pin=$last cli_pin=$last ;;
-	split) srv_pin=$first cli_pin=$last ;;
-	*) isnum "$PIN" || usage
-	   case " $cpus " in *" $PIN "*) ;; *) die "CPU $PIN is not one of this process's CPUs ($cpus)" ;; esac
-	   srv_pin=$PIN cli_pin=$PIN ;;
-	esac
-fi
-# command prefixes, split into words where used (taskset execs the command:
-# $! stays the benchmark's pid)
-on_srv=${srv_pin:+taskset -c $srv_pin}
-on_cli=${cli_pin:+taskset -c $cli_pin}
-
-# ---- processes and files: everything started here is stopped on exit ----
-srv=
-cur=
-out=$(mktemp -d "${TMPDIR:-/tmp}/tfgb-latency.XXXXXX") || die "cannot make a temporary directory"
-cleanup() {
-	trap - EXIT INT TERM HUP
-	[ -n "$cur" ] && kill "$cur" 2>/dev/null && wait "$cur" 2>/dev/null
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
-	if [ "$KEEP" = 1 ]; then
-		echo "per-round outputs kept in $out" >&2
-	else
-		rm -rf "$out"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+bench_place
+bench_tmpdir tfgb-latency
 
 # ---- build ----
 make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.log")"
@@ -120,43 +80,7 @@ cc -O2 -std=c11 -D_GNU_SOURCE -o bench/pingpong bench/pingpong.c \
 JOB=conf/tfgb.ini
 
 # ---- one server for every run ----
-port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
-	die "cannot find a free port"
-addr=127.0.0.1:$port
-listening() {
-	$PY -c 'import socket, sys
-s = socket.socket(); s.settimeout(0.5)
-sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)' "$port"
-}
-# server.threads=1: one completion-queue thread serves every call of both
-# clients the same way (with one thread per CPU, each call lands on one of
-# several queues and wakes whichever thread polls it, jitter of its own), and
-# the server adds one busy thread, not one per CPU, to a 2-core machine that
-# the client and other people's work share.
-# shellcheck disable=SC2086 # $on_srv is a command prefix
-$on_srv ./tfgb serve -c "$JOB" -s cluster.ps="$addr" -s server.threads=1 -q >"$out/serve.log" 2>&1 &
-srv=$!
-i=0
-until listening; do
-	kill -0 "$srv" 2>/dev/null || die "tfgb serve exited: $(cat "$out/serve.log")"
-	i=$((i + 1))
-	[ "$i" -le 100 ] || die "tfgb serve does not listen on $addr after 10 s"
-	sleep 0.1
-done
-
-# Runs "$@" in the background (so a signal reaches the trap at once), waits,
-# and fails with its stderr unless it exits 0 and the server is still up: a
-# tfgb latency that finds no server would start its own.
-run() {
-	name=$1; shift
-	"$@" >"$out/$name.out" 2>"$out/$name.err" &
-	cur=$!
-	wait "$cur"
-	rc=$?
-	cur=
-	[ "$rc" -eq 0 ] || die "$name exited $rc: $* :: $(cat "$out/$name.err")"
-	kill -0 "$srv" 2>/dev/null || die "tfgb serve died during $name: $(cat "$out/serve.log")"
-}
+bench_serve "$JOB"
 
 # ---- rounds: tfgb and floor alternate, ABAB... ----
 res="$out/results"

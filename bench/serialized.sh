@@ -41,7 +41,8 @@ usage() {
 	exit 2
 }
 
-isnum() { case "$1" in ''|*[!0-9]*) return 1 ;; esac; }
+ME=bench/serialized.sh
+. "$(dirname "$0")/lib.sh"
 
 while getopts r:n:N:w:c:kh opt; do
 	case "$opt" in
@@ -61,84 +62,19 @@ for v in "$ROUNDS" "$N_SMALL" "$N_DEFAULT" "$WARM"; do
 done
 if [ "$ROUNDS" -lt 1 ] || [ "$N_SMALL" -lt 1 ] || [ "$N_DEFAULT" -lt 1 ]; then usage; fi
 
-die() { echo "bench/serialized.sh: $*" >&2; exit 1; }
-
 cd "$(dirname "$0")/.." || die "cannot enter the top of the tree"
 [ -x "$PY" ] || die "'$PY' is needed for the JSON and the table"
 
-# ---- placement: as bench/latency.sh, and for the same reason (a reply that
-# wakes a thread on another vCPU costs tens of microseconds, at random) ----
-srv_pin='' cli_pin=''
-if [ "$PIN" != none ]; then
-	command -v taskset >/dev/null 2>&1 || die "taskset (util-linux) is needed, or use -c none"
-	cpus=$($PY -c 'import os; print(" ".join(str(c) for c in sorted(os.sched_getaffinity(0))))')
-	first=${cpus%% *} last=${cpus##* }
-	case "$PIN" in
-	'') srv_pin=$last cli_pin=$last ;;
-	split) srv_pin=$first cli_pin=$last ;;
-	*) isnum "$PIN" || usage
-	   case " $cpus " in *" $PIN "*) ;; *) die "CPU $PIN is not one of this process's CPUs ($cpus)" ;; esac
-	   srv_pin=$PIN cli_pin=$PIN ;;
-	esac
-fi
-on_srv=${srv_pin:+taskset -c $srv_pin}
-on_cli=${cli_pin:+taskset -c $cli_pin}
-
-# ---- processes and files: everything started here is stopped on exit ----
-srv=
-cur=
-out=$(mktemp -d "${TMPDIR:-/tmp}/tfgb-serialized.XXXXXX") || die "cannot make a temporary directory"
-cleanup() {
-	trap - EXIT INT TERM HUP
-	[ -n "$cur" ] && kill "$cur" 2>/dev/null && wait "$cur" 2>/dev/null
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null && wait "$srv" 2>/dev/null
-	if [ "$KEEP" = 1 ]; then
-		echo "per-run outputs kept in $out" >&2
-	else
-		rm -rf "$out"
-	fi
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+bench_place
+bench_tmpdir tfgb-serialized
 
 make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.log")"
 
 # conf/tfgb.ini pins the default job against a ./tfgb.ini or ~/.config one
 JOB=conf/tfgb.ini
 
-# ---- one server for every run: one completion-queue thread (see latency.sh) ----
-port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
-	die "cannot find a free port"
-addr=127.0.0.1:$port
-listening() {
-	$PY -c 'import socket, sys
-s = socket.socket(); s.settimeout(0.5)
-sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)' "$port"
-}
-# shellcheck disable=SC2086 # $on_srv is a command prefix
-TFGB_NO_CONTROL=1 $on_srv ./tfgb serve -c "$JOB" -s cluster.ps="$addr" -s server.threads=1 -q \
-	>"$out/serve.log" 2>&1 &
-srv=$!
-i=0
-until listening; do
-	kill -0 "$srv" 2>/dev/null || die "tfgb serve exited: $(cat "$out/serve.log")"
-	i=$((i + 1))
-	[ "$i" -le 100 ] || die "tfgb serve does not listen on $addr after 10 s"
-	sleep 0.1
-done
-
-# Runs "$@" in the background (so that a signal reaches the trap at once),
-# and fails with its stderr unless it exits 0 and the server is still up.
-run() {
-	name=$1; shift
-	"$@" >"$out/$name.out" 2>"$out/$name.err" &
-	cur=$!
-	wait "$cur"
-	rc=$?
-	cur=
-	[ "$rc" -eq 0 ] || die "$name exited $rc: $* :: $(cat "$out/$name.err")"
-	kill -0 "$srv" 2>/dev/null || die "tfgb serve died during $name: $(cat "$out/serve.log")"
-}
+# ---- one server for every run ----
+bench_serve "$JOB"
 
 res="$out/results"
 : >"$res"
