@@ -18,9 +18,6 @@
 #define MASK_BYTES (OPT_CPU_MAX / 8)
 _Static_assert(PLACE_NODE_MAX < OPT_CPU_MAX, "node masks hold every node");
 
-/* The node place_apply bound this process's memory to, or -1. */
-static int bound_node = -1;
-
 static int bit(const unsigned char *m, long i)
 {
 	return (m[i / 8] >> (i % 8)) & 1;
@@ -80,16 +77,73 @@ static int read_list(const char *path, unsigned char *mask)
 	return mask_count(mask);
 }
 
-/* 1 when the kernel binds memory by node: libnuma says so, in a build
- * that has it. */
+#if TFGB_HAVE_NUMA
+/* The node place_apply bound this process's memory to, or -1. */
+static int bound_node = -1;
+
+/* 1 when the kernel binds memory by node, as libnuma finds. */
 static int kernel_numa(void)
 {
-#if TFGB_HAVE_NUMA
 	return numa_available() >= 0;
-#else
-	return 0;
-#endif
 }
+
+/* A node mask as set_mempolicy(2) and mbind(2) take it. */
+static void node_mask(long node, unsigned long *nodes)
+{
+	nodes[node / (8 * sizeof nodes[0])] |= 1ul << (node % (8 * sizeof nodes[0]));
+}
+
+/* The process's memory policy: MPOL_BIND to the node, so that every page it
+ * touches from now on (the transport's buffers too) comes from there. */
+static int bind_memory(long node, char *err, size_t len)
+{
+	unsigned long nodes[MASK_BYTES / sizeof(unsigned long)] = {0};
+
+	if (!kernel_numa())
+		return 0; /* one node: all memory is its memory */
+	node_mask(node, nodes);
+	/* maxnode counts one past the last bit, as libnuma passes it */
+	if (set_mempolicy(MPOL_BIND, nodes, 8 * sizeof nodes + 1) < 0) {
+		int e = errno;
+		snprintf(err, len, "cannot bind memory to NUMA node %ld: %s", node, strerror(e));
+		return -e;
+	}
+	bound_node = (int)node;
+	return 0;
+}
+
+int place_mem(void *mem, size_t len)
+{
+	unsigned long nodes[MASK_BYTES / sizeof(unsigned long)] = {0};
+
+	if (bound_node < 0)
+		return 0;
+	node_mask(bound_node, nodes);
+	if (mbind(mem, len, MPOL_BIND, nodes, 8 * sizeof nodes + 1, 0) < 0)
+		return -errno;
+	return 0;
+}
+#else
+/* Without libnuma no memory policy can be set: the machine counts as one
+ * node, and job_validate accepts no node at all. */
+static int kernel_numa(void)
+{
+	return 0;
+}
+
+static int bind_memory(long node, char *err, size_t len)
+{
+	snprintf(err, len, "cannot bind memory to NUMA node %ld: built without NUMA support", node);
+	return -ENOTSUP;
+}
+
+int place_mem(void *mem, size_t len)
+{
+	(void)mem;
+	(void)len;
+	return 0;
+}
+#endif
 
 int place_nodes(const char *node_dir, unsigned char *mask)
 {
@@ -178,30 +232,6 @@ int place_check(const struct job *j, unsigned roles, const char *node_dir, struc
 	return 0;
 }
 
-/* The process's memory policy: MPOL_BIND to the node, so that every page it
- * touches from now on (the transport's buffers too) comes from there. */
-static int bind_memory(long node, char *err, size_t len)
-{
-#if TFGB_HAVE_NUMA
-	unsigned long nodes[MASK_BYTES / sizeof(unsigned long)] = {0};
-
-	if (!kernel_numa())
-		return 0; /* one node: all memory is its memory */
-	nodes[node / (8 * sizeof nodes[0])] |= 1ul << (node % (8 * sizeof nodes[0]));
-	/* maxnode counts one past the last bit, as libnuma passes it */
-	if (set_mempolicy(MPOL_BIND, nodes, 8 * sizeof nodes + 1) < 0) {
-		int e = errno;
-		snprintf(err, len, "cannot bind memory to NUMA node %ld: %s", node, strerror(e));
-		return -e;
-	}
-	bound_node = (int)node;
-	return 0;
-#else
-	snprintf(err, len, "cannot bind memory to NUMA node %ld: built without NUMA support", node);
-	return -ENOTSUP;
-#endif
-}
-
 int place_apply(const struct job *j, enum place_role role, char *err, size_t len)
 {
 	unsigned char mask[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
@@ -237,21 +267,4 @@ int place_apply(const struct job *j, enum place_role role, char *err, size_t len
 		}
 	}
 	return node >= 0 ? bind_memory((long)node, err, len) : 0;
-}
-
-int place_mem(void *mem, size_t len)
-{
-#if TFGB_HAVE_NUMA
-	unsigned long nodes[MASK_BYTES / sizeof(unsigned long)] = {0};
-
-	if (bound_node < 0)
-		return 0;
-	nodes[bound_node / (8 * sizeof nodes[0])] |= 1ul << (bound_node % (8 * sizeof nodes[0]));
-	if (mbind(mem, len, MPOL_BIND, nodes, 8 * sizeof nodes + 1, 0) < 0)
-		return -errno;
-#else
-	(void)mem;
-	(void)len;
-#endif
-	return 0;
 }

@@ -271,7 +271,6 @@ START_TEST(test_place_apply)
 	unsigned char node0[OPT_CPU_MAX / 8] = {0};
 	char buf[256], kv[48], e[256];
 	cpu_set_t before, after;
-	struct payload p = {0};
 	int last = -1, n = 0;
 	FILE *f;
 
@@ -304,6 +303,7 @@ START_TEST(test_place_apply)
 #if TFGB_HAVE_NUMA
 	{
 		unsigned long mask[16] = {0};
+		struct payload p = {0};
 		int mode = -1;
 
 		ck_assert_int_eq(get_mempolicy(&mode, mask, 8 * sizeof mask + 1, NULL, 0), 0);
