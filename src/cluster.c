@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -354,27 +353,4 @@ uint64_t cluster_run_id(const char *job_text)
 		for (const char *p = getenv(ids[i]); p && *p; p++)
 			h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
 	return h ? h : 1;
-}
-
-int cluster_set_affinity(const char *cpus, char *err, size_t errlen)
-{
-	unsigned char mask[OPT_CPU_MAX / 8] = {0};
-	char why[OPT_ERR_MAX];
-	cpu_set_t set;
-
-	if (!cpus || !*cpus)
-		return 0;
-	if (opt_parse_cpulist(cpus, mask, why) < 0) {
-		snprintf(err, errlen, "CPU list '%s': %s", cpus, why);
-		return -EINVAL;
-	}
-	CPU_ZERO(&set);
-	for (int c = 0; c < OPT_CPU_MAX && c < CPU_SETSIZE; c++)
-		if (mask[c / 8] & (1u << (c % 8)))
-			CPU_SET(c, &set);
-	if (sched_setaffinity(0, sizeof set, &set) < 0) {
-		snprintf(err, errlen, "cannot run on CPUs '%s': %s", cpus, strerror(errno));
-		return -errno;
-	}
-	return 0;
 }

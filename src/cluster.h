@@ -82,7 +82,4 @@ int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen);
  * PMIX_NAMESPACE). */
 uint64_t cluster_run_id(const char *job_text);
 
-/* Pins this process to a CPU list ("0-3,8"); "" or NULL leaves it free. */
-int cluster_set_affinity(const char *cpus, char *err, size_t errlen);
-
 #endif

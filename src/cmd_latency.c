@@ -17,6 +17,7 @@
 #include "engine.h"
 #include "monitor.h"
 #include "payload.h"
+#include "place.h"
 #include "report.h"
 #include "sysinfo.h"
 #include "transport.h"
@@ -56,6 +57,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct opt_hostport addr, probe;
 	struct tr_err terr = {{0}};
 	char err[CLUSTER_ERR_MAX];
+	struct job_err jerr;
 	struct sysinfo_env env;
 	struct monitor *mon = NULL;
 	void *trctx = NULL;
@@ -76,6 +78,11 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	probe = addr; /* where a server of this transport listens */
 	probe.port = (uint16_t)(addr.port + ops->port_offset);
 	if (cluster_host_is_local(addr.host) == 1 && !cluster_tcp_probe(&probe, 200)) {
+		if (place_check(j, PLACE_PS | PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+			tfgb_error("%s", jerr.msg);
+			rc = TFGB_EXIT_USAGE;
+			goto out_child;
+		}
 		if (cluster_spawn_serve(j, 0, CLUSTER_NO_CONTROL, &child, err, sizeof err) < 0 ||
 		    cluster_wait_ready(&child, now_ns() + j->timeout_ns, &stop, err, sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
@@ -84,6 +91,17 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		if (t->verbose)
 			fprintf(stderr, "tfgb: %s: started PS 0 (pid %d) on %s:%u\n", t->cmd,
 			        (int)child.pid, addr.host, addr.port);
+	}
+	/* this process is the worker; placed after the PS started (it places
+	 * itself), before the payload exists (its pages come from the node) */
+	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		rc = TFGB_EXIT_USAGE;
+		goto out_child;
+	}
+	if (place_apply(j, PLACE_WORKER, err, sizeof err) < 0) {
+		tfgb_error("%s: worker 0: %s", t->cmd, err);
+		goto out_child;
 	}
 
 	if (payload_layout(j, &p) < 0 || payload_alloc(&p) < 0) {

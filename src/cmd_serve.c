@@ -24,6 +24,7 @@
 
 #include "cluster.h"
 #include "ctrl.h"
+#include "place.h"
 #include "transport.h"
 
 static volatile sig_atomic_t serve_stop;
@@ -179,6 +180,7 @@ int cmd_serve(struct tfgb *t)
 	struct sigaction sa = {.sa_handler = on_stop_signal};
 	struct opt_hostport *addrs, control;
 	struct tr_err err = {{0}};
+	struct job_err jerr;
 	void *ctx = NULL;
 	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
 
@@ -210,7 +212,13 @@ int cmd_serve(struct tfgb *t)
 		status = -n;
 		goto out_addrs;
 	}
-	if (cluster_set_affinity(t->job.ps_cpus, err.msg, sizeof err.msg) < 0) {
+	/* placed before the transport allocates: its buffers follow the node */
+	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		status = TFGB_EXIT_USAGE;
+		goto out_addrs;
+	}
+	if (place_apply(&t->job, PLACE_PS, err.msg, sizeof err.msg) < 0) {
 		tfgb_error("serve: %s", err.msg);
 		status = TFGB_EXIT_FAIL;
 		goto out_addrs;

@@ -34,6 +34,7 @@
 #include "engine.h"
 #include "monitor.h"
 #include "payload.h"
+#include "place.h"
 #include "report.h"
 #include "result.h"
 #include "transport.h"
@@ -261,6 +262,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct wresult *wr = NULL;
 	unsigned char *blob = NULL;
 	char err[CTRL_ERR_MAX], *text = NULL;
+	struct job_err jerr;
 	struct sysinfo_env env;
 	uint64_t run_id;
 	void *trctx = NULL;
@@ -275,7 +277,12 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		           t->cmd, rk->index, rk->source, workers, workers - 1);
 		return TFGB_EXIT_USAGE;
 	}
-	if (cluster_set_affinity(j->worker_cpus, err, sizeof err) < 0) {
+	/* before the payload exists: its pages come from the worker's node */
+	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if (place_apply(j, PLACE_WORKER, err, sizeof err) < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
 		return TFGB_EXIT_FAIL;
 	}
@@ -424,6 +431,7 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	int failed = 0, interrupted = 0, grpc_up = 0;
 	struct monitor *mon = NULL;
 	struct sysinfo_env env;
+	struct job_err jerr;
 
 	sysinfo_collect(&env); /* the start time is the run's */
 
@@ -445,6 +453,13 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		goto out;
 	}
 
+	/* the placement of the processes started here, on this machine: a bad
+	 * node is the job's error, said once, before any of them starts */
+	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		rc = TFGB_EXIT_USAGE;
+		goto out;
+	}
 	/* every fork happens here, before this process starts gRPC threads */
 	for (int i = 0; i < np; i++) {
 		struct opt_hostport a;
@@ -454,6 +469,11 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		a.port = (uint16_t)(a.port + ops->port_offset); /* where its server listens */
 		if (cluster_host_is_local(a.host) != 1 || cluster_tcp_probe(&a, 200))
 			continue;
+		if (place_check(j, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
+			tfgb_error("%s", jerr.msg);
+			rc = TFGB_EXIT_USAGE;
+			goto out;
+		}
 		if (cluster_spawn_serve(j, i, 0, &ps[i], err, sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			goto out;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "payload.h"
+#include "place.h"
 
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
@@ -119,6 +120,12 @@ const struct opt_def job_keys[] = {
 	 .help = "list of CPUs the PS processes may run on, like 0-3,8; empty is any"},
 	{"affinity", "worker_cpus", OPT_STRING, J(worker_cpus), "",
 	 .help = "list of CPUs the worker processes may run on; empty is any"},
+	{"affinity", "ps_numa_node", OPT_INT, J(ps_numa_node), "none", .min = 0,
+	 .max = PLACE_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
+	 .help = "the NUMA node whose CPUs and memory the PS processes use; none leaves them unbound"},
+	{"affinity", "worker_numa_node", OPT_INT, J(worker_numa_node), "none", .min = 0,
+	 .max = PLACE_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
+	 .help = "the NUMA node whose CPUs and memory the workers use; none leaves them unbound"},
 
 	{"socket", "sndbuf", OPT_SIZE, J(sock_sndbuf), "0B", RANGE(0, GIB),
 	 .help = "socket transport: SO_SNDBUF of each connection; 0 keeps the kernel's autotuning"},
@@ -585,6 +592,12 @@ static const struct job_origin *origin_of(const struct job *j, const char *secti
 	return &j->origin[key_index(section, name)];
 }
 
+void job_key_where(const struct job *j, const char *section, const char *name, char *buf,
+                   size_t len)
+{
+	origin_str(origin_of(j, section, name), buf, len);
+}
+
 int job_key_err(const struct job *j, struct job_err *err, const char *section,
                 const char *name, const char *fmt, ...)
 {
@@ -745,6 +758,12 @@ int job_validate(struct job *j, struct job_err *err)
 		char why[OPT_ERR_MAX];
 		if (v && *v && opt_parse_cpulist(v, NULL, why) < 0)
 			return job_key_err(j, err, "affinity", name, "%s", why);
+		/* which nodes exist is the machine's business (place_check); whether
+		 * any can be bound is the build's */
+		name = k ? "worker_numa_node" : "ps_numa_node";
+		if (!TFGB_HAVE_NUMA && (k ? j->worker_numa_node : j->ps_numa_node) >= 0)
+			return job_key_err(j, err, "affinity", name, "this tfgb was built without "
+			                   "NUMA support (NUMA=0); only none is accepted");
 	}
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))

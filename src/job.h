@@ -73,6 +73,7 @@ struct job {
 	int64_t threads;
 	/* [affinity] */
 	char *ps_cpus, *worker_cpus;
+	int64_t ps_numa_node, worker_numa_node; /* -1: none (unbound) */
 	/* [socket] */
 	uint64_t sock_sndbuf, sock_rcvbuf; /* bytes; 0: the kernel's autotuning */
 	uint64_t sock_busy_poll_ns;        /* SO_BUSY_POLL, whole microseconds; 0: off */
@@ -141,6 +142,11 @@ unsigned job_dtype_size(int dtype);
 /* TensorFlow's DataType number of a dtype: DT_UINT8 = 4, DT_FLOAT = 1,
  * DT_HALF = 19, DT_INT64 = 9. */
 int job_dtype_number(int dtype);
+
+/* Where key section.name's value came from, for messages that name a second
+ * key: "job.ini:7", "-s #2" or "default". */
+void job_key_where(const struct job *j, const char *section, const char *name, char *buf,
+                   size_t len);
 
 /* A job error about key section.name, placed where its value came from:
  * "file:line: section.name = value: <message>".  For checks a command

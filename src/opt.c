@@ -323,16 +323,19 @@ void opt_format_range(const struct opt_def *d, char *buf, size_t len)
 		snprintf(buf, len, "any value");
 		return;
 	}
+	if (d->flags & OPT_NONE)
+		off = (size_t)snprintf(buf, len, "none | ");
 	if (d->flags & OPT_HAS_MIN)
 		format_scalar(d, d->min, lo, sizeof lo);
 	if (d->flags & OPT_HAS_MAX)
 		format_scalar(d, d->max, hi, sizeof hi);
 	if (!(d->flags & OPT_HAS_MAX))
-		snprintf(buf, len, ">= %s", lo);
+		snprintf(buf + off, len - off, ">= %s", lo);
 	else if (!(d->flags & OPT_HAS_MIN))
-		snprintf(buf, len, "<= %s", hi);
+		snprintf(buf + off, len - off, "<= %s", hi);
 	else
-		snprintf(buf, len, "[%s, %s%c", lo, hi, d->flags & OPT_MAX_OPEN ? ')' : ']');
+		snprintf(buf + off, len - off, "[%s, %s%c", lo, hi,
+		         d->flags & OPT_MAX_OPEN ? ')' : ']');
 }
 
 static int in_range(const struct opt_def *d, int64_t v, int is_unsigned)
@@ -352,6 +355,11 @@ static int range_error(const struct opt_def *d, char *why, const char *what)
 	char r[160];
 
 	opt_format_range(d, r, sizeof r);
+	if (d->flags & OPT_NONE) { /* "none | [0, 1023]" reads badly after "must be" */
+		snprintf(why, OPT_ERR_MAX, "%smust be none or in %s", what ? what : "",
+		         r + strlen("none | "));
+		return -1;
+	}
 	snprintf(why, OPT_ERR_MAX, "%s%s %s", what ? what : "",
 	         d->type == OPT_ENUM || d->type == OPT_ENUM_LIST || d->type == OPT_BOOL ?
 	         "must be one of" : r[0] == '[' ? "must be in" : "must be", r);
@@ -366,8 +374,13 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, ch
 
 	switch (d->type) {
 	case OPT_INT:
+		if ((d->flags & OPT_NONE) && !strcasecmp(skip_ws(s), "none")) {
+			*out = -1;
+			return 0;
+		}
 		if (opt_parse_int(s, &v) < 0) {
-			snprintf(why, OPT_ERR_MAX, "not a whole number");
+			snprintf(why, OPT_ERR_MAX, "%s", d->flags & OPT_NONE ?
+			         "neither none nor a whole number" : "not a whole number");
 			return -1;
 		}
 		break;
@@ -636,7 +649,10 @@ void opt_format(const struct opt_def *d, const void *src, FILE *f)
 
 	switch (d->type) {
 	case OPT_INT:
-		fprintf(f, "%" PRId64, *(const int64_t *)src);
+		if ((d->flags & OPT_NONE) && *(const int64_t *)src < 0)
+			fputs("none", f);
+		else
+			fprintf(f, "%" PRId64, *(const int64_t *)src);
 		break;
 	case OPT_SIZE:
 		opt_format_size(*(const uint64_t *)src, buf, sizeof buf);

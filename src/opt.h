@@ -56,6 +56,8 @@ enum {
 	OPT_HAS_MAX = 1 << 1,
 	OPT_MAX_OPEN = 1 << 2, /* the range is [min, max), as Table 1's Small and Medium */
 	OPT_LIST_APPEND = 1 << 3, /* indented continuation lines append to the list */
+	OPT_NONE = 1 << 4,        /* OPT_INT: the word "none" is a value too, stored as -1
+	                           * (below any range it is used with) */
 };
 
 struct opt_def {

@@ -7,6 +7,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "place.h"
+
 static uint64_t splitmix64(uint64_t *x)
 {
 	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
@@ -219,6 +221,7 @@ int payload_alloc(struct payload *p)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), at = 0;
 	void *mem;
+	int rc;
 
 	p->mem_len = 0;
 	for (size_t b = 0; b < p->n; b++)
@@ -228,6 +231,12 @@ int payload_alloc(struct payload *p)
 	mem = mmap(NULL, p->mem_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED)
 		return -ENOMEM;
+	/* before the pattern first touches the pages: they come from the node
+	 * this process is bound to, whatever policy a library sets later */
+	if ((rc = place_mem(mem, p->mem_len)) < 0) {
+		munmap(mem, p->mem_len);
+		return rc;
+	}
 	p->iov = calloc(p->n ? p->n : 1, sizeof *p->iov);
 	if (!p->iov) {
 		munmap(mem, p->mem_len);

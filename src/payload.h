@@ -53,8 +53,9 @@ int payload_layout(const struct job *j, struct payload *p);
  * share, so the bias keeps the most (5 gives 3, 1, 1).  Exposed for tests. */
 void payload_skew_counts(size_t n, int k, size_t out[]);
 
-/* Allocates page-aligned buffers for the layout and fills them with the
- * pattern.  Returns 0 or -ENOMEM. */
+/* Allocates page-aligned buffers for the layout, on the NUMA node this
+ * process is bound to (place.h), and fills them with the pattern.  Returns
+ * 0, -ENOMEM, or the -errno of binding them to the node. */
 int payload_alloc(struct payload *p);
 
 /* Frees everything; accepts a zeroed or partly built payload. */

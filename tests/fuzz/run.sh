@@ -27,8 +27,8 @@ ALL="frame job opt result"
 srcs() {
 	case $1 in
 	frame) echo "src/frame.c" ;;
-	job) echo "src/job.c src/opt.c src/payload.c" ;;
-	opt) echo "src/job.c src/opt.c src/payload.c" ;;
+	job) echo "src/job.c src/opt.c src/payload.c src/place.c" ;;
+	opt) echo "src/job.c src/opt.c src/payload.c src/place.c" ;;
 	result) echo "src/result.c src/stats.c" ;;
 	esac
 }
