@@ -115,9 +115,14 @@ static void rep_text(const struct report *r, FILE *f)
 	        "p99_us");
 	for (uint32_t i = 0; i < r->nruns; i++) {
 		const struct report_run *u = &r->runs[i];
-		fprintf(f, "%6u %12" PRIu64 " %7" PRIu64 " %10.3f %12.1f %10.2f %10.2f %10.2f "
-		        "%10.2f\n", i + 1, u->calls, u->errors, (double)u->window_ns / 1e9, u->rps,
-		        u->bytes_per_s / 1e6, u->avg_us, u->p50_us, u->p99_us);
+		fprintf(f, "%6u %12" PRIu64 " %7" PRIu64 " %10.3f %12.1f %10.2f %10.2f", i + 1,
+		        u->calls, u->errors, (double)u->window_ns / 1e9, u->rps, u->bytes_per_s / 1e6,
+		        u->avg_us);
+		/* "-": not known (throughput percentiles) */
+		if (isnan(u->p50_us))
+			fprintf(f, " %10s %10s\n", "-", "-");
+		else
+			fprintf(f, " %10.2f %10.2f\n", u->p50_us, u->p99_us);
 	}
 	fprintf(f, "# across runs: mean, sample stddev, 95%% confidence interval (Student t, "
 	        "%u dof)\n#%11s %12s %12s %12s %12s\n", r->nruns - 1, "figure", "mean", "stddev",
