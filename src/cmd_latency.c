@@ -146,7 +146,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: out of memory", t->cmd);
 		goto out_client;
 	}
-	if (res.nruns > 1 && (runs = calloc(res.nruns, sizeof *runs)))
+	if (j->repeat > 1 && res.nruns > 0 && (runs = calloc(res.nruns, sizeof *runs)))
 		for (uint32_t k = 0; k < res.nruns; k++)
 			report_run_of(&res.runs[k], &runs[k]);
 	{
@@ -155,7 +155,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		                   .transport_version = ops->version(), .res = &res, .ps = &addr,
 		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .mon = mon,
 		                   .mon_calls = seen, .mon_bytes = seen * p.total,
-		                   .runs = runs ? runs : NULL, .nruns = runs ? res.nruns : 0,
+		                   .runs = runs, .nruns = runs ? res.nruns : 0,
 		                   .ndjson = t->interval_ns != 0};
 		FILE *out = tfgb_out(t);
 		if (out && report_print(&r, out) < 0)
