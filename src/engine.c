@@ -587,7 +587,7 @@ static void window(struct run *r, int warmup, struct engine_run_fig *f)
 			}
 			if (bad) {
 				res->errors++;
-				r->ivl_errors++;
+				r->ivl_errors += r->ivl_next != 0; /* not a warm-up call */
 				stopping = 1;
 				if (!t_end)
 					t_end = now;
