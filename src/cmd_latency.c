@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -60,6 +61,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct job_err jerr;
 	struct sysinfo_env env;
 	struct monitor *mon = NULL;
+	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
+	struct report_run *runs = NULL;
 	void *trctx = NULL;
 	int rc = TFGB_EXIT_FAIL, erc, mrc;
 
@@ -135,7 +138,15 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		.iterations = (uint64_t)j->iterations, .timeout_ns = j->timeout_ns,
 		.verify_all = j->verify, .stop = &stop,
 		.progress = !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
+		.repeat = (int)j->repeat, .interval_ns = t->interval_ns,
+		.on_interval = report_interval, .interval_arg = &ivl,
 	};
+	if (t->interval_ns) {
+		/* interval lines go to the report stream, ahead of the report */
+		if (!(ivl.f = tfgb_out(t)))
+			goto out_client;
+		report_interval_header(ivl.f, j->format);
+	}
 	if (j->monitor_ns) {
 		/* this process is the worker; the PS is watched when it is our child */
 		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
@@ -153,12 +164,17 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: out of memory", t->cmd);
 		goto out_client;
 	}
+	if (j->repeat > 1 && res.nruns > 0 && (runs = calloc(res.nruns, sizeof *runs)))
+		for (uint32_t k = 0; k < res.nruns; k++)
+			report_run_of(&res.runs[k], &runs[k]);
 	{
 		uint64_t seen = res.calls + res.warmup_calls; /* every call the monitor saw */
 		struct report r = {.benchmark = title, .command = t->cmd, .job = j, .payload = &p,
 		                   .transport_version = ops->version(), .res = &res, .ps = &addr,
 		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .mon = mon,
-		                   .mon_calls = seen, .mon_bytes = seen * p.total};
+		                   .mon_calls = seen, .mon_bytes = seen * p.total,
+		                   .runs = runs, .nruns = runs ? res.nruns : 0,
+		                   .ndjson = t->interval_ns != 0};
 		FILE *out = tfgb_out(t);
 		if (out && report_print(&r, out) < 0)
 			tfgb_error("%s: out of memory writing the report", t->cmd);
@@ -178,6 +194,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr.host, addr.port,
 		           res.err);
 	engine_result_free(&res);
+	free(runs);
 out_client:
 	monitor_free(mon);
 	ops->client_close(client);

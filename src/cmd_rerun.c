@@ -82,9 +82,36 @@ static int read_all(const char *path, char **text, size_t *len, char *err, size_
 /* Opens and checks a result: a JSON object with "tfgb" {"version"},
  * "benchmark" and "job" strings.  0, or -1 with a one-line err naming the
  * file. */
+/* Output of a run with --interval -f json is NDJSON: interval lines, then
+ * the result on the last line.  The offset of the result's text: that last
+ * line when the text starts with an interval line, else 0. */
+static size_t ndjson_result(const char *text, size_t len)
+{
+	static const char ivl[] = "{\"type\":\"interval\"";
+	size_t end = len;
+
+	if (strncmp(text + strspn(text, " \t\r\n"), ivl, sizeof ivl - 1))
+		return 0;
+	while (end > 0 && strchr(" \t\r\n", text[end - 1]))
+		end--;
+	while (end > 0 && text[end - 1] != '\n')
+		end--;
+	return end;
+}
+
+static int lines_before(const char *text, size_t at)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < at; i++)
+		n += text[i] == '\n';
+	return n;
+}
+
 static int result_open(struct result *res, const char *path, char *err, size_t errlen)
 {
 	int rc, line, col;
+	size_t at;
 
 	memset(res, 0, sizeof *res);
 	res->path = path;
@@ -95,11 +122,12 @@ static int result_open(struct result *res, const char *path, char *err, size_t e
 		         "reading back are written with -f json)", path);
 		goto fail;
 	}
-	rc = jsonr_load(&res->r, res->text, res->len);
+	at = ndjson_result(res->text, res->len);
+	rc = jsonr_load(&res->r, res->text + at, res->len - at);
 	if (rc < 0) {
 		jsonr_where(&res->r, &line, &col);
-		snprintf(err, errlen, "'%s' is not a tfgb result: line %d, column %d: %s", path, line,
-		         col, jsonr_strerror(rc));
+		snprintf(err, errlen, "'%s' is not a tfgb result: line %d, column %d: %s", path,
+		         line + lines_before(res->text, at), col, jsonr_strerror(rc));
 		goto fail;
 	}
 	if (jsonr_type(&res->r, 0) != JSONR_OBJECT ||
@@ -282,6 +310,13 @@ static const struct figure figures[] = {
 	{"latency p99 (us)", "latency_us.p99", 1, 3},
 	{"rpc/s", "rpc_per_s", 1, 2},
 	{"MB/s", "MBps", 1, 3},
+	/* [job] repeat > 1: the means across runs and their spread */
+	{"runs", "repeat.runs", 1, 0},
+	{"rpc/s, mean of runs", "repeat.figures.rpc_per_s.mean", 1, 2},
+	{"rpc/s, stddev of runs", "repeat.figures.rpc_per_s.stddev", 1, 2},
+	{"MB/s, mean of runs", "repeat.figures.MBps.mean", 1, 3},
+	{"latency avg, mean of runs (us)", "repeat.figures.avg_us.mean", 1, 3},
+	{"latency p99, mean of runs (us)", "repeat.figures.p99_us.mean", 1, 3},
 	{"encode (us)", "serialization.encode_us", 1, 3},
 	{"decode (us)", "serialization.decode_us", 1, 3},
 	{"CPU per RPC (us)", "resources.summary.cpu_s_per_rpc", 1e6, 3},

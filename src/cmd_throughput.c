@@ -17,11 +17,24 @@
  *    them, collects the reports and prints the aggregate.  A process that
  *    dies is named, the others are stopped, the partial aggregate is
  *    printed marked incomplete, and the exit status is 1.
+ *
+ * [job] repeat: every worker runs the N windows on its own clock from the
+ * barrier's release (time windows stay aligned across workers, windows of
+ * iterations do not) and reports each run's figures; run k's aggregate is
+ * the sum over the workers of their run k calls/s and bytes/s, and the
+ * mean latency of all their run k calls.
+ *
+ * --interval: each worker prints its own interval lines, tagged with its
+ * index, on its standard output (the launcher's, inherited), one write per
+ * line so that lines of different workers never mix; the launcher (or the
+ * collecting worker 0) prints the header first.  The launcher hands the
+ * interval to its workers in TFGB_INTERVAL_NS.
  */
 #include "tfgb.h"
 
 #include <errno.h>
 #include <grpc/grpc.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,6 +83,11 @@ struct agg {
 	uint64_t *per_ps;        /* nps */
 	uint64_t *per_worker;    /* workers */
 	double *worker_rps;      /* workers */
+	/* repeats: run k summed over the workers (nruns: the most any reported) */
+	struct report_run *runs; /* repeat */
+	uint64_t *run_lat_sum, *run_window_total;
+	uint32_t *run_workers;
+	uint32_t repeat, nruns;
 	struct engine_result sum;
 	double rps, bps, rps_min, rps_max;
 	uint64_t window_total;
@@ -77,11 +95,18 @@ struct agg {
 	char first_err[RESULT_ERR_MAX + RESULT_HOST_MAX + 64];
 };
 
-static int agg_init(struct agg *a, uint32_t workers, uint32_t nps)
+static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repeat)
 {
 	memset(a, 0, sizeof *a);
 	a->workers = workers;
 	a->nps = nps;
+	a->repeat = repeat;
+	a->runs = calloc(repeat, sizeof *a->runs);
+	a->run_lat_sum = calloc(repeat, sizeof *a->run_lat_sum);
+	a->run_window_total = calloc(repeat, sizeof *a->run_window_total);
+	a->run_workers = calloc(repeat, sizeof *a->run_workers);
+	if (!a->runs || !a->run_lat_sum || !a->run_window_total || !a->run_workers)
+		return -ENOMEM;
 	a->w = malloc(sizeof *a->w);
 	a->seen = calloc(workers, 1);
 	a->per_ps = calloc(nps, sizeof *a->per_ps);
@@ -98,6 +123,41 @@ static void agg_free(struct agg *a)
 	free(a->per_ps);
 	free(a->per_worker);
 	free(a->worker_rps);
+	free(a->runs);
+	free(a->run_lat_sum);
+	free(a->run_window_total);
+	free(a->run_workers);
+}
+
+/* Adds a worker's runs to the per-run sums. */
+static void agg_runs(struct agg *a, const struct wresult *w)
+{
+	for (uint32_t k = 0; k < w->nruns && k < a->repeat; k++) {
+		const struct wresult_run *u = &w->runs[k];
+		struct report_run *o = &a->runs[k];
+		o->calls += u->calls;
+		o->errors += u->errors;
+		o->bytes += u->bytes;
+		o->rps += u->window_ns ? (double)u->calls * 1e9 / (double)u->window_ns : 0.0;
+		o->bytes_per_s += u->window_ns ? (double)u->bytes * 1e9 / (double)u->window_ns : 0.0;
+		a->run_lat_sum[k] += u->lat_sum_ns;
+		a->run_window_total[k] += u->window_ns;
+		a->run_workers[k]++;
+		if (k + 1 > a->nruns)
+			a->nruns = k + 1;
+	}
+}
+
+/* The per-run figures once every report is in: merged mean latency, mean
+ * window; percentiles are not known (they do not add across workers). */
+static void agg_runs_finish(struct agg *a)
+{
+	for (uint32_t k = 0; k < a->nruns; k++) {
+		struct report_run *o = &a->runs[k];
+		o->avg_us = o->calls ? (double)a->run_lat_sum[k] / (double)o->calls / 1e3 : 0.0;
+		o->p50_us = o->p99_us = NAN;
+		o->window_ns = a->run_workers[k] ? a->run_window_total[k] / a->run_workers[k] : 0;
+	}
 }
 
 static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
@@ -134,6 +194,7 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	a->sum.dec_ns += w->dec_ns;
 	a->window_total += w->window_ns;
 	stats_merge(&a->sum.lat, &w->lat);
+	agg_runs(a, w);
 	if (w->end != ENGINE_DONE && !a->failed) {
 		a->failed = 1;
 		a->sum.end = w->end;
@@ -160,7 +221,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	uint32_t got = 0;
 	int rc, status = TFGB_EXIT_FAIL;
 
-	if (agg_init(&a, workers, (uint32_t)j->ps_count) < 0 ||
+	if (agg_init(&a, workers, (uint32_t)j->ps_count, (uint32_t)j->repeat) < 0 ||
 	    payload_layout(j, &p) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps))) {
 		tfgb_error("%s: out of memory collecting results", t->cmd);
 		goto out;
@@ -191,6 +252,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	if (a.bad_blobs && !why[0])
 		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
 	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
+	agg_runs_finish(&a);
 	{
 		struct report_tput tp = {
 			.workers = workers, .reported = a.reported, .nps = a.nps, .per_ps = a.per_ps,
@@ -204,7 +266,8 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 		                   .payload = &p, .transport_version = ops->version(), .res = &a.sum,
 		                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
 		                   .tput = &tp, .env = env, .mon = mon, .mon_calls = seen,
-		                   .mon_bytes = seen * p.total};
+		                   .mon_bytes = seen * p.total, .runs = a.runs, .nruns = a.nruns,
+		                   .ndjson = t->interval_ns != 0};
 		FILE *out = tfgb_out(t);
 		if (!out)
 			goto out;
@@ -264,6 +327,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	char err[CTRL_ERR_MAX], *text = NULL;
 	struct job_err jerr;
 	struct sysinfo_env env;
+	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
 	uint64_t run_id;
 	void *trctx = NULL;
 	long blen;
@@ -322,6 +386,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		rc = TFGB_EXIT_USAGE;
 		goto out_client;
 	}
+	if (collector && t->interval_ns)
+		report_interval_header(stdout, j->format);
 	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0 ||
 	    ctrl_barrier(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
 	                 now_ns() + j->timeout_ns, err, sizeof err) < 0) {
@@ -340,6 +406,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 			.rate = (uint64_t)j->rate, .arrival = j->arrival,
 			.seed = (uint64_t)j->seed + (uint64_t)rk->index,
 			.progress = collector && !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
+			.repeat = (int)j->repeat, .interval_ns = t->interval_ns,
+			.on_interval = report_interval, .interval_arg = &ivl,
 		};
 		erc = engine_run(&cfg, &res);
 	}
@@ -485,6 +553,12 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 			tfgb_error("%s: %s", t->cmd, err);
 			goto out;
 		}
+	if (t->interval_ns) {
+		char ns[24];
+		snprintf(ns, sizeof ns, "%llu", (unsigned long long)t->interval_ns);
+		setenv("TFGB_INTERVAL_NS", ns, 1); /* the workers' --interval */
+		report_interval_header(stdout, j->format);
+	}
 	for (int i = 0; i < nw; i++) {
 		wk[i].ready_fd = -1;
 		if (cluster_spawn(j, "throughput", i, run_id, 0, &wk[i], err, sizeof err) < 0) {
@@ -524,7 +598,7 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 
 	/* watch the processes until every worker is done */
 	deadline = now_ns() + j->warmup_ns + 4 * j->timeout_ns +
-	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns);
+	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns * (uint64_t)j->repeat);
 	running = nw;
 	while (running > 0) {
 		struct rusage ru;
@@ -631,5 +705,12 @@ int cmd_throughput(struct tfgb *t)
 		return TFGB_EXIT_USAGE;
 	}
 	catch_signals();
+	if (rk.index >= 0 && getenv("TFGB_LAUNCHER") && getenv("TFGB_INTERVAL_NS")) {
+		/* set by our launcher from its --interval, checked there */
+		int64_t ns;
+		if (opt_parse_int(getenv("TFGB_INTERVAL_NS"), &ns) == 0 &&
+		    ns >= (int64_t)TFGB_INTERVAL_MIN_NS)
+			t->interval_ns = (uint64_t)ns;
+	}
 	return rk.index >= 0 ? run_worker(t, ops, &rk) : run_launcher(t, ops);
 }

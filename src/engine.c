@@ -58,6 +58,15 @@ struct run {
 	uint64_t next_due;      /* intended start of the next call */
 	uint64_t seq;           /* calls scheduled so far */
 	struct payload_rng rng; /* Poisson gaps */
+	/* repeats: this run's latencies, merged into res->lat at its end */
+	struct stats *run_lat;
+	int run;                /* 0-based, for the progress line */
+	uint64_t last_end;      /* end of the last measured window */
+	/* intervals (cfg->interval_ns > 0; else ivl_lat NULL, ivl_next 0) */
+	struct stats *ivl_lat;
+	uint64_t ivl_calls, ivl_errors;
+	uint64_t ivl_origin, ivl_start, ivl_next;
+	uint32_t ivl_index;
 };
 
 static void fail(struct run *r, int conn, const char *fmt, ...)
@@ -206,20 +215,25 @@ static int check(struct run *r, struct slot *s)
 	return 0;
 }
 
-static void progress(const struct run *r, int phase, uint64_t now, uint64_t t_begin)
+/* `calls`: measured in this run so far */
+static void progress(const struct run *r, int phase, uint64_t now, uint64_t t_begin,
+                     uint64_t calls)
 {
 	const struct engine_cfg *cfg = r->cfg;
 	double el = (double)(now - t_begin) / 1e9;
+	char run[32] = "";
 
+	if (cfg->repeat > 1)
+		snprintf(run, sizeof run, " run %d/%d", r->run + 1, cfg->repeat);
 	if (phase == PH_WARMUP)
 		fprintf(stderr, "\r%s: warm-up %.0f/%.0fs   ", cfg->label, el,
 		        (double)cfg->warmup_ns / 1e9);
 	else if (cfg->iterations)
-		fprintf(stderr, "\r%s: measuring %llu/%llu calls   ", cfg->label,
-		        (unsigned long long)r->res->calls, (unsigned long long)cfg->iterations);
+		fprintf(stderr, "\r%s:%s measuring %llu/%llu calls   ", cfg->label, run,
+		        (unsigned long long)calls, (unsigned long long)cfg->iterations);
 	else
-		fprintf(stderr, "\r%s: measuring %.0f/%.0fs, %llu calls   ", cfg->label, el,
-		        (double)cfg->duration_ns / 1e9, (unsigned long long)r->res->calls);
+		fprintf(stderr, "\r%s:%s measuring %.0f/%.0fs, %llu calls   ", cfg->label, run, el,
+		        (double)cfg->duration_ns / 1e9, (unsigned long long)calls);
 	fflush(stderr);
 }
 
@@ -273,8 +287,17 @@ static int setup(struct run *r)
 	r->res->conn_calls = calloc((size_t)cfg->nconns, sizeof *r->res->conn_calls);
 	r->conn_out = calloc((size_t)cfg->nconns, sizeof *r->conn_out);
 	r->conn_since = calloc((size_t)cfg->nconns, sizeof *r->conn_since);
-	if (!r->slots || !r->pending || !r->res->conn_calls || !r->conn_out || !r->conn_since)
+	r->res->runs = calloc(cfg->repeat > 1 ? (size_t)cfg->repeat : 1, sizeof *r->res->runs);
+	r->run_lat = malloc(sizeof *r->run_lat);
+	if (!r->slots || !r->pending || !r->res->conn_calls || !r->conn_out || !r->conn_since ||
+	    !r->res->runs || !r->run_lat)
 		return -ENOMEM;
+	stats_init(r->run_lat);
+	if (cfg->interval_ns && cfg->on_interval) {
+		if (!(r->ivl_lat = malloc(sizeof *r->ivl_lat)))
+			return -ENOMEM;
+		stats_init(r->ivl_lat);
+	}
 	if (cfg->rate) {
 		r->idle = calloc((size_t)r->nslots, sizeof *r->idle);
 		r->nidle = calloc((size_t)cfg->nconns, sizeof *r->nidle);
@@ -342,6 +365,8 @@ static void teardown(struct run *r)
 	free(r->nidle);
 	free(r->verify_buf);
 	free(r->ser_mem);
+	free(r->run_lat);
+	free(r->ivl_lat);
 	codec_close(r->codec);
 }
 
@@ -412,39 +437,79 @@ static int final_check(struct run *r)
 	return check(r, s);
 }
 
-int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
+/* Intervals: hands the finished interval (ending at `now`) to the callback
+ * and starts the next one.  At an interval boundary, never per call. */
+static void interval_flush(struct run *r, uint64_t now)
 {
-	struct run r = {.cfg = cfg, .res = res};
+	const struct engine_cfg *cfg = r->cfg;
+	struct engine_interval iv = {
+		.index = r->ivl_index++, .start_ns = r->ivl_start - r->ivl_origin,
+		.end_ns = now - r->ivl_origin, .calls = r->ivl_calls, .errors = r->ivl_errors,
+		.bytes = r->ivl_calls * cfg->payload->total, .lat = r->ivl_lat,
+	};
+
+	cfg->on_interval(cfg->interval_arg, &iv);
+	stats_init(r->ivl_lat);
+	r->ivl_calls = r->ivl_errors = 0;
+	r->ivl_start = now;
+	while (r->ivl_next <= now)
+		r->ivl_next += cfg->interval_ns;
+}
+
+/* Closes run k: its figures from the run histogram, which then joins the
+ * overall one.  At a run boundary, never per call. */
+static void run_close(struct run *r, struct engine_run_fig *f, const struct engine_run_fig *r0)
+{
+	struct engine_result *res = r->res;
+	const struct stats *s = r->run_lat;
+
+	f->calls = res->calls - r0->calls;
+	f->errors = res->errors - r0->errors;
+	f->bytes = res->bytes - r0->bytes;
+	f->lat_sum_ns = s->sum_ns;
+	f->min_ns = s->count ? s->min_ns : 0;
+	f->p50_ns = stats_quantile(s, 0.50);
+	f->p90_ns = stats_quantile(s, 0.90);
+	f->p99_ns = stats_quantile(s, 0.99);
+	f->p999_ns = stats_quantile(s, 0.999);
+	f->max_ns = s->max_ns;
+	res->window_ns += f->window_ns;
+	res->offered += f->offered;
+	stats_merge(&res->lat, s);
+	stats_init(r->run_lat);
+}
+
+/* One measured window, after the warm-up when `warmup` is set, drained:
+ * on return nothing is outstanding unless the run failed.  Counts go to
+ * r->res, latencies to r->run_lat, the window's length and offered calls
+ * to f. */
+static void window(struct run *r, int warmup, struct engine_run_fig *f)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	struct engine_result *res = r->res;
 	struct tr_call *done[REAP_BATCH];
 	uint64_t now, t_begin, t0 = 0, t_end = 0, last_done, next_progress, next_hang_check = 0;
-	uint64_t submitted_measured = 0;
-	int phase, stopping = 0, rc, hung;
-
-	memset(res, 0, sizeof *res);
-	stats_init(&res->lat);
-	res->failed_conn = -1;
-	if ((rc = setup(&r)) < 0) {
-		teardown(&r);
-		return rc == -EINVAL ? -1 : rc; /* -EINVAL: res->err says why */
-	}
+	uint64_t submitted_measured = 0, calls0 = res->calls;
+	int phase, stopping = 0, hung;
 
 	now = t_begin = last_done = now_ns();
 	next_progress = now + 1000000000ull;
-	phase = cfg->warmup_ns ? PH_WARMUP : PH_MEASURE;
+	phase = warmup && cfg->warmup_ns ? PH_WARMUP : PH_MEASURE;
 	if (phase == PH_MEASURE)
 		t0 = now;
-	r.sched_base = r.next_due = now;
-	for (int i = 0; i < r.nslots && !stopping && !cfg->rate; i++) {
+	r->sched_base = r->next_due = now;
+	r->seq = 0;
+	for (int i = 0; i < r->nslots && !stopping && !cfg->rate; i++) {
 		int measured = phase == PH_MEASURE;
 		if (measured && cfg->iterations && submitted_measured >= cfg->iterations)
 			break;
 		submitted_measured += (uint64_t)measured;
-		stopping = submit(&r, &r.slots[i], now, measured) < 0;
+		stopping = submit(r, &r->slots[i], now, measured) < 0;
 	}
 
 	if (cfg->rate)
-		stopping |= issue_due(&r, now, phase == PH_MEASURE, t0, &submitted_measured) < 0;
-	while (r.outstanding > 0 || r.npending > 0 || (cfg->rate && !stopping)) {
+		stopping |= issue_due(r, now, phase == PH_MEASURE, t0, &submitted_measured) < 0;
+	while (r->outstanding > 0 || r->npending > 0 || (cfg->rate && !stopping)) {
 		uint64_t deadline = now + POLL_NS;
 		int n;
 
@@ -453,10 +518,12 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 		else if (phase == PH_MEASURE && !cfg->iterations && !stopping &&
 		         t0 + cfg->duration_ns < deadline)
 			deadline = t0 + cfg->duration_ns;
-		if (cfg->rate && !stopping && r.next_due < deadline &&
-		    r.nidle[r.seq % (uint64_t)cfg->nconns])
-			deadline = r.next_due;
-		if (r.outstanding) {
+		if (cfg->rate && !stopping && r->next_due < deadline &&
+		    r->nidle[r->seq % (uint64_t)cfg->nconns])
+			deadline = r->next_due;
+		if (r->ivl_next && r->ivl_next < deadline)
+			deadline = r->ivl_next;
+		if (r->outstanding) {
 			n = cfg->ops->reap(cfg->client, done, REAP_BATCH, deadline);
 		} else {
 			/* open loop, nothing in flight: sleep until the next call is due */
@@ -469,18 +536,25 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 		}
 		now = now_ns();
 		if (n < 0) {
-			fail(&r, -1, "waiting for replies failed: %s", strerror(-n));
+			fail(r, -1, "waiting for replies failed: %s", strerror(-n));
 			break;
 		}
 		if (n > 0)
 			last_done = now;
-		r.outstanding -= n;
+		r->outstanding -= n;
 
 		/* phase changes happen before the completions are resubmitted */
 		if (phase == PH_WARMUP && now >= t_begin + cfg->warmup_ns) {
 			phase = PH_MEASURE;
 			t0 = now;
 		}
+		if (phase == PH_MEASURE && r->ivl_lat && !r->ivl_next) {
+			/* intervals start with the first measured window */
+			r->ivl_origin = r->ivl_start = t0;
+			r->ivl_next = t0 + cfg->interval_ns;
+		}
+		if (r->ivl_next && now >= r->ivl_next)
+			interval_flush(r, now); /* this reap's calls are the next interval's */
 		if (phase == PH_MEASURE && !cfg->iterations && !stopping &&
 		    now >= t0 + cfg->duration_ns) {
 			stopping = 1;
@@ -497,22 +571,23 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 			uint64_t lat = now - s->call.t_start_ns, dec_ns = 0;
 			int bad;
 
-			r.conn_out[s->conn]--;
-			r.conn_since[s->conn] = now;
+			r->conn_out[s->conn]--;
+			r->conn_since[s->conn] = now;
 
-			if (r.codec) {
+			if (r->codec) {
 				/* the reply is decoded inside the call's latency */
 				uint64_t t = s->sampled ? now_ns() : 0, t_done;
-				bad = check(&r, s) < 0;
+				bad = check(r, s) < 0;
 				t_done = now_ns();
 				lat = t_done - s->call.t_start_ns;
 				if (s->sampled)
 					dec_ns = t_done - t;
 			} else {
-				bad = check(&r, s) < 0;
+				bad = check(r, s) < 0;
 			}
 			if (bad) {
 				res->errors++;
+				r->ivl_errors += r->ivl_next != 0; /* not a warm-up call */
 				stopping = 1;
 				if (!t_end)
 					t_end = now;
@@ -521,7 +596,11 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 			if (!s->measured) {
 				res->warmup_calls++;
 			} else if (!t_end || now <= t_end) {
-				stats_record(&res->lat, lat);
+				stats_record(r->run_lat, lat);
+				if (r->ivl_lat) {
+					stats_record(r->ivl_lat, lat);
+					r->ivl_calls++;
+				}
 				res->calls++;
 				if (s->sampled) {
 					res->ser_sampled++;
@@ -532,7 +611,7 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 				res->bytes += cfg->payload->total;
 			}
 			if (cfg->rate) {
-				r.idle[s->conn * cfg->inflight + r.nidle[s->conn]++] = s;
+				r->idle[s->conn * cfg->inflight + r->nidle[s->conn]++] = s;
 				continue;
 			}
 			if (stopping)
@@ -541,46 +620,75 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 			    submitted_measured >= cfg->iterations)
 				continue;
 			submitted_measured += phase == PH_MEASURE;
-			if (submit(&r, s, now, phase == PH_MEASURE) < 0)
+			if (submit(r, s, now, phase == PH_MEASURE) < 0)
 				stopping = 1;
 		}
-		while (r.npending && !stopping) {
-			struct slot *s = r.pending[--r.npending];
-			if (submit(&r, s, now, s->measured) < 0)
+		while (r->npending && !stopping) {
+			struct slot *s = r->pending[--r->npending];
+			if (submit(r, s, now, s->measured) < 0)
 				stopping = 1;
 		}
 		if (stopping)
-			r.npending = 0;
+			r->npending = 0;
 		if (cfg->rate && !stopping &&
-		    issue_due(&r, now, phase == PH_MEASURE, t0, &submitted_measured) < 0)
+		    issue_due(r, now, phase == PH_MEASURE, t0, &submitted_measured) < 0)
 			stopping = 1;
 		if (cfg->rate && cfg->iterations && phase == PH_MEASURE &&
 		    submitted_measured >= cfg->iterations && !stopping)
 			stopping = 1; /* every measured call is out: drain */
 
 		/* every 10 ms at most: hung_conn looks at every connection */
-		if (r.outstanding && now >= next_hang_check &&
-		    (next_hang_check = now + 10000000ull, hung = hung_conn(&r, now)) >= 0) {
-			fail(&r, hung, "no reply for %.1fs with %d calls outstanding",
-			     (double)cfg->timeout_ns / 1e9, r.conn_out[hung]);
+		if (r->outstanding && now >= next_hang_check &&
+		    (next_hang_check = now + 10000000ull, hung = hung_conn(r, now)) >= 0) {
+			fail(r, hung, "no reply for %.1fs with %d calls outstanding",
+			     (double)cfg->timeout_ns / 1e9, r->conn_out[hung]);
 			break;
 		}
 		if (cfg->progress && now >= next_progress) {
-			progress(&r, phase, now, phase == PH_WARMUP ? t_begin : t0);
+			progress(r, phase, now, phase == PH_WARMUP ? t_begin : t0,
+			         res->calls - calls0);
 			next_progress = now + 1000000000ull;
 		}
 	}
-	if (cfg->progress)
-		fprintf(stderr, "\r%*s\r", 60, "");
 
 	if (phase == PH_MEASURE) {
 		if (cfg->iterations && !t_end)
 			t_end = last_done;
-		res->window_ns = (t_end ? t_end : now) - t0;
+		f->window_ns = (t_end ? t_end : now) - t0;
 		if (cfg->rate)
-			res->offered = (uint64_t)((unsigned __int128)res->window_ns * cfg->rate /
-			                          1000000000u);
+			f->offered = (uint64_t)((unsigned __int128)f->window_ns * cfg->rate /
+			                        1000000000u);
+		r->last_end = t0 + f->window_ns;
 	}
+}
+
+int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
+{
+	struct run r = {.cfg = cfg, .res = res};
+	int rc, repeat = cfg->repeat > 1 ? cfg->repeat : 1;
+
+	memset(res, 0, sizeof *res);
+	stats_init(&res->lat);
+	res->failed_conn = -1;
+	if ((rc = setup(&r)) < 0) {
+		teardown(&r);
+		return rc == -EINVAL ? -1 : rc; /* -EINVAL: res->err says why */
+	}
+
+	for (int k = 0; k < repeat && res->end == ENGINE_DONE; k++) {
+		/* the counts before this run */
+		struct engine_run_fig r0 = {.calls = res->calls, .errors = res->errors,
+		                            .bytes = res->bytes};
+		r.run = k;
+		window(&r, k == 0, &res->runs[k]);
+		run_close(&r, &res->runs[k], &r0);
+		res->nruns = (uint32_t)k + 1;
+	}
+	if (cfg->progress)
+		fprintf(stderr, "\r%*s\r", 60, "");
+	if (r.ivl_next && r.last_end > r.ivl_start)
+		interval_flush(&r, r.last_end); /* the last, partial interval */
+
 	if (res->end == ENGINE_DONE && cfg->method == TR_ECHO && !cfg->verify_all &&
 	    r.outstanding == 0)
 		final_check(&r);
@@ -592,6 +700,8 @@ void engine_result_free(struct engine_result *res)
 {
 	free(res->conn_calls);
 	res->conn_calls = NULL;
+	free(res->runs);
+	res->runs = NULL;
 }
 
 double engine_rate(const struct engine_result *res)
@@ -602,4 +712,19 @@ double engine_rate(const struct engine_result *res)
 double engine_bytes_per_s(const struct engine_result *res)
 {
 	return res->window_ns ? (double)res->bytes * 1e9 / (double)res->window_ns : 0.0;
+}
+
+double engine_run_rate(const struct engine_run_fig *f)
+{
+	return f->window_ns ? (double)f->calls * 1e9 / (double)f->window_ns : 0.0;
+}
+
+double engine_run_bytes_per_s(const struct engine_run_fig *f)
+{
+	return f->window_ns ? (double)f->bytes * 1e9 / (double)f->window_ns : 0.0;
+}
+
+double engine_run_mean_ns(const struct engine_run_fig *f)
+{
+	return f->calls ? (double)f->lat_sum_ns / (double)f->calls : 0.0;
 }

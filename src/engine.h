@@ -16,6 +16,23 @@
  * before its end time is taken, so both costs are inside its latency.
  * One call in ENGINE_SAMPLE also times its encode and its decode on their
  * own (three more clock reads) for the report's serialization figures.
+ *
+ * Repeats (cfg->repeat = N > 1): after the one warm-up the measured window
+ * runs N times back to back on the same connections, each drained before
+ * the next starts (so a run counts exactly the calls it started and
+ * finished, as a separate run would).  Each run's latencies go to a run
+ * histogram, summarised into res->runs[k] and merged into res->lat at the
+ * run's end: the timed path records into one histogram as with one run.
+ *
+ * Intervals (cfg->interval_ns > 0): the measured calls completed in each
+ * interval also go to an interval histogram; when a reap returns past the
+ * interval's end, before any completion of that reap is recorded or any
+ * call resubmitted, cfg->on_interval gets the finished interval and the
+ * histogram is cleared.  The callback runs on the engine's thread: with
+ * one call in flight (latency) no call is outstanding while it formats, so
+ * its cost only delays the next call, never inflates a measured latency.
+ * Intervals run on one clock from the first measured window's start,
+ * across runs; the last, partial one is reported when the last run ends.
  */
 #ifndef TFGB_ENGINE_H
 #define TFGB_ENGINE_H
@@ -26,6 +43,26 @@
 #include "payload.h"
 #include "stats.h"
 #include "transport.h"
+
+/* The calls completed in one reporting interval (not cumulative). */
+struct engine_interval {
+	uint32_t index;              /* 0, 1, ... */
+	uint64_t start_ns, end_ns;   /* since the first measured window started */
+	uint64_t calls, errors, bytes;
+	const struct stats *lat;     /* their latencies */
+};
+
+/* One run of a repeated window: its own counts and latency figures. */
+struct engine_run_fig {
+	uint64_t calls, errors, bytes, window_ns, offered;
+	uint64_t lat_sum_ns;         /* of its `calls` latencies: means merge exactly */
+	uint64_t min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
+};
+
+/* Per-run calls/s, bytes/s and mean latency (ns); 0 for an empty run. */
+double engine_run_rate(const struct engine_run_fig *f);
+double engine_run_bytes_per_s(const struct engine_run_fig *f);
+double engine_run_mean_ns(const struct engine_run_fig *f);
 
 struct engine_cfg {
 	const struct tr_ops *ops;
@@ -48,6 +85,10 @@ struct engine_cfg {
 	volatile sig_atomic_t *stop; /* set by a signal: end early, mark interrupted */
 	int progress;                /* print a progress line on stderr each second */
 	const char *label;           /* "latency", for the progress line */
+	int repeat;                  /* measured windows after the warm-up; 0 is 1 */
+	uint64_t interval_ns;        /* report every interval_ns of the measured time; 0 off */
+	void (*on_interval)(void *arg, const struct engine_interval *iv);
+	void *interval_arg;
 };
 
 /* Why a run ended early. */
@@ -58,6 +99,7 @@ enum engine_end {
 };
 
 #define ENGINE_ERR_MAX 512
+#define ENGINE_REPEAT_MAX 1000
 
 /* Serialized modes: one call in this many has its encode and decode timed. */
 #define ENGINE_SAMPLE 64
@@ -74,12 +116,14 @@ struct engine_result {
 	/* serialized modes: the sampled measured calls, and the sums of their
 	 * encode and decode times; all 0 in non-serialized mode */
 	uint64_t ser_sampled, enc_ns, dec_ns;
+	uint32_t nruns;              /* runs started (all of them unless ended early) */
+	struct engine_run_fig *runs; /* max(cfg->repeat, 1) entries, nruns filled */
 	int end;                     /* enum engine_end */
 	int failed_conn;             /* connection of the failure, or -1 */
 	char err[ENGINE_ERR_MAX];    /* first failure, one line */
 };
 
-/* Runs the warm-up and the measured window.  Returns 0 when the run
+/* Runs the warm-up and the measured window(s).  Returns 0 when the run
  * completed, 1 when it was interrupted (partial figures in res), -1 on a
  * failure (res->err says which call and why; partial figures in res), or
  * -ENOMEM before anything ran.  A serialized mode with TR_PULL, or a

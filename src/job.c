@@ -50,6 +50,8 @@ const struct opt_def job_keys[] = {
 	 .help = "length of the measured window (used when iterations = 0)"},
 	{"job", "iterations", OPT_INT, J(iterations), "0", RANGE(0, 1000000000000ll),
 	 .help = "measure exactly this many calls instead of a time window; 0 uses duration"},
+	{"job", "repeat", OPT_INT, J(repeat), "1", RANGE(1, 1000),
+	 .help = "times the measured window runs after the one warm-up; reports add mean, stddev, 95% CI"},
 	{"job", "seed", OPT_INT, J(seed), "1", RANGE(0, INT64_MAX),
 	 .help = "seed of the payload layout (scheme random) and of the buffer contents"},
 	{"job", "rpc", OPT_ENUM, J(rpc), "push", .values = rpc_names,

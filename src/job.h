@@ -52,6 +52,7 @@ struct job {
 	int mode, transport, rpc, arrival;
 	uint64_t warmup_ns, duration_ns, timeout_ns;
 	int64_t iterations, seed, inflight, rate;
+	int64_t repeat;       /* measured windows after the warm-up, 1..1000 */
 	int verify;
 	/* [cluster] */
 	struct opt_hplist ps;

@@ -56,6 +56,7 @@ enum {
 	OPT_TASK,
 	OPT_INI_FLAG,
 	OPT_SERIES,
+	OPT_INTERVAL,
 };
 
 static const struct option long_opts[] = {
@@ -70,6 +71,7 @@ static const struct option long_opts[] = {
 	{"task", required_argument, NULL, OPT_TASK},
 	{"ini", no_argument, NULL, OPT_INI_FLAG},
 	{"series", required_argument, NULL, OPT_SERIES},
+	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{0},
 };
 
@@ -79,6 +81,13 @@ static const struct cmd *find_cmd(const char *name)
 		if (!strcmp(c->name, name))
 			return c;
 	return NULL;
+}
+
+/* The commands that run the call engine (and so take --interval). */
+static int runs_calls(const struct cmd *c)
+{
+	return c->fn == cmd_latency || c->fn == cmd_bandwidth || c->fn == cmd_throughput ||
+	       c->fn == cmd_rerun;
 }
 
 static void usage_of(const struct cmd *c, FILE *f)
@@ -108,6 +117,8 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "  --series FILE        write the sampled resource use as CSV (output.series)\n"
 		        "  --print-config       print the effective job as INI and exit\n"
 		        "  -q, -v               quieter, more verbose\n");
+	if (runs_calls(c))
+		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n");
 	if (c->flags & CMD_TASK)
 		fprintf(f, "  --task N             this process's index (PS index for serve)\n");
 	if (c->flags & CMD_INI)
@@ -279,6 +290,9 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case OPT_INI_FLAG:
 			allowed = (c->flags & CMD_INI) != 0;
 			break;
+		case OPT_INTERVAL:
+			allowed = runs_calls(c);
+			break;
 		default:
 			unknown_option(c, argv[optind - 1], optopt);
 			free(sets);
@@ -302,6 +316,16 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case 'f': fmt = optarg; break;
 		case 'o': outfile = optarg; break;
 		case OPT_SERIES: series = optarg; break;
+		case OPT_INTERVAL:
+			/* below 100 ms the lines would be mostly formatting and noise */
+			if (opt_parse_duration(optarg, &t.interval_ns) < 0 ||
+			    t.interval_ns < TFGB_INTERVAL_MIN_NS || t.interval_ns > 86400000000000ull) {
+				tfgb_error("--interval %s: must be a duration in [100ms, 24h], "
+				           "like 1s or 500ms", optarg);
+				free(sets);
+				return TFGB_EXIT_USAGE;
+			}
+			break;
 		case OPT_TASK: {
 			int64_t v;
 			if (opt_parse_int(optarg, &v) < 0 || v < 0 || v > 65535) {

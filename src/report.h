@@ -6,7 +6,19 @@
  * encode_us, decode_us and sampled_calls (empty in non-serialized mode),
  * and a JSON object "serialization" {dtype, encode_us, decode_us,
  * sampled_calls, sample_every}, absent in non-serialized mode.  With no
- * sampled call the means are null (JSON) or empty (CSV), never 0. */
+ * sampled call the means are null (JSON) or empty (CSV), never 0.
+ *
+ * Repeats ([job] repeat > 1, report.runs set): for calls/s, MB/s and the
+ * mean, p50 and p99 latency, the mean across runs, the sample standard
+ * deviation and the 95% confidence interval of the mean (stats_ci95), and
+ * every run's figures: text lines after the table, CSV columns after
+ * "status", JSON "repeat".  With one run the report is unchanged.
+ *
+ * Intervals (--interval): report_interval prints one line per interval as
+ * the engine reports it: text and CSV rows under report_interval_header's
+ * header, JSON one compact object per line ("type": "interval"); the JSON
+ * result then comes compact on one line with "type": "result" first
+ * (report.ndjson), so that the whole output is NDJSON. */
 #ifndef TFGB_REPORT_H
 #define TFGB_REPORT_H
 
@@ -33,6 +45,17 @@ struct report_tput {
 	const char *note;          /* what is missing or failed, one line, or NULL */
 };
 
+/* One run of a repeated window; p50/p99 are NaN when not known (the
+ * throughput aggregate: percentiles do not add across workers). */
+struct report_run {
+	uint64_t calls, errors, bytes, window_ns;
+	double rps, bytes_per_s;
+	double avg_us, p50_us, p99_us;
+};
+
+/* A run's figures from the engine's (latency, bandwidth). */
+void report_run_of(const struct engine_run_fig *f, struct report_run *out);
+
 struct report {
 	const char *benchmark;          /* "TF-gRPC-P2P-Latency" */
 	const char *command;            /* "latency" */
@@ -47,7 +70,22 @@ struct report {
 	const struct sysinfo_env *env;  /* JSON "environment", or NULL */
 	const struct monitor *mon;      /* resources (stopped), or NULL */
 	uint64_t mon_calls, mon_bytes;  /* calls and payload bytes the monitor saw */
+	const struct report_run *runs;  /* repeats: nruns runs, or NULL */
+	uint32_t nruns;
+	int ndjson;                     /* JSON on one line, "type": "result" (intervals) */
 };
+
+/* Where interval lines go (the engine's interval_arg). */
+struct report_ivl {
+	FILE *f;
+	int format;                     /* enum out_format */
+	uint32_t worker;                /* the worker reporting (0 for latency, bandwidth) */
+};
+
+/* The header of the interval rows (text, CSV; nothing for JSON). */
+void report_interval_header(FILE *f, int format);
+/* engine_cfg.on_interval: one line, one write (the stream flushed after it). */
+void report_interval(void *arg, const struct engine_interval *iv);
 
 /* Writes the report in job->format.  Returns 0, or -1 when out of memory. */
 int report_print(const struct report *r, FILE *f);

@@ -1,13 +1,16 @@
 /* result.c - a worker's figures in a bounded, checked binary form.
  *
  * Layout, all integers big-endian:
- *   u32 magic "TFGR", u32 version 2, u32 worker, i32 pid, i32 end,
+ *   u32 magic "TFGR", u32 version 3, u32 worker, i32 pid, i32 end,
  *   u16 hostlen + host, u16 errlen + err,
  *   u64 calls, errors, warmup_calls, bytes, window_ns, offered,
  *   u64 ser_sampled, enc_ns, dec_ns,
  *   u32 nps + nps x u64 ps_calls,
  *   u64 count, min_ns, max_ns, sum_ns, sumsq_hi, sumsq_lo,
- *   u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing.
+ *   u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
+ *   u32 nruns + nruns x {u64 calls, errors, bytes, window_ns, lat_sum_ns}
+ *     (version 3: [job] repeat; nruns <= RESULT_RUNS_MAX, 0 for one run,
+ *     else the runs' calls add up to calls).
  */
 #include "result.h"
 
@@ -16,7 +19,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 2u
+#define RESULT_VERSION 3u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -42,6 +45,15 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 	for (uint32_t i = 0; i < r->nps; i++)
 		r->ps_calls[i] = res->conn_calls ? res->conn_calls[i] : 0;
 	r->lat = res->lat;
+	if (res->nruns > 1 && res->runs) {
+		r->nruns = res->nruns > RESULT_RUNS_MAX ? RESULT_RUNS_MAX : res->nruns;
+		for (uint32_t k = 0; k < r->nruns; k++)
+			r->runs[k] = (struct wresult_run){
+				.calls = res->runs[k].calls, .errors = res->runs[k].errors,
+				.bytes = res->runs[k].bytes, .window_ns = res->runs[k].window_ns,
+				.lat_sum_ns = res->runs[k].lat_sum_ns,
+			};
+	}
 }
 
 struct wbuf {
@@ -112,6 +124,14 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 			put(&w, i, 4);
 			put(&w, r->lat.bucket[i], 8);
 		}
+	put(&w, r->nruns, 4);
+	for (uint32_t k = 0; k < r->nruns && k < RESULT_RUNS_MAX; k++) {
+		put(&w, r->runs[k].calls, 8);
+		put(&w, r->runs[k].errors, 8);
+		put(&w, r->runs[k].bytes, 8);
+		put(&w, r->runs[k].window_ns, 8);
+		put(&w, r->runs[k].lat_sum_ns, 8);
+	}
 	return w.over ? -1 : (long)w.len;
 }
 
@@ -153,7 +173,7 @@ static void get_str(struct rbuf *b, char *dst, size_t max)
 int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 {
 	struct rbuf b = {buf, len, 0, 0};
-	uint64_t hi, lo, total = 0;
+	uint64_t hi, lo, total = 0, run_calls = 0;
 	uint32_t nb, last = 0;
 
 	if (len > RESULT_BLOB_MAX)
@@ -203,7 +223,23 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 		total += c;
 		last = i;
 	}
-	if (b.bad || b.at != len || total != r->lat.count)
+	if (b.bad || total != r->lat.count)
+		return -1;
+	r->nruns = (uint32_t)get(&b, 4);
+	if (b.bad || r->nruns > RESULT_RUNS_MAX)
+		return -1;
+	for (uint32_t k = 0; k < r->nruns; k++) {
+		struct wresult_run *u = &r->runs[k];
+		u->calls = get(&b, 8);
+		u->errors = get(&b, 8);
+		u->bytes = get(&b, 8);
+		u->window_ns = get(&b, 8);
+		u->lat_sum_ns = get(&b, 8);
+		if (u->calls > UINT64_MAX - run_calls)
+			return -1;
+		run_calls += u->calls;
+	}
+	if (b.bad || b.at != len || (r->nruns && run_calls != r->calls))
 		return -1;
 	if (r->lat.count && r->lat.min_ns > r->lat.max_ns)
 		return -1;

@@ -19,6 +19,13 @@
 #define RESULT_HOST_MAX 64
 #define RESULT_PS_MAX 4096
 #define RESULT_BLOB_MAX (200u << 10)
+#define RESULT_RUNS_MAX ENGINE_REPEAT_MAX
+
+/* One run of a repeated window ([job] repeat): what the aggregate of run k
+ * needs from each worker.  Its latencies' count is `calls`. */
+struct wresult_run {
+	uint64_t calls, errors, bytes, window_ns, lat_sum_ns;
+};
 
 struct wresult {
 	uint32_t worker;
@@ -31,11 +38,14 @@ struct wresult {
 	uint64_t ser_sampled;        /* serialized modes: calls whose encode/decode were timed */
 	uint64_t enc_ns, dec_ns;     /* ... and the sums of those times; 0 otherwise */
 	uint32_t nps;
+	uint32_t nruns;              /* 0 (one run, nothing more to say) .. RESULT_RUNS_MAX */
 	uint64_t ps_calls[RESULT_PS_MAX];
 	struct stats lat;
+	struct wresult_run runs[RESULT_RUNS_MAX]; /* nruns filled; their calls sum to calls */
 };
 
-/* Fills r from an engine result (ps_calls from res->conn_calls). */
+/* Fills r from an engine result (ps_calls from res->conn_calls, runs from
+ * res->runs when the engine ran more than one). */
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps);
 

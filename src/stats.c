@@ -105,3 +105,36 @@ double stats_stddev(const struct stats *s)
 	var = ((double)s->sumsq_ns - n * mean * mean) / (n - 1);
 	return var > 0 ? sqrt(var) : 0.0;
 }
+
+double stats_t95(unsigned dof)
+{
+	static const double t[] = {
+		0, 12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+		2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+		2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+	};
+
+	if (dof < sizeof t / sizeof t[0])
+		return t[dof];
+	return dof < 40 ? 2.042 : dof < 60 ? 2.021 : dof < 120 ? 2.000 : dof < 1000 ? 1.980 :
+	       1.960;
+}
+
+void stats_ci95(const double *x, unsigned n, struct stats_ci *ci)
+{
+	double sum = 0, ss = 0, half;
+
+	memset(ci, 0, sizeof *ci);
+	if (!n)
+		return;
+	for (unsigned i = 0; i < n; i++)
+		sum += x[i];
+	ci->mean = sum / n;
+	/* two passes: no cancellation when the spread is small next to the mean */
+	for (unsigned i = 0; i < n; i++)
+		ss += (x[i] - ci->mean) * (x[i] - ci->mean);
+	ci->sd = n > 1 ? sqrt(ss / (n - 1)) : 0.0;
+	half = n > 1 ? stats_t95(n - 1) * ci->sd / sqrt((double)n) : 0.0;
+	ci->lo = ci->mean - half;
+	ci->hi = ci->mean + half;
+}

@@ -32,6 +32,18 @@ void stats_merge(struct stats *dst, const struct stats *src);
 uint64_t stats_quantile(const struct stats *s, double q);
 double stats_mean(const struct stats *s);
 double stats_stddev(const struct stats *s);
+/* Across repeated runs: the mean of n values, their sample standard
+ * deviation (n - 1 in the denominator) and the 95% confidence interval of
+ * the mean, mean -/+ t * sd / sqrt(n) with Student's t at n - 1 degrees of
+ * freedom.  n = 1: sd 0 and the interval is the value; n = 0: all 0. */
+struct stats_ci {
+	double mean, sd, lo, hi;
+};
+void stats_ci95(const double *x, unsigned n, struct stats_ci *ci);
+/* Two-sided 95% quantile of Student's t (t at 0.975) for dof >= 1: exact
+ * to 3 decimals up to 30, then the next lower tabulated dof (40, 60, 120),
+ * which errs on the wide side; 1.960 beyond. */
+double stats_t95(unsigned dof);
 /* Bucket index of a value and the range of a bucket (for the tests). */
 unsigned stats_bucket_of(uint64_t ns);
 void stats_bucket_range(unsigned idx, uint64_t *lo, uint64_t *hi);

@@ -25,6 +25,9 @@ enum {
 	CMD_RESULT = 1 << 3, /* with CMD_JOB: its one operand, a JSON result, stands for -c */
 };
 
+/* The shortest --interval. */
+#define TFGB_INTERVAL_MIN_NS 100000000ull
+
 struct tfgb {
 	const char *prog;     /* argv[0] */
 	const char *cmd;      /* the subcommand's name */
@@ -34,6 +37,7 @@ struct tfgb {
 	int quiet, verbose;
 	int task;             /* --task N, or -1 */
 	int ini;              /* --ini */
+	uint64_t interval_ns; /* --interval: report each interval; 0 off */
 	int argc;             /* operands left after the options */
 	char **argv;
 };

@@ -369,6 +369,122 @@ START_TEST(test_engine_open_loop_iterations)
 }
 END_TEST
 
+/* [job] repeat: every run measures its own window, drained before the
+ * next; the runs add up to the whole */
+START_TEST(test_engine_repeat_iterations)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+	uint64_t lat = 0;
+
+	c.warmup_ns = 20000000ull;
+	c.iterations = 100;
+	c.repeat = 3;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.nruns, 3);
+	ck_assert_uint_eq(r.calls, 300);
+	ck_assert_uint_eq(r.lat.count, 300);
+	for (int k = 0; k < 3; k++) {
+		ck_assert_uint_eq(r.runs[k].calls, 100);
+		ck_assert_uint_eq(r.runs[k].bytes, 100 * pl.total);
+		ck_assert_uint_eq(r.runs[k].errors, 0);
+		ck_assert_uint_gt(r.runs[k].window_ns, 0);
+		ck_assert_uint_ge(r.runs[k].min_ns, fk.service_ns);
+		ck_assert_uint_le(r.runs[k].p50_ns, r.runs[k].p99_ns);
+		ck_assert_uint_le(r.runs[k].p99_ns, r.runs[k].max_ns);
+		lat += r.runs[k].lat_sum_ns;
+	}
+	ck_assert_uint_eq(lat, r.lat.sum_ns);
+	ck_assert_uint_eq(r.window_ns, r.runs[0].window_ns + r.runs[1].window_ns +
+	                                   r.runs[2].window_ns);
+	/* one warm-up only, and one final verification call */
+	ck_assert_uint_eq(fk.calls, r.warmup_calls + 300 + 1);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_repeat_duration)
+{
+	struct engine_cfg c = cfg_of(TR_ACK, 4);
+	struct engine_result r;
+	uint64_t calls = 0;
+
+	c.duration_ns = 50000000ull; /* 50 ms */
+	c.repeat = 4;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_uint_eq(r.nruns, 4);
+	for (int k = 0; k < 4; k++) {
+		ck_assert_uint_eq(r.runs[k].window_ns, c.duration_ns);
+		ck_assert_uint_gt(r.runs[k].calls, 0);
+		calls += r.runs[k].calls;
+	}
+	ck_assert_uint_eq(calls, r.calls);
+	ck_assert_uint_eq(r.conn_calls[0], r.calls);
+	ck_assert_uint_eq(r.window_ns, 4 * c.duration_ns);
+	ck_assert_int_eq(fk.max_outstanding, 4);
+	engine_result_free(&r);
+}
+END_TEST
+
+START_TEST(test_engine_repeat_stops_at_failure)
+{
+	struct engine_cfg c = cfg_of(TR_ECHO, 1);
+	struct engine_result r;
+
+	c.iterations = 10;
+	c.repeat = 5;
+	fk.fail_at = 15; /* in run 2 */
+	ck_assert_int_eq(engine_run(&c, &r), -1);
+	ck_assert_uint_eq(r.nruns, 2);
+	ck_assert_uint_eq(r.runs[0].calls, 10);
+	ck_assert_uint_eq(r.runs[1].calls, 4);
+	ck_assert_uint_eq(r.runs[1].errors, 1);
+	ck_assert_uint_eq(r.calls, 14);
+	engine_result_free(&r);
+}
+END_TEST
+
+struct ivl_seen {
+	uint32_t n;
+	uint64_t calls, last_end;
+	int bad;
+};
+
+static void on_ivl(void *arg, const struct engine_interval *iv)
+{
+	struct ivl_seen *v = arg;
+
+	/* in order, contiguous, and the histogram holds exactly its calls */
+	if (iv->index != v->n || iv->start_ns != v->last_end || iv->end_ns <= iv->start_ns ||
+	    iv->lat->count != iv->calls || iv->bytes != iv->calls * pl.total)
+		v->bad = 1;
+	v->n++;
+	v->calls += iv->calls;
+	v->last_end = iv->end_ns;
+}
+
+START_TEST(test_engine_intervals)
+{
+	struct engine_cfg c = cfg_of(TR_ACK, 2);
+	struct engine_result r;
+	struct ivl_seen v = {0};
+
+	c.warmup_ns = 20000000ull;
+	c.duration_ns = 100000000ull; /* 2 runs of 100 ms: 8 intervals of 25 ms */
+	c.repeat = 2;
+	c.interval_ns = 25000000ull;
+	c.on_interval = on_ivl;
+	c.interval_arg = &v;
+	ck_assert_int_eq(engine_run(&c, &r), 0);
+	ck_assert_msg(!v.bad, "interval %u out of order or inconsistent", v.n);
+	/* a loaded machine may merge late boundaries, never split more */
+	ck_assert_uint_ge(v.n, 4);
+	ck_assert_uint_le(v.n, 9);
+	ck_assert_uint_eq(v.calls, r.calls); /* warm-up calls excluded, nothing lost */
+	engine_result_free(&r);
+}
+END_TEST
+
 Suite *make_engine_suite(void)
 {
 	Suite *su = suite_create("engine");
@@ -385,6 +501,10 @@ Suite *make_engine_suite(void)
 	tcase_add_test(core, test_engine_open_loop_poisson);
 	tcase_add_test(core, test_engine_open_loop_shows_stall);
 	tcase_add_test(core, test_engine_open_loop_iterations);
+	tcase_add_test(core, test_engine_repeat_iterations);
+	tcase_add_test(core, test_engine_repeat_duration);
+	tcase_add_test(core, test_engine_intervals);
+	tcase_add_test(errors, test_engine_repeat_stops_at_failure);
 	tcase_add_test(errors, test_engine_failed_status_stops);
 	tcase_add_test(errors, test_engine_first_echo_verified);
 	tcase_add_test(errors, test_engine_last_echo_verified);

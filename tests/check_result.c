@@ -113,14 +113,59 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 2;
+	buf[7] = 3;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
-	/* a bucket count changed: no longer sums to the sample count */
-	buf[n - 1] ^= 2;
+	/* a bucket count changed (the last, before nruns = 0): no longer sums
+	 * to the sample count */
+	buf[n - 5] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+}
+END_TEST
+
+/* [job] repeat: the runs travel, bounded, and must add up to the calls */
+START_TEST(test_result_runs)
+{
+	long n;
+
+	a->nruns = 3;
+	for (uint32_t k = 0; k < 3; k++)
+		a->runs[k] = (struct wresult_run){.calls = 41152, .errors = k == 2,
+		                                  .bytes = 41152ull * 3176488,
+		                                  .window_ns = 3333333333ull,
+		                                  .lat_sum_ns = 41152ull * 80000};
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->nruns, 3);
+	ck_assert(memcmp(a->runs, b->runs, 3 * sizeof a->runs[0]) == 0);
+	/* one more call in run 2 than the total has */
+	a->runs[2].calls++;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	/* more runs than any job has */
+	a->runs[2].calls--;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	buf[n - 3 * 40 - 4 + 2] = 0xff;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+}
+END_TEST
+
+START_TEST(test_result_worst_case_runs_fit)
+{
+	/* every bucket, the most PS and the most runs: within the blob limit */
+	a->nps = RESULT_PS_MAX;
+	for (unsigned i = 0; i < STATS_BUCKETS; i++)
+		a->lat.bucket[i] = 1;
+	a->lat.count = STATS_BUCKETS;
+	a->nruns = RESULT_RUNS_MAX;
+	for (uint32_t k = 0; k < RESULT_RUNS_MAX; k++)
+		a->runs[k] = (struct wresult_run){.calls = k ? 0 : a->calls, .errors = UINT64_MAX,
+		                                  .bytes = UINT64_MAX, .window_ns = UINT64_MAX,
+		                                  .lat_sum_ns = UINT64_MAX};
+	ck_assert_int_gt(wresult_encode(a, buf, RESULT_BLOB_MAX), 0);
 }
 END_TEST
 
@@ -149,6 +194,8 @@ Suite *make_result_suite(void)
 	tcase_add_test(core, test_result_empty_histogram);
 	tcase_add_test(limits, test_result_worst_case_fits);
 	tcase_add_test(limits, test_result_too_small_buffer);
+	tcase_add_test(limits, test_result_worst_case_runs_fit);
+	tcase_add_test(core, test_result_runs);
 	tcase_add_test(errors, test_result_rejects_truncation);
 	tcase_add_test(errors, test_result_rejects_trailing_and_corruption);
 	tcase_add_test(errors, test_result_rejects_huge_counts);

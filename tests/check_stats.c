@@ -121,6 +121,51 @@ START_TEST(test_stats_huge_values)
 }
 END_TEST
 
+/* Across runs: known values, worked by hand (t at 0.975 from a table). */
+START_TEST(test_stats_ci95_known)
+{
+	const double five[] = {1, 2, 3, 4, 5}, two[] = {10, 12};
+	struct stats_ci ci;
+
+	stats_ci95(five, 5, &ci);
+	ck_assert_double_eq_tol(ci.mean, 3.0, 1e-12);
+	ck_assert_double_eq_tol(ci.sd, sqrt(2.5), 1e-12);            /* n - 1 = 4 */
+	ck_assert_double_eq_tol(ci.lo, 3.0 - 2.776 * sqrt(2.5) / sqrt(5.0), 1e-9);
+	ck_assert_double_eq_tol(ci.hi, 4.962928, 1e-6);
+	stats_ci95(two, 2, &ci);
+	ck_assert_double_eq_tol(ci.sd, sqrt(2.0), 1e-12);
+	ck_assert_double_eq_tol(ci.lo, 11.0 - 12.706, 1e-9);         /* t(1) sd / sqrt 2 */
+	ck_assert_double_eq_tol(ci.hi, 11.0 + 12.706, 1e-9);
+}
+END_TEST
+
+START_TEST(test_stats_ci95_edges)
+{
+	const double one[] = {42.5}, same[] = {7, 7, 7}, big[] = {1e12 + 1, 1e12 + 2, 1e12 + 3};
+	struct stats_ci ci;
+
+	stats_ci95(one, 1, &ci);
+	ck_assert(ci.mean == 42.5 && ci.sd == 0 && ci.lo == 42.5 && ci.hi == 42.5);
+	stats_ci95(same, 3, &ci);
+	ck_assert(ci.sd == 0 && ci.lo == 7 && ci.hi == 7);
+	stats_ci95(one, 0, &ci);
+	ck_assert(ci.mean == 0 && ci.sd == 0);
+	/* small spread on a large mean: no cancellation */
+	stats_ci95(big, 3, &ci);
+	ck_assert_double_eq_tol(ci.sd, 1.0, 1e-3);
+	/* the table: exact to 30 dof, then conservative, 1.960 at the limit */
+	ck_assert_double_eq_tol(stats_t95(1), 12.706, 1e-9);
+	ck_assert_double_eq_tol(stats_t95(4), 2.776, 1e-9);
+	ck_assert_double_eq_tol(stats_t95(30), 2.042, 1e-9);
+	ck_assert(stats_t95(35) >= 2.030 && stats_t95(35) <= 2.042);
+	ck_assert(stats_t95(50) >= 2.009 && stats_t95(50) <= 2.021);
+	ck_assert(stats_t95(999) >= 1.962 && stats_t95(999) <= 1.980);
+	ck_assert_double_eq_tol(stats_t95(100000), 1.960, 1e-9);
+	for (unsigned d = 1; d < 2000; d++)
+		ck_assert(stats_t95(d + 1) <= stats_t95(d)); /* never grows */
+}
+END_TEST
+
 Suite *make_stats_suite(void)
 {
 	Suite *su = suite_create("stats");
@@ -132,6 +177,8 @@ Suite *make_stats_suite(void)
 	tcase_add_test(core, test_stats_quantiles_within_one_percent);
 	tcase_add_test(core, test_stats_stddev_known);
 	tcase_add_test(core, test_stats_merge_equals_joint);
+	tcase_add_test(core, test_stats_ci95_known);
+	tcase_add_test(limits, test_stats_ci95_edges);
 	tcase_add_test(limits, test_stats_small_values_exact);
 	tcase_add_test(limits, test_stats_buckets_cover_value);
 	tcase_add_test(limits, test_stats_huge_values);

@@ -7,7 +7,8 @@
  *   - wresult_decode is deterministic and, on failure, returns -1;
  *   - what decodes is sane: host and err NUL-terminated within their
  *     arrays, end a valid enum engine_end, nps <= RESULT_PS_MAX, the
- *     histogram's buckets add up to its count, min <= max when count > 0;
+ *     histogram's buckets add up to its count, min <= max when count > 0,
+ *     nruns <= RESULT_RUNS_MAX;
  *   - it encodes (wresult_encode) within RESULT_BLOB_MAX, the encoding
  *     decodes to the same result, and encoding that again gives the same
  *     bytes (the encoding is canonical);
@@ -36,7 +37,8 @@ static int same_result(const struct wresult *a, const struct wresult *b)
 	       a->bytes == b->bytes && a->window_ns == b->window_ns && a->offered == b->offered &&
 	       a->nps == b->nps &&
 	       !memcmp(a->ps_calls, b->ps_calls, a->nps * sizeof a->ps_calls[0]) &&
-	       !memcmp(&a->lat, &b->lat, sizeof a->lat);
+	       !memcmp(&a->lat, &b->lat, sizeof a->lat) && a->nruns == b->nruns &&
+	       !memcmp(a->runs, b->runs, a->nruns * sizeof a->runs[0]);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -69,6 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(memchr(r1.host, 0, sizeof r1.host) && memchr(r1.err, 0, sizeof r1.err));
 	CHECK(r1.end >= ENGINE_DONE && r1.end <= ENGINE_FAILED);
 	CHECK(r1.nps <= RESULT_PS_MAX);
+	CHECK(r1.nruns <= RESULT_RUNS_MAX);
 	for (unsigned i = 0; i < STATS_BUCKETS; i++) {
 		CHECK(r1.lat.bucket[i] <= UINT64_MAX - total);
 		total += r1.lat.bucket[i];
