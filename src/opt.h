@@ -56,7 +56,16 @@ enum {
 	OPT_HAS_MAX = 1 << 1,
 	OPT_MAX_OPEN = 1 << 2, /* the range is [min, max), as Table 1's Small and Medium */
 	OPT_LIST_APPEND = 1 << 3, /* indented continuation lines append to the list */
+	/* STRING: a secret.  Empty, or min..max characters of OPT_SECRET_CHARS;
+	 * results (job_ini_public) and error messages never show its value */
+	OPT_SECRET = 1 << 4,
 };
+
+/* What a secret may be made of: base64, base64url and hex digits all fit,
+ * and every one is a legal gRPC metadata value and job-file value. */
+#define OPT_SECRET_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/="
+#define OPT_SECRET_SHOWN "A-Z a-z 0-9 - . _ ~ + / ="
+
 
 struct opt_def {
 	const char *section;
