@@ -241,6 +241,27 @@ oom:
 	return -1;
 }
 
+void rerun_withheld(const char *path, char *buf, size_t len)
+{
+	struct result res;
+	char err[600], name[64];
+	size_t off = 0;
+	int arr;
+
+	buf[0] = 0;
+	if (result_open(&res, path, err, sizeof err) < 0)
+		return;
+	arr = jsonr_find(&res.r, 0, "job_withheld");
+	for (size_t i = 0; arr >= 0 && jsonr_type(&res.r, arr) == JSONR_ARRAY; i++) {
+		int e = jsonr_arr_get(&res.r, arr, i);
+		if (e < 0 || off >= len)
+			break;
+		if (jsonr_str(&res.r, e, name, sizeof name) >= 0)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s", off ? ", " : "", name);
+	}
+	result_close(&res);
+}
+
 /* ---- rerun ---- */
 
 static const struct {

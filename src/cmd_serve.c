@@ -61,8 +61,8 @@ static void on_ready(void *arg)
 	struct serve_ready *r = arg;
 	char err[CTRL_ERR_MAX];
 
-	if (r->control && ctrl_server_start(r->control, r->t->verbose, &r->ctrl, err,
-	                                    sizeof err) < 0) {
+	if (r->control && ctrl_server_start(r->control, r->t->job.token, r->t->verbose, &r->ctrl,
+	                                    err, sizeof err) < 0) {
 		tfgb_error("serve: control service: %s", err);
 		r->ctrl_failed = 1;
 		serve_stop = 1;

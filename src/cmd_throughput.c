@@ -350,7 +350,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
 		return TFGB_EXIT_FAIL;
 	}
-	text = job_ini_string(j);
+	text = job_ini_public(j); /* the run id: no hash of the token goes on the wire */
 	conns = calloc((size_t)np, sizeof *conns);
 	wr = malloc(sizeof *wr);
 	blob = malloc(RESULT_BLOB_MAX);
@@ -388,10 +388,17 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	}
 	if (collector && t->interval_ns)
 		report_interval_header(stdout, j->format);
-	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0 ||
-	    ctrl_barrier(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
-	                 now_ns() + j->timeout_ns, err, sizeof err) < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
+	if ((erc = ctrl_client_open(&caddr, j->token, now_ns() + j->timeout_ns, &cc, err,
+	                            sizeof err)) < 0 ||
+	    (erc = ctrl_barrier(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
+	                        now_ns() + j->timeout_ns, err, sizeof err)) < 0) {
+		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
+			cluster_ps_addr(j, 0, &addr);
+			tfgb_error("%s: worker %d: PS 0 (%s:%u): %s", t->cmd, rk->index, addr.host,
+			           addr.port, err);
+		} else {
+			tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
+		}
 		goto out_client;
 	}
 
@@ -591,7 +598,7 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	}
 	grpc_init();
 	grpc_up = 1;
-	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0) {
+	if (ctrl_client_open(&caddr, j->token, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err);
 		goto out;
 	}

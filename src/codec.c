@@ -209,8 +209,10 @@ static int walk_tensor(const unsigned char *p, size_t len, struct codec_view *v)
 		if (key_get(&p, end, &field, &wt) < 0)
 			return -1;
 		switch (field) {
-		case 1: /* name */
-			if (wt != WT_LEN || len_get(&p, end, &v->name, &v->name_len) < 0)
+		case 1: /* name: protobuf-c makes it a C string, so a NUL in it would
+			 * cut it short; refused, as nothing could echo it faithfully */
+			if (wt != WT_LEN || len_get(&p, end, &v->name, &v->name_len) < 0 ||
+			    memchr(v->name, 0, v->name_len))
 				return -1;
 			break;
 		case 2: /* dtype: int32, sent as a 64-bit varint when negative */
@@ -709,6 +711,11 @@ int codec_serve(struct codec_arena *a, int method, const void *req, size_t len,
 
 	if (method != TR_ECHO_TENSOR && method != TR_ACK_TENSOR)
 		return -EINVAL;
+	/* what protobuf-c would take but not give back as it came (a name with
+	 * a NUL) is refused; the walk also refuses garbage before the arena
+	 * is sized for it */
+	if (codec_walk_bundle(data, len, NULL, 0) < 0)
+		return -EBADMSG;
 	/* contents are copied into the arena, and each tensor costs about 200
 	 * bytes of structs: enough for any bundle of large buffers; a bundle
 	 * of tiny tensors grows the arena and is parsed again */

@@ -75,8 +75,9 @@ struct codec_view {
 /* Walks a TensorBundle encoding without copying: checks every tag, wire
  * type, varint and length (as protobuf-c's unpack would accept them: the
  * known fields with their wire types, unknown fields skipped, the last of
- * a repeated singular field wins, shape packed or not) and fills v[0..]
- * with up to max tensors.  Returns the number of tensors (which may exceed
+ * a repeated singular field wins, shape packed or not; but a name with a
+ * NUL byte, which protobuf-c would cut short, is refused) and fills v[0..]
+ * with up to max tensors (v may be NULL when max is 0).  Returns the number of tensors (which may exceed
  * max: only max are filled), or -EBADMSG. */
 long codec_walk_bundle(const void *buf, size_t len, struct codec_view *v, size_t max);
 
@@ -139,8 +140,9 @@ struct codec_buf {
  * protobuf-c into arena a (grown as needed, up to `limit` bytes), then
  * packs the reply into out (the bundle again, or a BundleAck {bytes,
  * tensors}).  Returns 0, -EBADMSG when the request does not parse as a
- * TensorBundle, -ENOMEM when it would need more than `limit` bytes of
- * arena or memory runs out, -EINVAL for another method. */
+ * TensorBundle (when codec_walk_bundle refuses it), -ENOMEM when it would
+ * need more than `limit` bytes of arena or memory runs out, -EINVAL for
+ * another method. */
 int codec_serve(struct codec_arena *a, int method, const void *req, size_t len,
                 struct codec_buf *out, size_t limit);
 

@@ -3,7 +3,7 @@
  * PS 0's `tfgb serve` hosts it on [cluster] control (by default PS 0's host,
  * one port below PS 0).  It is gRPC whatever the benchmark's transport, and
  * speaks tfgb.v1.Control (proto/tfgb.proto; raw big-endian bodies, see
- * ctrl.c for the exact layouts):
+ * ctrl_server.c for the exact layouts, ctrl_wire.c for their codecs):
  *
  *   Barrier  every worker of a run calls it with the same generation; all
  *            replies go out together once `workers` distinct workers have
@@ -17,6 +17,9 @@
  * a crashed run's leftovers never mix with the next.  The server keeps at
  * most CTRL_RUNS runs (the least recently used is dropped) and each at most
  * `workers` <= CTRL_WORKERS_MAX reports, so its memory is bounded.
+ *
+ * When the job sets [cluster] token, every call carries it as the request
+ * metadata entry "tfgb-token" and the service refuses calls without it.
  */
 #ifndef TFGB_CTRL_H
 #define TFGB_CTRL_H
@@ -34,18 +37,22 @@
 struct ctrl_server;
 struct ctrl_client;
 
-/* Starts the service on addr in a thread of its own.  The process must have
- * called grpc_init() (or let this call it; it balances with grpc_shutdown()
- * in ctrl_server_stop).  Returns 0 or -errno with err set ("cannot listen on
+/* Starts the service on addr in a thread of its own.  With a token (the
+ * job's cluster.token; NULL or "" for none) every call must present it, or
+ * it is answered UNAUTHENTICATED.  The process must have called grpc_init()
+ * (or let this call it; it balances with grpc_shutdown() in
+ * ctrl_server_stop).  Returns 0 or -errno with err set ("cannot listen on
  * 'host:port': ..."). */
-int ctrl_server_start(const struct opt_hostport *addr, int verbose, struct ctrl_server **out,
-                      char *err, size_t errlen);
+int ctrl_server_start(const struct opt_hostport *addr, const char *token, int verbose,
+                      struct ctrl_server **out, char *err, size_t errlen);
 /* Stops it: pending calls are cancelled; accepts NULL. */
 void ctrl_server_stop(struct ctrl_server *s);
 
 /* Connects to the service, waiting until deadline_ns (now_ns() clock) for it
- * to come up (workers may start before PS 0).  0 or -errno with err set. */
-int ctrl_client_open(const struct opt_hostport *addr, uint64_t deadline_ns,
+ * to come up (workers may start before PS 0).  Every call presents token
+ * (NULL or "": none).  0 or -errno with err set.  A call the service
+ * refuses for its token fails with -EACCES and err saying so. */
+int ctrl_client_open(const struct opt_hostport *addr, const char *token, uint64_t deadline_ns,
                      struct ctrl_client **out, char *err, size_t errlen);
 void ctrl_client_close(struct ctrl_client *c); /* accepts NULL */
 /* A ctrl_client is used by one thread at a time. */

@@ -12,7 +12,6 @@
 #include <string.h>
 
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
@@ -30,6 +29,8 @@ struct ctrl_client {
 	grpc_completion_queue *cq;    /* pluck */
 	void *method[M_COUNT];
 	int64_t gpr_off;              /* GPR_CLOCK_MONOTONIC minus now_ns() */
+	grpc_metadata md;             /* the tfgb-token entry, when nmd = 1 */
+	size_t nmd;
 	char target[TARGET_MAX];
 };
 
@@ -40,7 +41,7 @@ static void format_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, si
 	opt_format_duration(ms * 1000000, buf, len);
 }
 
-int ctrl_client_open(const struct opt_hostport *addr, uint64_t deadline_ns,
+int ctrl_client_open(const struct opt_hostport *addr, const char *token, uint64_t deadline_ns,
                      struct ctrl_client **out, char *err, size_t errlen)
 {
 	grpc_arg args[] = {
@@ -67,6 +68,11 @@ int ctrl_client_open(const struct opt_hostport *addr, uint64_t deadline_ns,
 	}
 	grpc_init();
 	c->gpr_off = grpcx_clock_offset();
+	if (token && *token) {
+		c->md.key = grpc_slice_from_static_string(CTRL_TOKEN_KEY);
+		c->md.value = grpc_slice_from_copied_string(token);
+		c->nmd = 1;
+	}
 	opt_format_hostport(addr, c->target, sizeof c->target);
 	c->cq = grpc_completion_queue_create_for_pluck(NULL);
 	creds = grpc_insecure_credentials_create();
@@ -105,6 +111,8 @@ void ctrl_client_close(struct ctrl_client *c)
 	                                   NULL).type != GRPC_QUEUE_SHUTDOWN)
 		;
 	grpc_completion_queue_destroy(c->cq);
+	if (c->nmd)
+		grpc_slice_unref(c->md.value);
 	free(c);
 	grpc_shutdown();
 }
@@ -158,7 +166,8 @@ static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t n
 	call = grpc_channel_create_registered_call(c->ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
 	                                           c->method[m], grpcx_deadline(c->gpr_off, call_ns), NULL);
 	grpc_op ops[6] = {
-		{.op = GRPC_OP_SEND_INITIAL_METADATA},
+		{.op = GRPC_OP_SEND_INITIAL_METADATA,
+		 .data.send_initial_metadata = {.count = c->nmd, .metadata = &c->md}},
 		{.op = GRPC_OP_SEND_MESSAGE, .data.send_message.send_message = req},
 		{.op = GRPC_OP_SEND_CLOSE_FROM_CLIENT},
 		{.op = GRPC_OP_RECV_INITIAL_METADATA,
@@ -197,6 +206,11 @@ static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t n
 		else
 			snprintf(err, errlen, "control service at '%s': %s: no reply within %s",
 			         c->target, ctrl_method_name[m], within);
+	} else if (st == GRPC_STATUS_UNAUTHENTICATED) {
+		snprintf(err, errlen, "control service at '%s' refused the token (%s): %s: %s",
+		         c->target, c->nmd ? "cluster.token differs from the service's" :
+		         "it requires a cluster.token and this job sets none",
+		         ctrl_method_name[m], d[0] ? d : "no details");
 	} else {
 		snprintf(err, errlen, "control service at '%s': %s: %s (%s)", c->target,
 		         ctrl_method_name[m], d[0] ? d : "no details", status_map[st].name);
@@ -236,23 +250,20 @@ static int client_bad_reply(const struct ctrl_client *c, int m, const char *what
 int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
                  uint32_t gen, uint64_t deadline_ns, char *err, size_t errlen)
 {
-	unsigned char b[BARRIER_LEN];
+	struct ctrl_req rq = {.run_id = run_id, .worker = worker, .workers = workers, .gen = gen};
+	unsigned char b[REQ_HDR_MAX];
 	grpc_byte_buffer *reply;
 	grpc_slice part, all;
 	int rc;
 
 	if ((rc = client_check(c, M_BARRIER, worker, workers, err, errlen)) < 0)
 		return rc;
-	be_put64(b, run_id);
-	be_put32(b + 8, worker);
-	be_put32(b + 12, workers);
-	be_put32(b + 16, gen);
-	part = grpc_slice_from_static_buffer(b, sizeof b);
+	part = grpc_slice_from_static_buffer(b, ctrl_req_encode(M_BARRIER, &rq, b));
 	rc = client_call(c, M_BARRIER, &part, 1, deadline_ns, &reply, err, errlen);
 	if (rc < 0)
 		return rc;
-	all = reply ? ctrl_body_slice(reply) : grpc_empty_slice();
-	if (GRPC_SLICE_LENGTH(all) != 8 || be_get64(GRPC_SLICE_START_PTR(all)) != run_id)
+	all = reply ? grpcx_body_slice(reply) : grpc_empty_slice();
+	if (ctrl_barrier_reply_check(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), run_id) < 0)
 		rc = client_bad_reply(c, M_BARRIER, "not the 8-byte run id", err, errlen);
 	grpc_slice_unref(all);
 	if (reply)
@@ -263,7 +274,9 @@ int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32
 int ctrl_report(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
                 const void *blob, size_t len, uint64_t deadline_ns, char *err, size_t errlen)
 {
-	unsigned char b[REPORT_HDR];
+	struct ctrl_req rq = {.run_id = run_id, .worker = worker, .workers = workers,
+	                      .blob_len = (uint32_t)len};
+	unsigned char b[REQ_HDR_MAX];
 	grpc_slice parts[2];
 	grpc_byte_buffer *reply;
 	int rc;
@@ -275,11 +288,7 @@ int ctrl_report(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_
 		         "limit of %u", c->target, len, CTRL_BLOB_MAX);
 		return -EMSGSIZE;
 	}
-	be_put64(b, run_id);
-	be_put32(b + 8, worker);
-	be_put32(b + 12, workers);
-	be_put32(b + 16, (uint32_t)len);
-	parts[0] = grpc_slice_from_static_buffer(b, sizeof b);
+	parts[0] = grpc_slice_from_static_buffer(b, ctrl_req_encode(M_REPORT, &rq, b));
 	parts[1] = grpc_slice_from_static_buffer(len ? blob : "", len);
 	rc = client_call(c, M_REPORT, parts, 2, deadline_ns, &reply, err, errlen);
 	if (reply)
@@ -291,60 +300,35 @@ int ctrl_collect(struct ctrl_client *c, uint64_t run_id, uint32_t workers, int p
                  uint64_t deadline_ns, ctrl_report_fn fn, void *arg, uint32_t *got, char *err,
                  size_t errlen)
 {
-	unsigned char b[COLLECT_LEN];
+	struct ctrl_req rq = {.run_id = run_id, .workers = workers, .partial = partial ? 1 : 0};
+	unsigned char b[REQ_HDR_MAX];
+	const unsigned char *blob;
 	grpc_slice part, all;
 	grpc_byte_buffer *reply;
-	const unsigned char *p;
-	size_t len, off = 4;
-	uint32_t count = 0;
-	int64_t prev = -1;
+	const char *what;
+	uint32_t count, w, bl;
+	size_t off = 0;
 	int rc;
 
 	*got = 0;
 	if ((rc = client_check(c, M_COLLECT, 0, workers, err, errlen)) < 0)
 		return rc;
-	be_put64(b, run_id);
-	be_put32(b + 8, workers);
-	be_put32(b + 12, partial ? 1 : 0);
-	part = grpc_slice_from_static_buffer(b, sizeof b);
+	part = grpc_slice_from_static_buffer(b, ctrl_req_encode(M_COLLECT, &rq, b));
 	rc = client_call(c, M_COLLECT, &part, 1, deadline_ns, &reply, err, errlen);
 	if (rc < 0)
 		return rc;
-	all = reply ? ctrl_body_slice(reply) : grpc_empty_slice();
-	p = GRPC_SLICE_START_PTR(all);
-	len = GRPC_SLICE_LENGTH(all);
+	all = reply ? grpcx_body_slice(reply) : grpc_empty_slice();
 	/* check it all before the first callback */
-	if (len < 4 || (count = be_get32(p)) > workers) {
-		rc = client_bad_reply(c, M_COLLECT, "bad count", err, errlen);
-		goto out;
-	}
-	for (uint32_t i = 0; i < count; i++) {
-		uint32_t w, bl;
-		if (len - off < 8) {
-			rc = client_bad_reply(c, M_COLLECT, "truncated", err, errlen);
-			goto out;
-		}
-		w = be_get32(p + off);
-		bl = be_get32(p + off + 4);
-		if (w >= workers || (int64_t)w <= prev || bl > CTRL_BLOB_MAX || len - off - 8 < bl) {
-			rc = client_bad_reply(c, M_COLLECT, "bad entry", err, errlen);
-			goto out;
-		}
-		prev = w;
-		off += 8 + (size_t)bl;
-	}
-	if (off != len) {
-		rc = client_bad_reply(c, M_COLLECT, "bytes after the last report", err, errlen);
-		goto out;
-	}
-	for (off = 4; *got < count && rc == 0;) {
-		uint32_t w = be_get32(p + off), bl = be_get32(p + off + 4);
+	if (ctrl_collect_reply_check(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), workers,
+	                             &count, &what) < 0)
+		rc = client_bad_reply(c, M_COLLECT, what, err, errlen);
+	while (rc == 0 && *got < count &&
+	       ctrl_collect_reply_next(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), &off, &w,
+	                               &blob, &bl) == 0) {
 		if (fn)
-			rc = fn(arg, w, p + off + 8, bl);
+			rc = fn(arg, w, blob, bl);
 		++*got;
-		off += 8 + (size_t)bl;
 	}
-out:
 	grpc_slice_unref(all);
 	if (reply)
 		grpc_byte_buffer_destroy(reply);

@@ -16,8 +16,11 @@
  *                     in increasing worker order
  *
  * with 1 <= workers <= CTRL_WORKERS_MAX, worker < workers and
- * len <= CTRL_BLOB_MAX.  A run is created by the first call that names its
- * run_id and takes that call's `workers`.  A run's barrier generations
+ * len <= CTRL_BLOB_MAX.  The bodies are decoded and encoded by ctrl_wire.c.
+ * With a token (the job's cluster.token) a call must carry the request
+ * metadata entry "tfgb-token" = the token, once, or it is answered
+ * UNAUTHENTICATED before its body is looked at.  A run is created by the
+ * first call that names its run_id and takes that call's `workers`.  A run's barrier generations
  * increase (0, 1, 2, ...); a worker's second Barrier call for the generation
  * being gathered replaces its first, which is answered ABORTED.
  *
@@ -31,6 +34,7 @@
  * many came; a reply that never arrives is "no reply within <timeout>".
  *
  * Statuses:
+ *   no, a wrong or a repeated tfgb-token             UNAUTHENTICATED
  *   body of the wrong size, a field out of range    INVALID_ARGUMENT
  *   request over 20 + CTRL_BLOB_MAX bytes            RESOURCE_EXHAUSTED (gRPC's limit)
  *   workers differs from the run's                   FAILED_PRECONDITION
@@ -72,7 +76,6 @@
 #include <string.h>
 
 #include <grpc/byte_buffer.h>
-#include <grpc/byte_buffer_reader.h>
 #include <grpc/grpc.h>
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
@@ -81,24 +84,6 @@
 
 #include "ctrl_wire.h"
 #include "grpcx.h"
-#include "util.h"
-
-const char *const ctrl_method_path[M_COUNT] = {
-	"/tfgb.v1.Control/Barrier", "/tfgb.v1.Control/Report", "/tfgb.v1.Control/Collect"};
-const char *const ctrl_method_wire[M_COUNT] = {"Barrier", "Report", "Collect"};
-const char *const ctrl_method_name[M_COUNT] = {"barrier", "report", "collect"};
-
-grpc_slice ctrl_body_slice(grpc_byte_buffer *bb)
-{
-	grpc_byte_buffer_reader rd;
-	grpc_slice all;
-
-	if (!grpc_byte_buffer_reader_init(&rd, bb))
-		return grpc_empty_slice();
-	all = grpc_byte_buffer_reader_readall(&rd);
-	grpc_byte_buffer_reader_destroy(&rd);
-	return all;
-}
 
 /* ---- server ------------------------------------------------------------ */
 
@@ -158,6 +143,7 @@ struct ctrl_server {
 	uint64_t lru_clock;
 	gpr_timespec next_due;        /* no held call is due before this */
 	struct run run[CTRL_RUNS];
+	struct ctrl_token token;      /* calls must present it, when set */
 	char target[TARGET_MAX];
 };
 
@@ -356,46 +342,13 @@ static struct run *srv_run(struct ctrl_server *s, struct ccall *c, uint64_t id,
 	return r;
 }
 
-/* INVALID_ARGUMENT unless 1 <= workers <= max and worker < workers (Collect,
- * which names no worker, passes 0); returns -1 after answering. */
-static int srv_check_workers(struct ccall *c, uint32_t worker, uint32_t workers)
+static void srv_barrier(struct ctrl_server *s, struct ccall *c, const struct ctrl_req *rq)
 {
-	if (workers < 1 || workers > CTRL_WORKERS_MAX) {
-		srv_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: workers %u is outside 1..%u",
-		         ctrl_method_wire[c->kind], workers, CTRL_WORKERS_MAX);
-		return -1;
-	}
-	if (worker >= workers) {
-		srv_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "%s: worker %u is not below workers %u",
-		         ctrl_method_wire[c->kind], worker, workers);
-		return -1;
-	}
-	return 0;
-}
-
-static int srv_check_len(struct ccall *c, size_t got, size_t want)
-{
-	if (got == want)
-		return 0;
-	srv_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "%s takes exactly %zu bytes, got %zu",
-	         ctrl_method_wire[c->kind], want, got);
-	return -1;
-}
-
-static void srv_barrier(struct ctrl_server *s, struct ccall *c, const unsigned char *b,
-                        size_t len)
-{
-	uint32_t w, n, gen;
-	uint64_t id;
+	uint32_t w = rq->worker, n = rq->workers, gen = rq->gen;
+	uint64_t id = rq->run_id;
 	struct run *r;
 
-	if (srv_check_len(c, len, BARRIER_LEN) < 0)
-		return;
-	id = be_get64(b);
-	w = be_get32(b + 8);
-	n = be_get32(b + 12);
-	gen = be_get32(b + 16);
-	if (srv_check_workers(c, w, n) < 0 || !(r = srv_run(s, c, id, n)))
+	if (!(r = srv_run(s, c, id, n)))
 		return;
 	if (gen == 0 && r->bar_passed && !r->bar_n) {
 		/* generation 0 gathers every worker once, so a second one is a new
@@ -439,12 +392,12 @@ static void srv_barrier(struct ctrl_server *s, struct ccall *c, const unsigned c
 	r->bar_passed = 1;
 	r->bar_last = gen;
 	for (uint32_t i = 0; i < r->workers; i++) {
-		unsigned char idb[8];
+		unsigned char idb[BARRIER_REPLY_LEN];
 		grpc_slice sl;
 		grpc_byte_buffer *bb;
 
-		be_put64(idb, id);
-		sl = grpc_slice_from_copied_buffer((const char *)idb, 8);
+		ctrl_barrier_reply_encode(idb, id);
+		sl = grpc_slice_from_copied_buffer((const char *)idb, sizeof idb);
 		bb = grpc_raw_byte_buffer_create(&sl, 1);
 		grpc_slice_unref(sl);
 		srv_answer(r->bar[i], GRPC_STATUS_OK, NULL, bb);
@@ -460,15 +413,15 @@ static grpc_byte_buffer *collect_reply(const struct run *r)
 
 	if (!sl)
 		return NULL;
-	sl[0] = grpc_slice_malloc(4);
-	be_put32(GRPC_SLICE_START_PTR(sl[0]), r->nrep);
+	sl[0] = grpc_slice_malloc(COLLECT_COUNT_LEN);
+	ctrl_collect_count_encode(GRPC_SLICE_START_PTR(sl[0]), r->nrep);
 	n = 1;
 	for (uint32_t w = 0; w < r->workers; w++) {
 		if (!r->has[w])
 			continue;
-		sl[n] = grpc_slice_malloc(8);
-		be_put32(GRPC_SLICE_START_PTR(sl[n]), w);
-		be_put32(GRPC_SLICE_START_PTR(sl[n]) + 4, (uint32_t)GRPC_SLICE_LENGTH(r->blob[w]));
+		sl[n] = grpc_slice_malloc(COLLECT_ENTRY_LEN);
+		ctrl_collect_entry_encode(GRPC_SLICE_START_PTR(sl[n]), w,
+		                          (uint32_t)GRPC_SLICE_LENGTH(r->blob[w]));
 		sl[n + 1] = r->blob[w]; /* the buffer takes its own reference */
 		n += 2;
 	}
@@ -490,72 +443,35 @@ static void srv_collect_answer(struct ccall *c, struct run *r)
 		srv_fail(c, GRPC_STATUS_RESOURCE_EXHAUSTED, "out of memory for the Collect reply");
 }
 
-static void srv_report(struct ctrl_server *s, struct ccall *c, grpc_slice body)
+/* The blob is a reference to the request's body slice: no copy. */
+static void srv_report(struct ctrl_server *s, struct ccall *c, const struct ctrl_req *rq,
+                       grpc_slice body)
 {
-	const unsigned char *b = GRPC_SLICE_START_PTR(body);
-	size_t len = GRPC_SLICE_LENGTH(body);
-	uint32_t w, n, blen;
-	uint64_t id;
+	uint32_t w = rq->worker;
 	struct run *r;
 
-	if (len < REPORT_HDR) {
-		srv_fail(c, GRPC_STATUS_INVALID_ARGUMENT,
-		         "Report takes a %d-byte header and the blob, got %zu bytes", REPORT_HDR, len);
-		return;
-	}
-	id = be_get64(b);
-	w = be_get32(b + 8);
-	n = be_get32(b + 12);
-	blen = be_get32(b + 16);
-	if (srv_check_workers(c, w, n) < 0)
-		return;
-	if (blen > CTRL_BLOB_MAX) {
-		srv_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "Report: len %u exceeds %u", blen,
-		         CTRL_BLOB_MAX);
-		return;
-	}
-	if (blen != len - REPORT_HDR) {
-		srv_fail(c, GRPC_STATUS_INVALID_ARGUMENT,
-		         "Report: len %u does not match the %zu bytes that follow", blen,
-		         len - REPORT_HDR);
-		return;
-	}
-	if (!(r = srv_run(s, c, id, n)))
+	if (!(r = srv_run(s, c, rq->run_id, rq->workers)))
 		return;
 	if (r->has[w])
 		grpc_slice_unref(r->blob[w]);
 	else
 		r->nrep++;
 	r->has[w] = 1;
-	r->blob[w] = grpc_slice_sub(body, REPORT_HDR, len);
+	r->blob[w] = grpc_slice_sub(body, REPORT_HDR, GRPC_SLICE_LENGTH(body));
 	srv_answer(c, GRPC_STATUS_OK, NULL, grpc_raw_byte_buffer_create(NULL, 0));
 	if (r->nrep == r->workers)
 		while (r->collect)
 			srv_collect_answer(r->collect, r);
 }
 
-static void srv_collect(struct ctrl_server *s, struct ccall *c, const unsigned char *b,
-                        size_t len)
+static void srv_collect(struct ctrl_server *s, struct ccall *c, const struct ctrl_req *rq)
 {
-	uint32_t n, partial;
-	uint64_t id;
+	uint64_t id = rq->run_id;
 	struct run *r;
 
-	if (srv_check_len(c, len, COLLECT_LEN) < 0)
+	if (!(r = srv_run(s, c, id, rq->workers)))
 		return;
-	id = be_get64(b);
-	n = be_get32(b + 8);
-	partial = be_get32(b + 12);
-	if (srv_check_workers(c, 0, n) < 0)
-		return;
-	if (partial > 1) {
-		srv_fail(c, GRPC_STATUS_INVALID_ARGUMENT, "Collect: partial must be 0 or 1, got %u",
-		         partial);
-		return;
-	}
-	if (!(r = srv_run(s, c, id, n)))
-		return;
-	if (partial || r->nrep == r->workers) {
+	if (rq->partial || r->nrep == r->workers) {
 		srv_collect_answer(c, r);
 	} else if (atomic_load(&s->stopping)) {
 		srv_fail(c, GRPC_STATUS_UNAVAILABLE, "the control service is stopping");
@@ -571,11 +487,37 @@ static void srv_collect(struct ctrl_server *s, struct ccall *c, const unsigned c
 	}
 }
 
+/* Whether c presents the service's token, if it has one; answers c
+ * UNAUTHENTICATED if not.  A second token entry is refused rather than
+ * picked from: a proxy that adds one must not decide which counts. */
+static int srv_token_ok(struct ctrl_server *s, struct ccall *c)
+{
+	const grpc_slice *got = NULL;
+	size_t n = 0;
+
+	if (!s->token.set)
+		return 1;
+	for (size_t i = 0; i < c->md.count; i++)
+		if (grpc_slice_str_cmp(c->md.metadata[i].key, CTRL_TOKEN_KEY) == 0) {
+			got = &c->md.metadata[i].value;
+			n++;
+		}
+	if (n == 1 && ctrl_token_ok(&s->token, GRPC_SLICE_START_PTR(*got), GRPC_SLICE_LENGTH(*got)))
+		return 1;
+	srv_fail(c, GRPC_STATUS_UNAUTHENTICATED, "%s: %s; this control service takes the "
+	         "cluster.token of the job it was started with", ctrl_method_wire[c->kind],
+	         n == 0 ? "no " CTRL_TOKEN_KEY " metadata" :
+	         n > 1 ? "more than one " CTRL_TOKEN_KEY " metadata entry" : "wrong token");
+	return 0;
+}
+
 /* A call arrived: watch for its end, then answer or hold it. */
 static void srv_handle(struct ctrl_server *s, struct ccall *c)
 {
 	grpc_op close_op = {.op = GRPC_OP_RECV_CLOSE_ON_SERVER,
 	                    .data.recv_close_on_server.cancelled = &c->cancelled};
+	struct ctrl_req rq;
+	char msg[MSG_MAX];
 	grpc_slice body;
 
 	if (grpc_call_start_batch(c->call, &close_op, 1, &c->t_close, NULL) != GRPC_CALL_OK) {
@@ -596,18 +538,18 @@ static void srv_handle(struct ctrl_server *s, struct ccall *c)
 		         ctrl_method_wire[c->kind]);
 		return;
 	}
-	body = ctrl_body_slice(c->req);
-	switch (c->kind) {
-	case M_BARRIER:
-		srv_barrier(s, c, GRPC_SLICE_START_PTR(body), GRPC_SLICE_LENGTH(body));
-		break;
-	case M_REPORT:
-		srv_report(s, c, body);
-		break;
-	default:
-		srv_collect(s, c, GRPC_SLICE_START_PTR(body), GRPC_SLICE_LENGTH(body));
-		break;
-	}
+	if (!srv_token_ok(s, c))
+		return;
+	body = grpcx_body_slice(c->req);
+	if (ctrl_req_decode(c->kind, GRPC_SLICE_START_PTR(body), GRPC_SLICE_LENGTH(body), &rq, msg,
+	                    sizeof msg) < 0)
+		srv_answer(c, GRPC_STATUS_INVALID_ARGUMENT, msg, NULL);
+	else if (c->kind == M_BARRIER)
+		srv_barrier(s, c, &rq);
+	else if (c->kind == M_REPORT)
+		srv_report(s, c, &rq, body);
+	else
+		srv_collect(s, c, &rq);
 	grpc_slice_unref(body);
 }
 
@@ -704,8 +646,8 @@ static void *srv_thread(void *arg)
 	return NULL;
 }
 
-int ctrl_server_start(const struct opt_hostport *addr, int verbose, struct ctrl_server **out,
-                      char *err, size_t errlen)
+int ctrl_server_start(const struct opt_hostport *addr, const char *token, int verbose,
+                      struct ctrl_server **out, char *err, size_t errlen)
 {
 	grpc_arg args[] = {
 		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = RECV_MAX}},
@@ -728,6 +670,7 @@ int ctrl_server_start(const struct opt_hostport *addr, int verbose, struct ctrl_
 	grpc_init();
 	pthread_mutex_init(&s->lock, NULL);
 	s->next_due = gpr_inf_future(GPR_CLOCK_MONOTONIC);
+	ctrl_token_init(&s->token, token);
 	opt_format_hostport(addr, s->target, sizeof s->target);
 	s->server = grpc_server_create(&chargs, NULL);
 	s->cq = grpc_completion_queue_create_for_next(NULL);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <grpc/byte_buffer_reader.h>
 #include <grpc/support/log.h>
 
 #include "util.h"
@@ -94,4 +95,16 @@ void grpcx_cq_drain(grpc_completion_queue *cq)
 	while (grpc_completion_queue_next(cq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL).type !=
 	       GRPC_QUEUE_SHUTDOWN)
 		;
+}
+
+grpc_slice grpcx_body_slice(grpc_byte_buffer *bb)
+{
+	grpc_byte_buffer_reader rd;
+	grpc_slice all;
+
+	if (!grpc_byte_buffer_reader_init(&rd, bb))
+		return grpc_empty_slice();
+	all = grpc_byte_buffer_reader_readall(&rd);
+	grpc_byte_buffer_reader_destroy(&rd);
+	return all;
 }

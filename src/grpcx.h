@@ -30,4 +30,8 @@ const char *grpcx_state_text(grpc_connectivity_state st);
 /* Takes every event off a queue that was shut down. */
 void grpcx_cq_drain(grpc_completion_queue *cq);
 
+/* A message's whole body as one contiguous slice (gRPC copies it when it
+ * came in pieces); empty if it cannot be read.  The caller unrefs it. */
+grpc_slice grpcx_body_slice(grpc_byte_buffer *bb);
+
 #endif

@@ -76,6 +76,9 @@ const struct opt_def job_keys[] = {
 	 .help = "number of worker processes"},
 	{"cluster", "control", OPT_HOSTPORT_LIST, J(control), "", .max_items = 1,
 	 .help = "control service of multi-process runs; empty is PS 0's host, one port below PS 0"},
+	{"cluster", "token", OPT_STRING, J(token), "", .min = 16, .max = 128,
+	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_SECRET,
+	 .help = "shared secret every call to the control service must present; empty is none"},
 
 	{"payload", "scheme", OPT_ENUM, J(scheme), "uniform", .values = scheme_names,
 	 .help = "how iovec buffers are chosen: uniform, random, skew, or an explicit custom list"},
@@ -337,7 +340,10 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 	}
 	if (opt_parse(d, slot(j, d), value, append, why) < 0) {
 		char shown[104];
-		shown_value(value, shown, sizeof shown);
+		if (d->flags & OPT_SECRET)
+			snprintf(shown, sizeof shown, "(%zu characters, not shown)", strlen(value));
+		else
+			shown_value(value, shown, sizeof shown);
 		seterr(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, shown, why);
 		return -1;
 	}
@@ -773,7 +779,7 @@ int job_validate(struct job *j, struct job_err *err)
 	return check_dtype(j, err);
 }
 
-void job_print_ini(const struct job *j, FILE *f)
+static void print_ini(const struct job *j, FILE *f, int public)
 {
 	const char *section = NULL;
 
@@ -783,8 +789,10 @@ void job_print_ini(const struct job *j, FILE *f)
 			fprintf(f, "%s[%s]\n", section ? "\n" : "", d->section);
 			section = d->section;
 		}
-		fprintf(f, "%s = ", d->name);
-		if (d->off == offsetof(struct job, iovecs) && j->scheme == SCHEME_CUSTOM &&
+		fprintf(f, "%s =%s", d->name, public && (d->flags & OPT_SECRET) ? "" : " ");
+		if (public && (d->flags & OPT_SECRET))
+			; /* the value is left out */
+		else if (d->off == offsetof(struct job, iovecs) && j->scheme == SCHEME_CUSTOM &&
 		    j->iovec.n)
 			fprintf(f, "%zu", j->iovec.n); /* what the payload will have */
 		else
@@ -793,7 +801,12 @@ void job_print_ini(const struct job *j, FILE *f)
 	}
 }
 
-char *job_ini_string(const struct job *j)
+void job_print_ini(const struct job *j, FILE *f)
+{
+	print_ini(j, f, 0);
+}
+
+static char *ini_string(const struct job *j, int public)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -801,12 +814,37 @@ char *job_ini_string(const struct job *j)
 
 	if (!f)
 		return NULL;
-	job_print_ini(j, f);
+	print_ini(j, f, public);
 	if (fclose(f) != 0) {
 		free(buf);
 		return NULL;
 	}
 	return buf;
+}
+
+char *job_ini_string(const struct job *j)
+{
+	return ini_string(j, 0);
+}
+
+char *job_ini_public(const struct job *j)
+{
+	return ini_string(j, 1);
+}
+
+int job_secrets_set(const struct job *j, const struct opt_def **out, int max)
+{
+	int n = 0;
+
+	for (size_t i = 0; job_keys[i].name; i++) {
+		const char *v;
+		if (!(job_keys[i].flags & OPT_SECRET))
+			continue;
+		v = *(char *const *)((const char *)j + job_keys[i].off);
+		if (v && *v && n++ < max)
+			out[n - 1] = &job_keys[i];
+	}
+	return n;
 }
 
 int job_find_default(char *buf, size_t len)

@@ -58,6 +58,7 @@ struct job {
 	struct opt_hplist ps;
 	int64_t ps_count, workers;
 	struct opt_hplist control;
+	char *token;          /* the control service's shared secret, or "" */
 	/* [payload] */
 	int scheme, bias, dtype;
 	int64_t iovecs;
@@ -123,6 +124,15 @@ int job_validate(struct job *j, struct job_err *err);
 void job_print_ini(const struct job *j, FILE *f);
 /* The same as a malloc'd string (NULL if out of memory). */
 char *job_ini_string(const struct job *j);
+/* The job as it may be shown and kept: job_ini_string with the values of
+ * secret keys (cluster.token) left out, so that the key reads "token =".
+ * Results record this text and hash it; it re-parses to the same job
+ * without the secrets.  NULL if out of memory. */
+char *job_ini_public(const struct job *j);
+/* The secret keys the job sets, those job_ini_public leaves out: fills up
+ * to max of them into out (which may be NULL when max is 0) and returns
+ * how many there are. */
+int job_secrets_set(const struct job *j, const struct opt_def **out, int max);
 
 /* The search path for a job file when no -c is given: ./tfgb.ini,
  * $XDG_CONFIG_HOME/tfgb/tfgb.ini (or ~/.config/...), DATADIR/tfgb.ini.

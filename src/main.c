@@ -215,6 +215,16 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 	for (int i = 0; i < nsets; i++)
 		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
 			goto bad;
+	if (config && rerun_is_result(config) == 1 && !job_secrets_set(&t->job, NULL, 0)) {
+		/* results never record a secret: say what this run goes without */
+		char withheld[200];
+		rerun_withheld(config, withheld, sizeof withheld);
+		if (withheld[0] && !t->quiet)
+			fprintf(stderr, "tfgb: note: %s's run set %s, which results do not record; "
+			        "this run goes without (as a launcher that starts its own PS 0 can); "
+			        "against a tfgb serve started with it, add -s %s=...\n", config,
+			        withheld, withheld);
+	}
 	if (fmt) {
 		/* checked here so that the message names -f, not an -s position */
 		const struct opt_def *d = job_key_find("output", "format");

@@ -311,7 +311,11 @@ void opt_format_range(const struct opt_def *d, char *buf, size_t len)
 		snprintf(buf, len, "yes | no");
 		return;
 	case OPT_STRING:
-		snprintf(buf, len, "any text");
+		if (d->flags & OPT_SECRET)
+			snprintf(buf, len, "empty, or %" PRId64 " to %" PRId64 " characters of %s", d->min, d->max,
+			         OPT_SECRET_SHOWN);
+		else
+			snprintf(buf, len, "any text");
 		return;
 	case OPT_HOSTPORT_LIST:
 		snprintf(buf, len, "host:port, ports [1, 65535]");
@@ -586,6 +590,12 @@ int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, 
 		/* --print-config writes it on one line of a job file */
 		if (strlen(text) > OPT_STRING_MAX) {
 			snprintf(why, OPT_ERR_MAX, "longer than %d characters", OPT_STRING_MAX);
+			return -1;
+		}
+		if ((d->flags & OPT_SECRET) && *text &&
+		    (text[strspn(text, OPT_SECRET_CHARS)] || (int64_t)strlen(text) < d->min ||
+		     (int64_t)strlen(text) > d->max)) {
+			range_error(d, why, NULL);
 			return -1;
 		}
 		for (const char *c = text; *c; c++)

@@ -58,7 +58,15 @@ enum {
 	OPT_LIST_APPEND = 1 << 3, /* indented continuation lines append to the list */
 	OPT_NONE = 1 << 4,        /* OPT_INT: the word "none" is a value too, stored as -1
 	                           * (below any range it is used with) */
+	/* STRING: a secret.  Empty, or min..max characters of OPT_SECRET_CHARS;
+	 * results (job_ini_public) and error messages never show its value */
+	OPT_SECRET = 1 << 5,
 };
+
+/* What a secret may be made of: base64, base64url and hex digits all fit,
+ * and every one is a legal gRPC metadata value and job-file value. */
+#define OPT_SECRET_CHARS "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~+/="
+#define OPT_SECRET_SHOWN "A-Z a-z 0-9 - . _ ~ + / ="
 
 struct opt_def {
 	const char *section;

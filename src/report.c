@@ -280,7 +280,9 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	const struct job *j = r->job;
 	const struct payload *p = r->payload;
 	const struct engine_result *res = r->res;
-	char *text = job_ini_string(j);
+	char *text = job_ini_public(j); /* what a result keeps: no secrets */
+	const struct opt_def *sec[JOB_MAX_KEYS];
+	int nsec;
 	char hp[300];
 	struct json w;
 
@@ -395,6 +397,16 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	if (r->mon)
 		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes);
 	json_str(&w, "job", text);
+	/* the secret keys set but left out of "job", for tfgb rerun to say so */
+	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {
+		json_arr_begin(&w, "job_withheld");
+		for (int i = 0; i < nsec && i < JOB_MAX_KEYS; i++) {
+			char name[64];
+			snprintf(name, sizeof name, "%s.%s", sec[i]->section, sec[i]->name);
+			json_str(&w, NULL, name);
+		}
+		json_arr_end(&w);
+	}
 	json_obj_end(&w);
 	json_finish(&w);
 	free(text);

@@ -68,5 +68,9 @@ int rerun_is_result(const char *path);
  * malloc'd (either pointer may be NULL).  0, or -1 with a one-line err
  * naming the file. */
 int rerun_read(const char *path, char **benchmark, char **job_text, char *err, size_t errlen);
+/* The secret keys the result's run set but its "job" leaves out
+ * ("job_withheld", e.g. cluster.token), as "section.key, ..." in buf
+ * (empty when none or unreadable). */
+void rerun_withheld(const char *path, char *buf, size_t len);
 
 #endif

@@ -584,6 +584,28 @@ START_TEST(test_codec_truncated_rejected)
 }
 END_TEST
 
+/* A name with a NUL byte: protobuf-c would cut it short at the NUL, so an
+ * EchoTensor reply would not be the bundle sent; the walker and the server
+ * refuse it (found by tests/fuzz/fuzz_bundle.c, corpus crash_name_with_nul). */
+START_TEST(test_codec_name_with_nul_rejected)
+{
+	/* tensors { name: "io\0/0" dtype: 4 content: "ab" } */
+	static const unsigned char b[] = {0x0a, 0x0d, 0x0a, 0x05, 'i', 'o', 0, '/', '0',
+	                                  0x10, 0x04, 0x22, 0x02, 'a', 'b'};
+	unsigned char ok[sizeof b];
+
+	ck_assert_int_eq(codec_walk_bundle(b, sizeof b, NULL, 0), -EBADMSG);
+	ck_assert_int_eq(codec_serve(&arena, TR_ECHO_TENSOR, b, sizeof b, &out, LIMIT), -EBADMSG);
+	ck_assert_int_eq(codec_serve(&arena, TR_ACK_TENSOR, b, sizeof b, &out, LIMIT), -EBADMSG);
+	memcpy(ok, b, sizeof b);
+	ok[6] = 'v'; /* "iov/0" */
+	ck_assert_int_eq(codec_walk_bundle(ok, sizeof ok, NULL, 0), 1);
+	ck_assert_int_eq(codec_serve(&arena, TR_ECHO_TENSOR, ok, sizeof ok, &out, LIMIT), 0);
+	ck_assert_uint_eq(out.len, sizeof ok);
+	ck_assert(!memcmp(out.p, ok, sizeof ok));
+}
+END_TEST
+
 START_TEST(test_codec_corrupt_rejected)
 {
 	static const struct {
@@ -765,6 +787,7 @@ Suite *make_codec_suite(void)
 	tcase_add_checked_fixture(tc_errors, codec_setup, codec_teardown);
 	tcase_set_timeout(tc_errors, 60);
 	tcase_add_test(tc_errors, test_codec_truncated_rejected);
+	tcase_add_test(tc_errors, test_codec_name_with_nul_rejected);
 	tcase_add_test(tc_errors, test_codec_corrupt_rejected);
 	tcase_add_test(tc_errors, test_codec_mutations_agree);
 	tcase_add_test(tc_errors, test_codec_dtype_validation);

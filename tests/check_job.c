@@ -391,6 +391,50 @@ START_TEST(test_job_override_after_file)
 }
 END_TEST
 
+/* cluster.token: its range, errors that never show it, and a public text
+ * (what results keep) without it that still parses. */
+START_TEST(test_job_token)
+{
+	static const char tok[] = "AbC-0123456789_.~+/=";
+	const struct opt_def *sec[2];
+	char kv[200], *full, *pub;
+	struct job again;
+
+	ck_assert_int_eq(job_override(&job, "cluster.token=short-secret", 1, &err), -1);
+	ck_assert_msg(strstr(err.msg, "cluster.token") && !strstr(err.msg, "short-secret") &&
+	              strstr(err.msg, "16 to 128 characters of A-Z a-z 0-9"), "%s", err.msg);
+	ck_assert_int_eq(job_override(&job, "cluster.token=0123456789abcdef 01", 2, &err), -1);
+	ck_assert_int_eq(job_override(&job, "cluster.token=0123456789abcdef\"", 3, &err), -1);
+	memset(kv, 'a', sizeof kv);
+	memcpy(kv, "cluster.token=", 14);
+	kv[14 + 129] = 0;
+	ck_assert_int_eq(job_override(&job, kv, 4, &err), -1);
+	kv[14 + 128] = 0;
+	ck_assert_int_eq(job_override(&job, kv, 5, &err), 0);
+	ck_assert_int_eq(job_override(&job, "cluster.token=", 6, &err), 0);
+	ck_assert_int_eq(job_secrets_set(&job, sec, 2), 0);
+
+	snprintf(kv, sizeof kv, "cluster.token=%s", tok);
+	ck_assert_int_eq(job_override(&job, kv, 7, &err), 0);
+	ck_assert_str_eq(job.token, tok);
+	ck_assert_int_eq(job_secrets_set(&job, sec, 2), 1);
+	ck_assert_str_eq(sec[0]->name, "token");
+	full = job_ini_string(&job);
+	pub = job_ini_public(&job);
+	ck_assert_ptr_nonnull(full);
+	ck_assert_ptr_nonnull(pub);
+	ck_assert_ptr_nonnull(strstr(full, tok)); /* --print-config runs the same job */
+	ck_assert_ptr_null(strstr(pub, tok));
+	ck_assert_ptr_nonnull(strstr(pub, "\ntoken =\n"));
+	ck_assert_int_eq(job_init(&again), 0);
+	ck_assert_int_eq(job_load_string(&again, "pub", pub, &err), 0);
+	ck_assert_str_eq(again.token, "");
+	job_free(&again);
+	free(full);
+	free(pub);
+}
+END_TEST
+
 START_TEST(test_job_print_config_round_trip)
 {
 	assert_round_trip(); /* the defaults */
@@ -1036,6 +1080,7 @@ Suite *make_job_suite(void)
 	tcase_add_test(tc_errors, test_job_validate_custom_layers);
 	tcase_add_test(tc_errors, test_job_validate_ps);
 	tcase_add_test(tc_errors, test_job_validate_override_origin);
+	tcase_add_test(tc_errors, test_job_token);
 	suite_add_tcase(s, tc_errors);
 	return s;
 }

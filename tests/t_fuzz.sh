@@ -1,6 +1,7 @@
 #!/bin/sh
 # t_fuzz.sh - every libFuzzer target of tests/fuzz (job file and overrides,
-# value parsers, worker result blobs, the socket frame header) for FUZZ_TIME
+# value parsers, worker result blobs, the socket frame header, control
+# service requests, serialized-mode TensorBundles) for FUZZ_TIME
 # seconds each (default 10), two at a time, from their seed corpora; the
 # crash inputs kept in the corpora are regression tests.  See
 # tests/fuzz/run.sh; `make fuzz FUZZ_TIME=600` runs them longer.

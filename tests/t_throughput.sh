@@ -35,6 +35,22 @@ and len(d["throughput"]["per_worker"]) == 3
 and sum(d["throughput"]["per_ps"]) == d["calls"] == sum(d["throughput"]["per_worker"])
 and d["calls"] > 0 and min(d["throughput"]["per_ps"]) > 0 and min(d["throughput"]["per_worker"]) > 0
 and d["status"] == "ok" and d["throughput"]["rpc_per_s"] > 0'
+# The launcher's children among the processes matching $2: other tests on
+# a shared machine run processes with the same command lines.
+children_of() {
+	for p in $(pids_matching "$2"); do
+		[ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$1" ] && echo "$p"
+	done
+}
+# Fails, naming them as $1, if any of the pids that follow still runs.
+none_left() {
+	what=$1
+	shift
+	for p in "$@"; do
+		kill -0 "$p" 2>/dev/null && fail "$what left behind: pid $p"
+	done
+	return 0
+}
 all_closed() {
 	for p in $((base - 1)) $base $((base + 1)); do wait_closed "$p" 5 || return 1; done
 }
@@ -112,8 +128,9 @@ all_closed || fail "hand-started servers did not stop"
 $TFGB throughput $J -s job.duration=20s -f json >"$out/k.json" 2>"$out/err" &
 l=$!
 sleep 2
+kids=$(children_of "$l" "throughput -c /proc/self/fd")
 victim=
-for p in $(pids_matching "throughput -c /proc/self/fd"); do
+for p in $kids; do
 	victim=$p
 done
 [ -n "$victim" ] || fail "no worker process found"
@@ -125,13 +142,14 @@ grep -q "signal 9" "$out/err" || fail "the signal is not named: $(cat "$out/err"
 json_check 'd["throughput"]["incomplete"] is True and d["throughput"]["reported"] == 2' \
 	<"$out/k.json" || fail "partial result: $(cat "$out/k.json")"
 all_closed || fail "processes left after a worker died"
-[ -z "$(pids_matching "throughput -c /proc/self/fd")" ] || fail "workers left behind"
+none_left "workers" $kids
 
 # 6. a PS killed mid-window
 $TFGB throughput $J -s job.duration=20s -s job.timeout=2s >"$out/k.txt" 2>"$out/err" &
 l=$!
 sleep 2
-victim=$(pids_matching "serve -c /proc/self/fd" | head -n 1)
+kids=$(children_of "$l" "/proc/self/fd")
+victim=$(children_of "$l" "serve -c /proc/self/fd" | head -n 1)
 [ -n "$victim" ] || fail "no PS process found"
 kill -KILL "$victim"
 rc=0; wait "$l" || rc=$?
@@ -139,5 +157,5 @@ rc=0; wait "$l" || rc=$?
 grep -q "PS [01] (pid $victim" "$out/err" || grep -q "worker" "$out/err" ||
 	fail "the failure is not named: $(cat "$out/err")"
 all_closed || fail "processes left after a PS died"
-[ -z "$(pids_matching "/proc/self/fd")" ] || fail "processes left: $(pids_matching /proc/self/fd)"
+none_left "processes" $kids
 echo ok

@@ -8,6 +8,11 @@
 #   job     job file + -s overrides + job_validate + --print-config round trip
 #   opt     the value parsers opt_parse_* and opt_parse over every key type
 #   result  the worker result blob decoder, and encode -> decode round trips
+#   ctrl    the control service's request decoders and Collect reply check
+#           (src/ctrl_wire.c), and its token comparison
+#   bundle  the TensorBundle decoders of the serialized modes (src/codec.c):
+#           the server's codec_serve against the wire walker, the worker's
+#           codec_check of replies
 #
 # New inputs and crash files go to a temporary directory, kept and printed
 # on a failure; the seed corpora are only read (FUZZ_OUT=DIR keeps each
@@ -21,7 +26,7 @@ CLANG=${CLANG:-clang}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
 FUZZ_TIME=${FUZZ_TIME:-10}
 FUZZ_JOBS=${FUZZ_JOBS:-2}
-ALL="frame job opt result"
+ALL="frame job opt result ctrl bundle"
 
 # target -> sources beside tests/fuzz/fuzz_<target>.c, libraries, -max_len
 srcs() {
@@ -30,12 +35,15 @@ srcs() {
 	job) echo "src/job.c src/opt.c src/payload.c src/place.c" ;;
 	opt) echo "src/job.c src/opt.c src/payload.c src/place.c" ;;
 	result) echo "src/result.c src/stats.c" ;;
+	ctrl) echo "src/ctrl_wire.c src/sha256.c" ;;
+	bundle) echo "src/codec.c src/payload.c src/job.c src/opt.c gen/tfgb.pb-c.c" ;;
 	esac
 }
 libs() {
 	case $1 in
 	job | opt) $PKG_CONFIG --cflags --libs inih ;;
 	result) echo "-lm" ;;
+	bundle) $PKG_CONFIG --cflags --libs inih libprotobuf-c ;;
 	esac
 }
 maxlen() {
@@ -44,6 +52,8 @@ maxlen() {
 	job) echo 8192 ;;
 	opt) echo 1024 ;;
 	result) echo 65536 ;;
+	ctrl) echo 1024 ;;
+	bundle) echo 4096 ;;
 	esac
 }
 

@@ -1,0 +1,198 @@
+/* fuzz_bundle.c - libFuzzer target for the TensorBundle decoders of the
+ * serialized modes (src/codec.c): codec_serve, which every server transport
+ * runs on the untrusted body of an EchoTensor or AckTensor request, and
+ * codec_check, which a worker runs on a reply.
+ *
+ * Input: one selector byte, then the body.  Selector % 6:
+ *   0, 1  a request to codec_serve as EchoTensor, AckTensor.  It returns 0,
+ *         -EBADMSG or -ENOMEM and nothing else; it accepts exactly what the
+ *         wire-format walker codec_walk_bundle accepts (the walker is meant
+ *         to take what protobuf-c takes); an EchoTensor reply walks to the
+ *         same tensors (name, dtype, first dimension, content) and serving
+ *         it again gives the same bytes; an AckTensor reply is a BundleAck
+ *         of the walked tensors' count and content bytes.
+ *   2..5  a reply to codec_check of a 3-tensor payload (10-byte uint8
+ *         buffers): serialized EchoTensor, serialized AckTensor, tensorflow
+ *         EchoTensor, tensorflow AckTensor; selector bit 7 asks for a
+ *         check of every byte.  It returns 0 or -EBADMSG with a message.
+ * Bodies are copied to buffers of their exact size for ASan.
+ *
+ * Seeds (tests/fuzz/corpus/bundle/): with FUZZ_BUNDLE_SEEDS=DIR in the
+ * environment the target writes the requests and the correct replies of
+ * its own codecs to DIR first (tests/fuzz/run.sh does not set it):
+ *   FUZZ_BUNDLE_SEEDS=tests/fuzz/corpus/bundle ./fuzz_bundle -runs=0
+ * Build and run: tests/fuzz/run.sh bundle.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "codec.h"
+#include "job.h"
+#include "payload.h"
+#include "transport.h"
+
+#define CHECK(x) do { if (!(x)) { fprintf(stderr, "fuzz_bundle: %s\n", #x); __builtin_trap(); } } while (0)
+
+#define LIMIT (8u << 20)   /* codec_serve's arena limit here: keeps -ENOMEM reachable */
+#define VIEWS 64
+
+static struct job job;
+static struct payload pl;
+static struct codec *codec[4]; /* serialized echo, ack; tensorflow echo, ack */
+static struct codec_arena arena;
+static struct codec_buf out, out2;
+static struct codec_view va[VIEWS], vb[VIEWS];
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static void seed_file(const char *dir, const char *name, int sel, const void *b, size_t len)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof path, "%s/%s", dir, name);
+	CHECK((f = fopen(path, "wb")));
+	CHECK(fputc(sel, f) == sel && fwrite(b, 1, len, f) == len && fclose(f) == 0);
+}
+
+/* The request each codec sends (flattened), as a request to serve and, for
+ * EchoTensor, as the reply the worker expects; the AckTensor replies from
+ * codec_serve. */
+static void write_seeds(const char *dir)
+{
+	static const char *const names[4] = {"ser_echo", "ser_ack", "tf_echo", "tf_ack"};
+	unsigned char *slot = malloc(codec_slot_len(codec[0]) + 1), *flat;
+	char name[64];
+
+	CHECK(slot);
+	for (int i = 0; i < 4; i++) {
+		struct iovec siov;
+		const struct iovec *iov;
+		const unsigned char *rb;
+		size_t len = 0, rlen;
+		char why[256];
+		int n;
+
+		codec_encode(codec[i], slot, &siov, &iov, &n);
+		for (int k = 0; k < n; k++)
+			len += iov[k].iov_len;
+		CHECK((flat = malloc(len)));
+		len = 0;
+		for (int k = 0; k < n; k++) {
+			memcpy(flat + len, iov[k].iov_base, iov[k].iov_len);
+			len += iov[k].iov_len;
+		}
+		snprintf(name, sizeof name, "request_%s", names[i]);
+		seed_file(dir, name, i & 1, flat, len);
+		CHECK(codec_serve(&arena, i & 1 ? TR_ACK_TENSOR : TR_ECHO_TENSOR, flat, len, &out,
+		                  LIMIT) == 0);
+		/* the worker's expected reply: an EchoTensor's is its request */
+		rb = i & 1 ? out.p : flat;
+		rlen = i & 1 ? out.len : len;
+		CHECK(codec_check(codec[i], rb, rlen, 1, why, sizeof why) == 0);
+		snprintf(name, sizeof name, "reply_%s", names[i]);
+		seed_file(dir, name, 0x80 | (2 + i), rb, rlen);
+		free(flat);
+	}
+	free(slot);
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const char *const kv[] = {"payload.categories=small", "payload.iovecs=3",
+	                                 "payload.small=10B", NULL};
+	struct job_err err;
+	const char *dir = getenv("FUZZ_BUNDLE_SEEDS");
+
+	(void)argc;
+	(void)argv;
+	CHECK(job_init(&job) == 0);
+	for (int i = 0; kv[i]; i++)
+		CHECK(job_override(&job, kv[i], i + 1, &err) == 0);
+	CHECK(job_validate(&job, &err) == 0);
+	CHECK(payload_layout(&job, &pl) == 0 && payload_alloc(&pl) == 0);
+	for (int i = 0; i < 4; i++)
+		CHECK(codec_open(&codec[i], &pl, i < 2 ? MODE_SERIALIZED : MODE_TENSORFLOW, DTYPE_UINT8,
+		                 i & 1 ? TR_ACK_TENSOR : TR_ECHO_TENSOR) == 0);
+	CHECK(codec_arena_init(&arena, 0) == 0);
+	if (dir && *dir)
+		write_seeds(dir);
+	return 0;
+}
+
+/* Empty fields are NULL in a view: no memcmp on them. */
+static int same_bytes(const unsigned char *a, const unsigned char *b, size_t len)
+{
+	return !len || !memcmp(a, b, len);
+}
+
+static int same_view(const struct codec_view *a, const struct codec_view *b)
+{
+	return a->name_len == b->name_len && same_bytes(a->name, b->name, a->name_len) &&
+	       a->dtype == b->dtype && (a->nshape > 0) == (b->nshape > 0) &&
+	       (!a->nshape || a->shape[0] == b->shape[0]) && a->content_len == b->content_len &&
+	       same_bytes(a->content, b->content, a->content_len);
+}
+
+static void serve(int method, const unsigned char *b, size_t len)
+{
+	long n = codec_walk_bundle(b, len, va, VIEWS), n2;
+	int rc = codec_serve(&arena, method, b, len, &out, LIMIT);
+
+	CHECK(rc == 0 || rc == -EBADMSG || rc == -ENOMEM);
+	CHECK(n >= -EBADMSG);
+	if (rc == -ENOMEM)
+		return; /* too big for LIMIT: says nothing of its syntax */
+	/* the walker and protobuf-c agree on what is a TensorBundle */
+	CHECK((rc == 0) == (n >= 0));
+	if (rc < 0)
+		return;
+	if (method == TR_ACK_TENSOR) {
+		uint64_t bytes = 0, got_bytes;
+		uint32_t tensors;
+		CHECK(codec_walk_ack(out.p, out.len, &got_bytes, &tensors) == 0);
+		if (n <= VIEWS) {
+			for (long i = 0; i < n; i++)
+				bytes += va[i].content_len;
+			CHECK(got_bytes == bytes);
+		}
+		CHECK(tensors == (uint32_t)n);
+		return;
+	}
+	n2 = codec_walk_bundle(out.p, out.len, vb, VIEWS);
+	CHECK(n2 == n);
+	for (long i = 0; i < n && i < VIEWS; i++)
+		CHECK(same_view(&va[i], &vb[i]));
+	/* the reply is canonical: serving it again gives the same bytes */
+	CHECK(codec_serve(&arena, method, out.p, out.len, &out2, LIMIT) == 0);
+	CHECK(out2.len == out.len && !memcmp(out2.p, out.p, out.len));
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	unsigned char *b;
+	char why[256];
+	size_t len;
+	int sel, rc;
+
+	if (size < 1)
+		return 0;
+	len = size - 1;
+	b = malloc(len ? len : 1);
+	CHECK(b);
+	memcpy(b, data + 1, len);
+	sel = (data[0] & 0x7f) % 6;
+	if (sel < 2) {
+		serve(sel ? TR_ACK_TENSOR : TR_ECHO_TENSOR, b, len);
+	} else {
+		why[0] = 0;
+		rc = codec_check(codec[sel - 2], b, len, data[0] >> 7, why, sizeof why);
+		CHECK(rc == 0 || (rc == -EBADMSG && why[0] && strlen(why) < sizeof why));
+	}
+	free(b);
+	return 0;
+}
