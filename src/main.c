@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sweep.h"
 #include "sysinfo.h"
 #include "tr_verbs.h"
 
@@ -32,11 +33,11 @@ struct cmd {
 static const struct cmd commands[] = {
 	{"serve", cmd_serve, CMD_JOB | CMD_TASK, "[--task N]",
 	 "run a parameter server (tfgb.v1.Bench) for the job's [cluster] ps"},
-	{"latency", cmd_latency, CMD_JOB, "",
+	{"latency", cmd_latency, CMD_JOB | CMD_SWEEP, "",
 	 "point-to-point latency: one worker, one PS, Echo, one call at a time"},
-	{"bandwidth", cmd_bandwidth, CMD_JOB, "",
+	{"bandwidth", cmd_bandwidth, CMD_JOB | CMD_SWEEP, "",
 	 "point-to-point bandwidth: Ack calls with [job] inflight outstanding"},
-	{"throughput", cmd_throughput, CMD_JOB | CMD_TASK, "[--task N]",
+	{"throughput", cmd_throughput, CMD_JOB | CMD_TASK | CMD_SWEEP, "[--task N]",
 	 "parameter-server throughput: every worker calls every PS"},
 	{"genpayload", cmd_genpayload, CMD_JOB | CMD_INI, "[--ini]",
 	 "print the payload layout the job describes"},
@@ -56,6 +57,7 @@ enum {
 	OPT_TASK,
 	OPT_INI_FLAG,
 	OPT_SERIES,
+	OPT_SWEEP,
 };
 
 static const struct option long_opts[] = {
@@ -70,6 +72,7 @@ static const struct option long_opts[] = {
 	{"task", required_argument, NULL, OPT_TASK},
 	{"ini", no_argument, NULL, OPT_INI_FLAG},
 	{"series", required_argument, NULL, OPT_SERIES},
+	{"sweep", required_argument, NULL, OPT_SWEEP},
 	{0},
 };
 
@@ -108,6 +111,9 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "  --series FILE        write the sampled resource use as CSV (output.series)\n"
 		        "  --print-config       print the effective job as INI and exit\n"
 		        "  -q, -v               quieter, more verbose\n");
+	if (c->flags & CMD_SWEEP)
+		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: SECTION.KEY=START:END:STEP\n"
+		        "                       (STEP may be *N) or SECTION.KEY=V1,V2,...\n");
 	if (c->flags & CMD_TASK)
 		fprintf(f, "  --task N             this process's index (PS index for serve)\n");
 	if (c->flags & CMD_INI)
@@ -245,11 +251,28 @@ bad:
 	return TFGB_EXIT_USAGE;
 }
 
+/* --sweep: checked before anything runs (exit 2), then one run per value. */
+static int run_sweep(struct tfgb *t, const char *spec)
+{
+	char why[SWEEP_ERR_MAX];
+	struct sweep s;
+	int rc;
+
+	if (sweep_parse(spec, &s, why) < 0) {
+		tfgb_error("%s", why);
+		sweep_free(&s);
+		return TFGB_EXIT_USAGE;
+	}
+	rc = sweep_run(t, &s);
+	sweep_free(&s);
+	return rc;
+}
+
 static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 {
 	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
 	char **sets = calloc((size_t)argc + 2, sizeof *sets);
-	const char *config = NULL, *fmt = NULL, *outfile = NULL, *series = NULL;
+	const char *config = NULL, *fmt = NULL, *outfile = NULL, *series = NULL, *sweep = NULL;
 	int nsets = 0, print_config = 0, opt, rc;
 
 	if (!sets) {
@@ -279,6 +302,9 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case OPT_INI_FLAG:
 			allowed = (c->flags & CMD_INI) != 0;
 			break;
+		case OPT_SWEEP:
+			allowed = (c->flags & CMD_SWEEP) != 0;
+			break;
 		default:
 			unknown_option(c, argv[optind - 1], optopt);
 			free(sets);
@@ -302,6 +328,14 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case 'f': fmt = optarg; break;
 		case 'o': outfile = optarg; break;
 		case OPT_SERIES: series = optarg; break;
+		case OPT_SWEEP:
+			if (sweep) {
+				tfgb_error("--sweep is given twice; one key is swept per run");
+				free(sets);
+				return TFGB_EXIT_USAGE;
+			}
+			sweep = optarg;
+			break;
 		case OPT_TASK: {
 			int64_t v;
 			if (opt_parse_int(optarg, &v) < 0 || v < 0 || v > 65535) {
@@ -378,7 +412,10 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			return TFGB_EXIT_USAGE;
 		}
 	}
-	rc = c->fn(&t);
+	if (sweep)
+		rc = run_sweep(&t, sweep);
+	else
+		rc = c->fn(&t);
 	if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
 		tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
 		rc = TFGB_EXIT_FAIL;

@@ -109,9 +109,7 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	const struct job *j = r->job;
 	const struct engine_result *res = r->res;
 
-	fprintf(f, "benchmark,transport,mode,scheme,iovecs,bytes,inflight,warmup_s,duration_s,"
-	        "calls,errors,min_us,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,stddev_us,"
-	        "rpc_per_s,MBps,MiBps,encode_us,decode_us,sampled_calls,status\n");
+	fprintf(f, "%s\n", REPORT_CSV_HEADER);
 	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64
 	        ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,", r->command,
 	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
