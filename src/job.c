@@ -110,9 +110,10 @@ const struct opt_def job_keys[] = {
 	 .help = "write the sampled resource series to this CSV file"},
 
 	{"monitor", "interval", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),
-	 .help = "sample the resource use of the run's processes and of the host this often; 0 is off"},
-	{"monitor", "resources", OPT_ENUM_LIST, J(monitor_res), "cpu, memory, network, context_switches",
-	 .values = monitor_res_names,
+	 .help = "sample the resource use of the run's processes and of the host this often; "
+	         "0 is off"},
+	{"monitor", "resources", OPT_ENUM_LIST, J(monitor_res),
+	 "cpu, memory, network, context_switches", .values = monitor_res_names,
 	 .help = "what to sample and report: CPU time, memory, network traffic, context switches"},
 
 	{"server", "max_message", OPT_SIZE, J(max_message), "64MiB", .min = 1 * KIB, .max = 2 * GIB,
@@ -439,8 +440,8 @@ static char *reader_next(char *str, int num, void *stream)
 					       r->file, r->line, name, section_names[at]);
 				else
 					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are "
-					       "[job], [cluster], [payload], [output], [monitor], [server], "
-					       "[affinity], [socket]",
+					       "[job], [cluster], [payload], [output], [monitor], "
+					       "[server], [affinity], [socket]",
 					       r->file, r->line, name);
 				r->failed = 1;
 				r->fail_line = r->line;
@@ -782,7 +783,8 @@ int job_validate(struct job *j, struct job_err *err)
 	}
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))
-		return job_key_err(j, err, "monitor", "interval", "must be 0 (off) or at least 10ms");
+		return job_key_err(j, err, "monitor", "interval",
+		                   "must be 0 (off) or at least 10ms");
 	if (j->monitor_ns && j->monitor_res.n == 0)
 		return job_key_err(j, err, "monitor", "resources",
 		                   "name at least one of cpu, memory, network, context_switches, "

@@ -112,7 +112,8 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "  --print-config       print the effective job as INI and exit\n"
 		        "  -q, -v               quieter, more verbose\n");
 	if (c->flags & CMD_SWEEP)
-		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: SECTION.KEY=START:END:STEP\n"
+		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: "
+		        "SECTION.KEY=START:END:STEP\n"
 		        "                       (STEP may be *N) or SECTION.KEY=V1,V2,...\n");
 	if (c->flags & CMD_TASK)
 		fprintf(f, "  --task N             this process's index (PS index for serve)\n");

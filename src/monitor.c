@@ -772,7 +772,8 @@ int monitor_csv(const struct monitor *m, FILE *f)
 			else if (w & MONITOR_CSW)
 				fputs(",,", f);
 			if ((w & MONITOR_NETWORK) && have && a->io && s->io)
-				fprintf(f, ",%llu,%llu,,,,", (unsigned long long)delta(a->rchar, s->rchar),
+				fprintf(f, ",%llu,%llu,,,,",
+				        (unsigned long long)delta(a->rchar, s->rchar),
 				        (unsigned long long)delta(a->wchar, s->wchar));
 			else if (w & MONITOR_NETWORK)
 				fputs(",,,,,,", f);
@@ -782,9 +783,11 @@ int monitor_csv(const struct monitor *m, FILE *f)
 		for (size_t k = 0; k < m->n; k++) {
 			const struct nsample *s = &m->ns[i * m->max + k];
 			fprintf(f, "%.3f,net,,,,%s", t_s(m, k), m->ifname[i]);
-			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++)
-				if ((w & csv_groups[g].what) && csv_groups[g].what != MONITOR_NETWORK)
+			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++) {
+				unsigned what = csv_groups[g].what;
+				if ((w & what) && what != MONITOR_NETWORK)
 					fprintf(f, "%.*s", csv_groups[g].n, ",,,,,,");
+			}
 			if (k)
 				fprintf(f, ",,,%llu,%llu,%llu,%llu\n",
 				        (unsigned long long)delta(s[-1].rx_bytes, s->rx_bytes),

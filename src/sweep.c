@@ -134,8 +134,8 @@ static int parse_range(struct sweep *s, char *spec, char *why)
 		return -1;
 	}
 	if (parse_step(d, c, &step, &factor) < 0 || (!factor && step == 0)) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step '%.64s' must be a %s other than 0, or "
-		         "*N (N in [2, 1000]) to multiply", s->name, c,
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step '%.64s' must be a %s other than 0, "
+		         "or *N (N in [2, 1000]) to multiply", s->name, c,
 		         d->type == OPT_INT ? "whole number" : d->type == OPT_SIZE ? "size" :
 		         "duration");
 		return -1;
@@ -147,8 +147,8 @@ static int parse_range(struct sweep *s, char *spec, char *why)
 	}
 	if (factor) {
 		if (lo.v <= 0) {
-			snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step %s multiplies, so start must be "
-			         "above 0", s->name, c);
+			snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step %s multiplies, so start "
+			         "must be above 0", s->name, c);
 			return -1;
 		}
 		for (int64_t v = lo.v;; v *= factor) {
@@ -170,7 +170,8 @@ static int parse_range(struct sweep *s, char *spec, char *why)
 	}
 	for (uint64_t i = 0; i < count; i++) {
 		int64_t v = (int64_t)((uint64_t)lo.v + i * (uint64_t)step);
-		snprintf(num, sizeof num, "%lld%s", (long long)v, d->type == OPT_DURATION ? "ns" : "");
+		snprintf(num, sizeof num, "%lld%s", (long long)v,
+		         d->type == OPT_DURATION ? "ns" : "");
 		if (add_value(s, num, why) < 0)
 			return -1;
 	}
@@ -400,8 +401,11 @@ static int finish_child(struct tfgb *t, struct run *r, uint64_t deadline, uint64
 			r->pid = 0;
 			return 0;
 		}
-		if (now_ns() >= end)
+		if (now_ns() >= end) {
+			tfgb_error("%s: --sweep: a run (pid %d) closed its output but did not exit "
+			           "within 10 s; killed", t->cmd, (int)r->pid);
 			break;
+		}
 		usleep(10000);
 	}
 	kill(-r->pid, SIGKILL);
@@ -726,9 +730,12 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 				csv_row(s, i, &res, f);
 			if (f)
 				fflush(f);
-			outs[done] = r.out;
-			lens[done++] = r.len;
-			r.out = NULL;
+			if (format == FMT_JSON) { /* kept for the one document at the end */
+				outs[done] = r.out;
+				lens[done] = r.len;
+				r.out = NULL;
+			}
+			done++;
 		}
 		jsonr_free(&res);
 		free(r.out);
@@ -765,7 +772,7 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		else
 			rc = TFGB_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < done; i++)
+	for (size_t i = 0; i < s->n; i++)
 		free(outs[i]);
 	free(outs);
 	free(lens);
