@@ -252,28 +252,12 @@ bad:
 	return TFGB_EXIT_USAGE;
 }
 
-/* --sweep: checked before anything runs (exit 2), then one run per value. */
-static int run_sweep(struct tfgb *t, const char *spec)
-{
-	char why[SWEEP_ERR_MAX];
-	struct sweep s;
-	int rc;
-
-	if (sweep_parse(spec, &s, why) < 0) {
-		tfgb_error("%s", why);
-		sweep_free(&s);
-		return TFGB_EXIT_USAGE;
-	}
-	rc = sweep_run(t, &s);
-	sweep_free(&s);
-	return rc;
-}
-
 static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 {
 	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
 	char **sets = calloc((size_t)argc + 2, sizeof *sets);
 	const char *config = NULL, *fmt = NULL, *outfile = NULL, *series = NULL, *sweep = NULL;
+	struct sweep sw = {0};
 	int nsets = 0, print_config = 0, opt, rc;
 
 	if (!sets) {
@@ -384,7 +368,18 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			job_free(&t.job);
 			return rc;
 		}
+		/* --sweep: its spec is checked before anything else happens */
+		if (sweep) {
+			char why[SWEEP_ERR_MAX];
+			if (sweep_parse(sweep, &sw, why) < 0) {
+				tfgb_error("%s", why);
+				sweep_free(&sw);
+				job_free(&t.job);
+				return TFGB_EXIT_USAGE;
+			}
+		}
 		if (print_config) {
+			sweep_free(&sw);
 			job_print_ini(&t.job, stdout);
 			job_free(&t.job);
 			return TFGB_EXIT_OK;
@@ -401,6 +396,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			if (access(t.job.file, F_OK) == 0 ? access(t.job.file, W_OK) != 0 :
 			    access(slash ? dir : ".", W_OK | X_OK) != 0) {
 				tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
+				sweep_free(&sw);
 				job_free(&t.job);
 				return TFGB_EXIT_FAIL;
 			}
@@ -414,9 +410,10 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		}
 	}
 	if (sweep)
-		rc = run_sweep(&t, sweep);
+		rc = sweep_run(&t, &sw);
 	else
 		rc = c->fn(&t);
+	sweep_free(&sw);
 	if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
 		tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
 		rc = TFGB_EXIT_FAIL;
