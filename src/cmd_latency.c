@@ -151,8 +151,10 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		/* this process is the worker; the PS is watched when it is our child */
 		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
 		mrc = monitor_new(&mon, mt, child.pid > 0 ? 2 : 1, j->monitor_ns, 0);
-		if (mrc == 0)
+		if (mrc == 0) {
+			monitor_select(mon, job_monitor_mask(j));
 			mrc = monitor_start(mon);
+		}
 		if (mrc < 0) {
 			tfgb_error("%s: cannot start the resource monitor: %s", t->cmd, strerror(-mrc));
 			goto out_client;

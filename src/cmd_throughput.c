@@ -587,8 +587,10 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 			for (int i = 0; i < nw; i++)
 				mt[n++] = (struct monitor_target){"worker", i, wk[i].pid};
 			mrc = monitor_new(&mon, mt, n, j->monitor_ns, 0);
-			if (mrc == 0)
+			if (mrc == 0) {
+				monitor_select(mon, job_monitor_mask(j));
 				mrc = monitor_start(mon);
+			}
 			free(mt);
 		}
 		if (mrc < 0) {

@@ -28,6 +28,8 @@ static const char *const arrival_names[] = {"constant", "poisson", NULL};
 static const char *const verbs_mtu_names[] = {"active", "256", "512", "1024", "2048", "4096",
                                               NULL};
 static const char *const verbs_poll_names[] = {"busy", "event", NULL};
+static const char *const monitor_res_names[] = {"cpu", "memory", "network", "context_switches",
+                                                NULL};
 
 #define J(field) offsetof(struct job, field)
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
@@ -110,10 +112,15 @@ const struct opt_def job_keys[] = {
 	 .help = "report format"},
 	{"output", "file", OPT_STRING, J(file), "",
 	 .help = "write the report to this file instead of standard output"},
-	{"output", "monitor", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),
-	 .help = "sample the CPU, memory and network use of the run's processes this often; 0 is off"},
 	{"output", "series", OPT_STRING, J(series), "",
 	 .help = "write the sampled resource series to this CSV file"},
+
+	{"monitor", "interval", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),
+	 .help = "sample the resource use of the run's processes and of the host this often; "
+	         "0 is off"},
+	{"monitor", "resources", OPT_ENUM_LIST, J(monitor_res),
+	 "cpu, memory, network, context_switches", .values = monitor_res_names,
+	 .help = "what to sample and report: CPU time, memory, network traffic, context switches"},
 
 	{"server", "max_message", OPT_SIZE, J(max_message), "64MiB", .min = 1 * KIB, .max = 2 * GIB,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
@@ -164,8 +171,8 @@ const struct opt_def job_keys[] = {
 	{0},
 };
 
-static const char *const section_names[] = {"job", "cluster", "payload", "output", "server",
-                                             "affinity", "socket", "verbs", NULL};
+static const char *const section_names[] = {"job", "cluster", "payload", "output", "monitor",
+                                             "server", "affinity", "socket", "verbs", NULL};
 
 const char *job_mode_name(int m) { return mode_names[m]; }
 const char *job_transport_name(int t) { return transport_names[t]; }
@@ -174,6 +181,24 @@ const char *job_cat_name(int c) { return cat_names[c]; }
 const char *job_rpc_name(int r) { return rpc_names[r]; }
 const char *job_arrival_name(int a) { return arrival_names[a]; }
 const char *job_dtype_name(int d) { return dtype_names[d]; }
+
+unsigned job_monitor_mask(const struct job *j)
+{
+	unsigned mask = 0;
+
+	for (int i = 0; i < j->monitor_res.n; i++)
+		mask |= 1u << j->monitor_res.v[i];
+	return mask;
+}
+
+/* Keys that moved, for a message that says where to: old job files and the
+ * job text of older JSON results are refused, never read half right. */
+static const struct {
+	const char *old, *now;
+} moved_keys[] = {
+	{"output.monitor", "monitor.interval"},
+	{NULL, NULL},
+};
 
 unsigned job_dtype_size(int d)
 {
@@ -315,9 +340,17 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 	origin_str(&o, loc, sizeof loc);
 	idx = key_index(section, name);
 	if (idx < 0) {
-		char ss[68], sn[68];
+		char ss[68], sn[68], full[140];
 		shown_value(section, ss, sizeof ss);
 		shown_value(name, sn, sizeof sn);
+		snprintf(full, sizeof full, "%s.%s", section, name);
+		for (int i = 0; moved_keys[i].old; i++)
+			if (!strcasecmp(moved_keys[i].old, full)) {
+				seterr(err, "%s: %s is now %s (section [%.*s]); rename it", loc,
+				       moved_keys[i].old, moved_keys[i].now,
+				       (int)strcspn(moved_keys[i].now, "."), moved_keys[i].now);
+				return -1;
+			}
 		if (suggest_key(section, name, hint, sizeof hint) == 0)
 			seterr(err, "%s: unknown key '%s.%s'; did you mean '%s'?", loc, ss, sn, hint);
 		else
@@ -422,7 +455,8 @@ static char *reader_next(char *str, int num, void *stream)
 					       r->file, r->line, name, section_names[at]);
 				else
 					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are "
-					       "[job], [cluster], [payload], [output], [server], [affinity], [socket]",
+					       "[job], [cluster], [payload], [output], [monitor], "
+					       "[server], [affinity], [socket]",
 					       r->file, r->line, name);
 				r->failed = 1;
 				r->fail_line = r->line;
@@ -442,7 +476,8 @@ static int handler(void *user, const char *section, const char *name, const char
 		return 0;
 	if (!*section) {
 		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under [job], "
-		       "[cluster], [payload], [output], [server], [affinity] or [socket]", r->file, r->line, name);
+		       "[cluster], [payload], [output], [monitor], [server], [affinity] or [socket]",
+		       r->file, r->line, name);
 		r->failed = 1;
 		r->fail_line = r->line;
 		return 0;
@@ -775,7 +810,12 @@ int job_validate(struct job *j, struct job_err *err)
 	}
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))
-		return job_key_err(j, err, "output", "monitor", "must be 0 (off) or at least 10ms");
+		return job_key_err(j, err, "monitor", "interval",
+		                   "must be 0 (off) or at least 10ms");
+	if (j->monitor_ns && j->monitor_res.n == 0)
+		return job_key_err(j, err, "monitor", "resources",
+		                   "name at least one of cpu, memory, network, context_switches, "
+		                   "or set monitor.interval = 0");
 	return check_dtype(j, err);
 }
 

@@ -27,6 +27,9 @@ enum payload_scheme { SCHEME_UNIFORM, SCHEME_RANDOM, SCHEME_SKEW, SCHEME_CUSTOM 
 /* Table 1 categories; the order is that of `categories = small, medium, large`. */
 enum payload_cat { CAT_SMALL, CAT_MEDIUM, CAT_LARGE, CAT_COUNT };
 enum out_format { FMT_TEXT, FMT_CSV, FMT_JSON };
+/* What the resource monitor samples ([monitor] resources), in the order of
+ * its names; bit i of job_monitor_mask is value i (MONITOR_CPU ...). */
+enum monitor_res { RES_CPU, RES_MEMORY, RES_NETWORK, RES_CSW, RES_COUNT };
 
 /* Table 1 of the paper: Small [1 B, 1 KiB), Medium [1 KiB, 1 MiB),
  * Large [1 MiB, 10 MiB]. */
@@ -68,8 +71,10 @@ struct job {
 	/* [output] */
 	int format;
 	char *file;
-	uint64_t monitor_ns;  /* resource sampling interval; 0: off */
 	char *series;         /* CSV file for the sampled series, or "" */
+	/* [monitor] */
+	uint64_t monitor_ns;  /* resource sampling interval; 0: off */
+	struct opt_enumlist monitor_res; /* enum monitor_res values */
 	/* [server] */
 	uint64_t max_message;
 	int64_t threads;
@@ -138,6 +143,9 @@ int job_secrets_set(const struct job *j, const struct opt_def **out, int max);
  * $XDG_CONFIG_HOME/tfgb/tfgb.ini (or ~/.config/...), DATADIR/tfgb.ini.
  * Writes the first readable one into buf and returns 0, or -1 if none. */
 int job_find_default(char *buf, size_t len);
+
+/* [monitor] resources as a bit mask: bit i for enum monitor_res value i. */
+unsigned job_monitor_mask(const struct job *j);
 
 /* Names for enum values, for reports. */
 const char *job_mode_name(int mode);

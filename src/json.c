@@ -119,6 +119,12 @@ void json_null(struct json *w, const char *key)
 	fputs("null", w->f);
 }
 
+void json_raw(struct json *w, const char *key, const char *text, size_t len)
+{
+	lead(w, key);
+	fwrite(text, 1, len, w->f);
+}
+
 void json_finish(struct json *w)
 {
 	fputc('\n', w->f);

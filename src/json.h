@@ -8,6 +8,7 @@
 #ifndef TFGB_JSON_H
 #define TFGB_JSON_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -34,6 +35,9 @@ void json_i64(struct json *w, const char *key, int64_t v);
 void json_f64(struct json *w, const char *key, double v, int digits);
 void json_bool(struct json *w, const char *key, int v);
 void json_null(struct json *w, const char *key);
+/* a value already written as JSON text (len bytes, checked by the caller),
+ * copied as it is: a child's whole result inside a sweep's report */
+void json_raw(struct json *w, const char *key, const char *text, size_t len);
 /* ends the document with a newline */
 void json_finish(struct json *w);
 

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sweep.h"
 #include "sysinfo.h"
 #include "tr_verbs.h"
 
@@ -32,11 +33,11 @@ struct cmd {
 static const struct cmd commands[] = {
 	{"serve", cmd_serve, CMD_JOB | CMD_TASK, "[--task N]",
 	 "run a parameter server (tfgb.v1.Bench) for the job's [cluster] ps"},
-	{"latency", cmd_latency, CMD_JOB, "",
+	{"latency", cmd_latency, CMD_JOB | CMD_SWEEP, "",
 	 "point-to-point latency: one worker, one PS, Echo, one call at a time"},
-	{"bandwidth", cmd_bandwidth, CMD_JOB, "",
+	{"bandwidth", cmd_bandwidth, CMD_JOB | CMD_SWEEP, "",
 	 "point-to-point bandwidth: Ack calls with [job] inflight outstanding"},
-	{"throughput", cmd_throughput, CMD_JOB | CMD_TASK, "[--task N]",
+	{"throughput", cmd_throughput, CMD_JOB | CMD_TASK | CMD_SWEEP, "[--task N]",
 	 "parameter-server throughput: every worker calls every PS"},
 	{"genpayload", cmd_genpayload, CMD_JOB | CMD_INI, "[--ini]",
 	 "print the payload layout the job describes"},
@@ -57,6 +58,7 @@ enum {
 	OPT_INI_FLAG,
 	OPT_SERIES,
 	OPT_INTERVAL,
+	OPT_SWEEP,
 };
 
 static const struct option long_opts[] = {
@@ -72,6 +74,7 @@ static const struct option long_opts[] = {
 	{"ini", no_argument, NULL, OPT_INI_FLAG},
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
+	{"sweep", required_argument, NULL, OPT_SWEEP},
 	{0},
 };
 
@@ -119,6 +122,10 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "  -q, -v               quieter, more verbose\n");
 	if (runs_calls(c))
 		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n");
+	if (c->flags & CMD_SWEEP)
+		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: "
+		        "SECTION.KEY=START:END:STEP\n"
+		        "                       (STEP may be *N) or SECTION.KEY=V1,V2,...\n");
 	if (c->flags & CMD_TASK)
 		fprintf(f, "  --task N             this process's index (PS index for serve)\n");
 	if (c->flags & CMD_INI)
@@ -270,7 +277,8 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 {
 	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
 	char **sets = calloc((size_t)argc + 2, sizeof *sets);
-	const char *config = NULL, *fmt = NULL, *outfile = NULL, *series = NULL;
+	const char *config = NULL, *fmt = NULL, *outfile = NULL, *series = NULL, *sweep = NULL;
+	struct sweep sw = {0};
 	int nsets = 0, print_config = 0, opt, rc;
 
 	if (!sets) {
@@ -302,6 +310,9 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			break;
 		case OPT_INTERVAL:
 			allowed = runs_calls(c);
+			break;
+		case OPT_SWEEP:
+			allowed = (c->flags & CMD_SWEEP) != 0;
 			break;
 		default:
 			unknown_option(c, argv[optind - 1], optopt);
@@ -335,6 +346,14 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 				free(sets);
 				return TFGB_EXIT_USAGE;
 			}
+			break;
+		case OPT_SWEEP:
+			if (sweep) {
+				tfgb_error("--sweep is given twice; one key is swept per run");
+				free(sets);
+				return TFGB_EXIT_USAGE;
+			}
+			sweep = optarg;
 			break;
 		case OPT_TASK: {
 			int64_t v;
@@ -383,7 +402,24 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			job_free(&t.job);
 			return rc;
 		}
+		/* --sweep: its spec is checked before anything else happens */
+		if (sweep) {
+			char why[SWEEP_ERR_MAX];
+			if (t.interval_ns) {
+				tfgb_error("--interval and --sweep do not go together: a sweep "
+				           "prints one row per run, not lines while it runs");
+				job_free(&t.job);
+				return TFGB_EXIT_USAGE;
+			}
+			if (sweep_parse(sweep, &sw, why) < 0) {
+				tfgb_error("%s", why);
+				sweep_free(&sw);
+				job_free(&t.job);
+				return TFGB_EXIT_USAGE;
+			}
+		}
 		if (print_config) {
+			sweep_free(&sw);
 			job_print_ini(&t.job, stdout);
 			job_free(&t.job);
 			return TFGB_EXIT_OK;
@@ -400,6 +436,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			if (access(t.job.file, F_OK) == 0 ? access(t.job.file, W_OK) != 0 :
 			    access(slash ? dir : ".", W_OK | X_OK) != 0) {
 				tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
+				sweep_free(&sw);
 				job_free(&t.job);
 				return TFGB_EXIT_FAIL;
 			}
@@ -412,7 +449,11 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			return TFGB_EXIT_USAGE;
 		}
 	}
-	rc = c->fn(&t);
+	if (sweep)
+		rc = sweep_run(&t, &sw);
+	else
+		rc = c->fn(&t);
+	sweep_free(&sw);
 	if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
 		tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
 		rc = TFGB_EXIT_FAIL;

@@ -48,6 +48,7 @@ struct monitor {
 	struct psample *ps;        /* [nprocs][max] */
 	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
 	double tick_s;
+	unsigned what;             /* MONITOR_* sampled and reported */
 	/* the thread */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -91,7 +92,7 @@ static uint64_t field(const char *text, const char *name)
 	return 0;
 }
 
-static void read_proc(pid_t pid, const struct psample *prev, struct psample *s)
+static void read_proc(pid_t pid, const struct psample *prev, struct psample *s, int want_io)
 {
 	char path[64], buf[4096], *p;
 	int k, zombie;
@@ -123,7 +124,7 @@ static void read_proc(pid_t pid, const struct psample *prev, struct psample *s)
 	s->vcsw = field(buf, "voluntary_ctxt_switches");
 	s->ivcsw = field(buf, "nonvoluntary_ctxt_switches");
 	s->ok = 1;
-	if (zombie)
+	if (zombie || !want_io)
 		return;
 	snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
 	if (slurp(path, buf, sizeof buf) >= 0) {
@@ -209,9 +210,10 @@ void monitor_sample(struct monitor *m)
 			*s = m->procs[p].final; /* written once, before exited was set */
 			continue;
 		}
-		read_proc(m->procs[p].pid, k ? s - 1 : NULL, s);
+		read_proc(m->procs[p].pid, k ? s - 1 : NULL, s, m->what & MONITOR_NETWORK);
 	}
-	read_net(m, k);
+	if (m->what & MONITOR_NETWORK)
+		read_net(m, k);
 	m->n = k + 1;
 }
 
@@ -237,6 +239,7 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
 	m->max = max_samples;
 	m->interval0_ns = m->interval_ns = interval_ns;
 	m->tick_s = 1.0 / (double)(tick > 0 ? tick : 100);
+	m->what = MONITOR_ALL;
 	m->procs = calloc(n ? n : 1, sizeof *m->procs);
 	m->t = calloc(max_samples, sizeof *m->t);
 	m->ps = calloc((n ? n : 1) * max_samples, sizeof *m->ps);
@@ -299,6 +302,11 @@ static void *sampler(void *arg)
 	}
 	pthread_mutex_unlock(&m->lock);
 	return NULL;
+}
+
+void monitor_select(struct monitor *m, unsigned what)
+{
+	m->what = what & MONITOR_ALL;
 }
 
 int monitor_start(struct monitor *m)
@@ -559,6 +567,9 @@ double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_b
 
 /* ---- output ---- */
 
+/* The names of the MONITOR_* bits, as [monitor] resources writes them. */
+static const char *const res_names[] = {"cpu", "memory", "network", "context_switches", NULL};
+
 static double t_s(const struct monitor *m, size_t k)
 {
 	return (double)(m->t[k] - m->t[0]) / 1e9;
@@ -578,33 +589,33 @@ static void json_proc(const struct monitor *m, struct json *w, size_t p)
 
 		json_obj_begin(w, NULL);
 		json_f64(w, "t_s", t_s(m, k), 3);
-		if (have) {
+		if ((m->what & MONITOR_CPU) && have) {
 			json_f64(w, "cpu_pct", u + y, 1);
 			json_f64(w, "user_pct", u, 1);
 			json_f64(w, "sys_pct", y, 1);
-		} else {
+		} else if (m->what & MONITOR_CPU) {
 			json_null(w, "cpu_pct");
 			json_null(w, "user_pct");
 			json_null(w, "sys_pct");
 		}
-		if (s->ok) {
+		if ((m->what & MONITOR_MEMORY) && s->ok) {
 			json_u64(w, "rss_bytes", s->rss);
 			json_u64(w, "hwm_bytes", s->hwm);
-		} else {
+		} else if (m->what & MONITOR_MEMORY) {
 			json_null(w, "rss_bytes");
 			json_null(w, "hwm_bytes");
 		}
-		if (have) {
+		if ((m->what & MONITOR_CSW) && have) {
 			json_u64(w, "vcsw", delta(a->vcsw, s->vcsw));
 			json_u64(w, "ivcsw", delta(a->ivcsw, s->ivcsw));
-		} else {
+		} else if (m->what & MONITOR_CSW) {
 			json_null(w, "vcsw");
 			json_null(w, "ivcsw");
 		}
-		if (have && a->io && s->io) {
+		if ((m->what & MONITOR_NETWORK) && have && a->io && s->io) {
 			json_u64(w, "rchar", delta(a->rchar, s->rchar));
 			json_u64(w, "wchar", delta(a->wchar, s->wchar));
-		} else {
+		} else if (m->what & MONITOR_NETWORK) {
 			json_null(w, "rchar");
 			json_null(w, "wchar");
 		}
@@ -658,6 +669,11 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 		nroles = 16;
 	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
 	json_obj_begin(w, key);
+	json_arr_begin(w, "selected");
+	for (int i = 0; res_names[i]; i++)
+		if (m->what & 1u << i)
+			json_str(w, NULL, res_names[i]);
+	json_arr_end(w);
 	json_f64(w, "interval_s", monitor_interval_s(m), 3);
 	json_f64(w, "span_s", monitor_span_s(m), 3);
 	json_u64(w, "samples", m->n);
@@ -667,83 +683,119 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 	for (size_t p = 0; p < m->nprocs; p++)
 		json_proc(m, w, p);
 	json_arr_end(w);
-	json_net(m, w);
+	if (m->what & MONITOR_NETWORK)
+		json_net(m, w);
 	json_obj_begin(w, "summary");
 	json_arr_begin(w, "roles");
 	for (size_t r = 0; r < nroles; r++) {
 		json_obj_begin(w, NULL);
 		json_str(w, "role", roles[r].role);
 		json_u64(w, "processes", roles[r].procs);
-		json_f64(w, "user_s", roles[r].user_s, 3);
-		json_f64(w, "sys_s", roles[r].sys_s, 3);
-		json_f64(w, "cpu_avg_pct", roles[r].cpu_avg_pct, 1);
-		json_f64(w, "cpu_peak_pct", roles[r].cpu_peak_pct, 1);
-		json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
-		json_u64(w, "rss_peak_bytes", roles[r].rss_peak_bytes);
-		json_u64(w, "vcsw", roles[r].vcsw);
-		json_u64(w, "ivcsw", roles[r].ivcsw);
-		json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, roles[r].role, calls), 9);
+		if (m->what & MONITOR_CPU) {
+			json_f64(w, "user_s", roles[r].user_s, 3);
+			json_f64(w, "sys_s", roles[r].sys_s, 3);
+			json_f64(w, "cpu_avg_pct", roles[r].cpu_avg_pct, 1);
+			json_f64(w, "cpu_peak_pct", roles[r].cpu_peak_pct, 1);
+		}
+		if (m->what & MONITOR_MEMORY) {
+			json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
+			json_u64(w, "rss_peak_bytes", roles[r].rss_peak_bytes);
+		}
+		if (m->what & MONITOR_CSW) {
+			json_u64(w, "vcsw", roles[r].vcsw);
+			json_u64(w, "ivcsw", roles[r].ivcsw);
+		}
+		if (m->what & MONITOR_CPU)
+			json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, roles[r].role, calls),
+			         9);
 		json_obj_end(w);
 	}
 	json_arr_end(w);
-	json_u64(w, "net_rx_bytes", rxb);
-	json_u64(w, "net_rx_packets", rxp);
-	json_u64(w, "net_tx_bytes", txb);
-	json_u64(w, "net_tx_packets", txp);
+	if (m->what & MONITOR_NETWORK) {
+		json_u64(w, "net_rx_bytes", rxb);
+		json_u64(w, "net_rx_packets", rxp);
+		json_u64(w, "net_tx_bytes", txb);
+		json_u64(w, "net_tx_packets", txp);
+	}
 	json_u64(w, "calls", calls);
 	json_u64(w, "payload_bytes", payload_bytes);
-	json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, NULL, calls), 9);
-	json_f64(w, "wire_bytes_per_payload_byte", monitor_wire_per_payload_byte(m, payload_bytes),
-	         4);
+	if (m->what & MONITOR_CPU)
+		json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, NULL, calls), 9);
+	if (m->what & MONITOR_NETWORK)
+		json_f64(w, "wire_bytes_per_payload_byte",
+		         monitor_wire_per_payload_byte(m, payload_bytes), 4);
 	json_obj_end(w);
 	json_obj_end(w);
 }
 
+/* The CSV columns of each resource, after t_s,kind,role,index,pid,iface. */
+static const struct {
+	unsigned what;
+	const char *cols;
+	int n;
+} csv_groups[] = {
+	{MONITOR_CPU, "cpu_pct,user_pct,sys_pct", 3},
+	{MONITOR_MEMORY, "rss_bytes,hwm_bytes", 2},
+	{MONITOR_CSW, "vcsw,ivcsw", 2},
+	{MONITOR_NETWORK, "rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets", 6},
+};
+
 int monitor_csv(const struct monitor *m, FILE *f)
 {
-	fputs("t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,hwm_bytes,vcsw,"
-	      "ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets\n", f);
+	const unsigned w = m->what;
+
+	fputs("t_s,kind,role,index,pid,iface", f);
+	for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++)
+		if (w & csv_groups[g].what)
+			fprintf(f, ",%s", csv_groups[g].cols);
+	fputc('\n', f);
 	for (size_t p = 0; p < m->nprocs; p++)
 		for (size_t k = 0; k < m->n; k++) {
 			const struct psample *s = ps_at(m, p, k), *a = k ? ps_at(m, p, k - 1) : NULL;
 			double u, y;
 			int have = k && interval_cpu(m, p, k, &u, &y) == 0;
 
-			fprintf(f, "%.3f,proc,%s,%d,%d,,", t_s(m, k), m->procs[p].role,
+			fprintf(f, "%.3f,proc,%s,%d,%d,", t_s(m, k), m->procs[p].role,
 			        m->procs[p].index, (int)m->procs[p].pid);
-			if (have)
-				fprintf(f, "%.1f,%.1f,%.1f,", u + y, u, y);
-			else
+			if ((w & MONITOR_CPU) && have)
+				fprintf(f, ",%.1f,%.1f,%.1f", u + y, u, y);
+			else if (w & MONITOR_CPU)
 				fputs(",,,", f);
-			if (s->ok)
-				fprintf(f, "%llu,%llu,", (unsigned long long)s->rss,
+			if ((w & MONITOR_MEMORY) && s->ok)
+				fprintf(f, ",%llu,%llu", (unsigned long long)s->rss,
 				        (unsigned long long)s->hwm);
-			else
+			else if (w & MONITOR_MEMORY)
 				fputs(",,", f);
-			if (have)
-				fprintf(f, "%llu,%llu,", (unsigned long long)delta(a->vcsw, s->vcsw),
+			if ((w & MONITOR_CSW) && have)
+				fprintf(f, ",%llu,%llu", (unsigned long long)delta(a->vcsw, s->vcsw),
 				        (unsigned long long)delta(a->ivcsw, s->ivcsw));
-			else
+			else if (w & MONITOR_CSW)
 				fputs(",,", f);
-			if (have && a->io && s->io)
-				fprintf(f, "%llu,%llu", (unsigned long long)delta(a->rchar, s->rchar),
+			if ((w & MONITOR_NETWORK) && have && a->io && s->io)
+				fprintf(f, ",%llu,%llu,,,,",
+				        (unsigned long long)delta(a->rchar, s->rchar),
 				        (unsigned long long)delta(a->wchar, s->wchar));
-			else
-				fputs(",", f);
-			fputs(",,,,\n", f);
+			else if (w & MONITOR_NETWORK)
+				fputs(",,,,,,", f);
+			fputc('\n', f);
 		}
-	for (size_t i = 0; i < m->nif; i++)
+	for (size_t i = 0; (w & MONITOR_NETWORK) && i < m->nif; i++)
 		for (size_t k = 0; k < m->n; k++) {
 			const struct nsample *s = &m->ns[i * m->max + k];
-			fprintf(f, "%.3f,net,,,,%s,,,,,,,,,,", t_s(m, k), m->ifname[i]);
+			fprintf(f, "%.3f,net,,,,%s", t_s(m, k), m->ifname[i]);
+			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++) {
+				unsigned what = csv_groups[g].what;
+				if ((w & what) && what != MONITOR_NETWORK)
+					fprintf(f, "%.*s", csv_groups[g].n, ",,,,,,");
+			}
 			if (k)
-				fprintf(f, "%llu,%llu,%llu,%llu\n",
+				fprintf(f, ",,,%llu,%llu,%llu,%llu\n",
 				        (unsigned long long)delta(s[-1].rx_bytes, s->rx_bytes),
 				        (unsigned long long)delta(s[-1].rx_packets, s->rx_packets),
 				        (unsigned long long)delta(s[-1].tx_bytes, s->tx_bytes),
 				        (unsigned long long)delta(s[-1].tx_packets, s->tx_packets));
 			else
-				fputs(",,,\n", f);
+				fputs(",,,,,,\n", f);
 		}
 	return ferror(f) ? -1 : 0;
 }
@@ -776,21 +828,38 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 	for (size_t r = 0; r < nroles; r++) {
 		const struct monitor_role_sum *s = &roles[r];
 		double span = monitor_span_s(m), per = span > 0 && s->procs ? span * s->procs : 0;
-		fprintf(f, "# resources: %s x%u: CPU %.1f%% of a core (user %.1f%%, system %.1f%%), "
-		        "peak %.1f%%; RSS %.1f MiB, peak %.1f MiB; context switches %llu voluntary, "
-		        "%llu involuntary\n", s->role, s->procs, s->cpu_avg_pct,
-		        per > 0 ? 100.0 * s->user_s / per : 0.0, per > 0 ? 100.0 * s->sys_s / per : 0.0,
-		        s->cpu_peak_pct, (double)s->rss_avg_bytes / 1048576.0,
-		        (double)s->rss_peak_bytes / 1048576.0, (unsigned long long)s->vcsw,
-		        (unsigned long long)s->ivcsw);
+		const char *sep = "";
+		if (!(m->what & (MONITOR_CPU | MONITOR_MEMORY | MONITOR_CSW)))
+			break;
+		fprintf(f, "# resources: %s x%u: ", s->role, s->procs);
+		if (m->what & MONITOR_CPU) {
+			fprintf(f, "CPU %.1f%% of a core (user %.1f%%, system %.1f%%), peak %.1f%%",
+			        s->cpu_avg_pct, per > 0 ? 100.0 * s->user_s / per : 0.0,
+			        per > 0 ? 100.0 * s->sys_s / per : 0.0, s->cpu_peak_pct);
+			sep = "; ";
+		}
+		if (m->what & MONITOR_MEMORY) {
+			fprintf(f, "%sRSS %.1f MiB, peak %.1f MiB", sep,
+			        (double)s->rss_avg_bytes / 1048576.0,
+			        (double)s->rss_peak_bytes / 1048576.0);
+			sep = "; ";
+		}
+		if (m->what & MONITOR_CSW)
+			fprintf(f, "%scontext switches %llu voluntary, %llu involuntary", sep,
+			        (unsigned long long)s->vcsw, (unsigned long long)s->ivcsw);
+		fputc('\n', f);
 	}
-	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
-	fprintf(f, "# network (%zu interfaces): in %.3f MB, %llu packets; out %.3f MB, %llu packets",
-	        m->nif, (double)rxb / 1e6, (unsigned long long)rxp, (double)txb / 1e6,
-	        (unsigned long long)txp);
-	if (isfinite(wire))
-		fprintf(f, "; %.3f bytes out per payload byte", wire);
-	if (isfinite(cpu))
-		fprintf(f, "; CPU %.1f us per RPC", cpu * 1e6);
-	fputc('\n', f);
+	if (m->what & MONITOR_NETWORK) {
+		monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
+		fprintf(f, "# network (%zu interfaces): in %.3f MB, %llu packets; out %.3f MB, "
+		        "%llu packets", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
+		        (double)txb / 1e6, (unsigned long long)txp);
+		if (isfinite(wire))
+			fprintf(f, "; %.3f bytes out per payload byte", wire);
+		if ((m->what & MONITOR_CPU) && isfinite(cpu))
+			fprintf(f, "; CPU %.1f us per RPC", cpu * 1e6);
+		fputc('\n', f);
+	} else if ((m->what & MONITOR_CPU) && isfinite(cpu)) {
+		fprintf(f, "# resources: CPU %.1f us per RPC\n", cpu * 1e6);
+	}
 }

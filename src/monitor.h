@@ -24,6 +24,14 @@
  * one interval's CPU % is within 100 * tick / interval points (10 points
  * at 100 ms), and the run's average within 100 * tick / span.
  *
+ * What is sampled and reported can be narrowed ([monitor] resources):
+ * MONITOR_CPU (CPU times), MONITOR_MEMORY (VmRSS, VmHWM), MONITOR_NETWORK
+ * (/proc/net/dev, and each process's rchar and wchar: the bytes its
+ * system calls moved), MONITOR_CSW (context switches).  /proc/PID/stat and
+ * status are read for any of them (they tell whether the process lives);
+ * /proc/PID/io and /proc/net/dev only for the network.  Left-out figures
+ * are absent from every output: JSON keys, CSV columns, text.
+ *
  * Lifetime: monitor_new, monitor_start, (run), monitor_stop, then read the
  * figures, monitor_free.  Only monitor_start and monitor_stop touch the
  * thread; every reader must come after monitor_stop.
@@ -55,12 +63,24 @@ struct monitor_target {
 
 struct monitor;
 
+/* Bit i is value i of [monitor] resources (enum monitor_res of job.h). */
+enum {
+	MONITOR_CPU = 1 << 0,
+	MONITOR_MEMORY = 1 << 1,
+	MONITOR_NETWORK = 1 << 2,
+	MONITOR_CSW = 1 << 3,
+	MONITOR_ALL = (1 << 4) - 1,
+};
+
 /* Makes a monitor for n targets (0 to watch the network alone), sampling
  * every interval_ns (at least 1 ms), keeping at most max_samples (4 to
  * MONITOR_MAX_SAMPLES; 0 for MONITOR_DEFAULT_SAMPLES) per series.
  * Returns 0, -EINVAL for a bad argument, or -ENOMEM. */
 int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
                 uint64_t interval_ns, size_t max_samples);
+/* Chooses what is sampled and reported, MONITOR_* bits (MONITOR_ALL until
+ * called); before monitor_start. */
+void monitor_select(struct monitor *m, unsigned what);
 /* Takes the first sample now and starts the sampling thread.  0 or -errno. */
 int monitor_start(struct monitor *m);
 /* Takes one sample now; for an owner that samples without the thread
@@ -113,7 +133,8 @@ double monitor_cpu_s_per_call(const struct monitor *m, const char *role, uint64_
  * payload byte: an echo's request and reply give about 2, plus framing. */
 double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_bytes);
 
-/* Writes the object "resources" under key: interval_s, span_s, samples,
+/* Writes the object "resources" under key: selected (the names of the
+ * resources sampled), interval_s, span_s, samples,
  * samples_max, clock_tick_s, processes [{role, index, pid, samples: [{t_s,
  * cpu_pct, user_pct, sys_pct, rss_bytes, hwm_bytes, vcsw, ivcsw, rchar,
  * wchar}]}], net {interfaces: [{name, samples: [{t_s, rx_bytes,
@@ -125,7 +146,8 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 /* Writes the series as CSV, one row per process or interface and sample:
  * t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,
  * hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets
- * (kind "proc" or "net"; the other kind's fields empty).  0, or -1 when
+ * (kind "proc" or "net"; the other kind's fields empty; net rows and the
+ * columns of resources not selected left out).  0, or -1 when
  * the stream reports an error. */
 int monitor_csv(const struct monitor *m, FILE *f);
 /* monitor_csv into a new file at path.  0 or -errno. */

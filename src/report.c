@@ -250,9 +250,7 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	const struct job *j = r->job;
 	const struct engine_result *res = r->res;
 
-	fprintf(f, "benchmark,transport,mode,scheme,iovecs,bytes,inflight,warmup_s,duration_s,"
-	        "calls,errors,min_us,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,stddev_us,"
-	        "rpc_per_s,MBps,MiBps,encode_us,decode_us,sampled_calls,status");
+	fputs(REPORT_CSV_HEADER, f);
 	if (repeated(r))
 		rep_csv_head(f);
 	fprintf(f, "\n");

@@ -87,6 +87,13 @@ void report_interval_header(FILE *f, int format);
 /* engine_cfg.on_interval: one line, one write (the stream flushed after it). */
 void report_interval(void *arg, const struct engine_interval *iv);
 
+/* The CSV header line (without its newline); a sweep's CSV repeats these
+ * columns after the swept key's (sweep.c). */
+#define REPORT_CSV_HEADER \
+	"benchmark,transport,mode,scheme,iovecs,bytes,inflight,warmup_s,duration_s," \
+	"calls,errors,min_us,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,stddev_us," \
+	"rpc_per_s,MBps,MiBps,encode_us,decode_us,sampled_calls,status"
+
 /* Writes the report in job->format.  Returns 0, or -1 when out of memory. */
 int report_print(const struct report *r, FILE *f);
 

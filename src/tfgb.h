@@ -23,6 +23,7 @@ enum {
 	CMD_TASK = 1 << 1, /* takes --task N */
 	CMD_INI = 1 << 2,  /* takes --ini */
 	CMD_RESULT = 1 << 3, /* with CMD_JOB: its one operand, a JSON result, stands for -c */
+	CMD_SWEEP = 1 << 4,  /* takes --sweep SECTION.KEY=VALUES (sweep.h) */
 };
 
 /* The shortest --interval. */

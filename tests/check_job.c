@@ -151,8 +151,8 @@ END_TEST
 
 START_TEST(test_job_table_unique)
 {
-	static const char *const sections[] = {"job", "cluster", "payload", "output", "server",
-	                                       "affinity", "socket", "verbs"};
+	static const char *const sections[] = {"job", "cluster", "payload", "output", "monitor",
+	                                       "server", "affinity", "socket", "verbs"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;
@@ -679,6 +679,30 @@ START_TEST(test_job_err_range)
 }
 END_TEST
 
+/* [monitor]: the moved interval key is refused naming its new place; the
+ * resources list becomes a mask; an empty list needs the monitor off. */
+START_TEST(test_job_monitor_section)
+{
+	ck_assert_load_err("[output]\nmonitor = 2s\n",
+	                   "t.ini:2: output.monitor is now monitor.interval (section [monitor]); "
+	                   "rename it");
+	ck_assert_int_eq(job_override(&job, "output.monitor=1s", 3, &err), -1);
+	ck_assert_str_eq(err.msg, "-s #3: output.monitor is now monitor.interval (section "
+	                          "[monitor]); rename it");
+	ck_assert_uint_eq(job_monitor_mask(&job), (1u << RES_COUNT) - 1);
+	ck_assert_ptr_null(check("[monitor]\ninterval = 250ms\nresources = network, cpu\n"));
+	ck_assert_uint_eq(job.monitor_ns, 250000000);
+	ck_assert_uint_eq(job_monitor_mask(&job), 1u << RES_CPU | 1u << RES_NETWORK);
+	ck_assert_load_err("[monitor]\nresources = cpu, disk\n",
+	                   "t.ini:2: monitor.resources = cpu, disk: must be one of "
+	                   "cpu | memory | network | context_switches");
+	ck_assert_check_err("[monitor]\nresources =\n",
+	                    "t.ini:2: monitor.resources = : name at least one of cpu, memory, "
+	                    "network, context_switches, or set monitor.interval = 0");
+	ck_assert_ptr_null(check("[monitor]\ninterval = 0\nresources =\n"));
+}
+END_TEST
+
 START_TEST(test_job_err_section)
 {
 	ck_assert_load_err("[paylod]\niovecs = 3\n",
@@ -688,7 +712,7 @@ START_TEST(test_job_err_section)
 	                   "t.ini:3: unknown section '[clustr]'; did you mean '[cluster]'?");
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
-	                   "[payload], [output], [server], [affinity], [socket]");
+	                   "[payload], [output], [monitor], [server], [affinity], [socket]");
 }
 END_TEST
 
@@ -708,7 +732,7 @@ START_TEST(test_job_err_outside_section)
 {
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
-	                   "[cluster], [payload], [output], [server], [affinity] or [socket]");
+	                   "[cluster], [payload], [output], [monitor], [server], [affinity] or [socket]");
 }
 END_TEST
 
@@ -1062,6 +1086,7 @@ Suite *make_job_suite(void)
 	tcase_add_test(tc_errors, test_job_err_unit);
 	tcase_add_test(tc_errors, test_job_err_range);
 	tcase_add_test(tc_errors, test_job_err_section);
+	tcase_add_test(tc_errors, test_job_monitor_section);
 	tcase_add_test(tc_errors, test_job_err_key);
 	tcase_add_test(tc_errors, test_job_err_outside_section);
 	tcase_add_test(tc_errors, test_job_err_syntax);

@@ -295,6 +295,73 @@ START_TEST(test_monitor_csv_text)
 }
 END_TEST
 
+/* monitor_select: what is left out is absent from the CSV, the JSON and
+ * the text; the network is not even read without it. */
+START_TEST(test_monitor_select)
+{
+	struct monitor_target t = {"worker", 0, child(IDLE)};
+	char *out = NULL, line[512];
+	size_t len = 0;
+	struct jsonr r = {0};
+	struct json w;
+	FILE *f;
+	int sel;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 1000000000, 0), 0);
+	monitor_select(m, MONITOR_MEMORY | MONITOR_CSW);
+	monitor_sample(m);
+	sleep_ms(50);
+	monitor_stop(m);
+	f = open_memstream(&out, &len);
+	ck_assert_int_eq(monitor_csv(m, f), 0);
+	fclose(f);
+	f = fmemopen(out, len, "r");
+	ck_assert(fgets(line, sizeof line, f) != NULL);
+	ck_assert_str_eq(line, "t_s,kind,role,index,pid,iface,rss_bytes,hwm_bytes,vcsw,ivcsw\n");
+	while (fgets(line, sizeof line, f)) {
+		int commas = 0;
+		for (char *p = line; *p; p++)
+			commas += *p == ',';
+		ck_assert_int_eq(commas, 9);
+		ck_assert_msg(!strstr(line, ",net,"), "a net row without network: %s", line);
+	}
+	fclose(f);
+	free(out);
+
+	out = NULL;
+	f = open_memstream(&out, &len);
+	json_init(&w, f, 0);
+	json_obj_begin(&w, NULL);
+	monitor_json(m, &w, "resources", 10, 1000);
+	json_obj_end(&w);
+	fclose(f);
+	ck_assert_int_eq(jsonr_load(&r, out, len), 0);
+	sel = jsonr_find(&r, 0, "resources.selected");
+	ck_assert_int_eq(r.tok[sel].count, 2);
+	ck_assert(jsonr_str_eq(&r, jsonr_find(&r, 0, "resources.selected.0"), "memory"));
+	ck_assert(jsonr_str_eq(&r, jsonr_find(&r, 0, "resources.selected.1"), "context_switches"));
+	ck_assert_int_eq(jsonr_find(&r, 0, "resources.net"), -1);
+	ck_assert_int_eq(jsonr_find(&r, 0, "resources.summary.cpu_s_per_rpc"), -1);
+	ck_assert_int_eq(jsonr_find(&r, 0, "resources.summary.roles.0.cpu_avg_pct"), -1);
+	ck_assert_int_ge(jsonr_find(&r, 0, "resources.summary.roles.0.rss_peak_bytes"), 0);
+	ck_assert_int_ge(jsonr_find(&r, 0, "resources.summary.roles.0.vcsw"), 0);
+	ck_assert_int_eq(jsonr_find(&r, 0, "resources.processes.0.samples.1.cpu_pct"), -1);
+	ck_assert_int_ge(jsonr_find(&r, 0, "resources.processes.0.samples.1.rss_bytes"), 0);
+	jsonr_free(&r);
+	free(out);
+
+	out = NULL;
+	f = open_memstream(&out, &len);
+	monitor_text(m, f, 10, 1000);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(out, "# resources: worker x1: RSS "));
+	ck_assert_ptr_nonnull(strstr(out, "; context switches "));
+	ck_assert_ptr_null(strstr(out, "CPU"));
+	ck_assert_ptr_null(strstr(out, "# network"));
+	free(out);
+}
+END_TEST
+
 /* --- limits -------------------------------------------------------- */
 
 START_TEST(test_monitor_thinning)
@@ -531,6 +598,7 @@ Suite *make_monitor_suite(void)
 	tcase_add_test(tc_core, test_monitor_idle_child);
 	tcase_add_test(tc_core, test_monitor_json);
 	tcase_add_test(tc_core, test_monitor_csv_text);
+	tcase_add_test(tc_core, test_monitor_select);
 	suite_add_tcase(s, tc_core);
 
 	tcase_add_checked_fixture(tc_limits, monitor_setup, monitor_teardown);

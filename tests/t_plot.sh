@@ -1,6 +1,7 @@
 #!/bin/sh
 # The gnuplot scripts of examples/plot/ on real output: a short latency run
-# per scheme in tfgb's CSV, rendered by latency-schemes.gp; the PNG must
+# per scheme in tfgb's CSV, rendered by latency-schemes.gp, and a sweep of
+# payload.iovecs rendered by latency-iovecs.gp; the PNG must
 # exist, start with the PNG signature and not be empty.  Also the scripts'
 # refusal without their -e settings.  Skips without gnuplot.
 . tests/lib.sh
@@ -34,8 +35,11 @@ gnuplot -e "files='$out/lat.csv'; titles='grpc'; out='$out/lat.png'" \
 [ "$(wc -c <"$out/lat.png")" -gt 2000 ] || fail "a PNG too small to hold a plot"
 grep -q 'warning\|error' "$out/err" && fail "gnuplot complained: $(cat "$out/err")"
 
-# the same rows drawn against the buffer count (one point per scheme here)
-gnuplot -e "files='$out/lat.csv'; out='$out/iov.png'; metric='p50_us'" \
+# a sweep's CSV drawn against the buffer count
+$TFGB latency $base --sweep payload.iovecs=1:3:1 >"$out/iov.csv" 2>"$out/err" ||
+	fail "latency --sweep exited $?: $(cat "$out/err")"
+[ "$(wc -l <"$out/iov.csv")" = 4 ] || fail "expected a header and 3 rows: $(cat "$out/iov.csv")"
+gnuplot -e "files='$out/iov.csv'; out='$out/iov.png'; metric='p50_us'" \
 	examples/plot/latency-iovecs.gp 2>"$out/err" || fail "latency-iovecs.gp: $(cat "$out/err")"
 [ "$(od -An -tx1 -N8 "$out/iov.png" | tr -d ' \n')" = 89504e470d0a1a0a ] ||
 	fail "latency-iovecs.gp made no PNG"

@@ -2,10 +2,12 @@
 # in the payload, one line per series: the style of Figure 10 of
 # TF-gRPC-Bench (2 to 10 Large buffers of 1 MiB).
 #
-# Input: tfgb's CSV (tfgb latency -f csv), one file per series, each with
-# the header line and one row per buffer count:
-#   for n in 2 4 6 8 10; do
-#       tfgb latency -q -f csv -c examples/fig10-latency-iovecs.ini -s payload.iovecs=$n
+# Input: the CSV of a sweep of payload.iovecs (tfgb latency --sweep ...
+# -f csv), one file per series; any tfgb latency CSV with an "iovecs"
+# column does (a sweep's CSV repeats the benchmark's columns):
+#   for tr in grpc socket; do
+#       tfgb latency -q -f csv -c examples/fig10-latency-iovecs.ini \
+#           -s job.transport=$tr --sweep payload.iovecs=2:10:2 >$tr.csv
 #   done
 #   gnuplot -e "files='grpc.csv socket.csv'; titles='gRPC socket'; out='iov.png'" \
 #           examples/plot/latency-iovecs.gp

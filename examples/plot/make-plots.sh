@@ -67,6 +67,7 @@ plot() {
 	echo "$2"
 }
 
+iovecs=$(echo $IOVECS | tr ' ' ',')
 lat_files= bw_files= tp_files= iov_files= titles=
 for tr in $TRANSPORTS; do
 	rm -f "$out/latency-$tr.csv" "$out/bandwidth-$tr.csv" "$out/throughput-$tr.csv" \
@@ -81,10 +82,11 @@ for tr in $TRANSPORTS; do
 		run "$out/throughput-$tr.csv" "$shape" -- throughput $common -s job.transport=$tr \
 			-s cluster.ps_count=${shape%x*} -s cluster.workers=${shape#*x}
 	done
-	for n in $IOVECS; do
-		run "$out/iovecs-$tr.csv" "" -- latency -c "$here/../fig10-latency-iovecs.ini" \
-			$common -s job.transport=$tr -s payload.iovecs=$n
-	done
+	# one sweep: the header and a row per buffer count
+	echo "  latency -c fig10-latency-iovecs.ini --sweep payload.iovecs=$iovecs ($tr)" >&2
+	"$TFGB" latency -c "$here/../fig10-latency-iovecs.ini" $common -s job.transport=$tr \
+		--sweep payload.iovecs=$iovecs >"$out/iovecs-$tr.csv" ||
+		{ echo "make-plots.sh: the iovecs sweep ($tr) failed" >&2; exit 1; }
 	lat_files="$lat_files $out/latency-$tr.csv"
 	bw_files="$bw_files $out/bandwidth-$tr.csv"
 	tp_files="$tp_files $out/throughput-$tr.csv"

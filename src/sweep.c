@@ -1,0 +1,780 @@
+/* sweep.c - `--sweep SECTION.KEY=VALUES`: one child run per value, one row each.
+ *
+ * Why child processes: each value is a complete, ordinary run of this
+ * binary with its own job, so every row has a full JSON result that `tfgb
+ * rerun` can reproduce, and a run's state (transport, PS, monitor) never
+ * leaks into the next one.  The children run one after another, never side
+ * by side: a sweep measures the key, not contention between its values.
+ */
+#include "sweep.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "json.h"
+#include "jsonr.h"
+#include "report.h"
+#include "tfgb.h"
+#include "util.h"
+
+/* ---- the spec ---- */
+
+/* One value through the key's own parser: range-checked, then written back
+ * as a job file writes it. */
+static int parse_value(const struct opt_def *d, const char *text, struct sweep_value *out,
+                       char *why)
+{
+	union {
+		int64_t i;
+		uint64_t u;
+		int e;
+		char *s;
+	} slot;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(&slot, 0, sizeof slot);
+	if (opt_parse(d, &slot, text, 0, why) < 0)
+		return -1;
+	out->v = d->type == OPT_INT ? slot.i : d->type == OPT_SIZE || d->type == OPT_DURATION ?
+	         (int64_t)slot.u : 0;
+	f = open_memstream(&buf, &len);
+	if (f) {
+		opt_format(d, &slot, f);
+		if (fclose(f) != 0) {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	opt_free_value(d, &slot);
+	if (!buf) {
+		snprintf(why, OPT_ERR_MAX, "out of memory");
+		return -1;
+	}
+	snprintf(out->text, sizeof out->text, "%s", buf);
+	free(buf);
+	return 0;
+}
+
+static int numeric(const struct opt_def *d)
+{
+	return d->type == OPT_INT || d->type == OPT_SIZE || d->type == OPT_DURATION;
+}
+
+/* A step: a number of the key's type (an int may be negative), or *N / xN. */
+static int parse_step(const struct opt_def *d, const char *s, int64_t *step, int64_t *factor)
+{
+	uint64_t u;
+
+	*step = 0;
+	*factor = 0;
+	if (*s == '*' || *s == 'x')
+		return opt_parse_int(s + 1, factor) < 0 || *factor < 2 || *factor > 1000 ? -1 : 0;
+	if (d->type == OPT_INT)
+		return opt_parse_int(s, step);
+	if ((d->type == OPT_SIZE ? opt_parse_size(s, &u) : opt_parse_duration(s, &u)) < 0 ||
+	    u > INT64_MAX)
+		return -1;
+	*step = (int64_t)u;
+	return 0;
+}
+
+static int add_value(struct sweep *s, const char *text, char *why)
+{
+	char r[OPT_ERR_MAX];
+
+	if (s->n == SWEEP_MAX) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: more than %d values", s->name, SWEEP_MAX);
+		return -1;
+	}
+	if (parse_value(s->key, text, &s->val[s->n], r) < 0) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: value '%.64s' %s", s->name, text, r);
+		return -1;
+	}
+	s->n++;
+	return 0;
+}
+
+/* start:end:step, each of start and end in the key's range. */
+static int parse_range(struct sweep *s, char *spec, char *why)
+{
+	const struct opt_def *d = s->key;
+	char *a = spec, *b = strchr(a, ':'), *c = b ? strchr(b + 1, ':') : NULL, num[48];
+	struct sweep_value lo, hi;
+	int64_t step, factor;
+	uint64_t count;
+
+	if (!numeric(d)) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: start:end:step needs a numeric key (int, "
+		         "size or duration); list this key's values with commas", s->name);
+		return -1;
+	}
+	if (!b || !c || strchr(c + 1, ':')) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s=%.64s: a range is start:end:step "
+		         "(e.g. payload.iovecs=2:10:2)", s->name, spec);
+		return -1;
+	}
+	*b++ = 0;
+	*c++ = 0;
+	if (parse_value(d, a, &lo, num) < 0) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: start '%.64s' %s", s->name, a, num);
+		return -1;
+	}
+	if (parse_value(d, b, &hi, num) < 0) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: end '%.64s' %s", s->name, b, num);
+		return -1;
+	}
+	if (parse_step(d, c, &step, &factor) < 0 || (!factor && step == 0)) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step '%.64s' must be a %s other than 0, "
+		         "or *N (N in [2, 1000]) to multiply", s->name, c,
+		         d->type == OPT_INT ? "whole number" : d->type == OPT_SIZE ? "size" :
+		         "duration");
+		return -1;
+	}
+	if ((factor || step > 0) ? hi.v < lo.v : hi.v > lo.v) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: end %s is %s start %s, so step %s gives "
+		         "no value", s->name, hi.text, hi.v < lo.v ? "below" : "above", lo.text, c);
+		return -1;
+	}
+	if (factor) {
+		if (lo.v <= 0) {
+			snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step %s multiplies, so start "
+			         "must be above 0", s->name, c);
+			return -1;
+		}
+		for (int64_t v = lo.v;; v *= factor) {
+			snprintf(num, sizeof num, "%lld%s", (long long)v, d->type == OPT_DURATION ?
+			         "ns" : "");
+			if (add_value(s, num, why) < 0)
+				return -1;
+			if (v > hi.v / factor)
+				return 0;
+		}
+	}
+	/* the distance in unsigned arithmetic: no overflow on any int64 pair */
+	count = (step > 0 ? (uint64_t)hi.v - (uint64_t)lo.v : (uint64_t)lo.v - (uint64_t)hi.v) /
+	        (step > 0 ? (uint64_t)step : -(uint64_t)step) + 1;
+	if (count > SWEEP_MAX) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: %s:%s:%s is %llu values, more than %d",
+		         s->name, lo.text, hi.text, c, (unsigned long long)count, SWEEP_MAX);
+		return -1;
+	}
+	for (uint64_t i = 0; i < count; i++) {
+		int64_t v = (int64_t)((uint64_t)lo.v + i * (uint64_t)step);
+		snprintf(num, sizeof num, "%lld%s", (long long)v,
+		         d->type == OPT_DURATION ? "ns" : "");
+		if (add_value(s, num, why) < 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* v1,v2,...: any scalar key. */
+static int parse_list(struct sweep *s, char *spec, char *why)
+{
+	for (char *p = spec, *comma;; p = comma + 1) {
+		char *e;
+		comma = strchr(p, ',');
+		if (comma)
+			*comma = 0;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		e = p + strlen(p);
+		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
+			*--e = 0;
+		if (!*p) {
+			snprintf(why, SWEEP_ERR_MAX, "--sweep %s: an empty value in the list", s->name);
+			return -1;
+		}
+		if (add_value(s, p, why) < 0)
+			return -1;
+		if (!comma)
+			return 0;
+	}
+}
+
+int sweep_parse(const char *spec, struct sweep *s, char *why)
+{
+	const char *eq = strchr(spec, '='), *dot = strchr(spec, '.');
+	char section[64], name[64], *values;
+	int rc;
+
+	memset(s, 0, sizeof *s);
+	if (!eq || !dot || dot > eq || dot == spec || eq == dot + 1 ||
+	    (size_t)(dot - spec) >= sizeof section || (size_t)(eq - dot - 1) >= sizeof name) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep '%.64s' is not SECTION.KEY=VALUES "
+		         "(e.g. payload.iovecs=2:10:2 or payload.scheme=uniform,skew)", spec);
+		return -1;
+	}
+	memcpy(section, spec, (size_t)(dot - spec));
+	section[dot - spec] = 0;
+	memcpy(name, dot + 1, (size_t)(eq - dot - 1));
+	name[eq - dot - 1] = 0;
+	s->key = job_key_find(section, name);
+	if (!s->key) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep: unknown key '%s.%s' (keys are listed in "
+		         "tfgb.ini(5))", section, name);
+		return -1;
+	}
+	snprintf(s->name, sizeof s->name, "%s.%s", s->key->section, s->key->name);
+	if (!eq[1]) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: no values after '='", s->name);
+		return -1;
+	}
+	if (s->key->type == OPT_ENUM_LIST || s->key->type == OPT_SIZE_LIST ||
+	    s->key->type == OPT_HOSTPORT_LIST) {
+		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: a list key cannot be swept (its values "
+		         "hold commas themselves)", s->name);
+		return -1;
+	}
+	s->val = calloc(SWEEP_MAX, sizeof *s->val);
+	values = strdup(eq + 1);
+	if (!s->val || !values) {
+		free(values);
+		snprintf(why, SWEEP_ERR_MAX, "--sweep: out of memory");
+		return -1;
+	}
+	rc = strchr(values, ':') ? parse_range(s, values, why) : parse_list(s, values, why);
+	free(values);
+	return rc;
+}
+
+void sweep_free(struct sweep *s)
+{
+	free(s->val);
+	s->val = NULL;
+	s->n = 0;
+}
+
+/* ---- one child run ---- */
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct run {
+	pid_t pid;
+	int fd;           /* the child's stdout */
+	char *out;        /* all it wrote */
+	size_t len;
+	int status;       /* from waitpid */
+	int timed_out;
+};
+
+/* Starts `tfgb CMD -c /proc/self/fd/N ... -f json` on the job text. */
+static int start_child(struct tfgb *t, const char *job, struct run *r)
+{
+	char jobpath[64], *argv[16];
+	int pfd[2], mfd, argc = 0;
+	size_t len = strlen(job);
+	pid_t parent = getpid();
+
+	mfd = memfd_create("tfgb-sweep-job", 0);
+	if (mfd < 0 || write(mfd, job, len) != (ssize_t)len) {
+		tfgb_error("%s: --sweep: cannot pass the job to a run: %s", t->cmd, strerror(errno));
+		if (mfd >= 0)
+			close(mfd);
+		return -1;
+	}
+	if (pipe2(pfd, O_CLOEXEC) < 0) {
+		tfgb_error("%s: --sweep: cannot create a pipe: %s", t->cmd, strerror(errno));
+		close(mfd);
+		return -1;
+	}
+	snprintf(jobpath, sizeof jobpath, "/proc/self/fd/%d", mfd);
+	argv[argc++] = "tfgb";
+	argv[argc++] = (char *)t->cmd;
+	argv[argc++] = "-c";
+	argv[argc++] = jobpath;
+	/* the report comes back on the pipe; a series file would be written
+	 * over by every value, so the sweep refuses it up front */
+	argv[argc++] = "-s";
+	argv[argc++] = "output.file=";
+	argv[argc++] = "-f";
+	argv[argc++] = "json";
+	if (t->quiet)
+		argv[argc++] = "-q";
+	for (int i = 0; i < t->verbose && i < 3; i++)
+		argv[argc++] = "-v";
+	argv[argc] = NULL;
+	fflush(NULL);
+	r->pid = fork();
+	if (r->pid < 0) {
+		tfgb_error("%s: --sweep: cannot start a run: fork: %s", t->cmd, strerror(errno));
+		close(pfd[0]);
+		close(pfd[1]);
+		close(mfd);
+		return -1;
+	}
+	if (r->pid == 0) {
+		/* its own process group: a terminal's Ctrl-C comes to the sweep,
+		 * which stops the run in order; and it dies with the sweep */
+		setpgid(0, 0);
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		if (getppid() != parent)
+			_exit(1);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		if (dup2(pfd[1], STDOUT_FILENO) < 0)
+			_exit(1);
+		execv("/proc/self/exe", argv);
+		fprintf(stderr, "tfgb: %s: cannot execute /proc/self/exe: %s\n", t->cmd,
+		        strerror(errno));
+		_exit(1);
+	}
+	setpgid(r->pid, r->pid); /* also here, so that it holds before the child runs */
+	close(pfd[1]);
+	close(mfd);
+	r->fd = pfd[0];
+	return 0;
+}
+
+/* Reads the child's stdout to its end and reaps it.  On a signal the run's
+ * process group gets SIGINT (the run stops and reports what it measured)
+ * and `grace_ns` to finish; past the deadline it is killed. */
+static int finish_child(struct tfgb *t, struct run *r, uint64_t deadline, uint64_t grace_ns)
+{
+	size_t cap = 0;
+	int sent = 0, rc = 0;
+
+	for (;;) {
+		struct pollfd pfd = {.fd = r->fd, .events = POLLIN};
+		uint64_t now = now_ns();
+		ssize_t n;
+
+		if (stop && !sent) {
+			kill(-r->pid, SIGINT);
+			sent = 1;
+			if (deadline > now + grace_ns)
+				deadline = now + grace_ns;
+		}
+		if (now >= deadline) {
+			r->timed_out = 1;
+			break;
+		}
+		if (poll(&pfd, 1, 100) <= 0)
+			continue; /* EINTR: a signal, seen at the top */
+		if (r->len + 65536 + 1 > cap) {
+			char *more;
+			if (cap > JSONR_MAX_LEN) {
+				tfgb_error("%s: --sweep: a run wrote more than %u MiB", t->cmd,
+				           JSONR_MAX_LEN >> 20);
+				rc = -1;
+				break;
+			}
+			cap = cap ? cap * 2 : 262144;
+			if (!(more = realloc(r->out, cap))) {
+				tfgb_error("%s: --sweep: out of memory", t->cmd);
+				rc = -1;
+				break;
+			}
+			r->out = more;
+		}
+		n = read(r->fd, r->out + r->len, cap - r->len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		r->len += (size_t)n;
+	}
+	if (r->out)
+		r->out[r->len] = 0;
+	close(r->fd);
+	r->fd = -1;
+	/* its stdout is closed: it is exiting, or gets SIGKILL after 10 s */
+	for (uint64_t end = now_ns() + 10ull * 1000000000; !r->timed_out && rc == 0;) {
+		pid_t w = waitpid(r->pid, &r->status, WNOHANG);
+		if (w == r->pid) {
+			r->pid = 0;
+			return 0;
+		}
+		if (now_ns() >= end) {
+			tfgb_error("%s: --sweep: a run (pid %d) closed its output but did not exit "
+			           "within 10 s; killed", t->cmd, (int)r->pid);
+			break;
+		}
+		usleep(10000);
+	}
+	kill(-r->pid, SIGKILL);
+	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
+		;
+	r->pid = 0;
+	return -1;
+}
+
+/* ---- the report ---- */
+
+enum { B_LAT = 1, B_BW = 2, B_TP = 4, B_ALL = 7 };
+
+/* The text table's columns: each benchmark's main figures, from its JSON. */
+static const struct col {
+	const char *head, *path;
+	int width;
+	unsigned bench;
+} text_cols[] = {
+	{"calls", "calls", 12, B_ALL},
+	{"min_us", "latency_us.min", 10, B_LAT},
+	{"avg_us", "latency_us.avg", 10, B_ALL},
+	{"p50_us", "latency_us.p50", 10, B_LAT},
+	{"p90_us", "latency_us.p90", 10, B_LAT},
+	{"p99_us", "latency_us.p99", 10, B_ALL},
+	{"p99.9_us", "latency_us.p999", 10, B_LAT},
+	{"max_us", "latency_us.max", 10, B_LAT},
+	{"stddev_us", "latency_us.stddev", 10, B_LAT},
+	{"bytes", "payload.bytes", 12, B_BW},
+	{"rpc/s", "rpc_per_s", 12, B_BW | B_TP},
+	{"MB/s", "MBps", 10, B_BW | B_TP},
+	{"MiB/s", "MiBps", 10, B_BW},
+	{"slowest_rpc/s", "throughput.worker_rpc_per_s_min", 14, B_TP},
+	{"fastest_rpc/s", "throughput.worker_rpc_per_s_max", 14, B_TP},
+	{NULL, NULL, 0, 0},
+};
+
+/* The CSV's columns after the swept key: those of the benchmark's own CSV
+ * (REPORT_CSV_HEADER, in its order; check_sweep.c holds the two together). */
+static const char *const csv_paths[] = {
+	"benchmark", "transport", "mode", "payload.scheme", "payload.iovecs", "payload.bytes",
+	"inflight", "warmup_s", "duration_s", "calls", "errors", "latency_us.min",
+	"latency_us.avg", "latency_us.p50", "latency_us.p90", "latency_us.p99",
+	"latency_us.p999", "latency_us.max", "latency_us.stddev", "rpc_per_s", "MBps", "MiBps",
+	"serialization.encode_us", "serialization.decode_us", "serialization.sampled_calls",
+	"status", NULL,
+};
+
+const char *const *sweep_csv_paths(void)
+{
+	return csv_paths;
+}
+
+/* A value of the result as text: a number exactly as the run wrote it, a
+ * string decoded, "" for null or absent. */
+static void field(const struct jsonr *j, const char *path, char *buf, size_t len)
+{
+	int i = jsonr_find(j, 0, path);
+
+	buf[0] = 0;
+	switch (jsonr_type(j, i)) {
+	case JSONR_STRING:
+		jsonr_str(j, i, buf, len);
+		break;
+	case JSONR_NUMBER:
+	case JSONR_TRUE:
+	case JSONR_FALSE:
+		snprintf(buf, len, "%.*s", (int)(j->tok[i].end - j->tok[i].start),
+		         j->text + j->tok[i].start);
+		break;
+	default:
+		break;
+	}
+}
+
+/* The swept value as a CSV or JSON number: bytes, seconds, or the integer. */
+static void csv_value(const struct sweep *s, size_t i, char *buf, size_t len)
+{
+	if (s->key->type == OPT_DURATION)
+		snprintf(buf, len, "%.9g", (double)s->val[i].v / 1e9);
+	else if (numeric(s->key))
+		snprintf(buf, len, "%lld", (long long)s->val[i].v);
+	else
+		snprintf(buf, len, "%s", s->val[i].text);
+}
+
+static void csv_field(FILE *f, const char *v)
+{
+	if (strpbrk(v, ",\"\n")) {
+		fputc('"', f);
+		for (; *v; v++) {
+			if (*v == '"')
+				fputc('"', f);
+			fputc(*v, f);
+		}
+		fputc('"', f);
+	} else {
+		fputs(v, f);
+	}
+}
+
+static unsigned bench_of(const char *cmd)
+{
+	return !strcmp(cmd, "latency") ? B_LAT : !strcmp(cmd, "bandwidth") ? B_BW : B_TP;
+}
+
+static int key_width(const struct sweep *s)
+{
+	int w = (int)strlen(s->name) + 1;
+
+	for (size_t i = 0; i < s->n; i++)
+		if ((int)strlen(s->val[i].text) > w)
+			w = (int)strlen(s->val[i].text);
+	return w;
+}
+
+/* Text: the header (from the first result) before the first row. */
+static void text_row(struct tfgb *t, const struct sweep *s, size_t i, const struct jsonr *j,
+                     FILE *f)
+{
+	unsigned b = bench_of(t->cmd);
+	int kw = key_width(s);
+	char v[256], tr[64], mode[64], title[128];
+
+	if (i == 0) {
+		field(j, "title", title, sizeof title);
+		field(j, "transport", tr, sizeof tr);
+		field(j, "mode", mode, sizeof mode);
+		fprintf(f, "# %s, sweep of %s: %zu values (tfgb %s)\n", title, s->name, s->n,
+		        TFGB_VERSION);
+		fprintf(f, "# transport %s, mode %s; every run's full result: -f json\n", tr, mode);
+		fprintf(f, "#%*s", kw - 1, s->name);
+		for (const struct col *c = text_cols; c->head; c++)
+			if (c->bench & b)
+				fprintf(f, " %*s", c->width, c->head);
+		fputc('\n', f);
+	}
+	fprintf(f, "%*s", kw, s->val[i].text);
+	for (const struct col *c = text_cols; c->head; c++)
+		if (c->bench & b) {
+			field(j, c->path, v, sizeof v);
+			fprintf(f, " %*s", c->width, *v ? v : "-");
+		}
+	field(j, "status", v, sizeof v);
+	if (strcmp(v, "ok"))
+		fprintf(f, "  # %s", v);
+	fputc('\n', f);
+}
+
+static void csv_row(const struct sweep *s, size_t i, const struct jsonr *j, FILE *f)
+{
+	char v[256];
+
+	if (i == 0)
+		fprintf(f, "%s,%s\n", s->name, REPORT_CSV_HEADER);
+	csv_value(s, i, v, sizeof v);
+	csv_field(f, v);
+	for (const char *const *p = csv_paths; *p; p++) {
+		field(j, *p, v, sizeof v);
+		fputc(',', f);
+		csv_field(f, v);
+	}
+	fputc('\n', f);
+}
+
+static void json_report(const struct sweep *s, char **out, const size_t *len, size_t done,
+                        const char *status, FILE *f)
+{
+	struct json w;
+
+	json_init(&w, f, 1);
+	json_obj_begin(&w, NULL);
+	json_obj_begin(&w, "sweep");
+	json_str(&w, "key", s->name);
+	json_arr_begin(&w, "values");
+	for (size_t i = 0; i < s->n; i++) {
+		if (s->key->type == OPT_DURATION) {
+			json_f64(&w, NULL, (double)s->val[i].v / 1e9, 9);
+		} else if (numeric(s->key)) {
+			json_i64(&w, NULL, s->val[i].v);
+		} else {
+			json_str(&w, NULL, s->val[i].text);
+		}
+	}
+	json_arr_end(&w);
+	json_str(&w, "unit", s->key->type == OPT_DURATION ? "s" : s->key->type == OPT_SIZE ?
+	         "B" : "");
+	json_u64(&w, "runs", done);
+	json_str(&w, "status", status);
+	json_obj_end(&w);
+	json_arr_begin(&w, "results");
+	for (size_t i = 0; i < done; i++) {
+		size_t n = len[i];
+		while (n && (out[i][n - 1] == '\n' || out[i][n - 1] == ' '))
+			n--;
+		json_raw(&w, NULL, out[i], n);
+	}
+	json_arr_end(&w);
+	json_obj_end(&w);
+	json_finish(&w);
+}
+
+/* ---- the driver ---- */
+
+/* Applies value i to the job and checks the whole job.  0, or -1 with the
+ * error printed. */
+static int apply(struct job *j, const struct sweep *s, size_t i)
+{
+	char kv[SWEEP_TEXT_MAX + 160];
+	struct job_err e;
+
+	snprintf(kv, sizeof kv, "%s=%s", s->name, s->val[i].text);
+	if (job_override(j, kv, 1, &e) == 0 && job_validate(j, &e) == 0)
+		return 0;
+	/* the override's place says nothing to the user: name the sweep */
+	tfgb_error("--sweep %s, value %s: %s", s->name, s->val[i].text,
+	           strncmp(e.msg, "-s #1: ", 7) ? e.msg : e.msg + 7);
+	return -1;
+}
+
+static void describe(int status, char *buf, size_t len)
+{
+	if (WIFEXITED(status))
+		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+	else
+		snprintf(buf, len, "status 0x%x", status);
+}
+
+int sweep_run(struct tfgb *t, struct sweep *s)
+{
+	struct job *j = &t->job;
+	const int format = j->format;
+	struct sigaction sa, old_int, old_term;
+	char **outs = NULL;
+	size_t *lens = NULL, done = 0;
+	const char *status = "ok";
+	int rc = TFGB_EXIT_OK;
+	FILE *f = NULL;
+
+	if (*j->series) {
+		tfgb_error("%s: --sweep: output.series = %s would be written over by every run; "
+		           "leave it empty (every run's resources are in its JSON result)", t->cmd,
+		           j->series);
+		return TFGB_EXIT_USAGE;
+	}
+	if (t->task >= 0) {
+		tfgb_error("%s: --sweep runs whole benchmarks; it takes no --task", t->cmd);
+		return TFGB_EXIT_USAGE;
+	}
+	/* every value, up front: nothing runs when any would be refused */
+	for (size_t i = 0; i < s->n; i++)
+		if (apply(j, s, i) < 0)
+			return TFGB_EXIT_USAGE;
+	outs = calloc(s->n, sizeof *outs);
+	lens = calloc(s->n, sizeof *lens);
+	if (!outs || !lens) {
+		tfgb_error("%s: --sweep: out of memory", t->cmd);
+		free(outs);
+		free(lens);
+		return TFGB_EXIT_FAIL;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns at once */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old_int);
+	sigaction(SIGTERM, &sa, &old_term);
+	stop = 0;
+
+	for (size_t i = 0; i < s->n && !stop; i++) {
+		struct run r = {.fd = -1};
+		struct jsonr res = {0};
+		char *text, how[96];
+		uint64_t deadline = UINT64_MAX, grace = j->timeout_ns + 15ull * 1000000000;
+		int ok, parsed;
+
+		if (apply(j, s, i) < 0) { /* checked up front: not seen */
+			rc = TFGB_EXIT_USAGE;
+			break;
+		}
+		if (!(text = job_ini_string(j))) {
+			tfgb_error("%s: --sweep: out of memory", t->cmd);
+			rc = TFGB_EXIT_FAIL;
+			break;
+		}
+		if (t->verbose)
+			fprintf(stderr, "tfgb: %s: --sweep %s = %s (%zu of %zu)\n", t->cmd, s->name,
+			        s->val[i].text, i + 1, s->n);
+		/* a timed run has a known length; a counted one (iterations) is
+		 * bounded by its own per-call timeout */
+		if (!j->iterations)
+			deadline = now_ns() + j->warmup_ns + j->duration_ns + 3 * j->timeout_ns +
+			           60ull * 1000000000;
+		if (start_child(t, text, &r) < 0) {
+			free(text);
+			rc = TFGB_EXIT_FAIL;
+			break;
+		}
+		free(text);
+		if (finish_child(t, &r, deadline, grace) < 0 && !r.timed_out) {
+			free(r.out);
+			rc = TFGB_EXIT_FAIL;
+			status = "failed";
+			break;
+		}
+		ok = !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
+		parsed = r.out && jsonr_load(&res, r.out, r.len) == 0 &&
+		         jsonr_type(&res, jsonr_find(&res, 0, "job")) == JSONR_STRING;
+		/* an interrupted run still reports what it measured: keep its row */
+		if (parsed) {
+			if (format != FMT_JSON && !f && !(f = tfgb_out(t))) {
+				rc = TFGB_EXIT_FAIL;
+				jsonr_free(&res);
+				free(r.out);
+				break;
+			}
+			if (format == FMT_TEXT)
+				text_row(t, s, i, &res, f);
+			else if (format == FMT_CSV)
+				csv_row(s, i, &res, f);
+			if (f)
+				fflush(f);
+			if (format == FMT_JSON) { /* kept for the one document at the end */
+				outs[done] = r.out;
+				lens[done] = r.len;
+				r.out = NULL;
+			}
+			done++;
+		}
+		jsonr_free(&res);
+		free(r.out);
+		if (ok && parsed)
+			continue;
+		if (r.timed_out)
+			snprintf(how, sizeof how, "no result within its deadline; killed");
+		else if (ok)
+			snprintf(how, sizeof how, "its output is not a JSON result");
+		else
+			describe(r.status, how, sizeof how);
+		if (stop)
+			tfgb_error("%s: --sweep interrupted at %s = %s (%zu of %zu values done)",
+			           t->cmd, s->name, s->val[i].text, i, s->n);
+		else
+			tfgb_error("%s: --sweep stopped: the run of %s = %s failed (%s)", t->cmd,
+			           s->name, s->val[i].text, how);
+		status = stop ? "interrupted" : "failed";
+		rc = !stop && WIFEXITED(r.status) && WEXITSTATUS(r.status) == TFGB_EXIT_USAGE ?
+		     TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
+		break;
+	}
+	if (stop && rc == TFGB_EXIT_OK) {
+		tfgb_error("%s: --sweep interrupted after %zu of %zu values", t->cmd, done, s->n);
+		status = "interrupted";
+		rc = TFGB_EXIT_FAIL;
+	}
+	sigaction(SIGINT, &old_int, NULL);
+	sigaction(SIGTERM, &old_term, NULL);
+	/* JSON: one document, with every result that came back */
+	if (format == FMT_JSON && (done || rc == TFGB_EXIT_OK)) {
+		if ((f = tfgb_out(t)))
+			json_report(s, outs, lens, done, status, f);
+		else
+			rc = TFGB_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		free(outs[i]);
+	free(outs);
+	free(lens);
+	return rc;
+}

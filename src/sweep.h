@@ -1,0 +1,57 @@
+/* sweep.h - `--sweep SECTION.KEY=VALUES`: one run per value of one job key.
+ *
+ * VALUES is start:end:step for a numeric key (int, size, duration; step may
+ * be *N or xN to multiply instead of add), or a comma list for those and for
+ * enum, bool and string keys.  Every value is checked up front, against the
+ * key's range and then as a whole job (job_validate), before anything runs.
+ *
+ * Each value runs as a child process of this same binary, in its own
+ * process group, with the effective job of that value (passed on a memfd,
+ * as cluster.c passes jobs) and -f json; its stdout comes back on a pipe and
+ * its stderr passes through.  The sweep's report has one row per value:
+ * text (an OSU-style table of the benchmark's main figures), CSV (the
+ * swept key, then the columns of the benchmark's own CSV) or JSON
+ * ({"sweep": {...}, "results": [every run's full JSON result]}).
+ */
+#ifndef TFGB_SWEEP_H
+#define TFGB_SWEEP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "opt.h"
+
+struct tfgb;
+
+#define SWEEP_MAX 1000     /* values in one sweep */
+#define SWEEP_TEXT_MAX 192 /* one value as job-file text (strings: OPT_STRING_MAX) */
+#define SWEEP_ERR_MAX 600
+
+struct sweep_value {
+	char text[SWEEP_TEXT_MAX]; /* as a job file writes it: "4", "1MiB", "200ms", "skew" */
+	int64_t v;                 /* numeric keys: the number (bytes, nanoseconds) */
+};
+
+struct sweep {
+	const struct opt_def *key;
+	char name[136];            /* "section.key" */
+	size_t n;
+	struct sweep_value *val;   /* n values, in run order */
+};
+
+/* Parses "section.key=VALUES" into s (freed with sweep_free, also after an
+ * error).  0, or -1 with a one-line reason in why[SWEEP_ERR_MAX] that names
+ * the key, the bad value and the allowed range. */
+int sweep_parse(const char *spec, struct sweep *s, char *why);
+void sweep_free(struct sweep *s);
+
+/* The JSON path of each CSV column after the swept key, NULL-terminated:
+ * the columns of REPORT_CSV_HEADER, in order. */
+const char *const *sweep_csv_paths(void);
+
+/* Runs the sweep of t's job (already loaded and valid) and writes its
+ * report.  Returns a TFGB_EXIT_* status: 2 when a value makes a bad job
+ * (nothing has run then), 1 when a run failed or was interrupted. */
+int sweep_run(struct tfgb *t, struct sweep *s);
+
+#endif

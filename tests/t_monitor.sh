@@ -1,0 +1,64 @@
+#!/bin/sh
+# [monitor]: a real latency run sampling only memory and network reports
+# exactly those (text, JSON "resources", --series CSV columns); interval 0
+# reports none; a job or an older result that still sets [output] monitor
+# is refused (exit 2) with a message naming monitor.interval.
+. tests/lib.sh
+[ -x "$TFGB" ] || fail "build ./tfgb first"
+
+port=$(free_port)
+out=$(mktemp -d)
+cleanup() {
+	wait 2>/dev/null
+	rm -rf "$out"
+}
+trap cleanup EXIT INT TERM
+
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=300ms -q \
+-s monitor.interval=100ms"
+
+$TFGB latency $base -s monitor.resources=memory,network >"$out/text" 2>"$out/err" ||
+	fail "text run exited $?: $(cat "$out/err")"
+grep -q '^# resources: worker x1: RSS [0-9.]* MiB, peak' "$out/text" ||
+	fail "no memory line: $(cat "$out/text")"
+grep -q '^# network (' "$out/text" || fail "no network line: $(cat "$out/text")"
+grep -q 'CPU\|context switches' "$out/text" && fail "unselected figures: $(cat "$out/text")"
+
+$TFGB latency $base -s monitor.resources=memory,network -f json -o "$out/r.json" \
+	--series "$out/series.csv" 2>"$out/err" || fail "json run exited $?: $(cat "$out/err")"
+json_check 'd["resources"]["selected"] == ["memory", "network"]
+	and "net" in d["resources"] and "cpu_s_per_rpc" not in d["resources"]["summary"]
+	and all("rss_peak_bytes" in r and "vcsw" not in r and "cpu_avg_pct" not in r
+	        for r in d["resources"]["summary"]["roles"])
+	and "\n[monitor]\ninterval = 100ms\nresources = memory, network\n" in d["job"]' \
+	<"$out/r.json" || fail "bad resources: $(head -c 800 "$out/r.json")"
+[ "$(head -n 1 "$out/series.csv")" = \
+  "t_s,kind,role,index,pid,iface,rss_bytes,hwm_bytes,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets" ] ||
+	fail "bad series header: $(head -n 1 "$out/series.csv")"
+grep -q ',net,' "$out/series.csv" || fail "no network rows in the series"
+
+# off: no resources at all
+$TFGB latency $base -s monitor.interval=0 -f json 2>"$out/err" |
+	json_check '"resources" not in d' || fail "interval 0 still reports resources"
+
+# the old key: a job file and an older result's job are refused, naming the new key
+printf '[output]\nmonitor = 1s\n' >"$out/old.ini"
+rc=0
+$TFGB latency -c "$out/old.ini" >/dev/null 2>"$out/err" || rc=$?
+[ "$rc" = 2 ] || fail "old job file: exit $rc"
+grep -qx "tfgb: $out/old.ini:2: output.monitor is now monitor.interval (section \[monitor\]); rename it" \
+	"$out/err" || fail "old job file: $(cat "$out/err")"
+$PY - "$out/r.json" "$out/old.json" <<'EOF' || fail "cannot make an older result"
+import json, sys
+d = json.load(open(sys.argv[1]))
+d["job"] = d["job"].replace("[output]\n", "[output]\nmonitor = 1s\n")
+d["job"] = d["job"].replace("[monitor]\ninterval = 100ms\nresources = memory, network\n", "")
+json.dump(d, open(sys.argv[2], "w"))
+EOF
+rc=0
+$TFGB rerun "$out/old.json" >/dev/null 2>"$out/err" || rc=$?
+[ "$rc" = 2 ] || fail "old result: exit $rc: $(cat "$out/err")"
+grep -q "old.json#job:[0-9]*: output.monitor is now monitor.interval" "$out/err" ||
+	fail "old result: $(cat "$out/err")"
+
+echo "ok"

@@ -1,0 +1,139 @@
+#!/bin/sh
+# --sweep: a real short latency sweep of payload.iovecs = 1, 2, 3 gives three
+# rows as text and CSV and, as JSON, three full results whose jobs carry
+# each value; bad sweeps exit 2 with a one-line message before anything
+# runs; a failing run stops the sweep with exit 1 naming its value; SIGINT
+# stops the running child and the sweep, leaving no process behind.
+. tests/lib.sh
+[ -x "$TFGB" ] || fail "build ./tfgb first"
+
+port=$(free_port)
+out=$(mktemp -d)
+bogus=
+cleanup() {
+	[ -n "$bogus" ] && kill "$bogus" 2>/dev/null
+	for p in $(pids_matching "127.0.0.1:$port"); do kill -9 "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$out"
+}
+trap cleanup EXIT INT TERM
+
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=200ms -q"
+sweep="--sweep payload.iovecs=1:3:1"
+
+# text: a header, then one row per value, the value first
+$TFGB latency $base $sweep >"$out/text" 2>"$out/err" || fail "text sweep exited $?: $(cat "$out/err")"
+[ "$(grep -vc '^#' "$out/text")" = 3 ] || fail "expected 3 rows: $(cat "$out/text")"
+[ "$(grep -v '^#' "$out/text" | awk '{printf "%s ", $1}')" = "1 2 3 " ] ||
+	fail "the rows are not 1, 2, 3: $(cat "$out/text")"
+grep -q '^#payload.iovecs .*calls .*avg_us .*p99_us' "$out/text" ||
+	fail "no column header: $(cat "$out/text")"
+
+# CSV: one header line, one row per value; the payload really has the value
+$TFGB latency $base $sweep -f csv >"$out/csv" 2>"$out/err" || fail "csv sweep exited $?: $(cat "$out/err")"
+[ "$(wc -l <"$out/csv")" = 4 ] || fail "expected a header and 3 rows: $(cat "$out/csv")"
+head -n 1 "$out/csv" | grep -q '^payload.iovecs,benchmark,transport,.*,status$' ||
+	fail "bad CSV header: $(head -n 1 "$out/csv")"
+$PY - "$out/csv" <<'EOF' || fail "CSV rows do not match their values: $(cat "$out/csv")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["payload.iovecs"] for r in rows] == ["1", "2", "3"], rows
+assert all(r["iovecs"] == r["payload.iovecs"] and r["status"] == "ok" for r in rows), rows
+assert all(int(r["calls"]) > 0 for r in rows), rows
+EOF
+
+# JSON: every run's full result, its job text with the value
+$TFGB latency $base $sweep -f json -o "$out/json" 2>"$out/err" ||
+	fail "json sweep exited $?: $(cat "$out/err")"
+json_check 'd["sweep"]["key"] == "payload.iovecs" and d["sweep"]["values"] == [1, 2, 3]
+	and d["sweep"]["status"] == "ok" and len(d["results"]) == 3
+	and all("\niovecs = %d\n" % (i + 1) in r["job"] and r["payload"]["iovecs"] == i + 1
+	        and r["benchmark"] == "latency" and r["status"] == "ok"
+	        for i, r in enumerate(d["results"]))' <"$out/json" ||
+	fail "bad sweep JSON: $(head -c 600 "$out/json")"
+
+# a result of the sweep, saved on its own, runs again
+$PY -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["results"][1]))' \
+	"$out/json" >"$out/one.json" || fail "cannot take a result out of the sweep"
+$TFGB rerun "$out/one.json" -f csv >"$out/rerun" 2>"$out/err" || fail "rerun exited $?: $(cat "$out/err")"
+[ "$(tail -n 1 "$out/rerun" | cut -d, -f5)" = 2 ] || fail "rerun of value 2: $(cat "$out/rerun")"
+
+# bad sweeps: exit 2, one line naming the key, the value and the range
+expect2() {
+	want=$1
+	shift
+	rc=0
+	$TFGB latency $base "$@" >"$out/o" 2>"$out/e" || rc=$?
+	[ "$rc" = 2 ] || fail "$*: exit $rc, not 2: $(cat "$out/e")"
+	[ ! -s "$out/o" ] || fail "$*: a report although refused: $(cat "$out/o")"
+	[ "$(wc -l <"$out/e")" = 1 ] || fail "$*: not one line: $(cat "$out/e")"
+	grep -qF -- "$want" "$out/e" || fail "$*: '$(cat "$out/e")' lacks '$want'"
+}
+expect2 "payload.iovecs: step '0'" --sweep payload.iovecs=1:3:0
+expect2 "end 1 is below start 3" --sweep payload.iovecs=3:1:1
+expect2 "start '0' must be in [1, 65536]" --sweep payload.iovecs=0:3:1
+expect2 "value '99999' must be in [1, 65536]" --sweep payload.iovecs=1,99999
+expect2 "more than 1000" --sweep payload.iovecs=1:5000:1
+expect2 "needs a numeric key" --sweep payload.scheme=1:3:1
+expect2 "unknown key 'payload.iovex'" --sweep payload.iovex=1:3:1
+expect2 "start '0' must be" --print-config --sweep payload.iovecs=0:3:1
+expect2 "given twice" --sweep payload.iovecs=1,2 --sweep job.inflight=1,2
+expect2 "output.series" --series "$out/series.csv" --sweep payload.iovecs=1,2
+# a value that makes a bad job (a payload over 1 GiB) is refused up front
+expect2 "value 2000: payload.iovecs = 2000: payload could reach" \
+	-s payload.large=10MiB --sweep payload.iovecs=1,2000
+rc=0
+$TFGB serve --sweep payload.iovecs=1,2 >/dev/null 2>"$out/e" || rc=$?
+[ "$rc" = 2 ] && grep -q "not used by 'serve'" "$out/e" || fail "serve --sweep: exit $rc $(cat "$out/e")"
+
+# a failing run stops the sweep: a "PS" that accepts and hangs up at once
+$PY -c 'import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(16)
+while True:
+    c, _ = s.accept(); c.close()' "$port" &
+bogus=$!
+wait_listening "$port" || fail "the hang-up listener did not start"
+rc=0
+$TFGB latency $base -s job.transport=socket -s job.timeout=2s --sweep payload.iovecs=1,2 -f csv \
+	>"$out/o" 2>"$out/e" || rc=$?
+[ "$rc" = 1 ] || fail "a failing run: exit $rc, not 1: $(cat "$out/e")"
+grep -q "sweep stopped: the run of payload.iovecs = 1 failed (exit status 1)" "$out/e" ||
+	fail "the failure does not name the value: $(cat "$out/e")"
+kill "$bogus"
+wait "$bogus" 2>/dev/null
+bogus=
+wait_closed "$port" || fail "the hang-up listener did not go"
+
+# SIGINT: the running child stops (its partial row is kept), the sweep exits 1
+$TFGB latency $base -s job.duration=60s --sweep payload.iovecs=1,2,3 -f csv >"$out/o" 2>"$out/e" &
+sw=$!
+i=0
+until listening "$port"; do
+	i=$((i + 1))
+	[ "$i" -gt 200 ] && fail "the sweep's first run did not start: $(cat "$out/e")"
+	sleep 0.1
+done
+sleep 0.5
+kids=$(pgrep -P "$sw")
+for k in $kids; do kids="$kids $(pgrep -P "$k")"; done
+[ -n "$kids" ] || fail "the sweep has no running child"
+kill -INT "$sw"
+i=0
+while kill -0 "$sw" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -gt 300 ] && fail "the sweep did not stop within 30 s of SIGINT"
+	sleep 0.1
+done
+rc=0
+wait "$sw" || rc=$?
+[ "$rc" = 1 ] || fail "interrupted sweep: exit $rc, not 1: $(cat "$out/e")"
+grep -q "sweep interrupted at payload.iovecs = 1" "$out/e" || fail "no interruption message: $(cat "$out/e")"
+[ "$(wc -l <"$out/o")" = 2 ] && tail -n 1 "$out/o" | grep -q ',interrupted$' ||
+	fail "no partial row: $(cat "$out/o")"
+wait_closed "$port" || fail "the PS of the interrupted run still listens"
+for k in $kids; do
+	kill -0 "$k" 2>/dev/null && fail "process $k of the sweep left behind: $(cat /proc/$k/cmdline)"
+done
+
+echo "ok"
