@@ -54,8 +54,8 @@ ps = 127.0.0.1:$port
 workers = 2
 [payload]
 categories = small
-[output]
-monitor = 0
+[monitor]
+interval = 0
 INI
 
 # placement PID: "cpus=<Cpus_allowed_list> policies=<distinct numa_maps policies>"
