@@ -60,8 +60,8 @@ static void on_ready(void *arg)
 	struct serve_ready *r = arg;
 	char err[CTRL_ERR_MAX];
 
-	if (r->control && ctrl_server_start(r->control, r->t->verbose, &r->ctrl, err,
-	                                    sizeof err) < 0) {
+	if (r->control && ctrl_server_start(r->control, &r->t->job.tls, r->t->verbose, &r->ctrl,
+	                                    err, sizeof err) < 0) {
 		tfgb_error("serve: control service: %s", err);
 		r->ctrl_failed = 1;
 		serve_stop = 1;
@@ -249,6 +249,7 @@ int cmd_serve(struct tfgb *t)
 	cfg.ready = on_ready;
 	cfg.ready_arg = &ready;
 	cfg.verbose = t->verbose;
+	cfg.tls = &t->job.tls;
 	ready.addrs = addrs;
 	ready.naddrs = (size_t)n;
 	ready.threads = cfg.threads;

@@ -315,7 +315,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		rc = TFGB_EXIT_USAGE;
 		goto out_client;
 	}
-	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0 ||
+	if (ctrl_client_open(&caddr, &j->tls, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0 ||
 	    ctrl_barrier(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
 	                 now_ns() + j->timeout_ns, err, sizeof err) < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
@@ -497,7 +497,7 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	}
 	grpc_init();
 	grpc_up = 1;
-	if (ctrl_client_open(&caddr, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0) {
+	if (ctrl_client_open(&caddr, &j->tls, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err);
 		goto out;
 	}

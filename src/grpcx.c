@@ -8,19 +8,33 @@
 
 #include <grpc/support/log.h>
 
+#include "cluster.h"
 #include "util.h"
 
 static atomic_int log_quiet;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
+/* A failing handshake is retried, and logged, every reconnect backoff: a
+ * line like the one before it says nothing new and is dropped. */
 static void log_line(gpr_log_func_args *a)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char last[512];
 	const char *file = strrchr(a->file, '/');
+	char line[512];
+	int repeat;
 
 	if (atomic_load(&log_quiet))
 		return;
-	fprintf(stderr, "tfgb: grpc: %s (%s:%d)\n", a->message, file ? file + 1 : a->file,
-	        a->line);
+	snprintf(line, sizeof line, "tfgb: grpc: %s (%s:%d)\n", a->message, file ? file + 1 : a->file,
+	         a->line);
+	pthread_mutex_lock(&lock);
+	repeat = !strcmp(line, last);
+	if (!repeat)
+		memcpy(last, line, sizeof last);
+	pthread_mutex_unlock(&lock);
+	if (!repeat)
+		fputs(line, stderr);
 }
 
 static void log_set(void)
@@ -78,10 +92,51 @@ grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint6
 	return st;
 }
 
-const char *grpcx_state_text(grpc_connectivity_state st)
+grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls)
+{
+	grpc_ssl_pem_key_cert_pair pair;
+
+	if (!tls || !tls->cert || !tls->key)
+		return grpc_insecure_server_credentials_create();
+	pair.private_key = tls->key;
+	pair.cert_chain = tls->cert;
+	return grpc_ssl_server_credentials_create_ex(NULL, &pair, 1,
+	                                             GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
+}
+
+int grpcx_tls_client(const struct job_tls *tls)
+{
+	return tls && tls->ca;
+}
+
+grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
+{
+	if (!grpcx_tls_client(tls))
+		return grpc_insecure_credentials_create();
+	return grpc_ssl_credentials_create(tls->ca, NULL, NULL, NULL);
+}
+
+const char *grpcx_listen_text(const struct job_tls *tls)
+{
+	if (tls && tls->cert)
+		return "address in use or not local, or gRPC refused server.tls_cert and tls_key "
+		       "(does the key belong to the certificate?)";
+	return "address in use or not local";
+}
+
+const char *grpcx_fail_text(grpc_connectivity_state st, const struct opt_hostport *addr,
+                            const struct job_tls *tls)
 {
 	switch (st) {
-	case GRPC_CHANNEL_TRANSIENT_FAILURE: return "nothing is listening";
+	case GRPC_CHANNEL_TRANSIENT_FAILURE:
+		if (!cluster_tcp_probe(addr, 500))
+			return "nothing is listening";
+		if (grpcx_tls_client(tls))
+			return "it accepts TCP connections but the TLS handshake failed: the server "
+			       "uses no TLS, or its certificate is not signed by server.tls_ca or does "
+			       "not name this host";
+		return "it accepts TCP connections but no plaintext gRPC; if the server uses TLS, "
+		       "set server.tls_ca";
 	case GRPC_CHANNEL_CONNECTING: return "still connecting";
 	case GRPC_CHANNEL_IDLE: return "the channel stayed idle";
 	case GRPC_CHANNEL_SHUTDOWN: return "the channel shut down";

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "payload.h"
+#include "tls.h"
 
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
@@ -114,6 +115,12 @@ const struct opt_def job_keys[] = {
 	 .help = "largest request or reply body the server accepts"},
 	{"server", "threads", OPT_INT, J(threads), "0", RANGE(0, 256),
 	 .help = "server completion-queue threads; 0 is one per online CPU"},
+	{"server", "tls_cert", OPT_STRING, J(tls_cert), "",
+	 .help = "grpc: PEM certificate chain the servers present; with tls_key, servers use TLS"},
+	{"server", "tls_key", OPT_STRING, J(tls_key), "",
+	 .help = "grpc: PEM private key of tls_cert"},
+	{"server", "tls_ca", OPT_STRING, J(tls_ca), "",
+	 .help = "grpc: PEM CA certificates the workers check servers with; set, workers use TLS"},
 
 	{"affinity", "ps_cpus", OPT_STRING, J(ps_cpus), "",
 	 .help = "list of CPUs the PS processes may run on, like 0-3,8; empty is any"},
@@ -236,6 +243,7 @@ void job_free(struct job *j)
 {
 	for (size_t i = 0; job_keys[i].name; i++)
 		opt_free_value(&job_keys[i], slot(j, &job_keys[i]));
+	tls_free(&j->tls);
 }
 
 /* The place a value came from, for messages: "job.ini:7", "-s #2". */
@@ -749,7 +757,9 @@ int job_validate(struct job *j, struct job_err *err)
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))
 		return job_key_err(j, err, "output", "monitor", "must be 0 (off) or at least 10ms");
-	return check_dtype(j, err);
+	if (check_dtype(j, err) < 0)
+		return -1;
+	return tls_check(j, err);
 }
 
 void job_print_ini(const struct job *j, FILE *f)

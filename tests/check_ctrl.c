@@ -57,7 +57,7 @@ static void start_server(void)
 	snprintf(addr.host, sizeof addr.host, "127.0.0.1");
 	for (int i = 0; i < 5 && rc < 0; i++) {
 		addr.port = free_port();
-		rc = ctrl_server_start(&addr, 0, &srv, err, sizeof err);
+		rc = ctrl_server_start(&addr, NULL, 0, &srv, err, sizeof err);
 	}
 	ck_assert_msg(rc == 0, "ctrl_server_start: %s", err);
 }
@@ -84,7 +84,7 @@ static struct ctrl_client *open_client(void)
 {
 	struct ctrl_client *c;
 	char err[CTRL_ERR_MAX];
-	int rc = ctrl_client_open(&addr, now_ns() + 5 * SEC, &c, err, sizeof err);
+	int rc = ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
 
 	ck_assert_msg(rc == 0, "ctrl_client_open: %s", err);
 	return c;
@@ -204,7 +204,7 @@ static void *bar_thread(void *p)
 	struct bar_arg *a = p;
 	struct ctrl_client *c;
 
-	if (ctrl_client_open(&addr, now_ns() + 5 * SEC, &c, a->err, sizeof a->err) < 0) {
+	if (ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, a->err, sizeof a->err) < 0) {
 		a->rc[0] = -999;
 		return NULL;
 	}
@@ -340,7 +340,7 @@ static void *collect_thread(void *p)
 	struct collect_arg *a = p;
 	struct ctrl_client *c;
 
-	if ((a->rc = ctrl_client_open(&addr, now_ns() + 5 * SEC, &c, a->err, sizeof a->err)) < 0)
+	if ((a->rc = ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, a->err, sizeof a->err)) < 0)
 		return NULL;
 	atomic_store(&a->opened, 1);
 	a->rc = ctrl_collect(c, a->run, a->workers, 0, now_ns() + 10 * SEC, walk_fn, &a->w,
@@ -686,7 +686,7 @@ START_TEST(test_ctrl_open_nothing_listening)
 	int rc;
 
 	a.port = free_port();
-	rc = ctrl_client_open(&a, now_ns() + 400 * MS, &c, err, sizeof err);
+	rc = ctrl_client_open(&a, NULL, now_ns() + 400 * MS, &c, err, sizeof err);
 	ck_assert(rc == -ECONNREFUSED || rc == -ETIMEDOUT);
 	ck_assert_ptr_null(c);
 	snprintf(want, sizeof want, "'127.0.0.1:%u'", a.port);
@@ -702,7 +702,7 @@ static void *late_server(void *p)
 
 	(void)p;
 	sleep_ms(500);
-	late_rc = ctrl_server_start(&addr, 0, &srv, err, sizeof err);
+	late_rc = ctrl_server_start(&addr, NULL, 0, &srv, err, sizeof err);
 	return NULL;
 }
 
@@ -718,7 +718,7 @@ START_TEST(test_ctrl_open_before_server)
 	snprintf(addr.host, sizeof addr.host, "127.0.0.1");
 	addr.port = free_port();
 	ck_assert_int_eq(pthread_create(&t, NULL, late_server, NULL), 0);
-	rc = ctrl_client_open(&addr, now_ns() + 5 * SEC, &c, err, sizeof err);
+	rc = ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(late_rc, 0);
 	ck_assert_msg(rc == 0, "%s", err);
@@ -734,7 +734,7 @@ START_TEST(test_ctrl_port_in_use)
 	struct ctrl_server *s2 = (void *)1;
 	char err[CTRL_ERR_MAX], want[64];
 
-	ck_assert_int_eq(ctrl_server_start(&addr, 0, &s2, err, sizeof err), -EADDRINUSE);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, 0, &s2, err, sizeof err), -EADDRINUSE);
 	ck_assert_ptr_null(s2);
 	snprintf(want, sizeof want, "cannot listen on '127.0.0.1:%u'", addr.port);
 	ck_assert_msg(strstr(err, want), "%s", err);
