@@ -743,7 +743,7 @@ int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls
 	grpc_server_credentials_release(creds);
 	grpcx_log_quiet(!verbose);
 	if (!bound) {
-		snprintf(err, errlen, "cannot listen on '%s': %s", s->target, grpcx_listen_text(tls));
+		snprintf(err, errlen, "cannot listen on '%s': %s", s->target, grpcx_listen_text(tls, addr));
 		ctrl_server_stop(s);
 		return -EADDRINUSE;
 	}

@@ -1,10 +1,13 @@
 /* grpcx.c - gRPC core helpers shared by the transport and the control service. */
 #include "grpcx.h"
 
+#include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <grpc/support/log.h>
 
@@ -116,11 +119,36 @@ grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
 	return grpc_ssl_credentials_create(tls->ca, NULL, NULL, NULL);
 }
 
-const char *grpcx_listen_text(const struct job_tls *tls)
+/* 1 when every address host:port resolves to can be bound now. */
+static int bindable(const struct opt_hostport *addr)
 {
-	if (tls && tls->cert)
-		return "address in use or not local, or gRPC refused server.tls_cert and tls_key "
-		       "(does the key belong to the certificate?)";
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+	struct addrinfo *res;
+	char port[8];
+	int ok = 1, one = 1;
+
+	snprintf(port, sizeof port, "%u", addr->port);
+	if (getaddrinfo(addr->host, port, &hints, &res) != 0)
+		return 0;
+	for (struct addrinfo *ai = res; ai && ok; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* as gRPC binds: SO_REUSEADDR, so a port in TIME_WAIT is no obstacle */
+		ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+		     bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	freeaddrinfo(res);
+	return ok;
+}
+
+const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostport *addr)
+{
+	/* gRPC refuses a key that does not belong to its certificate only by
+	 * failing the bind: an address that binds tells that apart */
+	if (tls && tls->cert && bindable(addr))
+		return "gRPC refused server.tls_cert and server.tls_key: does the key belong to the "
+		       "certificate?";
 	return "address in use or not local";
 }
 

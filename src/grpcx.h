@@ -38,8 +38,10 @@ grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls);
 /* 1 when grpcx_channel_creds(tls) is TLS. */
 int grpcx_tls_client(const struct job_tls *tls);
 
-/* Why grpc_server_add_http2_port refused an address, for messages. */
-const char *grpcx_listen_text(const struct job_tls *tls);
+/* Why grpc_server_add_http2_port refused addr with the credentials of tls,
+ * for messages: the address, or (when the address binds) the certificate
+ * and key. */
+const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostport *addr);
 
 /* Why a channel to addr is not ready, for messages: "nothing is listening".
  * A channel in TRANSIENT_FAILURE to an address that accepts TCP

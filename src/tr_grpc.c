@@ -792,7 +792,7 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 		opt_format_hostport(&cfg->addrs[i], target, sizeof target);
 		if (grpc_server_add_http2_port(s.server, target, creds) == 0) {
 			snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
-			         grpcx_listen_text(cfg->tls));
+			         grpcx_listen_text(cfg->tls, &cfg->addrs[i]));
 			rc = -EADDRINUSE;
 		}
 	}
