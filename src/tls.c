@@ -2,9 +2,12 @@
 #include "tls.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 void tls_free(struct job_tls *t)
 {
@@ -14,22 +17,46 @@ void tls_free(struct job_tls *t)
 	t->cert = t->key = t->ca = NULL;
 }
 
+/* 1 when fd is a regular file, else 0 with why in buf. */
+static int regular(int fd, char *why, size_t len)
+{
+	struct stat st;
+
+	if (fstat(fd, &st) < 0)
+		snprintf(why, len, "cannot read it: %s", strerror(errno));
+	else if (S_ISDIR(st.st_mode))
+		snprintf(why, len, "cannot read it: %s", strerror(EISDIR));
+	else if (!S_ISREG(st.st_mode))
+		snprintf(why, len, "cannot read it: not a regular file");
+	else
+		return 1;
+	return 0;
+}
+
 /* Reads a whole PEM file into *out (NUL-terminated).  0, or -1 with why in
- * buf (the message around it names the path). */
+ * buf (the message around it names the path).  Only a regular file: a FIFO
+ * or a device could block the job check or never end. */
 static int read_pem(const char *path, char **out, char *why, size_t len)
 {
-	FILE *f = fopen(path, "r");
-	char *text;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	char *text = NULL;
+	FILE *f;
 	size_t n;
 
-	if (!f) {
+	if (fd < 0) {
 		snprintf(why, len, "cannot open it: %s", strerror(errno));
 		return -1;
 	}
-	text = malloc(TLS_PEM_MAX + 1);
-	if (!text) {
-		fclose(f);
+	if (!regular(fd, why, len)) {
+		close(fd);
+		return -1;
+	}
+	if (!(f = fdopen(fd, "r")) || !(text = malloc(TLS_PEM_MAX + 1))) {
 		snprintf(why, len, "out of memory reading it");
+		if (f)
+			fclose(f);
+		else
+			close(fd);
 		return -1;
 	}
 	n = fread(text, 1, TLS_PEM_MAX + 1, f);
@@ -38,9 +65,10 @@ static int read_pem(const char *path, char **out, char *why, size_t len)
 	} else if (n > TLS_PEM_MAX) {
 		snprintf(why, len, "the file is over 1MiB; is it a PEM file?");
 	} else {
+		char *fit = realloc(text, n + 1); /* kept for the whole run */
 		fclose(f);
-		text[n] = 0;
-		*out = text;
+		*out = fit ? fit : text;
+		(*out)[n] = 0;
 		return 0;
 	}
 	fclose(f);

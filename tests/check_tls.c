@@ -161,6 +161,13 @@ START_TEST(test_tls_unreadable)
 	              "[server]\ntls_cert = %s\ntls_key = %s\n", cert, dir);
 	/* nothing of a failed load stays behind */
 	ck_assert_ptr_null(job.tls.cert);
+	/* a FIFO is refused, not waited on */
+	snprintf(missing, sizeof missing, "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(missing, 0600), 0);
+	job_free(&job);
+	ck_assert_int_eq(job_init(&job), 0);
+	ck_assert_err(want("t.ini:2: server.tls_ca = %s: cannot read it: not a regular file",
+	                   missing), "[server]\ntls_ca = %s\n", missing);
 }
 END_TEST
 
