@@ -74,8 +74,8 @@ static void on_ready(void *arg)
 				fputs(", ", stderr);
 			print_addr(&r->addrs[i], stderr);
 		}
-		fprintf(stderr, " (%s, %d thread%s)", job_transport_name(r->t->job.transport),
-		        r->threads, r->threads == 1 ? "" : "s");
+		fprintf(stderr, " (%s%s, %d thread%s)", job_transport_name(r->t->job.transport),
+		        r->t->job.tls.cert ? " over TLS" : "", r->threads, r->threads == 1 ? "" : "s");
 		if (r->control) {
 			fputs("; control service on ", stderr);
 			print_addr(r->control, stderr);

@@ -51,7 +51,7 @@ start_serve() {
 	p=$1
 	shift
 	: >"$out/ready"
-	TFGB_READY_FD=3 $TFGB serve -q -s cluster.ps="localhost:$p" -s server.threads=1 "$@" \
+	TFGB_READY_FD=3 $TFGB serve -s cluster.ps="localhost:$p" -s server.threads=1 "$@" \
 		3>"$out/ready" 2>"$out/serve.err" &
 	bg="$bg $!"
 	i=0
@@ -86,6 +86,8 @@ start_serve "$port" $SRV
 $TFGB latency $Q $CA -s cluster.ps="localhost:$port" -f json >"$out/b.json" 2>"$out/b.err" ||
 	{ cat "$out/b.err"; fail "latency against a TLS server started by hand"; }
 json_check "$ok_json" <"$out/b.json" || fail "latency against serve: bad JSON result"
+grep -q "^tfgb serve: listening on localhost:$port (grpc over TLS, 1 thread); control service" \
+	"$out/serve.err" || { cat "$out/serve.err"; fail "serve does not say it listens with TLS"; }
 
 # 3. wrong setups against it fail, exit 1, within the deadline, saying why
 expect_fail() { # WHAT PATTERN ARGS...: latency with ARGS must exit 1 naming PATTERN
