@@ -18,26 +18,27 @@ static atomic_int log_quiet;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
 /* A failing handshake is retried, and logged, every reconnect backoff: a
- * line like the one before it says nothing new and is dropped. */
+ * line like the one before it (by its first 511 bytes) says nothing new and
+ * is dropped. */
 static void log_line(gpr_log_func_args *a)
 {
 	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 	static char last[512];
 	const char *file = strrchr(a->file, '/');
-	char line[512];
+	char key[sizeof last];
 	int repeat;
 
 	if (atomic_load(&log_quiet))
 		return;
-	snprintf(line, sizeof line, "tfgb: grpc: %s (%s:%d)\n", a->message, file ? file + 1 : a->file,
-	         a->line);
+	file = file ? file + 1 : a->file;
+	snprintf(key, sizeof key, "%s:%d %s", file, a->line, a->message);
 	pthread_mutex_lock(&lock);
-	repeat = !strcmp(line, last);
+	repeat = !strcmp(key, last);
 	if (!repeat)
-		memcpy(last, line, sizeof last);
+		memcpy(last, key, sizeof last);
 	pthread_mutex_unlock(&lock);
 	if (!repeat)
-		fputs(line, stderr);
+		fprintf(stderr, "tfgb: grpc: %s (%s:%d)\n", a->message, file, a->line);
 }
 
 static void log_set(void)
@@ -107,14 +108,14 @@ grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls)
 	                                             GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
 }
 
-int grpcx_tls_client(const struct job_tls *tls)
+static int tls_client(const struct job_tls *tls)
 {
 	return tls && tls->ca;
 }
 
 grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
 {
-	if (!grpcx_tls_client(tls))
+	if (!tls_client(tls))
 		return grpc_insecure_credentials_create();
 	return grpc_ssl_credentials_create(tls->ca, NULL, NULL, NULL);
 }
@@ -159,7 +160,7 @@ const char *grpcx_fail_text(grpc_connectivity_state st, const struct opt_hostpor
 	case GRPC_CHANNEL_TRANSIENT_FAILURE:
 		if (!cluster_tcp_probe(addr, 500))
 			return "nothing is listening";
-		if (grpcx_tls_client(tls))
+		if (tls_client(tls))
 			return "it accepts TCP connections but the TLS handshake failed: the server "
 			       "uses no TLS, or its certificate is not signed by server.tls_ca or does "
 			       "not name this host";

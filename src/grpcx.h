@@ -35,8 +35,6 @@ grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls);
  * tls->ca when tls is not NULL and has them, else plaintext.  The server's
  * certificate must name the host of the target (DNS or IP SAN). */
 grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls);
-/* 1 when grpcx_channel_creds(tls) is TLS. */
-int grpcx_tls_client(const struct job_tls *tls);
 
 /* Why grpc_server_add_http2_port refused addr with the credentials of tls,
  * for messages: the address, or (when the address binds) the certificate
