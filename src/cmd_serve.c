@@ -61,7 +61,8 @@ static void on_ready(void *arg)
 	struct serve_ready *r = arg;
 	char err[CTRL_ERR_MAX];
 
-	if (r->control && ctrl_server_start(r->control, r->t->job.token, r->t->verbose, &r->ctrl,
+	if (r->control && ctrl_server_start(r->control, &r->t->job.tls, r->t->job.token,
+	                                    r->t->verbose, &r->ctrl,
 	                                    err, sizeof err) < 0) {
 		tfgb_error("serve: control service: %s", err);
 		r->ctrl_failed = 1;
@@ -75,8 +76,8 @@ static void on_ready(void *arg)
 				fputs(", ", stderr);
 			print_addr(&r->addrs[i], stderr);
 		}
-		fprintf(stderr, " (%s, %d thread%s)", job_transport_name(r->t->job.transport),
-		        r->threads, r->threads == 1 ? "" : "s");
+		fprintf(stderr, " (%s%s, %d thread%s)", job_transport_name(r->t->job.transport),
+		        r->t->job.tls.cert ? " over TLS" : "", r->threads, r->threads == 1 ? "" : "s");
 		if (r->control) {
 			fputs("; control service on ", stderr);
 			print_addr(r->control, stderr);
@@ -257,6 +258,7 @@ int cmd_serve(struct tfgb *t)
 	cfg.ready = on_ready;
 	cfg.ready_arg = &ready;
 	cfg.verbose = t->verbose;
+	cfg.tls = &t->job.tls;
 	ready.addrs = addrs;
 	ready.naddrs = (size_t)n;
 	ready.threads = cfg.threads;

@@ -388,8 +388,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	}
 	if (collector && t->interval_ns)
 		report_interval_header(stdout, j->format);
-	if ((erc = ctrl_client_open(&caddr, j->token, now_ns() + j->timeout_ns, &cc, err,
-	                            sizeof err)) < 0 ||
+	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc,
+	                            err, sizeof err)) < 0 ||
 	    (erc = ctrl_barrier(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
 	                        now_ns() + j->timeout_ns, err, sizeof err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
@@ -600,7 +600,8 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	}
 	grpc_init();
 	grpc_up = 1;
-	if (ctrl_client_open(&caddr, j->token, now_ns() + j->timeout_ns, &cc, err, sizeof err) < 0) {
+	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc, err,
+	                     sizeof err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err);
 		goto out;
 	}

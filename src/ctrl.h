@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "job.h"
 #include "opt.h"
 
 #define CTRL_BLOB_MAX (256u << 10)
@@ -37,23 +38,27 @@
 struct ctrl_server;
 struct ctrl_client;
 
-/* Starts the service on addr in a thread of its own.  With a token (the
- * job's cluster.token; NULL or "" for none) every call must present it, or
- * it is answered UNAUTHENTICATED.  The process must have called grpc_init()
- * (or let this call it; it balances with grpc_shutdown() in
+/* Starts the service on addr in a thread of its own, over TLS when tls has
+ * a certificate and key (grpcx_server_creds; NULL: plaintext).  With a token
+ * (the job's cluster.token; NULL or "" for none) every call must present it,
+ * or it is answered UNAUTHENTICATED.  The process must have called
+ * grpc_init() (or let this call it; it balances with grpc_shutdown() in
  * ctrl_server_stop).  Returns 0 or -errno with err set ("cannot listen on
  * 'host:port': ..."). */
-int ctrl_server_start(const struct opt_hostport *addr, const char *token, int verbose,
+int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls,
+                      const char *token, int verbose,
                       struct ctrl_server **out, char *err, size_t errlen);
 /* Stops it: pending calls are cancelled; accepts NULL. */
 void ctrl_server_stop(struct ctrl_server *s);
 
-/* Connects to the service, waiting until deadline_ns (now_ns() clock) for it
- * to come up (workers may start before PS 0).  Every call presents token
- * (NULL or "": none).  0 or -errno with err set.  A call the service
- * refuses for its token fails with -EACCES and err saying so. */
-int ctrl_client_open(const struct opt_hostport *addr, const char *token, uint64_t deadline_ns,
-                     struct ctrl_client **out, char *err, size_t errlen);
+/* Connects to the service, over TLS when tls has a CA (grpcx_channel_creds;
+ * NULL: plaintext), waiting until deadline_ns (now_ns() clock) for it to
+ * come up (workers may start before PS 0).  Every call presents token (NULL
+ * or "": none).  0 or -errno with err set.  A call the service refuses for
+ * its token fails with -EACCES and err saying so. */
+int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
+                     const char *token, uint64_t deadline_ns, struct ctrl_client **out,
+                     char *err, size_t errlen);
 void ctrl_client_close(struct ctrl_client *c); /* accepts NULL */
 /* A ctrl_client is used by one thread at a time. */
 

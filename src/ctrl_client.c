@@ -41,8 +41,9 @@ static void format_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, si
 	opt_format_duration(ms * 1000000, buf, len);
 }
 
-int ctrl_client_open(const struct opt_hostport *addr, const char *token, uint64_t deadline_ns,
-                     struct ctrl_client **out, char *err, size_t errlen)
+int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
+                     const char *token, uint64_t deadline_ns, struct ctrl_client **out,
+                     char *err, size_t errlen)
 {
 	grpc_arg args[] = {
 		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = -1}},
@@ -75,7 +76,7 @@ int ctrl_client_open(const struct opt_hostport *addr, const char *token, uint64_
 	}
 	opt_format_hostport(addr, c->target, sizeof c->target);
 	c->cq = grpc_completion_queue_create_for_pluck(NULL);
-	creds = grpc_insecure_credentials_create();
+	creds = grpcx_channel_creds(tls);
 	c->ch = grpc_channel_create(c->target, creds, &chargs);
 	grpc_channel_credentials_release(creds);
 	for (int m = 0; m < M_COUNT; m++)
@@ -93,7 +94,7 @@ int ctrl_client_open(const struct opt_hostport *addr, const char *token, uint64_
 	if (st != GRPC_CHANNEL_READY) {
 		format_within(start_ns, deadline_ns, within, sizeof within);
 		snprintf(err, errlen, "cannot reach the control service at '%s' within %s: %s",
-		         c->target, within, grpcx_state_text(st));
+		         c->target, within, grpcx_fail_text(st, addr, tls));
 		ctrl_client_close(c);
 		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
 	}

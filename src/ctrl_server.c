@@ -1,5 +1,6 @@
 /* ctrl_server.c - the control service tfgb.v1.Control, on gRPC core
- * (insecure); its client half is ctrl_client.c.
+ * (plaintext, or TLS with PS 0's certificate when [server] tls_cert is set);
+ * its client half is ctrl_client.c.
  *
  * Wire contract (also in proto/tfgb.proto).  Method paths are
  * "/tfgb.v1.Control/<Method>", every method is unary, every body is raw (no
@@ -646,7 +647,8 @@ static void *srv_thread(void *arg)
 	return NULL;
 }
 
-int ctrl_server_start(const struct opt_hostport *addr, const char *token, int verbose,
+int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls,
+                      const char *token, int verbose,
                       struct ctrl_server **out, char *err, size_t errlen)
 {
 	grpc_arg args[] = {
@@ -680,12 +682,12 @@ int ctrl_server_start(const struct opt_hostport *addr, const char *token, int ve
 	for (int m = 0; m < M_COUNT; m++)
 		s->method[m] = grpc_server_register_method(s->server, ctrl_method_path[m], NULL,
 		                                           GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
-	creds = grpc_insecure_server_credentials_create();
+	creds = grpcx_server_creds(tls);
 	bound = grpc_server_add_http2_port(s->server, s->target, creds);
 	grpc_server_credentials_release(creds);
 	grpcx_log_quiet(!verbose);
 	if (!bound) {
-		snprintf(err, errlen, "cannot listen on '%s': address in use or not local", s->target);
+		snprintf(err, errlen, "cannot listen on '%s': %s", s->target, grpcx_listen_text(tls, addr));
 		ctrl_server_stop(s);
 		return -EADDRINUSE;
 	}

@@ -1,27 +1,45 @@
 /* grpcx.c - gRPC core helpers shared by the transport and the control service. */
 #include "grpcx.h"
 
+#include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <grpc/byte_buffer_reader.h>
 #include <grpc/support/log.h>
 
+#include "cluster.h"
 #include "util.h"
 
 static atomic_int log_quiet;
 static pthread_once_t log_once = PTHREAD_ONCE_INIT;
 
+/* A failing handshake is retried, and logged, every reconnect backoff: a
+ * line like the one before it (by its first 511 bytes) says nothing new and
+ * is dropped. */
 static void log_line(gpr_log_func_args *a)
 {
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static char last[512];
 	const char *file = strrchr(a->file, '/');
+	char key[sizeof last];
+	int repeat;
 
 	if (atomic_load(&log_quiet))
 		return;
-	fprintf(stderr, "tfgb: grpc: %s (%s:%d)\n", a->message, file ? file + 1 : a->file,
-	        a->line);
+	file = file ? file + 1 : a->file;
+	snprintf(key, sizeof key, "%s:%d %s", file, a->line, a->message);
+	pthread_mutex_lock(&lock);
+	repeat = !strcmp(key, last);
+	if (!repeat)
+		memcpy(last, key, sizeof last);
+	pthread_mutex_unlock(&lock);
+	if (!repeat)
+		fprintf(stderr, "tfgb: grpc: %s (%s:%d)\n", a->message, file, a->line);
 }
 
 static void log_set(void)
@@ -79,10 +97,76 @@ grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint6
 	return st;
 }
 
-const char *grpcx_state_text(grpc_connectivity_state st)
+grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls)
+{
+	grpc_ssl_pem_key_cert_pair pair;
+
+	if (!tls || !tls->cert || !tls->key)
+		return grpc_insecure_server_credentials_create();
+	pair.private_key = tls->key;
+	pair.cert_chain = tls->cert;
+	return grpc_ssl_server_credentials_create_ex(NULL, &pair, 1,
+	                                             GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
+}
+
+static int tls_client(const struct job_tls *tls)
+{
+	return tls && tls->ca;
+}
+
+grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
+{
+	if (!tls_client(tls))
+		return grpc_insecure_credentials_create();
+	return grpc_ssl_credentials_create(tls->ca, NULL, NULL, NULL);
+}
+
+/* 1 when every address host:port resolves to can be bound now. */
+static int bindable(const struct opt_hostport *addr)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
+	struct addrinfo *res;
+	char port[8];
+	int ok = 1, one = 1;
+
+	snprintf(port, sizeof port, "%u", addr->port);
+	if (getaddrinfo(addr->host, port, &hints, &res) != 0)
+		return 0;
+	for (struct addrinfo *ai = res; ai && ok; ai = ai->ai_next) {
+		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		/* as gRPC binds: SO_REUSEADDR, so a port in TIME_WAIT is no obstacle */
+		ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
+		     bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+		if (fd >= 0)
+			close(fd);
+	}
+	freeaddrinfo(res);
+	return ok;
+}
+
+const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostport *addr)
+{
+	/* gRPC refuses a key that does not belong to its certificate only by
+	 * failing the bind: an address that binds tells that apart */
+	if (tls && tls->cert && bindable(addr))
+		return "gRPC refused server.tls_cert and server.tls_key: does the key belong to the "
+		       "certificate?";
+	return "address in use or not local";
+}
+
+const char *grpcx_fail_text(grpc_connectivity_state st, const struct opt_hostport *addr,
+                            const struct job_tls *tls)
 {
 	switch (st) {
-	case GRPC_CHANNEL_TRANSIENT_FAILURE: return "nothing is listening";
+	case GRPC_CHANNEL_TRANSIENT_FAILURE:
+		if (!cluster_tcp_probe(addr, 500))
+			return "nothing is listening";
+		if (tls_client(tls))
+			return "it accepts TCP connections but the TLS handshake failed: the server "
+			       "uses no TLS, or its certificate is not signed by server.tls_ca or does "
+			       "not name this host";
+		return "it accepts TCP connections but no plaintext gRPC; if the server uses TLS, "
+		       "set server.tls_ca";
 	case GRPC_CHANNEL_CONNECTING: return "still connecting";
 	case GRPC_CHANNEL_IDLE: return "the channel stayed idle";
 	case GRPC_CHANNEL_SHUTDOWN: return "the channel shut down";

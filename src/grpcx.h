@@ -1,6 +1,6 @@
 /* grpcx.h - gRPC core helpers shared by the gRPC transport (tr_grpc.c) and
  * the control service (ctrl.c): log routing, deadlines on tfgb's clock,
- * channel readiness, queue draining. */
+ * credentials (TLS or plaintext), channel readiness, queue draining. */
 #ifndef TFGB_GRPCX_H
 #define TFGB_GRPCX_H
 
@@ -8,7 +8,10 @@
 #include <stdint.h>
 
 #include <grpc/grpc.h>
+#include <grpc/grpc_security.h>
 #include <grpc/support/time.h>
+
+#include "job.h"
 
 /* Routes gRPC's own log lines to stderr as "tfgb: grpc: ..." (once per
  * process), and silences them while quiet is set.  The setting is the
@@ -24,8 +27,26 @@ gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns);
 
 /* Waits until ch is READY, SHUTDOWN or deadline_ns; returns the last state. */
 grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns);
-/* Why a channel is not ready, for messages: "nothing is listening". */
-const char *grpcx_state_text(grpc_connectivity_state st);
+/* Server credentials: TLS presenting tls->cert with tls->key when tls is
+ * not NULL and has them (no client certificate is asked for), else
+ * plaintext.  Release with grpc_server_credentials_release. */
+grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls);
+/* Channel credentials: TLS checking the server against the CA certificates
+ * tls->ca when tls is not NULL and has them, else plaintext.  The server's
+ * certificate must name the host of the target (DNS or IP SAN). */
+grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls);
+
+/* Why grpc_server_add_http2_port refused addr with the credentials of tls,
+ * for messages: the address, or (when the address binds) the certificate
+ * and key. */
+const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostport *addr);
+
+/* Why a channel to addr is not ready, for messages: "nothing is listening".
+ * A channel in TRANSIENT_FAILURE to an address that accepts TCP
+ * connections did not get past the handshake: the text then says which
+ * TLS setting is likely wrong. */
+const char *grpcx_fail_text(grpc_connectivity_state st, const struct opt_hostport *addr,
+                            const struct job_tls *tls);
 
 /* Takes every event off a queue that was shut down. */
 void grpcx_cq_drain(grpc_completion_queue *cq);

@@ -12,6 +12,7 @@
 
 #include "payload.h"
 #include "place.h"
+#include "tls.h"
 
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
@@ -127,6 +128,12 @@ const struct opt_def job_keys[] = {
 	 .help = "largest request or reply body the server accepts"},
 	{"server", "threads", OPT_INT, J(threads), "0", RANGE(0, 256),
 	 .help = "server completion-queue threads; 0 is one per online CPU"},
+	{"server", "tls_cert", OPT_STRING, J(tls_cert), "",
+	 .help = "grpc: PEM certificate chain the servers present; with tls_key, servers use TLS"},
+	{"server", "tls_key", OPT_STRING, J(tls_key), "",
+	 .help = "grpc: PEM private key of tls_cert"},
+	{"server", "tls_ca", OPT_STRING, J(tls_ca), "",
+	 .help = "grpc: PEM CA certificates the workers check servers with; set, workers use TLS"},
 
 	{"affinity", "ps_cpus", OPT_STRING, J(ps_cpus), "",
 	 .help = "list of CPUs the PS processes may run on, like 0-3,8; empty is any"},
@@ -273,6 +280,7 @@ void job_free(struct job *j)
 {
 	for (size_t i = 0; job_keys[i].name; i++)
 		opt_free_value(&job_keys[i], slot(j, &job_keys[i]));
+	tls_free(&j->tls);
 }
 
 /* The place a value came from, for messages: "job.ini:7", "-s #2". */
@@ -816,7 +824,9 @@ int job_validate(struct job *j, struct job_err *err)
 		return job_key_err(j, err, "monitor", "resources",
 		                   "name at least one of cpu, memory, network, context_switches, "
 		                   "or set monitor.interval = 0");
-	return check_dtype(j, err);
+	if (check_dtype(j, err) < 0)
+		return -1;
+	return tls_check(j, err);
 }
 
 static void print_ini(const struct job *j, FILE *f, int public)

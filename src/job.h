@@ -43,6 +43,14 @@ enum monitor_res { RES_CPU, RES_MEMORY, RES_NETWORK, RES_CSW, RES_COUNT };
 #define JOB_PAYLOAD_MAX (1ull << 30)
 
 #define JOB_MAX_KEYS 64
+
+/* The PEM text of [server] tls_cert, tls_key and tls_ca, read by
+ * job_validate so that no file is opened once a run starts; NULL where the
+ * key is empty.  A server uses TLS when cert (and key) are set, a client
+ * when ca is set. */
+struct job_tls {
+	char *cert, *key, *ca;
+};
 #define JOB_NAME_MAX 256
 
 struct job_origin {
@@ -78,6 +86,8 @@ struct job {
 	/* [server] */
 	uint64_t max_message;
 	int64_t threads;
+	char *tls_cert, *tls_key, *tls_ca; /* PEM file names; "" is plaintext */
+	struct job_tls tls;                /* their contents */
 	/* [affinity] */
 	char *ps_cpus, *worker_cpus;
 	int64_t ps_numa_node, worker_numa_node; /* -1: none (unbound) */
@@ -121,7 +131,8 @@ int job_load_string(struct job *j, const char *name, const char *text, struct jo
 int job_override(struct job *j, const char *kv, int pos, struct job_err *err);
 /* Cross-key checks, done once every layer is applied.  Also settles what
  * follows from other keys (scheme custom: iovecs = the list's length), so
- * that --print-config always prints a job that re-parses. */
+ * that --print-config always prints a job that re-parses, and reads the TLS
+ * files into j->tls (tls.c). */
 int job_validate(struct job *j, struct job_err *err);
 
 /* The effective job, one [section] per group, every key: a job file that

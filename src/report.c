@@ -197,8 +197,9 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 
 	fprintf(f, "# %s (tfgb %s, %s)\n", r->benchmark, TFGB_VERSION, r->transport_version);
 	opt_format_hostport(&r->ps[0], ps, sizeof ps);
-	fprintf(f, "# transport %s, mode %s, PS %s%s\n", job_transport_name(j->transport),
-	        job_mode_name(j->mode), ps, r->nps > 1 ? " and more" : "");
+	fprintf(f, "# transport %s%s, mode %s, PS %s%s\n", job_transport_name(j->transport),
+	        j->tls.ca ? " over TLS" : "", job_mode_name(j->mode), ps,
+	        r->nps > 1 ? " and more" : "");
 	fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
 	        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],
 	        p->count[CAT_MEDIUM], p->count[CAT_LARGE], p->total);
@@ -297,6 +298,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_str(&w, "benchmark", r->command);
 	json_str(&w, "title", r->benchmark);
 	json_str(&w, "transport", job_transport_name(j->transport));
+	json_bool(&w, "tls", j->tls.ca != NULL); /* the worker's calls; never key material */
 	json_str(&w, "mode", job_mode_name(j->mode));
 	json_arr_begin(&w, "ps");
 	for (int i = 0; i < r->nps; i++) {

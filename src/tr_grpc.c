@@ -1,4 +1,5 @@
-/* tr_grpc.c - the gRPC transport: gRPC core's C API, insecure HTTP/2.
+/* tr_grpc.c - the gRPC transport: gRPC core's C API, HTTP/2 in plaintext
+ * or, with [server] tls_* set, over TLS (grpcx_server_creds/channel_creds).
  *
  * Client: one completion queue per tr_client shared by its connections; one
  * channel per connection (a distinct channel argument, so two connections to
@@ -124,6 +125,7 @@ struct tr_conn {
 struct tr_client {
 	grpc_completion_queue *cq;
 	int64_t gpr_off;            /* see grpcx_clock_offset */
+	const struct job_tls *tls;  /* the job's: TLS when it has a CA */
 	struct tr_conn **conn;
 	size_t nconn, capconn;
 	struct gcall inflight;      /* list head */
@@ -140,11 +142,11 @@ static int g_client_open(void *ctx, const struct job *j, struct tr_client **out,
 	struct tr_client *c = calloc(1, sizeof *c);
 
 	(void)ctx;
-	(void)j;
 	if (!c) {
 		snprintf(err->msg, sizeof err->msg, "out of memory");
 		return -ENOMEM;
 	}
+	c->tls = &j->tls;
 	c->cq = grpc_completion_queue_create_for_next(NULL);
 	c->gpr_off = grpcx_clock_offset();
 	c->inflight.next = c->inflight.prev = &c->inflight;
@@ -187,7 +189,7 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 		goto nomem;
 	k->c = c;
 	opt_format_hostport(addr, k->target, sizeof k->target);
-	creds = grpc_insecure_credentials_create();
+	creds = grpcx_channel_creds(c->tls);
 	k->ch = grpc_channel_create(k->target, creds, &chargs);
 	grpc_channel_credentials_release(creds);
 	for (int m = TR_ECHO; m < NMETHODS; m++)
@@ -200,7 +202,7 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 		uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
 		opt_format_duration(ms * 1000000, within, sizeof within);
 		snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s",
-		         k->target, within, grpcx_state_text(st));
+		         k->target, within, grpcx_fail_text(st, addr, c->tls));
 		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
 	}
 	*out = k;
@@ -783,14 +785,14 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 		s.method[k] = grpc_server_register_method(s.server, tr_method_path(srv_method[k]), NULL,
 		                                          GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 
-	creds = grpc_insecure_server_credentials_create();
+	creds = grpcx_server_creds(cfg->tls);
 	grpcx_log_quiet(!cfg->verbose);
 	for (size_t i = 0; i < cfg->naddrs && rc == 0; i++) {
 		char target[TARGET_MAX];
 		opt_format_hostport(&cfg->addrs[i], target, sizeof target);
 		if (grpc_server_add_http2_port(s.server, target, creds) == 0) {
-			snprintf(err->msg, sizeof err->msg,
-			         "cannot listen on '%s': address in use or not local", target);
+			snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
+			         grpcx_listen_text(cfg->tls, &cfg->addrs[i]));
 			rc = -EADDRINUSE;
 		}
 	}

@@ -85,6 +85,7 @@ struct tr_server_cfg {
 	void (*ready)(void *arg);         /* called once, when every address is bound */
 	void *ready_arg;
 	int verbose;
+	const struct job_tls *tls;        /* grpc: TLS when it has cert and key */
 };
 
 /* Capability flags. */

@@ -57,7 +57,7 @@ static void start_server(void)
 	snprintf(addr.host, sizeof addr.host, "127.0.0.1");
 	for (int i = 0; i < 5 && rc < 0; i++) {
 		addr.port = free_port();
-		rc = ctrl_server_start(&addr, NULL, 0, &srv, err, sizeof err);
+		rc = ctrl_server_start(&addr, NULL, NULL, 0, &srv, err, sizeof err);
 	}
 	ck_assert_msg(rc == 0, "ctrl_server_start: %s", err);
 }
@@ -84,7 +84,7 @@ static struct ctrl_client *open_client(void)
 {
 	struct ctrl_client *c;
 	char err[CTRL_ERR_MAX];
-	int rc = ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
+	int rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
 
 	ck_assert_msg(rc == 0, "ctrl_client_open: %s", err);
 	return c;
@@ -204,7 +204,7 @@ static void *bar_thread(void *p)
 	struct bar_arg *a = p;
 	struct ctrl_client *c;
 
-	if (ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, a->err, sizeof a->err) < 0) {
+	if (ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, a->err, sizeof a->err) < 0) {
 		a->rc[0] = -999;
 		return NULL;
 	}
@@ -340,7 +340,8 @@ static void *collect_thread(void *p)
 	struct collect_arg *a = p;
 	struct ctrl_client *c;
 
-	if ((a->rc = ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, a->err, sizeof a->err)) < 0)
+	if ((a->rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, a->err,
+	                              sizeof a->err)) < 0)
 		return NULL;
 	atomic_store(&a->opened, 1);
 	a->rc = ctrl_collect(c, a->run, a->workers, 0, now_ns() + 10 * SEC, walk_fn, &a->w,
@@ -686,7 +687,7 @@ START_TEST(test_ctrl_open_nothing_listening)
 	int rc;
 
 	a.port = free_port();
-	rc = ctrl_client_open(&a, NULL, now_ns() + 400 * MS, &c, err, sizeof err);
+	rc = ctrl_client_open(&a, NULL, NULL, now_ns() + 400 * MS, &c, err, sizeof err);
 	ck_assert(rc == -ECONNREFUSED || rc == -ETIMEDOUT);
 	ck_assert_ptr_null(c);
 	snprintf(want, sizeof want, "'127.0.0.1:%u'", a.port);
@@ -702,7 +703,7 @@ static void *late_server(void *p)
 
 	(void)p;
 	sleep_ms(500);
-	late_rc = ctrl_server_start(&addr, NULL, 0, &srv, err, sizeof err);
+	late_rc = ctrl_server_start(&addr, NULL, NULL, 0, &srv, err, sizeof err);
 	return NULL;
 }
 
@@ -718,7 +719,7 @@ START_TEST(test_ctrl_open_before_server)
 	snprintf(addr.host, sizeof addr.host, "127.0.0.1");
 	addr.port = free_port();
 	ck_assert_int_eq(pthread_create(&t, NULL, late_server, NULL), 0);
-	rc = ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
+	rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(late_rc, 0);
 	ck_assert_msg(rc == 0, "%s", err);
@@ -734,7 +735,7 @@ START_TEST(test_ctrl_port_in_use)
 	struct ctrl_server *s2 = (void *)1;
 	char err[CTRL_ERR_MAX], want[64];
 
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, 0, &s2, err, sizeof err), -EADDRINUSE);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, &s2, err, sizeof err), -EADDRINUSE);
 	ck_assert_ptr_null(s2);
 	snprintf(want, sizeof want, "cannot listen on '127.0.0.1:%u'", addr.port);
 	ck_assert_msg(strstr(err, want), "%s", err);
@@ -752,13 +753,13 @@ START_TEST(test_ctrl_token)
 	unsigned char b[20];
 
 	ctrl_server_stop(srv);
-	ck_assert_int_eq(ctrl_server_start(&addr, tok, 0, &srv, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_client_open(&addr, NULL, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, tok, 0, &srv, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_barrier(c, 5, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), -EACCES);
 	ck_assert_msg(strstr(err, "refused the token") && strstr(err, "sets none") &&
 	              strstr(err, "no tfgb-token"), "%s", err);
 	ctrl_client_close(c);
-	ck_assert_int_eq(ctrl_client_open(&addr, "s3cret-Token_0124", now_ns() + 5 * SEC, &c, err,
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, "s3cret-Token_0124", now_ns() + 5 * SEC, &c, err,
 	                                  sizeof err), 0);
 	ck_assert_int_eq(ctrl_report(c, 5, 0, 1, "x", 1, now_ns() + 5 * SEC, err, sizeof err),
 	                 -EACCES);
@@ -773,7 +774,7 @@ START_TEST(test_ctrl_token)
 	                 GRPC_STATUS_UNAUTHENTICATED);
 	grpc_shutdown();
 	/* the refused calls left nothing behind: run 5 starts clean */
-	ck_assert_int_eq(ctrl_client_open(&addr, tok, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, tok, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_barrier(c, 5, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_collect(c, 5, 1, 1, now_ns() + 5 * SEC, NULL, NULL, &got, err,
 	                              sizeof err), 0);
@@ -782,8 +783,8 @@ START_TEST(test_ctrl_token)
 
 	/* a service without a token takes calls that carry one */
 	ctrl_server_stop(srv);
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, 0, &srv, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_client_open(&addr, tok, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, &srv, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, tok, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_barrier(c, 6, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), 0);
 	ctrl_client_close(c);
 }
