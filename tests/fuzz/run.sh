@@ -32,11 +32,11 @@ ALL="frame job opt result ctrl bundle"
 srcs() {
 	case $1 in
 	frame) echo "src/frame.c" ;;
-	job) echo "src/job.c src/opt.c src/payload.c src/place.c" ;;
-	opt) echo "src/job.c src/opt.c src/payload.c src/place.c" ;;
+	job) echo "src/job.c src/opt.c src/payload.c src/place.c src/tls.c" ;;
+	opt) echo "src/job.c src/opt.c src/payload.c src/place.c src/tls.c" ;;
 	result) echo "src/result.c src/stats.c" ;;
 	ctrl) echo "src/ctrl_wire.c src/sha256.c" ;;
-	bundle) echo "src/codec.c src/payload.c src/job.c src/opt.c gen/tfgb.pb-c.c" ;;
+	bundle) echo "src/codec.c src/payload.c src/job.c src/opt.c src/place.c src/tls.c gen/tfgb.pb-c.c" ;;
 	esac
 }
 libs() {
