@@ -72,10 +72,10 @@ json_check "$sums" <"$out/w0.json" || fail "--task run: $(cat "$out/w0.json")"
 # 3b. a --task run in which a worker dies, then the same job launched
 #     again: the control service starts the run over
 for i in 2 1 0; do
-	$TFGB throughput $J --task $i -s job.duration=3s -s job.timeout=2s -f json \
+	$TFGB throughput $J --task $i -s job.duration=$(slow 3)s -s job.timeout=$(slow 2)s -f json \
 		>"$out/f$i.json" 2>"$out/f$i.err" & eval "f$i=\$!"
 done
-sleep 1.5
+sleep "$(slow 1.5)"
 kill -KILL "$f2"
 rc=0; wait "$f0" || rc=$?
 wait "$f1" "$f2" 2>/dev/null
@@ -109,11 +109,12 @@ wait 2>/dev/null; bg=
 all_closed || fail "hand-started servers did not stop"
 
 # 5. a worker killed mid-window: named, the others stopped, partial, exit 1
-$TFGB throughput $J -s job.duration=20s -f json >"$out/k.json" 2>"$out/err" &
+$TFGB throughput $J -s job.duration=$(slow 20)s -f json >"$out/k.json" 2>"$out/err" &
 l=$!
-sleep 2
+sleep "$(slow 2)"
 victim=
-for p in $(pids_matching "throughput -c /proc/self/fd"); do
+kids=$(children "$l" "throughput -c /proc/self/fd")
+for p in $kids; do
 	victim=$p
 done
 [ -n "$victim" ] || fail "no worker process found"
@@ -125,13 +126,14 @@ grep -q "signal 9" "$out/err" || fail "the signal is not named: $(cat "$out/err"
 json_check 'd["throughput"]["incomplete"] is True and d["throughput"]["reported"] == 2' \
 	<"$out/k.json" || fail "partial result: $(cat "$out/k.json")"
 all_closed || fail "processes left after a worker died"
-[ -z "$(pids_matching "throughput -c /proc/self/fd")" ] || fail "workers left behind"
+for p in $kids; do kill -0 "$p" 2>/dev/null && fail "worker $p left behind"; done
 
 # 6. a PS killed mid-window
-$TFGB throughput $J -s job.duration=20s -s job.timeout=2s >"$out/k.txt" 2>"$out/err" &
+$TFGB throughput $J -s job.duration=$(slow 20)s -s job.timeout=$(slow 2)s >"$out/k.txt" 2>"$out/err" &
 l=$!
-sleep 2
-victim=$(pids_matching "serve -c /proc/self/fd" | head -n 1)
+sleep "$(slow 2)"
+kids=$(children "$l" "-c /proc/self/fd")
+victim=$(children "$l" "serve -c /proc/self/fd" | head -n 1)
 [ -n "$victim" ] || fail "no PS process found"
 kill -KILL "$victim"
 rc=0; wait "$l" || rc=$?
@@ -139,5 +141,5 @@ rc=0; wait "$l" || rc=$?
 grep -q "PS [01] (pid $victim" "$out/err" || grep -q "worker" "$out/err" ||
 	fail "the failure is not named: $(cat "$out/err")"
 all_closed || fail "processes left after a PS died"
-[ -z "$(pids_matching "/proc/self/fd")" ] || fail "processes left: $(pids_matching /proc/self/fd)"
+for p in $kids; do kill -0 "$p" 2>/dev/null && fail "process $p left behind"; done
 echo ok
