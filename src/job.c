@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "limit.h"
 #include "payload.h"
 
 #ifndef TFGB_DATADIR
@@ -749,7 +750,9 @@ int job_validate(struct job *j, struct job_err *err)
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))
 		return job_key_err(j, err, "output", "monitor", "must be 0 (off) or at least 10ms");
-	return check_dtype(j, err);
+	if (check_dtype(j, err) < 0)
+		return -1;
+	return limit_check_job(j, err);
 }
 
 void job_print_ini(const struct job *j, FILE *f)
