@@ -97,6 +97,17 @@ for _ in range(200):
 sys.exit(1)' "$1"
 }
 
+# wait_line FILE TEXT SECONDS: 0 once FILE has a line containing TEXT, 1
+# after SECONDS (times SLOW): a server writes it just after it listens.
+wait_line() {
+	i=0
+	until grep -qF "$2" "$1"; do
+		i=$((i + 1))
+		[ "$i" -gt $(($3 * 10 * SLOW)) ] && return 1
+		sleep 0.1
+	done
+}
+
 # wait_ready FILE PID SECONDS: 0 once FILE has the line "ready" (a server's
 # readiness report), 1 if PID exits first (its status in $srv_rc, $srv
 # emptied), 2 after SECONDS (times SLOW).

@@ -19,8 +19,9 @@ trap cleanup EXIT INT TERM
 
 cat >"$out/job.ini" <<INI
 [job]
-warmup = 200ms
-duration = 1s
+warmup = $(slow 200)ms
+duration = $(slow 1)s
+timeout = $(slow 10)s
 [cluster]
 ps = 127.0.0.1:$base
 ps_count = 2
