@@ -33,10 +33,12 @@ TFGB_NO_CONTROL=1 $TFGB serve -s cluster.ps=127.0.0.1:$port -s server.max_messag
 srv=$!
 wait_listening "$port" 10 || fail "tfgb serve did not listen: $(cat "$out/srv.err")"
 
-base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms -q -f json"
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms"
+base="$base -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
 	# the default payload (3 x 1 MiB, 3 x 10 KiB, 4 x 10 B)
-	$TFGB latency $base -s job.mode=$mode -s job.duration=$(slow 300)ms >"$out/lat.json" 2>"$out/err" ||
+	$TFGB latency $base -s job.mode=$mode -s job.duration=$(slow 300)ms \
+		>"$out/lat.json" 2>"$out/err" ||
 		fail "latency ($mode) exited $?: $(cat "$out/err")"
 	json_check 'd["status"] == "ok" and d["mode"] == "'$mode'" and d["calls"] > 0
 and d["errors"] == 0 and "serialization" in d and d["serialization"]["dtype"] == "uint8"
@@ -124,7 +126,8 @@ TFGB_NO_CONTROL=1 $TFGB serve -s job.transport=socket -s cluster.ps=127.0.0.1:$s
 	-s server.max_message=$MAXMSG -s server.threads=2 -q 2>"$out/ssrv.err" &
 srv=$!
 wait_listening "$sport" 10 || fail "tfgb serve (socket) did not listen: $(cat "$out/ssrv.err")"
-sbase="-s job.transport=socket -s cluster.ps=127.0.0.1:$sport -s job.warmup=$(slow 100)ms -q -f json"
+sbase="-s job.transport=socket -s cluster.ps=127.0.0.1:$sport -s job.warmup=$(slow 100)ms"
+sbase="$sbase -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
 	$TFGB latency $sbase -s job.mode=$mode -s job.iterations=30 -s job.verify=yes \
 		-s payload.dtype=float16 -s payload.small=16B >"$out/lat.json" 2>"$out/err" ||
@@ -207,7 +210,7 @@ $PY tests/interop/wire_server.py --proto proto/tfgb.proto --max-message $MAXMSG 
 	>"$out/ws.out" 2>&1 &
 wsrv=$!
 wait_listening "$wport" 20 || fail "wire_server.py did not start: $(cat "$out/ws.out")"
-wbase="-s cluster.ps=127.0.0.1:$wport -s job.warmup=0s -q -f json"
+wbase="-s cluster.ps=127.0.0.1:$wport -s job.warmup=0s -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
 	$TFGB latency $wbase -s job.mode=$mode -s job.iterations=20 -s job.verify=yes \
 		-s payload.dtype=float16 -s payload.small=16B >"$out/lat.json" 2>"$out/err" ||

@@ -25,7 +25,7 @@ cleanup() {
 trap cleanup EXIT INT TERM
 
 base="-s job.transport=socket -s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms"
-base="$base -s job.duration=$(slow 300)ms -s job.verify=yes -q"
+base="$base -s job.duration=$(slow 300)ms -s job.verify=yes -s job.timeout=$(slow 10)s -q"
 schemes="uniform random skew custom"
 scheme_opts() {
 	case "$1" in

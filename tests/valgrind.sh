@@ -27,7 +27,7 @@ for t in $tests; do
 			skip=$((skip + 1)); echo "SKIP: $t: $(tail -n 1 "$out")"
 		else
 			fail=$((fail + 1)); failed="$failed $t"
-			echo "FAIL: $t (exit $rc)"; sed 's/^/    /' "$out" | tail -n 40
+			echo "FAIL: $t (exit $rc)"; grep -A 3 '^FAIL' "$out" | sed 's/^/    /' | head -n 20
 		fi
 	fi
 done
@@ -36,7 +36,10 @@ done
 procs=$(ls "$log"/*/vg.* 2>/dev/null | wc -l)
 summed=$(cat "$log"/*/vg.* 2>/dev/null | awk '
 	/ERROR SUMMARY:/ { for (i = 1; i <= NF; i++) if ($i == "SUMMARY:") e += $(i + 1); n++ }
-	/definitely lost:/ { for (i = 1; i <= NF; i++) if ($i == "lost:") { v = $(i + 1); gsub(",", "", v); d += v } }
+	/definitely lost:/ {
+		for (i = 1; i <= NF; i++)
+			if ($i == "lost:") { v = $(i + 1); gsub(",", "", v); d += v }
+	}
 	END { printf "%d %d %d", n, e, d }')
 set -- $summed
 echo "valgrind: $((pass + fail + skip)) tests ($pass passed, $fail failed, $skip skipped)," \
