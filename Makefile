@@ -130,10 +130,12 @@ fuzz: $(GEN)
 soak: tfgb
 	sh tests/soak.sh
 
-# The soak's servers and clients, one round of each client, under valgrind
-# --error-exitcode=1 --leak-check=full --errors-for-leak-kinds=definite
-# (VALGRIND_ROUNDS rounds; default 1).
+# End-to-end tests with every tfgb process under valgrind memcheck
+# (tests/valgrind.sh; VALGRIND_TESTS picks them), then the soak's servers
+# and clients, VALGRIND_ROUNDS rounds (default 1): fails on any memcheck
+# error or byte definitely lost.  Not part of check: it takes minutes.
 valgrind: tfgb
+	sh tests/valgrind.sh
 	SOAK_VALGRIND=1 SOAK_ROUNDS=$(or $(VALGRIND_ROUNDS),1) sh tests/soak.sh
 
 install: tfgb

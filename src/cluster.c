@@ -88,7 +88,7 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 {
 	char *text = job_ini_string(j);
 	char jobpath[64], task[16], fdnum[16], runid[24];
-	const char *role = strcmp(cmd, "serve") ? "worker" : "PS";
+	const char *role = strcmp(cmd, "serve") ? "worker" : "PS", *exe;
 	int pfd[2] = {-1, -1}, mfd = -1, rc = 0;
 	size_t len;
 	pid_t parent = getpid(), pid;
@@ -142,9 +142,14 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 		}
 		if (flags & CLUSTER_NO_CONTROL)
 			setenv("TFGB_NO_CONTROL", "1", 1);
-		execl("/proc/self/exe", "tfgb", cmd, "-c", jobpath, "--task", task, "-q",
-		      "-s", "output.file=", (char *)NULL);
-		fprintf(stderr, "tfgb: %s: cannot execute /proc/self/exe: %s\n", cmd, strerror(errno));
+		/* TFGB_EXEC runs the children through a wrapper that takes
+		 * tfgb's arguments (make valgrind): /proc/self/exe cannot be
+		 * followed by valgrind, which is what it names under valgrind */
+		if (!(exe = getenv("TFGB_EXEC")) || !*exe)
+			exe = "/proc/self/exe";
+		execl(exe, "tfgb", cmd, "-c", jobpath, "--task", task, "-q", "-s", "output.file=",
+		      (char *)NULL);
+		fprintf(stderr, "tfgb: %s: cannot execute %s: %s\n", cmd, exe, strerror(errno));
 		_exit(1);
 	}
 	setpgid(pid, pid); /* also here, so that it holds before the child runs */

@@ -16,6 +16,7 @@
 
 #include "cluster.h"
 #include "engine.h"
+#include "limit.h"
 #include "monitor.h"
 #include "payload.h"
 #include "place.h"
@@ -57,8 +58,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct tr_conn *conn = NULL;
 	struct opt_hostport addr, probe;
 	struct tr_err terr = {{0}};
-	char err[CLUSTER_ERR_MAX];
 	struct job_err jerr;
+	char err[CLUSTER_ERR_MAX];
 	struct sysinfo_env env;
 	struct monitor *mon = NULL;
 	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
@@ -68,6 +69,10 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 
 	sysinfo_collect(&env); /* the start time is the run's */
 
+	if (limit_check_wire(j, &jerr) < 0 || limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
 	ops = tr_find(j->transport, &terr);
 	if (!ops || tr_probe(ops, j, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);

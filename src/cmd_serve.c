@@ -24,6 +24,7 @@
 
 #include "cluster.h"
 #include "ctrl.h"
+#include "limit.h"
 #include "place.h"
 #include "transport.h"
 
@@ -190,6 +191,11 @@ int cmd_serve(struct tfgb *t)
 		tfgb_error("serve: TFGB_READY_FD='%s' is not an open file descriptor",
 		           getenv("TFGB_READY_FD"));
 		return TFGB_EXIT_USAGE;
+	}
+	if (limit_check_host(&t->job, LIMIT_PS, &jerr) < 0) {
+		tfgb_error("serve: %s", jerr.msg);
+		status = TFGB_EXIT_USAGE;
+		goto out_fd;
 	}
 	ops = tr_find(t->job.transport, &err);
 	if (!ops || tr_probe(ops, &t->job, &err) < 0) {

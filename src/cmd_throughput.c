@@ -45,6 +45,7 @@
 #include "cluster.h"
 #include "ctrl.h"
 #include "engine.h"
+#include "limit.h"
 #include "monitor.h"
 #include "payload.h"
 #include "place.h"
@@ -333,6 +334,10 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	long blen;
 
 	sysinfo_collect(&env);
+	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
 
 	if (workers < 0)
 		return TFGB_EXIT_USAGE;
@@ -510,6 +515,13 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 
 	sysinfo_collect(&env); /* the start time is the run's */
 
+	/* the PSs and workers start on this host: each must fit in it */
+	if (limit_check_monitor(j, (int64_t)np + nw, &jerr) < 0 ||
+	    limit_check_host(j, LIMIT_PS, &jerr) < 0 || limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		rc = TFGB_EXIT_USAGE;
+		goto out;
+	}
 	if (!ps || !wk) {
 		tfgb_error("%s: out of memory", t->cmd);
 		goto out;
@@ -694,14 +706,18 @@ int cmd_throughput(struct tfgb *t)
 	const struct tr_ops *ops;
 	struct tr_err terr = {{0}};
 	struct cluster_rank rk;
+	struct job_err jerr;
 	char err[256];
 
 	/* a job error: before anything else */
 	if (t->job.mode != MODE_NONSERIALIZED && t->job.rpc == RPC_PULL) {
-		struct job_err jerr;
 		job_key_err(&t->job, &jerr, "job", "rpc",
 		            "has no serialized form (mode = %s); use mode = non-serialized, "
 		            "or rpc = echo or push", job_mode_name(t->job.mode));
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if (limit_check_wire(&t->job, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}

@@ -493,6 +493,21 @@ void codec_close(struct codec *c)
 	free(c);
 }
 
+uint64_t codec_bundle_len(const struct payload *p, int dtype)
+{
+	int32_t number = job_dtype_number(dtype);
+	unsigned el = job_dtype_size(dtype);
+	uint64_t total = 0;
+	char name[NAME_MAX_LEN];
+
+	for (size_t i = 0; i < p->n; i++) {
+		size_t tl = tensor_len((size_t)snprintf(name, sizeof name, "iov/%zu", i), number,
+		                       p->buf[i].len / el, (size_t)p->buf[i].len);
+		total += 1 + varint_len(tl) + tl;
+	}
+	return total;
+}
+
 size_t codec_request_len(const struct codec *c)
 {
 	return c->request_len;

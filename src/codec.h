@@ -97,6 +97,10 @@ int codec_open(struct codec **out, const struct payload *p, int mode, int dtype,
 /* Accepts NULL. */
 void codec_close(struct codec *c);
 
+/* Bytes of the TensorBundle of payload p (its layout: no buffers needed)
+ * with dtype DTYPE_*: what codec_request_len gives once the codec is open,
+ * for checks made before any buffer exists (job_validate). */
+uint64_t codec_bundle_len(const struct payload *p, int dtype);
 /* Bytes of one encoded request (the body on the wire). */
 size_t codec_request_len(const struct codec *c);
 /* Bytes each call slot must own for its request: codec_request_len in

@@ -10,6 +10,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "limit.h"
 #include "payload.h"
 #include "place.h"
 #include "tls.h"
@@ -826,7 +827,9 @@ int job_validate(struct job *j, struct job_err *err)
 		                   "or set monitor.interval = 0");
 	if (check_dtype(j, err) < 0)
 		return -1;
-	return tls_check(j, err);
+	if (tls_check(j, err) < 0)
+		return -1;
+	return limit_check_job(j, err);
 }
 
 static void print_ini(const struct job *j, FILE *f, int public)

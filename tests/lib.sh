@@ -1,7 +1,16 @@
 # tests/lib.sh - helpers for the end-to-end shell tests (sourced, POSIX sh).
 # Every test runs from the top of the source tree and cleans up after itself.
 
-TFGB=./tfgb
+TFGB=${TFGB:-./tfgb} # tests/valgrind.sh runs them with tfgb under valgrind
+# Deadlines are multiplied by this (tests/valgrind.sh: tfgb runs many
+# times slower); 1 otherwise.
+SLOW=${TFGB_TEST_SLOW:-1}
+
+# $1 (a number of seconds or milliseconds) times SLOW, for durations,
+# timeouts and sleeps: job.duration=$(slow 300)ms, sleep $(slow 1.5).
+slow() {
+	awk -v n="$1" -v k="$SLOW" 'BEGIN { print n * k }'
+}
 PY=/usr/bin/python3
 
 fail() { echo "FAIL: $*"; exit 1; }
@@ -25,7 +34,7 @@ wait_listening() {
 	i=0
 	while ! listening "$1"; do
 		i=$((i + 1))
-		[ "$i" -gt $(( ${2:-10} * 10 )) ] && return 1
+		[ "$i" -gt $(( ${2:-10} * 10 * SLOW )) ] && return 1
 		sleep 0.1
 	done
 }
@@ -35,7 +44,7 @@ wait_closed() {
 	i=0
 	while listening "$1"; do
 		i=$((i + 1))
-		[ "$i" -gt $(( ${2:-10} * 10 )) ] && return 1
+		[ "$i" -gt $(( ${2:-10} * 10 * SLOW )) ] && return 1
 		sleep 0.1
 	done
 }
@@ -58,6 +67,17 @@ pids_matching() {
 	done | grep -vx "$$" || true
 }
 
+# children PPID WORDS: pids of PPID's children whose command line has WORDS
+# (a launcher's own PSs and workers, not those of a concurrent run)
+children() {
+	for f in $(grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null); do
+		d=${f%/status}
+		case "$( { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null)" in
+		*"$2"*) echo "${d#/proc/}" ;;
+		esac
+	done
+}
+
 # A base port B such that B-1 .. B+$1-1 are all free on 127.0.0.1 (the
 # control service sits one port below PS 0).
 free_ports() {
@@ -75,4 +95,51 @@ for _ in range(200):
         for s in socks: s.close()
     print(b); sys.exit(0)
 sys.exit(1)' "$1"
+}
+
+# wait_line FILE TEXT SECONDS: 0 once FILE has a line containing TEXT, 1
+# after SECONDS (times SLOW): a server writes it just after it listens.
+wait_line() {
+	i=0
+	until grep -qF "$2" "$1"; do
+		i=$((i + 1))
+		[ "$i" -gt $(($3 * 10 * SLOW)) ] && return 1
+		sleep 0.1
+	done
+}
+
+# wait_ready FILE PID SECONDS: 0 once FILE has the line "ready" (a server's
+# readiness report), 1 if PID exits first (its status in $srv_rc, $srv
+# emptied), 2 after SECONDS (times SLOW).
+wait_ready() {
+	i=0
+	while [ $i -lt $(($3 * 10 * SLOW)) ]; do
+		grep -q '^ready$' "$1" && return 0
+		if ! kill -0 "$2" 2>/dev/null; then
+			wait "$2"; srv_rc=$?; srv=""
+			return 1
+		fi
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 2
+}
+
+# start_on_free_port NAME BASE STEP ERRFILE FUNC: calls FUNC PORT (starts a
+# server in the background and returns as wait_ready does) for PORT = BASE,
+# BASE+STEP, ... up to BASE+20 until one starts, moving on only when
+# ERRFILE says the port was taken.  Sets $port.
+start_on_free_port() {
+	port=$2
+	while :; do
+		"$5" "$port"
+		case $? in
+		0) return 0 ;;
+		2) fail "$1 on port $port not ready in time" ;;
+		esac
+		grep -q "cannot listen on '127.0.0.1:$port'" "$4" ||
+			fail "$1 exited with status $srv_rc before it was ready"
+		port=$((port + $3))
+		[ $port -le $(($2 + 20)) ] || fail "no free port in $2..$(($2 + 20))"
+	done
 }

@@ -174,5 +174,27 @@ else
 	err "VERBS=0"
 fi
 
+# --- limits (tfgb.ini(5), LIMITS): exit 2 with the figure, before anything starts
+big="-c $tmp/empty.ini -s payload.categories=large -s payload.iovecs=100"
+t 2 latency $big
+err "server.max_message = 64MiB: a non-serialized payload is 100.0MiB (104857600 bytes) on the wire"
+t 2 throughput $big
+err "server.max_message = 64MiB: a non-serialized payload is 100.0MiB"
+t 0 genpayload $big -o "$tmp/gp.out"
+t 0 genpayload --print-config -c "$tmp/empty.ini" -s cluster.workers=1024 -s job.inflight=1024
+t 2 genpayload --print-config -c "$tmp/empty.ini" -s cluster.workers=1025 -s job.inflight=1024
+err "job.inflight = 1024: a PS would keep workers x inflight = 1049600 calls in flight;"
+err "; the most is 1048576"
+# 64 x 1024 pushes of 64 MiB at a PS: 4 TiB, more than any host here
+mem="-c $tmp/empty.ini -s cluster.workers=64 -s job.inflight=1024 -s payload.categories=large"
+mem="$mem -s payload.iovecs=64 -s server.max_message=1GiB -s cluster.ps=127.0.0.1:1025"
+t 2 serve $mem
+err "job.inflight = 1024: PS memory for workers x inflight calls in flight (64 x 1024 calls"
+err "of 64.0MiB, plus 0B) would need 4.0TiB (4398046511104 bytes); this host's MemTotal is"
+t 2 throughput $mem
+err "PS memory for workers x inflight calls in flight"
+t 2 throughput -c "$tmp/empty.ini" -s cluster.workers=1000 -s cluster.ps_count=25
+err "monitor.interval = 1s: samples at most 1024 processes; this run starts 1025"
+
 echo "t_cli: $ran runs, $failed failures"
 [ "$failed" = 0 ]

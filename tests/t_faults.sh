@@ -52,16 +52,6 @@ bad() {
 	problems=$((problems + 1))
 }
 
-# children PPID WORDS: pids of PPID's children whose command line has WORDS
-children() {
-	for f in $(grep -l "^PPid:[[:space:]]*$1\$" /proc/[0-9]*/status 2>/dev/null); do
-		d=${f%/status}
-		case "$( { tr '\0' ' ' <"$d/cmdline"; } 2>/dev/null)" in
-		*"$2"*) echo "${d#/proc/}" ;;
-		esac
-	done
-}
-
 # ms since the epoch
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 

@@ -5,7 +5,7 @@
 # before tfgb's own worker is pointed at the server.
 # Run from the top of the tree; exit 0 pass, 77 skip (reason on the last
 # line), anything else fail.
-PY=/usr/bin/python3
+. tests/lib.sh
 MAXMSG=1048576
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_interop_server.XXXXXX") || exit 1
@@ -38,32 +38,11 @@ fi
 start_server() {
 	"$PY" tests/interop/wire_server.py --max-message $MAXMSG "$1" >"$tmp/out" 2>"$tmp/err" &
 	srv=$!
-	i=0
-	while [ $i -lt 150 ]; do
-		if grep -q '^ready$' "$tmp/out"; then return 0; fi
-		if ! kill -0 "$srv" 2>/dev/null; then
-			wait "$srv"; srv=""
-			return 1
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 2
+	wait_ready "$tmp/out" "$srv" 15
 }
 
 base=$((51100 + $$ % 1000))
-port=$base
-while :; do
-	start_server $port
-	case $? in
-	0) break ;;
-	2) fail "wire_server.py on port $port not ready within 15s" ;;
-	esac
-	grep -q "cannot listen on '127.0.0.1:$port'" "$tmp/err" ||
-		fail "wire_server.py exited before it was ready"
-	port=$((port + 1))
-	[ $port -le $((base + 20)) ] || fail "no free port in $base..$((base + 20))"
-done
+start_on_free_port wire_server.py $base 1 "$tmp/err" start_server
 echo "wire_server.py pid $srv on 127.0.0.1:$port"
 
 "$PY" tests/interop/wire_client.py --port $port --max-message $MAXMSG --tensors check ||

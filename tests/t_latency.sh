@@ -16,7 +16,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-base="-s cluster.ps=127.0.0.1:$port -s job.warmup=100ms -s job.duration=300ms -q"
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms -s job.duration=$(slow 300)ms"
+base="$base -s job.timeout=$(slow 10)s -q"
 
 # 1. latency with a server it starts itself, for every scheme
 for scheme in uniform random skew; do
@@ -58,7 +59,7 @@ wait_closed "$port" 5 || fail "server did not stop on SIGTERM"
 $TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=60s -q -f json \
 	>"$out/int.json" 2>"$out/err" &
 bench=$!
-sleep 2
+sleep "$(slow 2)"
 kill -INT "$bench"
 rc=0; wait "$bench" || rc=$?
 [ "$rc" = 1 ] || fail "interrupted run exited $rc, expected 1"

@@ -33,10 +33,12 @@ TFGB_NO_CONTROL=1 $TFGB serve -s cluster.ps=127.0.0.1:$port -s server.max_messag
 srv=$!
 wait_listening "$port" 10 || fail "tfgb serve did not listen: $(cat "$out/srv.err")"
 
-base="-s cluster.ps=127.0.0.1:$port -s job.warmup=100ms -q -f json"
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms"
+base="$base -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
 	# the default payload (3 x 1 MiB, 3 x 10 KiB, 4 x 10 B)
-	$TFGB latency $base -s job.mode=$mode -s job.duration=300ms >"$out/lat.json" 2>"$out/err" ||
+	$TFGB latency $base -s job.mode=$mode -s job.duration=$(slow 300)ms \
+		>"$out/lat.json" 2>"$out/err" ||
 		fail "latency ($mode) exited $?: $(cat "$out/err")"
 	json_check 'd["status"] == "ok" and d["mode"] == "'$mode'" and d["calls"] > 0
 and d["errors"] == 0 and "serialization" in d and d["serialization"]["dtype"] == "uint8"
@@ -44,7 +46,7 @@ and d["serialization"]["sample_every"] == 64' <"$out/lat.json" ||
 		fail "latency JSON ($mode): $(cat "$out/lat.json")"
 
 	# 10 x 10 B: enough calls that some are sampled
-	$TFGB latency $base -s job.mode=$mode -s job.duration=300ms -s payload.categories=small \
+	$TFGB latency $base -s job.mode=$mode -s job.iterations=130 -s payload.categories=small \
 		>"$out/lat.json" 2>"$out/err" || fail "latency 10 x 10 B ($mode): $(cat "$out/err")"
 	json_check 'd["status"] == "ok" and d["serialization"]["sampled_calls"] > 0
 and d["serialization"]["sampled_calls"] <= d["calls"] // 64 + 1
@@ -65,7 +67,7 @@ and d["serialization"]["dtype"] == "'$dt'"' <"$out/lat.json" ||
 		>"$out/lat.json" 2>"$out/err" || fail "latency custom ($mode): $(cat "$out/err")"
 
 	# bandwidth: AckTensor, 4 in flight, CSV with the serialization columns
-	$TFGB bandwidth $base -s job.mode=$mode -s job.duration=300ms -s job.inflight=4 -f csv \
+	$TFGB bandwidth $base -s job.mode=$mode -s job.duration=$(slow 300)ms -s job.inflight=4 -f csv \
 		>"$out/bw.csv" 2>"$out/err" || fail "bandwidth ($mode) exited $?: $(cat "$out/err")"
 	head -n 1 "$out/bw.csv" | grep -q ',encode_us,decode_us,sampled_calls,status$' ||
 		fail "CSV header: $(head -n 1 "$out/bw.csv")"
@@ -74,7 +76,7 @@ and d["serialization"]["dtype"] == "'$dt'"' <"$out/lat.json" ||
 done
 
 # the text report names the mode and the figures
-$TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=200ms -q \
+$TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=$(slow 200)ms -q \
 	-s job.mode=tensorflow -s payload.categories=small >"$out/lat.txt" 2>"$out/err" ||
 	fail "latency text: $(cat "$out/err")"
 grep -q '^# serialization (tensorflow, dtype uint8): encode [0-9.]* us, decode [0-9.]* us per call, mean of [0-9]* sampled calls (1 in 64)$' \
@@ -108,7 +110,7 @@ for mode in serialized tensorflow; do
 	for rpc in echo push; do
 		b=$(free_ports 1) || fail "no free ports"
 		$TFGB throughput -s cluster.ps=127.0.0.1:$b -s cluster.workers=2 -s job.mode=$mode \
-			-s job.rpc=$rpc -s job.warmup=100ms -s job.duration=500ms \
+			-s job.rpc=$rpc -s job.warmup=$(slow 100)ms -s job.duration=$(slow 500)ms \
 			-s payload.categories=small,medium -q -f json >"$out/tp.json" 2>"$out/err" ||
 			fail "throughput ($mode, $rpc) exited $?: $(cat "$out/err")"
 		json_check 'd["status"] == "ok" and d["mode"] == "'$mode'" and d["calls"] > 0
@@ -124,7 +126,8 @@ TFGB_NO_CONTROL=1 $TFGB serve -s job.transport=socket -s cluster.ps=127.0.0.1:$s
 	-s server.max_message=$MAXMSG -s server.threads=2 -q 2>"$out/ssrv.err" &
 srv=$!
 wait_listening "$sport" 10 || fail "tfgb serve (socket) did not listen: $(cat "$out/ssrv.err")"
-sbase="-s job.transport=socket -s cluster.ps=127.0.0.1:$sport -s job.warmup=100ms -q -f json"
+sbase="-s job.transport=socket -s cluster.ps=127.0.0.1:$sport -s job.warmup=$(slow 100)ms"
+sbase="$sbase -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
 	$TFGB latency $sbase -s job.mode=$mode -s job.iterations=30 -s job.verify=yes \
 		-s payload.dtype=float16 -s payload.small=16B >"$out/lat.json" 2>"$out/err" ||
@@ -132,7 +135,7 @@ for mode in serialized tensorflow; do
 	json_check 'd["calls"] == 30 and d["errors"] == 0 and d["status"] == "ok"
 and d["transport"] == "socket"' <"$out/lat.json" ||
 		fail "latency JSON over socket ($mode): $(cat "$out/lat.json")"
-	$TFGB bandwidth $sbase -s job.mode=$mode -s job.duration=300ms -s job.inflight=8 \
+	$TFGB bandwidth $sbase -s job.mode=$mode -s job.duration=$(slow 300)ms -s job.inflight=8 \
 		>"$out/bw.json" 2>"$out/err" || fail "bandwidth over socket ($mode): $(cat "$out/err")"
 	json_check 'd["status"] == "ok" and d["calls"] > 0 and d["errors"] == 0' <"$out/bw.json" ||
 		fail "bandwidth JSON over socket ($mode): $(cat "$out/bw.json")"
@@ -194,8 +197,8 @@ kill "$srv"; wait "$srv" 2>/dev/null; srv=
 for mode in serialized tensorflow; do
 	b=$(free_ports 1) || fail "no free ports"
 	$TFGB throughput -s job.transport=socket -s cluster.ps=127.0.0.1:$b -s cluster.workers=2 \
-		-s job.mode=$mode -s job.rpc=echo -s job.inflight=4 -s job.warmup=100ms \
-		-s job.duration=500ms -q -f json >"$out/tp.json" 2>"$out/err" ||
+		-s job.mode=$mode -s job.rpc=echo -s job.inflight=4 -s job.warmup=$(slow 100)ms \
+		-s job.duration=$(slow 500)ms -q -f json >"$out/tp.json" 2>"$out/err" ||
 		fail "throughput over socket ($mode) exited $?: $(cat "$out/err")"
 	json_check 'd["status"] == "ok" and d["calls"] > 0 and d["throughput"]["reported"] == 2' \
 		<"$out/tp.json" || fail "throughput JSON over socket ($mode): $(cat "$out/tp.json")"
@@ -207,7 +210,7 @@ $PY tests/interop/wire_server.py --proto proto/tfgb.proto --max-message $MAXMSG 
 	>"$out/ws.out" 2>&1 &
 wsrv=$!
 wait_listening "$wport" 20 || fail "wire_server.py did not start: $(cat "$out/ws.out")"
-wbase="-s cluster.ps=127.0.0.1:$wport -s job.warmup=0s -q -f json"
+wbase="-s cluster.ps=127.0.0.1:$wport -s job.warmup=0s -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
 	$TFGB latency $wbase -s job.mode=$mode -s job.iterations=20 -s job.verify=yes \
 		-s payload.dtype=float16 -s payload.small=16B >"$out/lat.json" 2>"$out/err" ||

@@ -5,8 +5,7 @@
 # out of range, no local address, and a graceful stop on SIGTERM.
 # Run from the top of the tree; exit 0 pass, 77 skip (reason on the last
 # line), anything else fail.
-PY=/usr/bin/python3
-TFGB=${TFGB:-./tfgb} # the binary under test
+. tests/lib.sh
 MAXMSG=1048576
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_serve.XXXXXX") || exit 1
@@ -15,7 +14,7 @@ cleanup() {
 	if [ -n "$srv" ] && kill -0 "$srv" 2>/dev/null; then
 		kill -TERM "$srv" 2>/dev/null
 		i=0
-		while kill -0 "$srv" 2>/dev/null && [ $i -lt 30 ]; do sleep 0.1; i=$((i + 1)); done
+		while kill -0 "$srv" 2>/dev/null && [ $i -lt $((30 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 		kill -KILL "$srv" 2>/dev/null
 		wait "$srv" 2>/dev/null
 	fi
@@ -42,32 +41,11 @@ start_server() {
 	TFGB_READY_FD=3 "$TFGB" serve -s cluster.ps="127.0.0.1:$1" -s server.max_message=$MAXMSG \
 		3>"$tmp/ready" 2>"$tmp/err" &
 	srv=$!
-	i=0
-	while [ $i -lt 100 ]; do
-		if grep -q '^ready$' "$tmp/ready"; then return 0; fi
-		if ! kill -0 "$srv" 2>/dev/null; then
-			wait "$srv"; srv_rc=$?; srv=""
-			return 1
-		fi
-		sleep 0.1
-		i=$((i + 1))
-	done
-	return 2
+	wait_ready "$tmp/ready" "$srv" 10
 }
 
 base=$((50100 + $$ % 1000))
-port=$base
-while :; do
-	start_server $port
-	case $? in
-	0) break ;;
-	2) fail "server on port $port not ready within 10s" ;;
-	esac
-	grep -q "cannot listen on '127.0.0.1:$port'" "$tmp/err" ||
-		fail "server exited with status $srv_rc before it was ready"
-	port=$((port + 2))
-	[ $port -le $((base + 20)) ] || fail "no free port in $base..$((base + 20))"
-done
+start_on_free_port server $base 2 "$tmp/err" start_server
 echo "server pid $srv on 127.0.0.1:$port"
 
 grep -q "^tfgb serve: listening on 127.0.0.1:$port (grpc, [0-9]* threads*); control service on 127.0.0.1:$((port - 1))$" "$tmp/err" ||
@@ -78,7 +56,7 @@ grep -q "^tfgb serve: listening on 127.0.0.1:$port (grpc, [0-9]* threads*); cont
 
 # a second server on the same port: exit 1, naming the address, no ready line
 : >"$tmp/ready2"
-TFGB_READY_FD=4 timeout 20 "$TFGB" serve -s cluster.ps="127.0.0.1:$port" 4>"$tmp/ready2" \
+TFGB_READY_FD=4 timeout "$(slow 20)" "$TFGB" serve -s cluster.ps="127.0.0.1:$port" 4>"$tmp/ready2" \
 	2>"$tmp/err2"
 rc=$?
 cat "$tmp/err2"
@@ -88,14 +66,14 @@ grep -q "127.0.0.1:$port" "$tmp/err2" || fail "second server's error does not na
 echo "ok: a second server on 127.0.0.1:$port fails with status 1"
 
 # --task beyond ps_count is a usage error
-timeout 20 "$TFGB" serve -s cluster.ps="127.0.0.1:$port" --task 1 2>"$tmp/err3"
+timeout "$(slow 20)" "$TFGB" serve -s cluster.ps="127.0.0.1:$port" --task 1 2>"$tmp/err3"
 rc=$?
 cat "$tmp/err3"
 [ $rc = 2 ] || fail "--task 1 with one PS: exit status $rc, want 2"
 echo "ok: --task out of range is a usage error"
 
 # no PS address on this machine (192.0.2.0/24 is TEST-NET-1)
-timeout 20 "$TFGB" serve -s cluster.ps=192.0.2.1:$port 2>"$tmp/err4"
+timeout "$(slow 20)" "$TFGB" serve -s cluster.ps=192.0.2.1:$port 2>"$tmp/err4"
 rc=$?
 cat "$tmp/err4"
 [ $rc = 1 ] || fail "no local address: exit status $rc, want 1"
@@ -108,7 +86,7 @@ echo "ok: no local address fails with status 1"
 # SIGTERM: graceful stop with status 0 within 5 s
 kill -TERM "$srv"
 i=0
-while kill -0 "$srv" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while kill -0 "$srv" 2>/dev/null && [ $i -lt $((50 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 kill -0 "$srv" 2>/dev/null && fail "server still running 5s after SIGTERM"
 wait "$srv"
 rc=$?

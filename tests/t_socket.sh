@@ -24,8 +24,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-base="-s job.transport=socket -s cluster.ps=127.0.0.1:$port -s job.warmup=100ms"
-base="$base -s job.duration=300ms -s job.verify=yes -q"
+base="-s job.transport=socket -s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms"
+base="$base -s job.duration=$(slow 300)ms -s job.verify=yes -s job.timeout=$(slow 10)s -q"
 schemes="uniform random skew custom"
 scheme_opts() {
 	case "$1" in
@@ -75,7 +75,7 @@ fi
 $TFGB serve -s job.transport=socket -s cluster.ps=127.0.0.1:$port $srv_opts 2>"$out/srv.err" &
 srv=$!
 wait_listening "$port" 10 || fail "tfgb serve (socket) did not listen: $(cat "$out/srv.err")"
-grep -q "listening on 127.0.0.1:$port (socket," "$out/srv.err" ||
+wait_line "$out/srv.err" "listening on 127.0.0.1:$port (socket," 5 ||
 	fail "no 'listening on' line: $(cat "$out/srv.err")"
 run_all "by hand"
 kill -0 "$srv" 2>/dev/null || fail "the server died during the runs"
@@ -97,7 +97,7 @@ fi
 
 # a second server on the same port fails, naming the address
 rc=0
-timeout 20 $TFGB serve -s job.transport=socket -s cluster.ps=127.0.0.1:$port -q \
+timeout "$(slow 20)" $TFGB serve -s job.transport=socket -s cluster.ps=127.0.0.1:$port -q \
 	2>"$out/err2" || rc=$?
 [ "$rc" = 1 ] || fail "second socket server on port $port: exit $rc, want 1"
 grep -q "cannot listen on '127.0.0.1:$port'" "$out/err2" || fail "bad error: $(cat "$out/err2")"

@@ -19,8 +19,9 @@ trap cleanup EXIT INT TERM
 
 cat >"$out/job.ini" <<INI
 [job]
-warmup = 200ms
-duration = 1s
+warmup = $(slow 200)ms
+duration = $(slow 1)s
+timeout = $(slow 10)s
 [cluster]
 ps = 127.0.0.1:$base
 ps_count = 2
@@ -35,13 +36,6 @@ and len(d["throughput"]["per_worker"]) == 3
 and sum(d["throughput"]["per_ps"]) == d["calls"] == sum(d["throughput"]["per_worker"])
 and d["calls"] > 0 and min(d["throughput"]["per_ps"]) > 0 and min(d["throughput"]["per_worker"]) > 0
 and d["status"] == "ok" and d["throughput"]["rpc_per_s"] > 0'
-# The launcher's children among the processes matching $2: other tests on
-# a shared machine run processes with the same command lines.
-children_of() {
-	for p in $(pids_matching "$2"); do
-		[ "$(awk '{print $4}' "/proc/$p/stat" 2>/dev/null)" = "$1" ] && echo "$p"
-	done
-}
 # Fails, naming them as $1, if any of the pids that follow still runs.
 none_left() {
 	what=$1
@@ -88,10 +82,10 @@ json_check "$sums" <"$out/w0.json" || fail "--task run: $(cat "$out/w0.json")"
 # 3b. a --task run in which a worker dies, then the same job launched
 #     again: the control service starts the run over
 for i in 2 1 0; do
-	$TFGB throughput $J --task $i -s job.duration=3s -s job.timeout=2s -f json \
+	$TFGB throughput $J --task $i -s job.duration=$(slow 3)s -s job.timeout=$(slow 2)s -f json \
 		>"$out/f$i.json" 2>"$out/f$i.err" & eval "f$i=\$!"
 done
-sleep 1.5
+sleep "$(slow 1.5)"
 kill -KILL "$f2"
 rc=0; wait "$f0" || rc=$?
 wait "$f1" "$f2" 2>/dev/null
@@ -125,11 +119,11 @@ wait 2>/dev/null; bg=
 all_closed || fail "hand-started servers did not stop"
 
 # 5. a worker killed mid-window: named, the others stopped, partial, exit 1
-$TFGB throughput $J -s job.duration=20s -f json >"$out/k.json" 2>"$out/err" &
+$TFGB throughput $J -s job.duration=$(slow 20)s -f json >"$out/k.json" 2>"$out/err" &
 l=$!
-sleep 2
-kids=$(children_of "$l" "throughput -c /proc/self/fd")
+sleep "$(slow 2)"
 victim=
+kids=$(children "$l" "throughput -c /proc/self/fd")
 for p in $kids; do
 	victim=$p
 done
@@ -145,11 +139,11 @@ all_closed || fail "processes left after a worker died"
 none_left "workers" $kids
 
 # 6. a PS killed mid-window
-$TFGB throughput $J -s job.duration=20s -s job.timeout=2s >"$out/k.txt" 2>"$out/err" &
+$TFGB throughput $J -s job.duration=$(slow 20)s -s job.timeout=$(slow 2)s >"$out/k.txt" 2>"$out/err" &
 l=$!
-sleep 2
-kids=$(children_of "$l" "/proc/self/fd")
-victim=$(children_of "$l" "serve -c /proc/self/fd" | head -n 1)
+sleep "$(slow 2)"
+kids=$(children "$l" "-c /proc/self/fd")
+victim=$(children "$l" "serve -c /proc/self/fd" | head -n 1)
 [ -n "$victim" ] || fail "no PS process found"
 kill -KILL "$victim"
 rc=0; wait "$l" || rc=$?

@@ -28,22 +28,23 @@ FUZZ_TIME=${FUZZ_TIME:-10}
 FUZZ_JOBS=${FUZZ_JOBS:-2}
 ALL="frame job opt result ctrl bundle"
 
+# what reading a job links: the key table and every check job_validate makes
+JOBSRC="src/job.c src/opt.c src/payload.c src/place.c src/tls.c src/limit.c src/codec.c"
+JOBSRC="$JOBSRC gen/tfgb.pb-c.c"
+
 # target -> sources beside tests/fuzz/fuzz_<target>.c, libraries, -max_len
 srcs() {
 	case $1 in
 	frame) echo "src/frame.c" ;;
-	job) echo "src/job.c src/opt.c src/payload.c src/place.c src/tls.c" ;;
-	opt) echo "src/job.c src/opt.c src/payload.c src/place.c src/tls.c" ;;
+	job | opt | bundle) echo "$JOBSRC" ;;
 	result) echo "src/result.c src/stats.c" ;;
 	ctrl) echo "src/ctrl_wire.c src/sha256.c" ;;
-	bundle) echo "src/codec.c src/payload.c src/job.c src/opt.c src/place.c src/tls.c gen/tfgb.pb-c.c" ;;
 	esac
 }
 libs() {
 	case $1 in
-	job | opt) $PKG_CONFIG --cflags --libs inih ;;
+	job | opt | bundle) $PKG_CONFIG --cflags --libs inih libprotobuf-c ;;
 	result) echo "-lm" ;;
-	bundle) $PKG_CONFIG --cflags --libs inih libprotobuf-c ;;
 	esac
 }
 maxlen() {
