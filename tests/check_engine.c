@@ -299,7 +299,10 @@ START_TEST(test_engine_open_loop_rate)
 	ck_assert_uint_eq(r.calls, 500);
 	ck_assert_msg(r.window_ns >= 240000000ull, "500 calls in %llu ns",
 	              (unsigned long long)r.window_ns);
-	ck_assert_uint_le(r.offered, 500 + 1);
+	/* offered = the calls due within the window: about 500 on schedule,
+	 * more when a loaded machine stretched the window, never more than the
+	 * window's length at 2000 calls/s */
+	ck_assert_uint_le(r.offered, r.window_ns / 500000 + 1);
 	ck_assert_int_le(fk.max_outstanding, 4);
 	engine_result_free(&r);
 }

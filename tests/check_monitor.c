@@ -381,7 +381,10 @@ START_TEST(test_monitor_thinning)
 	span = monitor_span_s(m);
 	ck_assert_msg(span >= 0.07, "span %.3f", span);
 
-	/* the thread thins too, and keeps sampling */
+	/* the thread thins too, and keeps sampling: 4 slots still span the
+	 * 200 ms (without thinning they would fill in the first 20 ms).  Its
+	 * resolution is not checked: a thread starved on a loaded machine may
+	 * take only a few samples, none of them thinned */
 	monitor_free(m);
 	ck_assert_int_eq(monitor_new(&m, &t, 1, 5000000, 4), 0);
 	ck_assert_int_eq(monitor_start(m), 0);
@@ -389,7 +392,6 @@ START_TEST(test_monitor_thinning)
 	monitor_stop(m);
 	ck_assert_uint_le(monitor_nsamples(m), 4);
 	ck_assert_double_ge(monitor_span_s(m), 0.15);
-	ck_assert_double_ge(monitor_interval_s(m), 0.02);
 }
 END_TEST
 
