@@ -84,6 +84,8 @@ struct agg {
 	uint64_t *per_ps;        /* nps */
 	uint64_t *per_worker;    /* workers */
 	double *worker_rps;      /* workers */
+	const char **host;       /* workers: each one's host name, NULL until it reports */
+	int32_t *pid;            /* workers: each one's process id */
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
 	struct report_run *runs; /* repeat */
 	uint64_t *run_lat_sum, *run_window_total;
@@ -113,8 +115,11 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->per_ps = calloc(nps, sizeof *a->per_ps);
 	a->per_worker = calloc(workers, sizeof *a->per_worker);
 	a->worker_rps = calloc(workers, sizeof *a->worker_rps);
+	a->host = calloc(workers, sizeof *a->host);
+	a->pid = calloc(workers, sizeof *a->pid);
 	stats_init(&a->sum.lat);
-	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps ? 0 : -ENOMEM;
+	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid ?
+	       0 : -ENOMEM;
 }
 
 static void agg_free(struct agg *a)
@@ -124,6 +129,10 @@ static void agg_free(struct agg *a)
 	free(a->per_ps);
 	free(a->per_worker);
 	free(a->worker_rps);
+	for (uint32_t i = 0; a->host && i < a->workers; i++)
+		free((char *)a->host[i]);
+	free(a->host);
+	free(a->pid);
 	free(a->runs);
 	free(a->run_lat_sum);
 	free(a->run_window_total);
@@ -179,6 +188,8 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	a->per_worker[worker] = w->calls;
 	rps = w->window_ns ? (double)w->calls * 1e9 / (double)w->window_ns : 0.0;
 	a->worker_rps[worker] = rps;
+	a->host[worker] = strdup(w->host); /* NULL (shown as null) if out of memory */
+	a->pid[worker] = w->pid;
 	a->rps += rps;
 	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
 	if (a->reported == 1 || rps < a->rps_min)
@@ -257,7 +268,8 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	{
 		struct report_tput tp = {
 			.workers = workers, .reported = a.reported, .nps = a.nps, .per_ps = a.per_ps,
-			.per_worker = a.per_worker, .worker_rps = a.worker_rps, .rps = a.rps,
+			.per_worker = a.per_worker, .worker_rps = a.worker_rps,
+			.worker_host = a.host, .worker_pid = a.pid, .rps = a.rps,
 			.bytes_per_s = a.bps, .rps_min = a.rps_min, .rps_max = a.rps_max,
 			.offered_rps = (double)j->rate * workers, .incomplete = why[0] != 0,
 			.note = why[0] ? why : NULL,

@@ -375,6 +375,23 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		for (uint32_t i = 0; i < tp->workers; i++)
 			json_f64(&w, NULL, tp->worker_rps[i], 2);
 		json_arr_end(&w);
+		/* where every worker ran: a result names each process's host */
+		json_arr_begin(&w, "per_worker_host");
+		for (uint32_t i = 0; i < tp->workers; i++) {
+			if (tp->worker_host && tp->worker_host[i])
+				json_str(&w, NULL, tp->worker_host[i]);
+			else
+				json_null(&w, NULL);
+		}
+		json_arr_end(&w);
+		json_arr_begin(&w, "per_worker_pid");
+		for (uint32_t i = 0; i < tp->workers; i++) {
+			if (tp->worker_host && tp->worker_host[i])
+				json_i64(&w, NULL, tp->worker_pid[i]);
+			else
+				json_null(&w, NULL);
+		}
+		json_arr_end(&w);
 		json_f64(&w, "worker_rpc_per_s_min", tp->rps_min, 2);
 		json_f64(&w, "worker_rpc_per_s_max", tp->rps_max, 2);
 		if (tp->offered_rps > 0) {

@@ -38,6 +38,8 @@ struct report_tput {
 	const uint64_t *per_ps;    /* nps: measured calls each PS answered */
 	const uint64_t *per_worker; /* workers: measured calls of each (0 if missing) */
 	const double *worker_rps;  /* workers: each one's calls per second */
+	const char *const *worker_host; /* workers: each one's host name (NULL: no report) */
+	const int32_t *worker_pid; /* workers: each one's process id (with its host) */
 	double rps, bytes_per_s;   /* sums over the workers */
 	double rps_min, rps_max;   /* slowest and fastest worker */
 	double offered_rps;        /* open loop: rate x workers; 0 closed loop */

@@ -33,6 +33,8 @@ INI
 J="-c $out/job.ini -q"
 sums='d["throughput"]["reported"] == 3 and len(d["throughput"]["per_ps"]) == 2
 and len(d["throughput"]["per_worker"]) == 3
+and d["throughput"]["per_worker_host"] == [__import__("socket").gethostname()] * 3
+and len(set(d["throughput"]["per_worker_pid"])) == 3
 and sum(d["throughput"]["per_ps"]) == d["calls"] == sum(d["throughput"]["per_worker"])
 and d["calls"] > 0 and min(d["throughput"]["per_ps"]) > 0 and min(d["throughput"]["per_worker"]) > 0
 and d["status"] == "ok" and d["throughput"]["rpc_per_s"] > 0'
