@@ -167,7 +167,7 @@ out:
 	return rc;
 }
 
-static void describe_status(int status, char *buf, size_t len)
+void cluster_exit_text(int status, char *buf, size_t len)
 {
 	if (WIFEXITED(status))
 		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
@@ -226,7 +226,7 @@ int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
 	}
 	/* it failed: its own message is already on stderr; add how it ended */
 	if (waitpid(c->pid, &status, 0) == c->pid) {
-		describe_status(status, how, sizeof how);
+		cluster_exit_text(status, how, sizeof how);
 		c->pid = 0;
 	} else {
 		snprintf(how, sizeof how, "no readiness report");

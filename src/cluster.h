@@ -60,6 +60,10 @@ int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
  * Accepts a child that never started or already stopped. */
 void cluster_stop(struct cluster_child *c, int timeout_ms);
 
+/* How a child ended, from its wait status: "exit status 1", "killed by
+ * signal 9 (Killed)". */
+void cluster_exit_text(int status, char *buf, size_t len);
+
 /* The control service's address: [cluster] control, or PS 0's host one
  * port below PS 0.  -1 when that is needed and PS 0's port is 1. */
 int cluster_control_addr(const struct job *j, struct opt_hostport *out);

@@ -477,17 +477,6 @@ out:
 	return rc;
 }
 
-static void describe_exit(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exited with status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "was killed by signal %d (%s)", WTERMSIG(status),
-		         strsignal(WTERMSIG(status)));
-	else
-		snprintf(buf, len, "ended with status 0x%x", status);
-}
-
 /* ---- the one-machine launcher ---- */
 
 /* A PS that died is the root cause of the workers' failures that follow:
@@ -500,8 +489,8 @@ static int sweep_ps(struct cluster_child *ps, int np, char *note, size_t len)
 	for (int i = 0; i < np; i++)
 		if (ps[i].pid > 0 && waitpid(ps[i].pid, &status, WNOHANG) == ps[i].pid) {
 			if (!found) {
-				describe_exit(status, how, sizeof how);
-				snprintf(note, len, "PS %d (pid %d, %s:%u) %s", i, (int)ps[i].pid,
+				cluster_exit_text(status, how, sizeof how);
+				snprintf(note, len, "PS %d (pid %d, %s:%u) ended: %s", i, (int)ps[i].pid,
 				         ps[i].addr.host, ps[i].addr.port, how);
 			}
 			ps[i].pid = 0;
@@ -650,8 +639,9 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 						/* a PS that died is the cause: give it time to be seen */
 						usleep(200000);
 						if (!sweep_ps(ps, np, note, sizeof note)) {
-							describe_exit(status, how, sizeof how);
-							snprintf(note, sizeof note, "worker %d (pid %d on %s) %s", i,
+							cluster_exit_text(status, how, sizeof how);
+							snprintf(note, sizeof note,
+							         "worker %d (pid %d on %s) ended: %s", i,
 							         (int)pid, host, how);
 						}
 						failed = 1;
@@ -661,9 +651,9 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 				if (ps[i].pid == pid) {
 					ps[i].pid = 0;
 					if (!failed) {
-						describe_exit(status, how, sizeof how);
-						snprintf(note, sizeof note, "PS %d (pid %d, %s:%u) %s", i, (int)pid,
-						         ps[i].addr.host, ps[i].addr.port, how);
+						cluster_exit_text(status, how, sizeof how);
+						snprintf(note, sizeof note, "PS %d (pid %d, %s:%u) ended: %s", i,
+						         (int)pid, ps[i].addr.host, ps[i].addr.port, how);
 					}
 					failed = 1;
 				}

@@ -19,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "json.h"
 #include "jsonr.h"
 #include "report.h"
@@ -626,17 +627,6 @@ static int apply(struct job *j, const struct sweep *s, size_t i)
 	return -1;
 }
 
-static void describe(int status, char *buf, size_t len)
-{
-	if (WIFEXITED(status))
-		snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
-	else if (WIFSIGNALED(status))
-		snprintf(buf, len, "killed by signal %d (%s)", WTERMSIG(status),
-		         strsignal(WTERMSIG(status)));
-	else
-		snprintf(buf, len, "status 0x%x", status);
-}
-
 int sweep_run(struct tfgb *t, struct sweep *s)
 {
 	struct job *j = &t->job;
@@ -746,7 +736,7 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		else if (ok)
 			snprintf(how, sizeof how, "its output is not a JSON result");
 		else
-			describe(r.status, how, sizeof how);
+			cluster_exit_text(r.status, how, sizeof how);
 		if (stop)
 			tfgb_error("%s: --sweep interrupted at %s = %s (%zu of %zu values done)",
 			           t->cmd, s->name, s->val[i].text, i, s->n);
