@@ -25,27 +25,6 @@
 #include "transport.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-}
-
 static int run_p2p(struct tfgb *t, int method, const char *title)
 {
 	const struct job *j = &t->job;
@@ -78,7 +57,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}
-	catch_signals();
+	tfgb_catch_signals();
 	cluster_ps_addr(j, 0, &addr);
 
 	/* a local PS that nobody serves yet: start one (before any transport
@@ -92,7 +71,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 			goto out_child;
 		}
 		if (cluster_spawn_serve(j, 0, CLUSTER_NO_CONTROL, &child, err, sizeof err) < 0 ||
-		    cluster_wait_ready(&child, now_ns() + j->timeout_ns, &stop, err, sizeof err) < 0) {
+		    cluster_wait_ready(&child, now_ns() + j->timeout_ns, &tfgb_stop, err,
+		                       sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			goto out_child;
 		}
@@ -141,7 +121,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		.payload = &p, .inflight = method == TR_ECHO ? 1 : (int)j->inflight,
 		.warmup_ns = j->warmup_ns, .duration_ns = j->duration_ns,
 		.iterations = (uint64_t)j->iterations, .timeout_ns = j->timeout_ns,
-		.verify_all = j->verify, .stop = &stop,
+		.verify_all = j->verify, .stop = &tfgb_stop,
 		.progress = !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
 		.repeat = (int)j->repeat, .interval_ns = t->interval_ns,
 		.on_interval = report_interval, .interval_arg = &ivl,

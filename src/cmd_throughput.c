@@ -54,27 +54,6 @@
 #include "transport.h"
 #include "util.h"
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
-
-static void catch_signals(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = SIG_IGN;
-	sigaction(SIGPIPE, &sa, NULL);
-}
-
 /* ---- aggregation of the workers' reports ---- */
 
 struct agg {
@@ -426,7 +405,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 			.mode = j->mode, .dtype = j->dtype,
 			.payload = &p, .inflight = (int)j->inflight, .warmup_ns = j->warmup_ns,
 			.duration_ns = j->duration_ns, .iterations = (uint64_t)j->iterations,
-			.timeout_ns = j->timeout_ns, .verify_all = j->verify, .stop = &stop,
+			.timeout_ns = j->timeout_ns, .verify_all = j->verify, .stop = &tfgb_stop,
 			.rate = (uint64_t)j->rate, .arrival = j->arrival,
 			.seed = (uint64_t)j->seed + (uint64_t)rk->index,
 			.progress = collector && !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
@@ -568,8 +547,8 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		}
 	}
 	for (int i = 0; i < np; i++)
-		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &stop, err,
-		                                    sizeof err) < 0) {
+		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop,
+		                                    err, sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			goto out;
 		}
@@ -659,7 +638,7 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 				}
 			continue;
 		}
-		if (stop && !interrupted)
+		if (tfgb_stop && !interrupted)
 			interrupted = 1;
 		if (!note[0] && now_ns() > deadline) {
 			snprintf(note, sizeof note, "workers did not finish within %.0fs",
@@ -732,7 +711,7 @@ int cmd_throughput(struct tfgb *t)
 		tfgb_error("%s: %s", t->cmd, err);
 		return TFGB_EXIT_USAGE;
 	}
-	catch_signals();
+	tfgb_catch_signals();
 	if (rk.index >= 0 && getenv("TFGB_LAUNCHER") && getenv("TFGB_INTERVAL_NS")) {
 		/* set by our launcher from its --interval, checked there */
 		int64_t ns;

@@ -258,13 +258,6 @@ void sweep_free(struct sweep *s)
 
 /* ---- one child run ---- */
 
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 struct run {
 	pid_t pid;
@@ -356,7 +349,7 @@ static int finish_child(struct tfgb *t, struct run *r, uint64_t deadline, uint64
 		uint64_t now = now_ns();
 		ssize_t n;
 
-		if (stop && !sent) {
+		if (tfgb_stop && !sent) {
 			kill(-r->pid, SIGINT);
 			sent = 1;
 			if (deadline > now + grace_ns)
@@ -661,13 +654,13 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		return TFGB_EXIT_FAIL;
 	}
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal; /* no SA_RESTART: poll() returns at once */
+	sa.sa_handler = tfgb_on_signal; /* no SA_RESTART: poll() returns at once */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, &old_int);
 	sigaction(SIGTERM, &sa, &old_term);
-	stop = 0;
+	tfgb_stop = 0;
 
-	for (size_t i = 0; i < s->n && !stop; i++) {
+	for (size_t i = 0; i < s->n && !tfgb_stop; i++) {
 		struct run r = {.fd = -1};
 		struct jsonr res = {0};
 		char *text, how[96];
@@ -737,18 +730,18 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 			snprintf(how, sizeof how, "its output is not a JSON result");
 		else
 			cluster_exit_text(r.status, how, sizeof how);
-		if (stop)
+		if (tfgb_stop)
 			tfgb_error("%s: --sweep interrupted at %s = %s (%zu of %zu values done)",
 			           t->cmd, s->name, s->val[i].text, i, s->n);
 		else
 			tfgb_error("%s: --sweep stopped: the run of %s = %s failed (%s)", t->cmd,
 			           s->name, s->val[i].text, how);
-		status = stop ? "interrupted" : "failed";
-		rc = !stop && WIFEXITED(r.status) && WEXITSTATUS(r.status) == TFGB_EXIT_USAGE ?
+		status = tfgb_stop ? "interrupted" : "failed";
+		rc = !tfgb_stop && WIFEXITED(r.status) && WEXITSTATUS(r.status) == TFGB_EXIT_USAGE ?
 		     TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
 		break;
 	}
-	if (stop && rc == TFGB_EXIT_OK) {
+	if (tfgb_stop && rc == TFGB_EXIT_OK) {
 		tfgb_error("%s: --sweep interrupted after %zu of %zu values", t->cmd, done, s->n);
 		status = "interrupted";
 		rc = TFGB_EXIT_FAIL;
