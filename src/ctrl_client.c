@@ -34,33 +34,17 @@ struct ctrl_client {
 	char target[TARGET_MAX];
 };
 
-static void format_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len)
-{
-	uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
-
-	opt_format_duration(ms * 1000000, buf, len);
-}
-
 int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
                      const char *token, uint64_t deadline_ns, struct ctrl_client **out,
                      char *err, size_t errlen)
 {
-	grpc_arg args[] = {
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = -1}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ENABLE_RETRIES, {.integer = 0}},
-		/* notice PS 0 soon when it starts after this worker */
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, {.integer = 100}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, {.integer = 100}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, {.integer = 1000}},
-	};
+	grpc_arg args[] = {GRPCX_CLIENT_ARGS}; /* the backoff notices PS 0 starting late */
 	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
 	grpc_channel_credentials *creds;
 	grpc_connectivity_state st;
 	uint64_t start_ns = now_ns();
 	struct ctrl_client *c = calloc(1, sizeof *c);
 	char within[32];
-	int tag;
 
 	*out = NULL;
 	if (!c) {
@@ -82,17 +66,10 @@ int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
 	for (int m = 0; m < M_COUNT; m++)
 		c->method[m] = grpc_channel_register_call(c->ch, ctrl_method_path[m], NULL, NULL);
 
-	/* wait for READY; the channel keeps retrying with the backoff above */
-	for (;;) {
-		st = grpc_channel_check_connectivity_state(c->ch, 1);
-		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN || now_ns() >= deadline_ns)
-			break;
-		grpc_channel_watch_connectivity_state(c->ch, st, grpcx_deadline(c->gpr_off, deadline_ns), c->cq,
-		                                      &tag);
-		grpc_completion_queue_pluck(c->cq, &tag, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
-	}
+	/* the channel keeps retrying with the backoff of GRPCX_CLIENT_ARGS */
+	st = grpcx_wait_ready(c->ch, c->gpr_off, deadline_ns);
 	if (st != GRPC_CHANNEL_READY) {
-		format_within(start_ns, deadline_ns, within, sizeof within);
+		grpcx_within(start_ns, deadline_ns, within, sizeof within);
 		snprintf(err, errlen, "cannot reach the control service at '%s' within %s: %s",
 		         c->target, within, grpcx_fail_text(st, addr, tls));
 		ctrl_client_close(c);
@@ -200,7 +177,7 @@ static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t n
 	         (int)(GRPC_SLICE_LENGTH(details) < sizeof d ? GRPC_SLICE_LENGTH(details) : sizeof d - 1),
 	         (const char *)GRPC_SLICE_START_PTR(details));
 	if (st == GRPC_STATUS_DEADLINE_EXCEEDED) {
-		format_within(start_ns, deadline_ns, within, sizeof within);
+		grpcx_within(start_ns, deadline_ns, within, sizeof within);
 		if (sscanf(d, "%u of %u", &k, &n) == 2) /* the service's own answer */
 			snprintf(err, errlen, "control service at '%s': %s: %s within %s", c->target,
 			         ctrl_method_name[m], d, within);

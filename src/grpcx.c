@@ -97,6 +97,13 @@ grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint6
 	return st;
 }
 
+void grpcx_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len)
+{
+	uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
+
+	opt_format_duration(ms * 1000000, buf, len);
+}
+
 grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls)
 {
 	grpc_ssl_pem_key_cert_pair pair;

@@ -25,8 +25,24 @@ int64_t grpcx_clock_offset(void);
 /* A now_ns()-clock deadline as a gpr_timespec (infinite when huge). */
 gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns);
 
+/* The channel arguments of every tfgb client, before its own: no message
+ * size limit (the server's max_message is the limit), no retries (the
+ * retry filter would hold a copy of every request), and a reconnect
+ * backoff short enough to notice a server that starts a little after its
+ * clients. */
+#define GRPCX_CLIENT_ARGS \
+	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = -1}}, \
+	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}}, \
+	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ENABLE_RETRIES, {.integer = 0}}, \
+	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, {.integer = 100}}, \
+	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, {.integer = 100}}, \
+	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, {.integer = 1000}}
+
 /* Waits until ch is READY, SHUTDOWN or deadline_ns; returns the last state. */
 grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns);
+/* The time from start_ns to deadline_ns, to the millisecond, for "cannot
+ * connect ... within 10s" messages. */
+void grpcx_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len);
 /* Server credentials: TLS presenting tls->cert with tls->key when tls is
  * not NULL and has them (no client certificate is asked for), else
  * plaintext.  Release with grpc_server_credentials_release. */

@@ -162,14 +162,7 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 		{GRPC_ARG_INTEGER, (char *)"tfgb.connection",
 		 {.integer = (int)(atomic_fetch_add(&g_conn_serial, 1) & 0x7fffffff)}},
 		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, {.integer = 1}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = -1}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}},
-		/* the retry filter would hold a copy of every request */
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ENABLE_RETRIES, {.integer = 0}},
-		/* notice a server that starts a little after its workers */
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, {.integer = 100}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, {.integer = 100}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, {.integer = 1000}},
+		GRPCX_CLIENT_ARGS,
 	};
 	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
 	grpc_channel_credentials *creds;
@@ -199,8 +192,7 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 	st = grpcx_wait_ready(k->ch, c->gpr_off, deadline_ns);
 	if (st != GRPC_CHANNEL_READY) {
 		char within[32];
-		uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
-		opt_format_duration(ms * 1000000, within, sizeof within);
+		grpcx_within(start_ns, deadline_ns, within, sizeof within);
 		snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s",
 		         k->target, within, grpcx_fail_text(st, addr, c->tls));
 		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
