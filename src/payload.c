@@ -2,6 +2,7 @@
 #include "payload.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -285,4 +286,33 @@ int64_t payload_compare(const struct payload *p, uint64_t flat_off, const void *
 		b++;
 	}
 	return -1;
+}
+
+void pull_pattern_init(struct pull_pattern *pp, size_t len)
+{
+	pthread_mutex_init(&pp->lock, NULL);
+	atomic_init(&pp->bytes, NULL);
+	pp->len = len;
+}
+
+const unsigned char *pull_pattern_get(struct pull_pattern *pp)
+{
+	unsigned char *p = atomic_load_explicit(&pp->bytes, memory_order_acquire);
+
+	if (p)
+		return p;
+	pthread_mutex_lock(&pp->lock);
+	p = atomic_load_explicit(&pp->bytes, memory_order_relaxed);
+	if (!p && (p = malloc(pp->len))) {
+		payload_pattern(0, 0, 0, p, pp->len);
+		atomic_store_explicit(&pp->bytes, p, memory_order_release);
+	}
+	pthread_mutex_unlock(&pp->lock);
+	return p;
+}
+
+void pull_pattern_fini(struct pull_pattern *pp)
+{
+	free(atomic_load(&pp->bytes));
+	pthread_mutex_destroy(&pp->lock);
 }

@@ -9,6 +9,7 @@
 #ifndef TFGB_PAYLOAD_H
 #define TFGB_PAYLOAD_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -63,6 +64,20 @@ void payload_free(struct payload *p);
 
 /* The pattern byte at offset `off` of buffer `index` for `seed`. */
 void payload_pattern(uint64_t seed, size_t index, uint64_t off, void *dst, size_t len);
+
+/* What a server answers Pull with: payload_pattern(seed 0, buffer 0), len
+ * bytes, made on the first Pull by whichever thread asks first, so that a
+ * server nobody pulls from never holds them. */
+struct pull_pattern {
+	pthread_mutex_t lock;
+	_Atomic(unsigned char *) bytes;
+	size_t len;
+};
+
+void pull_pattern_init(struct pull_pattern *pp, size_t len);
+/* The pattern, or NULL when out of memory; one atomic load once made. */
+const unsigned char *pull_pattern_get(struct pull_pattern *pp);
+void pull_pattern_fini(struct pull_pattern *pp);
 
 /* Compares len bytes at offset `flat_off` of the concatenated payload with
  * data.  Returns -1 if they match, else the flat offset of the first

@@ -448,8 +448,7 @@ struct srv {
 	void *method[SRV_NREG];
 	uint64_t max_message;
 	struct srv_q *q;
-	pthread_mutex_t pull_lock;
-	_Atomic(unsigned char *) pull; /* max_message pattern bytes, made on the first Pull */
+	struct pull_pattern pull;     /* max_message bytes, made on the first Pull */
 };
 
 static void srv_request(struct srv_slot *sl)
@@ -489,24 +488,6 @@ static void srv_release(struct srv_slot *sl)
 		grpc_call_details_init(&sl->details);
 	}
 	codec_buf_trim(&sl->out, CODEC_KEEP);
-}
-
-/* The Pull pattern: payload_pattern(seed 0, buffer 0), max_message bytes,
- * made once; NULL if out of memory. */
-static const unsigned char *srv_pull_bytes(struct srv *s)
-{
-	unsigned char *p = atomic_load_explicit(&s->pull, memory_order_acquire);
-
-	if (p)
-		return p;
-	pthread_mutex_lock(&s->pull_lock);
-	p = atomic_load_explicit(&s->pull, memory_order_relaxed);
-	if (!p && (p = malloc(s->max_message))) {
-		payload_pattern(0, 0, 0, p, s->max_message);
-		atomic_store_explicit(&s->pull, p, memory_order_release);
-	}
-	pthread_mutex_unlock(&s->pull_lock);
-	return p;
 }
 
 static grpc_byte_buffer *srv_reply_bytes(struct srv_slot *sl, const void *base, size_t len)
@@ -629,7 +610,7 @@ static void srv_reply(struct srv_slot *sl)
 		} else if (n > s->max_message) {
 			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
 			msg = "Pull asks for more than the server's max_message";
-		} else if (!(p = srv_pull_bytes(s))) {
+		} else if (!(p = pull_pattern_get(&s->pull))) {
 			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
 			msg = "server out of memory for the Pull pattern";
 		} else {
@@ -757,11 +738,11 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 		snprintf(err->msg, sizeof err->msg, "max_message must be in [1B, 2GiB)");
 		return -EINVAL;
 	}
-	pthread_mutex_init(&s.pull_lock, NULL);
+	pull_pattern_init(&s.pull, cfg->max_message);
 	s.q = calloc((size_t)nq, sizeof *s.q);
 	if (!s.q) {
 		snprintf(err->msg, sizeof err->msg, "out of memory");
-		pthread_mutex_destroy(&s.pull_lock);
+		pull_pattern_fini(&s.pull);
 		return -ENOMEM;
 	}
 	s.server = grpc_server_create(&chargs, NULL);
@@ -847,8 +828,7 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 	grpcx_cq_drain(shutdown_cq);
 	grpc_completion_queue_destroy(shutdown_cq);
 	free(s.q);
-	free(atomic_load(&s.pull));
-	pthread_mutex_destroy(&s.pull_lock);
+	pull_pattern_fini(&s.pull);
 	return rc;
 }
 

@@ -166,27 +166,8 @@ struct srv {
 	struct sthread *t;
 	int nt;
 	atomic_int quit;             /* a thread failed: everyone stops */
-	pthread_mutex_t pull_lock;
-	_Atomic(unsigned char *) pull; /* max_message pattern bytes, made on the first Pull */
+	struct pull_pattern pull;     /* max_message bytes, made on the first Pull */
 };
-
-/* The Pull pattern: payload_pattern(seed 0, buffer 0), max_message bytes,
- * made once; NULL if out of memory. */
-static const unsigned char *srv_pull_bytes(struct srv *s)
-{
-	unsigned char *p = atomic_load_explicit(&s->pull, memory_order_acquire);
-
-	if (p)
-		return p;
-	pthread_mutex_lock(&s->pull_lock);
-	p = atomic_load_explicit(&s->pull, memory_order_relaxed);
-	if (!p && (p = malloc(s->cfg->max_message))) {
-		payload_pattern(0, 0, 0, p, s->cfg->max_message);
-		atomic_store_explicit(&s->pull, p, memory_order_release);
-	}
-	pthread_mutex_unlock(&s->pull_lock);
-	return p;
-}
 
 static void sconn_close(struct sconn *k)
 {
@@ -292,7 +273,7 @@ static void request_done(struct sconn *k)
 		break;
 	case BODY_PULL:
 		n = be_get64(k->arg);
-		if (n > s->cfg->max_message || !(p = srv_pull_bytes(s))) {
+		if (n > s->cfg->max_message || !(p = pull_pattern_get(&s->pull))) {
 			reply_hdr(k, TR_RESOURCE_EXHAUSTED, 0, NULL);
 		} else {
 			reply_hdr(k, TR_OK, n, NULL);
@@ -825,7 +806,7 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 	}
 	if (ctx)
 		s.o = *(const struct sk_opts *)ctx;
-	pthread_mutex_init(&s.pull_lock, NULL);
+	pull_pattern_init(&s.pull, cfg->max_message);
 	s.t = calloc((size_t)nt, sizeof *s.t);
 	if (!s.t) {
 		snprintf(err->msg, sizeof err->msg, "out of memory");
@@ -893,8 +874,7 @@ out_listen:
 		close(s.ls[i].fd);
 	free(s.ls);
 	free(s.t);
-	free(atomic_load(&s.pull));
 out_lock:
-	pthread_mutex_destroy(&s.pull_lock);
+	pull_pattern_fini(&s.pull);
 	return rc;
 }
