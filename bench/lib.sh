@@ -1,8 +1,11 @@
 # bench/lib.sh - what bench/latency.sh and bench/serialized.sh share: CPU
 # placement, a temporary directory and the processes stopped on exit, one
 # `tfgb serve` on a free loopback port, and running one measured client.
-# Sourced from the top of the tree; the caller sets ME (its name for
-# messages), PY, KEEP and PIN first and defines usage().
+# Sourced by a bench script, whose caller sets ME (its name for messages),
+# KEEP and PIN first and defines usage().  Free ports and listening checks
+# come from the tests' helpers, tests/lib.sh (which also sets PY).
+
+. "$(dirname "$0")/../tests/lib.sh"
 
 die() { echo "$ME: $*" >&2; exit 1; }
 
@@ -70,17 +73,14 @@ bench_cleanup() {
 # the client and other people's work share.
 bench_serve() {
 	job=$1; shift
-	port=$($PY -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])') ||
-		die "cannot find a free port"
+	port=$(free_port) || die "cannot find a free port"
 	addr=127.0.0.1:$port
 	# shellcheck disable=SC2086 # $on_srv is a command prefix
 	TFGB_NO_CONTROL=1 $on_srv ./tfgb serve -c "$job" -s cluster.ps="$addr" -s server.threads=1 -q "$@" \
 		>"$out/serve.log" 2>&1 &
 	srv=$!
 	i=0
-	until $PY -c 'import socket, sys
-s = socket.socket(); s.settimeout(0.5)
-sys.exit(0 if s.connect_ex(("127.0.0.1", int(sys.argv[1]))) == 0 else 1)' "$port"; do
+	until listening "$port"; do
 		kill -0 "$srv" 2>/dev/null || die "tfgb serve exited: $(cat "$out/serve.log")"
 		i=$((i + 1))
 		[ "$i" -le 100 ] || die "tfgb serve does not listen on $addr after 10 s"

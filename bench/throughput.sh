@@ -94,24 +94,8 @@ trap 'exit 1' INT TERM HUP
 
 make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.log")"
 
-# A base port B with B-1 .. B+N-1 free on 127.0.0.1 (the control service
-# sits one port below PS 0).
-free_ports() {
-	$PY -c 'import socket, random, sys
-n = int(sys.argv[1])
-for _ in range(200):
-    b = random.randint(20000, 60000)
-    socks = []
-    try:
-        for p in range(b - 1, b + n):
-            s = socket.socket(); s.bind(("127.0.0.1", p)); socks.append(s)
-    except OSError:
-        continue
-    finally:
-        for s in socks: s.close()
-    print(b); sys.exit(0)
-sys.exit(1)' "$1"
-}
+# free_ports N: a base port B with B-1 .. B+N-1 free (tests/lib.sh)
+. tests/lib.sh
 
 # Milliseconds in a duration like 500ms or 2s.
 to_ms() {
