@@ -90,7 +90,6 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 	char jobpath[64], task[16], fdnum[16], runid[24];
 	const char *role = strcmp(cmd, "serve") ? "worker" : "PS", *exe;
 	int pfd[2] = {-1, -1}, mfd = -1, rc = 0;
-	size_t len;
 	pid_t parent = getpid(), pid;
 
 	c->pid = 0;
@@ -105,11 +104,9 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 		return -ENOMEM;
 	}
 	/* the child reads the job from a memfd: exactly this job, no temp file */
-	mfd = memfd_create("tfgb-job", 0);
-	len = strlen(text);
-	if (mfd < 0 || write(mfd, text, len) != (ssize_t)len) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot pass the job to %s %d: %s", role, index, strerror(errno));
+	if ((mfd = cluster_job_memfd(text, jobpath, sizeof jobpath)) < 0) {
+		rc = mfd;
+		snprintf(err, errlen, "cannot pass the job to %s %d: %s", role, index, strerror(-rc));
 		goto out;
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -117,7 +114,6 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 		snprintf(err, errlen, "cannot create a pipe for %s %d: %s", role, index, strerror(errno));
 		goto out;
 	}
-	snprintf(jobpath, sizeof jobpath, "/proc/self/fd/%d", mfd);
 	snprintf(task, sizeof task, "%d", index);
 	snprintf(fdnum, sizeof fdnum, "%d", pfd[1]);
 	fflush(NULL);
@@ -128,11 +124,7 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 		goto out;
 	}
 	if (pid == 0) {
-		/* the child: own process group (a terminal's Ctrl-C goes to the
-		 * benchmark, which stops us in order), dies with its parent */
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
+		if (cluster_child_setup(parent) < 0)
 			_exit(1);
 		fcntl(pfd[1], F_SETFD, 0);
 		setenv("TFGB_READY_FD", fdnum, 1);
@@ -142,11 +134,7 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 		}
 		if (flags & CLUSTER_NO_CONTROL)
 			setenv("TFGB_NO_CONTROL", "1", 1);
-		/* TFGB_EXEC runs the children through a wrapper that takes
-		 * tfgb's arguments (make valgrind): /proc/self/exe cannot be
-		 * followed by valgrind, which is what it names under valgrind */
-		if (!(exe = getenv("TFGB_EXEC")) || !*exe)
-			exe = "/proc/self/exe";
+		exe = cluster_self_exe();
 		execl(exe, "tfgb", cmd, "-c", jobpath, "--task", task, "-q", "-s", "output.file=",
 		      (char *)NULL);
 		fprintf(stderr, "tfgb: %s: cannot execute %s: %s\n", cmd, exe, strerror(errno));
@@ -165,6 +153,36 @@ out:
 		close(mfd);
 	free(text);
 	return rc;
+}
+
+int cluster_job_memfd(const char *text, char *path, size_t len)
+{
+	size_t n = strlen(text);
+	int fd = memfd_create("tfgb-job", 0), e;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, text, n) != (ssize_t)n) {
+		e = errno ? errno : EIO;
+		close(fd);
+		return -e;
+	}
+	snprintf(path, len, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+int cluster_child_setup(pid_t parent)
+{
+	setpgid(0, 0);
+	prctl(PR_SET_PDEATHSIG, SIGTERM);
+	return getppid() == parent ? 0 : -1;
+}
+
+const char *cluster_self_exe(void)
+{
+	const char *exe = getenv("TFGB_EXEC");
+
+	return exe && *exe ? exe : "/proc/self/exe";
 }
 
 void cluster_exit_text(int status, char *buf, size_t len)

@@ -60,6 +60,19 @@ int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
  * Accepts a child that never started or already stopped. */
 void cluster_stop(struct cluster_child *c, int timeout_ms);
 
+/* What every tfgb that starts tfgb does (the launcher, a local PS, the
+ * sweep): the job text on a memfd, its path ("/proc/self/fd/N") in path;
+ * the memfd, or -errno. */
+int cluster_job_memfd(const char *text, char *path, size_t len);
+/* In a child just forked from `parent`: its own process group (a
+ * terminal's Ctrl-C goes to the parent, which stops it in order) and death
+ * with the parent.  -1 when the parent is already gone. */
+int cluster_child_setup(pid_t parent);
+/* The program that runs tfgb again: TFGB_EXEC when set (a wrapper taking
+ * tfgb's arguments, as make valgrind's: valgrind cannot follow
+ * /proc/self/exe, which names the tool under it), else /proc/self/exe. */
+const char *cluster_self_exe(void);
+
 /* How a child ended, from its wait status: "exit status 1", "killed by
  * signal 9 (Killed)". */
 void cluster_exit_text(int status, char *buf, size_t len);

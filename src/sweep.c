@@ -14,8 +14,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -273,14 +271,10 @@ static int start_child(struct tfgb *t, const char *job, struct run *r)
 {
 	char jobpath[64], *argv[16];
 	int pfd[2], mfd, argc = 0;
-	size_t len = strlen(job);
 	pid_t parent = getpid();
 
-	mfd = memfd_create("tfgb-sweep-job", 0);
-	if (mfd < 0 || write(mfd, job, len) != (ssize_t)len) {
-		tfgb_error("%s: --sweep: cannot pass the job to a run: %s", t->cmd, strerror(errno));
-		if (mfd >= 0)
-			close(mfd);
+	if ((mfd = cluster_job_memfd(job, jobpath, sizeof jobpath)) < 0) {
+		tfgb_error("%s: --sweep: cannot pass the job to a run: %s", t->cmd, strerror(-mfd));
 		return -1;
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
@@ -288,7 +282,6 @@ static int start_child(struct tfgb *t, const char *job, struct run *r)
 		close(mfd);
 		return -1;
 	}
-	snprintf(jobpath, sizeof jobpath, "/proc/self/fd/%d", mfd);
 	argv[argc++] = "tfgb";
 	argv[argc++] = (char *)t->cmd;
 	argv[argc++] = "-c";
@@ -314,18 +307,15 @@ static int start_child(struct tfgb *t, const char *job, struct run *r)
 		return -1;
 	}
 	if (r->pid == 0) {
-		/* its own process group: a terminal's Ctrl-C comes to the sweep,
-		 * which stops the run in order; and it dies with the sweep */
-		setpgid(0, 0);
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		if (getppid() != parent)
+		/* Ctrl-C comes to the sweep, which stops the run in order */
+		if (cluster_child_setup(parent) < 0)
 			_exit(1);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
 		if (dup2(pfd[1], STDOUT_FILENO) < 0)
 			_exit(1);
-		execv("/proc/self/exe", argv);
-		fprintf(stderr, "tfgb: %s: cannot execute /proc/self/exe: %s\n", t->cmd,
+		execv(cluster_self_exe(), argv);
+		fprintf(stderr, "tfgb: %s: cannot execute %s: %s\n", t->cmd, cluster_self_exe(),
 		        strerror(errno));
 		_exit(1);
 	}
