@@ -1,4 +1,4 @@
-/* check_ctrl.c - the control service (src/ctrl.c) in-process on loopback.
+/* check_ctrl.c - the control service (src/ctrl/ctrl_server.c) in-process on loopback.
  *
  * Each test runs in its own forked process (Check's default), where the
  * checked fixture starts a server on a free 127.0.0.1 port and stops it.

@@ -1,4 +1,4 @@
-/* check_ctrl_wire.c - the control service's codecs (src/ctrl_wire.c) on bare
+/* check_ctrl_wire.c - the control service's codecs (src/ctrl/ctrl_wire.c) on bare
  * bytes, without gRPC: every request decoder on good, truncated, oversized
  * and garbage bodies, the encoders against the decoders, the client's check
  * of a Collect reply, and the token comparison. */

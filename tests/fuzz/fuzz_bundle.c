@@ -1,5 +1,5 @@
 /* fuzz_bundle.c - libFuzzer target for the TensorBundle decoders of the
- * serialized modes (src/codec.c): codec_serve, which every server transport
+ * serialized modes (src/core/codec.c): codec_serve, which every server transport
  * runs on the untrusted body of an EchoTensor or AckTensor request, and
  * codec_check, which a worker runs on a reply.
  *

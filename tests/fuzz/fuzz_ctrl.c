@@ -1,5 +1,5 @@
 /* fuzz_ctrl.c - libFuzzer target for the control service's codecs
- * (src/ctrl_wire.c): the decoders the server runs on every request body,
+ * (src/ctrl/ctrl_wire.c): the decoders the server runs on every request body,
  * which anyone who reaches the control port can send, and the client's
  * check of a Collect reply.
  *

@@ -1,4 +1,4 @@
-/* fuzz_result.c - libFuzzer target for the worker result blob (src/result.c),
+/* fuzz_result.c - libFuzzer target for the worker result blob (src/core/result.c),
  * the bytes a worker hands the control service and the aggregating worker
  * decodes (cmd_throughput.c's agg_add).
  *

@@ -4,13 +4,13 @@
 # FUZZ_TIME seconds (default 10) from its seed corpus tests/fuzz/corpus/<TARGET>/,
 # FUZZ_JOBS targets at a time (default 2).  No argument: every target.
 #
-#   frame   the socket transport's header codec (src/frame.c)
+#   frame   the socket transport's header codec (src/transport/socket/frame.c)
 #   job     job file + -s overrides + job_validate + --print-config round trip
 #   opt     the value parsers opt_parse_* and opt_parse over every key type
 #   result  the worker result blob decoder, and encode -> decode round trips
 #   ctrl    the control service's request decoders and Collect reply check
-#           (src/ctrl_wire.c), and its token comparison
-#   bundle  the TensorBundle decoders of the serialized modes (src/codec.c):
+#           (src/ctrl/ctrl_wire.c), and its token comparison
+#   bundle  the TensorBundle decoders of the serialized modes (src/core/codec.c):
 #           the server's codec_serve against the wire walker, the worker's
 #           codec_check of replies
 #
@@ -29,16 +29,16 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}
 ALL="frame job opt result ctrl bundle"
 
 # what reading a job links: the key table and every check job_validate makes
-JOBSRC="src/job.c src/opt.c src/payload.c src/place.c src/tls.c src/limit.c src/codec.c"
+JOBSRC="src/core/job.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c src/core/codec.c"
 JOBSRC="$JOBSRC gen/tfgb.pb-c.c"
 
 # target -> sources beside tests/fuzz/fuzz_<target>.c, libraries, -max_len
 srcs() {
 	case $1 in
-	frame) echo "src/frame.c" ;;
+	frame) echo "src/transport/socket/frame.c" ;;
 	job | opt | bundle) echo "$JOBSRC" ;;
-	result) echo "src/result.c src/stats.c" ;;
-	ctrl) echo "src/ctrl_wire.c src/sha256.c" ;;
+	result) echo "src/core/result.c src/core/stats.c" ;;
+	ctrl) echo "src/ctrl/ctrl_wire.c src/core/sha256.c" ;;
 	esac
 }
 libs() {
@@ -78,7 +78,7 @@ trap 'exit 130' INT TERM
 build() {
 	# shellcheck disable=SC2046
 	"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE -Isrc -Igen -o "$tmp/fuzz_$1" "tests/fuzz/fuzz_$1.c" $(srcs "$1") \
+		-D_GNU_SOURCE $(for d in src/core src/ctrl src/cmd src/transport src/transport/*/; do printf -- '-I%s ' "${d%/}"; done) -Igen -o "$tmp/fuzz_$1" "tests/fuzz/fuzz_$1.c" $(srcs "$1") \
 		$(libs "$1") 2>"$tmp/$1.cc.err"
 	echo $? >"$tmp/$1.cc.rc"
 }
