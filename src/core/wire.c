@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -353,6 +354,11 @@ int wire_new(struct wire **out, const uint16_t *ports, size_t nports)
 		if (ports[i] && !run_port(w, ports[i]))
 			w->ports[w->nports++] = ports[i];
 	w->dump_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (w->dump_fd >= 0) {
+		/* the kernel answers a dump at once: a bound on the wait all the same */
+		struct timeval tv = {.tv_sec = 2};
+		setsockopt(w->dump_fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+	}
 	w->ev_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (w->ev_fd >= 0) {
 		struct sockaddr_nl sa = {.nl_family = AF_NETLINK};
