@@ -92,12 +92,13 @@ static int parse(const struct wire *w, const struct nlmsghdr *h, struct seen *s)
 	if (!s->client && !run_port(w, s->sport))
 		return 0;
 	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
-		const struct tcp_info *ti = RTA_DATA(a);
+		struct tcp_info ti = {0}; /* copied: attributes are only 4-byte aligned */
 		if (a->rta_type != INET_DIAG_INFO || RTA_PAYLOAD(a) < INFO_NEED)
 			continue;
+		memcpy(&ti, RTA_DATA(a), RTA_PAYLOAD(a) < sizeof ti ? RTA_PAYLOAD(a) : sizeof ti);
 		s->cookie = r->id.idiag_cookie[0] | (uint64_t)r->id.idiag_cookie[1] << 32;
-		s->sent = ti->tcpi_bytes_sent;
-		s->recv = ti->tcpi_bytes_received;
+		s->sent = ti.tcpi_bytes_sent;
+		s->recv = ti.tcpi_bytes_received;
 		v6_form(s->src, r->id.idiag_src, r->idiag_family);
 		v6_form(s->dst, r->id.idiag_dst, r->idiag_family);
 		return 1;
