@@ -15,6 +15,7 @@
 #include "sweep.h"
 #include "sysinfo.h"
 #include "tr_verbs.h"
+#include "validate.h"
 
 #ifndef TFGB_MANDIR
 #define TFGB_MANDIR "/usr/local/share/man"
@@ -210,8 +211,9 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 		config = found;
 	t->job_path = config;
 	if (config) {
-		if (input_read(config, result ? "result" : "job file", result ? JSONR_MAX_LEN : JOB_TEXT_MAX,
-		               JSONR_MAX_LEN, &t->job_text, &t->job_len, err.msg, sizeof err.msg) < 0)
+		size_t max = result ? JSONR_MAX_LEN : JOB_TEXT_MAX;
+		if (input_read(config, result ? "result" : "job file", max, JSONR_MAX_LEN,
+		               &t->job_text, &t->job_len, err.msg, sizeof err.msg) < 0)
 			goto bad;
 		result = result || rerun_is_result(t->job_text);
 	}
@@ -559,7 +561,10 @@ static int cmd_version(struct tfgb *t)
 	if (*sysinfo_build())
 		printf("build %s\n", sysinfo_build());
 	printf("grpc core %s\n", grpc_version_string());
-	printf("verbs: %s\n", TFGB_HAVE_VERBS ? "compiled in" : "not compiled in (VERBS=0)");
+	for (int i = 0; job_transport_names()[i]; i++)
+		if (i != TRANSPORT_GRPC) /* the line above */
+			printf("%s: %s\n", job_transport_names()[i],
+			       job_transport_built(i) ? "compiled in" : "not compiled in");
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
 	return TFGB_EXIT_OK;
 }
@@ -580,6 +585,10 @@ int main(int argc, char **argv)
 {
 	const struct cmd *c;
 
+	if (tr_registry_init() < 0) {
+		tfgb_error("the transport registry does not fit the job model's tables (job.h)");
+		return TFGB_EXIT_FAIL;
+	}
 	if (argc < 2) {
 		/* one line, like every error; 'tfgb help' has the summaries */
 		char list[256];
