@@ -10,7 +10,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util.h"
 
 /* "'x'" or, for "-", "'-' (standard input)": how messages name the file. */
 static void shown_name(const char *path, char *buf, size_t len)
@@ -18,22 +17,19 @@ static void shown_name(const char *path, char *buf, size_t len)
 	snprintf(buf, len, "'%s'%s", path, strcmp(path, "-") ? "" : " (standard input)");
 }
 
-/* Waits until fd has something to read (a byte or its end) or the
- * deadline passes: 1 ready, 0 timed out, -1 with errno. */
-static int wait_readable(int fd, uint64_t deadline)
+/* Waits until fd has something to read (a byte or its end), at most
+ * wait_ns: 1 ready, 0 timed out, -1 with errno.  A signal that interrupts
+ * it restarts the wait (none is caught while a job is read). */
+static int wait_readable(int fd, uint64_t wait_ns)
 {
+	uint64_t ms = (wait_ns + 999999) / 1000000;
+
 	for (;;) {
 		struct pollfd p = {.fd = fd, .events = POLLIN};
-		uint64_t now = now_ns();
-		int ms, rc;
-
-		if (now >= deadline)
-			return 0;
-		ms = (int)((deadline - now + 999999) / 1000000);
-		rc = poll(&p, 1, ms);
-		if (rc > 0)
-			return 1;
-		if (rc < 0 && errno != EINTR)
+		int rc = poll(&p, 1, ms > INT32_MAX ? INT32_MAX : (int)ms);
+		if (rc >= 0)
+			return rc > 0;
+		if (errno != EINTR)
 			return -1;
 	}
 }
@@ -90,7 +86,7 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 			cap = want;
 		}
 		if (streamed) {
-			int w = wait_readable(fd, now_ns() + wait_ns);
+			int w = wait_readable(fd, wait_ns);
 			if (w == 0) {
 				snprintf(err, errlen, "%s %s: nothing to read for %gs; is anything "
 				         "writing to it?", what, name, (double)wait_ns / 1e9);
