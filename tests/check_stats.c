@@ -119,6 +119,20 @@ START_TEST(test_stats_point_mass_bucket_edges)
 }
 END_TEST
 
+/* percentiles by nearest rank, ceil(q * n): of 10, 20, 30 ns (exact
+ * buckets), p50 is the 2nd value and p90 the 3rd */
+START_TEST(test_stats_nearest_rank)
+{
+	stats_record(s, 30);
+	stats_record(s, 10);
+	stats_record(s, 20);
+	ck_assert_uint_eq(stats_quantile(s, 0.5), 20);
+	ck_assert_uint_eq(stats_quantile(s, 0.9), 30);
+	ck_assert_uint_eq(stats_quantile(s, 0.34), 20);
+	ck_assert_uint_eq(stats_quantile(s, 0.33), 10);
+}
+END_TEST
+
 START_TEST(test_stats_stddev_known)
 {
 	/* 2, 4, 4, 4, 5, 5, 7, 9: sample stddev 2.138 */
@@ -217,6 +231,7 @@ Suite *make_stats_suite(void)
 	tcase_add_test(core, test_stats_empty_is_zero);
 	tcase_add_test(core, test_stats_quantiles_within_bound);
 	tcase_add_test(core, test_stats_stddev_known);
+	tcase_add_test(core, test_stats_nearest_rank);
 	tcase_add_test(core, test_stats_merge_equals_joint);
 	tcase_add_test(core, test_stats_ci95_known);
 	tcase_add_test(limits, test_stats_ci95_edges);

@@ -23,7 +23,7 @@ pass=0 fail=0 skip=0 part=0 failed="" skips=""
 # counts and plateaus do not change.
 if [ -z "$TFGB_TEST_SLOW" ]; then
 	TFGB_TEST_SLOW=$(awk -v n="$(nproc 2>/dev/null || echo 1)" '{ k = int($1 / n + 0.999);
-		print k < 1 ? 1 : k > 4 ? 4 : k }' /proc/loadavg 2>/dev/null || echo 1)
+		print (k < 1 ? 1 : (k > 4 ? 4 : k)) }' /proc/loadavg 2>/dev/null || echo 1)
 	[ "$TFGB_TEST_SLOW" = 1 ] ||
 		echo "TFGB_TEST_SLOW=$TFGB_TEST_SLOW: load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) CPUs"
 fi
