@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "check_tfgb.h"
+#include "transport.h"
 
 /* the skip log: opened O_APPEND before the suites run, inherited by the
  * forked tests; -1 outside the runner (a note then goes to stderr only) */
@@ -82,6 +83,9 @@ int main(void)
 		perror("check_tfgb: skip log");
 		return EXIT_FAILURE;
 	}
+
+	if (tr_registry_init() < 0)
+		return EXIT_FAILURE;
 
 #define TFGB_ADD_SUITE(name) \
 	if (make_##name##_suite) \
