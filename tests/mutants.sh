@@ -13,10 +13,11 @@
 # killed when its suite fails; it survives when the suite passes.  Exit 0
 # when every mutant is killed; 1 when one survived, a TEXT no longer matches
 # exactly one line, a mutant does not compile, or a suite fails unmutated.
-# MUTANTS=stats,result runs only the mutants of those suites.
+# MUTANTS=stats,result runs only the mutants of those suites; MUTANTS_LIST=FILE
+# (a path from the top of the tree) reads another list.
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
-list=tests/mutants.txt
+list=${MUTANTS_LIST:-tests/mutants.txt}
 [ -r "$list" ] || { echo "mutants: no $list"; exit 1; }
 SLOW=${TFGB_TEST_SLOW:-1}
 t0=$(date +%s)
