@@ -205,7 +205,7 @@ echo "ok: --task 1 has no control service"
 # SIGTERM: status 0, nothing left on either port
 kill -TERM "$srv"
 i=0
-while kill -0 "$srv" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while kill -0 "$srv" 2>/dev/null && [ $i -lt $((50 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 kill -0 "$srv" 2>/dev/null && fail "tfgb serve still running 5s after SIGTERM"
 wait "$srv"
 rc=$?
