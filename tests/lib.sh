@@ -13,6 +13,14 @@ slow() {
 }
 PY=/usr/bin/python3
 
+# load_slow: a TFGB_TEST_SLOW for this machine now: its load per CPU,
+# rounded up, 1 to 4 (tests/run.sh and tests/mutants.sh use it when
+# TFGB_TEST_SLOW is not given).
+load_slow() {
+	awk -v n="$(nproc 2>/dev/null || echo 1)" '{ k = int($1 / n + 0.999)
+		print (k < 1 ? 1 : (k > 4 ? 4 : k)) }' /proc/loadavg 2>/dev/null || echo 1
+}
+
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "$*"; exit 77; }
 

@@ -19,7 +19,11 @@ cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 list=${MUTANTS_LIST:-tests/mutants.txt}
 [ -r "$list" ] || { echo "mutants: no $list"; exit 1; }
-SLOW=${TFGB_TEST_SLOW:-1}
+. tests/lib.sh
+# the suites' deadlines and windows scale with the load, as in make check
+TFGB_TEST_SLOW=${TFGB_TEST_SLOW:-$(load_slow)}
+SLOW=$TFGB_TEST_SLOW
+export TFGB_TEST_SLOW
 t0=$(date +%s)
 
 scratch=${MUTANTS_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/tfgb-mutants.XXXXXX")} || exit 1

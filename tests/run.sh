@@ -19,11 +19,11 @@ pass=0 fail=0 skip=0 part=0 failed="" skips=""
 
 # A loaded machine (other builds and tests beside this one) stretches every
 # run: unless TFGB_TEST_SLOW is given, deadlines and measured windows are
-# scaled by the load per CPU, 1 to 4 (tests/lib.sh: slow).  Bounds on
-# counts and plateaus do not change.
+# scaled by the load per CPU (tests/lib.sh: load_slow).  Bounds on counts
+# and plateaus do not change.
+. tests/lib.sh
 if [ -z "$TFGB_TEST_SLOW" ]; then
-	TFGB_TEST_SLOW=$(awk -v n="$(nproc 2>/dev/null || echo 1)" '{ k = int($1 / n + 0.999);
-		print (k < 1 ? 1 : (k > 4 ? 4 : k)) }' /proc/loadavg 2>/dev/null || echo 1)
+	TFGB_TEST_SLOW=$(load_slow)
 	[ "$TFGB_TEST_SLOW" = 1 ] ||
 		echo "TFGB_TEST_SLOW=$TFGB_TEST_SLOW: load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) CPUs"
 fi
