@@ -251,9 +251,34 @@ static struct run run_calls(struct vcli *v, int method, int n, int inflight, uin
 	return r;
 }
 
+/* The link layer every test of the running case simulates: each case runs
+ * once over InfiniBand and once over Ethernet (RoCE). */
+static int g_link = VDEV_LINK_IB;
+
+/* vdev_sim_reset(cfg) on the case's link layer. */
+static void sim_reset(struct vdev_sim_cfg *cfg)
+{
+	cfg->link_layer = g_link;
+	vdev_sim_reset(cfg);
+}
+
 static void setup(void)
 {
-	vdev_sim_reset(NULL);
+	struct vdev_sim_cfg cfg = {0};
+
+	sim_reset(&cfg);
+}
+
+static void setup_ib(void)
+{
+	g_link = VDEV_LINK_IB;
+	setup();
+}
+
+static void setup_eth(void)
+{
+	g_link = VDEV_LINK_ETH;
+	setup();
 }
 
 /* ---- core ---------------------------------------------------------------- */
@@ -657,13 +682,13 @@ START_TEST(test_verbs_limits_sge_split)
 		"payload.iovec=2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, 2KiB, "
 		"2KiB, 2KiB", NULL};
 	struct vdev_sim_cfg cfg = {.max_sge = 4, .max_qp_wr = 16384, .max_inline = 256,
-	                           .max_cqe = 65536, .rnr_retry = 7};
+	                           .max_cqe = 65536, .rnr_forever = 1};
 	struct tr_verbs_stats st;
 	struct vsrv s;
 	struct vcli v;
 	struct run r;
 
-	vdev_sim_reset(&cfg);
+	sim_reset(&cfg);
 	srv_start(&s, NULL, 64u << 20);
 	cli_open(&v, NULL, set, &s);
 	ck_assert_uint_eq(v.p.n, 13);
@@ -726,7 +751,7 @@ START_TEST(test_verbs_limits_credits)
 {
 	static const char *const set[] = {"payload.scheme=uniform", "job.inflight=8", NULL};
 	struct vdev_sim_cfg cfg = {.max_sge = 30, .max_qp_wr = 16384, .max_inline = 256,
-	                           .max_cqe = 65536, .rnr_retry = 0};
+	                           .max_cqe = 65536, };
 	struct tr_verbs_stats st;
 	struct vdev_sim_stats ss;
 	struct vb_opts o;
@@ -734,7 +759,7 @@ START_TEST(test_verbs_limits_credits)
 	struct vcli v;
 	struct run r;
 
-	vdev_sim_reset(&cfg);
+	sim_reset(&cfg);
 	opts_sim(&o, 1);
 	o.recv_depth = 2;
 	srv_start(&s, &o, 64u << 20);
@@ -783,6 +808,9 @@ START_TEST(test_verbs_limits_slow_receiver)
 	struct run r;
 	pthread_t t;
 
+	struct vdev_sim_cfg cfg = {.rnr_forever = 1}; /* RNR retry 7: the QPs wait */
+
+	sim_reset(&cfg);
 	opts_sim(&o, 1);
 	o.recv_depth = 2;
 	srv_start(&s, &o, 64u << 20);
@@ -1010,8 +1038,9 @@ START_TEST(test_verbs_err_bad_header_drops)
 	/* a raw peer: its own QP, the hello, then a message with a bad magic */
 	vb_opts_default(&o);
 	ck_assert_int_eq(vdev_sim_ops.open(&oc, &d, &attr, err, sizeof err), 0);
-	ck_assert_int_eq(vb_ep_open(&e, &vdev_sim_ops, d, &attr, &o, NULL, 4, 128, 1, 0, err,
+	ck_assert_int_eq(vb_ep_open(&e, &vdev_sim_ops, d, &attr, &o, NULL, 4, 128, 1, 0, 1, err,
 	                            sizeof err), 0);
+	e.gid = *vb_gid_pick(&attr, -1, NULL, err, sizeof err);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	{
 		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
@@ -1114,6 +1143,7 @@ struct simpair {
 	struct vdev_attr a[2];
 	struct vdev_cq *cq[2];
 	struct vdev_qp *qp[2];
+	struct vdev_qp_cap cap[2]; /* as granted */
 	uint32_t qpn[2];
 	unsigned char *buf[2];
 	struct vdev_mr *mr[2];
@@ -1133,13 +1163,19 @@ static void pair_open(struct simpair *p, unsigned access1)
 		ck_assert_int_eq(o->cq_create(p->d[i], 64, NULL, &p->cq[i]), 0);
 		ck_assert_int_eq(o->qp_create(p->d[i], p->cq[i], p->cq[i], &cap, &p->qp[i], &p->qpn[i]),
 		                 0);
+		p->cap[i] = cap;
 		p->buf[i] = calloc(1, 4096);
 		ck_assert_int_eq(o->reg_mr(p->d[i], p->buf[i], 4096,
 		                           i ? access1 : VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE |
 		                           VDEV_REMOTE_READ, &p->mr[i]), 0);
 	}
 	for (int i = 0; i < 2; i++) {
-		struct vdev_peer peer = {.qpn = p->qpn[!i], .lid = p->a[!i].lid, .mtu = 4096};
+		const struct vdev_gid *g = vb_gid_pick(&p->a[!i], -1, NULL, err, sizeof err);
+		struct vdev_peer peer = {.qpn = p->qpn[!i], .lid = p->a[!i].lid, .mtu = 4096,
+		                         .global = vb_global(&p->a[i], p->a[!i].lid),
+		                         .sgid_index = vb_gid_pick(&p->a[i], -1, NULL, err,
+		                                                   sizeof err)->index};
+		memcpy(peer.gid, g->raw, 16);
 		ck_assert_int_eq(o->qp_connect(p->qp[i], &peer, 0), 0);
 	}
 }
@@ -1191,7 +1227,7 @@ START_TEST(test_verbs_sim_checks_like_an_hca)
 	w[0].nsge = 5;
 	ck_assert_int_eq(o->post_send(p.qp[0], w, 1), -EINVAL);
 	w[0] = wr_write(&p, &sge, 0, p.mr[1]->rkey);
-	sge.length = 65;
+	sge.length = p.cap[0].max_inline + 1; /* the grant, not the 64 asked, is the bound */
 	w[0].flags |= VDEV_INLINE;
 	ck_assert_int_eq(o->post_send(p.qp[0], w, 1), -EINVAL);
 	/* out of bounds: remote access error, and the next request is flushed */
@@ -1223,13 +1259,13 @@ START_TEST(test_verbs_sim_rnr_and_queues)
 {
 	const struct vdev_ops *o = &vdev_sim_ops;
 	struct vdev_sim_cfg cfg = {.max_sge = 30, .max_qp_wr = 64, .max_inline = 64,
-	                           .max_cqe = 1024, .rnr_retry = 7};
+	                           .max_cqe = 1024, .rnr_forever = 1};
 	struct vdev_sge sge, rsge;
 	struct vdev_send_wr w;
 	struct vdev_wc wc[16];
 	struct simpair p;
 
-	vdev_sim_reset(&cfg);
+	sim_reset(&cfg);
 	pair_open(&p, VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE);
 	memcpy(p.buf[0], "abcdefgh", 8);
 	sge = (struct vdev_sge){(uint64_t)(uintptr_t)p.buf[0], 8, p.mr[0]->lkey};
@@ -1311,48 +1347,53 @@ START_TEST(test_verbs_sim_event_wait)
 }
 END_TEST
 
+/* The cases of the suite, over one link layer. */
+static void add_cases(Suite *s, int roce)
+{
+	static const char *const names[2][4] = {{"core", "limits", "errors", "sim"},
+	                                        {"core-roce", "limits-roce", "errors-roce",
+	                                         "sim-roce"}};
+	TCase *tc[4];
+
+	for (int i = 0; i < 4; i++) {
+		tc[i] = tcase_create(names[roce][i]);
+		tcase_add_checked_fixture(tc[i], roce ? setup_eth : setup_ib, NULL);
+		tcase_set_timeout(tc[i], i == 3 ? 30 : 60);
+	}
+	tcase_add_test(tc[0], test_verbs_codecs);
+	tcase_add_test(tc[0], test_verbs_echo_every_scheme);
+	tcase_add_test(tc[0], test_verbs_ack_and_pull);
+	tcase_add_test(tc[0], test_verbs_poll_modes);
+	tcase_add_test(tc[0], test_verbs_pipelined_connections);
+	tcase_add_test(tc[0], test_verbs_engine);
+	tcase_add_test(tc[0], test_verbs_tensor_engine);
+	tcase_add_test(tc[0], test_verbs_tensor_statuses);
+	tcase_add_test(tc[1], test_verbs_limits_sge_split);
+	tcase_add_test(tc[1], test_verbs_limits_zero_copy);
+	tcase_add_test(tc[1], test_verbs_limits_credits);
+	tcase_add_test(tc[1], test_verbs_limits_slow_receiver);
+	tcase_add_test(tc[1], test_verbs_limits_statuses);
+	tcase_add_test(tc[1], test_verbs_limits_zone_wrap);
+	tcase_add_test(tc[2], test_verbs_err_rnr);
+	tcase_add_test(tc[2], test_verbs_err_remote_access);
+	tcase_add_test(tc[2], test_verbs_err_qp_error);
+	tcase_add_test(tc[2], test_verbs_err_server_side);
+	tcase_add_test(tc[2], test_verbs_err_release_in_flight);
+	tcase_add_test(tc[2], test_verbs_err_bad_header_drops);
+	tcase_add_test(tc[2], test_verbs_err_connect);
+	tcase_add_test(tc[2], test_verbs_err_probe);
+	tcase_add_test(tc[3], test_verbs_sim_checks_like_an_hca);
+	tcase_add_test(tc[3], test_verbs_sim_rnr_and_queues);
+	tcase_add_test(tc[3], test_verbs_sim_event_wait);
+	for (int i = 0; i < 4; i++)
+		suite_add_tcase(s, tc[i]);
+}
+
 Suite *make_verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
-	TCase *core = tcase_create("core"), *limits = tcase_create("limits");
-	TCase *errors = tcase_create("errors"), *sim = tcase_create("sim");
 
-	tcase_add_checked_fixture(core, setup, NULL);
-	tcase_add_checked_fixture(limits, setup, NULL);
-	tcase_add_checked_fixture(errors, setup, NULL);
-	tcase_add_checked_fixture(sim, setup, NULL);
-	tcase_add_test(core, test_verbs_codecs);
-	tcase_add_test(core, test_verbs_echo_every_scheme);
-	tcase_add_test(core, test_verbs_ack_and_pull);
-	tcase_add_test(core, test_verbs_poll_modes);
-	tcase_add_test(core, test_verbs_pipelined_connections);
-	tcase_add_test(core, test_verbs_engine);
-	tcase_add_test(core, test_verbs_tensor_engine);
-	tcase_add_test(core, test_verbs_tensor_statuses);
-	tcase_add_test(limits, test_verbs_limits_sge_split);
-	tcase_add_test(limits, test_verbs_limits_zero_copy);
-	tcase_add_test(limits, test_verbs_limits_credits);
-	tcase_add_test(limits, test_verbs_limits_slow_receiver);
-	tcase_add_test(limits, test_verbs_limits_statuses);
-	tcase_add_test(limits, test_verbs_limits_zone_wrap);
-	tcase_add_test(errors, test_verbs_err_rnr);
-	tcase_add_test(errors, test_verbs_err_remote_access);
-	tcase_add_test(errors, test_verbs_err_qp_error);
-	tcase_add_test(errors, test_verbs_err_server_side);
-	tcase_add_test(errors, test_verbs_err_release_in_flight);
-	tcase_add_test(errors, test_verbs_err_bad_header_drops);
-	tcase_add_test(errors, test_verbs_err_connect);
-	tcase_add_test(errors, test_verbs_err_probe);
-	tcase_add_test(sim, test_verbs_sim_checks_like_an_hca);
-	tcase_add_test(sim, test_verbs_sim_rnr_and_queues);
-	tcase_add_test(sim, test_verbs_sim_event_wait);
-	tcase_set_timeout(core, 60);
-	tcase_set_timeout(limits, 60);
-	tcase_set_timeout(errors, 60);
-	tcase_set_timeout(sim, 30);
-	suite_add_tcase(s, core);
-	suite_add_tcase(s, limits);
-	suite_add_tcase(s, errors);
-	suite_add_tcase(s, sim);
+	add_cases(s, 0);
+	add_cases(s, 1);
 	return s;
 }

@@ -97,7 +97,8 @@ struct job {
 	uint64_t sock_zerocopy;            /* MSG_ZEROCOPY from this many bytes; 0: off */
 	/* [verbs]: read by the verbs transport through the key table, by name */
 	char *verbs_device;
-	int64_t verbs_port, verbs_gid_index;
+	int64_t verbs_port, verbs_gid_index; /* gid_index: -1 is none (chosen per connection) */
+	int64_t verbs_traffic_class;
 	int verbs_mtu, verbs_poll;           /* indexes into "active", "256", ...; "busy", "event" */
 	uint64_t verbs_inline, verbs_eager_max;
 	int64_t verbs_send_depth, verbs_recv_depth;
