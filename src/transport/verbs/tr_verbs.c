@@ -442,7 +442,10 @@ static int ep_qp(struct vb_ep *e, struct vdev *d, const struct vdev_attr *attr,
 		return -EINVAL;
 	}
 	if (depth > (uint64_t)asked_sd + e->slots + 8) {
-		struct vdev_qp_cap want = e->cap;
+		/* the granted depth asked again, with the SGEs and inline asked
+		 * before: a provider grants what it granted */
+		struct vdev_qp_cap want = {.send_depth = e->cap.send_depth, .recv_depth = e->slots,
+		                           .max_send_sge = sge, .max_recv_sge = 1, .max_inline = inl};
 		dev->qp_destroy(e->qp);
 		e->qp = NULL;
 		dev->cq_destroy(e->cq);
@@ -469,7 +472,7 @@ static int ep_qp(struct vb_ep *e, struct vdev *d, const struct vdev_attr *attr,
 	e->inline_max = e->cap.max_inline < inl ? e->cap.max_inline : inl;
 	if (e->cap.send_depth < asked_sd || e->cap.max_send_sge < asked_sge)
 		snprintf(e->grant, sizeof e->grant, "'%s' refused a send queue of %u entries of %u "
-		         "SGEs (EINVAL) and granted %u of %u", attr->name, asked_sd, asked_sge,
+		         "SGEs (EINVAL) and granted %u entries of %u SGEs", attr->name, asked_sd, asked_sge,
 		         e->cap.send_depth, e->cap.max_send_sge);
 	return 0;
 }
