@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "check_tfgb.h"
+#include "check_verbs.h"
 #include "codec.h"
 #include "engine.h"
 #include "frame.h"
@@ -31,31 +32,8 @@
 #include "util.h"
 #include "validate.h"
 
-#define WAIT_NS 10000000000ull
-
-/* ---- harness: a server thread and a client over the simulation ---------- */
-
-struct vsrv {
-	pthread_t thread;
-	volatile sig_atomic_t stop;
-	atomic_int ready, done;
-	struct opt_hostport addr;
-	struct tr_server_cfg cfg;
-	struct tr_err err;
-	void *ctx;
-	int rc;
-};
-
-struct vcli {
-	struct job j;
-	struct payload p;
-	void *ctx;
-	struct tr_client *c;
-	struct tr_conn *k;
-};
-
 /* A PS port whose side channel (port + 1) was free a moment ago. */
-static uint16_t free_ps_port(void)
+uint16_t vt_free_ps_port(void)
 {
 	struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
 	socklen_t len = sizeof a;
@@ -82,25 +60,25 @@ static void *serve_thread(void *arg)
 	return NULL;
 }
 
-static void opts_sim(struct vb_opts *o, int event)
+void vt_opts_sim(struct vb_opts *o, int event)
 {
 	vb_opts_default(o);
 	o->poll_event = event;
 }
 
 /* Starts a server with options o (NULL: defaults, poll = event). */
-static void srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_message)
+void vt_srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_message)
 {
 	struct vb_opts dflt;
 	uint64_t until;
 
 	memset(s, 0, sizeof *s);
 	if (!o) {
-		opts_sim(&dflt, 1);
+		vt_opts_sim(&dflt, 1);
 		o = &dflt;
 	}
 	snprintf(s->addr.host, sizeof s->addr.host, "127.0.0.1");
-	s->addr.port = free_ps_port();
+	s->addr.port = vt_free_ps_port();
 	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &s->ctx, &s->err), 0);
 	s->cfg = (struct tr_server_cfg){.addrs = &s->addr, .naddrs = 1, .max_message = max_message,
 	                                .threads = 2, .stop = &s->stop, .ready = on_ready,
@@ -112,7 +90,7 @@ static void srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_mess
 	ck_assert_msg(atomic_load(&s->ready), "the verbs server did not start: %s", s->err.msg);
 }
 
-static void srv_stop(struct vsrv *s)
+void vt_srv_stop(struct vsrv *s)
 {
 	s->stop = 1;
 	pthread_join(s->thread, NULL);
@@ -122,7 +100,7 @@ static void srv_stop(struct vsrv *s)
 
 /* A job from -s style overrides (NULL-terminated), its payload, a client
  * with options o (NULL: defaults, busy polling), connected to s. */
-static void cli_open(struct vcli *v, const struct vb_opts *o, const char *const *set,
+void vt_cli_open(struct vcli *v, const struct vb_opts *o, const char *const *set,
                      const struct vsrv *s)
 {
 	struct job_err jerr;
@@ -131,7 +109,7 @@ static void cli_open(struct vcli *v, const struct vb_opts *o, const char *const 
 
 	memset(v, 0, sizeof *v);
 	if (!o) {
-		opts_sim(&dflt, 0);
+		vt_opts_sim(&dflt, 0);
 		o = &dflt;
 	}
 	ck_assert_int_eq(job_init(&v->j), 0);
@@ -147,7 +125,7 @@ static void cli_open(struct vcli *v, const struct vb_opts *o, const char *const 
 	              "%s", err.msg);
 }
 
-static void cli_close(struct vcli *v)
+void vt_cli_close(struct vcli *v)
 {
 	tr_verbs_ops.client_close(v->c);
 	tr_verbs_ops.fini(v->ctx);
@@ -157,7 +135,7 @@ static void cli_close(struct vcli *v)
 
 /* The simulation holds nothing any more: every device, MR, CQ, QP and
  * channel was released. */
-static void assert_no_leak(void)
+void vt_assert_no_leak(void)
 {
 	struct vdev_sim_stats st;
 
@@ -166,15 +144,9 @@ static void assert_no_leak(void)
 	              (unsigned long long)st.live);
 }
 
-struct run {
-	int ok;            /* calls that completed OK and checked */
-	int failed;        /* calls with another status */
-	int first_status;  /* of the first failed one */
-};
-
 /* n calls of method, inflight at a time, each reply checked: Echo byte for
  * byte, Ack's count, Pull's length (pull_n bytes asked, 0: the payload's). */
-static struct run run_calls(struct vcli *v, int method, int n, int inflight, uint64_t pull_n)
+struct run vt_run_calls(struct vcli *v, int method, int n, int inflight, uint64_t pull_n)
 {
 	struct run r = {0, 0, -1};
 	struct tr_call *calls = calloc((size_t)inflight, sizeof *calls);
@@ -254,12 +226,12 @@ static struct run run_calls(struct vcli *v, int method, int n, int inflight, uin
 
 /* The link layer every test of the running case simulates: each case runs
  * once over InfiniBand and once over Ethernet (RoCE). */
-static int g_link = VDEV_LINK_IB;
+int vt_link = VDEV_LINK_IB;
 
 /* vdev_sim_reset(cfg) on the case's link layer. */
-static void sim_reset(struct vdev_sim_cfg *cfg)
+void vt_sim_reset(struct vdev_sim_cfg *cfg)
 {
-	cfg->link_layer = g_link;
+	cfg->link_layer = vt_link;
 	vdev_sim_reset(cfg);
 }
 
@@ -267,18 +239,18 @@ static void setup(void)
 {
 	struct vdev_sim_cfg cfg = {0};
 
-	sim_reset(&cfg);
+	vt_sim_reset(&cfg);
 }
 
-static void setup_ib(void)
+void vt_setup_ib(void)
 {
-	g_link = VDEV_LINK_IB;
+	vt_link = VDEV_LINK_IB;
 	setup();
 }
 
 static void setup_eth(void)
 {
-	g_link = VDEV_LINK_ETH;
+	vt_link = VDEV_LINK_ETH;
 	setup();
 }
 
@@ -352,25 +324,25 @@ START_TEST(test_verbs_echo_every_scheme)
 	};
 	struct vsrv s;
 
-	srv_start(&s, NULL, 64u << 20);
+	vt_srv_start(&s, NULL, 64u << 20);
 	for (int kind = 0; kind < 2; kind++)
 		for (int i = 0; i < 4; i++) {
 			struct vcli v;
 			struct tr_verbs_stats st;
 			struct run r;
 
-			cli_open(&v, NULL, kind ? rndv[i] : eager[i], &s);
+			vt_cli_open(&v, NULL, kind ? rndv[i] : eager[i], &s);
 			ck_assert(kind ? v.p.total > 16384 : v.p.total <= 16384);
-			r = run_calls(&v, TR_ECHO, 20, 1, 0);
+			r = vt_run_calls(&v, TR_ECHO, 20, 1, 0);
 			ck_assert_int_eq(r.ok, 20);
 			tr_verbs_client_stats(v.c, &st);
 			ck_assert_uint_eq(kind ? st.rndv : st.eager, 20);
 			ck_assert_uint_eq(kind ? st.eager : st.rndv, 0);
 			ck_assert_uint_eq(st.reply_bytes, 20 * v.p.total);
-			cli_close(&v);
+			vt_cli_close(&v);
 		}
-	srv_stop(&s);
-	assert_no_leak();
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -382,19 +354,19 @@ START_TEST(test_verbs_ack_and_pull)
 	struct vcli v;
 	struct run r;
 
-	srv_start(&s, NULL, 64u << 20);
+	vt_srv_start(&s, NULL, 64u << 20);
 	for (int i = 0; i < 2; i++) {
-		cli_open(&v, NULL, i ? big : small, &s);
-		r = run_calls(&v, TR_ACK, 30, 4, 0);
+		vt_cli_open(&v, NULL, i ? big : small, &s);
+		r = vt_run_calls(&v, TR_ACK, 30, 4, 0);
 		ck_assert_int_eq(r.ok, 30);
-		r = run_calls(&v, TR_PULL, 30, 4, 0); /* the payload's size */
+		r = vt_run_calls(&v, TR_PULL, 30, 4, 0); /* the payload's size */
 		ck_assert_int_eq(r.ok, 30);
-		r = run_calls(&v, TR_PULL, 5, 1, 0 + 1); /* one byte */
+		r = vt_run_calls(&v, TR_PULL, 5, 1, 0 + 1); /* one byte */
 		ck_assert_int_eq(r.ok, 5);
-		cli_close(&v);
+		vt_cli_close(&v);
 	}
-	srv_stop(&s);
-	assert_no_leak();
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -409,17 +381,17 @@ START_TEST(test_verbs_poll_modes)
 		struct vcli v;
 		struct run r;
 
-		opts_sim(&o, event);
-		srv_start(&s, &o, 64u << 20);
-		cli_open(&v, &o, set, &s);
-		r = run_calls(&v, TR_ECHO, 50, 1, 0);
+		vt_opts_sim(&o, event);
+		vt_srv_start(&s, &o, 64u << 20);
+		vt_cli_open(&v, &o, set, &s);
+		r = vt_run_calls(&v, TR_ECHO, 50, 1, 0);
 		ck_assert_int_eq(r.ok, 50);
-		r = run_calls(&v, TR_ACK, 100, 4, 0);
+		r = vt_run_calls(&v, TR_ACK, 100, 4, 0);
 		ck_assert_int_eq(r.ok, 100);
-		cli_close(&v);
-		srv_stop(&s);
+		vt_cli_close(&v);
+		vt_srv_stop(&s);
 	}
-	assert_no_leak();
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -431,18 +403,18 @@ START_TEST(test_verbs_pipelined_connections)
 	struct vsrv s;
 	struct vcli v[3];
 
-	srv_start(&s, NULL, 64u << 20);
+	vt_srv_start(&s, NULL, 64u << 20);
 	for (int i = 0; i < 3; i++)
-		cli_open(&v[i], NULL, set, &s);
+		vt_cli_open(&v[i], NULL, set, &s);
 	for (int round = 0; round < 3; round++)
 		for (int i = 0; i < 3; i++) {
-			struct run r = run_calls(&v[i], round == 1 ? TR_ECHO : TR_ACK, 40, 8, 0);
+			struct run r = vt_run_calls(&v[i], round == 1 ? TR_ECHO : TR_ACK, 40, 8, 0);
 			ck_assert_int_eq(r.ok, 40);
 		}
 	for (int i = 0; i < 3; i++)
-		cli_close(&v[i]);
-	srv_stop(&s);
-	assert_no_leak();
+		vt_cli_close(&v[i]);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -455,8 +427,8 @@ START_TEST(test_verbs_engine)
 	struct vsrv s;
 	struct vcli v;
 
-	srv_start(&s, NULL, 64u << 20);
-	cli_open(&v, NULL, set, &s);
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
 	for (int m = 0; m < 2; m++) {
 		struct engine_result res;
 		struct engine_cfg cfg = {
@@ -471,9 +443,9 @@ START_TEST(test_verbs_engine)
 		ck_assert_uint_eq(res.errors, 0);
 		engine_result_free(&res);
 	}
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -515,14 +487,14 @@ START_TEST(test_verbs_tensor_engine)
 	const char *const *sizes[] = {tensor_small, tensor_large};
 	struct vsrv s;
 
-	srv_start(&s, NULL, 64u << 20);
+	vt_srv_start(&s, NULL, 64u << 20);
 	for (int md = 0; md < 2; md++)
 		for (int sz = 0; sz < 2; sz++) {
 			const char *buf[16];
 			struct tr_verbs_stats st;
 			struct vcli v;
 
-			cli_open(&v, NULL, tensor_set(buf, sizes[sz], modes[md], dtypes[md]), &s);
+			vt_cli_open(&v, NULL, tensor_set(buf, sizes[sz], modes[md], dtypes[md]), &s);
 			ck_assert_int_eq(v.j.mode, md ? MODE_TENSORFLOW : MODE_SERIALIZED);
 			for (int m = 0; m < 2; m++) {
 				struct engine_result res;
@@ -547,10 +519,10 @@ START_TEST(test_verbs_tensor_engine)
 			else
 				ck_assert_uint_eq(st.rndv, 0);
 			ck_assert_ptr_null(tr_verbs_conn_error(v.k));
-			cli_close(&v);
+			vt_cli_close(&v);
 		}
-	srv_stop(&s);
-	assert_no_leak();
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -594,7 +566,7 @@ START_TEST(test_verbs_tensor_statuses)
 	const char *const *sizes[] = {tensor_small, tensor_large};
 	struct vsrv s;
 
-	srv_start(&s, NULL, 64u << 20);
+	vt_srv_start(&s, NULL, 64u << 20);
 	for (int sz = 0; sz < 2; sz++) {
 		const char *buf[16];
 		struct codec *ce;
@@ -607,7 +579,7 @@ START_TEST(test_verbs_tensor_statuses)
 		uint64_t got, bytes;
 		uint32_t tensors;
 
-		cli_open(&v, NULL, tensor_set(buf, sizes[sz], "job.mode=serialized",
+		vt_cli_open(&v, NULL, tensor_set(buf, sizes[sz], "job.mode=serialized",
 		                              "payload.dtype=uint8"), &s);
 		ck_assert_int_eq(codec_open(&ce, &v.p, MODE_SERIALIZED, DTYPE_UINT8, TR_ECHO_TENSOR), 0);
 		len = codec_request_len(ce);
@@ -666,10 +638,10 @@ START_TEST(test_verbs_tensor_statuses)
 		free(bad);
 		free(resp);
 		codec_close(ce);
-		cli_close(&v);
+		vt_cli_close(&v);
 	}
-	srv_stop(&s);
-	assert_no_leak();
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -689,18 +661,18 @@ START_TEST(test_verbs_limits_sge_split)
 	struct vcli v;
 	struct run r;
 
-	sim_reset(&cfg);
-	srv_start(&s, NULL, 64u << 20);
-	cli_open(&v, NULL, set, &s);
+	vt_sim_reset(&cfg);
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
 	ck_assert_uint_eq(v.p.n, 13);
-	r = run_calls(&v, TR_ECHO, 10, 1, 0);
+	r = vt_run_calls(&v, TR_ECHO, 10, 1, 0);
 	ck_assert_int_eq(r.ok, 10);
 	tr_verbs_client_stats(v.c, &st);
 	ck_assert_uint_eq(st.rndv, 10);
 	ck_assert_uint_eq(st.body_wrs, 10 * 4); /* ceil(13 / 4) */
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -716,11 +688,11 @@ START_TEST(test_verbs_limits_zero_copy)
 	struct vcli v;
 	struct run r;
 
-	srv_start(&s, NULL, 64u << 20);
-	cli_open(&v, NULL, rndv, &s);
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, rndv, &s);
 	mr = tr_verbs_client_mr(v.c, v.p.mem);
 	ck_assert_ptr_nonnull(mr);
-	r = run_calls(&v, TR_ACK, 25, 2, 0);
+	r = vt_run_calls(&v, TR_ACK, 25, 2, 0);
 	ck_assert_int_eq(r.ok, 25);
 	tr_verbs_client_stats(v.c, &st);
 	ck_assert_uint_eq(st.rndv, 25);
@@ -728,20 +700,20 @@ START_TEST(test_verbs_limits_zero_copy)
 	ck_assert_uint_eq(st.regs, 1);                 /* the payload, once, up front */
 	ck_assert_uint_eq(vdev_sim_mr_gathered(mr), 25 * v.p.total);
 	ck_assert_uint_eq(st.reply_bytes, 25 * 8);     /* the Ack counts only */
-	cli_close(&v);
+	vt_cli_close(&v);
 
 	/* eager: the body is copied into staging, once, and not read from the payload */
-	cli_open(&v, NULL, eager, &s);
+	vt_cli_open(&v, NULL, eager, &s);
 	mr = tr_verbs_client_mr(v.c, v.p.mem);
-	r = run_calls(&v, TR_ACK, 25, 2, 0);
+	r = vt_run_calls(&v, TR_ACK, 25, 2, 0);
 	ck_assert_int_eq(r.ok, 25);
 	tr_verbs_client_stats(v.c, &st);
 	ck_assert_uint_eq(st.eager, 25);
 	ck_assert_uint_eq(st.stage_bytes, 25 * v.p.total);
 	ck_assert_uint_eq(vdev_sim_mr_gathered(mr), 0);
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -760,23 +732,23 @@ START_TEST(test_verbs_limits_credits)
 	struct vcli v;
 	struct run r;
 
-	sim_reset(&cfg);
-	opts_sim(&o, 1);
+	vt_sim_reset(&cfg);
+	vt_opts_sim(&o, 1);
 	o.recv_depth = 2;
-	srv_start(&s, &o, 64u << 20);
-	cli_open(&v, NULL, set, &s);
-	r = run_calls(&v, TR_ACK, 200, 8, 0);
+	vt_srv_start(&s, &o, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
+	r = vt_run_calls(&v, TR_ACK, 200, 8, 0);
 	ck_assert_int_eq(r.ok, 200);
-	r = run_calls(&v, TR_ECHO, 40, 8, 0);
+	r = vt_run_calls(&v, TR_ECHO, 40, 8, 0);
 	ck_assert_int_eq(r.ok, 40);
 	tr_verbs_client_stats(v.c, &st);
 	ck_assert_uint_gt(st.queued, 0);
 	vdev_sim_get_stats(&ss);
 	ck_assert_uint_eq(ss.errors, 0);
 	ck_assert_uint_eq(ss.rnr_waits, 0);
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -811,22 +783,22 @@ START_TEST(test_verbs_limits_slow_receiver)
 
 	struct vdev_sim_cfg cfg = {.rnr_forever = 1}; /* RNR retry 7: the QPs wait */
 
-	sim_reset(&cfg);
-	opts_sim(&o, 1);
+	vt_sim_reset(&cfg);
+	vt_opts_sim(&o, 1);
 	o.recv_depth = 2;
-	srv_start(&s, &o, 64u << 20);
-	cli_open(&v, NULL, set, &s);
+	vt_srv_start(&s, &o, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
 	vdev_sim_hold_recvs(1);
 	ck_assert_int_eq(pthread_create(&t, NULL, release_later, NULL), 0);
-	r = run_calls(&v, TR_ECHO, 20, 4, 0);
+	r = vt_run_calls(&v, TR_ECHO, 20, 4, 0);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(r.ok, 20);
 	vdev_sim_get_stats(&ss);
 	ck_assert_uint_gt(ss.rnr_waits, 0);
 	ck_assert_uint_eq(ss.errors, 0);
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -842,16 +814,16 @@ START_TEST(test_verbs_limits_statuses)
 	struct vcli v;
 	struct run r;
 
-	srv_start(&s, NULL, 4096); /* smaller than the 20000-byte payload */
-	cli_open(&v, NULL, set, &s);
-	r = run_calls(&v, TR_ECHO, 3, 1, 0);
+	vt_srv_start(&s, NULL, 4096); /* smaller than the 20000-byte payload */
+	vt_cli_open(&v, NULL, set, &s);
+	r = vt_run_calls(&v, TR_ECHO, 3, 1, 0);
 	ck_assert_int_eq(r.failed, 3);
 	ck_assert_int_eq(r.first_status, TR_RESOURCE_EXHAUSTED);
-	r = run_calls(&v, TR_ACK, 3, 1, 0);
+	r = vt_run_calls(&v, TR_ACK, 3, 1, 0);
 	ck_assert_int_eq(r.first_status, TR_RESOURCE_EXHAUSTED);
-	r = run_calls(&v, TR_PULL, 2, 1, 4097);
+	r = vt_run_calls(&v, TR_PULL, 2, 1, 4097);
 	ck_assert_int_eq(r.first_status, TR_RESOURCE_EXHAUSTED);
-	r = run_calls(&v, TR_PULL, 2, 1, 4096);
+	r = vt_run_calls(&v, TR_PULL, 2, 1, 4096);
 	ck_assert_int_eq(r.ok, 2);
 	c.method = TR_PULL; /* a body that is not 8 bytes */
 	c.iov = &iv;
@@ -868,9 +840,9 @@ START_TEST(test_verbs_limits_statuses)
 	}
 	tr_verbs_ops.call_release(&c);
 	ck_assert_ptr_null(tr_verbs_conn_error(v.k));
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -883,17 +855,17 @@ START_TEST(test_verbs_limits_zone_wrap)
 	struct vcli v;
 	struct run r;
 
-	srv_start(&s, NULL, 64u << 20);
-	cli_open(&v, NULL, set, &s);
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
 	for (int i = 0; i < 3; i++) {
-		r = run_calls(&v, TR_PULL, 1, 1, 17u << 10);
+		r = vt_run_calls(&v, TR_PULL, 1, 1, 17u << 10);
 		ck_assert_int_eq(r.ok, 1);
-		r = run_calls(&v, TR_ECHO, 2, 1, 0);
+		r = vt_run_calls(&v, TR_ECHO, 2, 1, 0);
 		ck_assert_int_eq(r.ok, 2);
 	}
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -912,11 +884,11 @@ static void injected(int fault, const char *const *set, const char *why)
 	struct run r;
 	uint64_t t0;
 
-	srv_start(&s, NULL, 64u << 20);
-	cli_open(&v, NULL, set, &s);
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
 	vdev_sim_inject(fault, 0);
 	t0 = now_ns();
-	r = run_calls(&v, TR_ECHO, 1, 1, 0);
+	r = vt_run_calls(&v, TR_ECHO, 1, 1, 0);
 	ck_assert_int_eq(r.failed, 1);
 	ck_assert_int_eq(r.first_status, TR_UNAVAILABLE);
 	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);
@@ -933,9 +905,9 @@ static void injected(int fault, const char *const *set, const char *why)
 	tr_verbs_ops.call_release(&c);
 	vdev_sim_get_stats(&ss);
 	ck_assert_uint_gt(ss.errors + ss.flushed, 0);
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 
 START_TEST(test_verbs_err_rnr)
@@ -974,15 +946,15 @@ START_TEST(test_verbs_err_server_side)
 	struct vcli v;
 	struct run r;
 
-	srv_start(&s, NULL, 64u << 20);
-	cli_open(&v, NULL, set, &s);
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
 	vdev_sim_inject(VDEV_SIM_FAULT_RNR, 1); /* the request passes, its reply fails */
-	r = run_calls(&v, TR_ECHO, 1, 1, 0);
+	r = vt_run_calls(&v, TR_ECHO, 1, 1, 0);
 	ck_assert_int_eq(r.first_status, TR_UNAVAILABLE);
 	ck_assert_ptr_nonnull(strstr(tr_verbs_conn_error(v.k), "closed the connection"));
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -995,10 +967,10 @@ START_TEST(test_verbs_err_release_in_flight)
 	struct vsrv s;
 	struct vcli v;
 
-	opts_sim(&o, 1);
+	vt_opts_sim(&o, 1);
 	o.recv_depth = 1;
-	srv_start(&s, &o, 64u << 20);
-	cli_open(&v, NULL, set, &s);
+	vt_srv_start(&s, &o, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
 	for (int i = 0; i < 2; i++) {
 		c[i].method = TR_ECHO;
 		c[i].iov = v.p.iov;
@@ -1009,9 +981,9 @@ START_TEST(test_verbs_err_release_in_flight)
 	ck_assert_ptr_nonnull(tr_verbs_conn_error(v.k));
 	ck_assert_int_eq(c[0].status, TR_CANCELLED);
 	tr_verbs_ops.call_release(&c[0]);
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -1035,7 +1007,7 @@ START_TEST(test_verbs_err_bad_header_drops)
 	int fd;
 	uint64_t until;
 
-	srv_start(&s, NULL, 64u << 20);
+	vt_srv_start(&s, NULL, 64u << 20);
 	/* a raw peer: its own QP, the hello, then a message with a bad magic */
 	vb_opts_default(&o);
 	ck_assert_int_eq(vdev_sim_ops.open(&oc, &d, &attr, err, sizeof err), 0);
@@ -1070,12 +1042,12 @@ START_TEST(test_verbs_err_bad_header_drops)
 	vb_ep_close(&e);
 	vdev_sim_ops.close(d);
 
-	cli_open(&v, NULL, set, &s);
-	r = run_calls(&v, TR_ECHO, 5, 1, 0);
+	vt_cli_open(&v, NULL, set, &s);
+	r = vt_run_calls(&v, TR_ECHO, 5, 1, 0);
 	ck_assert_int_eq(r.ok, 5);
-	cli_close(&v);
-	srv_stop(&s);
-	assert_no_leak();
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -1091,8 +1063,8 @@ START_TEST(test_verbs_err_connect)
 	struct job j;
 
 	ck_assert_int_eq(job_init(&j), 0);
-	a.port = free_ps_port();
-	opts_sim(&o, 0);
+	a.port = vt_free_ps_port();
+	vt_opts_sim(&o, 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(&o, &vdev_sim_ops, &ctx, &err), 0);
 	ck_assert_int_eq(tr_verbs_ops.client_open(ctx, &j, &c, &err), 0);
 	t0 = now_ns();
@@ -1109,7 +1081,7 @@ START_TEST(test_verbs_err_connect)
 	ck_assert_int_lt(tr_verbs_ops.client_open(ctx, NULL, &c, &err), 0);
 	ck_assert_msg(strstr(err.msg, "no RDMA device named 'mlx5_9'") != NULL, "%s", err.msg);
 	tr_verbs_ops.fini(ctx);
-	assert_no_leak();
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -1252,7 +1224,7 @@ START_TEST(test_verbs_sim_checks_like_an_hca)
 		ck_assert_int_eq(wc[0].status, VDEV_WC_REM_ACCESS_ERR);
 		pair_close(&p);
 	}
-	assert_no_leak();
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -1266,7 +1238,7 @@ START_TEST(test_verbs_sim_rnr_and_queues)
 	struct vdev_wc wc[16];
 	struct simpair p;
 
-	sim_reset(&cfg);
+	vt_sim_reset(&cfg);
 	pair_open(&p, VDEV_LOCAL_WRITE | VDEV_REMOTE_WRITE);
 	memcpy(p.buf[0], "abcdefgh", 8);
 	sge = (struct vdev_sge){(uint64_t)(uintptr_t)p.buf[0], 8, p.mr[0]->lkey};
@@ -1307,7 +1279,7 @@ START_TEST(test_verbs_sim_rnr_and_queues)
 	ck_assert_int_eq(wc[0].status, VDEV_WC_FLUSH_ERR);
 	ck_assert_int_eq(wc[1].status, VDEV_WC_FLUSH_ERR);
 	pair_close(&p);
-	assert_no_leak();
+	vt_assert_no_leak();
 }
 END_TEST
 
@@ -1344,469 +1316,9 @@ START_TEST(test_verbs_sim_event_wait)
 	o->cq_destroy(cq);
 	o->chan_destroy(ch);
 	o->close(d);
-	assert_no_leak();
+	vt_assert_no_leak();
 }
 END_TEST
-
-/* ---- what real devices enforce (issue 19) -------------------------------- */
-
-/* A server with options o (NULL: defaults) and a client with options co
- * (NULL: defaults), connected; the verbs suite's harness otherwise. */
-static void pair_start(struct vsrv *s, const struct vb_opts *o, struct vcli *v,
-                       const struct vb_opts *co, const char *const *set, uint64_t max_message)
-{
-	srv_start(s, o, max_message);
-	cli_open(v, co, set, s);
-}
-
-static void pair_stop(struct vsrv *s, struct vcli *v)
-{
-	cli_close(v);
-	srv_stop(s);
-	assert_no_leak();
-}
-
-/* mlx5 sizes a send entry from its SGEs: 4096 entries of 30 SGEs are past
- * max_qp_wr blocks and ibv_create_qp says EINVAL; the client backs off to
- * what the device grants and says so. */
-START_TEST(test_verbs_dev_sizing_einval)
-{
-	static const char *const set[] = {"payload.scheme=uniform", "payload.categories=medium",
-	                                  "payload.iovecs=30", NULL};
-	const struct vdev_qp_cap *cap;
-	struct vb_opts co;
-	struct vsrv s;
-	struct vcli v;
-	struct run r;
-
-	opts_sim(&co, 0);
-	co.send_depth = 4096;
-	pair_start(&s, NULL, &v, &co, set, 64u << 20);
-	cap = tr_verbs_conn_cap(v.k);
-	ck_assert_uint_ge(cap->send_depth, 4);
-	ck_assert_uint_ge(cap->max_send_sge, 1);
-	/* what mlx5 would take: depth x entry, in 64-byte blocks, within max_qp_wr */
-	ck_assert_uint_le((uint64_t)cap->send_depth * ((192 + 16 * cap->max_send_sge + 63) / 64),
-	                  32768);
-	r = run_calls(&v, TR_ECHO, 20, 4, 0);
-	ck_assert_int_eq(r.ok, 20);
-	pair_stop(&s, &v);
-}
-END_TEST
-
-/* A port whose max_msg_sz is 8 KiB: a 20 KiB body goes in three WRITEs each
- * way, and eager messages stay within one. */
-START_TEST(test_verbs_dev_max_msg_sz)
-{
-	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=20KiB", NULL};
-	struct vdev_sim_cfg cfg = {.max_msg_sz = 8192};
-	struct tr_verbs_stats st;
-	struct vdev_sim_stats ss;
-	struct vsrv s;
-	struct vcli v;
-	struct run r;
-
-	sim_reset(&cfg);
-	/* a reply of max_message takes 4 WRITEs and its header: the server
-	 * refuses a max_message needing more than VB_REPLY_WRS */
-	pair_start(&s, NULL, &v, NULL, set, 32u << 10);
-	r = run_calls(&v, TR_ECHO, 5, 2, 0);
-	ck_assert_int_eq(r.ok, 5);
-	tr_verbs_client_stats(v.c, &st);
-	ck_assert_uint_eq(st.rndv, 5);
-	ck_assert_uint_eq(st.body_wrs, 5 * 3);
-	r = run_calls(&v, TR_PULL, 3, 1, 17u << 10);
-	ck_assert_int_eq(r.ok, 3);
-	r = run_calls(&v, TR_PULL, 3, 1, 8000); /* eager: header and body in one WRITE */
-	ck_assert_int_eq(r.ok, 3);
-	vdev_sim_get_stats(&ss);
-	ck_assert_uint_eq(ss.errors, 0);
-	pair_stop(&s, &v);
-}
-END_TEST
-
-/* RoCE: a server pinned to a RoCE v1 entry and a client choosing (RoCE v2)
- * never exchange a packet; the connection is refused at once, naming both
- * GIDs.  Entries of one type, even of other addresses, connect. */
-START_TEST(test_verbs_dev_gid_type_mismatch)
-{
-	static const char *const set[] = {"payload.categories=small", NULL};
-	struct vdev_sim_cfg cfg = {0};
-	struct tr_err err = {{0}};
-	struct vb_opts so, co;
-	struct vsrv s;
-	struct vcli v;
-	struct run r;
-
-	g_link = VDEV_LINK_ETH;
-	sim_reset(&cfg);
-	opts_sim(&so, 1);
-	so.gid_index = 0; /* fe80::, RoCE v1 */
-	srv_start(&s, &so, 64u << 20);
-	memset(&v, 0, sizeof v);
-	ck_assert_int_eq(job_init(&v.j), 0);
-	opts_sim(&co, 0);
-	ck_assert_int_eq(tr_verbs_ctx_new(&co, &vdev_sim_ops, &v.ctx, &err), 0);
-	ck_assert_int_eq(tr_verbs_ops.client_open(v.ctx, &v.j, &v.c, &err), 0);
-	ck_assert_int_lt(tr_verbs_ops.connect(v.c, &s.addr, now_ns() + WAIT_NS, &v.k, &err), 0);
-	ck_assert_msg(strstr(err.msg, "GID types differ") && strstr(err.msg, "RoCE v1") &&
-	              strstr(err.msg, "RoCE v2") && strstr(err.msg, "fe80::") &&
-	              strstr(err.msg, "gid_index"), "%s", err.msg);
-	tr_verbs_ops.client_close(v.c);
-	tr_verbs_ops.fini(v.ctx);
-	job_free(&v.j);
-	srv_stop(&s);
-
-	/* one type (RoCE v2) on both ends, different addresses: it works */
-	so.gid_index = 3;
-	srv_start(&s, &so, 64u << 20);
-	cli_open(&v, NULL, set, &s);
-	r = run_calls(&v, TR_ECHO, 5, 1, 0);
-	ck_assert_int_eq(r.ok, 5);
-	pair_stop(&s, &v);
-}
-END_TEST
-
-/* vb_gid_pick chooses as perftest: the RoCE v2 entry of the local address,
- * else the first RoCE v2; entry 0 on InfiniBand; a set index as it is. */
-START_TEST(test_verbs_dev_gid_pick)
-{
-	struct vdev_attr a = {.name = "mlx5_0", .link_layer = VDEV_LINK_ETH, .ngid = 4};
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x0a000205)};
-	const struct vdev_gid *g;
-	char why[256];
-
-	for (int i = 0; i < 4; i++) {
-		a.gid[i].index = i;
-		a.gid[i].type = i % 2 ? VDEV_GID_ROCE_V2 : VDEV_GID_ROCE_V1;
-		if (i < 2) {
-			a.gid[i].raw[0] = 0xfe;
-			a.gid[i].raw[1] = 0x80;
-			a.gid[i].raw[15] = 1;
-		} else {
-			a.gid[i].raw[10] = a.gid[i].raw[11] = 0xff;
-			memcpy(a.gid[i].raw + 12, &sin.sin_addr, 4);
-		}
-	}
-	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, why, sizeof why)->index, 3);
-	sin.sin_addr.s_addr = htonl(0x0a000206); /* an address the table does not hold */
-	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, why, sizeof why)->index, 1);
-	ck_assert_int_eq(vb_gid_pick(&a, -1, NULL, why, sizeof why)->index, 1);
-	ck_assert_int_eq(vb_gid_pick(&a, 2, NULL, why, sizeof why)->index, 2);
-	ck_assert_ptr_null(vb_gid_pick(&a, 7, NULL, why, sizeof why));
-	ck_assert_msg(strstr(why, "GID index 7 of 'mlx5_0' is empty") && strstr(why, "RoCE v2"),
-	              "%s", why);
-	a.link_layer = VDEV_LINK_IB;
-	a.gid[0].type = a.gid[1].type = VDEV_GID_IB;
-	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, why, sizeof why)->index, 0);
-	a.ngid = 0;
-	g = vb_gid_pick(&a, -1, NULL, why, sizeof why);
-	ck_assert_ptr_null(g);
-}
-END_TEST
-
-/* An iWARP device is refused by the client and the server, saying why. */
-START_TEST(test_verbs_dev_iwarp_refused)
-{
-	struct vdev_sim_cfg cfg = {.transport = VDEV_TRANSPORT_IWARP};
-	struct tr_server_cfg scfg = {0};
-	struct opt_hostport addr = {.host = "127.0.0.1"};
-	volatile sig_atomic_t stop = 1;
-	struct tr_err err = {{0}};
-	struct tr_client *c;
-	struct vb_opts o;
-	void *ctx;
-	struct job j;
-
-	sim_reset(&cfg);
-	ck_assert_int_eq(job_init(&j), 0);
-	opts_sim(&o, 0);
-	ck_assert_int_eq(tr_verbs_ctx_new(&o, &vdev_sim_ops, &ctx, &err), 0);
-	ck_assert_int_lt(tr_verbs_ops.client_open(ctx, &j, &c, &err), 0);
-	ck_assert_msg(strstr(err.msg, "'sim0' is an iWARP device") &&
-	              strstr(err.msg, "transport = socket"), "%s", err.msg);
-	memset(&err, 0, sizeof err);
-	addr.port = free_ps_port();
-	scfg = (struct tr_server_cfg){.addrs = &addr, .naddrs = 1, .max_message = 1024,
-	                              .threads = 1, .stop = &stop};
-	ck_assert_int_lt(tr_verbs_ops.serve(ctx, &scfg, &err), 0);
-	ck_assert_msg(strstr(err.msg, "iWARP"), "%s", err.msg);
-	tr_verbs_ops.fini(ctx);
-	job_free(&j);
-	assert_no_leak();
-}
-END_TEST
-
-/* A provider grants more send entries than asked (mlx5 rounds up): a send
- * queue filled to the grant and flushed must fit the CQ. */
-START_TEST(test_verbs_dev_cq_flush_full)
-{
-	struct vdev_sim_cfg cfg = {.rnr_forever = 1};
-	struct vdev_open_cfg oc = {.port = 1};
-	struct vdev_attr attr[2];
-	struct vb_hello h[2];
-	struct vdev *d[2];
-	struct vb_ep e[2];
-	struct vb_opts o;
-	struct vdev_sge sge;
-	struct vdev_wc wc[32];
-	char err[256];
-	uint32_t posted = 0;
-	int n, got = 0;
-
-	sim_reset(&cfg);
-	vb_opts_default(&o);
-	o.send_depth = 257; /* 257 entries of 256 bytes: a 128 KiB queue, 512 granted */
-	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(vdev_sim_ops.open(&oc, &d[i], &attr[i], err, sizeof err), 0);
-		if (i == 1)
-			vdev_sim_hold_recvs(1); /* the receiver never reposts in time */
-		ck_assert_msg(vb_ep_open(&e[i], &vdev_sim_ops, d[i], &attr[i], &o, NULL, 4, 128, 1, 0,
-		                         1, err, sizeof err) == 0, "%s", err);
-		e[i].gid = *vb_gid_pick(&attr[i], -1, NULL, err, sizeof err);
-		memset(&h[i], 0, sizeof h[i]);
-		vb_ep_hello(&e[i], &attr[i], 4096, &h[i]);
-	}
-	ck_assert_uint_eq(e[0].cap.send_depth, 512);
-	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(vb_ep_connect(&e[i], &attr[i], &h[!i], 4096), 0);
-	sge = (struct vdev_sge){(uint64_t)(uintptr_t)e[0].stage, 64, e[0].mem_mr->lkey};
-	while (vb_ep_room(&e[0]) > 0) { /* the first waits for a receive, the rest behind it */
-		struct vdev_send_wr w = {.wr_id = VB_WR_ID(VB_WR_MSG, 0), .opcode = VDEV_WRITE_IMM,
-		                         .sge = &sge, .nsge = 1, .remote_addr = e[0].peer_ring,
-		                         .rkey = e[0].peer_ring_rkey};
-		ck_assert_int_eq(vb_ep_post(&e[0], &w, 1), 0);
-		posted++;
-	}
-	ck_assert_uint_eq(posted, 512);
-	ck_assert_int_eq(vdev_sim_ops.qp_error(e[0].qp), 0);
-	while ((n = vdev_sim_ops.cq_poll(e[0].cq, wc, 32)) > 0)
-		got += n;
-	ck_assert_msg(n == 0, "the CQ overran: cq_poll says %d", n);
-	ck_assert_int_eq(got, 512 + 4); /* every send flushed, and every receive */
-	vdev_sim_hold_recvs(0);
-	for (int i = 0; i < 2; i++) {
-		vb_ep_close(&e[i]);
-		vdev_sim_ops.close(d[i]);
-	}
-	assert_no_leak();
-}
-END_TEST
-
-/* A provider granting more SGEs than VB_SGE_MAX: the client still packs at
- * most VB_SGE_MAX per WRITE (its scratch space), and the bytes arrive. */
-START_TEST(test_verbs_dev_sge_grant)
-{
-	static const char *const set[] = {"payload.scheme=uniform", "payload.categories=medium",
-	                                  "payload.iovecs=200", NULL};
-	struct vdev_sim_cfg cfg = {.max_sge = 128, .sge_grant = 128};
-	struct tr_verbs_stats st;
-	struct vsrv s;
-	struct vcli v;
-	struct run r;
-
-	sim_reset(&cfg);
-	pair_start(&s, NULL, &v, NULL, set, 64u << 20);
-	ck_assert_uint_eq(tr_verbs_conn_cap(v.k)->max_send_sge, 128);
-	r = run_calls(&v, TR_ECHO, 6, 2, 0);
-	ck_assert_int_eq(r.ok, 6);
-	tr_verbs_client_stats(v.c, &st);
-	ck_assert_uint_eq(st.rndv, 6);
-	ck_assert_uint_eq(st.body_wrs, 6 * 4); /* ceil(200 / 64) */
-	pair_stop(&s, &v);
-}
-END_TEST
-
-/* verbs.inline bounds what goes inline, whatever the device grants. */
-START_TEST(test_verbs_dev_inline_bound)
-{
-	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=60", NULL};
-	struct vdev_sim_stats ss;
-	struct vb_opts o;
-	struct vsrv s;
-	struct vcli v;
-	struct run r;
-
-	opts_sim(&o, 0);
-	o.inline_max = 100;
-	pair_start(&s, &o, &v, &o, set, 64u << 20);
-	ck_assert_uint_gt(tr_verbs_conn_cap(v.k)->max_inline, 108); /* granted beyond the key */
-	r = run_calls(&v, TR_ECHO, 5, 1, 0); /* 48 + 60 bytes each way */
-	ck_assert_int_eq(r.ok, 5);
-	r = run_calls(&v, TR_ACK, 5, 1, 0);  /* a reply of 48 + 8: inline */
-	ck_assert_int_eq(r.ok, 5);
-	vdev_sim_get_stats(&ss);
-	ck_assert_uint_le(ss.inline_max, 100);
-	ck_assert_uint_gt(ss.inline_max, 0);
-	pair_stop(&s, &v);
-}
-END_TEST
-
-/* A port going down ends a call that waits for a reply at once, saying
- * so, not at its deadline; the server stops with the same news. */
-START_TEST(test_verbs_dev_async_port_down)
-{
-	static const char *const set[] = {"payload.categories=small", NULL};
-	struct vdev_sim_cfg cfg = {.rnr_forever = 1};
-	struct tr_call c = {0}, *done[1];
-	const char *msg;
-	struct vsrv s;
-	struct vcli v;
-	uint64_t t0;
-
-	struct vb_opts so;
-	struct run r;
-
-	sim_reset(&cfg);
-	opts_sim(&so, 1);
-	so.recv_depth = 1;
-	pair_start(&s, &so, &v, NULL, set, 64u << 20);
-	/* one call goes through; the server's reposted receive stays hidden,
-	 * so the next request waits for it (RNR retry 7): nothing answers */
-	vdev_sim_hold_recvs(1);
-	r = run_calls(&v, TR_ECHO, 1, 1, 0);
-	ck_assert_int_eq(r.ok, 1);
-	c.method = TR_ECHO;
-	c.iov = v.p.iov;
-	c.iovcnt = (int)v.p.n;
-	ck_assert_int_eq(tr_verbs_ops.submit(v.k, &c), 0);
-	ck_assert_int_eq(tr_verbs_ops.reap(v.c, done, 1, now_ns() + 50000000ull), 0);
-	vdev_sim_inject(VDEV_SIM_FAULT_PORT_DOWN, 0);
-	t0 = now_ns();
-	ck_assert_int_eq(tr_verbs_ops.reap(v.c, done, 1, now_ns() + WAIT_NS), 1);
-	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);
-	ck_assert_int_eq(c.status, TR_UNAVAILABLE);
-	msg = tr_verbs_conn_error(v.k);
-	ck_assert_msg(msg && strstr(msg, "port 1 of 'sim0' went down (IBV_EVENT_PORT_ERR"), "%s",
-	              msg ? msg : "(none)");
-	tr_verbs_ops.call_release(&c);
-	vdev_sim_hold_recvs(0);
-	cli_close(&v);
-	s.stop = 1;
-	pthread_join(s.thread, NULL);
-	ck_assert_int_eq(s.rc, -ENETDOWN);
-	ck_assert_msg(strstr(s.err.msg, "went down"), "%s", s.err.msg);
-	tr_verbs_ops.fini(s.ctx);
-	assert_no_leak();
-}
-END_TEST
-
-/* verbs.traffic_class reaches the address vector of RoCE QPs. */
-START_TEST(test_verbs_dev_traffic_class)
-{
-	static const char *const set[] = {"payload.categories=small", NULL};
-	struct vdev_sim_cfg cfg = {0};
-	struct vdev_sim_stats ss;
-	struct vb_opts o;
-	struct vsrv s;
-	struct vcli v;
-	struct run r;
-
-	g_link = VDEV_LINK_ETH;
-	sim_reset(&cfg);
-	opts_sim(&o, 0);
-	o.traffic_class = 106;
-	pair_start(&s, &o, &v, &o, set, 64u << 20);
-	vdev_sim_get_stats(&ss);
-	ck_assert_int_eq(ss.traffic_class, 106);
-	r = run_calls(&v, TR_ECHO, 3, 1, 0);
-	ck_assert_int_eq(r.ok, 3);
-	pair_stop(&s, &v);
-}
-END_TEST
-
-/* Every completion status is named by its ibv name, number and vendor_err. */
-START_TEST(test_verbs_dev_status_names)
-{
-	char b[256];
-
-	vdev_wc_describe(VDEV_WC_REM_ACCESS_ERR, 0x88, b, sizeof b);
-	ck_assert_msg(strstr(b, "IBV_WC_REM_ACCESS_ERR") && strstr(b, "status 10") &&
-	              strstr(b, "vendor_err 0x88"), "%s", b);
-	vdev_wc_describe(16, 0, b, sizeof b); /* one tfgb has no words for */
-	ck_assert_msg(strstr(b, "IBV_WC_REM_ABORT_ERR") && strstr(b, "status 16"), "%s", b);
-}
-END_TEST
-
-#if TFGB_HAVE_VERBS
-#include "vdev_ibv.h"
-
-/* An error completion's undefined fields are never read. */
-START_TEST(test_verbs_dev_wc_undefined)
-{
-	struct ibv_wc w;
-	struct vdev_wc o;
-
-	memset(&w, 0xa5, sizeof w);
-	w.wr_id = 77;
-	w.status = IBV_WC_RETRY_EXC_ERR;
-	w.vendor_err = 0x81;
-	vdev_ibv_wc(&w, &o);
-	ck_assert_uint_eq(o.wr_id, 77);
-	ck_assert_int_eq(o.status, VDEV_WC_RETRY_EXC_ERR);
-	ck_assert_uint_eq(o.vendor_err, 0x81);
-	ck_assert_int_eq(o.opcode, -1);
-	ck_assert_uint_eq(o.byte_len, 0);
-	ck_assert_uint_eq(o.imm, 0);
-	w.status = IBV_WC_SUCCESS;
-	w.opcode = IBV_WC_RECV_RDMA_WITH_IMM;
-	w.wc_flags = IBV_WC_WITH_IMM;
-	w.imm_data = htonl(5);
-	w.byte_len = 48;
-	vdev_ibv_wc(&w, &o);
-	ck_assert_int_eq(o.opcode, VDEV_RECV_IMM);
-	ck_assert_uint_eq(o.imm, 5);
-	ck_assert_uint_eq(o.byte_len, 48);
-}
-END_TEST
-
-/* The transitions' masks are rc_pingpong's and perftest's. */
-START_TEST(test_verbs_dev_qp_attr_masks)
-{
-	struct vdev_peer p = {.qpn = 0x1234, .psn = 0x1abcdef, .lid = 0, .mtu = 1024, .global = 1,
-	                      .sgid_index = 3, .traffic_class = 106};
-	struct ibv_qp_attr a;
-	int mask;
-
-	memset(p.gid, 0x11, 16);
-	vdev_ibv_qp_attr(IBV_QPS_INIT, 1, NULL, 0, &a, &mask);
-	ck_assert_int_eq(mask, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS);
-	ck_assert_int_eq(a.qp_state, IBV_QPS_INIT);
-	ck_assert_int_eq(a.port_num, 1);
-	ck_assert_int_eq(a.qp_access_flags, IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
-	                 IBV_ACCESS_REMOTE_READ);
-	vdev_ibv_qp_attr(IBV_QPS_RTR, 2, &p, 0, &a, &mask);
-	ck_assert_int_eq(mask, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-	                 IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	ck_assert_int_eq(a.qp_state, IBV_QPS_RTR);
-	ck_assert_int_eq(a.path_mtu, IBV_MTU_1024);
-	ck_assert_uint_eq(a.dest_qp_num, 0x1234);
-	ck_assert_uint_eq(a.rq_psn, 0xabcdef);
-	ck_assert_int_eq(a.max_dest_rd_atomic, 1);
-	ck_assert_int_eq(a.min_rnr_timer, VDEV_MIN_RNR_TIMER);
-	ck_assert_int_eq(a.ah_attr.port_num, 2);
-	ck_assert_int_eq(a.ah_attr.is_global, 1);
-	ck_assert_int_eq(a.ah_attr.grh.sgid_index, 3);
-	ck_assert_int_eq(a.ah_attr.grh.traffic_class, 106);
-	ck_assert_int_eq(a.ah_attr.grh.hop_limit, VDEV_HOP_LIMIT);
-	ck_assert_mem_eq(a.ah_attr.grh.dgid.raw, p.gid, 16);
-	p.global = 0;
-	p.lid = 9;
-	vdev_ibv_qp_attr(IBV_QPS_RTR, 1, &p, 0, &a, &mask);
-	ck_assert_int_eq(a.ah_attr.is_global, 0);
-	ck_assert_int_eq(a.ah_attr.dlid, 9);
-	vdev_ibv_qp_attr(IBV_QPS_RTS, 1, &p, 0x2000001, &a, &mask);
-	ck_assert_int_eq(mask, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-	                 IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	ck_assert_int_eq(a.qp_state, IBV_QPS_RTS);
-	ck_assert_uint_eq(a.sq_psn, 1);
-	ck_assert_int_eq(a.timeout, VDEV_TIMEOUT);
-	ck_assert_int_eq(a.retry_cnt, VDEV_RETRY_CNT);
-	ck_assert_int_eq(a.rnr_retry, VDEV_RNR_RETRY);
-	ck_assert_int_eq(a.max_rd_atomic, 1);
-}
-END_TEST
-#endif
 
 /* The cases of the suite, over one link layer. */
 static void add_cases(Suite *s, int roce)
@@ -1818,7 +1330,7 @@ static void add_cases(Suite *s, int roce)
 
 	for (int i = 0; i < 4; i++) {
 		tc[i] = tcase_create(names[roce][i]);
-		tcase_add_checked_fixture(tc[i], roce ? setup_eth : setup_ib, NULL);
+		tcase_add_checked_fixture(tc[i], roce ? setup_eth : vt_setup_ib, NULL);
 		tcase_set_timeout(tc[i], i == 3 ? 30 : 60);
 	}
 	tcase_add_test(tc[0], test_verbs_codecs);
@@ -1853,27 +1365,9 @@ static void add_cases(Suite *s, int roce)
 Suite *make_verbs_suite(void)
 {
 	Suite *s = suite_create("verbs");
-	TCase *dev = tcase_create("device");
 
 	add_cases(s, 0);
 	add_cases(s, 1);
-	tcase_add_checked_fixture(dev, setup_ib, NULL);
-	tcase_add_test(dev, test_verbs_dev_sizing_einval);
-	tcase_add_test(dev, test_verbs_dev_max_msg_sz);
-	tcase_add_test(dev, test_verbs_dev_gid_type_mismatch);
-	tcase_add_test(dev, test_verbs_dev_gid_pick);
-	tcase_add_test(dev, test_verbs_dev_iwarp_refused);
-	tcase_add_test(dev, test_verbs_dev_cq_flush_full);
-	tcase_add_test(dev, test_verbs_dev_sge_grant);
-	tcase_add_test(dev, test_verbs_dev_inline_bound);
-	tcase_add_test(dev, test_verbs_dev_async_port_down);
-	tcase_add_test(dev, test_verbs_dev_traffic_class);
-	tcase_add_test(dev, test_verbs_dev_status_names);
-#if TFGB_HAVE_VERBS
-	tcase_add_test(dev, test_verbs_dev_wc_undefined);
-	tcase_add_test(dev, test_verbs_dev_qp_attr_masks);
-#endif
-	tcase_set_timeout(dev, 60);
-	suite_add_tcase(s, dev);
+	suite_add_tcase(s, verbs_device_tcase());
 	return s;
 }

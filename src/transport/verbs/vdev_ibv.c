@@ -148,7 +148,7 @@ struct vdev_qp {
 	struct vdev *d;
 };
 
-static unsigned mtu_bytes(enum ibv_mtu m)
+unsigned vdev_ibv_mtu_bytes(enum ibv_mtu m)
 {
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
 }
@@ -171,7 +171,7 @@ static int gid_is_zero(const uint8_t *g)
  * ENOSYS: no uverbs in sysfs) is a machine with no device.  The list (free
  * it with ibv_free_device_list when not NULL), or NULL with *n set: 0, or
  * -errno when listing failed. */
-static struct ibv_device **device_list(int *n)
+struct ibv_device **vdev_ibv_device_list(int *n)
 {
 	struct ibv_device **list;
 
@@ -188,7 +188,7 @@ static int ibv_count(char *err, size_t errlen)
 	struct ibv_device **list = NULL;
 	int n;
 
-	list = device_list(&n);
+	list = vdev_ibv_device_list(&n);
 	if (n < 0)
 		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
 	if (list)
@@ -197,7 +197,7 @@ static int ibv_count(char *err, size_t errlen)
 }
 
 /* The largest inline size a QP on this context grants, or 0. */
-static uint32_t probe_inline(struct ibv_context *ctx, struct ibv_pd *pd)
+uint32_t vdev_ibv_probe_inline(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	uint32_t inl = IBV_INLINE_PROBE, got = 0;
@@ -231,8 +231,8 @@ static int gid_type(uint8_t link, int ex_ok, const struct ibv_gid_entry *e)
 }
 
 /* The port's non-empty GID entries (the first VDEV_GID_MAX) into a. */
-static void gid_table(struct ibv_context *ctx, uint8_t port, int len, uint8_t link,
-                      struct vdev_attr *a)
+void vdev_ibv_gid_table(struct ibv_context *ctx, uint8_t port, int len, uint8_t link,
+                        struct vdev_attr *a)
 {
 	a->ngid = 0;
 	for (int i = 0; i < len && a->ngid < VDEV_GID_MAX; i++) {
@@ -263,7 +263,7 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 	struct vdev *d;
 	int n = 0, rc, fl;
 
-	list = device_list(&n);
+	list = vdev_ibv_device_list(&n);
 	if (n < 0) {
 		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
 		return n;
@@ -324,7 +324,7 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 		d->attr.transport = VDEV_TRANSPORT_IB;
 	else
 		d->attr.transport = VDEV_TRANSPORT_OTHER;
-	gid_table(d->ctx, (uint8_t)cfg->port, pa.gid_tbl_len, pa.link_layer, &d->attr);
+	vdev_ibv_gid_table(d->ctx, (uint8_t)cfg->port, pa.gid_tbl_len, pa.link_layer, &d->attr);
 	/* the async events are read without blocking (ibv_async_poll) */
 	fl = fcntl(d->ctx->async_fd, F_GETFL);
 	if (fl < 0 || fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
@@ -342,11 +342,11 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 	d->attr.max_sge = (uint32_t)da.max_sge;
 	d->attr.max_qp_wr = (uint32_t)da.max_qp_wr;
 	d->attr.max_cqe = (uint32_t)da.max_cqe;
-	d->attr.max_inline = probe_inline(d->ctx, d->pd);
+	d->attr.max_inline = vdev_ibv_probe_inline(d->ctx, d->pd);
 	d->attr.max_mr_size = da.max_mr_size;
 	d->attr.max_msg_sz = pa.max_msg_sz;
 	d->attr.link_layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? VDEV_LINK_ETH : VDEV_LINK_IB;
-	d->attr.active_mtu = mtu_bytes(pa.active_mtu);
+	d->attr.active_mtu = vdev_ibv_mtu_bytes(pa.active_mtu);
 	d->attr.lid = pa.lid;
 	*attr = d->attr;
 	*out = d;
@@ -736,101 +736,6 @@ const struct vdev_ops vdev_ibv_ops = {
 	.post_recv = ibv_post_rcv,
 };
 
-/* ---- verbs-info ---------------------------------------------------------- */
-
-static const char *link_name(uint8_t l)
-{
-	return l == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)"
-	       : l == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified";
-}
-
-static const char *gid_type_name(int t)
-{
-	return t == VDEV_GID_ROCE_V2 ? "RoCE v2" : t == VDEV_GID_ROCE_V1 ? "RoCE v1" : "IB";
-}
-
-/* The port's GIDs, and the one tfgb takes with verbs.gid_index = none. */
-static void info_gids(FILE *f, struct ibv_context *ctx, uint8_t port, int len, uint8_t link)
-{
-	struct vdev_attr a;
-	int pick = -1;
-
-	gid_table(ctx, port, len, link, &a);
-	for (int i = 0; i < a.ngid; i++) {
-		char text[INET6_ADDRSTRLEN];
-		inet_ntop(AF_INET6, a.gid[i].raw, text, sizeof text);
-		fprintf(f, "      gid_index %-3d %-40s %s\n", a.gid[i].index, text,
-		        gid_type_name(a.gid[i].type));
-		if (pick < 0 && (link != IBV_LINK_LAYER_ETHERNET ? a.gid[i].index == 0
-		                 : a.gid[i].type == VDEV_GID_ROCE_V2))
-			pick = a.gid[i].index;
-	}
-	if (a.ngid == 0)
-		fprintf(f, "      no GID: %s\n", link == IBV_LINK_LAYER_ETHERNET
-		        ? "the interface has no IP address, RoCE cannot route" : "the port is not set up");
-	else if (link == IBV_LINK_LAYER_ETHERNET)
-		fprintf(f, "      gid_index none takes the RoCE v2 entry of the address the side "
-		        "channel leaves from, else %d\n", pick >= 0 ? pick : a.gid[0].index);
-	else
-		fprintf(f, "      gid_index none takes %d\n", pick >= 0 ? pick : a.gid[0].index);
-}
-
-int vdev_ibv_info(FILE *f, char *err, size_t errlen)
-{
-	struct ibv_device **list;
-	int n = 0;
-
-	list = device_list(&n);
-	if (n <= 0) {
-		if (n < 0)
-			snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
-		else
-			snprintf(err, errlen, "no RDMA device found (ibv_get_device_list returned 0 "
-			         "devices)");
-		if (list)
-			ibv_free_device_list(list);
-		return n < 0 ? n : -ENODEV;
-	}
-	for (int i = 0; i < n; i++) {
-		struct ibv_context *ctx = ibv_open_device(list[i]);
-		struct ibv_device_attr da;
-		struct ibv_pd *pd;
-
-		fprintf(f, "device %s%s%s\n", ibv_get_device_name(list[i]),
-		        i == 0 ? " (the first: used when verbs.device is empty)" : "",
-		        list[i]->transport_type == IBV_TRANSPORT_IWARP ||
-		        list[i]->node_type == IBV_NODE_RNIC ? ", iWARP: tfgb cannot use it" : "");
-		if (!ctx || ibv_query_device(ctx, &da) != 0) {
-			fprintf(f, "  cannot open or query it: %s\n", strerror(errno ? errno : EIO));
-			if (ctx)
-				ibv_close_device(ctx);
-			continue;
-		}
-		pd = ibv_alloc_pd(ctx);
-		fprintf(f, "  firmware %s, %d port%s\n", da.fw_ver, da.phys_port_cnt,
-		        da.phys_port_cnt == 1 ? "" : "s");
-		fprintf(f, "  max_sge %d, max_qp_wr %d, max_cqe %d, max_mr_size %llu, max_inline %u\n",
-		        da.max_sge, da.max_qp_wr, da.max_cqe, (unsigned long long)da.max_mr_size,
-		        pd ? probe_inline(ctx, pd) : 0);
-		for (uint8_t p = 1; p <= da.phys_port_cnt; p++) {
-			struct ibv_port_attr pa;
-			if (ibv_query_port(ctx, p, &pa) != 0) {
-				fprintf(f, "    port %u: cannot query it\n", p);
-				continue;
-			}
-			fprintf(f, "    port %u: %s, %s, active MTU %u, LID %u, max_msg_sz %u\n", p,
-			        ibv_port_state_str(pa.state), link_name(pa.link_layer),
-			        mtu_bytes(pa.active_mtu), pa.lid, pa.max_msg_sz);
-			info_gids(f, ctx, p, pa.gid_tbl_len, pa.link_layer);
-		}
-		if (pd)
-			ibv_dealloc_pd(pd);
-		ibv_close_device(ctx);
-	}
-	ibv_free_device_list(list);
-	return 0;
-}
-
 #else /* !TFGB_HAVE_VERBS */
 
 #define NO_VERBS "built without verbs (VERBS=0)"
@@ -873,12 +778,5 @@ const struct vdev_ops vdev_ibv_ops = {
 	.open = nv_open,
 	.close = nv_close,
 };
-
-int vdev_ibv_info(FILE *f, char *err, size_t errlen)
-{
-	(void)f;
-	snprintf(err, errlen, "tfgb was " NO_VERBS);
-	return -ENOSYS;
-}
 
 #endif
