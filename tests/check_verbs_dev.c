@@ -471,6 +471,72 @@ START_TEST(test_verbs_dev_qp_attr_masks)
 END_TEST
 #endif
 
+/* The simulation enforces what an HCA does: remote write needs local write,
+ * QPs are sized as mlx5 sizes them, a PSN the peer does not expect loses
+ * the packets, and an error completion's undefined fields are garbage. */
+START_TEST(test_verbs_dev_sim_enforces)
+{
+	const struct vdev_ops *o = &vdev_sim_ops;
+	struct vdev_open_cfg oc = {.port = 1};
+	struct vdev_attr a[2];
+	struct vdev *d[2];
+	struct vdev_cq *cq[2];
+	struct vdev_qp *qp[2];
+	struct vdev_mr *mr[2];
+	uint32_t qpn[2];
+	static unsigned char buf[2][4096];
+	struct vdev_qp_cap big = {.send_depth = 4096, .recv_depth = 8, .max_send_sge = 30,
+	                          .max_recv_sge = 1};
+	struct vdev_sge sge;
+	struct vdev_send_wr w;
+	struct vdev_wc wc[4];
+	struct vdev_mr *bad;
+	struct vdev_qp *extra;
+	uint32_t xqpn;
+	char err[256];
+
+	for (int i = 0; i < 2; i++) {
+		struct vdev_qp_cap cap = {.send_depth = 8, .recv_depth = 8, .max_send_sge = 3,
+		                          .max_recv_sge = 1};
+		ck_assert_int_eq(o->open(&oc, &d[i], &a[i], err, sizeof err), 0);
+		ck_assert_int_eq(o->cq_create(d[i], 64, NULL, &cq[i]), 0);
+		ck_assert_int_eq(o->qp_create(d[i], cq[i], cq[i], &cap, &qp[i], &qpn[i]), 0);
+		ck_assert_uint_eq(cap.send_depth, 8);
+		ck_assert_uint_eq(cap.max_send_sge, 4); /* 192 + 3 x 16 bytes, a 256-byte entry */
+		ck_assert_int_eq(o->reg_mr(d[i], buf[i], sizeof buf[i], VDEV_LOCAL_WRITE |
+		                           VDEV_REMOTE_WRITE, &mr[i]), 0);
+	}
+	ck_assert_int_eq(o->reg_mr(d[0], buf[0], 64, VDEV_REMOTE_WRITE, &bad), -EINVAL);
+	/* 4096 entries of 704 bytes: 65536 blocks, past max_qp_wr (32768) */
+	ck_assert_int_eq(o->qp_create(d[0], cq[0], cq[0], &big, &extra, &xqpn), -EINVAL);
+	for (int i = 0; i < 2; i++) { /* QP 1 expects PSN 100, QP 0 sends from 7 */
+		const struct vdev_gid *g = vb_gid_pick(&a[!i], -1, NULL, err, sizeof err);
+		struct vdev_peer peer = {.qpn = qpn[!i], .lid = a[!i].lid, .mtu = 4096,
+		                         .psn = i ? 100 : 0, .global = vb_global(&a[i], a[!i].lid),
+		                         .sgid_index = vb_gid_pick(&a[i], -1, NULL, err,
+		                                                   sizeof err)->index};
+		memcpy(peer.gid, g->raw, 16);
+		ck_assert_int_eq(o->qp_connect(qp[i], &peer, i ? 0 : 7), 0);
+	}
+	sge = (struct vdev_sge){(uint64_t)(uintptr_t)buf[0], 8, mr[0]->lkey};
+	w = (struct vdev_send_wr){.wr_id = 3, .opcode = VDEV_WRITE, .flags = VDEV_SIGNALED,
+	                          .sge = &sge, .nsge = 1,
+	                          .remote_addr = (uint64_t)(uintptr_t)buf[1], .rkey = mr[1]->rkey};
+	ck_assert_int_eq(o->post_send(qp[0], &w, 1), 0);
+	ck_assert_int_eq(o->cq_poll(cq[0], wc, 4), 1);
+	ck_assert_uint_eq(wc[0].wr_id, 3);
+	ck_assert_int_eq(wc[0].status, VDEV_WC_RETRY_EXC_ERR);
+	ck_assert_uint_ne(wc[0].byte_len, 0); /* undefined: garbage, never a plausible 0 */
+	for (int i = 0; i < 2; i++) {
+		o->qp_destroy(qp[i]);
+		o->cq_destroy(cq[i]);
+		o->dereg_mr(mr[i]);
+		o->close(d[i]);
+	}
+	vt_assert_no_leak();
+}
+END_TEST
+
 TCase *verbs_device_tcase(void)
 {
 	TCase *dev = tcase_create("device");
@@ -487,6 +553,7 @@ TCase *verbs_device_tcase(void)
 	tcase_add_test(dev, test_verbs_dev_async_port_down);
 	tcase_add_test(dev, test_verbs_dev_traffic_class);
 	tcase_add_test(dev, test_verbs_dev_status_names);
+	tcase_add_test(dev, test_verbs_dev_sim_enforces);
 #if TFGB_HAVE_VERBS
 	tcase_add_test(dev, test_verbs_dev_wc_undefined);
 	tcase_add_test(dev, test_verbs_dev_qp_attr_masks);
