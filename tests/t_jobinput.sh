@@ -67,10 +67,11 @@ for cmd in "genpayload" "latency --print-config"; do
 	fi
 	# a FIFO whose writer comes after tfgb opened it, then goes
 	mkfifo "$tmp/fifo"
-	(sleep 0.3; printf "$JOB" >"$tmp/fifo") &
+	# (each side bounded: a tfgb that opens it twice would wait forever)
+	(sleep 0.3; timeout 60 sh -c 'printf "$1" >"$2"' sh "$JOB" "$tmp/fifo") &
 	writer=$!
 	# shellcheck disable=SC2086
-	"$tfgb" $cmd -c "$tmp/fifo" >"$tmp/out" 2>"$tmp/err"
+	timeout 60 "$tfgb" $cmd -c "$tmp/fifo" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	wait "$writer"
 	writer=
