@@ -154,6 +154,9 @@ install: tfgb
 	for m in $(MAN7); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
 	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
+	mkdir -p $(DESTDIR)$(DATADIR)/models
+	cp -f conf/models/*.model $(DESTDIR)$(DATADIR)/models/
+	chmod 644 $(DESTDIR)$(DATADIR)/models/*.model
 	mkdir -p $(DESTDIR)$(DATADIR)/examples
 	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
@@ -163,7 +166,7 @@ install: tfgb
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
-	rm -rf $(DESTDIR)$(DATADIR)/examples
+	rm -rf $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(DATADIR)/models
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
