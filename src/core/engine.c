@@ -1,4 +1,5 @@
 /* engine.c - the windows: warm-up, measurement, drain, the open-loop schedule. */
+#include "engine.h"
 #include "engine_int.h"
 
 #include <errno.h>

@@ -1,5 +1,6 @@
 /* engine_call.c - the engine's slots: their setup, and the start and check
  * of one call (see engine.h for what the timed path may do). */
+#include "engine.h"
 #include "engine_int.h"
 
 #include <errno.h>

@@ -1,11 +1,10 @@
 /* engine_int.h - the call engine's own state, shared by engine.c (the
  * windows: warm-up, measurement, drain, the open-loop schedule) and
  * engine_call.c (the slots: setup, submit, check).  Not for other modules:
- * engine.h is the interface. */
+ * engine.h is the interface.  Include engine.h first: this header does not,
+ * so that engine.c using it is no include cycle (tests/t_includes.sh). */
 #ifndef TFGB_ENGINE_INT_H
 #define TFGB_ENGINE_INT_H
-
-#include "engine.h"
 
 /* The warm-up; its drain before a window of calls; a window; after the
  * last window (or a stop), the drain of what is outstanding. */
