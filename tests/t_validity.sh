@@ -32,7 +32,7 @@ small="-s payload.iovecs=4 -s payload.categories=small,medium"
 tp() { # throughput over socket, 1 PS x 1 worker, on a fresh port
 	port=$(free_port) || fail "no free port"
 	$TFGB throughput -s job.transport=socket -s cluster.ps=127.0.0.1:$port \
-		-s cluster.workers=1 -s job.warmup=$(slow 300)ms -s job.timeout=$(slow 2)s -q "$@"
+		-s cluster.workers=1 -s job.warmup=$(slow 300)ms -s job.timeout=$(slow 10)s -q "$@"
 }
 
 # 1. far above saturation: the default payload (3 MB) at 100000 calls/s
