@@ -152,7 +152,7 @@ static void run_lat_close(struct run *r, struct engine_run_fig *f)
  * call outstanding, none reaped and not yet handled: the start without a
  * warm-up, a window of calls), every slot started; otherwise the calls
  * outstanding go on as the window's. */
-static int window_open(struct run *r, uint64_t t, int fresh)
+static int window_open(struct run *r, uint64_t t, uint64_t now, int fresh)
 {
 	const struct engine_cfg *cfg = r->cfg;
 	struct engine_result *res = r->res;
@@ -175,7 +175,7 @@ static int window_open(struct run *r, uint64_t t, int fresh)
 			r->sched_base = r->next_due = t;
 			r->seq = r->seq_t0 = 0;
 		}
-		return issue_due(r, now_ns());
+		return issue_due(r, now); /* the loop's clock: see engine_hung_conn */
 	}
 	for (int i = 0; i < r->nslots && fresh; i++) {
 		if (cfg->iterations && r->submitted >= cfg->iterations)
@@ -236,8 +236,9 @@ static void stop_at(struct run *r, uint64_t t, int late)
 	r->phase = PH_DRAIN;
 }
 
-/* A window ended at t: the next run's opens, or the drain starts. */
-static int window_end(struct run *r, uint64_t t)
+/* A window ended at t (seen at `now`): the next run's opens, or the drain
+ * starts. */
+static int window_end(struct run *r, uint64_t t, uint64_t now)
 {
 	if (r->run + 1 >= (r->cfg->repeat > 1 ? r->cfg->repeat : 1)) {
 		stop_at(r, t, 1);
@@ -246,7 +247,7 @@ static int window_end(struct run *r, uint64_t t)
 	window_close(r, t);
 	run_lat_close(r, &r->res->runs[r->run]);
 	r->run++;
-	return window_open(r, t, r->cfg->iterations != 0);
+	return window_open(r, t, now, r->cfg->iterations != 0);
 }
 
 /* One completed call, at `now`: checked, counted when it completed inside
@@ -389,7 +390,7 @@ static void run_windows(struct run *r)
 			stop_at(r, now, 0);
 	} else {
 		opened = 1;
-		if (window_open(r, now, 1) < 0)
+		if (window_open(r, now, now, 1) < 0)
 			stop_at(r, now, 0);
 	}
 
@@ -420,11 +421,11 @@ static void run_windows(struct run *r)
 		if (r->phase == PH_WARMUP && now >= r->t_begin + cfg->warmup_ns) {
 			res->warmup_ns = now - r->t_begin;
 			r->phase = PH_SETTLE; /* a window of calls starts with nothing out */
-			if (!cfg->iterations && (opened = 1, window_open(r, now, 0) < 0))
+			if (!cfg->iterations && (opened = 1, window_open(r, now, now, 0) < 0))
 				stop_at(r, now, 0);
 		}
 		if (r->phase == PH_MEASURE && r->t_end && now >= r->t_end &&
-		    window_end(r, r->t_end) < 0)
+		    window_end(r, r->t_end, now) < 0)
 			stop_at(r, now, 0);
 		if (r->ivl_next && now >= r->ivl_next)
 			interval_flush(r, now); /* this reap's calls are the next interval's */
@@ -439,10 +440,10 @@ static void run_windows(struct run *r)
 		if (cfg->rate && issue_due(r, now) < 0)
 			stop_at(r, now, 0);
 		if (r->phase == PH_SETTLE && !r->outstanding && !r->npending &&
-		    (opened = 1, window_open(r, now, 1) < 0))
+		    (opened = 1, window_open(r, now, now, 1) < 0))
 			stop_at(r, now, 0);
 		if (r->phase == PH_MEASURE && cfg->iterations && r->submitted >= cfg->iterations &&
-		    !r->outstanding && !r->npending && window_end(r, now) < 0)
+		    !r->outstanding && !r->npending && window_end(r, now, now) < 0)
 			stop_at(r, now, 0); /* a window of calls ends at its last completion */
 
 		/* every 10 ms at most: hung_conn looks at every connection */

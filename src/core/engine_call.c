@@ -99,7 +99,8 @@ int engine_hung_conn(const struct run *r, uint64_t now)
 	int hung = -1;
 
 	for (int c = 0; c < r->cfg->nconns; c++)
-		if (r->conn_out[c] && now - r->conn_since[c] > r->cfg->timeout_ns &&
+		if (r->conn_out[c] && now > r->conn_since[c] &&
+		    now - r->conn_since[c] > r->cfg->timeout_ns &&
 		    (hung < 0 || r->conn_since[c] < r->conn_since[hung]))
 			hung = c;
 	return hung;
