@@ -8,7 +8,7 @@ tree: python3 conf/models/gen-models.py; the files are committed, so neither
 the build nor the tests need Python.  tests/check_model.c checks each file's
 totals against the published parameter counts named in its header.
 
-File format (documented in tfgb-train(1)): '#' starts a comment; the first
+File format: '#' starts a comment; the first
 other line is `model NAME`; then one variable per line,
     NAME DTYPE DIMS KIND
 DIMS comma-separated (a scalar is `scalar`), KIND `trainable` (pulled from
@@ -151,7 +151,7 @@ ABOUT = {
 def write(m, path):
     t=m.count('trainable'); s=m.count('statistic')
     with open(path, 'w') as f:
-        f.write('# %s - a model description for tfgb train, made by gen-models.py\n' % os.path.basename(path))
+        f.write('# %s - a tfgb model description, made by gen-models.py\n' % os.path.basename(path))
         for line in ABOUT[m.name]:
             f.write('# ' + line + '\n')
         f.write('# %d variables: %d trainable parameters, %d statistics, float32.\n'

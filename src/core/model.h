@@ -1,7 +1,8 @@
 /* model.h - a model's variables and their placement over parameter servers.
  *
- * A model description (NAME.model in conf/models; format in tfgb-train(1)) lists
- * the variables of a model in the order the framework creates them, each a
+ * A model description (NAME.model in conf/models, its format described at
+ * the top of conf/models/gen-models.py) lists the variables of a model in
+ * the order the framework creates them, each a
  * name, a dtype, a shape and a kind: trainable (pulled from its PS and
  * pushed back as a gradient of the same size every step) or statistic (a
  * non-trainable variable, batch normalisation's moving mean and variance,
