@@ -63,7 +63,8 @@ static void on_ready(void *arg)
 	char err[CTRL_ERR_MAX];
 
 	if (r->control && ctrl_server_start(r->control, &r->t->job.tls, r->t->job.token,
-	                                    r->t->verbose, &r->ctrl,
+	                                    r->t->verbose, r->t->job.transport == TRANSPORT_GRPC,
+	                                    &r->ctrl,
 	                                    err, sizeof err) < 0) {
 		tfgb_error("serve: control service: %s", err);
 		r->ctrl_failed = 1;
