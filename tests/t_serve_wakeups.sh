@@ -1,11 +1,13 @@
 #!/bin/sh
-# t_serve_wakeups.sh - `tfgb serve` (gRPC, server.threads = 1) hosting its
-# control service, as PS 0 does by default, sleeps at most about once per
-# call: one Echo at a time wakes its one completion-queue thread once (its
-# epoll_wait).  A second thread of the process that polls gRPC (the control
-# service's, before it waited on a non-polling queue) takes gRPC's poller
-# role in turn with it, and every call then costs two or three voluntary
-# context switches (futex and eventfd hand-overs; 2.8 a call measured).
+# t_serve_wakeups.sh - `tfgb serve` (gRPC, default server.threads: one
+# completion-queue thread) hosting its control service, as PS 0 does by
+# default, sleeps at most about once per call: one Echo at a time wakes its
+# thread once (its epoll_wait).  A second thread of the process that polls
+# gRPC (the control service's, before it waited on a non-polling queue, or a
+# second completion-queue thread, the default on a 2-CPU machine before)
+# takes gRPC's poller role in turn with it, and every call then costs two or
+# three voluntary context switches (futex and eventfd hand-overs; 2.8 a call
+# measured).
 # Counted from /proc (voluntary_ctxt_switches of every thread), so the
 # figure does not depend on how busy the machine is: a preempted thread
 # switches involuntarily.
@@ -36,8 +38,7 @@ trap 'exit 1' HUP INT TERM
 # start_server PORT: 0 when ready, 1 when it exited (status in $srv_rc), 2 on timeout
 start_server() {
 	: >"$tmp/ready"
-	TFGB_READY_FD=3 "$TFGB" serve -s cluster.ps="127.0.0.1:$1" -s server.threads=1 \
-		3>"$tmp/ready" 2>"$tmp/err" &
+	TFGB_READY_FD=3 "$TFGB" serve -s cluster.ps="127.0.0.1:$1" 3>"$tmp/ready" 2>"$tmp/err" &
 	srv=$!
 	wait_ready "$tmp/ready" "$srv" 10
 }
@@ -50,8 +51,8 @@ switches() {
 
 base=$((52100 + $$ % 1000))
 start_on_free_port server $base 2 "$tmp/err" start_server
-grep -q "control service on 127.0.0.1:$((port - 1))" "$tmp/err" ||
-	fail "the server does not host the control service: $(cat "$tmp/err")"
+grep -q "(grpc, 1 thread); control service on 127.0.0.1:$((port - 1))" "$tmp/err" ||
+	fail "not one thread hosting the control service: $(cat "$tmp/err")"
 
 before=$(switches)
 "$TFGB" latency -q -f json -s cluster.ps="127.0.0.1:$port" -s job.iterations=$CALLS \
