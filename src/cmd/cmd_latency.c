@@ -126,7 +126,13 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		.repeat = (int)j->repeat, .interval_ns = t->interval_ns,
 		.on_interval = report_interval, .interval_arg = &ivl,
 	};
-	if (t->interval_ns) {
+	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson) {
+		/* kept for the result's "intervals": one JSON document per run */
+		if (report_ivl_keep(&ivl, REPORT_IVL_MAX) < 0) {
+			tfgb_error("%s: out of memory", t->cmd);
+			goto out_client;
+		}
+	} else if (t->interval_ns) {
 		/* interval lines go to the report stream, ahead of the report */
 		if (!(ivl.f = tfgb_out(t)))
 			goto out_client;
@@ -161,7 +167,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .mon = mon,
 		                   .mon_calls = seen, .mon_bytes = seen * p.total,
 		                   .runs = runs, .nruns = runs ? res.nruns : 0,
-		                   .ndjson = t->interval_ns != 0};
+		                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
+		                   .ivl = ivl.fig, .nivl = ivl.n, .ivl_dropped = ivl.dropped};
 		FILE *out = tfgb_out(t);
 		if (out && report_print(&r, out) < 0)
 			tfgb_error("%s: out of memory writing the report", t->cmd);
@@ -183,6 +190,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	engine_result_free(&res);
 	free(runs);
 out_client:
+	report_ivl_free(&ivl);
 	monitor_free(mon);
 	ops->client_close(client);
 out_tr:

@@ -59,6 +59,7 @@ enum {
 	OPT_SERIES,
 	OPT_INTERVAL,
 	OPT_SWEEP,
+	OPT_NDJSON,
 };
 
 static const struct option long_opts[] = {
@@ -75,6 +76,7 @@ static const struct option long_opts[] = {
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{"sweep", required_argument, NULL, OPT_SWEEP},
+	{"ndjson", no_argument, NULL, OPT_NDJSON},
 	{0},
 };
 
@@ -121,7 +123,8 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "  --print-config       print the effective job as INI and exit\n"
 		        "  -q, -v               quieter, more verbose\n");
 	if (runs_calls(c))
-		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n");
+		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n"
+		        "  --ndjson             JSON as lines: each interval as it ends, then the result\n");
 	if (c->flags & CMD_SWEEP)
 		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: "
 		        "SECTION.KEY=START:END:STEP\n"
@@ -308,7 +311,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case OPT_INI_FLAG:
 			allowed = (c->flags & CMD_INI) != 0;
 			break;
-		case OPT_INTERVAL:
+		case OPT_INTERVAL: case OPT_NDJSON:
 			allowed = runs_calls(c);
 			break;
 		case OPT_SWEEP:
@@ -337,6 +340,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case 'f': fmt = optarg; break;
 		case 'o': outfile = optarg; break;
 		case OPT_SERIES: series = optarg; break;
+		case OPT_NDJSON: t.ndjson = 1; break;
 		case OPT_INTERVAL:
 			/* below 100 ms the lines would be mostly formatting and noise */
 			if (opt_parse_duration(optarg, &t.interval_ns) < 0 ||
@@ -401,6 +405,11 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		if (rc != TFGB_EXIT_OK) {
 			job_free(&t.job);
 			return rc;
+		}
+		if (t.ndjson && (t.job.format != FMT_JSON || sweep)) {
+			tfgb_error("--ndjson: only for one run's JSON output (-f json, no --sweep)");
+			job_free(&t.job);
+			return TFGB_EXIT_USAGE;
 		}
 		/* --sweep: its spec is checked before anything else happens */
 		if (sweep) {

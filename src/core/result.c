@@ -10,7 +10,10 @@
  *   u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
  *   u32 nruns + nruns x {u64 calls, errors, bytes, window_ns, lat_sum_ns}
  *     (version 3: [job] repeat; nruns <= RESULT_RUNS_MAX, 0 for one run,
- *     else the runs' calls add up to calls).
+ *     else the runs' calls add up to calls),
+ *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
+ *     calls, errors, bytes, lat_sum_ns, p50_ns, p99_ns, max_ns}
+ *     (version 4: --interval; nivl <= RESULT_IVL_MAX, start <= end).
  */
 #include "result.h"
 
@@ -19,12 +22,14 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 3u
+#define RESULT_VERSION 4u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
 {
 	memset(r, 0, offsetof(struct wresult, ps_calls));
+	r->nivl = 0;
+	r->ivl_dropped = 0;
 	r->worker = worker;
 	r->pid = (int32_t)getpid();
 	if (gethostname(r->host, sizeof r->host) != 0)
@@ -132,6 +137,21 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 		put(&w, r->runs[k].window_ns, 8);
 		put(&w, r->runs[k].lat_sum_ns, 8);
 	}
+	put(&w, r->nivl, 4);
+	put(&w, r->ivl_dropped, 8);
+	for (uint32_t k = 0; k < r->nivl && k < RESULT_IVL_MAX; k++) {
+		const struct engine_ivl_fig *v = &r->ivl[k];
+		put(&w, v->index, 4);
+		put(&w, v->start_ns, 8);
+		put(&w, v->end_ns, 8);
+		put(&w, v->calls, 8);
+		put(&w, v->errors, 8);
+		put(&w, v->bytes, 8);
+		put(&w, v->lat_sum_ns, 8);
+		put(&w, v->p50_ns, 8);
+		put(&w, v->p99_ns, 8);
+		put(&w, v->max_ns, 8);
+	}
 	return w.over ? -1 : (long)w.len;
 }
 
@@ -238,6 +258,26 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 		if (u->calls > UINT64_MAX - run_calls)
 			return -1;
 		run_calls += u->calls;
+	}
+	r->nivl = (uint32_t)get(&b, 4);
+	r->ivl_dropped = get(&b, 8);
+	if (b.bad || r->nivl > RESULT_IVL_MAX)
+		return -1;
+	for (uint32_t k = 0; k < r->nivl; k++) {
+		struct engine_ivl_fig *v = &r->ivl[k];
+		v->worker = r->worker;
+		v->index = (uint32_t)get(&b, 4);
+		v->start_ns = get(&b, 8);
+		v->end_ns = get(&b, 8);
+		v->calls = get(&b, 8);
+		v->errors = get(&b, 8);
+		v->bytes = get(&b, 8);
+		v->lat_sum_ns = get(&b, 8);
+		v->p50_ns = get(&b, 8);
+		v->p99_ns = get(&b, 8);
+		v->max_ns = get(&b, 8);
+		if (v->start_ns > v->end_ns)
+			return -1;
 	}
 	if (b.bad || b.at != len || (r->nruns && run_calls != r->calls))
 		return -1;

@@ -18,8 +18,12 @@
 #define RESULT_ERR_MAX 256
 #define RESULT_HOST_MAX 64
 #define RESULT_PS_MAX 4096
-#define RESULT_BLOB_MAX (200u << 10)
+#define RESULT_BLOB_MAX (248u << 10) /* below CTRL_BLOB_MAX */
 #define RESULT_RUNS_MAX ENGINE_REPEAT_MAX
+/* --interval with a JSON document: a worker's first intervals travel in
+ * its report, the rest are counted (ivl_dropped); 512 x 84 bytes keeps
+ * the worst blob (every bucket, PS and run filled) under the maximum. */
+#define RESULT_IVL_MAX 512
 
 /* One run of a repeated window ([job] repeat): what the aggregate of run k
  * needs from each worker.  Its latencies' count is `calls`. */
@@ -42,10 +46,13 @@ struct wresult {
 	uint64_t ps_calls[RESULT_PS_MAX];
 	struct stats lat;
 	struct wresult_run runs[RESULT_RUNS_MAX]; /* nruns filled; their calls sum to calls */
+	uint32_t nivl;               /* intervals kept, <= RESULT_IVL_MAX */
+	uint64_t ivl_dropped;        /* intervals not kept */
+	struct engine_ivl_fig ivl[RESULT_IVL_MAX]; /* nivl, worker == this one's */
 };
 
 /* Fills r from an engine result (ps_calls from res->conn_calls, runs from
- * res->runs when the engine ran more than one). */
+ * res->runs when the engine ran more than one); no intervals (nivl 0). */
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps);
 
