@@ -8,7 +8,7 @@ include config.mk
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
        iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
-       nghttp2-client valgrind gnuplot-nox openssl
+       nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
@@ -154,6 +154,8 @@ install: tfgb
 	for m in $(MAN7); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
 	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
+	cp -f proto/tfgb-result.schema.json $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
+	chmod 644 $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
 	mkdir -p $(DESTDIR)$(DATADIR)/examples
 	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
@@ -163,6 +165,7 @@ install: tfgb
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
+	rm -f $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
 	rm -rf $(DESTDIR)$(DATADIR)/examples
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done

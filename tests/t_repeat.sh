@@ -2,7 +2,8 @@
 # [job] repeat and --interval end to end: per-run entries that add up to the
 # totals in every format (latency, bandwidth, throughput), repeat = 1 output
 # unchanged, intervals that add up inside one JSON document (throughput's
-# from every worker), NDJSON with --ndjson where every line parses alone, rerun and compare of such output, and --interval's range.
+# from every worker), NDJSON with --ndjson where every line parses alone,
+# rerun and compare of such output, and --interval's range.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 $PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
@@ -94,6 +95,7 @@ $TFGB rerun "$out/i.json" -s job.duration=100ms -q >/dev/null 2>"$out/err" ||
 	fail "rerun of NDJSON output: $(cat "$out/err")"
 $TFGB compare "$out/d.json" "$out/i.json" >"$out/cmp" 2>"$out/err" ||
 	fail "compare of a document and NDJSON: $(cat "$out/err")"
+schema_check "$out/d.json" "$out/i.json" || fail "intervals results against the schema"
 $TFGB rerun "$out/d.json" -s job.duration=100ms -q >/dev/null 2>"$out/err" ||
 	fail "rerun of an intervals document: $(cat "$out/err")"
 
@@ -144,6 +146,7 @@ ok = ("type" not in res and res["status"] == "ok" and res["repeat"]["runs"] == 2
       and {x["worker"] for x in iv} == {0, 1}
       and all(sum(x["calls"] for x in iv if x["worker"] == k) == w[k] for k in (0, 1)))
 sys.exit(0 if ok else 1)' "$out/t.json" || fail "bad throughput intervals: $(cat "$out/t.json")"
+schema_check "$out/t.json" || fail "throughput intervals against the schema"
 $TFGB throughput -c "$out/t.ini" -q >"$out/t.txt" 2>"$out/err" || fail "text: $(cat "$out/err")"
 grep -q '^# repeat: 2 runs' "$out/t.txt" || fail "no repeat lines: $(cat "$out/t.txt")"
 exit 0

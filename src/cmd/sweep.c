@@ -562,6 +562,7 @@ static void json_report(const struct sweep *s, char **out, const size_t *len, si
 
 	json_init(&w, f, 1);
 	json_obj_begin(&w, NULL);
+	json_u64(&w, "schema_version", REPORT_SCHEMA_VERSION);
 	json_obj_begin(&w, "sweep");
 	json_str(&w, "key", s->name);
 	json_arr_begin(&w, "values");
