@@ -179,6 +179,11 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 			           strerror(-mrc));
 			erc = 2;
 		}
+		if (out && *j->hgrm && (mrc = report_hgrm_file(&r, j->hgrm)) < 0) {
+			tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
+			           j->hgrm, strerror(-mrc));
+			erc = 2;
+		}
 	}
 	if (erc == 0)
 		rc = TFGB_EXIT_OK;

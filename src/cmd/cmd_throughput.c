@@ -314,6 +314,11 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 			           strerror(-rc));
 			goto out;
 		}
+		if (*j->hgrm && (rc = report_hgrm_file(&r, j->hgrm)) < 0) {
+			tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
+			           j->hgrm, strerror(-rc));
+			goto out;
+		}
 	}
 	if (why[0])
 		tfgb_error("%s: incomplete: %s", t->cmd, why);

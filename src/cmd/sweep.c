@@ -628,6 +628,12 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		           j->series);
 		return TFGB_EXIT_USAGE;
 	}
+	if (*j->hgrm) {
+		tfgb_error("%s: --sweep: output.hgrm = %s would be written over by every run; "
+		           "leave it empty (every run's histogram is in its JSON result)", t->cmd,
+		           j->hgrm);
+		return TFGB_EXIT_USAGE;
+	}
 	if (t->task >= 0) {
 		tfgb_error("%s: --sweep runs whole benchmarks; it takes no --task", t->cmd);
 		return TFGB_EXIT_USAGE;

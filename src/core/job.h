@@ -80,6 +80,8 @@ struct job {
 	int format;
 	char *file;
 	char *series;         /* CSV file for the sampled series, or "" */
+	char *hgrm;           /* HdrHistogram percentile distribution file, or "" */
+	char *percentiles;    /* the reported percentiles (opt_parse_pctlist) */
 	/* [monitor] */
 	uint64_t monitor_ns;  /* resource sampling interval; 0: off */
 	struct opt_enumlist monitor_res; /* enum monitor_res values */

@@ -1,11 +1,13 @@
 /* report.c - text, CSV and JSON forms of a benchmark result. */
 #include "report.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
 #include "json.h"
 #include "tfgb.h"
 
@@ -188,6 +190,71 @@ static void rep_json(const struct report *r, struct json *w)
 	json_obj_end(w);
 }
 
+/* ---- the latency distribution ---- */
+
+/* output.percentiles, parsed (checked with the job: never fails here). */
+static int pct_list(const struct report *r, double *v)
+{
+	char why[OPT_ERR_MAX];
+	int n = 0;
+
+	if (opt_parse_pctlist(r->job->percentiles, v, &n, why) < 0)
+		return 0;
+	return n;
+}
+
+/* "99.99" for 99.99, "50" for 50 (10 digits: 99.99999 stays itself) */
+static void pct_name(double p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.10g", p);
+}
+
+static void pct_text(const struct report *r, FILE *f)
+{
+	double v[OPT_PCT_MAX];
+	int n = pct_list(r, v);
+	char name[32];
+
+	fprintf(f, "# percentiles (us):");
+	for (int i = 0; i < n; i++) {
+		pct_name(v[i], name, sizeof name);
+		fprintf(f, " p%s %.2f", name,
+		        (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3);
+	}
+	fprintf(f, "\n");
+}
+
+static void pct_json(const struct report *r, struct json *w)
+{
+	double v[OPT_PCT_MAX];
+	int n = pct_list(r, v);
+	char name[32];
+
+	json_obj_begin(w, "percentiles_us");
+	for (int i = 0; i < n; i++) {
+		pct_name(v[i], name, sizeof name);
+		if (r->res->lat.count)
+			json_f64(w, name, (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3, 3);
+		else
+			json_null(w, name); /* no call measured: not known */
+	}
+	json_obj_end(w);
+	hist_json(w, "histogram", &r->res->lat);
+}
+
+int report_hgrm_file(const struct report *r, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = hist_hgrm(&r->res->lat, f);
+	if (fclose(f) != 0 || rc < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 static void print_text(const struct report *r, const struct figures *g, FILE *f)
 {
 	const struct job *j = r->job;
@@ -242,6 +309,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
 	        "%10.2f %12.1f %10.2f %10.2f\n", res->calls, res->errors, g->min, g->avg, g->p50,
 	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps);
+	pct_text(r, f);
 	if (repeated(r))
 		rep_text(r, f);
 }
@@ -341,6 +409,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_f64(&w, "rpc_per_s", g->rps, 2);
 	json_f64(&w, "MBps", g->mbps, 3);
 	json_f64(&w, "MiBps", g->mibps, 3);
+	pct_json(r, &w);
 	if (repeated(r))
 		rep_json(r, &w);
 	if (r->interval_ns && !r->ndjson)

@@ -8,6 +8,11 @@
  * sampled_calls, sample_every}, absent in non-serialized mode.  With no
  * sampled call the means are null (JSON) or empty (CSV), never 0.
  *
+ * Latency distribution: JSON "percentiles_us" {"50": ..., "99.99": ...}
+ * at output.percentiles and "histogram" (hist.h: the sparse buckets, for
+ * merging results exactly); text a "# percentiles" line; output.hgrm the
+ * HdrHistogram form (report_hgrm_file).
+ *
  * Repeats ([job] repeat > 1, report.runs set): for calls/s, MB/s and the
  * mean, p50 and p99 latency, the mean across runs, the sample standard
  * deviation and the 95% confidence interval of the mean (stats_ci95), and
@@ -126,5 +131,9 @@ void report_interval(void *arg, const struct engine_interval *iv);
 
 /* Writes the report in job->format.  Returns 0, or -1 when out of memory. */
 int report_print(const struct report *r, FILE *f);
+
+/* output.hgrm: the measured latencies' percentile distribution in
+ * HdrHistogram's text form (hist.h) to `path`.  0, or -errno. */
+int report_hgrm_file(const struct report *r, const char *path);
 
 #endif
