@@ -24,7 +24,13 @@ ifneq ($(SANITIZE),)
 OPT += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
 LDFLAGS += -fsanitize=$(SANITIZE)
 endif
-FLAGS_NOW := $(CC) $(OPT) $(WARN) $(VERBS) $(NUMA)
+# gRPC's release as users know it (1.51.1; the C core calls itself 29.0.0):
+# grpc++'s pkg-config version, else the Debian package's, for `tfgb version`
+# and the results (src/core/sysinfo.o only).
+GRPC_RELEASE := $(or $(shell $(PKG_CONFIG) --modversion grpc++ 2>/dev/null),\
+	$(shell dpkg-query -W -f='$${Version}' libgrpc-dev 2>/dev/null | sed 's/-[^-]*$$//'))
+src/core/sysinfo.o: CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
+FLAGS_NOW := $(CC) $(OPT) $(WARN) $(VERBS) $(NUMA) $(GRPC_RELEASE)
 FLAGS_OLD := $(shell cat .flags 2>/dev/null)
 ifneq ($(FLAGS_NOW),$(FLAGS_OLD))
 $(shell echo '$(FLAGS_NOW)' > .flags)
@@ -65,7 +71,16 @@ MAN1   = $(wildcard man/*.1)
 MAN5   = $(wildcard man/*.5)
 MAN7   = $(wildcard man/*.7)
 
-all: tfgb
+all: tfgb man
+
+# The manual with its version filled in, in the build tree: gen/man/*.1, .5,
+# .7 (what `tfgb help` shows and `make install` copies).  `man -l
+# gen/man/tfgb.1` reads one without installing.
+MANOUT = $(MAN1:man/%=gen/man/%) $(MAN5:man/%=gen/man/%) $(MAN7:man/%=gen/man/%)
+man: $(MANOUT)
+gen/man/%: man/% config.mk
+	$(Q)mkdir -p gen/man
+	$(Q)sed 's/@VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
 
 # `make V=1` shows the full command lines
 Q = $(if $(V),,@)
@@ -122,7 +137,7 @@ run: deps
 
 # Builds and runs every test: Check unit tests, then the shell tests.
 check: deps
-	$(MAKE) tfgb tests/check_tfgb
+	$(MAKE) tfgb tests/check_tfgb man
 	CK_DEFAULT_TIMEOUT=60 ./tests/check_tfgb
 	TFGB_SANITIZE='$(SANITIZE)' sh tests/run.sh
 
@@ -144,14 +159,14 @@ valgrind: tfgb
 	sh tests/valgrind.sh
 	SOAK_VALGRIND=1 SOAK_ROUNDS=$(or $(VALGRIND_ROUNDS),1) sh tests/soak.sh
 
-install: tfgb
+install: tfgb man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 \
 		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(MANPREFIX)/man7 $(DESTDIR)$(DATADIR)
 	cp -f tfgb $(DESTDIR)$(BINDIR)/tfgb
 	chmod 755 $(DESTDIR)$(BINDIR)/tfgb
-	for m in $(MAN1); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
-	for m in $(MAN5); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
-	for m in $(MAN7); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
+	for m in $(MAN1:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man1/; done
+	for m in $(MAN5:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man5/; done
+	for m in $(MAN7:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man7/; done
 	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
 	cp -f proto/tfgb-result.schema.json $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
@@ -184,4 +199,4 @@ clean:
 	rm -rf gen .flags .build plots
 	rm -rf tests/out
 
-.PHONY: all deps run check fuzz soak valgrind install uninstall dist clean plots
+.PHONY: all man deps run check fuzz soak valgrind install uninstall dist clean plots

@@ -218,8 +218,11 @@ static void pct_text(const struct report *r, FILE *f)
 	fprintf(f, "# percentiles (us):");
 	for (int i = 0; i < n; i++) {
 		pct_name(v[i], name, sizeof name);
-		fprintf(f, " p%s %.2f", name,
-		        (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3);
+		if (r->res->lat.count)
+			fprintf(f, " p%s %.2f", name,
+			        (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3);
+		else
+			fprintf(f, " p%s -", name); /* no call measured: not known */
 	}
 	fprintf(f, "\n");
 }

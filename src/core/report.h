@@ -75,7 +75,7 @@ struct report {
 	const char *command;            /* "latency" */
 	const struct job *job;
 	const struct payload *payload;
-	const char *transport_version;  /* "grpc core 29.0.0" */
+	const char *transport_version;  /* "gRPC 1.51.1 (core 29.0.0)" */
 	const struct engine_result *res;
 	const struct opt_hostport *ps;  /* the PS addresses called */
 	int nps;
