@@ -29,6 +29,7 @@
 #include "payload.h"
 #include "tr_verbs.h"
 #include "util.h"
+#include "validate.h"
 
 #define WAIT_NS 10000000000ull
 

@@ -74,7 +74,8 @@ t 0 version
 out "tfgb "
 out " (core "
 out "tls: "
-out "features: grpc socket tls"
+out "features: grpc socket"
+out " tls"
 # gRPC's release as users know it (1.51.x), not only its core's 29.0.0
 if dpkg-query -W libgrpc-dev >/dev/null 2>&1; then out "gRPC 1."; fi
 quiet_err

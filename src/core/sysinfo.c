@@ -11,6 +11,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "sha256.h"
 
 #ifndef TFGB_VERSION
@@ -56,16 +57,17 @@ void sysinfo_tls_library(char *buf, size_t len)
 
 const char *const *sysinfo_features(void)
 {
-	static const char *const f[] = {
-		"grpc", "socket", "tls",
-#if TFGB_HAVE_VERBS
-		"verbs",
-#endif
-#if TFGB_HAVE_NUMA
-		"numa",
-#endif
-		NULL,
-	};
+	/* the same list every call: rewriting it is harmless */
+	static const char *f[16];
+	size_t n = 0;
+
+	for (int i = 0; job_transport_names()[i] && n < 13; i++)
+		if (job_transport_built(i))
+			f[n++] = job_transport_names()[i];
+	f[n++] = "tls";
+	if (TFGB_HAVE_NUMA)
+		f[n++] = "numa";
+	f[n] = NULL;
 	return f;
 }
 

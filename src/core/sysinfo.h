@@ -65,8 +65,8 @@ void sysinfo_grpc_text(char *buf, size_t len);
 /* The TLS library gRPC's credentials run on in this process, as it names
  * itself ("OpenSSL 3.0.19 27 Jan 2026"), or "" when it cannot be told. */
 void sysinfo_tls_library(char *buf, size_t len);
-/* The features compiled in, NULL-terminated: "grpc", "socket", "tls",
- * then "verbs" and "numa" when built. */
+/* The features compiled in, NULL-terminated: the transports built
+ * ("grpc", "socket", "verbs"), "tls", and "numa" when built. */
 const char *const *sysinfo_features(void);
 
 /* The pieces, with their sources as parameters for the tests. */
