@@ -21,16 +21,18 @@ endif
 # `make check SANITIZE=address,undefined` builds and tests with sanitizers;
 # a change of flags rebuilds everything (see .flags below).
 ifneq ($(SANITIZE),)
-OPT += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS += -fsanitize=$(SANITIZE)
+SAN_CFLAGS  = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS = -fsanitize=$(SANITIZE)
 endif
 # gRPC's release as users know it (1.51.1; the C core calls itself 29.0.0):
 # grpc++'s pkg-config version, else the Debian package's, for `tfgb version`
 # and the results (src/core/sysinfo.o only).
 GRPC_RELEASE := $(or $(shell $(PKG_CONFIG) --modversion grpc++ 2>/dev/null),\
 	$(shell dpkg-query -W -f='$${Version}' libgrpc-dev 2>/dev/null | sed 's/-[^-]*$$//'))
-src/core/sysinfo.o: CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
-FLAGS_NOW := $(CC) $(OPT) $(WARN) $(VERBS) $(NUMA) $(GRPC_RELEASE)
+src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
+# everything compiled in or passed to the compiler: a change rebuilds
+FLAGS_NOW := $(CC) $(SAN_CFLAGS) $(WARN) $(WERROR) $(VERBS) $(NUMA) $(GRPC_RELEASE) \
+	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(MANPREFIX)
 FLAGS_OLD := $(shell cat .flags 2>/dev/null)
 ifneq ($(FLAGS_NOW),$(FLAGS_OLD))
 $(shell echo '$(FLAGS_NOW)' > .flags)
@@ -39,10 +41,14 @@ endif
 # Deferred: pkg-config runs when a recipe needs the flags, after `deps`.
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS))
 PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS))
-CPPFLAGS = -Igen $(SRCDIRS:%=-I%) -D_GNU_SOURCE -DTFGB_VERSION='"$(VERSION)"' \
+# tfgb's own flags, ahead of the user's CPPFLAGS, CFLAGS and LDFLAGS
+# (config.mk), which are appended and so have the last word.
+TFGB_CPPFLAGS = -Igen $(SRCDIRS:%=-I%) -D_GNU_SOURCE -DTFGB_VERSION='"$(VERSION)"' \
            -DTFGB_DATADIR='"$(DATADIR)"' -DTFGB_MANDIR='"$(MANPREFIX)"' \
            -DTFGB_HAVE_VERBS=$(VERBS) -DTFGB_HAVE_NUMA=$(NUMA)
-ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS)
+TFGB_CFLAGS = -std=c11 $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(SAN_CFLAGS)
+ALL_CFLAGS = $(TFGB_CPPFLAGS) $(CPPFLAGS) $(TFGB_CFLAGS) $(CFLAGS) $(PKG_CFLAGS)
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # The source's git description (empty outside a git tree, as in a dist
 # tarball), for the "environment" of JSON results; only src/core/sysinfo.o
@@ -52,7 +58,7 @@ ifneq ($(BUILD)|$(wildcard .build),$(shell cat .build 2>/dev/null)|.build)
 $(shell echo '$(BUILD)' > .build)
 endif
 src/core/sysinfo.o: .build
-src/core/sysinfo.o: CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
+src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
 
 # The folders show the design: src/core (job model, payload, engine,
 # statistics, reports, deployment), src/transport/<name> (one folder per
@@ -94,10 +100,10 @@ $(GEN): proto/tfgb.proto
 	$(Q)mkdir -p gen
 	$(Q)protoc-c --proto_path=proto --c_out=gen proto/tfgb.proto
 
-# generated code is not held to -Werror's extra warnings
+# generated code is not held to our warnings
 gen/tfgb.pb-c.o: gen/tfgb.pb-c.c gen/tfgb.pb-c.h .flags
 	@$(if $(V),:,echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(OPT) -std=c11 $(PKG_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(TFGB_CPPFLAGS) $(CPPFLAGS) -std=c11 $(SAN_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 libtfgb.a: $(LIBOBJ)
 	$(Q)rm -f $@
@@ -105,11 +111,11 @@ libtfgb.a: $(LIBOBJ)
 
 tfgb: src/cmd/main.o libtfgb.a
 	@$(if $(V),:,echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ src/cmd/main.o libtfgb.a $(PKG_LIBS) -lm
+	$(Q)$(CC) $(TFGB_CFLAGS) $(CFLAGS) $(ALL_LDFLAGS) -o $@ src/cmd/main.o libtfgb.a $(PKG_LIBS) -lm
 
 tests/check_tfgb: $(TSRC) tests/check_tfgb.h libtfgb.a
 	@$(if $(V),:,echo "  LD      $@")
-	$(Q)$(CC) $(ALL_CFLAGS) $(LDFLAGS) -DTFGB_SRCDIR='"$(CURDIR)"' $(shell $(PKG_CONFIG) --cflags check) -o $@ $(TSRC) \
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -DTFGB_SRCDIR='"$(CURDIR)"' $(shell $(PKG_CONFIG) --cflags check) -o $@ $(TSRC) \
 		libtfgb.a $(PKG_LIBS) $(shell $(PKG_CONFIG) --libs check) -lm
 
 # Short local runs drawn in the paper's figure styles (gnuplot-nox): plots/*.png.
