@@ -100,7 +100,7 @@ static const struct opt_def core_keys[] = {
 	 .help = "size of a Large buffer"},
 	{"payload", "bias", OPT_ENUM, J(bias), "large", .values = cat_names,
 	 .help = "skew only: the category that gets 60% of the buffers"},
-	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = CAT_LARGE_MAX,
+	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = PAYLOAD_BUF_MAX,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_LIST_APPEND, .max_items = 65536,
 	 .help = "custom only: the buffer sizes, in order; continue long lists on indented lines"},
 	{"payload", "dtype", OPT_ENUM, J(dtype), "uint8", .values = dtype_names,

@@ -306,12 +306,13 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
 		fprintf(f, "# FAILED: %s\n", res->err);
-	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s\n", "calls",
-	        "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us", "max_us",
-	        "stddev_us", "rpc/s", "MB/s", "MiB/s");
+	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s %10s\n",
+	        "calls", "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us",
+	        "max_us", "stddev_us", "rpc/s", "MB/s", "MiB/s", "Gbit/s");
 	fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
-	        "%10.2f %12.1f %10.2f %10.2f\n", res->calls, res->errors, g->min, g->avg, g->p50,
-	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps);
+	        "%10.2f %12.1f %10.2f %10.2f %10.4f\n", res->calls, res->errors, g->min, g->avg,
+	        g->p50, g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps,
+	        g->mbps * 8 / 1e3);
 	pct_text(r, f);
 	if (repeated(r))
 		rep_text(r, f);
@@ -412,6 +413,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_f64(&w, "rpc_per_s", g->rps, 2);
 	json_f64(&w, "MBps", g->mbps, 3);
 	json_f64(&w, "MiBps", g->mibps, 3);
+	json_f64(&w, "Gbps", g->mbps * 8 / 1e3, 4); /* for comparing with link rates */
 	pct_json(r, &w);
 	if (repeated(r))
 		rep_json(r, &w);
