@@ -35,7 +35,9 @@ import json, math, sys
 
 def hist(d):
     h = d["histogram"]
-    assert h["unit"] == "ns" and h["count"] == d["calls"] > 0, h["count"]
+    # latencies are recorded per started call, calls counted by completion
+    # in the window (issue 13): the two counts may differ by the calls in flight
+    assert h["unit"] == "ns" and h["count"] > 0 and abs(h["count"] - d["calls"]) <= 64, h["count"]
     assert sum(b[2] for b in h["buckets"]) == h["count"]
     return h
 
@@ -72,7 +74,7 @@ assert len(rows) >= 2 and rows[-1][1] == 1.0 and rows[-1][3] == "inf", rows[-1:]
 for v, p, c, _ in rows:
     assert abs(v - quantile_us(h, p)) < 0.0015, (v, p, quantile_us(h, p))
 assert [r[1] for r in rows] == sorted(r[1] for r in rows)
-assert rows[-1][2] == foot["Total count"] == d["calls"]
+assert rows[-1][2] == foot["Total count"] == h["count"]
 assert abs(foot["Max"] - d["latency_us"]["max"]) < 0.0015
 assert abs(foot["Mean"] - d["latency_us"]["avg"]) < 0.0015
 assert abs(foot["StdDeviation"] - d["latency_us"]["stddev"]) < 0.0015
