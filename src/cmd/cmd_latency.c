@@ -126,7 +126,13 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		.repeat = (int)j->repeat, .interval_ns = t->interval_ns,
 		.on_interval = report_interval, .interval_arg = &ivl,
 	};
-	if (t->interval_ns) {
+	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson) {
+		/* kept for the result's "intervals": one JSON document per run */
+		if (report_ivl_keep(&ivl, REPORT_IVL_MAX) < 0) {
+			tfgb_error("%s: out of memory", t->cmd);
+			goto out_client;
+		}
+	} else if (t->interval_ns) {
 		/* interval lines go to the report stream, ahead of the report */
 		if (!(ivl.f = tfgb_out(t)))
 			goto out_client;
@@ -164,7 +170,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		                   .mon_calls = seen, .mon_bytes = seen * p.total,
 		                   .mon_moved = seen * p.total * (method == TR_ECHO ? 2 : 1),
 		                   .runs = runs, .nruns = runs ? res.nruns : 0,
-		                   .ndjson = t->interval_ns != 0};
+		                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
+		                   .ivl = ivl.fig, .nivl = ivl.n, .ivl_dropped = ivl.dropped};
 		FILE *out = tfgb_out(t);
 		if (out && report_print(&r, out) < 0)
 			tfgb_error("%s: out of memory writing the report", t->cmd);
@@ -173,6 +180,11 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		if (out && mon && *j->series && (mrc = monitor_csv_file(mon, j->series)) < 0) {
 			tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
 			           strerror(-mrc));
+			erc = 2;
+		}
+		if (out && *j->hgrm && (mrc = report_hgrm_file(&r, j->hgrm)) < 0) {
+			tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
+			           j->hgrm, strerror(-mrc));
 			erc = 2;
 		}
 	}
@@ -186,6 +198,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	engine_result_free(&res);
 	free(runs);
 out_client:
+	report_ivl_free(&ivl);
 	monitor_free(mon);
 	ops->client_close(client);
 out_tr:

@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
 #include "input.h"
 #include "jsonr.h"
 
@@ -129,7 +130,7 @@ static int key_is(const char *s, const char *key)
 	return !strncmp(s, key, n) && (s[n] == ' ' || s[n] == '\t' || s[n] == '=');
 }
 
-/* The job text without [output] file and series (and their continuation
+/* The job text without [output] file, series and hgrm (and their continuation
  * lines): a run of it writes where the new command line says. */
 static char *drop_output_file(const char *job)
 {
@@ -152,7 +153,7 @@ static char *drop_output_file(const char *job)
 		skipping = 0;
 		if (*s == '[')
 			in_output = !strncmp(s, "[output]", 8);
-		else if (in_output && (key_is(s, "file") || key_is(s, "series")))
+		else if (in_output && (key_is(s, "file") || key_is(s, "series") || key_is(s, "hgrm")))
 			skipping = 1;
 		if (!skipping) {
 			memcpy(o, p, n);
@@ -374,6 +375,48 @@ static void role_rows(FILE *f, const struct result *a, const struct result *b)
 			row(f, label, ha, va / 1048576.0, hb, vb / 1048576.0, 1);
 		}
 	}
+}
+
+/* From the two results' latency histograms (hist.h): tail percentiles
+ * beyond the fixed ones, and the largest gap between the two cumulative
+ * distributions (the Kolmogorov-Smirnov statistic, 0 for the same
+ * distribution, 1 for disjoint ones) over the shared buckets.  A side
+ * without a readable histogram shows "-". */
+static int hist_rows(FILE *f, const struct result *a, const struct result *b)
+{
+	static const double tail[] = {0.999, 0.9999, 0.99999};
+	static const char *const label[] = {"latency p99.9 (us, hist)", "latency p99.99 (us, hist)",
+	                                    "latency p99.999 (us, hist)"};
+	struct stats *sa = malloc(sizeof *sa), *sb = malloc(sizeof *sb);
+	int ha, hb;
+
+	if (!sa || !sb) {
+		free(sa);
+		free(sb);
+		return -1;
+	}
+	ha = hist_from_json(&a->r, jsonr_find(&a->r, 0, "histogram"), sa) == 0 && sa->count;
+	hb = hist_from_json(&b->r, jsonr_find(&b->r, 0, "histogram"), sb) == 0 && sb->count;
+	if (ha || hb)
+		for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+			row(f, label[i], ha, (double)stats_quantile(sa, tail[i]) / 1e3, hb,
+			    (double)stats_quantile(sb, tail[i]) / 1e3, 3);
+	if (ha && hb) {
+		uint64_t ca = 0, cb = 0;
+		double ks = 0;
+		for (unsigned i = 0; i < STATS_BUCKETS; i++) {
+			double d;
+			ca += sa->bucket[i];
+			cb += sb->bucket[i];
+			d = fabs((double)ca / (double)sa->count - (double)cb / (double)sb->count);
+			if (d > ks)
+				ks = d;
+		}
+		fprintf(f, "%-30s %16s %16s %9.4f\n", "latency CDF distance (KS)", "", "", ks);
+	}
+	free(sa);
+	free(sb);
+	return 0;
 }
 
 /* One "section.key = value" of a job text. */
@@ -608,6 +651,12 @@ int cmd_compare(struct tfgb *t)
 		int ha = num_at(&a.r, 0, g->path, &va) == 0, hb = num_at(&b.r, 0, g->path, &vb) == 0;
 		if (ha || hb)
 			row(f, g->label, ha, va * g->scale, hb, vb * g->scale, g->digits);
+	}
+	if (hist_rows(f, &a, &b) < 0) {
+		tfgb_error("compare: out of memory");
+		result_close(&a);
+		result_close(&b);
+		return TFGB_EXIT_FAIL;
 	}
 	role_rows(f, &a, &b);
 

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <grpc/grpc.h>
 #include <limits.h>
+#include <protobuf-c/protobuf-c.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -62,6 +63,7 @@ enum {
 	OPT_SERIES,
 	OPT_INTERVAL,
 	OPT_SWEEP,
+	OPT_NDJSON,
 };
 
 static const struct option long_opts[] = {
@@ -78,6 +80,7 @@ static const struct option long_opts[] = {
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{"sweep", required_argument, NULL, OPT_SWEEP},
+	{"ndjson", no_argument, NULL, OPT_NDJSON},
 	{0},
 };
 
@@ -120,12 +123,13 @@ static void usage_of(const struct cmd *c, FILE *f)
 	if (c->flags & CMD_JOB)
 		fprintf(f, "  -s SECTION.KEY=VALUE override one job key; repeatable, applied in order\n"
 		        "  -f FORMAT            report format: text, csv or json (output.format)\n"
-		        "  -o FILE              write the report to FILE (output.file)\n"
+		        "  -o FILE              write the report to FILE (output.file; - is stdout)\n"
 		        "  --series FILE        write the sampled resource use as CSV (output.series)\n"
 		        "  --print-config       print the effective job as INI and exit\n"
 		        "  -q, -v               quieter, more verbose\n");
 	if (runs_calls(c))
-		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n");
+		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n"
+		        "  --ndjson             JSON as lines: each interval as it ends, then the result\n");
 	if (c->flags & CMD_SWEEP)
 		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: "
 		        "SECTION.KEY=START:END:STEP\n"
@@ -142,7 +146,7 @@ static void usage_all(FILE *f)
 	fprintf(f, "usage: tfgb COMMAND [OPTIONS]\n\ncommands:\n");
 	for (const struct cmd *c = commands; c->name; c++)
 		fprintf(f, "  %-11s %s\n", c->name, c->summary);
-	fprintf(f, "\nSee 'tfgb help COMMAND' for a command's manual, 'man tfgb.ini' for job files.\n");
+	fprintf(f, "\nSee 'tfgb help COMMAND' for a command's manual, 'tfgb help tfgb.ini' for job files.\n");
 }
 
 static const char *opt_name_of(int id)
@@ -320,7 +324,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case OPT_INI_FLAG:
 			allowed = (c->flags & CMD_INI) != 0;
 			break;
-		case OPT_INTERVAL:
+		case OPT_INTERVAL: case OPT_NDJSON:
 			allowed = runs_calls(c);
 			break;
 		case OPT_SWEEP:
@@ -349,6 +353,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case 'f': fmt = optarg; break;
 		case 'o': outfile = optarg; break;
 		case OPT_SERIES: series = optarg; break;
+		case OPT_NDJSON: t.ndjson = 1; break;
 		case OPT_INTERVAL:
 			/* below 100 ms the lines would be mostly formatting and noise */
 			if (opt_parse_duration(optarg, &t.interval_ns) < 0 ||
@@ -410,6 +415,11 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			free(t.job_text);
 			return rc;
 		}
+		if (t.ndjson && (t.job.format != FMT_JSON || sweep)) {
+			tfgb_error("--ndjson: only for one run's JSON output (-f json, no --sweep)");
+			job_free(&t.job);
+			return TFGB_EXIT_USAGE;
+		}
 		/* --sweep: its spec is checked before anything else happens */
 		if (sweep) {
 			char why[SWEEP_ERR_MAX];
@@ -438,7 +448,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		/* the report file is opened when the report is written (tfgb_out),
 		 * so a failed run or a silent worker leaves no empty file behind;
 		 * an unwritable place is still refused before any work starts */
-		if (t.job.file && *t.job.file) {
+		if (t.job.file && *t.job.file && strcmp(t.job.file, "-") != 0) { /* "-": stdout */
 			char dir[4200], *slash;
 			snprintf(dir, sizeof dir, "%s", t.job.file);
 			slash = strrchr(dir, '/');
@@ -527,10 +537,13 @@ static int cmd_help(struct tfgb *t)
 			tfgb_error("no manual for '%s'; commands are listed by 'tfgb help'", t->argv[0]);
 		return TFGB_EXIT_USAGE;
 	}
-	/* a page next to the binary (source tree) wins over the installed one */
+	/* a page next to the binary (a built source tree: gen/man has the
+	 * version filled in, man/ the source) wins over the installed one */
 	path[0] = 0;
 	if (exe_dir(dir, sizeof dir) == 0) {
-		snprintf(path, sizeof path, "%s/man/%s.%s", dir, page, sect);
+		snprintf(path, sizeof path, "%s/gen/man/%s.%s", dir, page, sect);
+		if (access(path, R_OK) != 0)
+			snprintf(path, sizeof path, "%s/man/%s.%s", dir, page, sect);
 		if (access(path, R_OK) != 0)
 			path[0] = 0;
 	}
@@ -556,11 +569,21 @@ static int cmd_help(struct tfgb *t)
 
 static int cmd_version(struct tfgb *t)
 {
+	char text[128];
+
 	(void)t;
 	printf("tfgb %s\n", TFGB_VERSION);
 	if (*sysinfo_build())
 		printf("build %s\n", sysinfo_build());
-	printf("grpc core %s\n", grpc_version_string());
+	sysinfo_grpc_text(text, sizeof text);
+	printf("%s\n", text);
+	sysinfo_tls_library(text, sizeof text);
+	printf("tls: %s\n", *text ? text : "gRPC's TLS library (it does not name itself)");
+	printf("protobuf-c %s\n", protobuf_c_version());
+	printf("features:");
+	for (const char *const *f = sysinfo_features(); *f; f++)
+		printf(" %s", *f);
+	printf("\n");
 	for (int i = 0; job_transport_names()[i]; i++)
 		if (i != TRANSPORT_GRPC) /* the line above */
 			printf("%s: %s\n", job_transport_names()[i],

@@ -41,6 +41,7 @@ struct tfgb {
 	int task;             /* --task N, or -1 */
 	int ini;              /* --ini */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */
+	int ndjson;           /* --ndjson: JSON lines, intervals as they end */
 	int argc;             /* operands left after the options */
 	char **argv;
 };

@@ -102,7 +102,7 @@ static const struct opt_def core_keys[] = {
 	 .help = "size of a Large buffer"},
 	{"payload", "bias", OPT_ENUM, J(bias), "large", .values = cat_names,
 	 .help = "skew only: the category that gets 60% of the buffers"},
-	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = CAT_LARGE_MAX,
+	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = PAYLOAD_BUF_MAX,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_LIST_APPEND, .max_items = 65536,
 	 .help = "custom only: the buffer sizes, in order; continue long lists on indented lines"},
 	{"payload", "dtype", OPT_ENUM, J(dtype), "uint8", .values = dtype_names,
@@ -114,6 +114,10 @@ static const struct opt_def core_keys[] = {
 	 .help = "write the report to this file instead of standard output"},
 	{"output", "series", OPT_STRING, J(series), "",
 	 .help = "write the sampled resource series to this CSV file"},
+	{"output", "hgrm", OPT_STRING, J(hgrm), "",
+	 .help = "write the latency percentile distribution here, as HdrHistogram text (wrk2 -L)"},
+	{"output", "percentiles", OPT_STRING, J(percentiles), "50, 90, 99, 99.9, 99.99",
+	 .help = "latency percentiles the report gives: up to 16 numbers in (0, 100], increasing"},
 
 	{"monitor", "interval", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),
 	 .help = "sample the resource use of the run's processes and of the host this often; "
@@ -879,6 +883,12 @@ int job_check_keys(struct job *j, struct job_err *err)
 		if (!TFGB_HAVE_NUMA && (k ? j->worker_numa_node : j->ps_numa_node) >= 0)
 			return job_key_err(j, err, "affinity", name, "this tfgb was built without "
 			                   "NUMA support (NUMA=0); only none is accepted");
+	}
+	{
+		char why[OPT_ERR_MAX];
+		int n;
+		if (opt_parse_pctlist(j->percentiles, NULL, &n, why) < 0)
+			return job_key_err(j, err, "output", "percentiles", "%s", why);
 	}
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))

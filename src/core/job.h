@@ -42,6 +42,9 @@ enum monitor_res { RES_CPU, RES_MEMORY, RES_NETWORK, RES_CSW, RES_COUNT };
 #define CAT_MEDIUM_MIN (1ull << 10)
 #define CAT_LARGE_MIN (1ull << 20)
 #define CAT_LARGE_MAX (10ull << 20)
+/* One buffer of a custom layout (payload.iovec, --sweep payload.size): up
+ * to 1 GiB, beyond Table 1's Large; server.max_message bounds the whole. */
+#define PAYLOAD_BUF_MAX (1ull << 30)
 
 /* Whether tfgb binds NUMA nodes (the Makefile's NUMA=1). */
 #ifndef TFGB_HAVE_NUMA
@@ -100,6 +103,8 @@ struct job {
 	int format;
 	char *file;
 	char *series;         /* CSV file for the sampled series, or "" */
+	char *hgrm;           /* HdrHistogram percentile distribution file, or "" */
+	char *percentiles;    /* the reported percentiles (opt_parse_pctlist) */
 	/* [monitor] */
 	uint64_t monitor_ns;  /* resource sampling interval; 0: off */
 	struct opt_enumlist monitor_res; /* enum monitor_res values */

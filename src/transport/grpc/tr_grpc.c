@@ -54,6 +54,7 @@
 
 #include "codec.h"
 #include "payload.h"
+#include "sysinfo.h"
 #include "util.h"
 
 #define NMETHODS (TR_ACK_TENSOR + 1) /* indexed by enum tr_method; 0 unused */
@@ -93,7 +94,7 @@ static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
 
 static void version_make(void)
 {
-	snprintf(g_version_text, sizeof g_version_text, "grpc core %s", grpc_version_string());
+	sysinfo_grpc_text(g_version_text, sizeof g_version_text);
 }
 
 static const char *g_version(void)
