@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "tr_verbs.h"
@@ -19,6 +20,7 @@
 #endif
 
 static int cmd_help(struct tfgb *t);
+static char **main_argv; /* for job.allocator's second start (alloc_apply) */
 static int cmd_version(struct tfgb *t);
 static int cmd_verbs_info(struct tfgb *t);
 
@@ -195,6 +197,7 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 	static char found[4096];
 	char kv[4200];
 	struct job_err err;
+	int inherited;
 
 	if (job_init(&t->job) < 0) {
 		tfgb_error("out of memory");
@@ -203,7 +206,13 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 	if (!config && job_find_default(found, sizeof found) == 0)
 		config = found;
 	t->job_path = config;
-	if (config && rerun_is_result(config) == 1) {
+	/* started again for job.allocator: the job comes from the first start,
+	 * its file is not read again (a pipe cannot be) */
+	if ((inherited = alloc_job_inherited(&t->job, config, &err)) < 0)
+		goto bad;
+	if (inherited) {
+		/* the -s, -f, -o and --series below apply again, as the first time */
+	} else if (config && rerun_is_result(config) == 1) {
 		/* a JSON result: its job (tfgb rerun, or -c RESULT.json) */
 		char why[600], name[4200], *text;
 		int rc;
@@ -222,7 +231,8 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 	for (int i = 0; i < nsets; i++)
 		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
 			goto bad;
-	if (config && rerun_is_result(config) == 1 && !job_secrets_set(&t->job, NULL, 0)) {
+	if (!inherited && config && rerun_is_result(config) == 1 &&
+	    !job_secrets_set(&t->job, NULL, 0)) {
 		/* results never record a secret: say what this run goes without */
 		char withheld[200];
 		rerun_withheld(config, withheld, sizeof withheld);
@@ -449,6 +459,16 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			return TFGB_EXIT_USAGE;
 		}
 	}
+	/* the job's malloc, before any thread: may start this program again */
+	if ((c->flags & CMD_JOB) && (runs_calls(c) || c->fn == cmd_serve)) {
+		struct job_err aerr;
+		if ((rc = alloc_apply(&t.job, main_argv, &aerr)) < 0) {
+			tfgb_error("%s", aerr.msg);
+			sweep_free(&sw);
+			job_free(&t.job);
+			return rc == -2 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
+		}
+	}
 	if (sweep)
 		rc = sweep_run(&t, &sw);
 	else
@@ -550,6 +570,13 @@ static int cmd_version(struct tfgb *t)
 	printf("grpc core %s\n", grpc_version_string());
 	printf("verbs: %s\n", TFGB_HAVE_VERBS ? "compiled in" : "not compiled in (VERBS=0)");
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
+	{
+		struct alloc_info a;
+		char text[300];
+		alloc_detect(&a);
+		alloc_text(&a, text, sizeof text);
+		printf("allocator: %s (this process; a run applies job.allocator)\n", text);
+	}
 	return TFGB_EXIT_OK;
 }
 
@@ -569,6 +596,7 @@ int main(int argc, char **argv)
 {
 	const struct cmd *c;
 
+	main_argv = argv;
 	if (argc < 2) {
 		/* one line, like every error; 'tfgb help' has the summaries */
 		char list[256];

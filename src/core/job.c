@@ -30,6 +30,10 @@ static const char *const arrival_names[] = {"constant", "poisson", NULL};
 static const char *const verbs_mtu_names[] = {"active", "256", "512", "1024", "2048", "4096",
                                               NULL};
 static const char *const verbs_poll_names[] = {"busy", "event", NULL};
+/* [job] allocator: glibc as shipped, glibc keeping freed memory (mallopt),
+ * and three preloaded from Debian packages (alloc.h) */
+static const char *const allocator_names[] = {"glibc", "glibc-kept", "jemalloc", "tcmalloc",
+                                              "mimalloc", NULL};
 static const char *const monitor_res_names[] = {"cpu", "memory", "network", "context_switches",
                                                 NULL};
 
@@ -70,6 +74,8 @@ const struct opt_def job_keys[] = {
 	 .help = "longest wait for a reply, a connection or a server start before the run fails"},
 	{"job", "verify", OPT_BOOL, J(verify), "no",
 	 .help = "check every echoed byte; otherwise only the first and last calls are checked"},
+	{"job", "allocator", OPT_ENUM, J(allocator), "glibc-kept", .values = allocator_names,
+	 .help = "the malloc of every tfgb process of the run; see ALLOCATOR"},
 
 	{"cluster", "ps", OPT_HOSTPORT_LIST, J(ps), "localhost:50001", .max_items = 4096,
 	 .flags = OPT_LIST_APPEND,
@@ -189,6 +195,7 @@ const char *job_cat_name(int c) { return cat_names[c]; }
 const char *job_rpc_name(int r) { return rpc_names[r]; }
 const char *job_arrival_name(int a) { return arrival_names[a]; }
 const char *job_dtype_name(int d) { return dtype_names[d]; }
+const char *job_allocator_name(int a) { return allocator_names[a]; }
 
 unsigned job_monitor_mask(const struct job *j)
 {
