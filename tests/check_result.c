@@ -30,6 +30,8 @@ static void setup(void)
 	a->ps_calls[0] = 41152;
 	a->ps_calls[1] = 41152;
 	a->ps_calls[2] = 41152;
+	strcpy(a->alloc, "jemalloc");
+	strcpy(a->alloc_version, "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c");
 	stats_init(&a->lat);
 	for (uint64_t v = 1000; v < 2000000; v = v * 11 / 10)
 		stats_record(&a->lat, v);
@@ -52,6 +54,9 @@ START_TEST(test_result_round_trip)
 	ck_assert_str_eq(b->host, "node-3");
 	ck_assert_int_eq(b->end, ENGINE_FAILED);
 	ck_assert_str_eq(b->err, a->err);
+	/* job.allocator: the worker's malloc reaches the launcher's report */
+	ck_assert_str_eq(b->alloc, "jemalloc");
+	ck_assert_str_eq(b->alloc_version, a->alloc_version);
 	ck_assert_uint_eq(b->calls, a->calls);
 	ck_assert_uint_eq(b->bytes, a->bytes);
 	ck_assert_uint_eq(b->window_ns, a->window_ns);
@@ -113,14 +118,14 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 3;
+	buf[7] = 4;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
-	/* a bucket count changed (the last, before nruns = 0): no longer sums
-	 * to the sample count */
-	buf[n - 5] ^= 2;
+	/* a bucket count changed (the last, before nruns = 0 and the two
+	 * allocator strings): no longer sums to the sample count */
+	buf[n - 5 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version)] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 }
 END_TEST
@@ -148,7 +153,7 @@ START_TEST(test_result_runs)
 	/* more runs than any job has */
 	a->runs[2].calls--;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
-	buf[n - 3 * 40 - 4 + 2] = 0xff;
+	buf[n - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version) - 3 * 40 - 4 + 2] = 0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 }
 END_TEST

@@ -18,7 +18,12 @@
  * the engine reports it: text and CSV rows under report_interval_header's
  * header, JSON one compact object per line ("type": "interval"); the JSON
  * result then comes compact on one line with "type": "result" first
- * (report.ndjson), so that the whole output is NDJSON. */
+ * (report.ndjson), so that the whole output is NDJSON.
+ *
+ * Allocators (report.alloc): the malloc each measured process ran with,
+ * detected there (alloc.h, srvinfo.h): a "# allocator" text line, and JSON
+ * "allocators" {"workers": [...], "ps": [...]}, one {name, version} per
+ * process ({name: null, why} when it is not known). */
 #ifndef TFGB_REPORT_H
 #define TFGB_REPORT_H
 
@@ -28,6 +33,7 @@
 #include "job.h"
 #include "monitor.h"
 #include "payload.h"
+#include "srvinfo.h"
 #include "sysinfo.h"
 
 /* Throughput extras: the aggregate over every worker's report. */
@@ -45,6 +51,13 @@ struct report_tput {
 	double offered_rps;        /* open loop: rate x workers; 0 closed loop */
 	int incomplete;            /* a process failed or did not report */
 	const char *note;          /* what is missing or failed, one line, or NULL */
+};
+
+/* The malloc of each measured process. */
+struct report_alloc {
+	uint32_t nworkers, nps;
+	const struct alloc_info *worker; /* nworkers; name "" when not known */
+	const struct srvinfo *ps;        /* nps, as each PS's Info reply told */
 };
 
 /* One run of a repeated window; p50/p99 are NaN when not known (the
@@ -70,6 +83,7 @@ struct report {
 	int inflight;                   /* calls outstanding per connection, as run */
 	const struct report_tput *tput; /* NULL for the point-to-point benchmarks */
 	const struct sysinfo_env *env;  /* JSON "environment", or NULL */
+	const struct report_alloc *alloc; /* each process's malloc, or NULL */
 	const struct monitor *mon;      /* resources (stopped), or NULL */
 	uint64_t mon_calls, mon_bytes;  /* calls and payload bytes the monitor saw */
 	const struct report_run *runs;  /* repeats: nruns runs, or NULL */

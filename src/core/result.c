@@ -10,23 +10,32 @@
  *   u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
  *   u32 nruns + nruns x {u64 calls, errors, bytes, window_ns, lat_sum_ns}
  *     (version 3: [job] repeat; nruns <= RESULT_RUNS_MAX, 0 for one run,
- *     else the runs' calls add up to calls).
+ *     else the runs' calls add up to calls),
+ *   u16 len + allocator name, u16 len + its version (version 4: the
+ *     worker's malloc as alloc_detect found it; empty when not known).
  */
 #include "result.h"
+
+#include "alloc.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 3u
+#define RESULT_VERSION 4u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
 {
+	struct alloc_info a;
+
 	memset(r, 0, offsetof(struct wresult, ps_calls));
 	r->worker = worker;
 	r->pid = (int32_t)getpid();
+	alloc_detect(&a);
+	snprintf(r->alloc, sizeof r->alloc, "%s", a.name);
+	snprintf(r->alloc_version, sizeof r->alloc_version, "%s", a.version);
 	if (gethostname(r->host, sizeof r->host) != 0)
 		strcpy(r->host, "?");
 	r->host[sizeof r->host - 1] = 0;
@@ -132,6 +141,8 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 		put(&w, r->runs[k].window_ns, 8);
 		put(&w, r->runs[k].lat_sum_ns, 8);
 	}
+	put_str(&w, r->alloc, sizeof r->alloc);
+	put_str(&w, r->alloc_version, sizeof r->alloc_version);
 	return w.over ? -1 : (long)w.len;
 }
 
@@ -239,6 +250,8 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 			return -1;
 		run_calls += u->calls;
 	}
+	get_str(&b, r->alloc, sizeof r->alloc);
+	get_str(&b, r->alloc_version, sizeof r->alloc_version);
 	if (b.bad || b.at != len || (r->nruns && run_calls != r->calls))
 		return -1;
 	if (r->lat.count && r->lat.min_ns > r->lat.max_ns)
