@@ -223,6 +223,13 @@ int alloc_apply(const struct job *j, char **argv, struct job_err *err)
 
 	unsetenv(ENV_AGAIN);
 	alloc_detect(&now);
+	path[0] = 0;
+	if (want != ALLOC_GLIBC && want != ALLOC_GLIBC_KEPT && lib_path(want, path, sizeof path) < 0) {
+		job_key_err(j, err, "job", "allocator", "%s is not installed (no %s); apt-get "
+		            "install %s, or choose glibc or glibc-kept", preloaded[want].name, path,
+		            preloaded[want].package);
+		return -2;
+	}
 	if (!strcmp(now.name, "asan"))
 		return 0; /* a sanitizer's allocator: recorded as such, never replaced */
 	if (want == ALLOC_GLIBC || want == ALLOC_GLIBC_KEPT) {
@@ -239,16 +246,8 @@ int alloc_apply(const struct job *j, char **argv, struct job_err *err)
 			}
 			return 0;
 		}
-		path[0] = 0;
-	} else {
-		if (!strcmp(now.name, preloaded[want].name))
-			return 0;
-		if (lib_path(want, path, sizeof path) < 0) {
-			job_key_err(j, err, "job", "allocator", "%s is not installed (no %s); "
-			            "apt-get install %s, or choose glibc or glibc-kept",
-			            preloaded[want].name, path, preloaded[want].package);
-			return -2;
-		}
+	} else if (!strcmp(now.name, preloaded[want].name)) {
+		return 0;
 	}
 	if (again) {
 		char t[300];
