@@ -78,20 +78,25 @@ make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.lo
 run() {
 	fig=$1 tr=$2 al=$3 rd=$4
 	name=$fig-$tr-$al-$rd
-	base=$(free_ports 2) || die "no 3 free consecutive ports"
 	case "$fig" in
 	latency) set -- latency ;;
 	bandwidth) set -- bandwidth -s job.inflight=4 ;;
 	throughput) set -- throughput -s cluster.ps_count=1 -s cluster.workers=1 -s job.rpc=push ;;
 	esac
-	$TFGB "$@" -c "$JOB" -q -f json -s cluster.ps=127.0.0.1:"$base" -s job.transport="$tr" \
-		-s job.allocator="$al" -s job.warmup="$WARM" -s job.duration="$DUR" \
-		-s job.timeout=30s -s monitor.interval=0 >"$out/$name.json" 2>"$out/$name.err" &
-	cur=$!
-	wait "$cur"
-	rc=$?
-	cur=
-	[ "$rc" -eq 0 ] || die "$name exited $rc: $(cat "$out/$name.err")"
+	# a free port can be taken by someone else before the server binds it:
+	# then once more on other ports, at most three times
+	for try in 1 2 3; do
+		base=$(free_ports 2) || die "no 3 free consecutive ports"
+		$TFGB "$@" -c "$JOB" -q -f json -s cluster.ps=127.0.0.1:"$base" -s job.transport="$tr" \
+			-s job.allocator="$al" -s job.warmup="$WARM" -s job.duration="$DUR" \
+			-s job.timeout=30s -s monitor.interval=0 >"$out/$name.json" 2>"$out/$name.err" &
+		cur=$!
+		wait "$cur"
+		rc=$?
+		cur=
+		[ "$rc" -ne 0 ] && grep -q "address in use" "$out/$name.err" || break
+	done
+	[ "$rc" -eq 0 ] || die "$name exited $rc (try $try): $(cat "$out/$name.err")"
 	$PY - "$out/$name.json" "$al" <<'EOF' || die "$name: $(cat "$out/$name.json")"
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -230,8 +230,10 @@ int alloc_apply(const struct job *j, char **argv, struct job_err *err)
 		            preloaded[want].package);
 		return -2;
 	}
-	if (!strcmp(now.name, "asan"))
-		return 0; /* a sanitizer's allocator: recorded as such, never replaced */
+	/* a tool's malloc (a sanitizer's, valgrind's, one the user preloaded
+	 * that tfgb does not know): recorded as it is, never replaced */
+	if (!strcmp(now.name, "asan") || !strcmp(now.name, "other"))
+		return 0;
 	if (want == ALLOC_GLIBC || want == ALLOC_GLIBC_KEPT) {
 		if (!strcmp(now.name, "glibc")) {
 			/* before any thread and any allocation of the run */

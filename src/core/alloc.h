@@ -26,8 +26,10 @@
  * Detection (alloc_detect) does not trust the request: the allocator is
  * the object that defines `malloc` in this process (dladdr), confirmed by a
  * symbol only it exports (mallctl, tc_version, mi_version) for its
- * version.  A sanitizer build runs its own allocator ("asan") and is left
- * alone: the job's choice cannot apply there and the record says so.
+ * version.  A sanitizer build runs its own allocator ("asan"), and so does
+ * a process under valgrind or with a malloc preloaded that tfgb does not
+ * know ("other", with the library): they are left alone, the job's choice
+ * cannot apply there and the record says so.
  */
 #ifndef TFGB_ALLOC_H
 #define TFGB_ALLOC_H
