@@ -16,6 +16,7 @@
 #include "cluster.h"
 #include "job.h"
 #include "srvinfo.h"
+#include "validate.h"
 
 static int sanitized(void)
 {

@@ -13,6 +13,7 @@
 #include "payload.h"
 #include "tfgb.pb-c.h"
 #include "transport.h"
+#include "validate.h"
 
 #define LIMIT (256u << 20) /* codec_serve's arena limit in these tests */
 

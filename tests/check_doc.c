@@ -22,6 +22,7 @@
 #include "check_tfgb.h"
 #include "job.h"
 #include "opt.h"
+#include "validate.h"
 
 #define DOC_MAN_DIR TFGB_SRCDIR "/man"
 #define DOC_INI5 DOC_MAN_DIR "/tfgb.ini.5"
@@ -619,6 +620,37 @@ START_TEST(test_doc_command_pages_are_linked)
 }
 END_TEST
 
+/* The sections the Syntax paragraph of a tfgb.ini(5) source lists, one
+ * ".B [name]" or ".BR [name] ," line each, joined by ", " into buf. */
+static void syntax_sections(const char *text, char *buf, size_t len)
+{
+	const char *p = strstr(text, "\n.SS Syntax\n"), *end = p ? strstr(p + 1, "\n.PP\n") : NULL;
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (; p && p < end && (p = strstr(p + 1, "\n.B")) && p < end;) {
+		const char *lb = strchr(p, '['), *rb = lb ? strchr(lb, ']') : NULL;
+		if (!lb || !rb || lb[1] == ' ' || strchr(p + 1, '\n') < rb || o >= len)
+			continue;
+		o += (size_t)snprintf(buf + o, len - o, "%s%.*s", o ? ", " : "", (int)(rb - lb + 1), lb);
+	}
+}
+
+/* The Syntax paragraph names every section of the job model, in order:
+ * the list comes from job_section_names(), the registry's. */
+START_TEST(test_doc_ini5_lists_every_section)
+{
+	char *text = slurp(DOC_INI5), got[512], want[512] = "";
+	size_t o = 0;
+
+	for (const char *const *s = job_section_names(); *s; s++)
+		o += (size_t)snprintf(want + o, sizeof want - o, "%s[%s]", o ? ", " : "", *s);
+	syntax_sections(text, got, sizeof got);
+	ck_assert_str_eq(got, want);
+	free(text);
+}
+END_TEST
+
 /* ---- errors: the comparison catches drift (on in-memory copies) ---- */
 
 START_TEST(test_doc_missing_key_is_caught)
@@ -764,6 +796,7 @@ Suite *make_doc_suite(void)
 
 	tcase_add_test(tc_core, test_doc_ini5_matches_key_table);
 	tcase_add_test(tc_core, test_doc_ini5_documents_every_key_once);
+	tcase_add_test(tc_core, test_doc_ini5_lists_every_section);
 	tcase_add_test(tc_core, test_doc_tfgb1_lists_every_command);
 	tcase_add_test(tc_core, test_doc_genpayload1_exists);
 	tcase_add_test(tc_core, test_doc_throughput1_exists);

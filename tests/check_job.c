@@ -11,6 +11,9 @@
 
 #include "check_tfgb.h"
 #include "job.h"
+#include "sk_conf.h"
+#include "validate.h"
+#include "vb_conf.h"
 
 #define KIB (UINT64_C(1) << 10)
 #define MIB (UINT64_C(1) << 20)
@@ -703,6 +706,61 @@ START_TEST(test_job_monitor_section)
 }
 END_TEST
 
+/* A transport's keys land in its own typed section, where
+ * job_section_get finds them, and print and re-parse as before. */
+START_TEST(test_job_section_owned)
+{
+	struct job j;
+	const struct sk_conf *sk;
+	const struct vb_conf *vb;
+	char *text;
+
+	ck_assert_int_eq(job_init(&j), 0);
+	ck_assert_msg(job_load_string(&j, "t.ini", "[socket]\nsndbuf = 1MiB\n[verbs]\n"
+	                              "device = mlx5_0\nmtu = 2048\nrecv_depth = 32\n", &err) == 0,
+	              "%s", err.msg);
+	ck_assert_int_eq(job_override(&j, "socket.busy_poll=50us", 1, &err), 0);
+	sk = job_section_get(&j, &tr_socket_section);
+	vb = job_section_get(&j, &tr_verbs_section);
+	ck_assert_ptr_nonnull(sk);
+	ck_assert_ptr_nonnull(vb);
+	ck_assert_uint_eq(sk->sndbuf, 1u << 20);
+	ck_assert_uint_eq(sk->rcvbuf, 0);
+	ck_assert_uint_eq(sk->busy_poll_ns, 50000);
+	ck_assert_str_eq(vb->device, "mlx5_0");
+	ck_assert_uint_eq(vb_mtu_bytes[vb->mtu], 2048);
+	ck_assert_int_eq(vb->recv_depth, 32);
+	ck_assert_int_eq(vb->send_depth, 256); /* its default */
+	ck_assert_ptr_nonnull(text = job_ini_string(&j));
+	ck_assert_ptr_nonnull(strstr(text, "\n[socket]\nsndbuf = 1MiB\n"));
+	ck_assert_ptr_nonnull(strstr(text, "\n[verbs]\ndevice = mlx5_0\n"));
+	free(text);
+	job_free(&j);
+}
+END_TEST
+
+/* The registry refuses a section whose rows name another section or lie
+ * outside its struct, and adds a section only once. */
+START_TEST(test_job_register_checks)
+{
+	struct bad { int64_t a; };
+	static const struct opt_def other[] = {{"job", "a", OPT_INT, 0, "1", .help = ""}, {0}};
+	static const struct opt_def outside[] = {{"bad", "a", OPT_INT, sizeof(struct bad), "1", .help = ""},
+	                                          {0}};
+	static const struct job_section s_other = {"bad", other, sizeof(struct bad), NULL};
+	static const struct job_section s_outside = {"bad", outside, sizeof(struct bad), NULL};
+	size_t n = job_key_count();
+
+	ck_assert_int_eq(job_register(NULL, 0, &s_other), -1);
+	ck_assert_int_eq(job_register(NULL, 0, &s_outside), -1);
+	ck_assert_uint_eq(job_key_count(), n);
+	ck_assert_int_eq(job_register("socket", 1, &tr_socket_section), 0);
+	ck_assert_uint_eq(job_key_count(), n);
+	ck_assert_str_eq(job_transport_name(TRANSPORT_SOCKET), "socket");
+	ck_assert_ptr_null(job_transport_names()[TRANSPORT_VERBS + 1]);
+}
+END_TEST
+
 START_TEST(test_job_err_section)
 {
 	ck_assert_load_err("[paylod]\niovecs = 3\n",
@@ -712,7 +770,7 @@ START_TEST(test_job_err_section)
 	                   "t.ini:3: unknown section '[clustr]'; did you mean '[cluster]'?");
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
-	                   "[payload], [output], [monitor], [server], [affinity], [socket]");
+	                   "[payload], [output], [monitor], [server], [affinity], [socket], [verbs]");
 }
 END_TEST
 
@@ -732,7 +790,8 @@ START_TEST(test_job_err_outside_section)
 {
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
-	                   "[cluster], [payload], [output], [monitor], [server], [affinity] or [socket]");
+	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [socket] "
+	                   "or [verbs]");
 }
 END_TEST
 
@@ -1106,6 +1165,8 @@ Suite *make_job_suite(void)
 	tcase_add_test(tc_errors, test_job_validate_ps);
 	tcase_add_test(tc_errors, test_job_validate_override_origin);
 	tcase_add_test(tc_errors, test_job_token);
+	tcase_add_test(tc_errors, test_job_section_owned);
+	tcase_add_test(tc_errors, test_job_register_checks);
 	suite_add_tcase(s, tc_errors);
 	return s;
 }

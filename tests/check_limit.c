@@ -15,6 +15,7 @@
 #include "monitor.h"
 #include "payload.h"
 #include "transport.h"
+#include "validate.h"
 
 static struct job job;
 static struct job_err err;

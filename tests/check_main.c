@@ -2,11 +2,15 @@
 #include <stdlib.h>
 
 #include "check_tfgb.h"
+#include "transport.h"
 
 int main(void)
 {
 	SRunner *sr = srunner_create(NULL);
 	int failed;
+
+	if (tr_registry_init() < 0)
+		return EXIT_FAILURE;
 
 #define TFGB_ADD_SUITE(name) \
 	if (make_##name##_suite) \

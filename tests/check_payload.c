@@ -6,6 +6,7 @@
 
 #include "check_tfgb.h"
 #include "payload.h"
+#include "validate.h"
 
 #define KIB (UINT64_C(1) << 10)
 #define MIB (UINT64_C(1) << 20)

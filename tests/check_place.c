@@ -14,6 +14,7 @@
 #include "job.h"
 #include "payload.h"
 #include "place.h"
+#include "validate.h"
 
 #if TFGB_HAVE_NUMA
 #include <numaif.h>

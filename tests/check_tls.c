@@ -10,6 +10,7 @@
 #include "check_tfgb.h"
 #include "job.h"
 #include "tls.h"
+#include "validate.h"
 
 #define CERT "-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n"
 #define KEY "-----BEGIN PRIVATE KEY-----\nMIIEfake\n-----END PRIVATE KEY-----\n"

@@ -30,6 +30,7 @@
 #include "srvinfo.h"
 #include "tr_verbs.h"
 #include "util.h"
+#include "validate.h"
 
 #define WAIT_NS 10000000000ull
 

@@ -14,6 +14,7 @@
 #include "sweep.h"
 #include "sysinfo.h"
 #include "tr_verbs.h"
+#include "validate.h"
 
 #ifndef TFGB_MANDIR
 #define TFGB_MANDIR "/usr/local/share/man"
@@ -568,7 +569,10 @@ static int cmd_version(struct tfgb *t)
 	if (*sysinfo_build())
 		printf("build %s\n", sysinfo_build());
 	printf("grpc core %s\n", grpc_version_string());
-	printf("verbs: %s\n", TFGB_HAVE_VERBS ? "compiled in" : "not compiled in (VERBS=0)");
+	for (int i = 0; job_transport_names()[i]; i++)
+		if (i != TRANSPORT_GRPC) /* the line above */
+			printf("%s: %s\n", job_transport_names()[i],
+			       job_transport_built(i) ? "compiled in" : "not compiled in");
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
 	{
 		struct alloc_info a;
@@ -597,6 +601,10 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 
 	main_argv = argv;
+	if (tr_registry_init() < 0) {
+		tfgb_error("the transport registry does not fit the job model's tables (job.h)");
+		return TFGB_EXIT_FAIL;
+	}
 	if (argc < 2) {
 		/* one line, like every error; 'tfgb help' has the summaries */
 		char list[256];

@@ -23,6 +23,7 @@
 #include "report.h"
 #include "tfgb.h"
 #include "util.h"
+#include "validate.h"
 
 /* ---- the spec ---- */
 

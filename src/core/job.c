@@ -1,4 +1,5 @@
-/* job.c - the job-file key table and the inih front end. */
+/* job.c - the job model: its own sections' key table, the registry of the
+ * sections other modules declare, and the inih front end. */
 #include "job.h"
 
 #include <ctype.h>
@@ -10,26 +11,20 @@
 #include <strings.h>
 #include <unistd.h>
 
-#include "limit.h"
-#include "payload.h"
-#include "place.h"
-#include "tls.h"
-
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
 #endif
 
 static const char *const mode_names[] = {"non-serialized", "serialized", "tensorflow", NULL};
 static const char *const dtype_names[] = {"uint8", "float32", "float16", "int64", NULL};
-static const char *const transport_names[] = {"grpc", "socket", "verbs", NULL};
+/* [job] transport's values, filled by job_register in registry order */
+static const char *transport_names[JOB_TRANSPORTS_MAX + 1];
+static int transport_built[JOB_TRANSPORTS_MAX];
 static const char *const scheme_names[] = {"uniform", "random", "skew", "custom", NULL};
 static const char *const cat_names[] = {"small", "medium", "large", NULL};
 static const char *const format_names[] = {"text", "csv", "json", NULL};
 static const char *const rpc_names[] = {"echo", "push", "pull", NULL};
 static const char *const arrival_names[] = {"constant", "poisson", NULL};
-static const char *const verbs_mtu_names[] = {"active", "256", "512", "1024", "2048", "4096",
-                                              NULL};
-static const char *const verbs_poll_names[] = {"busy", "event", NULL};
 /* [job] allocator: glibc as shipped, glibc keeping freed memory (mallopt),
  * and three preloaded from Debian packages (alloc.h) */
 static const char *const allocator_names[] = {"glibc", "glibc-kept", "jemalloc", "tcmalloc",
@@ -44,10 +39,11 @@ static const char *const monitor_res_names[] = {"cpu", "memory", "network", "con
 #define GIB (1ll << 30)
 #define SEC 1000000000ll
 
-/* The one table of job keys.  Defaults follow Table 2 of the TF-gRPC-Bench
- * paper; payload sizes and their ranges follow Table 1.  Order here is the
- * order of --print-config and of tfgb.ini(5). */
-const struct opt_def job_keys[] = {
+/* The job model's own sections, read across the modules: [job] ...
+ * [affinity].  Defaults follow Table 2 of the TF-gRPC-Bench paper; payload
+ * sizes and their ranges follow Table 1.  Order here is the order of
+ * --print-config and of tfgb.ini(5); registered sections follow. */
+static const struct opt_def core_keys[] = {
 	{"job", "mode", OPT_ENUM, J(mode), "non-serialized", .values = mode_names,
 	 .help = "payload transfer mode: raw iovec bytes, protobuf-c tensors, or TensorFlow's zero-copy encoding"},
 	{"job", "transport", OPT_ENUM, J(transport), "grpc", .values = transport_names,
@@ -147,49 +143,149 @@ const struct opt_def job_keys[] = {
 	{"affinity", "worker_cpus", OPT_STRING, J(worker_cpus), "",
 	 .help = "list of CPUs the worker processes may run on; empty is any"},
 	{"affinity", "ps_numa_node", OPT_INT, J(ps_numa_node), "none", .min = 0,
-	 .max = PLACE_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
+	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
 	 .help = "the NUMA node whose CPUs and memory the PS processes use; none leaves them unbound"},
 	{"affinity", "worker_numa_node", OPT_INT, J(worker_numa_node), "none", .min = 0,
-	 .max = PLACE_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
+	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
 	 .help = "the NUMA node whose CPUs and memory the workers use; none leaves them unbound"},
-
-	{"socket", "sndbuf", OPT_SIZE, J(sock_sndbuf), "0B", RANGE(0, GIB),
-	 .help = "socket transport: SO_SNDBUF of each connection; 0 keeps the kernel's autotuning"},
-	{"socket", "rcvbuf", OPT_SIZE, J(sock_rcvbuf), "0B", RANGE(0, GIB),
-	 .help = "socket transport: SO_RCVBUF of each connection; 0 keeps the kernel's autotuning"},
-	{"socket", "busy_poll", OPT_DURATION, J(sock_busy_poll_ns), "0s", RANGE(0, SEC),
-	 .help = "socket transport: SO_BUSY_POLL, how long a receive spins on the device queue; 0 is off"},
-	{"socket", "zerocopy", OPT_SIZE, J(sock_zerocopy), "0B", RANGE(0, GIB),
-	 .help = "socket transport: send with MSG_ZEROCOPY from this many bytes; 0 is off"},
-
-	{"verbs", "device", OPT_STRING, J(verbs_device), "",
-	 .help = "verbs transport: the RDMA device, as ibv_devices names it; empty is the first one"},
-	{"verbs", "port", OPT_INT, J(verbs_port), "1", RANGE(1, 255),
-	 .help = "verbs transport: port of the RDMA device"},
-	{"verbs", "gid_index", OPT_INT, J(verbs_gid_index), "0", RANGE(0, 255),
-	 .help = "verbs transport: GID table entry; 0 on InfiniBand, a RoCE v2 entry on Ethernet"},
-	{"verbs", "mtu", OPT_ENUM, J(verbs_mtu), "active", .values = verbs_mtu_names,
-	 .help = "verbs transport: path MTU in bytes; active is the port's active MTU"},
-	{"verbs", "inline", OPT_SIZE, J(verbs_inline), "64B", RANGE(0, KIB),
-	 .help = "verbs transport: messages up to this size, header included, are sent inline"},
-	{"verbs", "eager_max", OPT_SIZE, J(verbs_eager_max), "16KiB", RANGE(0, MIB),
-	 .help = "verbs transport: largest body sent eagerly through a registered slot; larger by "
-	         "rendezvous"},
-	{"verbs", "send_depth", OPT_INT, J(verbs_send_depth), "256", RANGE(16, 32768),
-	 .help = "verbs transport: send-queue entries per connection"},
-	{"verbs", "recv_depth", OPT_INT, J(verbs_recv_depth), "64", RANGE(1, 16384),
-	 .help = "verbs transport: receive slots per connection, the most calls in flight on it"},
-	{"verbs", "poll", OPT_ENUM, J(verbs_poll), "busy", .values = verbs_poll_names,
-	 .help = "verbs transport: wait for completions by spinning on the CQ or by channel events"},
 
 	{0},
 };
 
-static const char *const section_names[] = {"job", "cluster", "payload", "output", "monitor",
-                                             "server", "affinity", "socket", "verbs", NULL};
+/* The composed table: core_keys, then each registered section's keys with
+ * .off moved into struct job's sections[] (job_keys points here). */
+static struct opt_def keys[JOB_MAX_KEYS + 1];
+static size_t nkeys;
+const struct opt_def *const job_keys = keys;
+
+/* The registered sections and where each one's struct is in struct job. */
+static struct {
+	const struct job_section *s;
+	size_t at;
+} reg[JOB_SECTIONS_MAX];
+static int nreg;
+static size_t reg_bytes;
+static int ntransports;
+
+/* Every section name: the core ones in core_keys order, then reg[]. */
+static const char *section_names[2 * JOB_SECTIONS_MAX + 1];
+static int nsections;
+
+/* Fills keys[] and section_names[] with the core sections, once. */
+static void core_init(void)
+{
+	if (nkeys)
+		return;
+	for (; core_keys[nkeys].name; nkeys++) {
+		keys[nkeys] = core_keys[nkeys];
+		if (!nsections || strcmp(section_names[nsections - 1], core_keys[nkeys].section))
+			section_names[nsections++] = core_keys[nkeys].section;
+	}
+}
+
+_Static_assert(sizeof core_keys / sizeof core_keys[0] - 1 <= JOB_MAX_KEYS,
+               "raise JOB_MAX_KEYS");
+_Static_assert(JOB_SECTIONS_MAX <= sizeof section_names / sizeof section_names[0] / 2,
+               "section_names holds the core sections and JOB_SECTIONS_MAX more");
+
+int job_register(const char *transport, int built, const struct job_section *s)
+{
+	size_t n = 0, at;
+
+	core_init();
+	for (int i = 0; transport && i < ntransports; i++)
+		if (!strcmp(transport_names[i], transport))
+			transport = NULL; /* already a value */
+	if (transport) {
+		if (ntransports == JOB_TRANSPORTS_MAX)
+			return -1;
+		transport_built[ntransports] = built;
+		transport_names[ntransports++] = transport;
+	}
+	if (!s)
+		return 0;
+	for (int i = 0; i < nreg; i++)
+		if (reg[i].s == s)
+			return 0;
+	while (s->keys[n].name)
+		n++;
+	at = (reg_bytes + 15) & ~(size_t)15;
+	if (nreg == JOB_SECTIONS_MAX || nkeys + n > JOB_MAX_KEYS || at + s->size > JOB_SECTION_BYTES)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(s->keys[i].section, s->name) || s->keys[i].off >= s->size)
+			return -1; /* a row of another section, or outside its struct */
+		keys[nkeys + i] = s->keys[i];
+		keys[nkeys + i].off += offsetof(struct job, sections) + at;
+	}
+	nkeys += n;
+	reg[nreg].s = s;
+	reg[nreg++].at = at;
+	reg_bytes = at + s->size;
+	section_names[nsections++] = s->name;
+	return 0;
+}
+
+const void *job_section_get(const struct job *j, const struct job_section *s)
+{
+	for (int i = 0; i < nreg; i++)
+		if (reg[i].s == s)
+			return j->sections + reg[i].at;
+	return NULL;
+}
+
+void job_section_free(const struct job_section *s, void *data)
+{
+	for (size_t i = 0; s->keys[i].name; i++)
+		opt_free_value(&s->keys[i], (char *)data + s->keys[i].off);
+}
+
+int job_section_defaults(const struct job_section *s, void *data)
+{
+	char why[OPT_ERR_MAX];
+
+	memset(data, 0, s->size);
+	for (size_t i = 0; s->keys[i].name; i++)
+		if (opt_parse(&s->keys[i], (char *)data + s->keys[i].off, s->keys[i].def, 0, why) < 0) {
+			job_section_free(s, data);
+			return -1;
+		}
+	return 0;
+}
+
+const char *const *job_section_names(void)
+{
+	core_init();
+	return section_names;
+}
+
+const char *const *job_transport_names(void)
+{
+	return transport_names;
+}
+
+int job_transport_built(int t)
+{
+	return t >= 0 && t < ntransports && transport_built[t];
+}
+
+/* The section list as the errors show it: "[job], [cluster], ... or [verbs]". */
+static void section_list(char *buf, size_t len, const char *last_sep)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < nsections && o < len; i++)
+		o += (size_t)snprintf(buf + o, len - o, "%s[%s]",
+		                      !i ? "" : i == nsections - 1 ? last_sep : ", ",
+		                      section_names[i]);
+}
 
 const char *job_mode_name(int m) { return mode_names[m]; }
-const char *job_transport_name(int t) { return transport_names[t]; }
+const char *job_transport_name(int t)
+{
+	return t >= 0 && t < ntransports ? transport_names[t] : "?";
+}
 const char *job_scheme_name(int s) { return scheme_names[s]; }
 const char *job_cat_name(int c) { return cat_names[c]; }
 const char *job_rpc_name(int r) { return rpc_names[r]; }
@@ -232,14 +328,13 @@ int job_dtype_number(int d)
 
 size_t job_key_count(void)
 {
-	return sizeof job_keys / sizeof job_keys[0] - 1;
+	core_init();
+	return nkeys;
 }
-
-_Static_assert(sizeof job_keys / sizeof job_keys[0] - 1 <= JOB_MAX_KEYS,
-               "raise JOB_MAX_KEYS");
 
 static int key_index(const char *section, const char *name)
 {
+	core_init();
 	for (size_t i = 0; job_keys[i].name; i++)
 		if (!strcasecmp(job_keys[i].section, section) && !strcasecmp(job_keys[i].name, name))
 			return (int)i;
@@ -274,6 +369,12 @@ int job_init(struct job *j)
 
 	memset(j, 0, sizeof *j);
 	snprintf(j->src, sizeof j->src, "(defaults)");
+	core_init();
+	if (!ntransports) {
+		/* a bug: [job] transport has no values yet */
+		fprintf(stderr, "tfgb: job_init before tr_registry_init\n");
+		return -1;
+	}
 	for (size_t i = 0; job_keys[i].name; i++) {
 		const struct opt_def *d = &job_keys[i];
 		if (opt_parse(d, slot(j, d), d->def, 0, why) < 0) {
@@ -288,7 +389,11 @@ void job_free(struct job *j)
 {
 	for (size_t i = 0; job_keys[i].name; i++)
 		opt_free_value(&job_keys[i], slot(j, &job_keys[i]));
-	tls_free(&j->tls);
+	/* what job_validate read (tls.c) */
+	free(j->tls.cert);
+	free(j->tls.key);
+	free(j->tls.ca);
+	j->tls.cert = j->tls.key = j->tls.ca = NULL;
 }
 
 /* The place a value came from, for messages: "job.ini:7", "-s #2". */
@@ -466,14 +571,14 @@ static char *reader_next(char *str, int num, void *stream)
 				ok |= !strcasecmp(section_names[i], name);
 			if (!ok) {
 				int at = opt_suggest(name, section_names);
+				char list[JOB_ERR_MAX / 2];
+				section_list(list, sizeof list, ", ");
 				if (at >= 0)
 					seterr(r->err, "%s:%d: unknown section '[%s]'; did you mean '[%s]'?",
 					       r->file, r->line, name, section_names[at]);
 				else
-					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are "
-					       "[job], [cluster], [payload], [output], [monitor], "
-					       "[server], [affinity], [socket]",
-					       r->file, r->line, name);
+					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are %s",
+					       r->file, r->line, name, list);
 				r->failed = 1;
 				r->fail_line = r->line;
 				return NULL;
@@ -491,9 +596,10 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (r->failed)
 		return 0;
 	if (!*section) {
-		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under [job], "
-		       "[cluster], [payload], [output], [monitor], [server], [affinity] or [socket]",
-		       r->file, r->line, name);
+		char list[JOB_ERR_MAX / 2];
+		section_list(list, sizeof list, " or ");
+		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under %s",
+		       r->file, r->line, name, list);
 		r->failed = 1;
 		r->fail_line = r->line;
 		return 0;
@@ -707,36 +813,7 @@ static int layer_of(const struct job_origin *o)
 	return !o->file ? 0 : strcmp(o->file, "-s") ? 1 : 2;
 }
 
-/* [payload] dtype: in the serialized modes every buffer holds whole
- * elements.  Checked on the layout itself, so that a category no buffer
- * uses is no error. */
-static int check_dtype(const struct job *j, struct job_err *err)
-{
-	unsigned el = job_dtype_size(j->dtype);
-	char where[JOB_NAME_MAX + 16];
-	struct payload p;
-	int rc = 0;
-
-	if (el == 1 || j->mode == MODE_NONSERIALIZED) /* raw bytes declare no type */
-		return 0;
-	if (payload_layout(j, &p) < 0) {
-		seterr(err, "out of memory checking payload.dtype");
-		return -1;
-	}
-	origin_str(origin_of(j, "payload", "dtype"), where, sizeof where);
-	for (size_t i = 0; i < p.n && !rc; i++)
-		if (p.buf[i].len % el)
-			rc = job_key_err(j, err, "payload",
-			                 j->scheme == SCHEME_CUSTOM ? "iovec" : cat_names[p.buf[i].cat],
-			                 "buffer %zu is %llu bytes, not a whole number of %u-byte "
-			                 "elements of payload.dtype = %s (%s)", i,
-			                 (unsigned long long)p.buf[i].len, el, dtype_names[j->dtype],
-			                 where);
-	payload_free(&p);
-	return rc;
-}
-
-int job_validate(struct job *j, struct job_err *err)
+int job_check_keys(struct job *j, struct job_err *err)
 {
 	int ncat = j->categories.n;
 	uint64_t biggest = 0, total;
@@ -832,11 +909,10 @@ int job_validate(struct job *j, struct job_err *err)
 		return job_key_err(j, err, "monitor", "resources",
 		                   "name at least one of cpu, memory, network, context_switches, "
 		                   "or set monitor.interval = 0");
-	if (check_dtype(j, err) < 0)
-		return -1;
-	if (tls_check(j, err) < 0)
-		return -1;
-	return limit_check_job(j, err);
+	for (int i = 0; i < nreg; i++)
+		if (reg[i].s->check && reg[i].s->check(j, j->sections + reg[i].at, err) < 0)
+			return -1;
+	return 0;
 }
 
 static void print_ini(const struct job *j, FILE *f, int public)

@@ -2,7 +2,10 @@
  *
  * A job is built in three layers, each overriding the one before: the
  * defaults in the key table (Table 2 of the TF-gRPC-Bench paper), the job
- * file, and `-s SECTION.KEY=VALUE` overrides.  Every value remembers where
+ * file, and `-s SECTION.KEY=VALUE` overrides.  Its sections are job.c's own
+ * ([job] ... [affinity], fields of struct job, read across the modules) and
+ * those other modules declare (struct job_section: a transport's keys, in
+ * its own files, registered by the transport registry).  Every value remembers where
  * it came from so that errors found later (cross-key checks) can still name
  * the file and line.
  */
@@ -20,6 +23,8 @@
 enum job_mode { MODE_NONSERIALIZED, MODE_SERIALIZED, MODE_TENSORFLOW };
 /* The element type a serialized tensor declares ([payload] dtype). */
 enum job_dtype { DTYPE_UINT8, DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_INT64 };
+/* The built-in transports: the rows of the transport registry
+ * (transport.c), whose order gives [job] transport its numbers. */
 enum job_transport { TRANSPORT_GRPC, TRANSPORT_SOCKET, TRANSPORT_VERBS };
 enum job_rpc { RPC_ECHO, RPC_PUSH, RPC_PULL };
 enum job_arrival { ARRIVAL_CONSTANT, ARRIVAL_POISSON };
@@ -41,11 +46,26 @@ enum monitor_res { RES_CPU, RES_MEMORY, RES_NETWORK, RES_CSW, RES_COUNT };
 #define CAT_LARGE_MIN (1ull << 20)
 #define CAT_LARGE_MAX (10ull << 20)
 
+/* Whether tfgb binds NUMA nodes (the Makefile's NUMA=1). */
+#ifndef TFGB_HAVE_NUMA
+#define TFGB_HAVE_NUMA 0
+#endif
+
+/* The highest NUMA node number a job may name: the kernel's MAX_NUMNODES
+ * is at most 1 << 10. */
+#define JOB_NODE_MAX 1023
+
 /* Most bytes one payload may hold: iovecs x sizes beyond this is a job error
  * naming the figure, never a failed allocation at run time. */
 #define JOB_PAYLOAD_MAX (1ull << 30)
 
-#define JOB_MAX_KEYS 64
+/* Most keys of all sections; most bytes of the sections other modules
+ * declare (JOB_SECTIONS_MAX of them, each aligned to 16 bytes). */
+#define JOB_MAX_KEYS 128
+#define JOB_SECTION_BYTES 512
+#define JOB_SECTIONS_MAX 16
+/* Most values of [job] transport: one per registered transport. */
+#define JOB_TRANSPORTS_MAX 8
 
 /* The PEM text of [server] tls_cert, tls_key and tls_ca, read by
  * job_validate so that no file is opened once a run starts; NULL where the
@@ -95,16 +115,9 @@ struct job {
 	/* [affinity] */
 	char *ps_cpus, *worker_cpus;
 	int64_t ps_numa_node, worker_numa_node; /* -1: none (unbound) */
-	/* [socket] */
-	uint64_t sock_sndbuf, sock_rcvbuf; /* bytes; 0: the kernel's autotuning */
-	uint64_t sock_busy_poll_ns;        /* SO_BUSY_POLL, whole microseconds; 0: off */
-	uint64_t sock_zerocopy;            /* MSG_ZEROCOPY from this many bytes; 0: off */
-	/* [verbs]: read by the verbs transport through the key table, by name */
-	char *verbs_device;
-	int64_t verbs_port, verbs_gid_index;
-	int verbs_mtu, verbs_poll;           /* indexes into "active", "256", ...; "busy", "event" */
-	uint64_t verbs_inline, verbs_eager_max;
-	int64_t verbs_send_depth, verbs_recv_depth;
+	/* the sections other modules declare (job_register), each at its
+	 * job_section_at() offset: no key of theirs is a field of struct job */
+	_Alignas(16) unsigned char sections[JOB_SECTION_BYTES];
 
 	/* where each key's value came from, by key-table index */
 	struct job_origin origin[JOB_MAX_KEYS];
@@ -117,8 +130,56 @@ struct job_err {
 	char msg[JOB_ERR_MAX];
 };
 
-/* The key table, terminated by a row with name == NULL. */
-extern const struct opt_def job_keys[];
+/* A section of job keys declared by the module whose behaviour they set
+ * (the [socket] keys by the socket transport), as fio's engines declare
+ * their options and option_struct_size: its keys, the typed struct they
+ * fill and its own checks.  job.c composes the sections, applies the
+ * layers (defaults < job file < -s), prints them and names them in its
+ * messages; the module reads its struct with job_section_get. */
+struct job_section {
+	const char *name;           /* "socket": the [name] of the job file */
+	const struct opt_def *keys; /* NULL-name terminated; each .section is name
+	                             * and each .off an offset into the struct */
+	size_t size;                /* sizeof the section's struct */
+	/* Optional: the section's own cross-key rules, run by job_validate
+	 * (job_key_err names the key and where it was set).  0 or -1. */
+	int (*check)(const struct job *j, const void *sec, struct job_err *err);
+};
+
+/* Adds a section after job.c's own sections (in --print-config order) and,
+ * when transport is not NULL, `transport` as the next value of [job]
+ * transport (its enum number is the order of registration).  built is 0
+ * for a transport this tfgb has not compiled in: its name and keys are
+ * still accepted, so that one job file reads the same in every build.
+ * The transport registry (tr_registry_init) calls it before any job is
+ * made; none of it is thread-safe.  Adding the same section again only
+ * returns 0.  -1 when a table is full (JOB_SECTIONS_MAX, JOB_MAX_KEYS,
+ * JOB_SECTION_BYTES, JOB_TRANSPORTS_MAX): a build error the tests catch. */
+int job_register(const char *transport, int built, const struct job_section *s);
+
+/* The section's struct in j, NULL when s was never registered. */
+const void *job_section_get(const struct job *j, const struct job_section *s);
+
+/* Fills data (s->size bytes) with the defaults of s's keys, for a module
+ * that needs them without a job.  0, or -1 (out of memory) with nothing
+ * left to free.  job_section_free releases what it holds. */
+int job_section_defaults(const struct job_section *s, void *data);
+void job_section_free(const struct job_section *s, void *data);
+
+/* Every section name in file order, NULL-terminated: job.c's own, then the
+ * registered ones.  What the section errors, --print-config, tfgb.ini(5)
+ * (tests/check_doc.c) and the sections of `tfgb version` list. */
+const char *const *job_section_names(void);
+
+/* The values of [job] transport, NULL-terminated, and whether each is
+ * compiled in (what sysinfo's features and `tfgb version` list). */
+const char *const *job_transport_names(void);
+int job_transport_built(int transport);
+
+/* The key table of every section, terminated by a row with name == NULL;
+ * a key's .off is its offset in struct job (a registered section's keys
+ * are moved to where job_section_get finds them). */
+extern const struct opt_def *const job_keys;
 size_t job_key_count(void);
 const struct opt_def *job_key_find(const char *section, const char *name);
 
@@ -133,11 +194,13 @@ int job_load_file(struct job *j, const char *path, struct job_err *err);
 int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err);
 /* Applies "section.key=value"; `pos` is the override's 1-based position. */
 int job_override(struct job *j, const char *kv, int pos, struct job_err *err);
-/* Cross-key checks, done once every layer is applied.  Also settles what
+/* The cross-key rules of the job model's own keys and every registered
+ * section's check, done once every layer is applied.  Also settles what
  * follows from other keys (scheme custom: iovecs = the list's length), so
- * that --print-config always prints a job that re-parses, and reads the TLS
- * files into j->tls (tls.c). */
-int job_validate(struct job *j, struct job_err *err);
+ * that --print-config always prints a job that re-parses.  The rules that
+ * need other modules (payload layout, TLS files, limits) are job_validate's
+ * (validate.h), which calls this first. */
+int job_check_keys(struct job *j, struct job_err *err);
 
 /* The effective job, one [section] per group, every key: a job file that
  * reproduces this job exactly. */

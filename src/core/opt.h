@@ -3,8 +3,9 @@
  * One `struct opt_def` row describes one key: where it lives in the job
  * struct, its type, its default (as text, parsed by the same code as user
  * input so defaults and --print-config always round-trip), its range and its
- * one-line help.  The table itself lives in job.c; this module only knows
- * the mechanics.
+ * one-line help.  The tables live with the modules that declare sections
+ * (job.c's own, a transport's, see struct job_section in job.h); this
+ * module only knows the mechanics.
  */
 #ifndef TFGB_OPT_H
 #define TFGB_OPT_H
@@ -72,7 +73,8 @@ struct opt_def {
 	const char *section;
 	const char *name;
 	enum opt_type type;
-	size_t off;                /* offset of the value in struct job */
+	size_t off;                /* offset of the value in its section's struct
+	                            * (struct job for job.c's own, and in job_keys) */
 	const char *def;           /* default, as it would be written in a job file */
 	int64_t min, max;          /* element range for INT/SIZE/DURATION(ns)/lists */
 	unsigned flags;

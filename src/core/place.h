@@ -16,13 +16,9 @@
 
 #include "job.h"
 
-#ifndef TFGB_HAVE_NUMA
-#define TFGB_HAVE_NUMA 0
-#endif
-
-/* The highest node number a job may name: the kernel's MAX_NUMNODES is at
- * most 1 << 10. */
-#define PLACE_NODE_MAX 1023
+/* The highest node number a job may name (the range of [affinity]
+ * ps_numa_node and worker_numa_node, job.h). */
+#define PLACE_NODE_MAX JOB_NODE_MAX
 
 /* Where the kernel lists the nodes (online) and their CPUs (nodeN/cpulist). */
 #define PLACE_NODE_DIR "/sys/devices/system/node"

@@ -10,6 +10,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "sha256.h"
 
 #ifndef TFGB_VERSION
@@ -196,10 +197,9 @@ void sysinfo_json(struct json *w, const char *key, const struct sysinfo_env *e,
 	str_or_null(w, "grpc_core", e->grpc);
 	str_or_null(w, "protobuf_c", e->protobuf_c);
 	json_arr_begin(w, "features");
-	json_str(w, NULL, "grpc");
-	json_str(w, NULL, "socket");
-	if (TFGB_HAVE_VERBS)
-		json_str(w, NULL, "verbs");
+	for (int i = 0; job_transport_names()[i]; i++)
+		if (job_transport_built(i))
+			json_str(w, NULL, job_transport_names()[i]);
 	if (TFGB_HAVE_NUMA)
 		json_str(w, NULL, "numa");
 	json_arr_end(w);

@@ -6,43 +6,68 @@
 
 #include <stdio.h>
 
+#include "sk_conf.h"
+#include "vb_conf.h"
+
 extern const struct tr_ops tr_grpc_ops;
 extern const struct tr_ops tr_socket_ops;
 #if TFGB_HAVE_VERBS
 extern const struct tr_ops tr_verbs_ops;
 #endif
 
-static const struct {
-	int id;
-	const struct tr_ops *ops;
-	const char *why; /* when ops is NULL */
-} registry[] = {
-	{TRANSPORT_GRPC, &tr_grpc_ops, "is not compiled in"},
-	{TRANSPORT_SOCKET, &tr_socket_ops, NULL},
+/* The registry: one row per transport, in the order of [job] transport's
+ * values (enum job_transport); each row's section joins the job's sections
+ * (tr_registry_init).  Adding a transport is its own files and one row. */
+static struct tr_entry registry[JOB_TRANSPORTS_MAX] = {
+	{"grpc", &tr_grpc_ops, NULL, "is not compiled in"},
+	{"socket", &tr_socket_ops, &tr_socket_section, NULL},
 #if TFGB_HAVE_VERBS
-	{TRANSPORT_VERBS, &tr_verbs_ops, NULL},
+	{"verbs", &tr_verbs_ops, &tr_verbs_section, NULL},
 #else
-	{TRANSPORT_VERBS, NULL, "is not compiled in (built with VERBS=0)"},
+	{"verbs", NULL, &tr_verbs_section, "is not compiled in (built with VERBS=0)"},
 #endif
 };
+static int nregistry = 3;
+static int registered; /* rows [0, registered) are in the job model */
+
+int tr_registry_init(void)
+{
+	for (; registered < nregistry; registered++) {
+		const struct tr_entry *e = &registry[registered];
+		if (job_register(e->name, e->ops != NULL, e->section) < 0)
+			return -1;
+		if (job_transport_names()[registered] != e->name)
+			return -1; /* registered before: [job] transport's numbers would shift */
+	}
+	return 0;
+}
+
+int tr_register(const struct tr_entry *e)
+{
+	if (nregistry == JOB_TRANSPORTS_MAX)
+		return -1;
+	registry[nregistry++] = *e;
+	return tr_registry_init();
+}
 
 const struct tr_ops *tr_find(int transport, struct tr_err *err)
 {
-	for (size_t i = 0; i < sizeof registry / sizeof registry[0]; i++) {
-		if (registry[i].id != transport)
-			continue;
-		if (registry[i].ops && registry[i].ops->size != sizeof(struct tr_ops)) {
-			snprintf(err->msg, sizeof err->msg, "transport '%s' was built against another "
-			         "interface version", registry[i].ops->name);
-			return NULL;
-		}
-		if (!registry[i].ops || !registry[i].ops->name)
-			snprintf(err->msg, sizeof err->msg, "transport '%s' %s; use transport = grpc",
-			         job_transport_name(transport), registry[i].why);
-		return registry[i].ops;
+	const struct tr_entry *e = transport >= 0 && transport < registered ? &registry[transport]
+	                                                                    : NULL;
+
+	if (!e) {
+		snprintf(err->msg, sizeof err->msg, "unknown transport %d", transport);
+		return NULL;
 	}
-	snprintf(err->msg, sizeof err->msg, "unknown transport %d", transport);
-	return NULL;
+	if (e->ops && e->ops->size != sizeof(struct tr_ops)) {
+		snprintf(err->msg, sizeof err->msg, "transport '%s' was built against another "
+		         "interface version", e->name);
+		return NULL;
+	}
+	if (!e->ops || !e->ops->name)
+		snprintf(err->msg, sizeof err->msg, "transport '%s' %s; use transport = grpc",
+		         e->name, e->why);
+	return e->ops;
 }
 
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err)

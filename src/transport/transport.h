@@ -153,6 +153,25 @@ struct tr_ops {
 /* ops->probe if the transport has one, else 0. */
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err);
 
+/* A row of the transport registry (transport.c). */
+struct tr_entry {
+	const char *name;                  /* its value of [job] transport */
+	const struct tr_ops *ops;          /* NULL: not compiled in, see why */
+	const struct job_section *section; /* its own keys, or NULL */
+	const char *why;                   /* when ops is NULL */
+};
+
+/* Makes the registry's transports values of [job] transport and their
+ * sections sections of the job (job_register), in row order.  Every
+ * program calls it once before its first job_init (tfgb's main, the test
+ * runner).  0, or -1 when the job model's tables are full. */
+int tr_registry_init(void);
+
+/* For the tests: adds a row after the built-in ones and registers it, so
+ * that a transport written in tests/ runs through the same registry.
+ * Call before any job_init.  0 or -1 (full). */
+int tr_register(const struct tr_entry *e);
+
 /* The registry: the ops of a compiled-in transport, or NULL (with err
  * saying why: not built, or not compiled in). */
 const struct tr_ops *tr_find(int transport, struct tr_err *err);

@@ -30,9 +30,12 @@
 #include <string.h>
 
 #include "codec.h"
+#define FUZZ_OWN_INITIALIZE
+#include "fuzz_registry.h"
 #include "job.h"
 #include "payload.h"
 #include "transport.h"
+#include "validate.h"
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "fuzz_bundle: %s\n", #x); __builtin_trap(); } } while (0)
 
@@ -110,6 +113,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 
 	(void)argc;
 	(void)argv;
+	CHECK(fuzz_registry_init() == 0);
 	CHECK(job_init(&job) == 0);
 	for (int i = 0; kv[i]; i++)
 		CHECK(job_override(&job, kv[i], i + 1, &err) == 0);

@@ -20,7 +20,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuzz_registry.h"
 #include "job.h"
+#include "validate.h"
 
 #define MAX_OVERRIDES 8
 #define INI_LINE_MAX 198 /* Debian's inih: INI_MAX_LINE 200, less newline and NUL */

@@ -30,6 +30,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "fuzz_registry.h"
 #include "job.h"
 #include "opt.h"
 

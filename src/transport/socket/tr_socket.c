@@ -58,17 +58,22 @@
 
 #include "dlist.h"
 #include "frame.h"
+#include "sk_conf.h"
 #include "util.h"
 
 /* ---- common ------------------------------------------------------------ */
 
+/* The [socket] section of j; every option off (the kernel's defaults)
+ * when j is NULL or the section is not registered. */
 static void opts_from_job(const struct job *j, struct sk_opts *o)
 {
-	o->sndbuf = j ? j->sock_sndbuf : 0;
-	o->rcvbuf = j ? j->sock_rcvbuf : 0;
-	o->zerocopy = j ? j->sock_zerocopy : 0;
+	const struct sk_conf *c = j ? job_section_get(j, &tr_socket_section) : NULL;
+
+	o->sndbuf = c ? c->sndbuf : 0;
+	o->rcvbuf = c ? c->rcvbuf : 0;
+	o->zerocopy = c ? c->zerocopy : 0;
 	/* SO_BUSY_POLL takes whole microseconds: round up, at least 1 */
-	o->busy_poll_us = j && j->sock_busy_poll_ns ? (j->sock_busy_poll_ns + 999) / 1000 : 0;
+	o->busy_poll_us = c && c->busy_poll_ns ? (c->busy_poll_ns + 999) / 1000 : 0;
 }
 
 int sk_set_int(int fd, int level, int name, uint64_t v)

@@ -116,97 +116,42 @@
 #include "frame.h"
 #include "util.h"
 
-#define VB_EAGER_LIMIT (1u << 20)  /* largest eager_max: slots are this big */
-#define VB_INLINE_LIMIT 1024u
-#define VB_DEPTH_MIN 4u            /* send_depth: vb_ep_post's signaling needs 2 halves */
-#define VB_DEPTH_LIMIT 32768u
-
 /* ---- options ------------------------------------------------------------- */
+
+void vb_opts_from_conf(const struct vb_conf *c, struct vb_opts *o)
+{
+	memset(o, 0, sizeof *o);
+	snprintf(o->device, sizeof o->device, "%s", c->device ? c->device : "");
+	o->port = (int)c->port;
+	o->gid_index = (int)c->gid_index;
+	o->mtu = vb_mtu_bytes[c->mtu];
+	o->inline_max = (uint32_t)c->inline_max;
+	o->eager_max = (uint32_t)c->eager_max;
+	o->send_depth = (uint32_t)c->send_depth;
+	o->recv_depth = (uint32_t)c->recv_depth;
+	o->poll_event = c->poll == 1;
+}
 
 void vb_opts_default(struct vb_opts *o)
 {
-	memset(o, 0, sizeof *o);
-	o->port = 1;
-	o->gid_index = 0;
-	o->mtu = 0;
-	o->inline_max = 64;
-	o->eager_max = 16u << 10;
-	o->send_depth = 256;
-	o->recv_depth = 64;
-	o->poll_event = 0;
-}
+	struct vb_conf c;
 
-/* A [verbs] key of the given type, or NULL when the table has no such key. */
-static const void *vkey(const struct job *j, const char *name, enum opt_type t,
-                        const struct opt_def **def)
-{
-	const struct opt_def *d = j ? job_key_find("verbs", name) : NULL;
-
-	if (!d || d->type != t)
-		return NULL;
-	*def = d;
-	return (const char *)j + d->off;
-}
-
-static int64_t key_int(const struct job *j, const char *name, int64_t dflt)
-{
-	const struct opt_def *d;
-	const void *at = vkey(j, name, OPT_INT, &d);
-	int64_t v;
-
-	if (!at)
-		return dflt;
-	memcpy(&v, at, sizeof v);
-	return v;
-}
-
-static uint64_t key_size(const struct job *j, const char *name, uint64_t dflt)
-{
-	const struct opt_def *d;
-	const void *at = vkey(j, name, OPT_SIZE, &d);
-	uint64_t v;
-
-	if (!at)
-		return dflt;
-	memcpy(&v, at, sizeof v);
-	return v;
-}
-
-/* The name of an enum key's value, or NULL. */
-static const char *key_enum(const struct job *j, const char *name)
-{
-	const struct opt_def *d;
-	const void *at = vkey(j, name, OPT_ENUM, &d);
-	int v;
-
-	if (!at)
-		return NULL;
-	memcpy(&v, at, sizeof v);
-	return v >= 0 ? d->values[v] : NULL;
+	/* the key table's defaults: only an out-of-memory copy of device
+	 * fails, and "" is its default */
+	if (job_section_defaults(&tr_verbs_section, &c) < 0)
+		memset(&c, 0, sizeof c);
+	vb_opts_from_conf(&c, o);
+	job_section_free(&tr_verbs_section, &c);
 }
 
 void vb_opts_from_job(const struct job *j, struct vb_opts *o)
 {
-	const struct opt_def *d;
-	const void *dev = vkey(j, "device", OPT_STRING, &d);
-	const char *s;
+	const struct vb_conf *c = j ? job_section_get(j, &tr_verbs_section) : NULL;
 
-	vb_opts_default(o);
-	if (dev) {
-		char *str;
-		memcpy(&str, dev, sizeof str);
-		snprintf(o->device, sizeof o->device, "%s", str ? str : "");
-	}
-	o->port = (int)key_int(j, "port", o->port);
-	o->gid_index = (int)key_int(j, "gid_index", o->gid_index);
-	if ((s = key_enum(j, "mtu")))
-		o->mtu = strcmp(s, "active") ? (unsigned)strtoul(s, NULL, 10) : 0;
-	o->inline_max = (uint32_t)key_size(j, "inline", o->inline_max);
-	o->eager_max = (uint32_t)key_size(j, "eager_max", o->eager_max);
-	o->send_depth = (uint32_t)key_int(j, "send_depth", o->send_depth);
-	o->recv_depth = (uint32_t)key_int(j, "recv_depth", o->recv_depth);
-	if ((s = key_enum(j, "poll")))
-		o->poll_event = !strcmp(s, "event");
+	if (c)
+		vb_opts_from_conf(c, o);
+	else
+		vb_opts_default(o);
 }
 
 /* ---- codecs -------------------------------------------------------------- */

@@ -15,6 +15,7 @@
 #include <stdio.h>
 
 #include "transport.h"
+#include "vb_conf.h"
 #include "vdev.h"
 
 /* ---- entry points ---------------------------------------------------------- */
@@ -48,10 +49,12 @@ struct vb_opts {
 	int poll_event;             /* 0: busy polling; 1: completion-channel events */
 };
 
-/* The defaults of every [verbs] key. */
+/* The options of a [verbs] section. */
+void vb_opts_from_conf(const struct vb_conf *c, struct vb_opts *o);
+/* The defaults of every [verbs] key (vb_conf.c). */
 void vb_opts_default(struct vb_opts *o);
-/* The [verbs] keys of j, read through the key table by name (a key not in
- * the table keeps its default). */
+/* The [verbs] section of j; the defaults when j is NULL or the section is
+ * not registered. */
 void vb_opts_from_job(const struct job *j, struct vb_opts *o);
 
 /* The transport's context (what init returns): options and the device
