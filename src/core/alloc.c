@@ -41,8 +41,8 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* glibc read MALLOC_*_ or a glibc.malloc tunable from the environment:
- * "as shipped" would not be true. */
+/* glibc read MALLOC_* (MALLOC_ARENA_MAX, MALLOC_TRIM_THRESHOLD_, ...) or a
+ * glibc.malloc tunable from the environment: the record says so. */
 static int glibc_tuned(void)
 {
 	extern char **environ;
@@ -51,7 +51,7 @@ static int glibc_tuned(void)
 	if (t && strstr(t, "glibc.malloc."))
 		return 1;
 	for (char **e = environ; *e; e++)
-		if (!strncmp(*e, "MALLOC_", 7) && strchr(*e, '=') && strchr(*e, '=')[-1] == '_')
+		if (!strncmp(*e, "MALLOC_", 7))
 			return 1;
 	return 0;
 }
@@ -100,7 +100,7 @@ void alloc_detect(struct alloc_info *a)
 	if (!strncmp(lib, "libc.so", 7)) {
 		snprintf(a->name, sizeof a->name, "%s", kept ? "glibc-kept" : "glibc");
 		snprintf(a->version, sizeof a->version, "%s%s", gnu_get_libc_version(),
-		         !kept && glibc_tuned() ? " tuned by MALLOC_*_/GLIBC_TUNABLES" : "");
+		         glibc_tuned() ? " tuned by MALLOC_*/GLIBC_TUNABLES" : "");
 		return;
 	}
 	snprintf(a->name, sizeof a->name, a->library[0] ? "other" : "");
@@ -236,9 +236,12 @@ int alloc_apply(const struct job *j, char **argv, struct job_err *err)
 		return 0;
 	if (want == ALLOC_GLIBC || want == ALLOC_GLIBC_KEPT) {
 		if (!strcmp(now.name, "glibc")) {
-			/* before any thread and any allocation of the run */
+			/* before any thread and any allocation of the run; one
+			 * arena, because glibc unmaps a thread arena's heap as
+			 * soon as it is empty, whatever the trim threshold */
 			if (want == ALLOC_GLIBC_KEPT && mallopt(M_TRIM_THRESHOLD, 1 << 30) &&
-			    mallopt(M_TOP_PAD, 64 << 20) && mallopt(M_MMAP_THRESHOLD, 32 << 20))
+			    mallopt(M_TOP_PAD, 64 << 20) && mallopt(M_MMAP_THRESHOLD, 32 << 20) &&
+			    mallopt(M_ARENA_MAX, 1))
 				kept = 1;
 			if (want == ALLOC_GLIBC_KEPT && !kept) {
 				gethostname(host, sizeof host);

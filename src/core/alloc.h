@@ -9,7 +9,8 @@
  *  glibc       glibc's malloc untouched
  *  glibc-kept  glibc's malloc told at start-up, before any thread, to keep
  *              freed memory (mallopt: trim threshold 1GiB, top pad 64MiB,
- *              mmap threshold 32MiB, the most glibc takes)
+ *              mmap threshold 32MiB, the most glibc takes, and one arena:
+ *              glibc unmaps a thread arena's heap once it is empty)
  *  jemalloc, tcmalloc, mimalloc
  *              the Debian library (libjemalloc2, libtcmalloc-minimal4,
  *              libmimalloc2.0) preloaded: the process executes itself again
