@@ -205,14 +205,22 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 
 /* Each PS's malloc, asked once the run is over (untimed, one connection
  * per PS, all within one timeout): the process printing the result asks,
- * so that the workers' measured connections never carry it. */
-static void ps_allocators(const struct job *j, const struct tr_ops *ops, struct srvinfo *out)
+ * so that the workers' measured connections never carry it.  Not after a
+ * run that did not complete: a PS may be gone or stopped, and its answer
+ * would hold the report back by the timeout. */
+static void ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
+                          struct srvinfo *out)
 {
 	uint64_t deadline = now_ns() + j->timeout_ns;
 	struct tr_err terr = {{0}};
 	struct opt_hostport addr;
 	void *ctx = NULL;
 
+	if (!complete) {
+		for (int i = 0; i < j->ps_count; i++)
+			snprintf(out[i].why, sizeof out[i].why, "not asked: the run did not complete");
+		return;
+	}
 	if (ops->init(j, &ctx, &terr) < 0) {
 		for (int i = 0; i < j->ps_count; i++)
 			snprintf(out[i].why, sizeof out[i].why, "not asked: %.120s", terr.msg);
@@ -277,7 +285,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
 	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
 	agg_runs_finish(&a);
-	ps_allocators(j, ops, psinfo);
+	ps_allocators(j, ops, !why[0], psinfo);
 	{
 		struct report_alloc ra = {.nworkers = workers, .nps = a.nps, .worker = a.alloc,
 		                          .ps = psinfo};
