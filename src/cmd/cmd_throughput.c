@@ -464,6 +464,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		goto out_client;
 	}
 	wresult_from_engine(wr, (uint32_t)rk->index, &res, (uint32_t)np);
+	snprintf(wr->alloc, sizeof wr->alloc, "%s", env.alloc.name); /* detected at start */
+	snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env.alloc.version);
 	blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
 	if (blen < 0 || ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
 	                            (size_t)blen, now_ns() + j->timeout_ns, err, sizeof err) < 0) {

@@ -16,8 +16,6 @@
  */
 #include "result.h"
 
-#include "alloc.h"
-
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -28,14 +26,9 @@
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
 {
-	struct alloc_info a;
-
 	memset(r, 0, offsetof(struct wresult, ps_calls));
 	r->worker = worker;
 	r->pid = (int32_t)getpid();
-	alloc_detect(&a);
-	snprintf(r->alloc, sizeof r->alloc, "%s", a.name);
-	snprintf(r->alloc_version, sizeof r->alloc_version, "%s", a.version);
 	if (gethostname(r->host, sizeof r->host) != 0)
 		strcpy(r->host, "?");
 	r->host[sizeof r->host - 1] = 0;

@@ -47,7 +47,8 @@ struct wresult {
 };
 
 /* Fills r from an engine result (ps_calls from res->conn_calls, runs from
- * res->runs when the engine ran more than one) and this process's malloc. */
+ * res->runs when the engine ran more than one); alloc is left empty for
+ * the caller (alloc_detect). */
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps);
 
