@@ -132,6 +132,21 @@ deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing
 
+# Issue 14's comparisons (bench/README): tfgb against a hand-written gRPC
+# C++ peer on the same libgrpc (bench/peer.cc), iperf3 and sockperf, printed
+# as one table of ratios; BENCH_ARGS passes options (`make bench
+# BENCH_ARGS='-r 5'`).  Installs what it needs as `deps` does; not part of
+# all or check.
+BENCH_DEBS = g++ libgrpc++-dev iperf3 sockperf util-linux python3
+bench: deps
+	@$(MAKE) -s deps DEBS='$(BENCH_DEBS)'
+	$(MAKE) tfgb bench/peer
+	/usr/bin/python3 bench/compare.py $(BENCH_ARGS)
+
+bench/peer: bench/peer.cc
+	@$(if $(V),:,echo "  CXX     $@")
+	$(Q)$(CXX) -O2 -std=c++17 -o $@ bench/peer.cc $(shell $(PKG_CONFIG) --cflags --libs grpc++)
+
 # Builds, then runs the default job of conf/tfgb.ini on this machine.
 run: deps
 	$(MAKE) tfgb
@@ -195,6 +210,9 @@ install: tfgb
 	for m in $(MAN7); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
 	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
+	mkdir -p $(DESTDIR)$(DATADIR)/models
+	cp -f conf/models/*.model $(DESTDIR)$(DATADIR)/models/
+	chmod 644 $(DESTDIR)$(DATADIR)/models/*.model
 	mkdir -p $(DESTDIR)$(DATADIR)/examples
 	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
@@ -204,7 +222,7 @@ install: tfgb
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
-	rm -rf $(DESTDIR)$(DATADIR)/examples
+	rm -rf $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(DATADIR)/models
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
@@ -218,8 +236,8 @@ dist: clean
 	rm -rf tfgb-$(VERSION)
 
 clean:
-	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(TOBJ) tests/check_tfgb tfgb-$(VERSION).tar.gz
+	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(TOBJ) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer
 	rm -rf gen .flags .build plots
 	rm -rf tests/out
 
-.PHONY: all deps run check mutants fuzz soak valgrind install uninstall dist clean plots
+.PHONY: all deps run check mutants fuzz soak valgrind install uninstall dist clean plots bench

@@ -130,7 +130,7 @@ static const struct opt_def core_keys[] = {
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
 	 .help = "largest request or reply body the server accepts"},
 	{"server", "threads", OPT_INT, J(threads), "0", RANGE(0, 256),
-	 .help = "server completion-queue threads; 0 is one per online CPU"},
+	 .help = "server threads; 0 is one for grpc, one per online CPU for socket"},
 	{"server", "tls_cert", OPT_STRING, J(tls_cert), "",
 	 .help = "grpc: PEM certificate chain the servers present; with tls_key, servers use TLS"},
 	{"server", "tls_key", OPT_STRING, J(tls_key), "",
