@@ -140,6 +140,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		/* this process is the worker; the PS is watched when it is our child */
 		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
 		mrc = monitor_new(&mon, mt, child.pid > 0 ? 2 : 1, j->monitor_ns, 0);
+		if (mrc == 0) /* the run's own bytes: those of the connection to the PS */
+			mrc = monitor_ports(mon, &probe.port, 1);
 		if (mrc == 0) {
 			monitor_select(mon, job_monitor_mask(j));
 			mrc = monitor_start(mon);
@@ -165,6 +167,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .alloc = &ra,
 		                   .mon = mon,
 		                   .mon_calls = seen, .mon_bytes = seen * p.total,
+		                   .mon_moved = seen * p.total * (method == TR_ECHO ? 2 : 1),
 		                   .runs = runs, .nruns = runs ? res.nruns : 0,
 		                   .ndjson = t->interval_ns != 0};
 		FILE *out = tfgb_out(t);

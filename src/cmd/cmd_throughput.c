@@ -312,7 +312,9 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 		                   .payload = &p, .transport_version = ops->version(), .res = &a.sum,
 		                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
 		                   .tput = &tp, .env = env, .alloc = &ra, .mon = mon, .mon_calls = seen,
-		                   .mon_bytes = seen * p.total, .runs = a.runs, .nruns = a.nruns,
+		                   .mon_bytes = seen * p.total,
+		                   .mon_moved = seen * p.total * (j->rpc == RPC_ECHO ? 2 : 1),
+		                   .runs = a.runs, .nruns = a.nruns,
 		                   .ndjson = t->interval_ns != 0};
 		FILE *out = tfgb_out(t);
 		if (!out)
@@ -642,11 +644,26 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 			for (int i = 0; i < nw; i++)
 				mt[n++] = (struct monitor_target){"worker", i, wk[i].pid};
 			mrc = monitor_new(&mon, mt, n, j->monitor_ns, 0);
+			free(mt);
+			if (mrc == 0) {
+				/* the run's own bytes: its PSs' ports and its control port */
+				uint16_t *port = calloc((size_t)np + 1, sizeof *port);
+				mrc = port ? 0 : -ENOMEM;
+				for (int i = 0; port && i < np; i++) {
+					struct opt_hostport a;
+					cluster_ps_addr(j, i, &a);
+					port[i] = (uint16_t)(a.port + ops->port_offset);
+				}
+				if (port) {
+					port[np] = caddr.port;
+					mrc = monitor_ports(mon, port, (size_t)np + 1);
+				}
+				free(port);
+			}
 			if (mrc == 0) {
 				monitor_select(mon, job_monitor_mask(j));
 				mrc = monitor_start(mon);
 			}
-			free(mt);
 		}
 		if (mrc < 0) {
 			tfgb_error("%s: cannot start the resource monitor: %s", t->cmd, strerror(-mrc));

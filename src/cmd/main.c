@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "input.h"
+#include "jsonr.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "tr_verbs.h"
@@ -112,7 +114,8 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "                       run again; output.file is not taken from it\n");
 	else if (c->flags & CMD_JOB)
 		fprintf(f, "\n"
-		        "  -c FILE              job file, or a JSON result to take the job of\n"
+		        "  -c FILE              job file ('-': standard input; a pipe or FIFO too),\n"
+		        "                       or a JSON result to take the job of\n"
 		        "                       (default: ./tfgb.ini, then\n"
 		        "                       $XDG_CONFIG_HOME/tfgb/tfgb.ini, then %s/tfgb.ini)\n",
 		        TFGB_DATADIR);
@@ -191,8 +194,11 @@ static void unknown_option(const struct cmd *c, const char *arg, int optopt_)
 }
 
 /* Loads the job: built-in defaults, then the file, then -s in order, then
- * -f and -o (shortcuts for -s output.format=, -s output.file=). */
-static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
+ * -f and -o (shortcuts for -s output.format=, -s output.file=).  The file
+ * is read once, into t->job_text (a pipe gives its bytes to one read only):
+ * a JSON result's job (tfgb rerun, -c RESULT.json; `result` when only a
+ * result will do) or a job file. */
+static int load_job(struct tfgb *t, const char *config, int result, char **sets, int nsets,
                     const char *fmt, const char *outfile, const char *series)
 {
 	static char found[4096];
@@ -211,32 +217,36 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 	 * its file is not read again (a pipe cannot be) */
 	if ((inherited = alloc_job_inherited(&t->job, config, &err)) < 0)
 		goto bad;
+	if (config && !inherited) {
+		size_t max = result ? JSONR_MAX_LEN : JOB_TEXT_MAX;
+		if (input_read(config, result ? "result" : "job file", max, JSONR_MAX_LEN,
+		               &t->job_text, &t->job_len, err.msg, sizeof err.msg) < 0)
+			goto bad;
+		result = result || rerun_is_result(t->job_text);
+	}
 	if (inherited) {
 		/* the -s, -f, -o and --series below apply again, as the first time */
-	} else if (config && rerun_is_result(config) == 1) {
-		/* a JSON result: its job (tfgb rerun, or -c RESULT.json) */
-		char why[600], name[4200], *text;
+	} else if (result) {
+		char name[4200], *text;
 		int rc;
-		if (rerun_read(config, NULL, &text, why, sizeof why) < 0) {
-			tfgb_error("%s", why);
-			return TFGB_EXIT_USAGE;
-		}
+		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, err.msg,
+		               sizeof err.msg) < 0)
+			goto bad;
 		snprintf(name, sizeof name, "%s#job", config); /* line numbers are the job's */
 		rc = job_load_string(&t->job, name, text, &err);
 		free(text);
 		if (rc < 0)
 			goto bad;
-	} else if (config && job_load_file(&t->job, config, &err) < 0) {
+	} else if (config && job_load_text(&t->job, config, t->job_text, t->job_len, &err) < 0) {
 		goto bad;
 	}
 	for (int i = 0; i < nsets; i++)
 		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
 			goto bad;
-	if (!inherited && config && rerun_is_result(config) == 1 &&
-	    !job_secrets_set(&t->job, NULL, 0)) {
+	if (!inherited && result && !job_secrets_set(&t->job, NULL, 0)) {
 		/* results never record a secret: say what this run goes without */
 		char withheld[200];
-		rerun_withheld(config, withheld, sizeof withheld);
+		rerun_withheld(config, t->job_text, t->job_len, withheld, sizeof withheld);
 		if (withheld[0] && !t->quiet)
 			fprintf(stderr, "tfgb: note: %s's run set %s, which results do not record; "
 			        "this run goes without (as a launcher that starts its own PS 0 can); "
@@ -382,7 +392,6 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	t.argv = argv + optind;
 
 	if (c->flags & CMD_RESULT) {
-		char why[600];
 		if (t.argc != 1) {
 			if (t.argc)
 				tfgb_error("unexpected argument '%s'; '%s' takes one result file",
@@ -392,12 +401,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		if (rerun_read(t.argv[0], NULL, NULL, why, sizeof why) < 0) {
-			tfgb_error("%s", why);
-			free(sets);
-			return TFGB_EXIT_USAGE;
-		}
-		config = t.argv[0];
+		config = t.argv[0]; /* checked as a result by load_job */
 		t.argc = 0;
 	}
 	if (c->flags & CMD_JOB) {
@@ -407,10 +411,12 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		rc = load_job(&t, config, sets, nsets, fmt, outfile, series);
+		rc = load_job(&t, config, (c->flags & CMD_RESULT) != 0, sets, nsets, fmt, outfile,
+		              series);
 		free(sets);
 		if (rc != TFGB_EXIT_OK) {
 			job_free(&t.job);
+			free(t.job_text);
 			return rc;
 		}
 		/* --sweep: its spec is checked before anything else happens */
@@ -420,12 +426,14 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 				tfgb_error("--interval and --sweep do not go together: a sweep "
 				           "prints one row per run, not lines while it runs");
 				job_free(&t.job);
+				free(t.job_text);
 				return TFGB_EXIT_USAGE;
 			}
 			if (sweep_parse(sweep, &sw, why) < 0) {
 				tfgb_error("%s", why);
 				sweep_free(&sw);
 				job_free(&t.job);
+				free(t.job_text);
 				return TFGB_EXIT_USAGE;
 			}
 		}
@@ -433,6 +441,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			sweep_free(&sw);
 			job_print_ini(&t.job, stdout);
 			job_free(&t.job);
+			free(t.job_text);
 			return TFGB_EXIT_OK;
 		}
 		/* the report file is opened when the report is written (tfgb_out),
@@ -449,6 +458,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 				tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
 				sweep_free(&sw);
 				job_free(&t.job);
+				free(t.job_text);
 				return TFGB_EXIT_FAIL;
 			}
 			t.out = NULL;
@@ -484,6 +494,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	}
 	if (c->flags & CMD_JOB)
 		job_free(&t.job);
+	free(t.job_text);
 	return rc;
 }
 

@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "input.h"
+
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
 #endif
@@ -652,46 +654,30 @@ int job_load_string(struct job *j, const char *name, const char *text, struct jo
 	return 0;
 }
 
+int job_load_text(struct job *j, const char *name, const char *text, size_t len,
+                  struct job_err *err)
+{
+	if (len > JOB_TEXT_MAX) {
+		seterr(err, "job file '%s' is too large (over %u MiB)", name, JOB_TEXT_MAX >> 20);
+		return -1;
+	}
+	if (strlen(text) != len) {
+		seterr(err, "job file '%s' contains a NUL byte; is it a text file?", name);
+		return -1;
+	}
+	return job_load_string(j, name, text, err);
+}
+
 int job_load_file(struct job *j, const char *path, struct job_err *err)
 {
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
+	char *text;
+	size_t len;
 	int rc;
 
-	if (!f) {
-		seterr(err, "cannot open job file '%s': %s", path, strerror(errno));
+	if (input_read(path, "job file", JOB_TEXT_MAX, JOB_TEXT_MAX, &text, &len, err->msg,
+	               sizeof err->msg) < 0)
 		return -1;
-	}
-	do {
-		if (len + 4096 + 1 > cap) {
-			char *p;
-			cap = cap ? cap * 2 : 8192;
-			if (cap > (16u << 20) || !(p = realloc(text, cap))) {
-				seterr(err, "job file '%s' is too large (over 16MiB)", path);
-				free(text);
-				fclose(f);
-				return -1;
-			}
-			text = p;
-		}
-		n = fread(text + len, 1, 4096, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f)) {
-		seterr(err, "cannot read job file '%s': %s", path, strerror(errno));
-		free(text);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	text[len] = 0;
-	if (strlen(text) != len) {
-		seterr(err, "job file '%s' contains a NUL byte; is it a text file?", path);
-		free(text);
-		return -1;
-	}
-	rc = job_load_string(j, path, text, err);
+	rc = job_load_text(j, path, text, len, err);
 	free(text);
 	return rc;
 }

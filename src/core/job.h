@@ -187,9 +187,17 @@ const struct opt_def *job_key_find(const char *section, const char *name);
 int job_init(struct job *j);
 void job_free(struct job *j);
 
-/* Reads a job file over the current values.  -1 with err set on any error:
- * unreadable file, syntax, unknown section or key, bad value. */
+/* The largest job file, in bytes. */
+#define JOB_TEXT_MAX (16u << 20)
+
+/* Reads a job file over the current values: read once, whatever kind of
+ * file (input.h: a pipe, a FIFO, "-" for standard input).  -1 with err set
+ * on any error: unreadable file, syntax, unknown section or key, bad value. */
 int job_load_file(struct job *j, const char *path, struct job_err *err);
+/* Same from a job file's text already read (len bytes, NUL-terminated):
+ * refused over JOB_TEXT_MAX or with a NUL byte inside. */
+int job_load_text(struct job *j, const char *name, const char *text, size_t len,
+                  struct job_err *err);
 /* Same from a string; `name` is used in messages. */
 int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err);
 /* Applies "section.key=value"; `pos` is the override's 1-based position. */

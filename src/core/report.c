@@ -364,7 +364,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 	}
 	if (r->mon)
-		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes);
+		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
@@ -549,7 +549,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	if (r->env)
 		sysinfo_json(&w, "environment", r->env, text);
 	if (r->mon)
-		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes);
+		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
 	json_str(&w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */
 	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {

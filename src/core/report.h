@@ -86,6 +86,7 @@ struct report {
 	const struct report_alloc *alloc; /* each process's malloc, or NULL */
 	const struct monitor *mon;      /* resources (stopped), or NULL */
 	uint64_t mon_calls, mon_bytes;  /* calls and payload bytes the monitor saw */
+	uint64_t mon_moved;  /* payload bytes those calls moved, both directions */
 	const struct report_run *runs;  /* repeats: nruns runs, or NULL */
 	uint32_t nruns;
 	int ndjson;                     /* JSON on one line, "type": "result" (intervals) */
