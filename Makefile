@@ -8,7 +8,8 @@ include config.mk
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
        iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
-       nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema
+       nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema \
+       libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)

@@ -36,6 +36,8 @@ static void setup(void)
 	a->ps_calls[2] = 41154;
 	a->warmup_ns = 2039000000ull;
 	a->missed = 17;
+	strcpy(a->alloc, "jemalloc");
+	strcpy(a->alloc_version, "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c");
 	stats_init(&a->lat);
 	for (uint64_t v = 1000; v < 2000000; v = v * 11 / 10)
 		stats_record(&a->lat, v);
@@ -63,6 +65,9 @@ START_TEST(test_result_round_trip)
 	ck_assert_str_eq(b->host, "node-3");
 	ck_assert_int_eq(b->end, ENGINE_FAILED);
 	ck_assert_str_eq(b->err, "Echo call failed with status UNAVAILABLE (14)");
+	/* job.allocator: the worker's malloc reaches the launcher's report */
+	ck_assert_str_eq(b->alloc, "jemalloc");
+	ck_assert_str_eq(b->alloc_version, a->alloc_version);
 	ck_assert_uint_eq(b->calls, 123456);
 	ck_assert_uint_eq(b->errors, 1);
 	ck_assert_uint_eq(b->warmup_calls, 999);
@@ -147,10 +152,11 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[19] = ENGINE_FAILED;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
 	/* a bucket count changed (the service times' last, before nruns = 0,
-	 * nivl = 0 and ivl_dropped): no longer sums to the sample count */
-	buf[n - 17] ^= 2;
+	 * the two allocator strings, nivl = 0 and ivl_dropped): no longer sums
+	 * to the sample count */
+	buf[n - 12 - 5 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version)] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
-	buf[n - 17] ^= 2;
+	buf[n - 12 - 5 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version)] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
 }
 END_TEST
@@ -192,7 +198,8 @@ START_TEST(test_result_runs)
 	a->runs[1].lat_count--;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
-	buf[n - 12 - 3 * 48 - 4 + 2] = 0xff;
+	buf[n - 12 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version) - 3 * 48 - 4 + 2] =
+		0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 }
 END_TEST

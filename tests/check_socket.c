@@ -154,7 +154,7 @@ END_TEST
 
 START_TEST(test_frame_err_method)
 {
-	static const unsigned bad_req[] = {0, 6, 0x7fff, FRAME_REPLY | 1, 0xffff};
+	static const unsigned bad_req[] = {0, 7, 0x7fff, FRAME_REPLY | 1, 0xffff};
 	unsigned char b[FRAME_HDR_LEN];
 	struct frame_hdr h;
 
@@ -298,7 +298,8 @@ static void srv_setup(void)
 	srv.addr.port = free_port();
 	ck_assert_int_eq(tr_socket_ops.init(NULL, &srv.ctx, &err), 0);
 	srv.cfg = (struct tr_server_cfg){.addrs = &srv.addr, .naddrs = 1, .max_message = MAXMSG,
-	                                 .threads = 2, .stop = &srv.stop, .ready = on_ready};
+	                                 .threads = 2, .stop = &srv.stop, .ready = on_ready,
+	                                 .info = "who-am-i", .info_len = 8};
 	ck_assert_int_eq(pthread_create(&srv.thread, NULL, serve_thread, NULL), 0);
 	while (!atomic_load(&srv.ready) && !atomic_load(&srv.done) && now_ns() < until)
 		sleep_ms(5);
@@ -547,6 +548,33 @@ END_TEST
 
 /* ---- socket: errors ---- */
 
+/* Info: the server's reply as given, whatever the request, and the
+ * connection goes on (job.allocator: a worker learns each PS's malloc). */
+START_TEST(test_socket_info)
+{
+	struct tr_conn *k = conn_open();
+	unsigned char junk[5] = {1, 2, 3, 4, 5}, reply[64];
+	struct iovec iov = {junk, sizeof junk};
+	struct tr_call c = {.method = TR_INFO, .resp_buf = reply, .resp_cap = sizeof reply};
+
+	call_run(k, &c);
+	ck_assert_int_eq(c.status, TR_OK);
+	ck_assert_uint_eq(c.resp_len, 8);
+	ck_assert_mem_eq(reply, "who-am-i", 8);
+	c.iov = &iov; /* a body is read and ignored */
+	c.iovcnt = 1;
+	call_run(k, &c);
+	ck_assert_int_eq(c.status, TR_OK);
+	ck_assert_uint_eq(c.resp_len, 8);
+	c.method = TR_ECHO;
+	call_run(k, &c);
+	ck_assert_int_eq(c.status, TR_OK);
+	ck_assert_uint_eq(c.resp_len, 5);
+	ck_assert_mem_eq(reply, junk, 5);
+	tr_socket_ops.call_release(&c);
+}
+END_TEST
+
 START_TEST(test_socket_err_statuses)
 {
 	struct tr_conn *k = conn_open();
@@ -571,7 +599,7 @@ START_TEST(test_socket_err_statuses)
 	call_run(k, &c);
 	ck_assert_int_eq(c.status, TR_OK);
 	ck_assert_uint_eq(c.resp_len, 9);
-	ck_assert_int_eq(tr_socket_ops.submit(k, &(struct tr_call){.method = 6}), -EINVAL);
+	ck_assert_int_eq(tr_socket_ops.submit(k, &(struct tr_call){.method = 7}), -EINVAL);
 	tr_socket_ops.call_release(&c);
 }
 END_TEST
@@ -586,7 +614,7 @@ START_TEST(test_socket_err_bad_header_closes)
 	} bad[] = {
 		{"bad magic", "GET / HTTP/1.1\r\n"},
 		{"method 0", "TFGB\0\0\0\0\0\0\0\0\0\0\0\0"},
-		{"method 6", "TFGB\0\6\0\0\0\0\0\0\0\0\0\0"},
+		{"method 7", "TFGB\0\7\0\0\0\0\0\0\0\0\0\0"},
 		{"a reply as request", "TFGB\x80\1\0\0\0\0\0\0\0\0\0\0"},
 		{"status 1", "TFGB\0\1\0\1\0\0\0\0\0\0\0\0"},
 	};
@@ -710,6 +738,7 @@ Suite *make_socket_suite(void)
 	tcase_add_test(core, test_socket_echo);
 	tcase_add_test(core, test_socket_ack_and_pull);
 	tcase_add_test(core, test_socket_pipeline);
+	tcase_add_test(core, test_socket_info);
 	tcase_add_test(limits, test_socket_limits_max_message);
 	tcase_add_test(limits, test_socket_limits_stop);
 	tcase_add_test(errors, test_socket_err_statuses);

@@ -28,6 +28,7 @@
 #include "engine.h"
 #include "frame.h"
 #include "payload.h"
+#include "srvinfo.h"
 #include "tr_verbs.h"
 #include "util.h"
 #include "validate.h"
@@ -66,6 +67,9 @@ void vt_opts_sim(struct vb_opts *o, int event)
 	o->poll_event = event;
 }
 
+/* What the servers answer Info with: this process's ServerInfo. */
+static unsigned char vinfo[TR_INFO_MAX];
+
 /* Starts a server with options o (NULL: defaults, poll = event). */
 void vt_srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_message)
 {
@@ -82,7 +86,8 @@ void vt_srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_message)
 	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &s->ctx, &s->err), 0);
 	s->cfg = (struct tr_server_cfg){.addrs = &s->addr, .naddrs = 1, .max_message = max_message,
 	                                .threads = 2, .stop = &s->stop, .ready = on_ready,
-	                                .ready_arg = s};
+	                                .ready_arg = s, .info = vinfo,
+	                                .info_len = srvinfo_pack("verbs", vinfo, sizeof vinfo)};
 	ck_assert_int_eq(pthread_create(&s->thread, NULL, serve_thread, s), 0);
 	until = now_ns() + WAIT_NS;
 	while (!atomic_load(&s->ready) && !atomic_load(&s->done) && now_ns() < until)
@@ -365,6 +370,33 @@ START_TEST(test_verbs_ack_and_pull)
 		ck_assert_int_eq(r.ok, 5);
 		vt_cli_close(&v);
 	}
+	vt_srv_stop(&s);
+	vt_assert_no_leak();
+}
+END_TEST
+
+/* Info over verbs, as a worker asks it (its own client and connection):
+ * the PS's malloc reaches the worker's result (job.allocator). */
+START_TEST(test_verbs_info)
+{
+	struct vsrv s;
+	struct vcli v;
+	struct srvinfo si;
+	struct alloc_info me;
+	struct run r;
+
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, NULL, &s);
+	srvinfo_query(&tr_verbs_ops, v.ctx, &v.j, &s.addr, now_ns() + WAIT_NS, &si);
+	alloc_detect(&me);
+	ck_assert_msg(si.alloc.name[0], "no allocator: %s", si.why);
+	ck_assert_str_eq(si.alloc.name, me.name);
+	ck_assert_str_eq(si.alloc.version, me.version);
+	ck_assert_int_eq(si.pid, getpid());
+	/* the measured connection is untouched */
+	r = vt_run_calls(&v, TR_ECHO, 10, 2, 0);
+	ck_assert_int_eq(r.ok, 10);
+	vt_cli_close(&v);
 	vt_srv_stop(&s);
 	vt_assert_no_leak();
 }
@@ -1340,6 +1372,7 @@ static void add_cases(Suite *s, int roce)
 	tcase_add_test(tc[0], test_verbs_codecs);
 	tcase_add_test(tc[0], test_verbs_echo_every_scheme);
 	tcase_add_test(tc[0], test_verbs_ack_and_pull);
+	tcase_add_test(tc[0], test_verbs_info);
 	tcase_add_test(tc[0], test_verbs_poll_modes);
 	tcase_add_test(tc[0], test_verbs_pipelined_connections);
 	tcase_add_test(tc[0], test_verbs_engine);

@@ -43,6 +43,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct monitor *mon = NULL;
 	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
 	struct report_run *runs = NULL;
+	struct srvinfo psinfo;
+	struct report_alloc ra = {.nworkers = 1, .nps = 1, .worker = &env.alloc, .ps = &psinfo};
 	void *trctx = NULL;
 	int rc = TFGB_EXIT_FAIL, erc, mrc;
 
@@ -114,6 +116,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: worker 0 on this host: %s", t->cmd, terr.msg);
 		goto out_client;
 	}
+	/* the PS's malloc for the result: one untimed call on its own connection */
+	srvinfo_query(ops, trctx, j, &addr, now_ns() + j->timeout_ns, &psinfo);
 
 	cfg = (struct engine_cfg){
 		.ops = ops, .client = client, .conns = &conn, .nconns = 1, .method = method,
@@ -166,7 +170,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		uint64_t seen = res.calls + res.warmup_calls; /* every call the monitor saw */
 		struct report r = {.benchmark = title, .command = t->cmd, .job = j, .payload = &p,
 		                   .transport_version = ops->version(), .res = &res, .ps = &addr,
-		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .mon = mon,
+		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .alloc = &ra,
+		                   .mon = mon,
 		                   .mon_calls = seen, .mon_bytes = seen * p.total,
 		                   .mon_moved = seen * p.total * (method == TR_ECHO ? 2 : 1),
 		                   .runs = runs, .nruns = runs ? res.nruns : 0,

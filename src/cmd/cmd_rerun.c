@@ -623,6 +623,7 @@ int cmd_compare(struct tfgb *t)
 		"environment.cpu_model", "environment.cores_online", "environment.numa_nodes",
 		"environment.clocksource", "environment.cpu_governor", "environment.tfgb_version",
 		"environment.build", "environment.grpc_core", "environment.protobuf_c",
+		"environment.allocator", "environment.allocator_version",
 	};
 	struct result a, b;
 	char err[600];

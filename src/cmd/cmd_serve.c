@@ -26,6 +26,7 @@
 #include "ctrl.h"
 #include "limit.h"
 #include "place.h"
+#include "srvinfo.h"
 #include "transport.h"
 
 static volatile sig_atomic_t serve_stop;
@@ -184,6 +185,7 @@ int cmd_serve(struct tfgb *t)
 	struct opt_hostport *addrs, control;
 	struct tr_err err = {{0}};
 	struct job_err jerr;
+	static unsigned char info[TR_INFO_MAX];
 	void *ctx = NULL;
 	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
 
@@ -272,6 +274,8 @@ int cmd_serve(struct tfgb *t)
 	cfg.ready_arg = &ready;
 	cfg.verbose = t->verbose;
 	cfg.tls = &t->job.tls;
+	cfg.info = info; /* who answers, for the workers' results */
+	cfg.info_len = srvinfo_pack(ops->name, info, sizeof info);
 	ready.addrs = addrs;
 	ready.naddrs = (size_t)n;
 	ready.threads = cfg.threads;

@@ -54,6 +54,7 @@
 #include "place.h"
 #include "report.h"
 #include "result.h"
+#include "srvinfo.h"
 #include "transport.h"
 #include "util.h"
 
@@ -68,6 +69,7 @@ struct agg {
 	double *worker_rps;      /* workers */
 	const char **host;       /* workers: each one's host name, NULL until it reports */
 	int32_t *pid;            /* workers: each one's process id */
+	struct alloc_info *alloc; /* workers: each one's malloc, name "" until it reports */
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
 	struct report_run *runs; /* repeat */
 	uint64_t *run_lat_sum, *run_lat_count, *run_window_total;
@@ -104,10 +106,11 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->worker_rps = calloc(workers, sizeof *a->worker_rps);
 	a->host = calloc(workers, sizeof *a->host);
 	a->pid = calloc(workers, sizeof *a->pid);
+	a->alloc = calloc(workers, sizeof *a->alloc);
 	stats_init(&a->sum.lat);
 	stats_init(&a->sum.svc);
-	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid ?
-	       0 : -ENOMEM;
+	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid &&
+	       a->alloc ? 0 : -ENOMEM;
 }
 
 static void agg_free(struct agg *a)
@@ -121,6 +124,7 @@ static void agg_free(struct agg *a)
 		free((char *)a->host[i]);
 	free(a->host);
 	free(a->pid);
+	free(a->alloc);
 	free(a->runs);
 	free(a->run_lat_sum);
 	free(a->run_lat_count);
@@ -213,6 +217,8 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	a->worker_rps[worker] = rps;
 	a->host[worker] = strdup(w->host); /* NULL (shown as null) if out of memory */
 	a->pid[worker] = w->pid;
+	snprintf(a->alloc[worker].name, sizeof a->alloc[worker].name, "%s", w->alloc);
+	snprintf(a->alloc[worker].version, sizeof a->alloc[worker].version, "%s", w->alloc_version);
 	a->rps += rps;
 	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
 	if (a->reported == 1 || rps < a->rps_min)
@@ -245,6 +251,39 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	return 0;
 }
 
+/* Each PS's malloc, asked once the run is over (untimed, one connection
+ * per PS, all within one timeout): the process printing the result asks,
+ * so that the workers' measured connections never carry it.  Not after a
+ * run that did not complete: a PS may be gone or stopped, and its answer
+ * would hold the report back by the timeout. */
+static void ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
+                          struct srvinfo *out)
+{
+	uint64_t deadline = now_ns() + j->timeout_ns;
+	struct tr_err terr = {{0}};
+	struct opt_hostport addr;
+	void *ctx = NULL;
+
+	if (!complete) {
+		for (int i = 0; i < j->ps_count; i++)
+			snprintf(out[i].why, sizeof out[i].why, "not asked: the run did not complete");
+		return;
+	}
+	if (ops->init(j, &ctx, &terr) < 0) {
+		for (int i = 0; i < j->ps_count; i++)
+			snprintf(out[i].why, sizeof out[i].why, "not asked: %.120s", terr.msg);
+		return;
+	}
+	for (int i = 0; i < j->ps_count; i++) {
+		cluster_ps_addr(j, i, &addr);
+		if (now_ns() < deadline)
+			srvinfo_query(ops, ctx, j, &addr, deadline, &out[i]);
+		else
+			snprintf(out[i].why, sizeof out[i].why, "not asked: out of time");
+	}
+	ops->fini(ctx);
+}
+
 /* Collects the run's reports and prints the aggregate.  `note` names a
  * process that failed (NULL if none); env and mon (stopped), when not
  * NULL, add the environment and the resources.  Returns the exit status. */
@@ -256,12 +295,14 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	char err[CTRL_ERR_MAX], why[1024];
 	struct payload p = {0};
 	struct opt_hostport *ps = NULL;
+	struct srvinfo *psinfo = NULL;
 	struct agg a;
 	uint32_t got = 0;
 	int rc, status = TFGB_EXIT_FAIL;
 
 	if (agg_init(&a, workers, (uint32_t)j->ps_count, (uint32_t)j->repeat) < 0 ||
-	    payload_layout(j, &p) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps))) {
+	    payload_layout(j, &p) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
+	    !(psinfo = calloc((size_t)j->ps_count, sizeof *psinfo))) {
 		tfgb_error("%s: out of memory collecting results", t->cmd);
 		goto out;
 	}
@@ -295,7 +336,10 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	agg_runs_finish(&a);
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
+	ps_allocators(j, ops, !why[0], psinfo);
 	{
+		struct report_alloc ra = {.nworkers = workers, .nps = a.nps, .worker = a.alloc,
+		                          .ps = psinfo};
 		struct report_tput tp = {
 			.workers = workers, .reported = a.reported, .nps = a.nps, .per_ps = a.per_ps,
 			.per_worker = a.per_worker, .worker_rps = a.worker_rps,
@@ -308,7 +352,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 		struct report r = {.benchmark = "TF-gRPC-PS-Throughput", .command = t->cmd, .job = j,
 		                   .payload = &p, .transport_version = ops->version(), .res = &a.sum,
 		                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
-		                   .tput = &tp, .env = env, .mon = mon, .mon_calls = seen,
+		                   .tput = &tp, .env = env, .alloc = &ra, .mon = mon, .mon_calls = seen,
 		                   .mon_bytes = seen * p.total,
 		                   .mon_moved = seen * p.total * (j->rpc == RPC_ECHO ? 2 : 1),
 		                   .runs = a.runs, .nruns = a.nruns,
@@ -344,6 +388,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	}
 out:
 	free(ps);
+	free(psinfo);
 	payload_free(&p);
 	agg_free(&a);
 	return status;
@@ -494,6 +539,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		memcpy(wr->ivl, ivl.fig, wr->nivl * sizeof *wr->ivl);
 		wr->ivl_dropped = ivl.dropped + (ivl.n - wr->nivl);
 	}
+	snprintf(wr->alloc, sizeof wr->alloc, "%s", env.alloc.name); /* detected at start */
+	snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env.alloc.version);
 	blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
 	if (blen < 0 || ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
 	                            (size_t)blen, now_ns() + j->timeout_ns, err, sizeof err) < 0) {

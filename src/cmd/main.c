@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "alloc.h"
 #include "input.h"
 #include "jsonr.h"
 #include "sweep.h"
@@ -23,6 +24,7 @@
 #endif
 
 static int cmd_help(struct tfgb *t);
+static char **main_argv; /* for job.allocator's second start (alloc_apply) */
 static int cmd_version(struct tfgb *t);
 static int cmd_verbs_info(struct tfgb *t);
 
@@ -206,6 +208,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	static char found[4096];
 	char kv[4200];
 	struct job_err err;
+	int inherited;
 
 	if (job_init(&t->job) < 0) {
 		tfgb_error("out of memory");
@@ -214,14 +217,20 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	if (!config && job_find_default(found, sizeof found) == 0)
 		config = found;
 	t->job_path = config;
-	if (config) {
+	/* started again for job.allocator: the job comes from the first start,
+	 * its file is not read again (a pipe cannot be) */
+	if ((inherited = alloc_job_inherited(&t->job, config, &err)) < 0)
+		goto bad;
+	if (config && !inherited) {
 		size_t max = result ? JSONR_MAX_LEN : JOB_TEXT_MAX;
 		if (input_read(config, result ? "result" : "job file", max, JSONR_MAX_LEN,
 		               &t->job_text, &t->job_len, err.msg, sizeof err.msg) < 0)
 			goto bad;
 		result = result || rerun_is_result(t->job_text);
 	}
-	if (result) {
+	if (inherited) {
+		/* the -s, -f, -o and --series below apply again, as the first time */
+	} else if (result) {
 		char name[4200], *text;
 		int rc;
 		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, err.msg,
@@ -238,7 +247,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	for (int i = 0; i < nsets; i++)
 		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
 			goto bad;
-	if (result && !job_secrets_set(&t->job, NULL, 0)) {
+	if (!inherited && result && !job_secrets_set(&t->job, NULL, 0)) {
 		/* results never record a secret: say what this run goes without */
 		char withheld[200];
 		rerun_withheld(config, t->job_text, t->job_len, withheld, sizeof withheld);
@@ -471,6 +480,16 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			return TFGB_EXIT_USAGE;
 		}
 	}
+	/* the job's malloc, before any thread: may start this program again */
+	if ((c->flags & CMD_JOB) && (runs_calls(c) || c->fn == cmd_serve)) {
+		struct job_err aerr;
+		if ((rc = alloc_apply(&t.job, main_argv, &aerr)) < 0) {
+			tfgb_error("%s", aerr.msg);
+			sweep_free(&sw);
+			job_free(&t.job);
+			return rc == -2 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
+		}
+	}
 	if (sweep)
 		rc = sweep_run(&t, &sw);
 	else
@@ -589,6 +608,13 @@ static int cmd_version(struct tfgb *t)
 			printf("%s: %s\n", job_transport_names()[i],
 			       job_transport_built(i) ? "compiled in" : "not compiled in");
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
+	{
+		struct alloc_info a;
+		char text[300];
+		alloc_detect(&a);
+		alloc_text(&a, text, sizeof text);
+		printf("allocator: %s (this process; a run applies job.allocator)\n", text);
+	}
 	return TFGB_EXIT_OK;
 }
 
@@ -608,6 +634,7 @@ int main(int argc, char **argv)
 {
 	const struct cmd *c;
 
+	main_argv = argv;
 	if (tr_registry_init() < 0) {
 		tfgb_error("the transport registry does not fit the job model's tables (job.h)");
 		return TFGB_EXIT_FAIL;

@@ -27,6 +27,10 @@ static const char *const cat_names[] = {"small", "medium", "large", NULL};
 static const char *const format_names[] = {"text", "csv", "json", NULL};
 static const char *const rpc_names[] = {"echo", "push", "pull", NULL};
 static const char *const arrival_names[] = {"constant", "poisson", NULL};
+/* [job] allocator: glibc as shipped, glibc keeping freed memory (mallopt),
+ * and three preloaded from Debian packages (alloc.h) */
+static const char *const allocator_names[] = {"glibc", "glibc-kept", "jemalloc", "tcmalloc",
+                                              "mimalloc", NULL};
 static const char *const monitor_res_names[] = {"cpu", "memory", "network", "context_switches",
                                                 NULL};
 
@@ -68,6 +72,8 @@ static const struct opt_def core_keys[] = {
 	 .help = "longest wait for a reply, a connection or a server start before the run fails"},
 	{"job", "verify", OPT_BOOL, J(verify), "no",
 	 .help = "check every echoed byte; otherwise only the first and last calls are checked"},
+	{"job", "allocator", OPT_ENUM, J(allocator), "glibc-kept", .values = allocator_names,
+	 .help = "the malloc of every tfgb process of the run; see ALLOCATOR"},
 
 	{"cluster", "ps", OPT_HOSTPORT_LIST, J(ps), "localhost:50001", .max_items = 4096,
 	 .flags = OPT_LIST_APPEND,
@@ -291,6 +297,7 @@ const char *job_cat_name(int c) { return cat_names[c]; }
 const char *job_rpc_name(int r) { return rpc_names[r]; }
 const char *job_arrival_name(int a) { return arrival_names[a]; }
 const char *job_dtype_name(int d) { return dtype_names[d]; }
+const char *job_allocator_name(int a) { return allocator_names[a]; }
 
 unsigned job_monitor_mask(const struct job *j)
 {

@@ -28,6 +28,9 @@ enum job_dtype { DTYPE_UINT8, DTYPE_FLOAT32, DTYPE_FLOAT16, DTYPE_INT64 };
 enum job_transport { TRANSPORT_GRPC, TRANSPORT_SOCKET, TRANSPORT_VERBS };
 enum job_rpc { RPC_ECHO, RPC_PUSH, RPC_PULL };
 enum job_arrival { ARRIVAL_CONSTANT, ARRIVAL_POISSON };
+/* [job] allocator, in the order of its names (alloc.h applies it). */
+enum job_allocator { ALLOC_GLIBC, ALLOC_GLIBC_KEPT, ALLOC_JEMALLOC, ALLOC_TCMALLOC,
+                     ALLOC_MIMALLOC, ALLOC_COUNT };
 enum payload_scheme { SCHEME_UNIFORM, SCHEME_RANDOM, SCHEME_SKEW, SCHEME_CUSTOM };
 /* Table 1 categories; the order is that of `categories = small, medium, large`. */
 enum payload_cat { CAT_SMALL, CAT_MEDIUM, CAT_LARGE, CAT_COUNT };
@@ -88,6 +91,7 @@ struct job {
 	int64_t iterations, seed, inflight, rate;
 	int64_t repeat;       /* measured windows after the warm-up, 1..1000 */
 	int verify;
+	int allocator;        /* enum job_allocator */
 	/* [cluster] */
 	struct opt_hplist ps;
 	int64_t ps_count, workers;
@@ -242,6 +246,7 @@ const char *job_cat_name(int cat);
 const char *job_rpc_name(int rpc);
 const char *job_arrival_name(int arrival);
 const char *job_dtype_name(int dtype);
+const char *job_allocator_name(int allocator);
 
 /* Bytes per element of a dtype: 1, 4, 2, 8. */
 unsigned job_dtype_size(int dtype);

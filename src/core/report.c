@@ -286,6 +286,85 @@ int report_hgrm_file(const struct report *r, const char *path)
 	return 0;
 }
 
+/* ---- allocators ---- */
+
+static void alloc_worker_text(const struct report_alloc *a, uint32_t i, char *buf, size_t len)
+{
+	if (a->worker[i].name[0])
+		alloc_text(&a->worker[i], buf, len);
+	else
+		snprintf(buf, len, "unknown (no report)");
+}
+
+static void alloc_one_text(const struct report_alloc *a, int ps, uint32_t i, char *buf,
+                           size_t len)
+{
+	if (ps)
+		srvinfo_text(&a->ps[i], buf, len);
+	else
+		alloc_worker_text(a, i, buf, len);
+}
+
+/* "worker jemalloc 5.3.0", "3 workers jemalloc 5.3.0", or each one's when
+ * they differ. */
+static void alloc_group(FILE *f, const struct report_alloc *a, int ps)
+{
+	uint32_t n = ps ? a->nps : a->nworkers;
+	const char *role = ps ? "PS" : "worker";
+	char first[300], t[300];
+	int same = 1;
+
+	if (!n)
+		return;
+	alloc_one_text(a, ps, 0, first, sizeof first);
+	for (uint32_t i = 1; i < n && same; i++) {
+		alloc_one_text(a, ps, i, t, sizeof t);
+		same = !strcmp(first, t);
+	}
+	fprintf(f, "%s", ps && a->nworkers ? "; " : "");
+	if (same) {
+		if (n == 1)
+			fprintf(f, "%s %s", role, first);
+		else
+			fprintf(f, "%u %s%s %s", n, role, ps ? "" : "s", first);
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		alloc_one_text(a, ps, i, t, sizeof t);
+		fprintf(f, "%s%s %u %s", i ? ", " : "", role, i, t);
+	}
+}
+
+static void alloc_json_one(struct json *w, const struct alloc_info *a, const char *why)
+{
+	json_obj_begin(w, NULL);
+	if (a->name[0]) {
+		json_str(w, "name", a->name);
+		if (a->version[0])
+			json_str(w, "version", a->version);
+		else
+			json_null(w, "version");
+	} else {
+		json_null(w, "name");
+		json_str(w, "why", why && *why ? why : "not known");
+	}
+	json_obj_end(w);
+}
+
+static void alloc_json(struct json *w, const struct report_alloc *a)
+{
+	json_obj_begin(w, "allocators");
+	json_arr_begin(w, "workers");
+	for (uint32_t i = 0; i < a->nworkers; i++)
+		alloc_json_one(w, &a->worker[i], "no report");
+	json_arr_end(w);
+	json_arr_begin(w, "ps");
+	for (uint32_t i = 0; i < a->nps; i++)
+		alloc_json_one(w, &a->ps[i].alloc, a->ps[i].why);
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
 static void print_text(const struct report *r, const struct figures *g, FILE *f)
 {
 	const struct job *j = r->job;
@@ -301,6 +380,12 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
 	        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],
 	        p->count[CAT_MEDIUM], p->count[CAT_LARGE], p->total);
+	if (r->alloc) {
+		fprintf(f, "# allocator: ");
+		alloc_group(f, r->alloc, 0);
+		alloc_group(f, r->alloc, 1);
+		fprintf(f, "\n");
+	}
 	/* the warm-up as run: cut short when stopped in it */
 	if (res->warmup_ns < j->warmup_ns) {
 		opt_format_duration(j->warmup_ns, dur, sizeof dur);
@@ -537,6 +622,8 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_str(&w, "error", res->err);
 	else
 		json_null(&w, "error");
+	if (r->alloc)
+		alloc_json(&w, r->alloc);
 	if (r->env)
 		sysinfo_json(&w, "environment", r->env, text);
 	if (r->mon)

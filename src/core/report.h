@@ -25,7 +25,12 @@
  * "intervals" array, so that a run is always one JSON document; with
  * --ndjson (report.ndjson) each interval is one compact line as it comes,
  * "type": "interval", and the result follows compact on one line with
- * "type": "result" first. */
+ * "type": "result" first.
+ *
+ * Allocators (report.alloc): the malloc each measured process ran with,
+ * detected there (alloc.h, srvinfo.h): a "# allocator" text line, and JSON
+ * "allocators" {"workers": [...], "ps": [...]}, one {name, version} per
+ * process ({name: null, why} when it is not known). */
 #ifndef TFGB_REPORT_H
 #define TFGB_REPORT_H
 
@@ -35,6 +40,7 @@
 #include "job.h"
 #include "monitor.h"
 #include "payload.h"
+#include "srvinfo.h"
 #include "sysinfo.h"
 
 /* The JSON result's "schema_version" (proto/tfgb-result.schema.json): a
@@ -57,6 +63,13 @@ struct report_tput {
 	double offered_rps;        /* open loop: rate x workers; 0 closed loop */
 	int incomplete;            /* a process failed or did not report */
 	const char *note;          /* what is missing or failed, one line, or NULL */
+};
+
+/* The malloc of each measured process. */
+struct report_alloc {
+	uint32_t nworkers, nps;
+	const struct alloc_info *worker; /* nworkers; name "" when not known */
+	const struct srvinfo *ps;        /* nps, as each PS's Info reply told */
 };
 
 /* One run of a repeated window; p50/p99 are NaN when not known (the
@@ -82,6 +95,7 @@ struct report {
 	int inflight;                   /* calls outstanding per connection, as run */
 	const struct report_tput *tput; /* NULL for the point-to-point benchmarks */
 	const struct sysinfo_env *env;  /* JSON "environment", or NULL */
+	const struct report_alloc *alloc; /* each process's malloc, or NULL */
 	const struct monitor *mon;      /* resources (stopped), or NULL */
 	uint64_t mon_calls, mon_bytes;  /* calls and payload bytes the monitor saw */
 	uint64_t mon_moved;  /* payload bytes those calls moved, both directions */

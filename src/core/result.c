@@ -12,13 +12,16 @@
  *     u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
  *   u32 nruns + nruns x {u64 calls, errors, bytes, window_ns, lat_count,
  *     lat_sum_ns} (nruns <= RESULT_RUNS_MAX, 0 for one run, else the runs'
- *     calls add up to calls and their lat_count to lat's count).
- * Version 4 added warmup_ns, missed, svc and the runs' lat_count (issue 13:
- * calls are counted by completion, latencies per started call).
+ *     calls add up to calls and their lat_count to lat's count),
+ *   u16 len + allocator name, u16 len + its version (the worker's malloc
+ *     as alloc_detect found it; empty when not known),
  *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
  *     calls, errors, bytes, lat_sum_ns, p50_ns, p99_ns, max_ns}
- *     (version 5: --interval; nivl <= RESULT_IVL_MAX and what the blob has
- *     room for, start <= end).
+ *     (--interval; nivl <= RESULT_IVL_MAX and what the blob has room for,
+ *     start <= end).
+ * Version 4 added warmup_ns, missed, svc and the runs' lat_count (issue 13:
+ * calls are counted by completion, latencies per started call); version 5
+ * the allocator (job.allocator) and the intervals.
  */
 #include "result.h"
 
@@ -162,6 +165,8 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 		put(&w, r->runs[k].lat_count, 8);
 		put(&w, r->runs[k].lat_sum_ns, 8);
 	}
+	put_str(&w, r->alloc, sizeof r->alloc);
+	put_str(&w, r->alloc_version, sizeof r->alloc_version);
 	/* the intervals that fit: the rest are counted as dropped */
 	room = w.len + 12 <= cap ? (cap - w.len - 12) / RESULT_IVL_BYTES : 0;
 	nivl = r->nivl < RESULT_IVL_MAX ? r->nivl : RESULT_IVL_MAX;
@@ -308,6 +313,8 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 		run_calls += u->calls;
 		run_lats += u->lat_count;
 	}
+	get_str(&b, r->alloc, sizeof r->alloc);
+	get_str(&b, r->alloc_version, sizeof r->alloc_version);
 	r->nivl = (uint32_t)get(&b, 4);
 	r->ivl_dropped = get(&b, 8);
 	if (b.bad || r->nivl > RESULT_IVL_MAX)

@@ -46,6 +46,8 @@ struct wresult {
 	uint64_t enc_ns, dec_ns;     /* ... and the sums of those times; 0 otherwise */
 	uint32_t nps;
 	uint32_t nruns;              /* 0 (one run, nothing more to say) .. RESULT_RUNS_MAX */
+	char alloc[16];              /* the worker's malloc, detected (alloc.h), or "" */
+	char alloc_version[64];
 	uint64_t ps_calls[RESULT_PS_MAX];
 	struct stats lat;
 	struct stats svc;            /* open loop: service times; empty otherwise */
@@ -56,7 +58,8 @@ struct wresult {
 };
 
 /* Fills r from an engine result (ps_calls from res->conn_calls, runs from
- * res->runs when the engine ran more than one); no intervals (nivl 0). */
+ * res->runs when the engine ran more than one); no intervals (nivl 0);
+ * alloc is left empty for the caller (alloc_detect). */
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps);
 

@@ -212,6 +212,7 @@ int sysinfo_collect(struct sysinfo_env *e)
 	e->cores_online = sysconf(_SC_NPROCESSORS_ONLN);
 	e->cores_configured = sysconf(_SC_NPROCESSORS_CONF);
 	e->numa_nodes = sysinfo_numa_nodes("/sys/devices/system/node");
+	alloc_detect(&e->alloc);
 	return 0;
 }
 
@@ -260,6 +261,9 @@ void sysinfo_json(struct json *w, const char *key, const struct sysinfo_env *e,
 	str_or_null(w, "cpu_governor", e->governor);
 	str_or_null(w, "hostname", e->hostname);
 	str_or_null(w, "start_utc", e->start_utc);
+	str_or_null(w, "allocator", e->alloc.name);
+	str_or_null(w, "allocator_version", e->alloc.version);
+	str_or_null(w, "allocator_library", e->alloc.library);
 	if (job_text) {
 		sha256_hex(job_text, strlen(job_text), hex);
 		json_str(w, "job_sha256", hex);

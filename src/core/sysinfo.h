@@ -6,7 +6,9 @@
  * and protobuf-c versions, the features compiled in, the kernel, the CPU
  * model, core and NUMA node counts, the host name, the clock source and
  * CPU frequency governor when the kernel tells them, the UTC start time
- * (ISO 8601), and the SHA-256 of the effective job text.
+ * (ISO 8601), the SHA-256 of the effective job text, and the malloc this
+ * process runs with as detected (alloc.h): "allocator", "allocator_version"
+ * and "allocator_library".
  *
  * Everything is read once, by sysinfo_collect, before a run starts; a
  * fact the machine does not tell is left empty ("") or -1 and written as
@@ -18,6 +20,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "alloc.h"
 #include "json.h"
 
 #define SYSINFO_STR 256
@@ -42,6 +45,7 @@ struct sysinfo_env {
 	int numa_nodes;             /* -1 when unknown */
 	time_t start;               /* when sysinfo_collect ran */
 	char start_utc[32];         /* "2026-11-22T12:34:56Z" */
+	struct alloc_info alloc;    /* this process's malloc, detected */
 };
 
 /* Fills e with this machine's facts and the current time.  Returns 0;

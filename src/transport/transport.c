@@ -77,23 +77,23 @@ int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err)
 
 static const char *const method_names[] = {
 	[TR_ECHO] = "Echo", [TR_ACK] = "Ack", [TR_PULL] = "Pull",
-	[TR_ECHO_TENSOR] = "EchoTensor", [TR_ACK_TENSOR] = "AckTensor",
+	[TR_ECHO_TENSOR] = "EchoTensor", [TR_ACK_TENSOR] = "AckTensor", [TR_INFO] = "Info",
 };
 
 static const char *const method_paths[] = {
 	[TR_ECHO] = "/tfgb.v1.Bench/Echo", [TR_ACK] = "/tfgb.v1.Bench/Ack",
 	[TR_PULL] = "/tfgb.v1.Bench/Pull", [TR_ECHO_TENSOR] = "/tfgb.v1.Bench/EchoTensor",
-	[TR_ACK_TENSOR] = "/tfgb.v1.Bench/AckTensor",
+	[TR_ACK_TENSOR] = "/tfgb.v1.Bench/AckTensor", [TR_INFO] = "/tfgb.v1.Bench/Info",
 };
 
 const char *tr_method_path(int m)
 {
-	return m >= TR_ECHO && m <= TR_ACK_TENSOR ? method_paths[m] : NULL;
+	return m >= TR_ECHO && m <= TR_INFO ? method_paths[m] : NULL;
 }
 
 const char *tr_method_name(int m)
 {
-	return m >= TR_ECHO && m <= TR_ACK_TENSOR ? method_names[m] : "?";
+	return m >= TR_ECHO && m <= TR_INFO ? method_names[m] : "?";
 }
 
 const char *tr_status_name(int s)

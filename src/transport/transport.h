@@ -27,6 +27,7 @@ enum tr_method {
 	TR_PULL = 3,
 	TR_ECHO_TENSOR = 4,
 	TR_ACK_TENSOR = 5,
+	TR_INFO = 6,        /* untimed: who the server is (srvinfo.h) */
 };
 
 /* gRPC status codes, the numbers on the wire. */
@@ -41,6 +42,9 @@ enum tr_status {
 	TR_INTERNAL = 13,
 	TR_UNAVAILABLE = 14,
 };
+
+/* The longest Info reply a client takes (and a server sends). */
+#define TR_INFO_MAX 1024
 
 /* Full method path for gRPC: "/tfgb.v1.Bench/Echo"; NULL if unknown. */
 const char *tr_method_path(int method);
@@ -86,6 +90,8 @@ struct tr_server_cfg {
 	void *ready_arg;
 	int verbose;
 	const struct job_tls *tls;        /* grpc: TLS when it has cert and key */
+	const void *info;                 /* the reply to Info (a packed ServerInfo), */
+	size_t info_len;                  /* kept until serve returns */
 };
 
 /* Capability flags. */

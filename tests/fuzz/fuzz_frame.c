@@ -1,14 +1,15 @@
 /* fuzz_frame.c - libFuzzer target for the socket transport's header codec.
  *
  * Input: up to 16 header bytes, then optionally one byte choosing the side
- * (0: parse as a request, 1..5: as the reply to that method; taken mod 6)
+ * (0: parse as a request, 1..6: as the reply to that method; taken mod 7)
  * and 8 bytes of max_len (big-endian; 64 MiB when absent).  The target
  * checks what every receiver relies on:
  *   - fewer than 16 bytes is always FRAME_SHORT;
  *   - the verdict is one of enum frame_verdict and has a name;
  *   - h is exactly frame_decode() of the bytes, and re-encoding it gives the
  *     same bytes back whenever the magic is right;
- *   - FRAME_OK only for a header WIRE.md allows (a request: method 1..5,
+ *   - FRAME_OK only for a header proto/tfgb.proto allows (a request:
+ *     method FRAME_METHOD_MIN..FRAME_METHOD_MAX, 1..6 (Info),
  *     status 0; a reply: 0x8000|method, status <= 16, no body with an error),
  *     with len <= max_len; FRAME_TOO_LONG only when len > max_len;
  *   - a header valid except for its length is FRAME_TOO_LONG, never a
@@ -36,7 +37,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	unsigned reply_to = size > FRAME_HDR_LEN ? data[FRAME_HDR_LEN] % 6u : 0;
+	unsigned reply_to = size > FRAME_HDR_LEN ? data[FRAME_HDR_LEN] % (FRAME_METHOD_MAX + 1u) : 0;
 	uint64_t max_len = size >= FRAME_HDR_LEN + 9 ? be64(data + FRAME_HDR_LEN + 1) : 64u << 20;
 	size_t hlen = size < FRAME_HDR_LEN ? size : FRAME_HDR_LEN;
 	struct frame_hdr h, d;
@@ -65,7 +66,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		CHECK(memcmp(again, buf, FRAME_HDR_LEN) == 0);
 	}
 	if (reply_to == 0)
-		ok_but_len = h.magic == FRAME_MAGIC && h.method >= 1 && h.method <= 5 && h.status == 0;
+		ok_but_len = h.magic == FRAME_MAGIC && h.method >= FRAME_METHOD_MIN &&
+		             h.method <= FRAME_METHOD_MAX && h.status == 0;
 	else
 		ok_but_len = h.magic == FRAME_MAGIC && h.method == (0x8000u | reply_to) &&
 		             h.status <= 16 && (h.status == 0 || h.len == 0 || h.len > max_len);

@@ -57,7 +57,7 @@
 #include "sysinfo.h"
 #include "util.h"
 
-#define NMETHODS (TR_ACK_TENSOR + 1) /* indexed by enum tr_method; 0 unused */
+#define NMETHODS (TR_INFO + 1) /* indexed by enum tr_method; 0 unused */
 #define TARGET_MAX (OPT_HOST_MAX + 16)
 
 /* ---- common ------------------------------------------------------------ */
@@ -415,10 +415,10 @@ static void g_call_release(struct tr_call *call)
  * protobuf-c structs; one that needs more gets RESOURCE_EXHAUSTED. */
 #define SRV_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
 
-enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_NREG,
+enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_INFO, SRV_NREG,
        SRV_UNKNOWN = SRV_NREG };
 static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL, TR_ECHO_TENSOR,
-                                         TR_ACK_TENSOR};
+                                         TR_ACK_TENSOR, TR_INFO};
 
 /* One outstanding request and, once it arrives, its reply. */
 struct srv_slot {
@@ -463,6 +463,8 @@ struct srv {
 	uint64_t max_message;
 	struct srv_q *q;
 	struct pull_pattern pull;     /* max_message bytes, made on the first Pull */
+	const void *info;             /* the Info reply (tr_server_cfg) */
+	size_t info_len;
 };
 
 /* Requests the next call into sl; -1 (nothing requested) once the server
@@ -646,6 +648,9 @@ static void srv_reply(struct srv_slot *sl)
 		if (st == GRPC_STATUS_OK)
 			out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
 		break;
+	case SRV_INFO: /* whatever the request holds */
+		out = srv_reply_bytes(sl, s->info, s->info_len);
+		break;
 	default:
 		st = GRPC_STATUS_UNIMPLEMENTED;
 		msg = "method not implemented by tfgb serve";
@@ -824,6 +829,8 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 		return -EINVAL;
 	}
 	pull_pattern_init(&s.pull, cfg->max_message);
+	s.info = cfg->info;
+	s.info_len = cfg->info_len;
 	s.q = calloc((size_t)nq, sizeof *s.q);
 	if (!s.q) {
 		snprintf(err->msg, sizeof err->msg, "out of memory");

@@ -22,7 +22,7 @@
 #define FRAME_HDR_LEN 16
 #define FRAME_REPLY 0x8000u      /* method bit of a reply */
 #define FRAME_METHOD_MIN 1       /* Echo */
-#define FRAME_METHOD_MAX 5       /* AckTensor */
+#define FRAME_METHOD_MAX 6       /* Info */
 #define FRAME_STATUS_MAX 16      /* UNAUTHENTICATED, the last gRPC code */
 
 struct frame_hdr {

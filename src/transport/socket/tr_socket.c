@@ -694,7 +694,7 @@ static int sk_submit(struct tr_conn *k, struct tr_call *call)
 	uint64_t body = 0;
 	int busy;
 
-	if (call->method < TR_ECHO || call->method > TR_ACK_TENSOR || call->iovcnt < 0)
+	if (call->method < TR_ECHO || call->method > TR_INFO || call->iovcnt < 0)
 		return -EINVAL;
 	if (!s) {
 		if (!(s = call->priv = calloc(1, sizeof *s)))

@@ -90,7 +90,7 @@
 
 enum { EP_LISTEN = 1, EP_CONN };
 enum { RQ_HDR, RQ_BODY };
-enum { BODY_ECHO, BODY_ACK, BODY_PULL, BODY_TENSOR, BODY_DROP };
+enum { BODY_ECHO, BODY_ACK, BODY_PULL, BODY_TENSOR, BODY_INFO, BODY_DROP };
 enum {
 	CS_OPEN,    /* reading requests */
 	CS_DRAIN,   /* the peer closed its side: write what is queued, then close */
@@ -283,6 +283,10 @@ static void request_done(struct sconn *k)
 	case BODY_TENSOR:
 		tensor_done(k);
 		break;
+	case BODY_INFO: /* whatever the request held; the reply outlives the server's calls */
+		reply_hdr(k, TR_OK, s->cfg->info_len, NULL);
+		reply_bytes(k, s->cfg->info, s->cfg->info_len, 0, 0);
+		break;
 	default:
 		reply_hdr(k, k->drop_status, 0, NULL);
 		break;
@@ -347,6 +351,9 @@ static int sconn_parse(struct sconn *k)
 					k->body = BODY_DROP;
 					k->drop_status = TR_RESOURCE_EXHAUSTED;
 				}
+				break;
+			case TR_INFO:
+				k->body = BODY_INFO;
 				break;
 			default:
 				k->body = BODY_DROP;

@@ -377,7 +377,7 @@ int vb_submit(struct tr_conn *k, struct tr_call *call)
 	struct vcall *s = call->priv;
 	uint64_t body = 0, expect = 0;
 
-	if (call->method < TR_ECHO || call->method > TR_ACK_TENSOR || call->iovcnt < 0)
+	if (call->method < TR_ECHO || call->method > TR_INFO || call->iovcnt < 0)
 		return -EINVAL;
 	if (!s) {
 		if (!(s = call->priv = calloc(1, sizeof *s)))
@@ -408,6 +408,8 @@ int vb_submit(struct tr_conn *k, struct tr_call *call)
 			expect = body;
 		} else if (call->method == TR_ACK_TENSOR) {
 			expect = VB_BUNDLE_ACK_MAX;
+		} else if (call->method == TR_INFO) {
+			expect = TR_INFO_MAX;
 		} else if (call->method == TR_PULL && body == 8) {
 			unsigned char n[8];
 			gather(call->iov, call->iovcnt, n, 8);

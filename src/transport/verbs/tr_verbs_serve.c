@@ -302,6 +302,16 @@ static int serve_one(struct srv *s, struct sconn *k)
 		case TR_ACK_TENSOR:
 			r.status = (uint16_t)serve_tensor(s, k, &h, p, &rlen, &src, &src_mr);
 			break;
+		case TR_INFO: /* into the slot, as Ack's count; the client left room */
+			if (cfg->info_len > k->ep.slot_size - VB_HDR_LEN) {
+				r.status = TR_RESOURCE_EXHAUSTED;
+				break;
+			}
+			memcpy(p + VB_HDR_LEN, cfg->info, cfg->info_len);
+			rlen = cfg->info_len;
+			src = p + VB_HDR_LEN;
+			src_mr = k->ep.mem_mr;
+			break;
 		default:
 			r.status = TR_UNIMPLEMENTED;
 			break;

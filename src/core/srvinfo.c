@@ -1,0 +1,109 @@
+/* srvinfo.c - the Info call: a server's ServerInfo, packed and asked for. */
+#include "srvinfo.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tfgb.pb-c.h"
+#include "util.h"
+
+#ifndef TFGB_VERSION
+#define TFGB_VERSION "unknown"
+#endif
+
+size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
+{
+	Tfgb__V1__ServerInfo m = TFGB__V1__SERVER_INFO__INIT;
+	struct alloc_info a;
+	char host[64] = "";
+
+	alloc_detect(&a);
+	if (gethostname(host, sizeof host) != 0)
+		host[0] = 0;
+	host[sizeof host - 1] = 0;
+	m.tfgb_version = (char *)TFGB_VERSION;
+	m.allocator = a.name;
+	m.allocator_version = a.version;
+	m.host = host;
+	m.pid = getpid();
+	m.transport = (char *)transport;
+	/* every field is bounded: 64 + 16 + 64 + 64 + 10 + short names < 1024 */
+	if (tfgb__v1__server_info__get_packed_size(&m) > cap)
+		return 0;
+	return tfgb__v1__server_info__pack(&m, buf);
+}
+
+int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
+{
+	Tfgb__V1__ServerInfo *m = tfgb__v1__server_info__unpack(NULL, len, buf);
+
+	memset(out, 0, sizeof *out);
+	if (!m) {
+		snprintf(out->why, sizeof out->why, "its Info reply does not parse");
+		return -1;
+	}
+	snprintf(out->alloc.name, sizeof out->alloc.name, "%s", m->allocator);
+	snprintf(out->alloc.version, sizeof out->alloc.version, "%s", m->allocator_version);
+	snprintf(out->version, sizeof out->version, "%s", m->tfgb_version);
+	snprintf(out->host, sizeof out->host, "%s", m->host);
+	out->pid = m->pid;
+	if (!out->alloc.name[0])
+		snprintf(out->why, sizeof out->why, "its Info reply names no allocator");
+	tfgb__v1__server_info__free_unpacked(m, NULL);
+	return 0;
+}
+
+void srvinfo_query(const struct tr_ops *ops, void *trctx, const struct job *j,
+                   const struct opt_hostport *addr, uint64_t deadline_ns, struct srvinfo *out)
+{
+	unsigned char reply[TR_INFO_MAX];
+	struct tr_call call = {.method = TR_INFO, .resp_buf = reply, .resp_cap = sizeof reply};
+	struct tr_call *done[4];
+	struct tr_client *c = NULL;
+	struct tr_conn *conn = NULL;
+	struct tr_err err = {{0}};
+	int got = 0, n, rc;
+
+	memset(out, 0, sizeof *out);
+	if (ops->client_open(trctx, j, &c, &err) < 0) {
+		snprintf(out->why, sizeof out->why, "no client for Info: %.120s", err.msg);
+		return;
+	}
+	if (ops->connect(c, addr, deadline_ns, &conn, &err) < 0) {
+		snprintf(out->why, sizeof out->why, "no connection for Info: %.120s", err.msg);
+		goto out;
+	}
+	call.t_start_ns = now_ns();
+	if ((rc = ops->submit(conn, &call)) < 0) {
+		snprintf(out->why, sizeof out->why, "Info could not be sent (%d)", rc);
+		goto out;
+	}
+	while (!got && now_ns() < deadline_ns) {
+		n = ops->reap(c, done, 4, deadline_ns);
+		if (n < 0)
+			break;
+		for (int i = 0; i < n; i++)
+			got |= done[i] == &call;
+	}
+	if (!got)
+		snprintf(out->why, sizeof out->why, "no Info reply within the timeout");
+	else if (call.status != TR_OK)
+		snprintf(out->why, sizeof out->why, "it answered Info with %s (not a tfgb serve, "
+		         "or an older one)", tr_status_name(call.status));
+	else if (call.resp_len > sizeof reply)
+		snprintf(out->why, sizeof out->why, "its Info reply is over %d bytes", TR_INFO_MAX);
+	else
+		srvinfo_unpack(reply, (size_t)call.resp_len, out);
+out:
+	ops->call_release(&call);
+	ops->client_close(c);
+}
+
+void srvinfo_text(const struct srvinfo *s, char *buf, size_t len)
+{
+	if (s->alloc.name[0])
+		alloc_text(&s->alloc, buf, len);
+	else
+		snprintf(buf, len, "unknown (%s)", s->why[0] ? s->why : "not asked");
+}
