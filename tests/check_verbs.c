@@ -127,6 +127,7 @@ static void cli_open(struct vcli *v, const struct vb_opts *o, const char *const 
 {
 	struct job_err jerr;
 	struct tr_err err = {{0}};
+	struct tr_client_cfg ccfg;
 	struct vb_opts dflt;
 
 	memset(v, 0, sizeof *v);
@@ -141,7 +142,9 @@ static void cli_open(struct vcli *v, const struct vb_opts *o, const char *const 
 	ck_assert_int_eq(payload_layout(&v->j, &v->p), 0);
 	ck_assert_int_eq(payload_alloc(&v->p), 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &v->ctx, &err), 0);
-	ck_assert_msg(tr_verbs_ops.client_open(v->ctx, &v->j, &v->c, &err) == 0, "%s", err.msg);
+	tr_client_cfg_of(&v->j, codec_wire_len(&v->p, v->j.mode, v->j.dtype), TR_ECHO, &ccfg);
+	ccfg.inflight = (int)v->j.inflight;
+	ck_assert_msg(tr_verbs_ops.client_open(v->ctx, &ccfg, &v->c, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(tr_verbs_client_reg(v->c, v->p.mem, v->p.mem_len), 0);
 	ck_assert_msg(tr_verbs_ops.connect(v->c, &s->addr, now_ns() + WAIT_NS, &v->k, &err) == 0,
 	              "%s", err.msg);
@@ -1065,7 +1068,8 @@ START_TEST(test_verbs_err_connect)
 	a.port = free_ps_port();
 	opts_sim(&o, 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(&o, &vdev_sim_ops, &ctx, &err), 0);
-	ck_assert_int_eq(tr_verbs_ops.client_open(ctx, &j, &c, &err), 0);
+	ck_assert_int_eq(tr_verbs_ops.client_open(ctx, &(struct tr_client_cfg){.inflight = 1}, &c,
+	                                          &err), 0);
 	t0 = now_ns();
 	ck_assert_int_lt(tr_verbs_ops.connect(c, &a, t0 + 300000000ull, &k, &err), 0);
 	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "codec.h"
 #include "engine.h"
 #include "limit.h"
 #include "monitor.h"
@@ -37,6 +38,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct tr_conn *conn = NULL;
 	struct opt_hostport addr, probe;
 	struct tr_err terr = {{0}};
+	struct tr_client_cfg ccfg;
 	struct job_err jerr;
 	char err[CLUSTER_ERR_MAX];
 	struct sysinfo_env env;
@@ -101,7 +103,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		goto out_payload;
 	}
-	if (ops->client_open(trctx, j, &client, &terr) < 0) {
+	tr_client_cfg_of(j, codec_wire_len(&p, j->mode, j->dtype), method, &ccfg);
+	if (ops->client_open(trctx, &ccfg, &client, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		goto out_tr;
 	}

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "codec.h"
 #include "ctrl.h"
 #include "engine.h"
 #include "limit.h"
@@ -313,6 +314,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct engine_result res = {0};
 	struct payload p = {0};
 	struct tr_err terr = {{0}};
+	struct tr_client_cfg ccfg;
 	struct opt_hostport addr, caddr;
 	struct wresult *wr = NULL;
 	unsigned char *blob = NULL;
@@ -360,7 +362,9 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, terr.msg);
 		goto out;
 	}
-	if (ops->client_open(trctx, j, &client, &terr) < 0) {
+	tr_client_cfg_of(j, codec_wire_len(&p, j->mode, j->dtype),
+	                 j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK, &ccfg);
+	if (ops->client_open(trctx, &ccfg, &client, &terr) < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, terr.msg);
 		goto out_tr;
 	}

@@ -101,6 +101,9 @@ void codec_close(struct codec *c);
  * with dtype DTYPE_*: what codec_request_len gives once the codec is open,
  * for checks made before any buffer exists (job_validate). */
 uint64_t codec_bundle_len(const struct payload *p, int dtype);
+/* Bytes of the body that carries payload p on the wire in mode MODE_*:
+ * its bytes, or its TensorBundle's in the serialized modes. */
+uint64_t codec_wire_len(const struct payload *p, int mode, int dtype);
 /* Bytes of one encoded request (the body on the wire). */
 size_t codec_request_len(const struct codec *c);
 /* Bytes each call slot must own for its request: codec_request_len in

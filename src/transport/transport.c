@@ -70,6 +70,21 @@ const struct tr_ops *tr_find(int transport, struct tr_err *err)
 	return e->ops;
 }
 
+void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, struct tr_client_cfg *cfg)
+{
+	const struct tr_entry *e = j->transport >= 0 && j->transport < registered
+	                           ? &registry[j->transport] : NULL;
+
+	*cfg = (struct tr_client_cfg){
+		.inflight = method == TR_ECHO || j->inflight < 1 ? 1 : (int)j->inflight,
+		.max_request = wire, /* a Pull's 8 bytes name a reply this big */
+		.max_reply = method == TR_ACK || method == TR_ACK_TENSOR ? 0 : wire,
+		.timeout_ns = j->timeout_ns,
+		.tls = &j->tls,
+		.section = e && e->section ? job_section_get(j, e->section) : NULL,
+	};
+}
+
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err)
 {
 	return ops->probe ? ops->probe(j, err) : 0;

@@ -136,7 +136,7 @@ struct tr_client {
  * TCP connection) among channels with equal arguments. */
 static atomic_long g_conn_serial;
 
-static int g_client_open(void *ctx, const struct job *j, struct tr_client **out,
+static int g_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
                          struct tr_err *err)
 {
 	struct tr_client *c = calloc(1, sizeof *c);
@@ -146,7 +146,7 @@ static int g_client_open(void *ctx, const struct job *j, struct tr_client **out,
 		snprintf(err->msg, sizeof err->msg, "out of memory");
 		return -ENOMEM;
 	}
-	c->tls = &j->tls;
+	c->tls = cfg ? cfg->tls : NULL;
 	c->cq = grpc_completion_queue_create_for_next(NULL);
 	c->gpr_off = grpcx_clock_offset();
 	c->inflight.next = c->inflight.prev = &c->inflight;
