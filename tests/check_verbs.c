@@ -142,8 +142,8 @@ static void cli_open(struct vcli *v, const struct vb_opts *o, const char *const 
 	ck_assert_int_eq(payload_layout(&v->j, &v->p), 0);
 	ck_assert_int_eq(payload_alloc(&v->p), 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &v->ctx, &err), 0);
-	tr_client_cfg_of(&v->j, codec_wire_len(&v->p, v->j.mode, v->j.dtype), TR_ECHO, &ccfg);
-	ccfg.inflight = (int)v->j.inflight;
+	tr_client_cfg_of(&v->j, codec_wire_len(&v->p, v->j.mode, v->j.dtype), TR_ECHO,
+	                 (int)v->j.inflight, &ccfg);
 	ck_assert_msg(tr_verbs_ops.client_open(v->ctx, &ccfg, &v->c, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(tr_verbs_client_reg(v->c, v->p.mem, v->p.mem_len), 0);
 	ck_assert_msg(tr_verbs_ops.connect(v->c, &s->addr, now_ns() + WAIT_NS, &v->k, &err) == 0,

@@ -70,13 +70,14 @@ const struct tr_ops *tr_find(int transport, struct tr_err *err)
 	return e->ops;
 }
 
-void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, struct tr_client_cfg *cfg)
+void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, int inflight,
+                      struct tr_client_cfg *cfg)
 {
 	const struct tr_entry *e = j->transport >= 0 && j->transport < registered
 	                           ? &registry[j->transport] : NULL;
 
 	*cfg = (struct tr_client_cfg){
-		.inflight = method == TR_ECHO || j->inflight < 1 ? 1 : (int)j->inflight,
+		.inflight = inflight < 1 ? 1 : inflight,
 		.max_request = wire, /* a Pull's 8 bytes name a reply this big */
 		.max_reply = method == TR_ACK || method == TR_ACK_TENSOR ? 0 : wire,
 		.timeout_ns = j->timeout_ns,

@@ -181,9 +181,10 @@ int tr_registry_init(void);
 int tr_register(const struct tr_entry *e);
 
 /* The client configuration of job j for its transport: a worker whose
- * payload is `wire` bytes on the wire (codec_wire_len) making calls of
- * method (enum tr_method). */
-void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, struct tr_client_cfg *cfg);
+ * payload is `wire` bytes on the wire (codec_wire_len) keeping inflight
+ * calls of method (enum tr_method) outstanding per connection. */
+void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, int inflight,
+                      struct tr_client_cfg *cfg);
 
 /* The registry: the ops of a compiled-in transport, or NULL (with err
  * saying why: not built, or not compiled in). */
