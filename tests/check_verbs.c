@@ -805,7 +805,7 @@ START_TEST(test_verbs_limits_slow_receiver)
 }
 END_TEST
 
-/* WIRE.md's statuses, and the connection goes on after each. */
+/* The statuses of proto/tfgb.proto, and the connection goes on after each. */
 START_TEST(test_verbs_limits_statuses)
 {
 	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=20000", NULL};

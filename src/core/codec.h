@@ -142,6 +142,10 @@ struct codec_buf {
 /* Buffers and arenas keep up to this many bytes between calls; bigger
  * ones are given back after the call that needed them. */
 #define CODEC_KEEP (32u << 20)
+/* The most arena a server thread may use to unpack one request: a bundle
+ * of many tiny tensors takes up to about 100 times its size in protobuf-c
+ * structs; one that needs more gets RESOURCE_EXHAUSTED. */
+#define CODEC_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
 
 /* Answers one EchoTensor or AckTensor request of len bytes: unpacks it with
  * protobuf-c into arena a (grown as needed, up to `limit` bytes), then

@@ -8,7 +8,7 @@
  *   - the verdict is one of enum frame_verdict and has a name;
  *   - h is exactly frame_decode() of the bytes, and re-encoding it gives the
  *     same bytes back whenever the magic is right;
- *   - FRAME_OK only for a header WIRE.md allows (a request: method 1..5,
+ *   - FRAME_OK only for a header proto/tfgb.proto allows (a request: method 1..5,
  *     status 0; a reply: 0x8000|method, status <= 16, no body with an error),
  *     with len <= max_len; FRAME_TOO_LONG only when len > max_len;
  *   - a header valid except for its length is FRAME_TOO_LONG, never a

@@ -23,7 +23,7 @@
  * arrives in several slices is first made contiguous in the queue's input
  * buffer.  These buffers and arenas are kept between calls up to
  * CODEC_KEEP bytes each, so a steady stream of like payloads allocates
- * nothing; one queue's arena is bounded by SRV_ARENA_LIMIT.
+ * nothing; one queue's arena is bounded by CODEC_ARENA_LIMIT.
  *
  * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
@@ -402,11 +402,6 @@ static void g_call_release(struct tr_call *call)
  * more calls than that wait inside gRPC until a slot is free again. */
 #define SRV_DEPTH 8
 
-/* The most arena one queue's thread may use to unpack one request: a
- * bundle of many tiny tensors takes up to about 100 times its size in
- * protobuf-c structs; one that needs more gets RESOURCE_EXHAUSTED. */
-#define SRV_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
-
 enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_NREG,
        SRV_UNKNOWN = SRV_NREG };
 static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL, TR_ECHO_TENSOR,
@@ -557,7 +552,7 @@ static grpc_status_code srv_tensor(struct srv_slot *sl, const char **msg)
 		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
 	rc = codec_serve(&q->arena, srv_method[sl->kind], body, len, &sl->out,
-	                 SRV_ARENA_LIMIT(q->s->max_message));
+	                 CODEC_ARENA_LIMIT(q->s->max_message));
 	codec_buf_trim(&q->in, CODEC_KEEP);
 	codec_arena_trim(&q->arena, CODEC_KEEP);
 	if (rc == -EBADMSG) {

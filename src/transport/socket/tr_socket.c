@@ -1,4 +1,4 @@
-/* tr_socket.c - the socket transport: WIRE.md's methods over plain TCP.
+/* tr_socket.c - the socket transport: the methods of proto/tfgb.proto over plain TCP.
  *
  * Each message is a 16-byte header (frame.h) and its body.  Replies come
  * back in request order on a connection, so a connection is a FIFO of calls.
