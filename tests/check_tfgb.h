@@ -13,7 +13,7 @@
 #define TFGB_SUITES(X) \
 	X(opt) X(job) X(payload) X(json) X(doc) X(stats) X(engine) X(result) X(ctrl) \
 	X(ctrl_wire) X(frame) X(socket) X(codec) X(verbs) X(jsonr) X(sysinfo) X(monitor) \
-	X(place) X(sweep) X(tls) X(limit)
+	X(place) X(sweep) X(tls) X(limit) X(loop)
 
 #define TFGB_DECLARE_SUITE(name) Suite *make_##name##_suite(void);
 TFGB_SUITES(TFGB_DECLARE_SUITE)

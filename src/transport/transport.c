@@ -5,6 +5,7 @@
 #include "transport.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "sk_conf.h"
 #include "vb_conf.h"
@@ -44,6 +45,9 @@ int tr_registry_init(void)
 
 int tr_register(const struct tr_entry *e)
 {
+	for (int i = 0; i < nregistry; i++)
+		if (!strcmp(registry[i].name, e->name))
+			return registry[i].ops == e->ops && registry[i].section == e->section ? 0 : -1;
 	if (nregistry == JOB_TRANSPORTS_MAX)
 		return -1;
 	registry[nregistry++] = *e;

@@ -177,7 +177,8 @@ int tr_registry_init(void);
 
 /* For the tests: adds a row after the built-in ones and registers it, so
  * that a transport written in tests/ runs through the same registry.
- * Call before any job_init.  0 or -1 (full). */
+ * Call before any job_init.  Adding the same row again only returns 0;
+ * -1 when the registry is full or another row has the name. */
 int tr_register(const struct tr_entry *e);
 
 /* The client configuration of job j for its transport: a worker whose
