@@ -236,6 +236,17 @@ START_TEST(test_loop_job_model)
 }
 END_TEST
 
+/* A loop job's worker session, calling method with inflight calls on nps
+ * connections, and the engine's configuration for it. */
+static void loop_session(struct tfgb *t, const char *const *set, int method, int inflight,
+                         int nps, struct session *s, struct engine_cfg *cfg)
+{
+	loop_job(t, set);
+	ck_assert_int_eq(session_open(s, t, tr_find(t->job.transport, &(struct tr_err){{0}}), 0,
+	                              method, inflight, nps), TFGB_EXIT_OK);
+	session_engine_cfg(s, cfg);
+}
+
 /* A worker session over it: the payload, the client configuration from
  * the job (its section included), the connections, and the engine. */
 START_TEST(test_loop_session_runs)
@@ -247,13 +258,10 @@ START_TEST(test_loop_session_runs)
 	struct engine_cfg cfg;
 	struct engine_result res = {0};
 
-	loop_job(&t, set);
-	ck_assert_int_eq(session_open(&s, &t, tr_find(t.job.transport, &(struct tr_err){{0}}), 0,
-	                              TR_ACK, (int)t.job.inflight, 2), TFGB_EXIT_OK);
+	loop_session(&t, set, TR_ACK, 4, 2, &s, &cfg);
 	ck_assert_int_eq(s.nconns, 2);
 	ck_assert_int_eq(s.client->cfg.inflight, 4);
 	ck_assert_uint_eq(s.client->cfg.max_request, s.p.total);
-	session_engine_cfg(&s, &cfg);
 	ck_assert_int_eq(engine_run(&cfg, &res), 0);
 	ck_assert_uint_eq(res.calls, 200);
 	ck_assert_uint_eq(res.errors, 0);
@@ -275,11 +283,8 @@ START_TEST(test_loop_section_reaches_client)
 	struct engine_cfg cfg;
 	struct engine_result res = {0};
 
-	loop_job(&t, set);
-	ck_assert_int_eq(session_open(&s, &t, tr_find(t.job.transport, &(struct tr_err){{0}}), 0,
-	                              TR_ECHO, 1, 1), TFGB_EXIT_OK);
+	loop_session(&t, set, TR_ECHO, 1, 1, &s, &cfg);
 	ck_assert_int_eq(s.client->fail_every, 10);
-	session_engine_cfg(&s, &cfg);
 	ck_assert_int_lt(engine_run(&cfg, &res), 0);
 	ck_assert_uint_eq(res.calls, 9);
 	ck_assert_msg(strstr(res.err, "UNAVAILABLE") != NULL, "%s", res.err);
