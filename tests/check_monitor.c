@@ -19,6 +19,7 @@
 #include "json.h"
 #include "jsonr.h"
 #include "monitor.h"
+#include "util.h"
 
 /* Per-test state: a monitor and the children a test started. */
 static struct monitor *m;
@@ -399,8 +400,20 @@ START_TEST(test_monitor_rss)
 {
 	struct monitor_target t = {"ps", 0, child(BIG)};
 	struct monitor_role_sum r;
+	uint64_t until = now_ns() + 20000000000ull;
+	char path[64];
+	long pages = 0;
 
-	sleep_ms(300); /* let it touch its 64 MiB */
+	/* until it has touched its 64 MiB (a loaded machine may take seconds) */
+	snprintf(path, sizeof path, "/proc/%d/statm", (int)t.pid);
+	while (pages * sysconf(_SC_PAGESIZE) < (64l << 20) && now_ns() < until) {
+		FILE *f = fopen(path, "r");
+		if (!f || fscanf(f, "%*d %ld", &pages) != 1)
+			pages = 0;
+		if (f)
+			fclose(f);
+		sleep_ms(20);
+	}
 	ck_assert_int_eq(monitor_new(&m, &t, 1, 50000000, 0), 0);
 	ck_assert_int_eq(monitor_start(m), 0);
 	sleep_ms(150);
