@@ -174,7 +174,10 @@ START_TEST(test_engine_duration_window)
 	ck_assert_uint_eq(r.window_ns, c.duration_ns);
 	ck_assert_uint_gt(r.calls, 10);
 	ck_assert_int_eq(fk.max_outstanding, 4);
-	ck_assert(engine_rate(&r) > 0);
+	/* the rates are calls and bytes over the 100 ms window, per second */
+	ck_assert_double_eq_tol(engine_rate(&r), (double)r.calls * 10.0, 1e-6 * (double)r.calls);
+	ck_assert_double_eq_tol(engine_bytes_per_s(&r), (double)r.bytes * 10.0,
+	                        1e-6 * (double)r.bytes);
 	ck_assert_uint_eq(r.conn_calls[0], r.calls);
 	engine_result_free(&r);
 }

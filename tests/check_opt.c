@@ -581,6 +581,32 @@ START_TEST(test_opt_parse_reasons)
 }
 END_TEST
 
+/* cpuset(7) lists: the bits set are exactly the CPUs named; a range that
+ * runs backwards or past OPT_CPU_MAX is refused with its item */
+START_TEST(test_opt_cpulist)
+{
+	unsigned char mask[OPT_CPU_MAX / 8];
+	char why[OPT_ERR_MAX];
+
+	memset(mask, 0, sizeof mask);
+	ck_assert_int_eq(opt_parse_cpulist(" 0-3, 8,10-11 ", mask, why), 0);
+	ck_assert_uint_eq(mask[0], 0x0f);
+	ck_assert_uint_eq(mask[1], 0x0d);
+	for (size_t i = 2; i < sizeof mask; i++)
+		ck_assert_uint_eq(mask[i], 0);
+	ck_assert_int_eq(opt_parse_cpulist("5", NULL, why), 0);
+	ck_assert_int_eq(opt_parse_cpulist("5-3", NULL, why), -1);
+	ck_assert_str_eq(why, "bad CPU range in item 1");
+	ck_assert_int_eq(opt_parse_cpulist("1,4-", NULL, why), -1);
+	ck_assert_str_eq(why, "bad CPU range in item 2");
+	ck_assert_int_eq(opt_parse_cpulist("1023", NULL, why), 0);
+	ck_assert_int_eq(opt_parse_cpulist("1020-1024", NULL, why), -1);
+	ck_assert_str_eq(why, "CPU numbers must be in [0, 1024)");
+	ck_assert_int_eq(opt_parse_cpulist("1;2", NULL, why), -1);
+	ck_assert_str_eq(why, "not a CPU list like 0-3,8 (after item 1)");
+}
+END_TEST
+
 Suite *make_opt_suite(void)
 {
 	Suite *s = suite_create("opt");
@@ -592,6 +618,7 @@ Suite *make_opt_suite(void)
 	tcase_add_test(tc_core, test_opt_size_fraction);
 	tcase_add_test(tc_core, test_opt_duration_units);
 	tcase_add_test(tc_core, test_opt_int);
+	tcase_add_test(tc_core, test_opt_cpulist);
 	tcase_add_test(tc_core, test_opt_hostport);
 	tcase_add_test(tc_core, test_opt_format_size);
 	tcase_add_test(tc_core, test_opt_format_duration);

@@ -231,8 +231,11 @@ START_TEST(test_place_check_cpus)
 	                 "CPUs 0-3, none of them in affinity.ps_cpus = 8-9,12 (-s #1)");
 	set("affinity.ps_cpus=3,8", 3);
 	ck_assert_ptr_null(checked(PLACE_PS));
-	if (!numa_here())
+	if (!numa_here()) {
+		TFGB_SKIP_PART("node 1 not checked: no NUMA here (tfgb built with NUMA=0, or the "
+		               "kernel has no NUMA support)");
 		return;
+	}
 	ck_assert_int_eq(job_load_string(&job, "w.ini", "[affinity]\nworker_cpus = 0-3\n"
 	                                 "worker_numa_node = 1\n", &err), 0);
 	ck_assert_str_eq(checked(PLACE_WORKER), "w.ini:3: affinity.worker_numa_node = 1: NUMA "
@@ -248,8 +251,9 @@ START_TEST(test_place_check_unreadable)
 	char want[200];
 
 	two_nodes();
-	if (!numa_here())
-		return; /* node 0 alone, without reading the directory */
+	if (!numa_here()) /* node 0 alone, without reading the directory */
+		TFGB_SKIP("no NUMA here (tfgb built with NUMA=0, or the kernel has no NUMA "
+		          "support)");
 	fixture("online", "0-x\n");
 	set("affinity.ps_numa_node=0", 1);
 	snprintf(want, sizeof want, "-s #1: affinity.ps_numa_node = 0: cannot read this machine's "
@@ -279,7 +283,8 @@ START_TEST(test_place_apply)
 	if (!f || !TFGB_HAVE_NUMA) {
 		if (f)
 			fclose(f);
-		return; /* nothing to bind to here */
+		TFGB_SKIP("nothing to bind to: %s", TFGB_HAVE_NUMA ? "no " PLACE_NODE_DIR
+		          "/node0/cpulist" : "tfgb built with NUMA=0 (libnuma-dev)");
 	}
 	ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
 	fclose(f);
@@ -291,7 +296,7 @@ START_TEST(test_place_apply)
 		if ((node0[c / 8] >> (c % 8) & 1) && CPU_ISSET(c, &before))
 			last = c;
 	if (last < 0)
-		return;
+		TFGB_SKIP("this process may run on no CPU of NUMA node 0");
 	snprintf(kv, sizeof kv, "affinity.worker_cpus=%d", last);
 	set(kv, 1);
 	set("affinity.worker_numa_node=0", 2);

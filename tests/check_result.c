@@ -26,10 +26,14 @@ static void setup(void)
 	a->bytes = 123456ull * 3176488;
 	a->window_ns = 10000000000ull;
 	a->offered = 130000;
+	a->ser_sampled = 4115;
+	a->enc_ns = 4115ull * 731;
+	a->dec_ns = 4115ull * 977;
 	a->nps = 3;
-	a->ps_calls[0] = 41152;
+	/* distinct per PS, so that a swap or a lost one shows */
+	a->ps_calls[0] = 41150;
 	a->ps_calls[1] = 41152;
-	a->ps_calls[2] = 41152;
+	a->ps_calls[2] = 41154;
 	stats_init(&a->lat);
 	for (uint64_t v = 1000; v < 2000000; v = v * 11 / 10)
 		stats_record(&a->lat, v);
@@ -47,17 +51,32 @@ START_TEST(test_result_round_trip)
 	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	/* every field, against the literal the setup put in */
 	ck_assert_uint_eq(b->worker, 7);
 	ck_assert_int_eq(b->pid, 4242);
 	ck_assert_str_eq(b->host, "node-3");
 	ck_assert_int_eq(b->end, ENGINE_FAILED);
-	ck_assert_str_eq(b->err, a->err);
-	ck_assert_uint_eq(b->calls, a->calls);
-	ck_assert_uint_eq(b->bytes, a->bytes);
-	ck_assert_uint_eq(b->window_ns, a->window_ns);
-	ck_assert_uint_eq(b->offered, a->offered);
+	ck_assert_str_eq(b->err, "Echo call failed with status UNAVAILABLE (14)");
+	ck_assert_uint_eq(b->calls, 123456);
+	ck_assert_uint_eq(b->errors, 1);
+	ck_assert_uint_eq(b->warmup_calls, 999);
+	ck_assert_uint_eq(b->bytes, 123456ull * 3176488);
+	ck_assert_uint_eq(b->window_ns, 10000000000ull);
+	ck_assert_uint_eq(b->offered, 130000);
+	ck_assert_uint_eq(b->ser_sampled, 4115);
+	ck_assert_uint_eq(b->enc_ns, 4115ull * 731);
+	ck_assert_uint_eq(b->dec_ns, 4115ull * 977);
 	ck_assert_uint_eq(b->nps, 3);
-	ck_assert_uint_eq(b->ps_calls[2], 41152);
+	ck_assert_uint_eq(b->ps_calls[0], 41150);
+	ck_assert_uint_eq(b->ps_calls[1], 41152);
+	ck_assert_uint_eq(b->ps_calls[2], 41154);
+	ck_assert_uint_eq(b->nruns, 0);
+	ck_assert_uint_eq(a->lat.count, 80); /* 1000 ns * 1.1^k below 2 ms */
+	ck_assert_uint_eq(b->lat.count, a->lat.count);
+	ck_assert_uint_eq(b->lat.min_ns, 1000);
+	ck_assert_uint_eq(b->lat.max_ns, a->lat.max_ns);
+	ck_assert_uint_eq(b->lat.sum_ns, a->lat.sum_ns);
+	ck_assert(b->lat.sumsq_ns == a->lat.sumsq_ns);
 	ck_assert(memcmp(&a->lat, &b->lat, sizeof a->lat) == 0);
 }
 END_TEST
@@ -132,15 +151,21 @@ START_TEST(test_result_runs)
 
 	a->nruns = 3;
 	for (uint32_t k = 0; k < 3; k++)
-		a->runs[k] = (struct wresult_run){.calls = 41152, .errors = k == 2,
-		                                  .bytes = 41152ull * 3176488,
-		                                  .window_ns = 3333333333ull,
-		                                  .lat_sum_ns = 41152ull * 80000};
+		a->runs[k] = (struct wresult_run){.calls = 41150 + k * 2, .errors = k == 2,
+		                                  .bytes = (41150ull + k) * 3176488,
+		                                  .window_ns = 3333333333ull + k,
+		                                  .lat_sum_ns = 41152ull * (80000 + k)};
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
 	ck_assert_uint_eq(b->nruns, 3);
-	ck_assert(memcmp(a->runs, b->runs, 3 * sizeof a->runs[0]) == 0);
+	for (uint32_t k = 0; k < 3; k++) {
+		ck_assert_uint_eq(b->runs[k].calls, 41150 + k * 2);
+		ck_assert_uint_eq(b->runs[k].errors, k == 2);
+		ck_assert_uint_eq(b->runs[k].bytes, (41150ull + k) * 3176488);
+		ck_assert_uint_eq(b->runs[k].window_ns, 3333333333ull + k);
+		ck_assert_uint_eq(b->runs[k].lat_sum_ns, 41152ull * (80000 + k));
+	}
 	/* one more call in run 2 than the total has */
 	a->runs[2].calls++;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);

@@ -237,7 +237,7 @@ Suite *make_frame_suite(void)
 /* ---- socket: a server thread on loopback, per test ---- */
 
 #define MAXMSG (1u << 20)
-#define WAIT_NS 5000000000ull
+#define WAIT_NS ((uint64_t)(5e9 * tfgb_test_slow()))
 
 static struct {
 	pthread_t thread;
@@ -535,7 +535,8 @@ START_TEST(test_socket_limits_stop)
 		sleep_ms(1);
 	ck_assert(atomic_load(&srv.done));
 	ck_assert_int_eq(srv.rc, 0);
-	ck_assert_msg(srv.stopped_ns - t0 < 200000000ull, "serve took %llu ms to stop",
+	ck_assert_msg(srv.stopped_ns - t0 < 200000000ull * tfgb_test_slow(),
+	              "serve took %llu ms to stop",
 	              (unsigned long long)(srv.stopped_ns - t0) / 1000000);
 	/* the server closed the connection: the next call fails, UNAVAILABLE */
 	call_run(k, &c);

@@ -23,4 +23,20 @@ TFGB_SUITES(TFGB_DECLARE_SUITE)
 #define TFGB_SRCDIR "."
 #endif
 
+/* Skips are results, not passes (libcheck has none of its own).  A test
+ * that cannot run here says why with TFGB_SKIP (and returns: Check counts it
+ * as run, the runner moves it from passed to skipped); a test that runs but
+ * leaves one of its checks out says so with TFGB_SKIP_PART and goes on.
+ * The runner prints each with its reason, and fails on any when
+ * TFGB_STRICT=1 (make check STRICT=1).  Both work forked or not: the
+ * note goes, one write() per line, to a file the runner opened. */
+void tfgb_skip_note(int whole, const char *test, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+#define TFGB_SKIP(...) do { tfgb_skip_note(1, __func__, __VA_ARGS__); return; } while (0)
+#define TFGB_SKIP_PART(...) tfgb_skip_note(0, __func__, __VA_ARGS__)
+
+/* TFGB_TEST_SLOW (default 1, as for the shell tests): wall-clock bounds
+ * and deadlines are multiplied by it (valgrind, a loaded machine). */
+double tfgb_test_slow(void);
+
 #endif

@@ -13,6 +13,14 @@ slow() {
 }
 PY=/usr/bin/python3
 
+# load_slow: a TFGB_TEST_SLOW for this machine now: its load per CPU,
+# rounded up, 1 to 4 (tests/run.sh and tests/mutants.sh use it when
+# TFGB_TEST_SLOW is not given).
+load_slow() {
+	awk -v n="$(nproc 2>/dev/null || echo 1)" '{ k = int($1 / n + 0.999)
+		print (k < 1 ? 1 : (k > 4 ? 4 : k)) }' /proc/loadavg 2>/dev/null || echo 1
+}
+
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { echo "$*"; exit 77; }
 
@@ -79,12 +87,28 @@ children() {
 }
 
 # A base port B such that B-1 .. B+$1-1 are all free on 127.0.0.1 (the
-# control service sits one port below PS 0).
+# control service sits one port below PS 0).  Drawn outside the kernel's
+# ephemeral range (ip_local_port_range), where every outgoing connection on
+# this shared machine takes its port: only another test's draw can collide,
+# and tests/run.sh runs a script again when its server found its port taken.
 free_ports() {
 	$PY -c 'import socket, random, sys
 n = int(sys.argv[1])
+try:
+    lo, hi = map(int, open("/proc/sys/net/ipv4/ip_local_port_range").read().split())
+except (OSError, ValueError):
+    lo, hi = 32768, 60999
+ranges = [r for r in ((10000, lo - n - 2), (hi + 2, 65534 - n)) if r[1] - r[0] > 1000]
+if not ranges:
+    ranges = [(20000, 60000)]
+size = sum(r[1] - r[0] for r in ranges)
 for _ in range(200):
-    b = random.randint(20000, 60000)
+    k = random.randrange(size)
+    for r in ranges:
+        if k < r[1] - r[0]:
+            b = r[0] + k
+            break
+        k -= r[1] - r[0]
     socks = []
     try:
         for p in range(b - 1, b + n):
@@ -142,4 +166,44 @@ start_on_free_port() {
 		port=$((port + $3))
 		[ $port -le $(($2 + 20)) ] || fail "no free port in $2..$(($2 + 20))"
 	done
+}
+
+# clients_received PORT: one line per established TCP connection from this
+# machine to port PORT: the bytes its client end has received so far (ss -ti;
+# Debian package iproute2).  Replies counted, not guessed from a sleep.
+clients_received() {
+	ss -tinH state established "( dport = :$1 )" 2>/dev/null | awk '
+		/^[^ \t]/ { if (n++) print b; b = 0; next }
+		match($0, /bytes_received:[0-9]+/) { b = substr($0, RSTART + 15, RLENGTH - 15) }
+		END { if (n) print b }'
+}
+
+# wait_clients PORT N BYTES SECONDS: 0 once N connections to PORT have each
+# received at least BYTES (so many replies came back: the clients are in
+# their run), 1 after SECONDS (times SLOW).
+wait_clients() {
+	i=0
+	until [ "$(clients_received "$1" | awk -v b="$3" '$1 >= b' | wc -l)" -ge "$2" ]; do
+		i=$((i + 1))
+		[ "$i" -gt $(($4 * 10 * SLOW)) ] && return 1
+		sleep 0.1
+	done
+}
+
+# skip_part REASON: this script passes but left a part out; tests/run.sh
+# prints the reason with the script's name (and TFGB_STRICT=1 fails).
+skip_part() {
+	echo "SKIP-PART: $*"
+}
+
+# need_cmd COMMAND PACKAGE: skips the whole script unless COMMAND exists,
+# naming the Debian package that has it.
+need_cmd() {
+	command -v "$1" >/dev/null 2>&1 || skip "needs $1 (Debian package $2)"
+}
+
+# need_py MODULE PACKAGE: skips the whole script unless $PY imports MODULE.
+need_py() {
+	[ -x "$PY" ] || skip "needs $PY (Debian package python3)"
+	$PY -c "import $1" 2>/dev/null || skip "needs the Python module $1 (Debian package $2)"
 }

@@ -93,6 +93,8 @@ out "genpayload"
 t 0 help genpayload
 out "genpayload"
 t 0 help tfgb.ini
+out "tfgb.ini - job file of the tfgb benchmark suite"
+out "[payload]"
 t 2 help genpayloda
 err "did you mean 'genpayload'?"
 t 0 genpayload -h

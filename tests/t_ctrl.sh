@@ -44,7 +44,7 @@ i=0
 until grep -q '^ready$' "$tmp/ready"; do
 	kill -0 "$srv" 2>/dev/null || fail "tfgb serve exited before it was ready: $(cat "$tmp/err")"
 	i=$((i + 1))
-	[ $i -lt 100 ] || fail "tfgb serve not ready within 10s"
+	[ $i -lt $((100 * SLOW)) ] || fail "tfgb serve not ready within 10s"
 	sleep 0.1
 done
 grep -q "^tfgb serve: listening on 127.0.0.1:$port (grpc, [0-9]* threads*); control service on 127.0.0.1:$cport\$" "$tmp/err" ||
@@ -52,7 +52,7 @@ grep -q "^tfgb serve: listening on 127.0.0.1:$port (grpc, [0-9]* threads*); cont
 listening "$cport" || fail "nothing listens on the control port $cport"
 echo "ok: PS 0 on $port, control service on $cport, ready after both"
 
-$PY - "$cport" <<'EOF' || fail "raw calls against the control service"
+$PY - "$cport" "$SLOW" <<'EOF' || fail "raw calls against the control service"
 import struct, sys, time
 import grpc
 
@@ -123,7 +123,7 @@ t0 = time.monotonic()
 got = call("Barrier", barrier(6, 0, 2, 0), timeout=2)
 took = time.monotonic() - t0
 expect("a lone Barrier of 2 workers", got, grpc.StatusCode.DEADLINE_EXCEEDED)
-if got[2] != "1 of 2 workers arrived" or not 1.2 < took < 2.0:
+if got[2] != "1 of 2 workers arrived" or not 1.2 < took < 2.0 * float(sys.argv[2]):
     print("FAIL: held Barrier answered %r after %.2fs, want '1 of 2 workers arrived' "
           "about 0.5s before its 2s deadline" % (got[2], took))
     failed += 1
@@ -131,27 +131,51 @@ sys.exit(1 if failed else 0)
 EOF
 echo "ok: statuses, and the service keeps serving"
 
-# a held Barrier whose client dies is dropped: worker 1 then waits alone
+# a held Barrier whose client dies is dropped.  Two clients enter as worker
+# 0 of a 3-worker barrier: the server aborts whichever came first
+# ("superseded"), so the other is held for certain; that one is killed.
+# Worker 1 then reports "2 of 3" while the dead call is still counted and
+# "1 of 3" once it is dropped: it asks again until then, within a deadline.
 cat >"$tmp/barrier.py" <<'EOF'
 import struct, sys
 import grpc
 stub = grpc.insecure_channel("127.0.0.1:" + sys.argv[1]).unary_unary(
     "/tfgb.v1.Control/Barrier", request_serializer=None, response_deserializer=None)
 try:
-    stub(struct.pack(">QIII", 7, int(sys.argv[3]), 2, 0), timeout=float(sys.argv[2]))
+    stub(struct.pack(">QIII", 7, int(sys.argv[3]), 3, 0), timeout=float(sys.argv[2]))
     print("released")
 except grpc.RpcError as e:
     print(e.code().name, e.details())
 EOF
-$PY "$tmp/barrier.py" "$cport" 30 0 >/dev/null 2>&1 &
-dead=$!
-sleep 1
-kill -KILL $dead
-wait $dead 2>/dev/null
-sleep 0.3
-got=$($PY "$tmp/barrier.py" "$cport" 1.5 1)
-[ "$got" = "DEADLINE_EXCEEDED 1 of 2 workers arrived" ] ||
-	fail "worker 1 after worker 0's client was killed: '$got', want 'DEADLINE_EXCEEDED 1 of 2 workers arrived'"
+: >"$tmp/b1"
+: >"$tmp/b2"
+$PY "$tmp/barrier.py" "$cport" 60 0 >"$tmp/b1" 2>&1 &
+b1=$!
+$PY "$tmp/barrier.py" "$cport" 60 0 >"$tmp/b2" 2>&1 &
+b2=$!
+i=0 held=
+while [ -z "$held" ]; do
+	grep -q "^ABORTED superseded" "$tmp/b1" && held=$b2
+	grep -q "^ABORTED superseded" "$tmp/b2" && held=$b1
+	[ -n "$held" ] && break
+	i=$((i + 1))
+	if [ $i -gt $((200 * SLOW)) ]; then
+		kill $b1 $b2 2>/dev/null
+		fail "neither Barrier client superseded the other in 20 s: '$(cat "$tmp/b1")' '$(cat "$tmp/b2")'"
+	fi
+	sleep 0.1
+done
+kill -KILL "$held"
+wait $b1 $b2 2>/dev/null
+i=0
+while :; do
+	got=$($PY "$tmp/barrier.py" "$cport" 1 1)
+	[ "$got" = "DEADLINE_EXCEEDED 1 of 3 workers arrived" ] && break
+	[ "$got" = "DEADLINE_EXCEEDED 2 of 3 workers arrived" ] ||
+		fail "worker 1 after worker 0's client was killed: '$got'"
+	i=$((i + 1))
+	[ $i -lt $((10 * SLOW)) ] || fail "the killed client's Barrier still counts after 10 tries"
+done
 echo "ok: a held Barrier of a killed client is dropped"
 
 # a control port in use: exit 1, naming it, no ready line
@@ -181,7 +205,7 @@ echo "ok: --task 1 has no control service"
 # SIGTERM: status 0, nothing left on either port
 kill -TERM "$srv"
 i=0
-while kill -0 "$srv" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while kill -0 "$srv" 2>/dev/null && [ $i -lt $((50 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 kill -0 "$srv" 2>/dev/null && fail "tfgb serve still running 5s after SIGTERM"
 wait "$srv"
 rc=$?

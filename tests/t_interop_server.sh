@@ -50,7 +50,7 @@ echo "wire_server.py pid $srv on 127.0.0.1:$port"
 
 kill -TERM "$srv"
 i=0
-while kill -0 "$srv" 2>/dev/null && [ $i -lt 50 ]; do sleep 0.1; i=$((i + 1)); done
+while kill -0 "$srv" 2>/dev/null && [ $i -lt $((50 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
 kill -0 "$srv" 2>/dev/null && fail "wire_server.py still running 5s after SIGTERM"
 wait "$srv"
 rc=$?

@@ -4,7 +4,8 @@
 # server, Ctrl-C with a partial result, and no process left behind.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
-$PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
+need_py json python3
+need_cmd ss iproute2
 
 port=$(free_port)
 out=$(mktemp -d)
@@ -43,7 +44,9 @@ wait_closed "$port" 5 || fail "server left listening after bandwidth"
 $TFGB latency $base -s job.iterations=50 -s job.verify=yes >"$out/lat.txt" 2>"$out/err" ||
 	fail "latency with iterations exited $?: $(cat "$out/err")"
 grep -q '^# TF-gRPC-P2P-Latency' "$out/lat.txt" || fail "no text header"
-awk '!/^#/ { if ($1 != 50) exit 1 }' "$out/lat.txt" || fail "expected 50 calls: $(cat "$out/lat.txt")"
+# exactly one data row, and it counts the 50 calls
+awk '!/^#/ { rows++; if ($1 != 50) exit 1 } END { exit rows != 1 }' "$out/lat.txt" ||
+	fail "expected one row of 50 calls: $(cat "$out/lat.txt")"
 
 # 4. a server that already listens is used, and left running
 $TFGB serve -s cluster.ps=127.0.0.1:$port -q 2>"$out/srv.err" &
@@ -59,7 +62,8 @@ wait_closed "$port" 5 || fail "server did not stop on SIGTERM"
 $TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=60s -q -f json \
 	>"$out/int.json" 2>"$out/err" &
 bench=$!
-sleep "$(slow 2)"
+# two payloads' worth of replies came back (warmup 0s): calls were measured
+wait_clients "$port" 1 $((2 * 3176488)) 20 || fail "no replies within 20 s: $(cat "$out/err")"
 kill -INT "$bench"
 rc=0; wait "$bench" || rc=$?
 [ "$rc" = 1 ] || fail "interrupted run exited $rc, expected 1"

@@ -116,5 +116,5 @@ wait 2>/dev/null
 left=$(netns_left "$lab")
 [ -z "$left" ] || fail "namespaces left: $left"
 [ -z "$(pids_matching "$job")" ] || fail "processes left: $(pids_matching "$job")"
-[ -z "$mpi_skipped" ] || skip "parts c and d skipped: no mpirun (Debian package openmpi-bin)"
+[ -z "$mpi_skipped" ] || skip_part "parts c and d (mpirun): needs mpirun (Debian package openmpi-bin)"
 echo ok

@@ -70,6 +70,9 @@ timeout "$(slow 20)" "$TFGB" serve -s cluster.ps="127.0.0.1:$port" --task 1 2>"$
 rc=$?
 cat "$tmp/err3"
 [ $rc = 2 ] || fail "--task 1 with one PS: exit status $rc, want 2"
+[ "$(wc -l <"$tmp/err3")" = 1 ] || fail "--task 1 with one PS: not one line"
+grep -q "^tfgb: serve: --task 1 is out of range: the job has 1 parameter server (0\.\.0)$" \
+	"$tmp/err3" || fail "--task 1 with one PS: the message does not give the range"
 echo "ok: --task out of range is a usage error"
 
 # no PS address on this machine (192.0.2.0/24 is TEST-NET-1)

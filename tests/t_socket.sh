@@ -93,6 +93,8 @@ if [ -n "$srv_opts" ]; then
 		>"$out/r.json" 2>"$out/err" || fail "latency with [socket] options: $(cat "$out/err")"
 	check_json "$out/r.json" latency 1 uniform
 	echo "ok: [socket] sndbuf, rcvbuf, busy_poll and zerocopy on the worker's side"
+else
+	skip_part "the [socket] keys: this tfgb's job has no [socket] section"
 fi
 
 # a second server on the same port fails, naming the address
@@ -268,7 +270,7 @@ rc=0; wait "$srv" || rc=$?
 srv=
 t1=$(date +%s%N)
 [ "$rc" = 0 ] || fail "server exit status $rc after SIGTERM: $(cat "$out/srv.err")"
-[ $(( (t1 - t0) / 1000000 )) -lt 1000 ] || fail "server took $(( (t1 - t0) / 1000000 )) ms to stop"
+[ $(( (t1 - t0) / 1000000 )) -lt $((1000 * SLOW)) ] || fail "server took $(( (t1 - t0) / 1000000 )) ms to stop"
 wait_closed "$port" 5 || fail "port $port still listens after SIGTERM"
 left=$(pids_matching "127.0.0.1:$port")
 [ -z "$left" ] || fail "processes left behind: $left"

@@ -5,7 +5,8 @@
 # PS killed mid-window (named, exit 1, partial result), and no process left.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
-$PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
+need_py json python3
+need_cmd ss iproute2
 
 base=$(free_ports 3) || fail "no free ports"
 out=$(mktemp -d)
@@ -87,7 +88,8 @@ for i in 2 1 0; do
 	$TFGB throughput $J --task $i -s job.duration=$(slow 3)s -s job.timeout=$(slow 2)s -f json \
 		>"$out/f$i.json" 2>"$out/f$i.err" & eval "f$i=\$!"
 done
-sleep "$(slow 1.5)"
+# the three are in their run: each has had replies from PS 0
+wait_clients "$base" 3 1 20 || fail "3b: the workers got no replies: $(cat "$out"/f?.err)"
 kill -KILL "$f2"
 rc=0; wait "$f0" || rc=$?
 wait "$f1" "$f2" 2>/dev/null
@@ -123,7 +125,9 @@ all_closed || fail "hand-started servers did not stop"
 # 5. a worker killed mid-window: named, the others stopped, partial, exit 1
 $TFGB throughput $J -s job.duration=$(slow 20)s -f json >"$out/k.json" 2>"$out/err" &
 l=$!
-sleep "$(slow 2)"
+# every worker has had replies from PS 0, then a warmup more: in the window
+wait_clients "$base" 3 1 20 || fail "5: the workers got no replies: $(cat "$out/err")"
+sleep "$(slow 0.2)"
 victim=
 kids=$(children "$l" "throughput -c /proc/self/fd")
 for p in $kids; do
@@ -143,15 +147,16 @@ none_left "workers" $kids
 # 6. a PS killed mid-window
 $TFGB throughput $J -s job.duration=$(slow 20)s -s job.timeout=$(slow 2)s >"$out/k.txt" 2>"$out/err" &
 l=$!
-sleep "$(slow 2)"
+wait_clients "$base" 3 1 20 || fail "6: the workers got no replies: $(cat "$out/err")"
+sleep "$(slow 0.2)"
 kids=$(children "$l" "-c /proc/self/fd")
 victim=$(children "$l" "serve -c /proc/self/fd" | head -n 1)
 [ -n "$victim" ] || fail "no PS process found"
 kill -KILL "$victim"
 rc=0; wait "$l" || rc=$?
 [ "$rc" = 1 ] || fail "killed PS: exit $rc, expected 1"
-grep -q "PS [01] (pid $victim" "$out/err" || grep -q "worker" "$out/err" ||
-	fail "the failure is not named: $(cat "$out/err")"
+grep -q "PS [01] (pid $victim" "$out/err" ||
+	fail "the dead PS (pid $victim) is not named: $(cat "$out/err")"
 all_closed || fail "processes left after a PS died"
 none_left "processes" $kids
 echo ok

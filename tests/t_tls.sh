@@ -119,6 +119,8 @@ except grpc.FutureTimeoutError:
 creds = grpc.ssl_channel_credentials(root_certificates=open(sys.argv[2], "rb").read())
 grpc.channel_ready_future(grpc.secure_channel(target, creds)).result(timeout=20)
 PY
+else
+	skip_part "4. the control service's TLS-only check: needs the Python module grpc (Debian package python3-grpcio)"
 fi
 stop_serves
 

@@ -42,7 +42,8 @@ int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, in
 		tfgb_error("%s: worker %d: %s", t->cmd, index, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}
-	tr_client_cfg_of(j, codec_wire_len(&s->p, j->mode, j->dtype), method, inflight, &ccfg);
+	tr_client_cfg_of(j, &s->p, codec_wire_len(&s->p, j->mode, j->dtype), method, inflight,
+	                 &ccfg);
 	if (ops->client_open(s->trctx, &ccfg, &s->client, &terr) < 0) {
 		s->client = NULL;
 		tfgb_error("%s: worker %d: %s", t->cmd, index, terr.msg);

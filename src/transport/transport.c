@@ -74,8 +74,8 @@ const struct tr_ops *tr_find(int transport, struct tr_err *err)
 	return e->ops;
 }
 
-void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, int inflight,
-                      struct tr_client_cfg *cfg)
+void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wire, int method,
+                      int inflight, struct tr_client_cfg *cfg)
 {
 	const struct tr_entry *e = j->transport >= 0 && j->transport < registered
 	                           ? &registry[j->transport] : NULL;
@@ -84,6 +84,7 @@ void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, int inflig
 		.inflight = inflight < 1 ? 1 : inflight,
 		.max_request = wire, /* a Pull's 8 bytes name a reply this big */
 		.max_reply = method == TR_ACK || method == TR_ACK_TENSOR ? 0 : wire,
+		.max_iov = j->mode == MODE_NONSERIALIZED ? (uint32_t)p->n : 0,
 		.timeout_ns = j->timeout_ns,
 		.tls = &j->tls,
 		.section = e && e->section ? job_section_get(j, e->section) : NULL,

@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "job.h"
+#include "payload.h"
 
 /* Method numbers: the socket framing's `method` field (the wire contract (proto/tfgb.proto)). */
 enum tr_method {
@@ -96,6 +97,8 @@ struct tr_client_cfg {
 	uint64_t max_request;        /* the payload's bytes on the wire: the largest body a
 	                              * request carries or (Pull) asks for */
 	uint64_t max_reply;          /* largest reply body it expects; 0: acknowledgements only */
+	uint32_t max_iov;            /* most iovecs a request body comes in (the payload's
+	                              * buffers); 0: any number (a TensorBundle's encoding) */
 	uint64_t timeout_ns;         /* longest wait for a connection or a reply */
 	const struct job_tls *tls;   /* grpc: TLS when it has ca; NULL: plaintext */
 	const void *section;         /* the transport's own job section (its registry row's,
@@ -182,10 +185,10 @@ int tr_registry_init(void);
 int tr_register(const struct tr_entry *e);
 
 /* The client configuration of job j for its transport: a worker whose
- * payload is `wire` bytes on the wire (codec_wire_len) keeping inflight
+ * payload p is `wire` bytes on the wire (codec_wire_len) keeping inflight
  * calls of method (enum tr_method) outstanding per connection. */
-void tr_client_cfg_of(const struct job *j, uint64_t wire, int method, int inflight,
-                      struct tr_client_cfg *cfg);
+void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wire, int method,
+                      int inflight, struct tr_client_cfg *cfg);
 
 /* The registry: the ops of a compiled-in transport, or NULL (with err
  * saying why: not built, or not compiled in). */

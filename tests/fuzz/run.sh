@@ -63,7 +63,7 @@ targets=${*:-$ALL}
 for t in $targets; do
 	[ -f "tests/fuzz/fuzz_$t.c" ] || { echo "FAIL: no target tests/fuzz/fuzz_$t.c"; exit 1; }
 done
-command -v "$CLANG" >/dev/null 2>&1 || { echo "skip: no clang to build the fuzzers"; exit 77; }
+command -v "$CLANG" >/dev/null 2>&1 || { echo "skip: no clang to build the fuzzers (Debian package clang)"; exit 77; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tfgb-fuzz.XXXXXX") || exit 1
 keep=0
 pids=

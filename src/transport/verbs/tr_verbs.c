@@ -19,13 +19,14 @@
  *
  *     off size field
  *       0  4   magic 0x54464756 ("TFGV")
- *       4  2   version: 1
- *       6  2   status: 0; the server's refusal: 1 version, 2 resources, 3 device
+ *       4  2   version: 2
+ *       6  2   status: 0; the server's refusal: 1 version, 2 resources, 3 device,
+ *              4 GID type (the refusal carries the server's GID fields)
  *       8  4   qpn
  *      12  4   psn: first packet sequence number (24 bits)
  *      16  2   lid: InfiniBand LID (0 on RoCE)
  *      18  2   mtu: path MTU in bytes the sender can use; both take the smaller
- *      20 16   gid: entry verbs.gid_index of the port's GID table
+ *      20 16   gid: the entry this end routes with (vb_gid_pick)
  *      36  4   slots: client: its receive ring; server: the agreed count, min of both
  *      40  4   slot_size: bytes per ring slot (header + eager body, multiple of 64)
  *      44  4   ring rkey
@@ -35,7 +36,9 @@
  *      68  4   eager_max: client: its own; server: the agreed E, min of both
  *      72  8   landing-zone size: client: what it asks of the server; server: granted
  *      80  8   limit: client: its largest request body; server: its max_message
- *      88  8   reserved, 0
+ *      88  1   gid type: 1 InfiniBand, 2 RoCE v1, 3 RoCE v2
+ *      89  1   gid index in the sender's table (for messages)
+ *      90  6   reserved, 0
  *
  * MESSAGES.  Every message is one RDMA WRITE with immediate into ring slot
  * seq % slots of the peer, imm = seq (the request's number on the
@@ -124,6 +127,7 @@ void vb_opts_from_conf(const struct vb_conf *c, struct vb_opts *o)
 	snprintf(o->device, sizeof o->device, "%s", c->device ? c->device : "");
 	o->port = (int)c->port;
 	o->gid_index = (int)c->gid_index;
+	o->traffic_class = (uint8_t)c->traffic_class;
 	o->mtu = vb_mtu_bytes[c->mtu];
 	o->inline_max = (uint32_t)c->inline_max;
 	o->eager_max = (uint32_t)c->eager_max;
@@ -214,6 +218,8 @@ void vb_hello_encode(unsigned char b[VB_HELLO_LEN], const struct vb_hello *h)
 	be_put32(b + 68, h->eager_max);
 	be_put64(b + 72, h->rz_size);
 	be_put64(b + 80, h->limit);
+	b[88] = h->gid_type;
+	b[89] = h->gid_index;
 }
 
 int vb_hello_decode(const unsigned char b[VB_HELLO_LEN], struct vb_hello *h)
@@ -236,6 +242,8 @@ int vb_hello_decode(const unsigned char b[VB_HELLO_LEN], struct vb_hello *h)
 	h->eager_max = be_get32(b + 68);
 	h->rz_size = be_get64(b + 72);
 	h->limit = be_get64(b + 80);
+	h->gid_type = b[88];
+	h->gid_index = b[89];
 	return 0;
 }
 
@@ -335,24 +343,104 @@ static size_t page_round(size_t n)
 	return (n + p - 1) / p * p;
 }
 
+/* The QP of e: asks for depth sd with sge SGEs and backs off on EINVAL (see
+ * vb_ep_open); the CQ is created for what the grant can complete, again
+ * (with the granted sizes, which a provider grants as they are) when the
+ * grant exceeds it.  0, or -errno with *what set. */
+static int ep_qp(struct vb_ep *e, struct vdev *d, const struct vdev_attr *attr,
+                 const struct vb_opts *o, struct vdev_chan *ch, uint32_t sd, uint32_t sge,
+                 const char **what)
+{
+	const struct vdev_ops *dev = e->dev;
+	uint32_t inl = o->inline_max < attr->max_inline ? o->inline_max : attr->max_inline;
+	uint32_t asked_sd = sd, asked_sge = sge;
+	uint64_t depth = (uint64_t)sd + e->slots + 8;
+	int rc;
+
+	if (depth > attr->max_cqe)
+		depth = attr->max_cqe;
+	if ((rc = dev->cq_create(d, (int)depth, ch, &e->cq)) < 0) {
+		*what = "create a completion queue";
+		return rc;
+	}
+	for (;;) {
+		e->cap = (struct vdev_qp_cap){.send_depth = sd, .recv_depth = e->slots,
+		                              .max_send_sge = sge, .max_recv_sge = 1, .max_inline = inl};
+		if ((rc = dev->qp_create(d, e->cq, e->cq, &e->cap, &e->qp, &e->qpn)) != -EINVAL)
+			break;
+		if (sge > 1)
+			sge /= 2;
+		else if (sd / 2 >= VB_DEPTH_MIN)
+			sd /= 2;
+		else
+			break;
+	}
+	if (rc < 0) {
+		*what = "create a queue pair";
+		return rc;
+	}
+	/* every entry of the granted send queue flushed, and every receive */
+	depth = (uint64_t)e->cap.send_depth + e->slots + 8;
+	if (depth > (uint64_t)attr->max_cqe) {
+		*what = "size a completion queue for the granted send queue";
+		return -EINVAL;
+	}
+	if (depth > (uint64_t)asked_sd + e->slots + 8) {
+		/* the granted depth asked again, with the SGEs and inline asked
+		 * before: a provider grants what it granted */
+		struct vdev_qp_cap want = {.send_depth = e->cap.send_depth, .recv_depth = e->slots,
+		                           .max_send_sge = sge, .max_recv_sge = 1, .max_inline = inl};
+		dev->qp_destroy(e->qp);
+		e->qp = NULL;
+		dev->cq_destroy(e->cq);
+		e->cq = NULL;
+		if ((rc = dev->cq_create(d, (int)depth, ch, &e->cq)) < 0) {
+			*what = "create a completion queue";
+			return rc;
+		}
+		e->cap = want;
+		if ((rc = dev->qp_create(d, e->cq, e->cq, &e->cap, &e->qp, &e->qpn)) < 0) {
+			*what = "create a queue pair";
+			return rc;
+		}
+		if ((uint64_t)e->cap.send_depth + e->slots + 8 > depth) {
+			*what = "create a queue pair the completion queue holds";
+			return -EINVAL;
+		}
+	}
+	if (e->cap.max_send_sge < 1 || e->cap.send_depth < VB_DEPTH_MIN) {
+		*what = "create a usable queue pair";
+		return -EINVAL;
+	}
+	e->sge_max = e->cap.max_send_sge < VB_SGE_MAX ? e->cap.max_send_sge : VB_SGE_MAX;
+	e->inline_max = e->cap.max_inline < inl ? e->cap.max_inline : inl;
+	if (e->cap.send_depth < asked_sd || e->cap.max_send_sge < asked_sge)
+		snprintf(e->grant, sizeof e->grant, "'%s' refused a send queue of %u entries of %u "
+		         "SGEs (EINVAL) and granted %u entries of %u SGEs", attr->name, asked_sd, asked_sge,
+		         e->cap.send_depth, e->cap.max_send_sge);
+	return 0;
+}
+
 int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
                const struct vdev_attr *attr, const struct vb_opts *o, struct vdev_chan *ch,
-               uint32_t slots, uint32_t slot_size, int stage, size_t rz_len, char *err,
-               size_t errlen)
+               uint32_t slots, uint32_t slot_size, int stage, size_t rz_len, uint32_t sges,
+               char *err, size_t errlen)
 {
 	uint32_t sd = o->send_depth < attr->max_qp_wr ? o->send_depth : attr->max_qp_wr;
 	uint32_t sge = attr->max_sge < VB_SGE_MAX ? attr->max_sge : VB_SGE_MAX;
-	uint64_t depth;
 	const char *what = "";
 	size_t what_len = 0;
 	int rc;
 
 	memset(e, 0, sizeof *e);
 	e->dev = dev;
+	e->tclass = o->traffic_class;
+	e->msg_max = attr->max_msg_sz;
+	if (sges < sge)
+		sge = sges < 1 ? 1 : sges;
 	if (slots > attr->max_qp_wr)
 		slots = attr->max_qp_wr;
-	depth = (uint64_t)sd + slots + 8;
-	if (depth > attr->max_cqe) {
+	if ((uint64_t)sd + slots + 8 > attr->max_cqe) {
 		snprintf(err, errlen, "send_depth %u + recv_depth %u exceed the %u completions a CQ "
 		         "of '%s' holds; lower verbs.send_depth or verbs.recv_depth", sd, slots,
 		         attr->max_cqe, attr->name);
@@ -387,23 +475,8 @@ int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
 		}
 	}
 	what_len = 0;
-	if ((rc = dev->cq_create(d, (int)depth, ch, &e->cq)) < 0) {
-		what = "create a completion queue";
+	if ((rc = ep_qp(e, d, attr, o, ch, sd, sge, &what)) < 0)
 		goto fail;
-	}
-	e->cap = (struct vdev_qp_cap){.send_depth = sd, .recv_depth = slots, .max_send_sge = sge,
-	                              .max_recv_sge = 1,
-	                              .max_inline = o->inline_max < attr->max_inline
-	                                            ? o->inline_max : attr->max_inline};
-	if ((rc = dev->qp_create(d, e->cq, e->cq, &e->cap, &e->qp, &e->qpn)) < 0) {
-		what = "create a queue pair";
-		goto fail;
-	}
-	if (e->cap.max_send_sge < 1 || e->cap.send_depth < VB_DEPTH_MIN) {
-		rc = -EINVAL;
-		what = "create a usable queue pair";
-		goto fail;
-	}
 	for (uint32_t i = 0; i < slots; i++)
 		if ((rc = vb_ep_repost(e, i)) < 0) {
 			what = "post receives";
@@ -417,7 +490,8 @@ fail:
 		         what_len, strerror(-rc), rc == -ENOMEM || rc == -EPERM || rc == -EFAULT
 		         ? "; is the locked-memory limit (ulimit -l) too low?" : "");
 	else
-		snprintf(err, errlen, "cannot %s on '%s': %s", what, attr->name, strerror(-rc));
+		snprintf(err, errlen, "cannot %s on '%s' (send_depth %u, %u SGEs, recv_depth %u): %s",
+		         what, attr->name, sd, sge, slots, strerror(-rc));
 	vb_ep_close(e);
 	return rc;
 }
@@ -449,7 +523,9 @@ void vb_ep_hello(const struct vb_ep *e, const struct vdev_attr *attr, unsigned m
 	h->psn = e->psn;
 	h->lid = attr->lid;
 	h->mtu = (uint16_t)mtu;
-	memcpy(h->gid, attr->gid, 16);
+	memcpy(h->gid, e->gid.raw, 16);
+	h->gid_type = (uint8_t)e->gid.type;
+	h->gid_index = (uint8_t)e->gid.index;
 	h->slots = e->slots;
 	h->slot_size = e->slot_size;
 	h->ring_addr = (uint64_t)(uintptr_t)e->ring;
@@ -463,7 +539,8 @@ int vb_ep_connect(struct vb_ep *e, const struct vdev_attr *attr, const struct vb
                   unsigned mtu)
 {
 	struct vdev_peer peer = {.qpn = p->qpn, .psn = p->psn, .lid = p->lid, .mtu = mtu,
-	                         .global = vb_global(attr, p->lid)};
+	                         .global = vb_global(attr, p->lid), .sgid_index = e->gid.index,
+	                         .traffic_class = e->tclass};
 
 	memcpy(peer.gid, p->gid, 16);
 	e->peer_ring = p->ring_addr;
@@ -586,13 +663,18 @@ int tr_verbs_probe(const struct job *j, struct tr_err *err)
 		snprintf(err->msg, sizeof err->msg, "%s; use transport = socket or grpc", why);
 		return n < 0 ? n : -ENODEV;
 	}
-	oc = (struct vdev_open_cfg){.device = o.device, .port = o.port, .gid_index = o.gid_index};
+	oc = (struct vdev_open_cfg){.device = o.device, .port = o.port};
 	if ((n = vdev_ibv_ops.open(&oc, &d, &attr, why, sizeof why)) < 0) {
 		snprintf(err->msg, sizeof err->msg, "%s; use transport = socket or grpc", why);
 		return n;
 	}
+	if ((n = vb_device_check(&attr, why, sizeof why)) == 0 &&
+	    !vb_gid_pick(&attr, o.gid_index, NULL, why, sizeof why))
+		n = -ENODEV;
 	vdev_ibv_ops.close(d);
-	return 0;
+	if (n < 0)
+		snprintf(err->msg, sizeof err->msg, "%s", why);
+	return n;
 }
 
 int tr_verbs_info(FILE *f, struct tr_err *err)

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/socket.h>
 
 #include "transport.h"
 #include "vb_conf.h"
@@ -40,7 +41,8 @@ int tr_verbs_probe(const struct job *j, struct tr_err *err);
 struct vb_opts {
 	char device[VB_DEVICE_MAX]; /* "" is the first device */
 	int port;                   /* 1..255 */
-	int gid_index;              /* 0..255 */
+	int gid_index;              /* 0..255; -1: chosen per connection (vb_gid_pick) */
+	uint8_t traffic_class;      /* the GRH traffic class of RoCE and routed IB packets */
 	unsigned mtu;               /* path MTU in bytes; 0 is the port's active MTU */
 	uint32_t inline_max;        /* messages up to this (header included) go inline */
 	uint32_t eager_max;         /* largest body sent eagerly */
@@ -103,7 +105,7 @@ void vb_hdr_decode(const unsigned char b[VB_HDR_LEN], struct vb_hdr *h);
 
 #define VB_HELLO_LEN 96
 #define VB_HELLO_MAGIC 0x54464756u /* "TFGV" */
-#define VB_VERSION 1
+#define VB_VERSION 2               /* 2: the hello carries the GID's type and index */
 #define VB_SIDE_PORT_OFFSET 1      /* the side channel listens on the PS port + 1 */
 
 enum vb_refuse {
@@ -111,6 +113,7 @@ enum vb_refuse {
 	VB_REFUSE_VERSION = 1,
 	VB_REFUSE_RESOURCES = 2,
 	VB_REFUSE_DEVICE = 3,
+	VB_REFUSE_GID = 4,      /* the GID types differ; the answer carries the server's GID */
 };
 
 struct vb_hello {
@@ -124,6 +127,8 @@ struct vb_hello {
 	uint64_t ring_addr, rz_addr, rz_size;
 	uint64_t limit;     /* client: its largest request body; server: max_message */
 	uint32_t eager_max;
+	uint8_t gid_type;   /* VDEV_GID_* of gid */
+	uint8_t gid_index;  /* gid's index in the sender's table (for messages) */
 };
 
 void vb_hello_encode(unsigned char b[VB_HELLO_LEN], const struct vb_hello *h);
@@ -138,6 +143,23 @@ int vb_side_read(int fd, void *buf, size_t len, uint64_t deadline_ns);
  * must not), 0 while it is quiet.  Never blocks. */
 int vb_side_closed(int fd);
 
+/* ---- GIDs ------------------------------------------------------------------ */
+
+/* The GID entry a connection routes with: entry `want` when want >= 0;
+ * else, as perftest chooses (get_best_gid_index): on InfiniBand entry 0,
+ * the port GID; on Ethernet the RoCE v2 entry holding `local` (the side
+ * channel's local address, IPv4-mapped or IPv6; NULL: none), else the
+ * first RoCE v2 entry, else the first entry.  NULL, with why naming the
+ * key and 'tfgb verbs-info', when want is not a non-empty entry or the
+ * table is empty. */
+const struct vdev_gid *vb_gid_pick(const struct vdev_attr *a, int want,
+                                   const struct sockaddr *local, char *why, size_t whylen);
+/* "RoCE v2", "RoCE v1", "IB". */
+const char *vb_gid_type_str(int type);
+/* "index 3 ::ffff:10.0.0.1 (RoCE v2)" into buf; returns buf. */
+char *vb_gid_text(const uint8_t raw[16], int index, int type, char *buf, size_t len);
+#define VB_GID_TEXT 96
+
 /* ---- one end of a connection --------------------------------------------- */
 
 /* Work-request ids: the kind in the top byte, a number below. */
@@ -150,7 +172,7 @@ enum vb_wr {
 #define VB_WR_KIND(id) ((int)((id) >> 56))
 #define VB_WR_NUM(id) ((id) & ((1ull << 56) - 1))
 
-#define VB_SGE_MAX 64 /* SGEs asked per send request (the device may grant fewer) */
+#define VB_SGE_MAX 64 /* SGEs used per send request, whatever the device grants */
 
 /* A queue pair with its CQ, its receive ring (the peer writes messages
  * into it), optionally a staging area (slots of outgoing messages) and a
@@ -161,6 +183,12 @@ struct vb_ep {
 	struct vdev_cq *cq;
 	struct vdev_qp *qp;
 	struct vdev_qp_cap cap;  /* as granted */
+	uint32_t sge_max;        /* SGEs used per request: granted, at most VB_SGE_MAX */
+	uint32_t inline_max;     /* inline up to this: granted, at most verbs.inline */
+	uint32_t msg_max;        /* bytes per work request: the port's max_msg_sz */
+	struct vdev_gid gid;     /* this end's GID entry (set before vb_ep_hello) */
+	uint8_t tclass;          /* verbs.traffic_class */
+	char grant[256];         /* what the device granted below the asked, or "" */
 	uint32_t qpn, psn;
 	uint32_t slots, slot_size;
 	unsigned char *mem;      /* ring, then staging: page aligned */
@@ -181,17 +209,28 @@ struct vb_ep {
 
 /* Creates the endpoint: CQ (on channel ch, or NULL), QP with `slots`
  * receives posted, ring and, with stage, staging of `slots` slots of
- * slot_size bytes, a landing zone of rz_len bytes (0: none).  0, or
- * -errno with err. */
+ * slot_size bytes, a landing zone of rz_len bytes (0: none).  The QP asks
+ * for verbs.send_depth entries of `sges` SGEs (at most the device's and
+ * VB_SGE_MAX); a provider refusing the size (EINVAL: mlx5 sizes entries
+ * from SGEs and inline data) gets fewer SGEs, down to 1, then half the
+ * depth, down to 4, and e->grant says what was granted.  The CQ holds
+ * every completion the granted sizes can produce (a flush of a full send
+ * queue and every receive).  0, or -errno with err. */
 int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
                const struct vdev_attr *attr, const struct vb_opts *o, struct vdev_chan *ch,
-               uint32_t slots, uint32_t slot_size, int stage, size_t rz_len, char *err,
-               size_t errlen);
+               uint32_t slots, uint32_t slot_size, int stage, size_t rz_len, uint32_t sges,
+               char *err, size_t errlen);
 /* Releases everything; accepts a zeroed or partly opened endpoint. */
 void vb_ep_close(struct vb_ep *e);
 /* Fills the hello fields this end describes (QP, ring, landing zone). */
 void vb_ep_hello(const struct vb_ep *e, const struct vdev_attr *attr, unsigned mtu,
                  struct vb_hello *h);
+/* Whether hello p's GID can reach this end's: on a global route both
+ * must be of one type (RoCE v1 and v2 packets do not meet; a mismatch
+ * only shows as lost packets, IBV_WC_RETRY_EXC_ERR).  0, or -EPROTO with
+ * why naming both GIDs, `peer` being the other host's name. */
+int vb_gid_check(const struct vb_ep *e, const struct vdev_attr *attr, const struct vb_hello *p,
+                 const char *peer, char *why, size_t whylen);
 /* Connects the QP to the peer of hello p, over path MTU mtu. */
 int vb_ep_connect(struct vb_ep *e, const struct vdev_attr *attr, const struct vb_hello *p,
                   unsigned mtu);
@@ -221,6 +260,13 @@ int vb_ep_repost(struct vb_ep *e, uint32_t slot);
 unsigned vb_mtu(const struct vb_opts *o, const struct vdev_attr *attr);
 /* Whether QPs must route with a GRH (RoCE, or no LID). */
 int vb_global(const struct vdev_attr *attr, uint16_t peer_lid);
+/* Whether the transport can use the device: IB transport (InfiniBand or
+ * RoCE), not iWARP.  0, or -EPROTONOSUPPORT with err saying why. */
+int vb_device_check(const struct vdev_attr *attr, char *err, size_t errlen);
+/* Reads the device's async events: 1 with why when the port or device is
+ * gone (see vdev_ops.async_poll), 0 when not (an error reading them
+ * counts as none: the work requests will tell). */
+int vb_async_fatal(const struct vdev_ops *dev, struct vdev *d, char *why, size_t whylen);
 /* A fresh 24-bit PSN. */
 uint32_t vb_psn(void);
 /* Rounds up to VB_ALIGN. */
@@ -263,6 +309,10 @@ void tr_verbs_client_stats(const struct tr_client *c, struct tr_verbs_stats *s);
 int tr_verbs_client_reg(struct tr_client *c, void *addr, size_t len);
 /* The registration holding addr, or NULL. */
 const struct vdev_mr *tr_verbs_client_mr(const struct tr_client *c, const void *addr);
+
+/* The queue pair of a connection as granted (tests: sizes after a
+ * provider's EINVAL). */
+const struct vdev_qp_cap *tr_verbs_conn_cap(const struct tr_conn *k);
 
 /* Why a connection failed ("RDMA WRITE of a request body failed: remote
  * access error ..."), or NULL while it works. */

@@ -22,7 +22,7 @@
  * channels are looked at every VB_TICK_NS: a server that went away fails
  * its connection even when no work request is outstanding to notice it.
  */
-#include "tr_verbs.h"
+#include "tr_verbs_cli.h"
 
 #include <errno.h>
 #include <netdb.h>
@@ -38,84 +38,6 @@
 #include "frame.h"
 #include "util.h"
 
-#define VB_POLL_BATCH 32
-#define VB_TICK_NS 10000000ull      /* side-channel checks, longest event wait */
-#define VB_RETRY_NS 50000000ull     /* a refused side channel is tried again after this */
-#define VB_RZ_DEPTH_MAX 4           /* landing zones hold up to this many payloads ... */
-#define VB_RZ_MAX (1ull << 30)      /* ... within this, but always one */
-#define VB_SGE_CHUNK (1ull << 30)   /* longest SGE */
-#define VB_TARGET_MAX (OPT_HOST_MAX + 16)
-
-enum { VC_IDLE, VC_QUEUED, VC_SENT, VC_DONE };
-
-/* Per-call state behind tr_call.priv. */
-struct vcall {
-	struct tr_call *owner;
-	struct tr_conn *conn;          /* while QUEUED or SENT */
-	struct vcall *qnext;           /* the connection's FIFO */
-	struct dlist dl;               /* the client's done list, while DONE */
-	int state;
-	int kind;                      /* enum vb_kind */
-	int started;                   /* seq and zone space assigned */
-	int waited;                    /* counted in stats.queued */
-	uint32_t seq;
-	uint64_t body;                 /* request body bytes */
-	uint64_t srz_off, srz_span;    /* request body in the server's landing zone */
-	uint64_t crz_off, crz_span;    /* reply body in ours ... */
-	uint64_t crz_cap;              /* ... bytes reserved: 0 for an eager reply */
-	int iov_next;                  /* rendezvous cursor: next iovec ... */
-	uint64_t iov_off;              /* ... offset in it ... */
-	uint64_t sent;                 /* ... body bytes posted */
-};
-
-/* A FIFO allocator over a landing zone: head and tail count bytes handed
- * out and freed since the zone was last empty; an allocation that would
- * wrap skips to the zone's start and counts the skipped bytes as its own.
- * An empty zone starts again at offset 0, so that any allocation up to
- * the zone's size fits once everything before it is freed. */
-struct fifo {
-	uint64_t size, head, tail;
-};
-
-struct tr_conn {
-	struct tr_client *c;
-	struct vb_ep ep;
-	int fd;                        /* the side channel */
-	int failed, fail_status;
-	char why[TR_ERR_MAX];
-	char target[VB_TARGET_MAX];    /* the PS, "host:port" */
-	uint32_t eager;                /* E, agreed */
-	uint32_t peer_slot_size;
-	uint64_t peer_max;             /* the server's max_message */
-	uint32_t next_seq;             /* the next request's number */
-	uint32_t done_seq;             /* replies consumed */
-	struct vcall *head, *tail, *send;
-	struct fifo srz, crz;          /* the server's landing zone, ours */
-};
-
-struct mr_entry {
-	uintptr_t base, end;
-	struct vdev_mr *mr;
-};
-
-struct tr_client {
-	struct vb_opts o;
-	const struct vdev_ops *dev;
-	struct vdev *d;
-	struct vdev_attr attr;
-	struct vdev_chan *ch;          /* poll = event */
-	struct tr_conn **conn;
-	size_t nconn, capconn;
-	struct dlist done;             /* list head */
-	struct mr_entry *mr;           /* sorted by base */
-	size_t nmr, capmr, last;
-	struct vdev_sge *sge;          /* VDEV_POST_MAX * VB_SGE_MAX, for posting */
-	uint64_t max_req;              /* the largest request: the payload, or its bundle */
-	uint64_t rz_want;              /* landing-zone size, each side */
-	uint64_t next_tick;
-	struct tr_verbs_stats st;
-};
-
 /* ---- done list ----------------------------------------------------------- */
 
 static void done_push(struct tr_client *c, struct vcall *s)
@@ -126,7 +48,7 @@ static void done_push(struct tr_client *c, struct vcall *s)
 	dlist_append(&c->done, &s->dl);
 }
 
-static void done_unlink(struct vcall *s)
+void vb_done_unlink(struct vcall *s)
 {
 	dlist_unlink(&s->dl);
 	s->state = VC_IDLE;
@@ -256,9 +178,7 @@ const char *tr_verbs_conn_error(const struct tr_conn *k)
 
 /* ---- connection failure -------------------------------------------------- */
 
-static void conn_fail(struct tr_conn *k, int status, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static void conn_fail(struct tr_conn *k, int status, const char *fmt, ...)
+void vb_conn_fail(struct tr_conn *k, int status, const char *fmt, ...)
 {
 	struct vcall *s, *next;
 	va_list ap;
@@ -308,7 +228,8 @@ static int post_body(struct tr_conn *k, struct vcall *s)
 {
 	struct tr_client *c = k->c;
 	const struct tr_call *call = s->owner;
-	uint32_t max_sge = k->ep.cap.max_send_sge;
+	uint32_t max_sge = k->ep.sge_max;            /* <= VB_SGE_MAX: the scratch's width */
+	uint64_t max_wr = k->ep.msg_max ? k->ep.msg_max : VB_SGE_CHUNK; /* port's max_msg_sz */
 
 	while (s->iov_next < call->iovcnt) {
 		struct vdev_send_wr w[VDEV_POST_MAX];
@@ -321,15 +242,17 @@ static int post_body(struct tr_conn *k, struct vcall *s)
 			uint64_t wr_bytes = 0;
 			int ns = 0;
 
-			while ((uint32_t)ns < max_sge && idx < call->iovcnt) {
+			while ((uint32_t)ns < max_sge && idx < call->iovcnt && wr_bytes < max_wr) {
 				const struct iovec *v = &call->iov[idx];
 				uint64_t n = v->iov_len - off;
 				if (n > VB_SGE_CHUNK)
 					n = VB_SGE_CHUNK;
+				if (n > max_wr - wr_bytes)
+					n = max_wr - wr_bytes;
 				if (n) {
 					const char *p = (const char *)v->iov_base + off;
 					if ((rc = mr_lkey(c, p, n, &sge[ns].lkey)) < 0) {
-						conn_fail(k, TR_UNAVAILABLE, "cannot register a request buffer "
+						vb_conn_fail(k, TR_UNAVAILABLE, "cannot register a request buffer "
 						          "(%llu bytes): %s; is the locked-memory limit (ulimit -l) "
 						          "too low?", (unsigned long long)n, strerror(-rc));
 						return -1;
@@ -356,7 +279,7 @@ static int post_body(struct tr_conn *k, struct vcall *s)
 		if (!nw)
 			return idx < call->iovcnt ? 0 : 1;
 		if ((rc = vb_ep_post(&k->ep, w, nw)) < 0) {
-			conn_fail(k, TR_UNAVAILABLE, "cannot post RDMA WRITEs to '%s': %s", k->target,
+			vb_conn_fail(k, TR_UNAVAILABLE, "cannot post RDMA WRITEs to '%s': %s", k->target,
 			          strerror(-rc));
 			return -1;
 		}
@@ -397,11 +320,11 @@ static int post_call(struct tr_conn *k, struct vcall *s)
 	sge = (struct vdev_sge){(uint64_t)(uintptr_t)p, len, k->ep.mem_mr->lkey};
 	w = (struct vdev_send_wr){
 		.wr_id = VB_WR_ID(VB_WR_MSG, 0), .opcode = VDEV_WRITE_IMM,
-		.flags = len <= k->ep.cap.max_inline ? VDEV_INLINE : 0, .sge = &sge, .nsge = 1,
+		.flags = len <= k->ep.inline_max ? VDEV_INLINE : 0, .sge = &sge, .nsge = 1,
 		.imm = s->seq, .remote_addr = k->ep.peer_ring + (uint64_t)slot * k->peer_slot_size,
 		.rkey = k->ep.peer_ring_rkey};
 	if ((rc = vb_ep_post(&k->ep, &w, 1)) < 0) {
-		conn_fail(k, TR_UNAVAILABLE, "cannot post an RDMA WRITE with immediate to '%s': %s",
+		vb_conn_fail(k, TR_UNAVAILABLE, "cannot post an RDMA WRITE with immediate to '%s': %s",
 		          k->target, strerror(-rc));
 		return -1;
 	}
@@ -526,7 +449,7 @@ static void on_reply(struct tr_conn *k, const struct vdev_wc *wc)
 	int rc;
 
 	if (!s || s->state != VC_SENT || wc->opcode != VDEV_RECV_IMM || wc->imm != s->seq) {
-		conn_fail(k, TR_INTERNAL, "a reply from '%s' came for no call in flight (seq %u)",
+		vb_conn_fail(k, TR_INTERNAL, "a reply from '%s' came for no call in flight (seq %u)",
 		          k->target, wc->imm);
 		return;
 	}
@@ -536,7 +459,7 @@ static void on_reply(struct tr_conn *k, const struct vdev_wc *wc)
 	vb_hdr_decode(p, &h);
 	if (h.magic != FRAME_MAGIC || h.method != (FRAME_REPLY | (unsigned)call->method) ||
 	    h.status > FRAME_STATUS_MAX || h.seq != s->seq || (h.status && h.len)) {
-		conn_fail(k, TR_INTERNAL, "a reply from '%s' has a bad header (magic %08x, method "
+		vb_conn_fail(k, TR_INTERNAL, "a reply from '%s' has a bad header (magic %08x, method "
 		          "%#x, status %u, seq %u, length %llu) for %s call %u", k->target, h.magic,
 		          h.method, h.status, h.seq, (unsigned long long)h.len,
 		          tr_method_name(call->method), s->seq);
@@ -547,7 +470,7 @@ static void on_reply(struct tr_conn *k, const struct vdev_wc *wc)
 	} else if (h.kind == VB_RNDV && s->crz_cap && h.off == s->crz_off && h.len <= s->crz_cap) {
 		body = k->ep.rz + h.off;
 	} else {
-		conn_fail(k, TR_INTERNAL, "a reply from '%s' does not fit where it should be (kind "
+		vb_conn_fail(k, TR_INTERNAL, "a reply from '%s' does not fit where it should be (kind "
 		          "%u, %llu bytes at %llu)", k->target, h.kind, (unsigned long long)h.len,
 		          (unsigned long long)h.off);
 		return;
@@ -566,7 +489,7 @@ static void on_reply(struct tr_conn *k, const struct vdev_wc *wc)
 		k->tail = NULL;
 	call_finish(c, s, h.status, h.len);
 	if ((rc = vb_ep_repost(&k->ep, slot)) < 0)
-		conn_fail(k, TR_UNAVAILABLE, "cannot post a receive: %s", strerror(-rc));
+		vb_conn_fail(k, TR_UNAVAILABLE, "cannot post a receive: %s", strerror(-rc));
 }
 
 /* Handles what the connection's CQ holds.  Returns how many completions. */
@@ -576,7 +499,7 @@ static int conn_poll(struct tr_conn *k)
 	int n = k->c->dev->cq_poll(k->ep.cq, wc, VB_POLL_BATCH);
 
 	if (n < 0) {
-		conn_fail(k, TR_INTERNAL, "polling the completion queue of '%s' failed: %s",
+		vb_conn_fail(k, TR_INTERNAL, "polling the completion queue of '%s' failed: %s",
 		          k->target, strerror(-n));
 		return 0;
 	}
@@ -585,8 +508,9 @@ static int conn_poll(struct tr_conn *k)
 		if (kind != VB_WR_RECV)
 			vb_ep_sent(&k->ep, wc[i].wr_id);
 		if (wc[i].status != VDEV_WC_SUCCESS) {
-			conn_fail(k, TR_UNAVAILABLE, "%s with '%s' failed: %s", wr_what(kind), k->target,
-			          vdev_wc_status_str(wc[i].status));
+			char why[TR_ERR_MAX / 2];
+			vb_conn_fail(k, TR_UNAVAILABLE, "%s with '%s' failed: %s", wr_what(kind), k->target,
+			          vdev_wc_describe(wc[i].status, wc[i].vendor_err, why, sizeof why));
 			continue;
 		}
 		if (kind == VB_WR_RECV && !k->failed)
@@ -606,12 +530,20 @@ static int poll_all(struct tr_client *c)
 	return n;
 }
 
+/* Side channels closed by servers, and the device's async events: a port
+ * gone down fails every connection now rather than at the calls'
+ * deadlines. */
 static void check_sides(struct tr_client *c)
 {
+	char why[TR_ERR_MAX - 64];
+
+	if (vb_async_fatal(c->dev, c->d, why, sizeof why))
+		for (size_t i = 0; i < c->nconn; i++)
+			vb_conn_fail(c->conn[i], TR_UNAVAILABLE, "%s", why);
 	for (size_t i = 0; i < c->nconn; i++) {
 		struct tr_conn *k = c->conn[i];
 		if (!k->failed && vb_side_closed(k->fd))
-			conn_fail(k, TR_UNAVAILABLE, "the server at '%s' closed the connection (its "
+			vb_conn_fail(k, TR_UNAVAILABLE, "the server at '%s' closed the connection (its "
 			          "side channel)", k->target);
 	}
 }
@@ -624,7 +556,7 @@ int vb_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadli
 
 		while (n < max && !dlist_empty(&c->done)) {
 			struct vcall *s = dlist_entry(c->done.next, struct vcall, dl);
-			done_unlink(s);
+			vb_done_unlink(s);
 			done[n++] = s->owner;
 		}
 		if (n > 0)
@@ -655,252 +587,6 @@ int vb_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadli
 	}
 }
 
-/* ---- client and connections ---------------------------------------------- */
-
-int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-                   struct tr_err *err)
-{
-	struct vb_ctx own;
-	const struct vb_ctx *x = ctx;
-	struct vdev_open_cfg oc;
-	struct tr_client *c;
-	int rc;
-
-	if (!x) {
-		if (cfg && cfg->section)
-			vb_opts_from_conf(cfg->section, &own.o);
-		else
-			vb_opts_default(&own.o);
-		own.dev = &vdev_ibv_ops;
-		x = &own;
-	}
-	if (!(c = calloc(1, sizeof *c)) ||
-	    !(c->sge = calloc((size_t)VDEV_POST_MAX * VB_SGE_MAX, sizeof *c->sge))) {
-		free(c);
-		snprintf(err->msg, sizeof err->msg, "out of memory");
-		return -ENOMEM;
-	}
-	c->o = x->o;
-	c->dev = x->dev;
-	dlist_init(&c->done);
-	oc = (struct vdev_open_cfg){.device = c->o.device, .port = c->o.port,
-	                            .gid_index = c->o.gid_index};
-	if ((rc = c->dev->open(&oc, &c->d, &c->attr, err->msg, sizeof err->msg)) < 0)
-		goto out_free;
-	if (c->o.poll_event && (rc = c->dev->chan_create(c->d, &c->ch)) < 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot create a completion channel on '%s': %s",
-		         c->attr.name, strerror(-rc));
-		goto out_close;
-	}
-	if (cfg) {
-		int64_t depth = cfg->inflight < 1 ? 1 : cfg->inflight > VB_RZ_DEPTH_MAX
-		                ? VB_RZ_DEPTH_MAX : cfg->inflight;
-		uint64_t most;
-		c->max_req = cfg->max_request;
-		most = cfg->max_reply > c->max_req ? cfg->max_reply : c->max_req;
-		if (most < VB_BUNDLE_ACK_MAX)
-			most = VB_BUNDLE_ACK_MAX; /* a BundleAck reply may need a zone */
-		if (most > c->o.eager_max) {
-			uint64_t one = vb_align(most);
-			c->rz_want = one * (uint64_t)depth;
-			if (c->rz_want > VB_RZ_MAX)
-				c->rz_want = one > VB_RZ_MAX ? one : VB_RZ_MAX;
-		}
-	}
-	*out = c;
-	return 0;
-out_close:
-	c->dev->close(c->d);
-out_free:
-	free(c->sge);
-	free(c);
-	return rc;
-}
-
-/* Connects the side channel to host:port, trying again while it is
- * refused (a server still starting) until deadline_ns.  The socket, or
- * -errno. */
-static int side_connect(const char *host, unsigned port, uint64_t deadline_ns)
-{
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res = NULL;
-	char ps[8];
-	int fd = -ECONNREFUSED;
-
-	snprintf(ps, sizeof ps, "%u", port);
-	if (getaddrinfo(host, ps, &hints, &res) != 0)
-		return -EHOSTUNREACH;
-	for (;;) {
-		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			int e = 0;
-			socklen_t elen = sizeof e;
-			struct pollfd p;
-			uint64_t now;
-
-			fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-			if (fd < 0) {
-				fd = -errno;
-				continue;
-			}
-			if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
-				e = errno;
-			} else {
-				p = (struct pollfd){.fd = fd, .events = POLLOUT};
-				now = now_ns();
-				if (now >= deadline_ns ||
-				    poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000)) <= 0)
-					e = ETIMEDOUT;
-				else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
-					e = errno;
-			}
-			if (e == 0)
-				goto out;
-			close(fd);
-			fd = -e;
-		}
-		if (fd != -ECONNREFUSED || now_ns() + VB_RETRY_NS >= deadline_ns)
-			break;
-		nanosleep(&(struct timespec){0, (long)VB_RETRY_NS}, NULL);
-	}
-out:
-	freeaddrinfo(res);
-	return fd;
-}
-
-static const char *refusal(unsigned status)
-{
-	return status == VB_REFUSE_VERSION ? "it speaks another protocol version"
-	       : status == VB_REFUSE_RESOURCES ? "it is out of memory or queue resources"
-	       : status == VB_REFUSE_DEVICE ? "its RDMA device failed" : "for an unknown reason";
-}
-
-static void conn_free(struct tr_conn *k)
-{
-	vb_ep_close(&k->ep);
-	if (k->fd >= 0)
-		close(k->fd);
-	free(k);
-}
-
-int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
-               struct tr_conn **out, struct tr_err *err)
-{
-	unsigned char b[VB_HELLO_LEN];
-	struct vb_hello mine = {0}, peer;
-	struct tr_conn *k;
-	unsigned mtu, side = addr->port + VB_SIDE_PORT_OFFSET;
-	int rc;
-
-	if (!(k = calloc(1, sizeof *k))) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
-		return -ENOMEM;
-	}
-	k->c = c;
-	k->fd = -1;
-	snprintf(k->target, sizeof k->target, strchr(addr->host, ':') ? "[%s]:%u" : "%s:%u",
-	         addr->host, addr->port);
-	if (side > 65535) {
-		snprintf(err->msg, sizeof err->msg, "PS port %u has no port above it for the verbs "
-		         "side channel", addr->port);
-		rc = -EINVAL;
-		goto out_free;
-	}
-	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
-		rc = k->fd;
-		snprintf(err->msg, sizeof err->msg, "cannot connect to the verbs side channel of "
-		         "'%s' (port %u): %s", k->target, side,
-		         rc == -EHOSTUNREACH ? "unknown host" : strerror(-rc));
-		goto out_free;
-	}
-	rc = vb_ep_open(&k->ep, c->dev, c->d, &c->attr, &c->o, c->ch, c->o.recv_depth,
-	                (uint32_t)vb_align(VB_HDR_LEN + c->o.eager_max), 1, c->rz_want, err->msg,
-	                sizeof err->msg);
-	if (rc < 0)
-		goto out_free;
-	vb_ep_hello(&k->ep, &c->attr, vb_mtu(&c->o, &c->attr), &mine);
-	mine.eager_max = c->o.eager_max;
-	mine.rz_size = c->rz_want; /* asked of the server */
-	mine.limit = c->max_req;
-	vb_hello_encode(b, &mine);
-	if ((rc = vb_side_write(k->fd, b, sizeof b, deadline_ns)) < 0 ||
-	    (rc = vb_side_read(k->fd, b, sizeof b, deadline_ns)) < 0) {
-		snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u): %s",
-		         k->target, side, rc == -ECONNRESET ? "the server closed the side channel"
-		         : strerror(-rc));
-		goto out_free;
-	}
-	if ((rc = vb_hello_decode(b, &peer)) < 0 || peer.version != VB_VERSION || peer.status) {
-		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' refused the connection: "
-		         "%s", k->target, rc < 0 ? "it is not a tfgb verbs server"
-		         : peer.version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
-		         : refusal(peer.status));
-		rc = -ECONNREFUSED;
-		goto out_free;
-	}
-	if (peer.slots < 1 || peer.slots > k->ep.slots || peer.eager_max > c->o.eager_max ||
-	    peer.slot_size < VB_HDR_LEN + peer.eager_max || peer.mtu < 256 ||
-	    (c->rz_want && peer.rz_size && !peer.rz_addr)) {
-		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' answered a hello that "
-		         "does not fit this client's (slots %u, eager_max %u)", k->target, peer.slots,
-		         peer.eager_max);
-		rc = -EPROTO;
-		goto out_free;
-	}
-	k->ep.slots = peer.slots;
-	k->eager = peer.eager_max;
-	k->peer_slot_size = peer.slot_size;
-	k->peer_max = peer.limit;
-	mtu = vb_mtu(&c->o, &c->attr);
-	if (peer.mtu < mtu)
-		mtu = peer.mtu;
-	if ((rc = vb_ep_connect(&k->ep, &c->attr, &peer, mtu)) < 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot connect the queue pair to '%s' (MTU %u, "
-		         "%s): %s", k->target, mtu, vb_global(&c->attr, peer.lid) ? "global route"
-		         : "LID route", strerror(-rc));
-		goto out_free;
-	}
-	k->srz.size = k->ep.peer_rz_size;
-	k->crz.size = k->ep.rz_len;
-	if (c->nconn == c->capconn) {
-		size_t cap = c->capconn ? 2 * c->capconn : 8;
-		struct tr_conn **v = realloc(c->conn, cap * sizeof *v);
-		if (!v) {
-			snprintf(err->msg, sizeof err->msg, "out of memory");
-			rc = -ENOMEM;
-			goto out_free;
-		}
-		c->conn = v;
-		c->capconn = cap;
-	}
-	c->conn[c->nconn++] = k;
-	*out = k;
-	return 0;
-out_free:
-	conn_free(k);
-	return rc;
-}
-
-void vb_client_close(struct tr_client *c)
-{
-	if (!c)
-		return;
-	for (size_t i = 0; i < c->nconn; i++) {
-		conn_fail(c->conn[i], TR_CANCELLED, "the client was closed");
-		conn_free(c->conn[i]);
-	}
-	while (!dlist_empty(&c->done))
-		done_unlink(dlist_entry(c->done.next, struct vcall, dl));
-	for (size_t i = 0; i < c->nmr; i++)
-		c->dev->dereg_mr(c->mr[i].mr);
-	if (c->ch)
-		c->dev->chan_destroy(c->ch);
-	c->dev->close(c->d);
-	free(c->mr);
-	free(c->conn);
-	free(c->sge);
-	free(c);
-}
-
 /* A call still in flight cannot be taken back from the peer: its
  * connection fails (its other calls complete CANCELLED). */
 void vb_call_release(struct tr_call *call)
@@ -911,8 +597,8 @@ void vb_call_release(struct tr_call *call)
 	if (!s)
 		return;
 	if (s->state == VC_QUEUED || s->state == VC_SENT)
-		conn_fail(s->conn, TR_CANCELLED, "a call was released while in flight");
+		vb_conn_fail(s->conn, TR_CANCELLED, "a call was released while in flight");
 	if (s->state == VC_DONE)
-		done_unlink(s);
+		vb_done_unlink(s);
 	free(s);
 }

@@ -81,6 +81,7 @@
 #define VB_THREADS_MAX 64
 #define VB_BACKLOG 128
 #define VB_POLL_BATCH 32
+#define VB_REPLY_WRS 8               /* work requests of one reply: body WRITEs and header */
 /* the most arena one EchoTensor or AckTensor unpack may take (as the
  * socket and grpc servers) */
 #define VB_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
@@ -94,6 +95,7 @@ struct sconn {
 	struct vb_ep ep;
 	int fd;                        /* the side channel */
 	uint32_t eager, peer_slot_size;
+	uint32_t reply_wrs;            /* send entries the longest reply takes */
 	uint32_t recvd, replied;       /* requests arrived, requests answered */
 	int dead;
 	char peer[OPT_HOST_MAX + 16];
@@ -239,13 +241,15 @@ static int serve_one(struct srv *s, struct sconn *k)
 	const unsigned char *body;
 	const struct vdev_mr *src_mr = NULL;
 	const unsigned char *src = NULL;
-	struct vdev_sge sge[2];
-	struct vdev_send_wr w[2];
+	struct vdev_sge sge[VB_REPLY_WRS];
+	struct vdev_send_wr w[VB_REPLY_WRS];
 	struct vb_hdr h, r = {0};
 	uint64_t rlen = 0;
 	int nw = 0, rc;
 
-	if (vb_ep_room(&k->ep) < 2)
+	/* room for the longest reply: its body in WRITEs of at most max_msg_sz,
+	 * then the header (accept_one made sure the queue has that much) */
+	if (vb_ep_room(&k->ep) < k->reply_wrs)
 		return 0;
 	vb_hdr_decode(p, &h);
 	if (h.magic != FRAME_MAGIC || h.method < FRAME_METHOD_MIN || h.method > FRAME_METHOD_MAX ||
@@ -307,11 +311,18 @@ static int serve_one(struct srv *s, struct sconn *k)
 		if (rlen > h.reply_cap) {
 			r.status = TR_RESOURCE_EXHAUSTED; /* no room reserved for it */
 		} else {
-			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)rlen, src_mr->lkey};
-			w[nw++] = (struct vdev_send_wr){
-				.wr_id = VB_WR_ID(VB_WR_BODY, 0), .opcode = VDEV_WRITE, .sge = &sge[1],
-				.nsge = 1, .remote_addr = k->ep.peer_rz + h.reply_off,
-				.rkey = k->ep.peer_rz_rkey};
+			uint64_t max = k->ep.msg_max ? k->ep.msg_max : rlen;
+			for (uint64_t off = 0; off < rlen; off += max) {
+				uint64_t n = rlen - off < max ? rlen - off : max;
+				sge[nw + 1] = (struct vdev_sge){(uint64_t)(uintptr_t)(src + off), (uint32_t)n,
+				                                src_mr->lkey};
+				w[nw] = (struct vdev_send_wr){
+					.wr_id = VB_WR_ID(VB_WR_BODY, 0), .opcode = VDEV_WRITE,
+					.sge = &sge[nw + 1], .nsge = 1,
+					.remote_addr = k->ep.peer_rz + h.reply_off + off,
+					.rkey = k->ep.peer_rz_rkey};
+				nw++;
+			}
 			r.kind = VB_RNDV;
 			r.off = h.reply_off;
 		}
@@ -342,7 +353,7 @@ static int serve_one(struct srv *s, struct sconn *k)
 			sge[0].length += (uint32_t)rlen;
 		}
 	}
-	if (VB_HDR_LEN + (r.kind == VB_EAGER ? rlen : 0) <= k->ep.cap.max_inline)
+	if (VB_HDR_LEN + (r.kind == VB_EAGER ? rlen : 0) <= k->ep.inline_max)
 		w[nw].flags = VDEV_INLINE;
 	nw++;
 	if ((rc = vb_ep_post(&k->ep, w, nw)) < 0) {
@@ -369,9 +380,10 @@ static int sconn_poll(struct srv *s, struct sconn *k)
 		if (kind != VB_WR_RECV)
 			vb_ep_sent(&k->ep, wc[i].wr_id);
 		if (wc[i].status != VDEV_WC_SUCCESS) {
-			char why[TR_ERR_MAX];
+			char why[TR_ERR_MAX], st[TR_ERR_MAX - 32];
 			snprintf(why, sizeof why, "%s failed: %s",
-			         kind == VB_WR_RECV ? "a receive" : "a reply", vdev_wc_status_str(wc[i].status));
+			         kind == VB_WR_RECV ? "a receive" : "a reply",
+			         vdev_wc_describe(wc[i].status, wc[i].vendor_err, st, sizeof st));
 			sconn_drop(k, why);
 		} else if (kind == VB_WR_RECV) {
 			if (wc[i].opcode != VDEV_RECV_IMM || wc[i].imm != k->recvd)
@@ -490,13 +502,34 @@ static void *thread_main(void *arg)
 
 /* ---- accepting ----------------------------------------------------------- */
 
-static void refuse(int fd, unsigned status)
+static void refuse(int fd, unsigned status, const struct vdev_gid *g)
 {
 	unsigned char b[VB_HELLO_LEN];
 	struct vb_hello h = {.version = VB_VERSION, .status = (uint16_t)status};
 
+	if (g) { /* VB_REFUSE_GID: the client names this end's GID */
+		memcpy(h.gid, g->raw, 16);
+		h.gid_type = (uint8_t)g->type;
+		h.gid_index = (uint8_t)g->index;
+	}
 	vb_hello_encode(b, &h);
 	vb_side_write(fd, b, sizeof b, now_ns() + 1000000000ull);
+}
+
+/* k's GID, chosen by the local address of its side channel fd: the
+ * entry, or NULL with err. */
+static const struct vdev_gid *conn_gid(struct srv *s, struct sconn *k, int fd, char *err,
+                                       size_t errlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	const struct vdev_gid *g;
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
+		ss.ss_family = AF_UNSPEC;
+	if ((g = vb_gid_pick(&s->attr, s->x->o.gid_index, (struct sockaddr *)&ss, err, errlen)))
+		k->ep.gid = *g;
+	return g;
 }
 
 /* The hello exchange of a new side channel, then the hand-over to a
@@ -518,7 +551,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 		return;
 	}
 	if (cl.version != VB_VERSION) {
-		refuse(fd, VB_REFUSE_VERSION);
+		refuse(fd, VB_REFUSE_VERSION, NULL);
 		close(fd);
 		return;
 	}
@@ -527,6 +560,8 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 			t = &s->t[i];
 	slots = cl.slots < o->recv_depth ? cl.slots : o->recv_depth;
 	eager = cl.eager_max < o->eager_max ? cl.eager_max : o->eager_max;
+	if (s->attr.max_msg_sz && eager > s->attr.max_msg_sz - VB_HDR_LEN)
+		eager = s->attr.max_msg_sz - VB_HDR_LEN; /* an eager reply is one work request */
 	if (cl.limit > eager && cl.rz_size) {
 		uint64_t cap = VB_RZ_DEPTH_MAX * vb_align(max_msg);
 		rz = cl.rz_size < cap ? cl.rz_size : cap;
@@ -534,7 +569,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 			rz = vb_align(max_msg) > VB_RZ_MAX ? vb_align(max_msg) : VB_RZ_MAX;
 	}
 	if (!slots || !(k = calloc(1, sizeof *k))) {
-		refuse(fd, VB_REFUSE_RESOURCES);
+		refuse(fd, VB_REFUSE_RESOURCES, NULL);
 		close(fd);
 		return;
 	}
@@ -542,22 +577,44 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	k->t = t;
 	snprintf(k->peer, sizeof k->peer, "%s", peer);
 	if (vb_ep_open(&k->ep, s->x->dev, s->d, &s->attr, o, t->ch, slots,
-	               (uint32_t)vb_align(VB_HDR_LEN + eager), 0, rz, err, sizeof err) < 0) {
+	               (uint32_t)vb_align(VB_HDR_LEN + eager), 0, rz, 2, err, sizeof err) < 0) {
 		if (s->cfg->verbose)
 			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: %s\n", peer,
 			        err);
-		refuse(fd, VB_REFUSE_RESOURCES);
+		refuse(fd, VB_REFUSE_RESOURCES, NULL);
 		sconn_free(k);
 		return;
 	}
 	k->eager = eager;
 	k->peer_slot_size = cl.slot_size;
+	k->reply_wrs = 1 + (uint32_t)(s->attr.max_msg_sz && max_msg > s->attr.max_msg_sz
+	                              ? (max_msg + s->attr.max_msg_sz - 1) / s->attr.max_msg_sz : 1);
+	if (k->reply_wrs > VB_REPLY_WRS || k->reply_wrs > k->ep.cap.send_depth) {
+		if (s->cfg->verbose)
+			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: a reply of "
+			        "max_message %llu bytes takes %u work requests of max_msg_sz %u (at most "
+			        "%d)\n", peer, (unsigned long long)max_msg, k->reply_wrs,
+			        s->attr.max_msg_sz, VB_REPLY_WRS);
+		refuse(fd, VB_REFUSE_RESOURCES, NULL);
+		sconn_free(k);
+		return;
+	}
+	if (!conn_gid(s, k, fd, err, sizeof err) || vb_gid_check(&k->ep, &s->attr, &cl,
+	                                                          peer, err, sizeof err) < 0) {
+		if (s->cfg->verbose)
+			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: %s\n", peer,
+			        err);
+		refuse(fd, k->ep.gid.type ? VB_REFUSE_GID : VB_REFUSE_DEVICE,
+		       k->ep.gid.type ? &k->ep.gid : NULL);
+		sconn_free(k);
+		return;
+	}
 	mtu = vb_mtu(o, &s->attr);
 	if (cl.mtu < mtu)
 		mtu = cl.mtu;
 	if (cl.slot_size < VB_HDR_LEN + eager || mtu < 256 ||
 	    vb_ep_connect(&k->ep, &s->attr, &cl, mtu) < 0) {
-		refuse(fd, VB_REFUSE_DEVICE);
+		refuse(fd, VB_REFUSE_DEVICE, NULL);
 		sconn_free(k);
 		return;
 	}
@@ -638,8 +695,7 @@ static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
 int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 {
 	struct srv s = {.x = ctx, .cfg = cfg};
-	struct vdev_open_cfg oc = {.device = s.x->o.device, .port = s.x->o.port,
-	                           .gid_index = s.x->o.gid_index};
+	struct vdev_open_cfg oc = {.device = s.x->o.device, .port = s.x->o.port};
 	struct pollfd *pf = NULL;
 	struct pull_buf *pb;
 	int rc;
@@ -650,6 +706,10 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 	if ((rc = s.x->dev->open(&oc, &s.d, &s.attr, err->msg, sizeof err->msg)) < 0) {
 		size_t n = strlen(err->msg);
 		snprintf(err->msg + n, sizeof err->msg - n, "; use transport = socket or grpc");
+		goto out;
+	}
+	if ((rc = vb_device_check(&s.attr, err->msg, sizeof err->msg)) < 0) {
+		s.x->dev->close(s.d);
 		goto out;
 	}
 	s.lfd = calloc(cfg->naddrs ? cfg->naddrs : 1, sizeof *s.lfd);
@@ -694,13 +754,18 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 	}
 	if (cfg->ready)
 		cfg->ready(cfg->ready_arg);
+	rc = 0;
 	while (!*cfg->stop) {
 		int n = poll(pf, (nfds_t)s.nl, (int)(VB_TICK_NS * 10 / 1000000));
 		for (size_t i = 0; n > 0 && i < s.nl; i++)
 			if (pf[i].revents & POLLIN)
 				accept_ready(&s, s.lfd[i]);
+		/* a port gone down ends the server: its connections cannot go on */
+		if (vb_async_fatal(s.x->dev, s.d, err->msg, sizeof err->msg)) {
+			rc = -ENETDOWN;
+			break;
+		}
 	}
-	rc = 0;
 out_threads:
 	atomic_store(&s.stop, 1);
 	for (int i = 0; i < s.nt; i++) {

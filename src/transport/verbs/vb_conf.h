@@ -22,7 +22,8 @@ extern const unsigned vb_mtu_bytes[];
  * returns it. */
 struct vb_conf {
 	char *device;                  /* "" is the first device */
-	int64_t port, gid_index;
+	int64_t port, gid_index;       /* gid_index -1: none, chosen per connection */
+	int64_t traffic_class;
 	int mtu;                       /* index into vb_mtu_bytes */
 	int poll;                      /* 0: busy, 1: event */
 	uint64_t inline_max, eager_max;

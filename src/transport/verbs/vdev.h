@@ -66,21 +66,33 @@ enum vdev_opcode {
 	VDEV_RECV_IMM,  /* completions only: SEND_IMM or WRITE_IMM arrived; imm is valid */
 };
 
-/* Completion status; the names are those of enum ibv_wc_status. */
+/* Completion status: the values of enum ibv_wc_status (vdev_ibv.c checks
+ * that they match), so a provider's status passes through unchanged; the
+ * ones named here are those the transport and the simulation produce. */
 enum vdev_wc_status {
-	VDEV_WC_SUCCESS,
-	VDEV_WC_FLUSH_ERR,         /* flushed: the QP was in (or went to) the error state */
-	VDEV_WC_RNR_RETRY_EXC_ERR, /* the peer had no receive posted, retries exhausted */
-	VDEV_WC_REM_ACCESS_ERR,    /* rkey, bounds or access flags refused by the peer */
-	VDEV_WC_RETRY_EXC_ERR,     /* no answer from the peer (gone, or in error) */
-	VDEV_WC_LOC_PROT_ERR,      /* a local SGE outside its lkey's region */
-	VDEV_WC_LOC_LEN_ERR,       /* receive buffers too small for the message */
-	VDEV_WC_REM_INV_REQ_ERR,   /* the peer found the request invalid (too long) */
-	VDEV_WC_GENERAL_ERR,       /* anything else */
+	VDEV_WC_SUCCESS = 0,
+	VDEV_WC_LOC_LEN_ERR = 1,       /* a message over the port's max_msg_sz, or receive buffers too small */
+	VDEV_WC_LOC_QP_OP_ERR = 2,
+	VDEV_WC_LOC_PROT_ERR = 4,      /* a local SGE outside its lkey's region */
+	VDEV_WC_FLUSH_ERR = 5,         /* flushed: the QP was in (or went to) the error state */
+	VDEV_WC_REM_INV_REQ_ERR = 9,   /* the peer found the request invalid (too long) */
+	VDEV_WC_REM_ACCESS_ERR = 10,   /* rkey, bounds or access flags refused by the peer */
+	VDEV_WC_REM_OP_ERR = 11,
+	VDEV_WC_RETRY_EXC_ERR = 12,    /* no answer from the peer (gone, in error, or unroutable) */
+	VDEV_WC_RNR_RETRY_EXC_ERR = 13,/* the peer had no receive posted, retries exhausted */
+	VDEV_WC_FATAL_ERR = 19,
+	VDEV_WC_GENERAL_ERR = 21,
+	VDEV_WC_STATUS_MAX = 21,
 };
 
-/* "remote access error (IBV_WC_REM_ACCESS_ERR)"; never NULL. */
+/* "remote access error: the peer refused the rkey, address or access
+ * (IBV_WC_REM_ACCESS_ERR)"; any value, never NULL. */
 const char *vdev_wc_status_str(int status);
+/* One line for an error completion: the provider's name of the status
+ * (ibv_wc_status_str), its enum name and number, vendor_err, and what it
+ * usually means, e.g. "transport retry counter exceeded (IBV_WC_RETRY_EXC_ERR,
+ * status 12, vendor_err 0x81): no answer from the peer ...".  Returns buf. */
+char *vdev_wc_describe(int status, uint32_t vendor_err, char *buf, size_t len);
 /* "RDMA WRITE with immediate", for messages; never NULL. */
 const char *vdev_opcode_str(int opcode);
 
@@ -111,12 +123,16 @@ struct vdev_send_wr {
 /* Most work requests one post_send takes. */
 #define VDEV_POST_MAX 32
 
+/* A completion.  wr_id, status and vendor_err are always valid; the other
+ * fields only on success (the verbs specification leaves them undefined
+ * in an error completion: the simulation fills them with garbage, and
+ * vdev_ibv.c sets them to opcode -1, byte_len 0, imm 0). */
 struct vdev_wc {
 	uint64_t wr_id;
 	int status;        /* enum vdev_wc_status */
-	int opcode;        /* valid only on success */
-	uint32_t byte_len; /* receives: bytes that arrived */
-	uint32_t imm;      /* VDEV_RECV_IMM only (host order) */
+	int opcode;        /* success only */
+	uint32_t byte_len; /* success only; receives: bytes that arrived */
+	uint32_t imm;      /* success only, VDEV_RECV_IMM (host order) */
 	uint32_t vendor_err;
 };
 
@@ -124,23 +140,40 @@ struct vdev_wc {
 struct vdev_open_cfg {
 	const char *device; /* name as ibv_devices lists it; NULL or "" is the first */
 	int port;           /* 1.. */
-	int gid_index;      /* GID table entry used for global routing (RoCE) */
 };
 
 enum { VDEV_LINK_IB = 1, VDEV_LINK_ETH = 2 };
+/* How the device moves RDMA: the transport needs IB transport (InfiniBand
+ * or RoCE); iWARP needs the kernel's connection manager and mostly lacks
+ * RDMA WRITE with immediate. */
+enum { VDEV_TRANSPORT_IB = 1, VDEV_TRANSPORT_IWARP = 2, VDEV_TRANSPORT_OTHER = 3 };
+/* GID types: an InfiniBand port GID, RoCE v1 (Ethernet frames, link-local
+ * only) or RoCE v2 (UDP/IP, routable). */
+enum { VDEV_GID_IB = 1, VDEV_GID_ROCE_V1 = 2, VDEV_GID_ROCE_V2 = 3 };
+
+/* One non-empty entry of the port's GID table. */
+struct vdev_gid {
+	uint8_t raw[16];
+	int index;          /* its index in the table */
+	int type;           /* VDEV_GID_* */
+};
+#define VDEV_GID_MAX 32 /* entries an attr holds: the first non-empty ones */
 
 /* What an open port offers. */
 struct vdev_attr {
 	char name[64];          /* the device's name */
+	int transport;          /* VDEV_TRANSPORT_* */
 	uint32_t max_sge;       /* per send work request */
 	uint32_t max_qp_wr;     /* work requests per queue */
 	uint32_t max_cqe;
 	uint32_t max_inline;    /* largest inline send an RC QP of this device grants */
 	uint64_t max_mr_size;
+	uint32_t max_msg_sz;    /* the port's longest message (one work request's bytes) */
 	int link_layer;         /* VDEV_LINK_IB or VDEV_LINK_ETH */
 	unsigned active_mtu;    /* bytes: 256 .. 4096 */
 	uint16_t lid;           /* InfiniBand only; 0 on Ethernet */
-	uint8_t gid[16];        /* entry gid_index of the port's GID table */
+	int ngid;
+	struct vdev_gid gid[VDEV_GID_MAX]; /* the port's non-empty GID entries, by index */
 };
 
 /* Queue pair sizes: requested on create, granted on return. */
@@ -159,7 +192,21 @@ struct vdev_peer {
 	uint8_t gid[16];
 	unsigned mtu;     /* path MTU in bytes, agreed by both sides */
 	int global;       /* route with a GRH (RoCE, or LID 0) */
+	int sgid_index;   /* global: this end's GID table entry */
+	uint8_t traffic_class; /* global: the GRH traffic class (RoCE: DSCP << 2 | ECN) */
 };
+
+/* The connection's timers and retry counts, the same on every device:
+ * local ACK timeout 14 (4.096 us << 14, about 67 ms) with 7 retries; RNR
+ * retry 6 with a 1.28 ms minimum RNR timer (the protocol never sends
+ * without a posted receive, so an RNR NAK means a bug and must end in an
+ * error, not a hang); one outstanding RDMA READ each way; hop limit 64. */
+#define VDEV_TIMEOUT 14
+#define VDEV_RETRY_CNT 7
+#define VDEV_RNR_RETRY 6
+#define VDEV_MIN_RNR_TIMER 14
+#define VDEV_RD_ATOMIC 1
+#define VDEV_HOP_LIMIT 64
 
 struct vdev_ops {
 	const char *name; /* "ibv", "sim" */
@@ -207,6 +254,14 @@ struct vdev_ops {
 	int (*post_send)(struct vdev_qp *qp, const struct vdev_send_wr *wr, int n);
 	/* One receive; nsge may be 0 (for WRITE_IMM, which needs no buffer). */
 	int (*post_recv)(struct vdev_qp *qp, uint64_t wr_id, const struct vdev_sge *sge, int nsge);
+
+	/* Reads the device's asynchronous events without blocking (and
+	 * acknowledges them): 1 when one means the port or the device can no
+	 * longer carry the connections (port error, device fatal, a QP's
+	 * fatal error), with why saying which, e.g. "port 1 of 'mlx5_0' went
+	 * down (IBV_EVENT_PORT_ERR)"; 0 when there is none (or only harmless
+	 * ones); -errno. */
+	int (*async_poll)(struct vdev *d, char *why, size_t whylen);
 };
 
 extern const struct vdev_ops vdev_ibv_ops;
@@ -220,16 +275,23 @@ int vdev_ibv_info(FILE *f, char *err, size_t errlen);
 /* ---- the simulation's controls (vdev_sim.c) ---------------------------- */
 
 /* Limits and behaviour of the simulated devices; vdev_sim_reset(NULL) sets
- * these defaults: max_sge 30, max_qp_wr 16384, max_inline 256, max_cqe
- * 65536, link_layer IB, active_mtu 4096, rnr_retry 7. */
+ * these defaults (a zero field of cfg takes its default too): max_sge 30,
+ * max_qp_wr 32768, max_inline 256, max_cqe 65536, max_msg_sz 1 GiB,
+ * link_layer IB, transport IB, active_mtu 4096, ndevices 1. */
 struct vdev_sim_cfg {
 	uint32_t max_sge, max_qp_wr, max_inline, max_cqe;
+	uint32_t max_msg_sz;
 	int link_layer;
+	int transport;    /* VDEV_TRANSPORT_IWARP: a device the transport must refuse */
 	unsigned active_mtu;
 	/* A message that needs a receive (SEND*, WRITE_IMM) while the peer has
-	 * none posted: 7 waits for one (RNR retries forever, the QP's later
-	 * requests wait behind it); 0..6 fails it with RNR_RETRY_EXC_ERR. */
-	int rnr_retry;
+	 * none posted: with 0 the QP's own RNR retry count decides (7 waits,
+	 * 0..6 fails it with RNR_RETRY_EXC_ERR at once: the simulation has no
+	 * clock); with 1 every QP waits as with 7 (a receiver slow to repost). */
+	int rnr_forever;
+	/* SGEs a QP is granted at least (a provider rounding its grant up),
+	 * up to SIM_SGE_MAX (128); 0: what the entry size holds. */
+	uint32_t sge_grant;
 	int ndevices;     /* devices vdev_sim count() reports: "sim0", ... */
 };
 
@@ -243,6 +305,7 @@ enum vdev_sim_fault {
 	VDEV_SIM_FAULT_RNR = 1,     /* a message needing a receive finds none at the peer */
 	VDEV_SIM_FAULT_REM_ACCESS,  /* an RDMA WRITE, WRITE_IMM or READ is refused by the peer */
 	VDEV_SIM_FAULT_QP_ERROR,    /* a post_send moves its QP to the error state first */
+	VDEV_SIM_FAULT_PORT_DOWN,   /* every open device reports IBV_EVENT_PORT_ERR (async) */
 };
 void vdev_sim_inject(int fault, int skip);
 
@@ -256,6 +319,8 @@ struct vdev_sim_stats {
 	uint64_t errors;       /* error completions, flushes excluded */
 	uint64_t flushed;      /* FLUSH_ERR completions */
 	uint64_t live;         /* devices, MRs, CQs, QPs and channels not yet released */
+	uint64_t inline_max;   /* the longest inline request posted */
+	int traffic_class;     /* of the last QP connected with a GRH; -1: none yet */
 };
 void vdev_sim_get_stats(struct vdev_sim_stats *s);
 

@@ -6,20 +6,51 @@
  * reached, since every other operation needs an open device.
  *
  * Queue pairs are connected with the values the verbs transport needs and
- * nothing tunable beyond the [verbs] keys: RC, path MTU as agreed, one
- * outstanding RDMA READ each way, local ACK timeout 14 (about 67 ms) with
- * 7 retries, RNR retry 6 with a 1.28 ms minimum RNR timer (the protocol
- * never sends without a posted receive, so an RNR NAK means a bug and must
- * end in an error, not a hang).
+ * nothing tunable beyond the [verbs] keys (VDEV_TIMEOUT and the others in
+ * vdev.h); the attributes and masks of each transition are built by
+ * vdev_ibv_qp_attr (vdev_ibv.h), with the masks rc_pingpong and perftest
+ * use.
  */
 #include "vdev.h"
 
 #include <errno.h>
 #include <string.h>
 
+/* The enum names of ibv_wc_status, by value. */
+static const char *const wc_names[VDEV_WC_STATUS_MAX + 1] = {
+	"IBV_WC_SUCCESS", "IBV_WC_LOC_LEN_ERR", "IBV_WC_LOC_QP_OP_ERR", "IBV_WC_LOC_EEC_OP_ERR",
+	"IBV_WC_LOC_PROT_ERR", "IBV_WC_WR_FLUSH_ERR", "IBV_WC_MW_BIND_ERR", "IBV_WC_BAD_RESP_ERR",
+	"IBV_WC_LOC_ACCESS_ERR", "IBV_WC_REM_INV_REQ_ERR", "IBV_WC_REM_ACCESS_ERR",
+	"IBV_WC_REM_OP_ERR", "IBV_WC_RETRY_EXC_ERR", "IBV_WC_RNR_RETRY_EXC_ERR",
+	"IBV_WC_LOC_RDD_VIOL_ERR", "IBV_WC_REM_INV_RD_REQ_ERR", "IBV_WC_REM_ABORT_ERR",
+	"IBV_WC_INV_EECN_ERR", "IBV_WC_INV_EEC_STATE_ERR", "IBV_WC_FATAL_ERR",
+	"IBV_WC_RESP_TIMEOUT_ERR", "IBV_WC_GENERAL_ERR",
+};
+
+/* What a status usually means for this transport, or NULL. */
+static const char *wc_meaning(int status)
+{
+	switch (status) {
+	case VDEV_WC_SUCCESS: return "success";
+	case VDEV_WC_FLUSH_ERR: return "flushed after an earlier failure";
+	case VDEV_WC_RNR_RETRY_EXC_ERR: return "the receiver was not ready: no receive posted, "
+	                                       "RNR retries exhausted";
+	case VDEV_WC_REM_ACCESS_ERR: return "remote access error: the peer refused the rkey, "
+	                                    "address or access";
+	case VDEV_WC_RETRY_EXC_ERR: return "no answer from the peer: transport retries exhausted "
+	                                   "(peer gone, or packets lost: GIDs of different types, "
+	                                   "no route, a PSN mismatch)";
+	case VDEV_WC_LOC_PROT_ERR: return "local protection error: an SGE outside its registration";
+	case VDEV_WC_LOC_LEN_ERR: return "local length error: a message longer than the port's "
+	                                 "max_msg_sz or than the receive buffers";
+	case VDEV_WC_REM_INV_REQ_ERR: return "the peer found the request invalid";
+	default: return NULL;
+	}
+}
+
 const char *vdev_wc_status_str(int status)
 {
-	static const char *const names[] = {
+	static const char *const full[] = {
 		[VDEV_WC_SUCCESS] = "success (IBV_WC_SUCCESS)",
 		[VDEV_WC_FLUSH_ERR] = "flushed after an earlier failure (IBV_WC_WR_FLUSH_ERR)",
 		[VDEV_WC_RNR_RETRY_EXC_ERR] = "the receiver was not ready: no receive posted, "
@@ -32,9 +63,11 @@ const char *vdev_wc_status_str(int status)
 		[VDEV_WC_LOC_LEN_ERR] = "local length error (IBV_WC_LOC_LEN_ERR)",
 		[VDEV_WC_REM_INV_REQ_ERR] = "the peer found the request invalid "
 		                            "(IBV_WC_REM_INV_REQ_ERR)",
-		[VDEV_WC_GENERAL_ERR] = "completion error",
 	};
-	return status >= 0 && status <= VDEV_WC_GENERAL_ERR ? names[status] : "completion error";
+	if (status >= 0 && status < (int)(sizeof full / sizeof full[0]) && full[status])
+		return full[status];
+	return status >= 0 && status <= VDEV_WC_STATUS_MAX ? wc_names[status]
+	       : "completion error (an unknown status)";
 }
 
 const char *vdev_opcode_str(int opcode)
@@ -56,23 +89,44 @@ const char *vdev_opcode_str(int opcode)
 #include <poll.h>
 #include <stdlib.h>
 
+#include "vdev_ibv.h"
+
+_Static_assert((int)VDEV_WC_LOC_LEN_ERR == (int)IBV_WC_LOC_LEN_ERR &&
+               (int)VDEV_WC_LOC_QP_OP_ERR == (int)IBV_WC_LOC_QP_OP_ERR &&
+               (int)VDEV_WC_LOC_PROT_ERR == (int)IBV_WC_LOC_PROT_ERR &&
+               (int)VDEV_WC_FLUSH_ERR == (int)IBV_WC_WR_FLUSH_ERR &&
+               (int)VDEV_WC_REM_INV_REQ_ERR == (int)IBV_WC_REM_INV_REQ_ERR &&
+               (int)VDEV_WC_REM_ACCESS_ERR == (int)IBV_WC_REM_ACCESS_ERR &&
+               (int)VDEV_WC_REM_OP_ERR == (int)IBV_WC_REM_OP_ERR &&
+               (int)VDEV_WC_RETRY_EXC_ERR == (int)IBV_WC_RETRY_EXC_ERR &&
+               (int)VDEV_WC_RNR_RETRY_EXC_ERR == (int)IBV_WC_RNR_RETRY_EXC_ERR &&
+               (int)VDEV_WC_FATAL_ERR == (int)IBV_WC_FATAL_ERR &&
+               (int)VDEV_WC_GENERAL_ERR == (int)IBV_WC_GENERAL_ERR,
+               "enum vdev_wc_status must have the values of enum ibv_wc_status");
+
+char *vdev_wc_describe(int status, uint32_t vendor_err, char *buf, size_t len)
+{
+	const char *m = wc_meaning(status);
+
+	snprintf(buf, len, "%s (%s, status %d, vendor_err %#x)%s%s",
+	         ibv_wc_status_str((enum ibv_wc_status)status),
+	         status >= 0 && status <= VDEV_WC_STATUS_MAX ? wc_names[status] : "?", status,
+	         vendor_err, m ? ": " : "", m ? m : "");
+	return buf;
+}
+
 _Static_assert(sizeof(struct vdev_sge) == sizeof(struct ibv_sge) &&
                offsetof(struct vdev_sge, addr) == offsetof(struct ibv_sge, addr) &&
                offsetof(struct vdev_sge, length) == offsetof(struct ibv_sge, length) &&
                offsetof(struct vdev_sge, lkey) == offsetof(struct ibv_sge, lkey),
                "struct vdev_sge must have the layout of struct ibv_sge");
 
-#define IBV_MIN_RNR_TIMER 14 /* 1.28 ms */
-#define IBV_RNR_RETRY 6
-#define IBV_TIMEOUT 14       /* 4.096 us * 2^14 = 67 ms */
-#define IBV_RETRY_CNT 7
-#define IBV_HOP_LIMIT 64
 #define IBV_INLINE_PROBE 1024 /* verbs-info: largest inline size tried */
 
 struct vdev {
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	int port, gid_index;
+	int port;
 	struct vdev_attr attr;
 };
 
@@ -94,7 +148,7 @@ struct vdev_qp {
 	struct vdev *d;
 };
 
-static unsigned mtu_bytes(enum ibv_mtu m)
+unsigned vdev_ibv_mtu_bytes(enum ibv_mtu m)
 {
 	return m >= IBV_MTU_256 && m <= IBV_MTU_4096 ? 128u << m : 0;
 }
@@ -117,7 +171,7 @@ static int gid_is_zero(const uint8_t *g)
  * ENOSYS: no uverbs in sysfs) is a machine with no device.  The list (free
  * it with ibv_free_device_list when not NULL), or NULL with *n set: 0, or
  * -errno when listing failed. */
-static struct ibv_device **device_list(int *n)
+struct ibv_device **vdev_ibv_device_list(int *n)
 {
 	struct ibv_device **list;
 
@@ -134,7 +188,7 @@ static int ibv_count(char *err, size_t errlen)
 	struct ibv_device **list = NULL;
 	int n;
 
-	list = device_list(&n);
+	list = vdev_ibv_device_list(&n);
 	if (n < 0)
 		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
 	if (list)
@@ -143,7 +197,7 @@ static int ibv_count(char *err, size_t errlen)
 }
 
 /* The largest inline size a QP on this context grants, or 0. */
-static uint32_t probe_inline(struct ibv_context *ctx, struct ibv_pd *pd)
+uint32_t vdev_ibv_probe_inline(struct ibv_context *ctx, struct ibv_pd *pd)
 {
 	struct ibv_cq *cq = ibv_create_cq(ctx, 4, NULL, NULL, 0);
 	uint32_t inl = IBV_INLINE_PROBE, got = 0;
@@ -166,6 +220,39 @@ static uint32_t probe_inline(struct ibv_context *ctx, struct ibv_pd *pd)
 	return got;
 }
 
+/* The type of GID entry i: the kernel's (ibv_query_gid_ex), else what the
+ * link layer implies. */
+static int gid_type(uint8_t link, int ex_ok, const struct ibv_gid_entry *e)
+{
+	if (ex_ok)
+		return e->gid_type == IBV_GID_TYPE_ROCE_V2 ? VDEV_GID_ROCE_V2
+		       : e->gid_type == IBV_GID_TYPE_ROCE_V1 ? VDEV_GID_ROCE_V1 : VDEV_GID_IB;
+	return link == IBV_LINK_LAYER_ETHERNET ? VDEV_GID_ROCE_V1 : VDEV_GID_IB;
+}
+
+/* The port's non-empty GID entries (the first VDEV_GID_MAX) into a. */
+void vdev_ibv_gid_table(struct ibv_context *ctx, uint8_t port, int len, uint8_t link,
+                        struct vdev_attr *a)
+{
+	a->ngid = 0;
+	for (int i = 0; i < len && a->ngid < VDEV_GID_MAX; i++) {
+		struct ibv_gid_entry e;
+		union ibv_gid g;
+		int ex = ibv_query_gid_ex(ctx, port, (uint32_t)i, &e, 0) == 0;
+
+		if (ex)
+			memcpy(g.raw, e.gid.raw, 16);
+		else if (ibv_query_gid(ctx, port, i, &g) != 0)
+			continue;
+		if (gid_is_zero(g.raw))
+			continue;
+		memcpy(a->gid[a->ngid].raw, g.raw, 16);
+		a->gid[a->ngid].index = i;
+		a->gid[a->ngid].type = gid_type(link, ex, &e);
+		a->ngid++;
+	}
+}
+
 static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
                         struct vdev_attr *attr, char *err, size_t errlen)
 {
@@ -173,11 +260,10 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 	struct ibv_device *dev = NULL;
 	struct ibv_device_attr da;
 	struct ibv_port_attr pa;
-	union ibv_gid gid;
 	struct vdev *d;
-	int n = 0, rc;
+	int n = 0, rc, fl;
 
-	list = device_list(&n);
+	list = vdev_ibv_device_list(&n);
 	if (n < 0) {
 		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
 		return n;
@@ -202,7 +288,6 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 		return -ENOMEM;
 	}
 	d->port = cfg->port;
-	d->gid_index = cfg->gid_index;
 	snprintf(d->attr.name, sizeof d->attr.name, "%s", ibv_get_device_name(dev));
 	d->ctx = ibv_open_device(dev);
 	ibv_free_device_list(list);
@@ -232,13 +317,20 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 		         d->attr.name, ibv_port_state_str(pa.state));
 		goto out_close;
 	}
-	if (cfg->gid_index >= pa.gid_tbl_len ||
-	    ibv_query_gid(d->ctx, (uint8_t)cfg->port, cfg->gid_index, &gid) != 0 ||
-	    (pa.link_layer == IBV_LINK_LAYER_ETHERNET && gid_is_zero(gid.raw))) {
-		rc = ENODEV;
-		snprintf(err, errlen, "GID index %d of '%s' port %d is empty; set verbs.gid_index to "
-		         "a %s entry ('tfgb verbs-info' lists them)", cfg->gid_index, d->attr.name,
-		         cfg->port, pa.link_layer == IBV_LINK_LAYER_ETHERNET ? "RoCE v2" : "valid");
+	dev = d->ctx->device;
+	if (dev->transport_type == IBV_TRANSPORT_IWARP || dev->node_type == IBV_NODE_RNIC)
+		d->attr.transport = VDEV_TRANSPORT_IWARP;
+	else if (dev->transport_type == IBV_TRANSPORT_IB)
+		d->attr.transport = VDEV_TRANSPORT_IB;
+	else
+		d->attr.transport = VDEV_TRANSPORT_OTHER;
+	vdev_ibv_gid_table(d->ctx, (uint8_t)cfg->port, pa.gid_tbl_len, pa.link_layer, &d->attr);
+	/* the async events are read without blocking (ibv_async_poll) */
+	fl = fcntl(d->ctx->async_fd, F_GETFL);
+	if (fl < 0 || fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
+		rc = errno;
+		snprintf(err, errlen, "cannot set up the async events of '%s': %s", d->attr.name,
+		         strerror(rc));
 		goto out_close;
 	}
 	if (!(d->pd = ibv_alloc_pd(d->ctx))) {
@@ -250,12 +342,12 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 	d->attr.max_sge = (uint32_t)da.max_sge;
 	d->attr.max_qp_wr = (uint32_t)da.max_qp_wr;
 	d->attr.max_cqe = (uint32_t)da.max_cqe;
-	d->attr.max_inline = probe_inline(d->ctx, d->pd);
+	d->attr.max_inline = vdev_ibv_probe_inline(d->ctx, d->pd);
 	d->attr.max_mr_size = da.max_mr_size;
+	d->attr.max_msg_sz = pa.max_msg_sz;
 	d->attr.link_layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? VDEV_LINK_ETH : VDEV_LINK_IB;
-	d->attr.active_mtu = mtu_bytes(pa.active_mtu);
+	d->attr.active_mtu = vdev_ibv_mtu_bytes(pa.active_mtu);
 	d->attr.lid = pa.lid;
-	memcpy(d->attr.gid, gid.raw, 16);
 	*attr = d->attr;
 	*out = d;
 	return 0;
@@ -388,21 +480,6 @@ static int ibv_cq_arm(struct vdev_cq *c)
 	return -ibv_req_notify_cq(c->cq, 0);
 }
 
-static int wc_status(enum ibv_wc_status s)
-{
-	switch (s) {
-	case IBV_WC_SUCCESS: return VDEV_WC_SUCCESS;
-	case IBV_WC_WR_FLUSH_ERR: return VDEV_WC_FLUSH_ERR;
-	case IBV_WC_RNR_RETRY_EXC_ERR: return VDEV_WC_RNR_RETRY_EXC_ERR;
-	case IBV_WC_REM_ACCESS_ERR: return VDEV_WC_REM_ACCESS_ERR;
-	case IBV_WC_RETRY_EXC_ERR: return VDEV_WC_RETRY_EXC_ERR;
-	case IBV_WC_LOC_PROT_ERR: return VDEV_WC_LOC_PROT_ERR;
-	case IBV_WC_LOC_LEN_ERR: return VDEV_WC_LOC_LEN_ERR;
-	case IBV_WC_REM_INV_REQ_ERR: return VDEV_WC_REM_INV_REQ_ERR;
-	default: return VDEV_WC_GENERAL_ERR;
-	}
-}
-
 static int wc_opcode(const struct ibv_wc *w)
 {
 	switch (w->opcode) {
@@ -415,6 +492,22 @@ static int wc_opcode(const struct ibv_wc *w)
 	}
 }
 
+void vdev_ibv_wc(const struct ibv_wc *w, struct vdev_wc *out)
+{
+	out->wr_id = w->wr_id;
+	out->status = (int)w->status;
+	out->vendor_err = w->vendor_err;
+	if (w->status != IBV_WC_SUCCESS) { /* opcode, byte_len, wc_flags, imm: undefined */
+		out->opcode = -1;
+		out->byte_len = 0;
+		out->imm = 0;
+		return;
+	}
+	out->opcode = wc_opcode(w);
+	out->byte_len = w->byte_len;
+	out->imm = w->wc_flags & IBV_WC_WITH_IMM ? ntohl(w->imm_data) : 0;
+}
+
 static int ibv_poll(struct vdev_cq *c, struct vdev_wc *out, int max)
 {
 	struct ibv_wc wc[32];
@@ -422,14 +515,8 @@ static int ibv_poll(struct vdev_cq *c, struct vdev_wc *out, int max)
 
 	if (n < 0)
 		return -EIO;
-	for (int i = 0; i < n; i++) {
-		out[i].wr_id = wc[i].wr_id;
-		out[i].status = wc_status(wc[i].status);
-		out[i].opcode = wc[i].status == IBV_WC_SUCCESS ? wc_opcode(&wc[i]) : -1;
-		out[i].byte_len = wc[i].byte_len;
-		out[i].imm = wc[i].wc_flags & IBV_WC_WITH_IMM ? ntohl(wc[i].imm_data) : 0;
-		out[i].vendor_err = wc[i].vendor_err;
-	}
+	for (int i = 0; i < n; i++)
+		vdev_ibv_wc(&wc[i], &out[i]);
 	return n;
 }
 
@@ -440,7 +527,7 @@ static int ibv_qp_new(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rcq,
 	struct ibv_qp_attr a;
 	struct vdev_qp *q = calloc(1, sizeof *q);
 	uint32_t inl = cap->max_inline;
-	int rc;
+	int rc, mask;
 
 	if (!q)
 		return -ENOMEM;
@@ -464,13 +551,8 @@ static int ibv_qp_new(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rcq,
 		free(q);
 		return -rc;
 	}
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_INIT;
-	a.pkey_index = 0;
-	a.port_num = (uint8_t)d->port;
-	a.qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
-	rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT |
-	                   IBV_QP_ACCESS_FLAGS);
+	vdev_ibv_qp_attr(IBV_QPS_INIT, (uint8_t)d->port, NULL, 0, &a, &mask);
+	rc = ibv_modify_qp(q->qp, &a, mask);
 	if (rc) {
 		ibv_destroy_qp(q->qp);
 		free(q);
@@ -487,42 +569,66 @@ static int ibv_qp_new(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rcq,
 	return 0;
 }
 
+void vdev_ibv_qp_attr(int state, uint8_t port, const struct vdev_peer *p, uint32_t local_psn,
+                      struct ibv_qp_attr *a, int *mask)
+{
+	memset(a, 0, sizeof *a);
+	*mask = 0;
+	switch (state) {
+	case IBV_QPS_INIT:
+		a->qp_state = IBV_QPS_INIT;
+		a->pkey_index = 0;
+		a->port_num = port;
+		a->qp_access_flags = IBV_ACCESS_LOCAL_WRITE | IBV_ACCESS_REMOTE_WRITE |
+		                     IBV_ACCESS_REMOTE_READ;
+		*mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT | IBV_QP_ACCESS_FLAGS;
+		break;
+	case IBV_QPS_RTR:
+		a->qp_state = IBV_QPS_RTR;
+		a->path_mtu = mtu_enum(p->mtu);
+		a->dest_qp_num = p->qpn;
+		a->rq_psn = p->psn & 0xffffff;
+		a->max_dest_rd_atomic = VDEV_RD_ATOMIC;
+		a->min_rnr_timer = VDEV_MIN_RNR_TIMER;
+		a->ah_attr.dlid = p->lid;
+		a->ah_attr.sl = 0;
+		a->ah_attr.src_path_bits = 0;
+		a->ah_attr.port_num = port;
+		if (p->global) {
+			a->ah_attr.is_global = 1;
+			memcpy(a->ah_attr.grh.dgid.raw, p->gid, 16);
+			a->ah_attr.grh.sgid_index = (uint8_t)p->sgid_index;
+			a->ah_attr.grh.hop_limit = VDEV_HOP_LIMIT;
+			a->ah_attr.grh.traffic_class = p->traffic_class;
+		}
+		*mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+		        IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER;
+		break;
+	case IBV_QPS_RTS:
+		a->qp_state = IBV_QPS_RTS;
+		a->timeout = VDEV_TIMEOUT;
+		a->retry_cnt = VDEV_RETRY_CNT;
+		a->rnr_retry = VDEV_RNR_RETRY;
+		a->sq_psn = local_psn & 0xffffff;
+		a->max_rd_atomic = VDEV_RD_ATOMIC;
+		*mask = IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+		        IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+		break;
+	default:
+		break;
+	}
+}
+
 static int ibv_qp_conn(struct vdev_qp *q, const struct vdev_peer *p, uint32_t local_psn)
 {
 	struct ibv_qp_attr a;
-	int rc;
+	int rc, mask;
 
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTR;
-	a.path_mtu = mtu_enum(p->mtu);
-	a.dest_qp_num = p->qpn;
-	a.rq_psn = p->psn & 0xffffff;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = IBV_MIN_RNR_TIMER;
-	a.ah_attr.dlid = p->lid;
-	a.ah_attr.sl = 0;
-	a.ah_attr.src_path_bits = 0;
-	a.ah_attr.port_num = (uint8_t)q->d->port;
-	if (p->global) {
-		a.ah_attr.is_global = 1;
-		memcpy(a.ah_attr.grh.dgid.raw, p->gid, 16);
-		a.ah_attr.grh.sgid_index = (uint8_t)q->d->gid_index;
-		a.ah_attr.grh.hop_limit = IBV_HOP_LIMIT;
-	}
-	rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-	                   IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC | IBV_QP_MIN_RNR_TIMER);
-	if (rc)
+	vdev_ibv_qp_attr(IBV_QPS_RTR, (uint8_t)q->d->port, p, local_psn, &a, &mask);
+	if ((rc = ibv_modify_qp(q->qp, &a, mask)) != 0)
 		return -rc;
-	memset(&a, 0, sizeof a);
-	a.qp_state = IBV_QPS_RTS;
-	a.timeout = IBV_TIMEOUT;
-	a.retry_cnt = IBV_RETRY_CNT;
-	a.rnr_retry = IBV_RNR_RETRY;
-	a.sq_psn = local_psn & 0xffffff;
-	a.max_rd_atomic = 1;
-	rc = ibv_modify_qp(q->qp, &a, IBV_QP_STATE | IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-	                   IBV_QP_RNR_RETRY | IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC);
-	return -rc;
+	vdev_ibv_qp_attr(IBV_QPS_RTS, (uint8_t)q->d->port, p, local_psn, &a, &mask);
+	return -ibv_modify_qp(q->qp, &a, mask);
 }
 
 static int ibv_qp_err(struct vdev_qp *q)
@@ -578,8 +684,38 @@ static int ibv_post_rcv(struct vdev_qp *q, uint64_t wr_id, const struct vdev_sge
 	return -ibv_post_recv(q->qp, &w, &bad);
 }
 
+/* Port errors of this port, a fatal device error and a CQ overrun end the
+ * connections; everything else (a port coming up, a QP's last WQE, path
+ * migration) is acknowledged and let be: a failed QP shows in its work
+ * requests' completions. */
+static int ibv_async_poll(struct vdev *d, char *why, size_t whylen)
+{
+	struct ibv_async_event ev;
+	int fatal = 0;
+
+	while (ibv_get_async_event(d->ctx, &ev) == 0) {
+		enum ibv_event_type t = ev.event_type;
+		if (!fatal && ((t == IBV_EVENT_PORT_ERR && ev.element.port_num == d->port) ||
+		               t == IBV_EVENT_DEVICE_FATAL || t == IBV_EVENT_CQ_ERR)) {
+			fatal = 1;
+			if (t == IBV_EVENT_PORT_ERR)
+				snprintf(why, whylen, "port %d of '%s' went down (IBV_EVENT_PORT_ERR: %s)",
+				         d->port, d->attr.name, ibv_event_type_str(t));
+			else
+				snprintf(why, whylen, "RDMA device '%s' reported %s (%s)", d->attr.name,
+				         ibv_event_type_str(t), t == IBV_EVENT_DEVICE_FATAL
+				         ? "IBV_EVENT_DEVICE_FATAL" : "IBV_EVENT_CQ_ERR");
+		}
+		ibv_ack_async_event(&ev);
+	}
+	if (errno != EAGAIN && errno != EWOULDBLOCK && !fatal)
+		return -errno;
+	return fatal;
+}
+
 const struct vdev_ops vdev_ibv_ops = {
 	.name = "ibv",
+	.async_poll = ibv_async_poll,
 	.count = ibv_count,
 	.open = ibv_open_dev,
 	.close = ibv_close_dev,
@@ -600,93 +736,19 @@ const struct vdev_ops vdev_ibv_ops = {
 	.post_recv = ibv_post_rcv,
 };
 
-/* ---- verbs-info ---------------------------------------------------------- */
-
-static const char *link_name(uint8_t l)
-{
-	return l == IBV_LINK_LAYER_ETHERNET ? "Ethernet (RoCE)"
-	       : l == IBV_LINK_LAYER_INFINIBAND ? "InfiniBand" : "unspecified";
-}
-
-static void info_gids(FILE *f, struct ibv_context *ctx, uint8_t port, int len, uint8_t link)
-{
-	for (int i = 0; i < len; i++) {
-		struct ibv_gid_entry e;
-		union ibv_gid g;
-		char text[INET6_ADDRSTRLEN];
-		const char *type = link == IBV_LINK_LAYER_ETHERNET ? "RoCE" : "IB";
-
-		if (ibv_query_gid_ex(ctx, port, (uint32_t)i, &e, 0) == 0) {
-			memcpy(g.raw, e.gid.raw, 16);
-			type = e.gid_type == IBV_GID_TYPE_ROCE_V2 ? "RoCE v2"
-			       : link == IBV_LINK_LAYER_ETHERNET ? "RoCE v1" : "IB";
-		} else if (ibv_query_gid(ctx, port, i, &g) != 0) {
-			continue;
-		}
-		if (gid_is_zero(g.raw))
-			continue;
-		inet_ntop(AF_INET6, g.raw, text, sizeof text);
-		fprintf(f, "      gid_index %-3d %-40s %s\n", i, text, type);
-	}
-}
-
-int vdev_ibv_info(FILE *f, char *err, size_t errlen)
-{
-	struct ibv_device **list;
-	int n = 0;
-
-	list = device_list(&n);
-	if (n <= 0) {
-		if (n < 0)
-			snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
-		else
-			snprintf(err, errlen, "no RDMA device found (ibv_get_device_list returned 0 "
-			         "devices)");
-		if (list)
-			ibv_free_device_list(list);
-		return n < 0 ? n : -ENODEV;
-	}
-	for (int i = 0; i < n; i++) {
-		struct ibv_context *ctx = ibv_open_device(list[i]);
-		struct ibv_device_attr da;
-		struct ibv_pd *pd;
-
-		fprintf(f, "device %s%s\n", ibv_get_device_name(list[i]),
-		        i == 0 ? " (the first: used when verbs.device is empty)" : "");
-		if (!ctx || ibv_query_device(ctx, &da) != 0) {
-			fprintf(f, "  cannot open or query it: %s\n", strerror(errno ? errno : EIO));
-			if (ctx)
-				ibv_close_device(ctx);
-			continue;
-		}
-		pd = ibv_alloc_pd(ctx);
-		fprintf(f, "  firmware %s, %d port%s\n", da.fw_ver, da.phys_port_cnt,
-		        da.phys_port_cnt == 1 ? "" : "s");
-		fprintf(f, "  max_sge %d, max_qp_wr %d, max_cqe %d, max_mr_size %llu, max_inline %u\n",
-		        da.max_sge, da.max_qp_wr, da.max_cqe, (unsigned long long)da.max_mr_size,
-		        pd ? probe_inline(ctx, pd) : 0);
-		for (uint8_t p = 1; p <= da.phys_port_cnt; p++) {
-			struct ibv_port_attr pa;
-			if (ibv_query_port(ctx, p, &pa) != 0) {
-				fprintf(f, "    port %u: cannot query it\n", p);
-				continue;
-			}
-			fprintf(f, "    port %u: %s, %s, active MTU %u, LID %u\n", p,
-			        ibv_port_state_str(pa.state), link_name(pa.link_layer),
-			        mtu_bytes(pa.active_mtu), pa.lid);
-			info_gids(f, ctx, p, pa.gid_tbl_len, pa.link_layer);
-		}
-		if (pd)
-			ibv_dealloc_pd(pd);
-		ibv_close_device(ctx);
-	}
-	ibv_free_device_list(list);
-	return 0;
-}
-
 #else /* !TFGB_HAVE_VERBS */
 
 #define NO_VERBS "built without verbs (VERBS=0)"
+
+char *vdev_wc_describe(int status, uint32_t vendor_err, char *buf, size_t len)
+{
+	const char *m = wc_meaning(status);
+
+	snprintf(buf, len, "%s (status %d, vendor_err %#x)%s%s", status >= 0 &&
+	         status <= VDEV_WC_STATUS_MAX ? wc_names[status] : "an unknown status", status,
+	         vendor_err, m ? ": " : "", m ? m : "");
+	return buf;
+}
 
 static int nv_count(char *err, size_t errlen)
 {
@@ -716,12 +778,5 @@ const struct vdev_ops vdev_ibv_ops = {
 	.open = nv_open,
 	.close = nv_close,
 };
-
-int vdev_ibv_info(FILE *f, char *err, size_t errlen)
-{
-	(void)f;
-	snprintf(err, errlen, "tfgb was " NO_VERBS);
-	return -ENOSYS;
-}
 
 #endif

@@ -1,198 +1,135 @@
 /* vdev_sim.c - an in-process RDMA fabric behind the vdev interface.
  *
  * Every device opened through vdev_sim_ops in one process is a port on one
- * fabric; queue pairs reach each other by (LID, QPN) exactly as they would
- * through a switch, so the verbs transport runs unchanged over it, client
- * and server in two threads of one test.  One mutex guards the fabric;
- * work requests execute in the thread that makes them executable (the
- * poster, or the thread whose receive unblocks a waiting message), in
- * order per QP, at once.  What an HCA would check is checked: lkeys and
- * SGE bounds against registered regions of the same device, rkeys, bounds
- * and access flags of the target region, QP states, queue depths (a send
- * entry is free once a completion at or after it has been polled), SGE
- * counts and inline sizes, receive buffer sizes, CQ overruns.
+ * fabric; queue pairs reach each other by LID (InfiniBand) or by full GID
+ * (a GRH: RoCE, or routed), exactly as they would through a switch, so the
+ * verbs transport runs unchanged over it, client and server in two threads
+ * of one test.  One mutex guards the fabric; work requests execute in the
+ * thread that makes them executable (the poster, or the thread whose
+ * receive unblocks a waiting message), in order per QP, at once
+ * (vdev_sim_exec.c).
+ *
+ * What the hardware enforces is enforced: QPs are sized as mlx5 sizes them
+ * (EINVAL past the limit, grants rounded up: vdev_sim_int.h); a message
+ * longer than the port's max_msg_sz fails with LOC_LEN_ERR; a GRH route
+ * needs the destination GID in the peer's table with the type of the
+ * source GID and the peer routing back to the source (else the packets
+ * are lost: RETRY_EXC_ERR), and the first PSN of the sender must be the
+ * one the receiver expects; an RNR NAK is retried as many times as the QP
+ * was connected with (VDEV_RNR_RETRY: the simulation has no clock, so a
+ * count below 7 fails at once); a registration with remote write needs
+ * local write; lkeys and SGE bounds are checked against regions of the
+ * same device, rkeys, bounds and access flags against the target region,
+ * as are QP states, queue depths (a send entry is free once a completion
+ * at or after it has been polled), SGE counts and inline sizes, receive
+ * buffer sizes and CQ overruns.  An error completion carries garbage in
+ * the fields the verbs specification leaves undefined.
  *
  * Failures end as they do on a fabric: the requester's work request
  * completes with the error and its QP goes to the error state (for a
  * remote access error the responder's QP too), and everything outstanding
  * on a QP in error completes with VDEV_WC_FLUSH_ERR, signaled or not.
  *
- * Bounds: at most SIM_SGE_MAX SGEs per request; memory per QP is its queue
- * depths times sizeof(struct sim_wr) (~1.1 KiB) plus inline data.
+ * Bounds: at most SIM_SGE_MAX SGEs per request; memory per QP is its
+ * granted queue depths times sizeof(struct sim_wr) (~2.1 KiB) plus inline
+ * data.
  */
-#include "vdev.h"
+#include "vdev_sim_int.h"
 
 #include <errno.h>
 #include <poll.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
-#define SIM_SGE_MAX 64
-#define SIM_KEY_IDX_BITS 20
-#define SIM_QPN_BASE 0x100
-
-enum { QPS_INIT, QPS_RTR, QPS_RTS, QPS_ERR };
-
-struct vdev {
-	uint16_t lid;
-	struct vdev_attr attr;
-	int gid_index;
-};
-
-struct sim_mr {
-	struct vdev_mr pub;   /* first: the pointer handed out */
-	struct vdev *d;
-	unsigned access;
-	uint32_t idx;
-	uint64_t gathered;
-};
-
-struct vdev_chan {
-	int efd;
-};
-
-/* A completion plus what the fabric needs to retire send entries. */
-struct sim_cqe {
-	struct vdev_wc wc;
-	struct vdev_qp *qp;  /* NULL once the QP is destroyed */
-	uint64_t sq_next;    /* send completions: the entry after this one */
-};
-
-struct vdev_cq {
-	struct vdev *d;
-	struct vdev_chan *ch;
-	struct sim_cqe *e;
-	int cap, head, count;
-	atomic_int n;        /* == count; read without the lock by cq_poll */
-	int armed, overrun;
-};
-
-struct sim_wr {
-	uint64_t wr_id;
-	int opcode;
-	unsigned flags;
-	uint32_t imm;
-	uint64_t raddr;
-	uint32_t rkey;
-	int nsge;
-	struct vdev_sge sge[SIM_SGE_MAX];
-	unsigned char *inl;  /* inline data, copied at post time */
-	uint32_t inl_len;
-};
-
-struct sim_recv {
-	uint64_t wr_id;
-	int nsge;
-	struct vdev_sge sge[SIM_SGE_MAX];
-};
-
-struct vdev_qp {
-	struct vdev *d;
-	uint32_t qpn;
-	int state;
-	struct vdev_cq *scq, *rcq;
-	struct vdev_qp_cap cap;
-	uint32_t peer_qpn;
-	uint16_t peer_lid;
-	struct sim_wr *sq;           /* cap.send_depth entries, indexed by number % depth */
-	uint64_t sq_posted, sq_exec, sq_retired;
-	struct sim_recv *rq;         /* cap.recv_depth entries */
-	uint32_t rq_head, rq_count, rq_hidden;
-};
-
-static struct {
-	pthread_mutex_t lock;
-	int ready;
-	struct vdev_sim_cfg cfg;
-	struct sim_mr **mr;          /* by key index */
-	uint32_t nmr, capmr;
-	uint32_t mr_gen;
-	struct vdev_qp **qp;         /* by qpn - SIM_QPN_BASE */
-	uint32_t nqp, capqp;
-	uint16_t next_lid;
-	int fault, fault_skip;
-	int hold;
-	struct vdev_sim_stats st;
-} fab = {.lock = PTHREAD_MUTEX_INITIALIZER};
+struct sim_fab sim_fab = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static const struct vdev_sim_cfg sim_defaults = {
-	.max_sge = 30, .max_qp_wr = 16384, .max_inline = 256, .max_cqe = 65536,
-	.link_layer = VDEV_LINK_IB, .active_mtu = 4096, .rnr_retry = 7, .ndevices = 1,
+	.max_sge = 30, .max_qp_wr = 32768, .max_inline = 256, .max_cqe = 65536,
+	.max_msg_sz = 1u << 30, .link_layer = VDEV_LINK_IB, .transport = VDEV_TRANSPORT_IB,
+	.active_mtu = 4096, .ndevices = 1,
 };
 
 /* Called with the lock held. */
 static void sim_setup(void)
 {
-	if (fab.ready)
+	if (sim_fab.ready)
 		return;
-	fab.cfg = sim_defaults;
-	fab.next_lid = 1;
-	fab.ready = 1;
+	sim_fab.cfg = sim_defaults;
+	sim_fab.next_lid = 1;
+	sim_fab.ready = 1;
 }
 
 void vdev_sim_reset(const struct vdev_sim_cfg *cfg)
 {
-	pthread_mutex_lock(&fab.lock);
-	fab.ready = 0;
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.ready = 0;
 	sim_setup();
-	if (cfg)
-		fab.cfg = *cfg;
-	if (fab.cfg.max_sge > SIM_SGE_MAX)
-		fab.cfg.max_sge = SIM_SGE_MAX;
-	if (fab.cfg.max_sge < 1)
-		fab.cfg.max_sge = 1;
-	if (!fab.cfg.ndevices)
-		fab.cfg.ndevices = 1;
-	if (!fab.cfg.active_mtu)
-		fab.cfg.active_mtu = 4096;
-	if (!fab.cfg.link_layer)
-		fab.cfg.link_layer = VDEV_LINK_IB;
-	fab.fault = 0;
-	fab.fault_skip = 0;
-	fab.hold = 0;
-	fab.st = (struct vdev_sim_stats){.live = fab.st.live};
-	pthread_mutex_unlock(&fab.lock);
+	if (cfg) {
+		struct vdev_sim_cfg c = *cfg;
+		const struct vdev_sim_cfg *d = &sim_defaults;
+		/* a zero field takes its default */
+		c.max_sge = c.max_sge ? c.max_sge : d->max_sge;
+		c.max_qp_wr = c.max_qp_wr ? c.max_qp_wr : d->max_qp_wr;
+		c.max_inline = c.max_inline ? c.max_inline : d->max_inline;
+		c.max_cqe = c.max_cqe ? c.max_cqe : d->max_cqe;
+		c.max_msg_sz = c.max_msg_sz ? c.max_msg_sz : d->max_msg_sz;
+		c.link_layer = c.link_layer ? c.link_layer : d->link_layer;
+		c.transport = c.transport ? c.transport : d->transport;
+		c.active_mtu = c.active_mtu ? c.active_mtu : d->active_mtu;
+		c.ndevices = c.ndevices ? c.ndevices : d->ndevices;
+		sim_fab.cfg = c;
+	}
+	if (sim_fab.cfg.max_sge > SIM_SGE_MAX)
+		sim_fab.cfg.max_sge = SIM_SGE_MAX;
+	sim_fab.fault = 0;
+	sim_fab.fault_skip = 0;
+	sim_fab.hold = 0;
+	sim_fab.st = (struct vdev_sim_stats){.live = sim_fab.st.live, .traffic_class = -1};
+	pthread_mutex_unlock(&sim_fab.lock);
 }
 
 void vdev_sim_inject(int fault, int skip)
 {
-	pthread_mutex_lock(&fab.lock);
-	fab.fault = fault;
-	fab.fault_skip = skip;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	if (fault == VDEV_SIM_FAULT_PORT_DOWN) { /* at once, on every device */
+		sim_fab.async_gen++;
+		pthread_mutex_unlock(&sim_fab.lock);
+		return;
+	}
+	sim_fab.fault = fault;
+	sim_fab.fault_skip = skip;
+	pthread_mutex_unlock(&sim_fab.lock);
 }
 
 /* 1 when the pending fault is `fault` and this operation is the one. */
-static int fault_hit(int fault)
+int sim_fault_hit(int fault)
 {
-	if (fab.fault != fault)
+	if (sim_fab.fault != fault)
 		return 0;
-	if (fab.fault_skip > 0) {
-		fab.fault_skip--;
+	if (sim_fab.fault_skip > 0) {
+		sim_fab.fault_skip--;
 		return 0;
 	}
-	fab.fault = 0;
+	sim_fab.fault = 0;
 	return 1;
 }
 
 void vdev_sim_get_stats(struct vdev_sim_stats *s)
 {
-	pthread_mutex_lock(&fab.lock);
-	*s = fab.st;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	*s = sim_fab.st;
+	pthread_mutex_unlock(&sim_fab.lock);
 }
 
 uint64_t vdev_sim_mr_gathered(const struct vdev_mr *mr)
 {
 	uint64_t n;
 
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
 	n = ((const struct sim_mr *)mr)->gathered;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sim_fab.lock);
 	return n;
 }
 
@@ -204,11 +141,38 @@ static int sim_count(char *err, size_t errlen)
 
 	(void)err;
 	(void)errlen;
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
 	sim_setup();
-	n = fab.cfg.ndevices;
-	pthread_mutex_unlock(&fab.lock);
+	n = sim_fab.cfg.ndevices;
+	pthread_mutex_unlock(&sim_fab.lock);
 	return n;
+}
+
+/* The GID table of device d, unique to it (the LID in the low bytes): on
+ * InfiniBand entry 0, fe80::<lid>; on Ethernet, as mlx5 lists them, a
+ * RoCE v1 and a RoCE v2 entry per address: 0 and 1 the link-local
+ * fe80::<lid>, 2 and 3 the IPv4-mapped ::ffff:10.0.<lid>. */
+static void gid_table(struct vdev *d)
+{
+	struct vdev_attr *a = &d->attr;
+	int eth = a->link_layer == VDEV_LINK_ETH;
+
+	memset(a->gid, 0, sizeof a->gid);
+	a->ngid = eth ? 4 : 1;
+	for (int i = 0; i < a->ngid; i++) {
+		uint8_t *g = a->gid[i].raw;
+		a->gid[i].index = i;
+		a->gid[i].type = !eth ? VDEV_GID_IB : i % 2 ? VDEV_GID_ROCE_V2 : VDEV_GID_ROCE_V1;
+		if (i < 2) {
+			g[0] = 0xfe;
+			g[1] = 0x80;
+		} else {
+			g[10] = g[11] = 0xff;
+			g[12] = 10;
+		}
+		g[14] = (uint8_t)(d->lid >> 8);
+		g[15] = (uint8_t)d->lid;
+	}
 }
 
 static int sim_open(const struct vdev_open_cfg *cfg, struct vdev **out, struct vdev_attr *attr,
@@ -218,62 +182,49 @@ static int sim_open(const struct vdev_open_cfg *cfg, struct vdev **out, struct v
 	int idx = 0;
 	char name[64];
 
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
 	sim_setup();
 	if (cfg->device && *cfg->device) {
 		char *end;
 		if (strncmp(cfg->device, "sim", 3) != 0 ||
 		    (idx = (int)strtol(cfg->device + 3, &end, 10)) < 0 || *end ||
-		    end == cfg->device + 3 || idx >= fab.cfg.ndevices) {
-			pthread_mutex_unlock(&fab.lock);
+		    end == cfg->device + 3 || idx >= sim_fab.cfg.ndevices) {
+			pthread_mutex_unlock(&sim_fab.lock);
 			snprintf(err, errlen, "no RDMA device named '%s' (the simulation has sim0 "
-			         "to sim%d)", cfg->device, fab.cfg.ndevices - 1);
+			         "to sim%d)", cfg->device, sim_fab.cfg.ndevices - 1);
 			return -ENODEV;
 		}
 	}
 	snprintf(name, sizeof name, "sim%d", idx);
 	if (cfg->port != 1) {
-		pthread_mutex_unlock(&fab.lock);
+		pthread_mutex_unlock(&sim_fab.lock);
 		snprintf(err, errlen, "device '%s' has no port %d (it has port 1)", name, cfg->port);
-		return -ENODEV;
-	}
-	if (cfg->gid_index < 0 || cfg->gid_index > 1) {
-		pthread_mutex_unlock(&fab.lock);
-		snprintf(err, errlen, "GID index %d of '%s' port 1 is empty (entries 0 and 1 are set)",
-		         cfg->gid_index, name);
 		return -ENODEV;
 	}
 	d = calloc(1, sizeof *d);
 	if (!d) {
-		pthread_mutex_unlock(&fab.lock);
+		pthread_mutex_unlock(&sim_fab.lock);
 		snprintf(err, errlen, "out of memory");
 		return -ENOMEM;
 	}
-	d->lid = fab.next_lid++;
-	if (!fab.next_lid)
-		fab.next_lid = 1;
-	d->gid_index = cfg->gid_index;
+	d->lid = sim_fab.next_lid++;
+	if (!sim_fab.next_lid)
+		sim_fab.next_lid = 1;
 	snprintf(d->attr.name, sizeof d->attr.name, "%s", name);
-	d->attr.max_sge = fab.cfg.max_sge;
-	d->attr.max_qp_wr = fab.cfg.max_qp_wr;
-	d->attr.max_cqe = fab.cfg.max_cqe;
-	d->attr.max_inline = fab.cfg.max_inline;
+	d->attr.transport = sim_fab.cfg.transport;
+	d->attr.max_sge = sim_fab.cfg.max_sge;
+	d->attr.max_qp_wr = sim_fab.cfg.max_qp_wr;
+	d->attr.max_cqe = sim_fab.cfg.max_cqe;
+	d->attr.max_inline = sim_fab.cfg.max_inline;
 	d->attr.max_mr_size = UINT64_MAX;
-	d->attr.link_layer = fab.cfg.link_layer;
-	d->attr.active_mtu = fab.cfg.active_mtu;
-	d->attr.lid = fab.cfg.link_layer == VDEV_LINK_IB ? d->lid : 0;
-	/* entry 0: fe80::<lid>; entry 1: ::ffff:10.0.<lid> (a RoCE v2 style entry) */
-	if (cfg->gid_index == 0) {
-		d->attr.gid[0] = 0xfe;
-		d->attr.gid[1] = 0x80;
-	} else {
-		d->attr.gid[10] = d->attr.gid[11] = 0xff;
-		d->attr.gid[12] = 10;
-	}
-	d->attr.gid[14] = (uint8_t)(d->lid >> 8);
-	d->attr.gid[15] = (uint8_t)d->lid;
-	fab.st.live++;
-	pthread_mutex_unlock(&fab.lock);
+	d->attr.max_msg_sz = sim_fab.cfg.max_msg_sz;
+	d->attr.link_layer = sim_fab.cfg.link_layer;
+	d->attr.active_mtu = sim_fab.cfg.active_mtu;
+	d->attr.lid = sim_fab.cfg.link_layer == VDEV_LINK_IB ? d->lid : 0;
+	d->async_seen = sim_fab.async_gen;
+	gid_table(d);
+	sim_fab.st.live++;
+	pthread_mutex_unlock(&sim_fab.lock);
 	*attr = d->attr;
 	*out = d;
 	return 0;
@@ -283,9 +234,9 @@ static void sim_close(struct vdev *d)
 {
 	if (!d)
 		return;
-	pthread_mutex_lock(&fab.lock);
-	fab.st.live--;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.st.live--;
+	pthread_mutex_unlock(&sim_fab.lock);
 	free(d);
 }
 
@@ -299,36 +250,39 @@ static int sim_reg_mr(struct vdev *d, void *addr, size_t len, unsigned access,
 
 	if (!addr || !len)
 		return -EINVAL;
+	/* as ibv_reg_mr: remote write needs local write */
+	if ((access & VDEV_REMOTE_WRITE) && !(access & VDEV_LOCAL_WRITE))
+		return -EINVAL;
 	if (!(m = calloc(1, sizeof *m)))
 		return -ENOMEM;
-	pthread_mutex_lock(&fab.lock);
-	for (i = 0; i < fab.nmr && fab.mr[i]; i++)
+	pthread_mutex_lock(&sim_fab.lock);
+	for (i = 0; i < sim_fab.nmr && sim_fab.mr[i]; i++)
 		;
-	if (i == fab.nmr) {
-		if (fab.nmr == fab.capmr) {
-			uint32_t cap = fab.capmr ? 2 * fab.capmr : 64;
+	if (i == sim_fab.nmr) {
+		if (sim_fab.nmr == sim_fab.capmr) {
+			uint32_t cap = sim_fab.capmr ? 2 * sim_fab.capmr : 64;
 			struct sim_mr **v = cap < (1u << SIM_KEY_IDX_BITS)
-			                    ? realloc(fab.mr, cap * sizeof *v) : NULL;
+			                    ? realloc(sim_fab.mr, cap * sizeof *v) : NULL;
 			if (!v) {
-				pthread_mutex_unlock(&fab.lock);
+				pthread_mutex_unlock(&sim_fab.lock);
 				free(m);
 				return -ENOMEM;
 			}
-			fab.mr = v;
-			fab.capmr = cap;
+			sim_fab.mr = v;
+			sim_fab.capmr = cap;
 		}
-		fab.nmr++;
+		sim_fab.nmr++;
 	}
-	fab.mr[i] = m;
-	fab.mr_gen = (fab.mr_gen + 1) & 0xfff;
+	sim_fab.mr[i] = m;
+	sim_fab.mr_gen = (sim_fab.mr_gen + 1) & 0xfff;
 	m->idx = i;
 	m->d = d;
 	m->access = access;
 	m->pub.addr = addr;
 	m->pub.len = len;
-	m->pub.lkey = m->pub.rkey = (fab.mr_gen << SIM_KEY_IDX_BITS) | (i + 1);
-	fab.st.live++;
-	pthread_mutex_unlock(&fab.lock);
+	m->pub.lkey = m->pub.rkey = (sim_fab.mr_gen << SIM_KEY_IDX_BITS) | (i + 1);
+	sim_fab.st.live++;
+	pthread_mutex_unlock(&sim_fab.lock);
 	*out = &m->pub;
 	return 0;
 }
@@ -339,25 +293,25 @@ static void sim_dereg_mr(struct vdev_mr *pub)
 
 	if (!m)
 		return;
-	pthread_mutex_lock(&fab.lock);
-	fab.mr[m->idx] = NULL;
-	fab.st.live--;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.mr[m->idx] = NULL;
+	sim_fab.st.live--;
+	pthread_mutex_unlock(&sim_fab.lock);
 	free(m);
 }
 
 /* The region of key on device d, or NULL. */
-static struct sim_mr *mr_find(struct vdev *d, uint32_t key)
+struct sim_mr *sim_mr_find(struct vdev *d, uint32_t key)
 {
 	uint32_t i = (key & ((1u << SIM_KEY_IDX_BITS) - 1)) - 1;
 	struct sim_mr *m;
 
-	if (i >= fab.nmr || !(m = fab.mr[i]) || m->pub.lkey != key || m->d != d)
+	if (i >= sim_fab.nmr || !(m = sim_fab.mr[i]) || m->pub.lkey != key || m->d != d)
 		return NULL;
 	return m;
 }
 
-static int mr_covers(const struct sim_mr *m, uint64_t addr, uint64_t len)
+int sim_mr_covers(const struct sim_mr *m, uint64_t addr, uint64_t len)
 {
 	uint64_t base = (uint64_t)(uintptr_t)m->pub.addr;
 
@@ -379,9 +333,9 @@ static int sim_chan_create(struct vdev *d, struct vdev_chan **out)
 		free(ch);
 		return e;
 	}
-	pthread_mutex_lock(&fab.lock);
-	fab.st.live++;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.st.live++;
+	pthread_mutex_unlock(&sim_fab.lock);
 	*out = ch;
 	return 0;
 }
@@ -391,9 +345,9 @@ static void sim_chan_destroy(struct vdev_chan *ch)
 	if (!ch)
 		return;
 	close(ch->efd);
-	pthread_mutex_lock(&fab.lock);
-	fab.st.live--;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.st.live--;
+	pthread_mutex_unlock(&sim_fab.lock);
 	free(ch);
 }
 
@@ -419,13 +373,13 @@ static int sim_cq_create(struct vdev *d, int depth, struct vdev_chan *ch, struct
 {
 	struct vdev_cq *cq;
 
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
 	sim_setup();
-	if (depth < 1 || (uint32_t)depth > fab.cfg.max_cqe) {
-		pthread_mutex_unlock(&fab.lock);
+	if (depth < 1 || (uint32_t)depth > sim_fab.cfg.max_cqe) {
+		pthread_mutex_unlock(&sim_fab.lock);
 		return -EINVAL;
 	}
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sim_fab.lock);
 	if (!(cq = calloc(1, sizeof *cq)))
 		return -ENOMEM;
 	if (!(cq->e = calloc((size_t)depth, sizeof *cq->e))) {
@@ -436,9 +390,9 @@ static int sim_cq_create(struct vdev *d, int depth, struct vdev_chan *ch, struct
 	cq->ch = ch;
 	cq->cap = depth;
 	atomic_init(&cq->n, 0);
-	pthread_mutex_lock(&fab.lock);
-	fab.st.live++;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.st.live++;
+	pthread_mutex_unlock(&sim_fab.lock);
 	*out = cq;
 	return 0;
 }
@@ -447,32 +401,32 @@ static void sim_cq_destroy(struct vdev_cq *cq)
 {
 	if (!cq)
 		return;
-	pthread_mutex_lock(&fab.lock);
-	fab.st.live--;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.st.live--;
+	pthread_mutex_unlock(&sim_fab.lock);
 	free(cq->e);
 	free(cq);
 }
 
 static int sim_cq_arm(struct vdev_cq *cq)
 {
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
 	cq->armed = 1;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sim_fab.lock);
 	return 0;
 }
 
 /* Adds a completion; lock held. */
-static void cq_push(struct vdev_cq *cq, struct vdev_qp *qp, const struct vdev_wc *wc,
+void sim_cq_push(struct vdev_cq *cq, struct vdev_qp *qp, const struct vdev_wc *wc,
                     uint64_t sq_next)
 {
 	struct sim_cqe *e;
 	uint64_t one = 1;
 
 	if (wc->status == VDEV_WC_FLUSH_ERR)
-		fab.st.flushed++;
+		sim_fab.st.flushed++;
 	else if (wc->status != VDEV_WC_SUCCESS)
-		fab.st.errors++;
+		sim_fab.st.errors++;
 	if (cq->count == cq->cap) {
 		cq->overrun = 1; /* the next poll fails, as after a CQ overrun event */
 		atomic_store_explicit(&cq->n, cq->cap + 1, memory_order_release);
@@ -480,6 +434,12 @@ static void cq_push(struct vdev_cq *cq, struct vdev_qp *qp, const struct vdev_wc
 	}
 	e = &cq->e[(cq->head + cq->count) % cq->cap];
 	e->wc = *wc;
+	if (wc->status != VDEV_WC_SUCCESS) { /* undefined on error: never the right values */
+		sim_fab.garbage = sim_fab.garbage * 1103515245u + 12345u;
+		e->wc.opcode = (int)(sim_fab.garbage % 5); /* a plausible opcode, seldom the right one */
+		e->wc.byte_len = sim_fab.garbage | 0x80000000u;
+		e->wc.imm = ~sim_fab.garbage;
+	}
 	e->qp = qp;
 	e->sq_next = sq_next;
 	cq->count++;
@@ -498,9 +458,9 @@ static int sim_cq_poll(struct vdev_cq *cq, struct vdev_wc *wc, int max)
 
 	if (atomic_load_explicit(&cq->n, memory_order_acquire) == 0)
 		return 0;
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
 	if (cq->overrun) {
-		pthread_mutex_unlock(&fab.lock);
+		pthread_mutex_unlock(&sim_fab.lock);
 		return -EOVERFLOW;
 	}
 	while (n < max && cq->count) {
@@ -512,17 +472,79 @@ static int sim_cq_poll(struct vdev_cq *cq, struct vdev_wc *wc, int max)
 		cq->count--;
 	}
 	atomic_store_explicit(&cq->n, cq->count, memory_order_release);
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sim_fab.lock);
 	return n;
+}
+
+/* ---- async events -------------------------------------------------------- */
+
+static int sim_async_poll(struct vdev *d, char *why, size_t whylen)
+{
+	int fatal;
+
+	pthread_mutex_lock(&sim_fab.lock);
+	fatal = d->async_seen != sim_fab.async_gen;
+	d->async_seen = sim_fab.async_gen;
+	pthread_mutex_unlock(&sim_fab.lock);
+	if (fatal)
+		snprintf(why, whylen, "port 1 of '%s' went down (IBV_EVENT_PORT_ERR: port error)",
+		         d->attr.name);
+	return fatal;
 }
 
 /* ---- queue pairs --------------------------------------------------------- */
 
-static struct vdev_qp *qp_find(uint32_t qpn)
+struct vdev_qp *sim_qp_find(uint32_t qpn)
 {
 	uint32_t i = qpn - SIM_QPN_BASE;
 
-	return qpn >= SIM_QPN_BASE && i < fab.nqp ? fab.qp[i] : NULL;
+	return qpn >= SIM_QPN_BASE && i < sim_fab.nqp ? sim_fab.qp[i] : NULL;
+}
+
+static uint64_t round_pow2(uint64_t v)
+{
+	uint64_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+/* Sizes a QP as a provider does (SIM_WQE_* in vdev_sim_int.h): -EINVAL past
+ * a limit, else cap becomes the grant.  Lock held. */
+static int qp_size(struct vdev_qp_cap *cap)
+{
+	const struct vdev_sim_cfg *c = &sim_fab.cfg;
+	uint64_t wqe, inl, bytes, g;
+
+	if (cap->send_depth < 1 || cap->recv_depth < 1 || cap->recv_depth > c->max_qp_wr ||
+	    cap->send_depth > c->max_qp_wr || cap->max_send_sge > c->max_sge ||
+	    cap->max_recv_sge > c->max_sge || cap->max_inline > c->max_inline)
+		return -EINVAL;
+	wqe = SIM_WQE_BASE + (uint64_t)SIM_WQE_SGE * cap->max_send_sge;
+	inl = SIM_WQE_INL_BASE + (((uint64_t)cap->max_inline + 4 + 15) & ~15ull);
+	if (cap->max_inline && inl > wqe)
+		wqe = inl;
+	wqe = (wqe + SIM_WQE_BB - 1) / SIM_WQE_BB * SIM_WQE_BB;
+	bytes = round_pow2((uint64_t)cap->send_depth * wqe);
+	if (bytes / SIM_WQE_BB > c->max_qp_wr)
+		return -EINVAL;
+	cap->send_depth = (uint32_t)(bytes / wqe);
+	g = (wqe - SIM_WQE_BASE) / SIM_WQE_SGE;
+	if (g > c->max_sge)
+		g = c->max_sge;
+	if (g < c->sge_grant)
+		g = c->sge_grant;
+	cap->max_send_sge = (uint32_t)(g > SIM_SGE_MAX ? SIM_SGE_MAX : g);
+	if (cap->max_send_sge < 1)
+		cap->max_send_sge = 1;
+	g = wqe - SIM_WQE_INL_BASE - 4;
+	cap->max_inline = (uint32_t)(g < c->max_inline ? g : c->max_inline);
+	g = round_pow2(cap->recv_depth);
+	cap->recv_depth = (uint32_t)(g < c->max_qp_wr ? g : c->max_qp_wr);
+	if (cap->max_recv_sge < 1)
+		cap->max_recv_sge = 1;
+	return 0;
 }
 
 static int sim_qp_create(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rcq,
@@ -530,17 +552,13 @@ static int sim_qp_create(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rc
 {
 	struct vdev_qp *qp;
 	uint32_t i;
+	int rc;
 
-	pthread_mutex_lock(&fab.lock);
-	if (cap->send_depth < 1 || cap->recv_depth < 1 || cap->send_depth > fab.cfg.max_qp_wr ||
-	    cap->recv_depth > fab.cfg.max_qp_wr || cap->max_send_sge > fab.cfg.max_sge ||
-	    cap->max_recv_sge > fab.cfg.max_sge) {
-		pthread_mutex_unlock(&fab.lock);
-		return -EINVAL;
-	}
-	if (cap->max_inline > fab.cfg.max_inline)
-		cap->max_inline = fab.cfg.max_inline;
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	rc = qp_size(cap);
+	pthread_mutex_unlock(&sim_fab.lock);
+	if (rc < 0)
+		return rc;
 	if (!(qp = calloc(1, sizeof *qp)))
 		return -ENOMEM;
 	qp->sq = calloc(cap->send_depth, sizeof *qp->sq);
@@ -556,29 +574,29 @@ static int sim_qp_create(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rc
 	qp->rcq = rcq;
 	qp->cap = *cap;
 	qp->state = QPS_INIT;
-	pthread_mutex_lock(&fab.lock);
-	for (i = 0; i < fab.nqp && fab.qp[i]; i++)
+	pthread_mutex_lock(&sim_fab.lock);
+	for (i = 0; i < sim_fab.nqp && sim_fab.qp[i]; i++)
 		;
-	if (i == fab.nqp) {
-		if (fab.nqp == fab.capqp) {
-			uint32_t c = fab.capqp ? 2 * fab.capqp : 64;
-			struct vdev_qp **v = realloc(fab.qp, c * sizeof *v);
+	if (i == sim_fab.nqp) {
+		if (sim_fab.nqp == sim_fab.capqp) {
+			uint32_t c = sim_fab.capqp ? 2 * sim_fab.capqp : 64;
+			struct vdev_qp **v = realloc(sim_fab.qp, c * sizeof *v);
 			if (!v) {
-				pthread_mutex_unlock(&fab.lock);
+				pthread_mutex_unlock(&sim_fab.lock);
 				free(qp->sq);
 				free(qp->rq);
 				free(qp);
 				return -ENOMEM;
 			}
-			fab.qp = v;
-			fab.capqp = c;
+			sim_fab.qp = v;
+			sim_fab.capqp = c;
 		}
-		fab.nqp++;
+		sim_fab.nqp++;
 	}
-	fab.qp[i] = qp;
+	sim_fab.qp[i] = qp;
 	qp->qpn = SIM_QPN_BASE + i;
-	fab.st.live++;
-	pthread_mutex_unlock(&fab.lock);
+	sim_fab.st.live++;
+	pthread_mutex_unlock(&sim_fab.lock);
 	*qpn = qp->qpn;
 	*out = qp;
 	return 0;
@@ -586,39 +604,54 @@ static int sim_qp_create(struct vdev *d, struct vdev_cq *scq, struct vdev_cq *rc
 
 static int sim_qp_connect(struct vdev_qp *qp, const struct vdev_peer *peer, uint32_t local_psn)
 {
+	const struct vdev_attr *a = &qp->d->attr;
+	const struct vdev_gid *sgid = NULL;
 	int rc = 0;
 
-	(void)local_psn;
-	pthread_mutex_lock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	for (int i = 0; peer->global && i < a->ngid; i++)
+		if (a->gid[i].index == peer->sgid_index)
+			sgid = &a->gid[i];
 	if (qp->state != QPS_INIT)
 		rc = -EINVAL;
-	else if (peer->mtu < 256 || peer->mtu > qp->d->attr.active_mtu)
+	else if (peer->mtu < 256 || peer->mtu > a->active_mtu)
 		rc = -EINVAL;
-	else if (qp->d->attr.link_layer == VDEV_LINK_ETH && !peer->global)
+	else if (a->link_layer == VDEV_LINK_ETH && !peer->global)
 		rc = -EINVAL; /* RoCE needs a GRH */
+	else if (peer->global && !sgid)
+		rc = -EINVAL; /* an empty source GID entry */
 	if (rc == 0) {
 		qp->peer_qpn = peer->qpn;
-		/* a sim GID ends with the LID: route by it when global */
-		qp->peer_lid = peer->global ? (uint16_t)(peer->gid[14] << 8 | peer->gid[15]) : peer->lid;
+		qp->peer_lid = peer->lid;
+		qp->global = peer->global;
+		if (sgid)
+			qp->sgid = *sgid;
+		memcpy(qp->dgid, peer->gid, 16);
+		qp->mtu = peer->mtu;
+		qp->rnr_retry = VDEV_RNR_RETRY; /* what vdev_ibv.c connects with */
+		qp->sq_psn = local_psn & 0xffffff;
+		qp->rq_psn = peer->psn & 0xffffff;
+		if (peer->global)
+			sim_fab.st.traffic_class = peer->traffic_class;
 		qp->state = QPS_RTS;
 	}
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_unlock(&sim_fab.lock);
 	return rc;
 }
 
-static void qp_flush(struct vdev_qp *qp);
+void sim_qp_flush(struct vdev_qp *qp);
 
 /* Lock held. */
-static void qp_set_error(struct vdev_qp *qp)
+void sim_qp_set_error(struct vdev_qp *qp)
 {
 	if (qp->state == QPS_ERR)
 		return;
 	qp->state = QPS_ERR;
-	qp_flush(qp);
+	sim_qp_flush(qp);
 }
 
 /* Completes every unexecuted send and every receive with FLUSH_ERR. */
-static void qp_flush(struct vdev_qp *qp)
+void sim_qp_flush(struct vdev_qp *qp)
 {
 	for (; qp->sq_exec < qp->sq_posted; qp->sq_exec++) {
 		struct sim_wr *w = &qp->sq[qp->sq_exec % qp->cap.send_depth];
@@ -626,23 +659,23 @@ static void qp_flush(struct vdev_qp *qp)
 		                     .opcode = w->opcode};
 		free(w->inl);
 		w->inl = NULL;
-		cq_push(qp->scq, qp, &wc, qp->sq_exec + 1);
+		sim_cq_push(qp->scq, qp, &wc, qp->sq_exec + 1);
 	}
 	for (; qp->rq_count; qp->rq_count--) {
 		struct sim_recv *r = &qp->rq[qp->rq_head];
 		struct vdev_wc wc = {.wr_id = r->wr_id, .status = VDEV_WC_FLUSH_ERR,
 		                     .opcode = VDEV_RECV};
 		qp->rq_head = (qp->rq_head + 1) % qp->cap.recv_depth;
-		cq_push(qp->rcq, qp, &wc, 0);
+		sim_cq_push(qp->rcq, qp, &wc, 0);
 	}
 	qp->rq_hidden = 0;
 }
 
 static int sim_qp_error(struct vdev_qp *qp)
 {
-	pthread_mutex_lock(&fab.lock);
-	qp_set_error(qp);
-	pthread_mutex_unlock(&fab.lock);
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_qp_set_error(qp);
+	pthread_mutex_unlock(&sim_fab.lock);
 	return 0;
 }
 
@@ -659,309 +692,17 @@ static void sim_qp_destroy(struct vdev_qp *qp)
 {
 	if (!qp)
 		return;
-	pthread_mutex_lock(&fab.lock);
-	fab.qp[qp->qpn - SIM_QPN_BASE] = NULL;
+	pthread_mutex_lock(&sim_fab.lock);
+	sim_fab.qp[qp->qpn - SIM_QPN_BASE] = NULL;
 	cq_forget(qp->scq, qp);
 	cq_forget(qp->rcq, qp);
 	for (uint64_t i = qp->sq_exec; i < qp->sq_posted; i++)
 		free(qp->sq[i % qp->cap.send_depth].inl);
-	fab.st.live--;
-	pthread_mutex_unlock(&fab.lock);
+	sim_fab.st.live--;
+	pthread_mutex_unlock(&sim_fab.lock);
 	free(qp->sq);
 	free(qp->rq);
 	free(qp);
-}
-
-/* ---- execution ----------------------------------------------------------- */
-
-/* A list of byte ranges to copy from or into. */
-struct span {
-	unsigned char *p;
-	uint64_t len;
-};
-
-/* Copies min(total of src, total of dst) bytes; returns how many. */
-static uint64_t span_copy(struct span *dst, int nd, const struct span *src, int ns)
-{
-	uint64_t done = 0, doff = 0, soff = 0;
-	int di = 0, si = 0;
-
-	while (di < nd && si < ns) {
-		uint64_t n = dst[di].len - doff, m = src[si].len - soff;
-		if (m < n)
-			n = m;
-		if (n)
-			memmove(dst[di].p + doff, src[si].p + soff, (size_t)n);
-		done += n;
-		doff += n;
-		soff += n;
-		if (doff == dst[di].len) {
-			di++;
-			doff = 0;
-		}
-		if (soff == src[si].len) {
-			si++;
-			soff = 0;
-		}
-	}
-	return done;
-}
-
-enum { EX_DONE, EX_STALL };
-
-/* Ends w on qp with status; an error moves qp to the error state. */
-static void wr_complete(struct vdev_qp *qp, struct sim_wr *w, uint64_t number, int status,
-                        uint32_t byte_len)
-{
-	struct vdev_wc wc = {.wr_id = w->wr_id, .status = status, .opcode = w->opcode,
-	                     .byte_len = byte_len};
-
-	free(w->inl);
-	w->inl = NULL;
-	if (status != VDEV_WC_SUCCESS || (w->flags & VDEV_SIGNALED))
-		cq_push(qp->scq, qp, &wc, number + 1);
-	if (status != VDEV_WC_SUCCESS) {
-		qp->sq_exec = number + 1; /* this one is done; flush the rest */
-		qp_set_error(qp);
-	}
-}
-
-/* Executes send request `number` of qp.  Lock held. */
-static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
-{
-	struct span src[SIM_SGE_MAX], dst[SIM_SGE_MAX];
-	struct sim_mr *lmr[SIM_SGE_MAX];
-	struct vdev_qp *peer;
-	struct sim_mr *rmr = NULL;
-	uint64_t total = 0;
-	int ns = 0, needs_recv, rdma;
-
-	fab.st.wrs++;
-	/* local SGEs: the lkey's region, on this device, covering the bytes */
-	for (int i = 0; i < w->nsge; i++) {
-		struct sim_mr *m = NULL;
-		total += w->sge[i].length;
-		if (!w->inl) {
-			m = mr_find(qp->d, w->sge[i].lkey);
-			if (!m || !mr_covers(m, w->sge[i].addr, w->sge[i].length) ||
-			    (w->opcode == VDEV_READ && !(m->access & VDEV_LOCAL_WRITE))) {
-				wr_complete(qp, w, number, VDEV_WC_LOC_PROT_ERR, 0);
-				return EX_DONE;
-			}
-		}
-		lmr[i] = m;
-		src[ns].p = (unsigned char *)(uintptr_t)w->sge[i].addr;
-		src[ns++].len = w->sge[i].length;
-	}
-	if (w->inl) {
-		src[0].p = w->inl;
-		src[0].len = w->inl_len;
-		ns = 1;
-	}
-	peer = qp_find(qp->peer_qpn);
-	if (!peer || peer->d->lid != qp->peer_lid || peer->state == QPS_ERR ||
-	    peer->state == QPS_INIT) {
-		wr_complete(qp, w, number, VDEV_WC_RETRY_EXC_ERR, 0);
-		return EX_DONE;
-	}
-	rdma = w->opcode == VDEV_WRITE || w->opcode == VDEV_WRITE_IMM || w->opcode == VDEV_READ;
-	if (rdma) {
-		unsigned need = w->opcode == VDEV_READ ? VDEV_REMOTE_READ : VDEV_REMOTE_WRITE;
-		rmr = mr_find(peer->d, w->rkey);
-		if (fault_hit(VDEV_SIM_FAULT_REM_ACCESS) || !rmr || !(rmr->access & need) ||
-		    !mr_covers(rmr, w->raddr, total)) {
-			wr_complete(qp, w, number, VDEV_WC_REM_ACCESS_ERR, 0);
-			qp_set_error(peer);
-			return EX_DONE;
-		}
-	}
-	needs_recv = w->opcode == VDEV_SEND || w->opcode == VDEV_SEND_IMM ||
-	             w->opcode == VDEV_WRITE_IMM;
-	if (needs_recv) {
-		if (fault_hit(VDEV_SIM_FAULT_RNR)) {
-			wr_complete(qp, w, number, VDEV_WC_RNR_RETRY_EXC_ERR, 0);
-			return EX_DONE;
-		}
-		if (peer->rq_count == peer->rq_hidden) {
-			if (fab.cfg.rnr_retry == 7) {
-				fab.st.rnr_waits++;
-				return EX_STALL;
-			}
-			wr_complete(qp, w, number, VDEV_WC_RNR_RETRY_EXC_ERR, 0);
-			return EX_DONE;
-		}
-	}
-
-	/* move the bytes */
-	if (w->opcode == VDEV_READ) {
-		struct span from = {(unsigned char *)(uintptr_t)w->raddr, total};
-		span_copy(src, ns, &from, 1);
-	} else if (rdma) {
-		struct span to = {(unsigned char *)(uintptr_t)w->raddr, total};
-		span_copy(&to, 1, src, ns);
-	}
-	if (w->opcode != VDEV_READ) {
-		for (int i = 0; i < w->nsge; i++) {
-			struct sim_mr *m = w->inl ? mr_find(qp->d, w->sge[i].lkey) : lmr[i];
-			if (m)
-				m->gathered += w->sge[i].length;
-		}
-	}
-	if (needs_recv) {
-		struct sim_recv *r = &peer->rq[peer->rq_head];
-		struct vdev_wc wc = {.wr_id = r->wr_id, .status = VDEV_WC_SUCCESS,
-		                     .opcode = w->opcode == VDEV_SEND ? VDEV_RECV : VDEV_RECV_IMM,
-		                     .byte_len = (uint32_t)total, .imm = w->imm};
-		peer->rq_head = (peer->rq_head + 1) % peer->cap.recv_depth;
-		peer->rq_count--;
-		if (w->opcode != VDEV_WRITE_IMM) {
-			uint64_t room = 0;
-			int nd = 0, bad = 0;
-			for (int i = 0; i < r->nsge; i++) {
-				struct sim_mr *m = mr_find(peer->d, r->sge[i].lkey);
-				if (!m || !(m->access & VDEV_LOCAL_WRITE) ||
-				    !mr_covers(m, r->sge[i].addr, r->sge[i].length))
-					bad = 1;
-				dst[nd].p = (unsigned char *)(uintptr_t)r->sge[i].addr;
-				dst[nd++].len = r->sge[i].length;
-				room += r->sge[i].length;
-			}
-			if (bad || room < total) {
-				wc.status = bad ? VDEV_WC_LOC_PROT_ERR : VDEV_WC_LOC_LEN_ERR;
-				cq_push(peer->rcq, peer, &wc, 0);
-				qp_set_error(peer);
-				wr_complete(qp, w, number, VDEV_WC_REM_INV_REQ_ERR, 0);
-				return EX_DONE;
-			}
-			span_copy(dst, nd, src, ns);
-		}
-		cq_push(peer->rcq, peer, &wc, 0);
-	}
-	wr_complete(qp, w, number, VDEV_WC_SUCCESS, w->opcode == VDEV_READ ? (uint32_t)total : 0);
-	return EX_DONE;
-}
-
-/* Executes what qp can execute now, in order.  Lock held. */
-static void qp_run(struct vdev_qp *qp)
-{
-	while (qp->state == QPS_RTS && qp->sq_exec < qp->sq_posted) {
-		uint64_t number = qp->sq_exec;
-		struct sim_wr *w = &qp->sq[number % qp->cap.send_depth];
-		if (wr_exec(qp, w, number) == EX_STALL)
-			return;
-		if (qp->sq_exec == number)
-			qp->sq_exec++;
-	}
-}
-
-static int sim_post_send(struct vdev_qp *qp, const struct vdev_send_wr *wr, int n)
-{
-	int rc = 0;
-
-	if (n < 0 || n > VDEV_POST_MAX)
-		return -EINVAL;
-	pthread_mutex_lock(&fab.lock);
-	for (int i = 0; i < n; i++) {
-		uint32_t len = 0;
-		if (wr[i].nsge < 0 || (uint32_t)wr[i].nsge > qp->cap.max_send_sge ||
-		    wr[i].opcode < VDEV_SEND || wr[i].opcode > VDEV_READ ||
-		    ((wr[i].flags & VDEV_INLINE) && wr[i].opcode == VDEV_READ))
-			rc = -EINVAL;
-		for (int k = 0; k < wr[i].nsge && rc == 0; k++)
-			len += wr[i].sge[k].length;
-		if (rc == 0 && (wr[i].flags & VDEV_INLINE) && len > qp->cap.max_inline)
-			rc = -EINVAL;
-	}
-	if (rc == 0 && qp->sq_posted - qp->sq_retired + (uint64_t)n > qp->cap.send_depth)
-		rc = -ENOMEM;
-	if (rc == 0 && qp->state == QPS_INIT)
-		rc = -EINVAL;
-	if (rc < 0) {
-		pthread_mutex_unlock(&fab.lock);
-		return rc;
-	}
-	for (int i = 0; i < n; i++) {
-		struct sim_wr *w = &qp->sq[qp->sq_posted % qp->cap.send_depth];
-		w->wr_id = wr[i].wr_id;
-		w->opcode = wr[i].opcode;
-		w->flags = wr[i].flags;
-		w->imm = wr[i].imm;
-		w->raddr = wr[i].remote_addr;
-		w->rkey = wr[i].rkey;
-		w->nsge = wr[i].nsge;
-		if (wr[i].nsge)
-			memcpy(w->sge, wr[i].sge, (size_t)wr[i].nsge * sizeof *w->sge);
-		w->inl = NULL;
-		w->inl_len = 0;
-		if (wr[i].flags & VDEV_INLINE) {
-			struct span to, src[SIM_SGE_MAX];
-			for (int k = 0; k < w->nsge; k++) {
-				src[k].p = (unsigned char *)(uintptr_t)w->sge[k].addr;
-				src[k].len = w->sge[k].length;
-				w->inl_len += w->sge[k].length;
-			}
-			w->inl = malloc(w->inl_len ? w->inl_len : 1);
-			if (w->inl) {
-				to.p = w->inl;
-				to.len = w->inl_len;
-				span_copy(&to, 1, src, w->nsge);
-			}
-		}
-		qp->sq_posted++;
-		if (fault_hit(VDEV_SIM_FAULT_QP_ERROR))
-			qp_set_error(qp);
-	}
-	if (qp->state == QPS_ERR)
-		qp_flush(qp); /* posting to a QP in error completes at once, flushed */
-	else
-		qp_run(qp);
-	pthread_mutex_unlock(&fab.lock);
-	return 0;
-}
-
-static int sim_post_recv(struct vdev_qp *qp, uint64_t wr_id, const struct vdev_sge *sge,
-                         int nsge)
-{
-	struct vdev_qp *peer;
-	struct sim_recv *r;
-
-	if (nsge < 0 || (uint32_t)nsge > qp->cap.max_recv_sge)
-		return -EINVAL;
-	pthread_mutex_lock(&fab.lock);
-	if (qp->rq_count == qp->cap.recv_depth) {
-		pthread_mutex_unlock(&fab.lock);
-		return -ENOMEM;
-	}
-	r = &qp->rq[(qp->rq_head + qp->rq_count) % qp->cap.recv_depth];
-	r->wr_id = wr_id;
-	r->nsge = nsge;
-	if (nsge)
-		memcpy(r->sge, sge, (size_t)nsge * sizeof *sge);
-	qp->rq_count++;
-	if (fab.hold)
-		qp->rq_hidden++;
-	if (qp->state == QPS_ERR) {
-		qp_flush(qp);
-	} else if ((peer = qp_find(qp->peer_qpn)) && peer->peer_qpn == qp->qpn) {
-		qp_run(peer); /* a message may be waiting for this receive */
-	}
-	pthread_mutex_unlock(&fab.lock);
-	return 0;
-}
-
-void vdev_sim_hold_recvs(int hold)
-{
-	pthread_mutex_lock(&fab.lock);
-	fab.hold = hold;
-	if (!hold) {
-		for (uint32_t i = 0; i < fab.nqp; i++)
-			if (fab.qp[i])
-				fab.qp[i]->rq_hidden = 0;
-		for (uint32_t i = 0; i < fab.nqp; i++)
-			if (fab.qp[i])
-				qp_run(fab.qp[i]);
-	}
-	pthread_mutex_unlock(&fab.lock);
 }
 
 const struct vdev_ops vdev_sim_ops = {
@@ -984,4 +725,5 @@ const struct vdev_ops vdev_sim_ops = {
 	.qp_destroy = sim_qp_destroy,
 	.post_send = sim_post_send,
 	.post_recv = sim_post_recv,
+	.async_poll = sim_async_poll,
 };

@@ -1,0 +1,313 @@
+/* tr_verbs_conn.c - the verbs client's device and connections: opening
+ * the device (refusing one the transport cannot use), the side channel,
+ * the GID each connection routes with (chosen by the side channel's local
+ * address, checked against the server's), the endpoint, the hello
+ * exchange and the QP's connection; and closing it all.
+ */
+#include "tr_verbs_cli.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util.h"
+
+int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
+                   struct tr_err *err)
+{
+	struct vb_ctx own;
+	const struct vb_ctx *x = ctx;
+	struct vdev_open_cfg oc;
+	struct tr_client *c;
+	int rc;
+
+	if (!x) {
+		if (cfg && cfg->section)
+			vb_opts_from_conf(cfg->section, &own.o);
+		else
+			vb_opts_default(&own.o);
+		own.dev = &vdev_ibv_ops;
+		x = &own;
+	}
+	if (!(c = calloc(1, sizeof *c)) ||
+	    !(c->sge = calloc((size_t)VDEV_POST_MAX * VB_SGE_MAX, sizeof *c->sge))) {
+		free(c);
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	c->o = x->o;
+	c->dev = x->dev;
+	dlist_init(&c->done);
+	oc = (struct vdev_open_cfg){.device = c->o.device, .port = c->o.port};
+	if ((rc = c->dev->open(&oc, &c->d, &c->attr, err->msg, sizeof err->msg)) < 0)
+		goto out_free;
+	if ((rc = vb_device_check(&c->attr, err->msg, sizeof err->msg)) < 0)
+		goto out_close;
+	/* an eager message (header and body) is one work request */
+	if (c->attr.max_msg_sz && c->o.eager_max > c->attr.max_msg_sz - VB_HDR_LEN)
+		c->o.eager_max = c->attr.max_msg_sz - VB_HDR_LEN;
+	c->sges = VB_SGE_MAX;
+	if (c->o.poll_event && (rc = c->dev->chan_create(c->d, &c->ch)) < 0) {
+		snprintf(err->msg, sizeof err->msg, "cannot create a completion channel on '%s': %s",
+		         c->attr.name, strerror(-rc));
+		goto out_close;
+	}
+	if (cfg) {
+		int64_t depth = cfg->inflight < 1 ? 1 : cfg->inflight > VB_RZ_DEPTH_MAX
+		                ? VB_RZ_DEPTH_MAX : cfg->inflight;
+		uint64_t most;
+		c->max_req = cfg->max_request;
+		/* SGEs a rendezvous WRITE needs to send the payload in one; a
+		 * request of any number of iovecs (a TensorBundle) gets the most */
+		c->sges = !cfg->max_iov || cfg->max_iov > VB_SGE_MAX ? VB_SGE_MAX : cfg->max_iov;
+		most = cfg->max_reply > c->max_req ? cfg->max_reply : c->max_req;
+		if (most < VB_BUNDLE_ACK_MAX)
+			most = VB_BUNDLE_ACK_MAX; /* a BundleAck reply may need a zone */
+		if (most > c->o.eager_max) {
+			uint64_t one = vb_align(most);
+			c->rz_want = one * (uint64_t)depth;
+			if (c->rz_want > VB_RZ_MAX)
+				c->rz_want = one > VB_RZ_MAX ? one : VB_RZ_MAX;
+		}
+	}
+	*out = c;
+	return 0;
+out_close:
+	c->dev->close(c->d);
+out_free:
+	free(c->sge);
+	free(c);
+	return rc;
+}
+
+/* Connects the side channel to host:port, trying again while it is
+ * refused (a server still starting) until deadline_ns.  The socket, or
+ * -errno. */
+static int side_connect(const char *host, unsigned port, uint64_t deadline_ns)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+	struct addrinfo *res = NULL;
+	char ps[8];
+	int fd = -ECONNREFUSED;
+
+	snprintf(ps, sizeof ps, "%u", port);
+	if (getaddrinfo(host, ps, &hints, &res) != 0)
+		return -EHOSTUNREACH;
+	for (;;) {
+		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+			int e = 0;
+			socklen_t elen = sizeof e;
+			struct pollfd p;
+			uint64_t now;
+
+			fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+			if (fd < 0) {
+				fd = -errno;
+				continue;
+			}
+			if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
+				e = errno;
+			} else {
+				p = (struct pollfd){.fd = fd, .events = POLLOUT};
+				now = now_ns();
+				if (now >= deadline_ns ||
+				    poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000)) <= 0)
+					e = ETIMEDOUT;
+				else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
+					e = errno;
+			}
+			if (e == 0)
+				goto out;
+			close(fd);
+			fd = -e;
+		}
+		if (fd != -ECONNREFUSED || now_ns() + VB_RETRY_NS >= deadline_ns)
+			break;
+		nanosleep(&(struct timespec){0, (long)VB_RETRY_NS}, NULL);
+	}
+out:
+	freeaddrinfo(res);
+	return fd;
+}
+
+static const char *refusal(unsigned status)
+{
+	return status == VB_REFUSE_VERSION ? "it speaks another protocol version"
+	       : status == VB_REFUSE_RESOURCES ? "it is out of memory or queue resources"
+	       : status == VB_REFUSE_DEVICE ? "its RDMA device failed"
+	       : status == VB_REFUSE_GID ? "the GID types differ" : "for an unknown reason";
+}
+
+/* This end's GID for the side channel fd: chosen by its local address. */
+static int conn_gid(struct tr_conn *k, struct tr_err *err)
+{
+	struct tr_client *c = k->c;
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof ss;
+	const struct vdev_gid *g;
+
+	if (getsockname(k->fd, (struct sockaddr *)&ss, &sl) < 0)
+		ss.ss_family = AF_UNSPEC;
+	if (!(g = vb_gid_pick(&c->attr, c->o.gid_index, (struct sockaddr *)&ss, err->msg,
+	                      sizeof err->msg)))
+		return -ENODEV;
+	k->ep.gid = *g;
+	return 0;
+}
+
+static void conn_free(struct tr_conn *k)
+{
+	vb_ep_close(&k->ep);
+	if (k->fd >= 0)
+		close(k->fd);
+	free(k);
+}
+
+int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
+               struct tr_conn **out, struct tr_err *err)
+{
+	unsigned char b[VB_HELLO_LEN];
+	struct vb_hello mine = {0}, peer;
+	struct tr_conn *k;
+	unsigned mtu, side = addr->port + VB_SIDE_PORT_OFFSET;
+	int rc;
+
+	if (!(k = calloc(1, sizeof *k))) {
+		snprintf(err->msg, sizeof err->msg, "out of memory");
+		return -ENOMEM;
+	}
+	k->c = c;
+	k->fd = -1;
+	snprintf(k->target, sizeof k->target, strchr(addr->host, ':') ? "[%s]:%u" : "%s:%u",
+	         addr->host, addr->port);
+	if (side > 65535) {
+		snprintf(err->msg, sizeof err->msg, "PS port %u has no port above it for the verbs "
+		         "side channel", addr->port);
+		rc = -EINVAL;
+		goto out_free;
+	}
+	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
+		rc = k->fd;
+		snprintf(err->msg, sizeof err->msg, "cannot connect to the verbs side channel of "
+		         "'%s' (port %u): %s", k->target, side,
+		         rc == -EHOSTUNREACH ? "unknown host" : strerror(-rc));
+		goto out_free;
+	}
+	rc = vb_ep_open(&k->ep, c->dev, c->d, &c->attr, &c->o, c->ch, c->o.recv_depth,
+	                (uint32_t)vb_align(VB_HDR_LEN + c->o.eager_max), 1, c->rz_want, c->sges,
+	                err->msg, sizeof err->msg);
+	if (rc < 0 || (rc = conn_gid(k, err)) < 0)
+		goto out_free;
+	if (k->ep.grant[0] && !c->granted) { /* once per client: every connection asks alike */
+		c->granted = 1;
+		fprintf(stderr, "tfgb: verbs: %s\n", k->ep.grant);
+	}
+	vb_ep_hello(&k->ep, &c->attr, vb_mtu(&c->o, &c->attr), &mine);
+	mine.eager_max = c->o.eager_max;
+	mine.rz_size = c->rz_want; /* asked of the server */
+	mine.limit = c->max_req;
+	vb_hello_encode(b, &mine);
+	if ((rc = vb_side_write(k->fd, b, sizeof b, deadline_ns)) < 0 ||
+	    (rc = vb_side_read(k->fd, b, sizeof b, deadline_ns)) < 0) {
+		snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u): %s",
+		         k->target, side, rc == -ECONNRESET ? "the server closed the side channel"
+		         : strerror(-rc));
+		goto out_free;
+	}
+	if (rc == 0 && vb_hello_decode(b, &peer) == 0 && peer.version == VB_VERSION &&
+	    peer.status == VB_REFUSE_GID) {
+		int n = snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' refused the "
+		                 "connection: ", k->target);
+		if (n > 0 && (size_t)n < sizeof err->msg)
+			vb_gid_check(&k->ep, &c->attr, &peer, "the server", err->msg + n,
+			             sizeof err->msg - (size_t)n);
+		rc = -ECONNREFUSED;
+		goto out_free;
+	}
+	if ((rc = vb_hello_decode(b, &peer)) < 0 || peer.version != VB_VERSION || peer.status) {
+		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' refused the connection: "
+		         "%s", k->target, rc < 0 ? "it is not a tfgb verbs server"
+		         : peer.version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
+		         : refusal(peer.status));
+		rc = -ECONNREFUSED;
+		goto out_free;
+	}
+	if (peer.slots < 1 || peer.slots > k->ep.slots || peer.eager_max > c->o.eager_max ||
+	    peer.slot_size < VB_HDR_LEN + peer.eager_max || peer.mtu < 256 ||
+	    (c->rz_want && peer.rz_size && !peer.rz_addr)) {
+		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' answered a hello that "
+		         "does not fit this client's (slots %u, eager_max %u)", k->target, peer.slots,
+		         peer.eager_max);
+		rc = -EPROTO;
+		goto out_free;
+	}
+	{
+		char who[VB_TARGET_MAX + 16];
+		snprintf(who, sizeof who, "the server '%s'", k->target);
+		if ((rc = vb_gid_check(&k->ep, &c->attr, &peer, who, err->msg, sizeof err->msg)) < 0)
+			goto out_free;
+	}
+	k->ep.slots = peer.slots;
+	k->eager = peer.eager_max;
+	k->peer_slot_size = peer.slot_size;
+	k->peer_max = peer.limit;
+	mtu = vb_mtu(&c->o, &c->attr);
+	if (peer.mtu < mtu)
+		mtu = peer.mtu;
+	if ((rc = vb_ep_connect(&k->ep, &c->attr, &peer, mtu)) < 0) {
+		snprintf(err->msg, sizeof err->msg, "cannot connect the queue pair to '%s' (MTU %u, "
+		         "%s): %s", k->target, mtu, vb_global(&c->attr, peer.lid) ? "global route"
+		         : "LID route", strerror(-rc));
+		goto out_free;
+	}
+	k->srz.size = k->ep.peer_rz_size;
+	k->crz.size = k->ep.rz_len;
+	if (c->nconn == c->capconn) {
+		size_t cap = c->capconn ? 2 * c->capconn : 8;
+		struct tr_conn **v = realloc(c->conn, cap * sizeof *v);
+		if (!v) {
+			snprintf(err->msg, sizeof err->msg, "out of memory");
+			rc = -ENOMEM;
+			goto out_free;
+		}
+		c->conn = v;
+		c->capconn = cap;
+	}
+	c->conn[c->nconn++] = k;
+	*out = k;
+	return 0;
+out_free:
+	conn_free(k);
+	return rc;
+}
+
+void vb_client_close(struct tr_client *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; i < c->nconn; i++) {
+		vb_conn_fail(c->conn[i], TR_CANCELLED, "the client was closed");
+		conn_free(c->conn[i]);
+	}
+	while (!dlist_empty(&c->done))
+		vb_done_unlink(dlist_entry(c->done.next, struct vcall, dl));
+	for (size_t i = 0; i < c->nmr; i++)
+		c->dev->dereg_mr(c->mr[i].mr);
+	if (c->ch)
+		c->dev->chan_destroy(c->ch);
+	c->dev->close(c->d);
+	free(c->mr);
+	free(c->conn);
+	free(c->sge);
+	free(c);
+}
+
+const struct vdev_qp_cap *tr_verbs_conn_cap(const struct tr_conn *k)
+{
+	return &k->ep.cap;
+}

@@ -1,0 +1,108 @@
+#!/bin/sh
+# tests/mutants.sh - `make mutants`: deliberate one-line bugs that the tests
+# must catch.  Each line of tests/mutants.txt is
+#     FILE | SUITE | TEXT => REPLACEMENT
+# (`#` starts a comment line): TEXT must occur on exactly one line of FILE,
+# where it is replaced by REPLACEMENT; SUITE is a unit suite (CK_RUN_SUITE,
+# e.g. stats) or a shell test (t_ctrl).
+#
+# The work tree is never touched: the tree is copied to a scratch directory
+# (MUTANTS_DIR, default a new one under TMPDIR), built there once, every
+# named suite must pass on the unmutated copy, and then each mutant is
+# applied, rebuilt, its suite run, and the file put back.  A mutant is
+# killed when its suite fails; it survives when the suite passes.  Exit 0
+# when every mutant is killed; 1 when one survived, a TEXT no longer matches
+# exactly one line, a mutant does not compile, or a suite fails unmutated.
+# MUTANTS=stats,result runs only the mutants of those suites; MUTANTS_LIST=FILE
+# (a path from the top of the tree) reads another list.
+cd "$(dirname "$0")/.." || exit 1
+top=$(pwd)
+list=${MUTANTS_LIST:-tests/mutants.txt}
+[ -r "$list" ] || { echo "mutants: no $list"; exit 1; }
+. tests/lib.sh
+# the suites' deadlines and windows scale with the load, as in make check
+TFGB_TEST_SLOW=${TFGB_TEST_SLOW:-$(load_slow)}
+SLOW=$TFGB_TEST_SLOW
+export TFGB_TEST_SLOW
+t0=$(date +%s)
+
+scratch=${MUTANTS_DIR:-$(mktemp -d "${TMPDIR:-/tmp}/tfgb-mutants.XXXXXX")} || exit 1
+[ -n "$MUTANTS_DIR" ] || trap 'rm -rf "$scratch"' EXIT
+trap 'exit 1' HUP INT TERM
+# the sources as they are now (committed or not), with the objects already
+# built here so that the first build is short; -p keeps their times
+tar -cf - --exclude=./tests/out --exclude='./tfgb-*' . | (cd "$scratch" && tar -xpf -) ||
+	{ echo "mutants: cannot copy the tree to $scratch"; exit 1; }
+cd "$scratch" || exit 1
+
+build() {
+	make -j2 tfgb tests/check_tfgb >"$scratch/build.log" 2>&1 </dev/null
+}
+# run SUITE: 0 when it passes
+run() {
+	case $1 in
+	t_*) timeout $((600 * SLOW)) sh "tests/$1.sh" >"$scratch/run.log" 2>&1 </dev/null ;;
+	*) CK_RUN_SUITE=$1 CK_DEFAULT_TIMEOUT=$((60 * SLOW)) timeout $((600 * SLOW)) \
+		./tests/check_tfgb >"$scratch/run.log" 2>&1 </dev/null ;;
+	esac
+}
+# the mutants, one "file|text|replacement|suite" a line
+entries() {
+	grep -v '^[[:space:]]*\(#\|$\)' "$top/$list" | awk -F ' [|] ' -v only=",$MUTANTS," '
+		NF < 3 || split($0, a, " => ") != 2 {
+			printf "mutants: %s: not FILE | SUITE | TEXT => REPLACEMENT\n", $0 > "/dev/stderr"
+			bad = 1; next }
+		only == ",," || index(only, "," $2 ",") { print }
+		END { exit bad }'
+}
+entries >"$scratch/list" || exit 1
+
+build || { tail -n 30 "$scratch/build.log"; echo "mutants: the unmutated tree does not build"; exit 1; }
+for s in $(awk -F ' [|] ' '{ print $2 }' "$scratch/list" | sort -u); do
+	run "$s" || { tail -n 30 "$scratch/run.log"; echo "mutants: suite $s fails unmutated"; exit 1; }
+done
+
+cat >"$scratch/apply.py" <<'EOF'
+import sys
+path, line = sys.argv[1], sys.argv[2]
+text, repl = line.split(" | ", 2)[2].split(" => ")
+src = open(path).read().split("\n")
+hits = [i for i, l in enumerate(src) if text in l]
+if len(hits) != 1:
+    sys.exit("%d lines of %s have %r" % (len(hits), path, text))
+if src[hits[0]].count(text) != 1:
+    sys.exit("%r occurs more than once on %s:%d" % (text, path, hits[0] + 1))
+src[hits[0]] = src[hits[0]].replace(text, repl)
+open(path + ".mutant", "w").write("\n".join(src))
+print(hits[0] + 1)
+EOF
+n=0 killed=0 bad=0
+while IFS= read -r line; do
+	file=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $1 }')
+	n=$((n + 1))
+	# apply: TEXT on exactly one line (fixed strings, no escaping)
+	if ! at=$(/usr/bin/python3 "$scratch/apply.py" "$file" "$line" 2>"$scratch/why"); then
+		echo "STALE: $line: $(cat "$scratch/why")"
+		bad=$((bad + 1))
+		continue
+	fi
+	suite=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $2 }')
+	cp -p "$file" "$file.orig"
+	mv "$file.mutant" "$file"
+	if ! build; then
+		echo "NOBUILD: $file:$at: $line"; sed 's/^/    /' "$scratch/build.log" | grep -m 5 error
+		bad=$((bad + 1))
+	elif run "$suite"; then
+		echo "SURVIVED: $file:$at: $line"
+		bad=$((bad + 1))
+	else
+		echo "killed: $file:$at by $suite"
+		killed=$((killed + 1))
+	fi
+	# put the file back with a new time, so that make rebuilds it
+	mv "$file.orig" "$file"
+	touch "$file"
+done <"$scratch/list"
+build || { echo "mutants: the tree does not build again"; exit 1; }
+echo "mutants: $killed of $n killed, $bad survived, stale or not building, in $(($(date +%s) - t0)) s"
+[ "$bad" = 0 ] && [ "$n" -gt 0 ]
