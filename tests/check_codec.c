@@ -365,18 +365,56 @@ START_TEST(test_codec_engine_serialized_modes)
 				.timeout_ns = 2000000000ull, .stop = &stop, .label = "test",
 			};
 			struct engine_result r;
+			uint64_t want;
 			fcalls = 0;
-			ck_assert_int_eq(engine_run(&cfg, &r), 0);
+			ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err);
 			ck_assert_msg(r.errors == 0, "%s", r.err);
 			ck_assert_uint_eq(r.calls, 640);
 			ck_assert_uint_eq(r.bytes, 640 * pl.total);
-			/* one in ENGINE_SAMPLE measured calls timed its encode and decode */
-			ck_assert_uint_eq(r.ser_sampled, 640 / ENGINE_SAMPLE);
+			/* the first ENGINE_SAMPLE_FIRST measured calls, then one in
+			 * ENGINE_SAMPLE, timed their encode and decode; not the first
+			 * Echo, which checks every byte */
+			want = 0;
+			for (uint64_t k = 0; k < (method == TR_ECHO ? 639u : 640u); k++)
+				want += k < ENGINE_SAMPLE_FIRST || k % ENGINE_SAMPLE == ENGINE_SAMPLE - 1;
+			ck_assert_uint_eq(r.ser_sampled, want);
 			ck_assert_uint_gt(r.dec_ns, 0);
 			/* Echo ends with a verifying call */
 			ck_assert_uint_eq(fcalls, method == TR_ECHO ? 641 : 640);
 			engine_result_free(&r);
 		}
+	codec_arena_free(&farena);
+	codec_buf_free(&fout);
+}
+END_TEST
+
+/* A short serialized run (40 calls, as a 2 s latency run of the default
+ * payload makes) still times its encode and decode: the first
+ * ENGINE_SAMPLE_FIRST measured calls are all sampled.  One in 64 alone
+ * gave none. */
+START_TEST(test_codec_engine_short_run_sampled)
+{
+	const char *kv[] = {"payload.dtype=float32", "payload.small=12B", "payload.iovecs=5",
+	                    "payload.categories=small, medium", NULL};
+	static volatile sig_atomic_t stop;
+	struct tr_conn *conns[1] = {NULL};
+
+	make_payload(kv);
+	ck_assert_int_eq(codec_arena_init(&farena, 0), 0);
+	{
+		struct engine_cfg cfg = {
+			.ops = &fake_ops, .conns = conns, .nconns = 1, .method = TR_ECHO,
+			.mode = MODE_SERIALIZED, .dtype = job.dtype, .payload = &pl, .inflight = 1,
+			.iterations = 40, .timeout_ns = 2000000000ull, .stop = &stop, .label = "test",
+		};
+		struct engine_result r;
+		ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err);
+		/* the first call checks every byte: not sampled */
+		ck_assert_uint_eq(r.ser_sampled, ENGINE_SAMPLE_FIRST);
+		ck_assert_uint_gt(r.enc_ns, 0);
+		ck_assert_uint_gt(r.dec_ns, 0);
+		engine_result_free(&r);
+	}
 	codec_arena_free(&farena);
 	codec_buf_free(&fout);
 }
@@ -774,6 +812,7 @@ Suite *make_codec_suite(void)
 	tcase_add_test(tc_core, test_codec_check_finds_mismatch);
 	tcase_add_test(tc_core, test_codec_dtype_declared);
 	tcase_add_test(tc_core, test_codec_engine_serialized_modes);
+	tcase_add_test(tc_core, test_codec_engine_short_run_sampled);
 	tcase_add_test(tc_core, test_codec_engine_no_serialized_pull);
 	suite_add_tcase(s, tc_core);
 

@@ -34,9 +34,15 @@ static void setup(void)
 	a->ps_calls[0] = 41150;
 	a->ps_calls[1] = 41152;
 	a->ps_calls[2] = 41154;
+	a->warmup_ns = 2039000000ull;
+	a->missed = 17;
 	stats_init(&a->lat);
 	for (uint64_t v = 1000; v < 2000000; v = v * 11 / 10)
 		stats_record(&a->lat, v);
+	/* the service times: the last histogram of the blob before nruns */
+	stats_init(&a->svc);
+	for (uint64_t v = 900; v < 900000; v = v * 12 / 10)
+		stats_record(&a->svc, v);
 }
 
 static void teardown(void)
@@ -78,6 +84,9 @@ START_TEST(test_result_round_trip)
 	ck_assert_uint_eq(b->lat.sum_ns, a->lat.sum_ns);
 	ck_assert(b->lat.sumsq_ns == a->lat.sumsq_ns);
 	ck_assert(memcmp(&a->lat, &b->lat, sizeof a->lat) == 0);
+	ck_assert(memcmp(&a->svc, &b->svc, sizeof a->svc) == 0);
+	ck_assert_uint_eq(b->warmup_ns, a->warmup_ns);
+	ck_assert_uint_eq(b->missed, 17);
 }
 END_TEST
 
@@ -132,15 +141,17 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 3;
+	buf[7] = 4;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
-	/* a bucket count changed (the last, before nruns = 0): no longer sums
-	 * to the sample count */
+	/* a bucket count changed (the service times' last, before nruns = 0):
+	 * no longer sums to the sample count */
 	buf[n - 5] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	buf[n - 5] ^= 2;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
 }
 END_TEST
 
@@ -154,6 +165,7 @@ START_TEST(test_result_runs)
 		a->runs[k] = (struct wresult_run){.calls = 41150 + k * 2, .errors = k == 2,
 		                                  .bytes = (41150ull + k) * 3176488,
 		                                  .window_ns = 3333333333ull + k,
+		                                  .lat_count = k == 2 ? a->lat.count - 2 : 1,
 		                                  .lat_sum_ns = 41152ull * (80000 + k)};
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_gt(n, 0);
@@ -165,30 +177,39 @@ START_TEST(test_result_runs)
 		ck_assert_uint_eq(b->runs[k].bytes, (41150ull + k) * 3176488);
 		ck_assert_uint_eq(b->runs[k].window_ns, 3333333333ull + k);
 		ck_assert_uint_eq(b->runs[k].lat_sum_ns, 41152ull * (80000 + k));
+		ck_assert_uint_eq(b->runs[k].lat_count, k == 2 ? a->lat.count - 2 : 1);
 	}
 	/* one more call in run 2 than the total has */
 	a->runs[2].calls++;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
-	/* more runs than any job has */
+	/* one more latency in run 1 than the histogram has */
 	a->runs[2].calls--;
+	a->runs[1].lat_count++;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
-	buf[n - 3 * 40 - 4 + 2] = 0xff;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	/* more runs than any job has */
+	a->runs[1].lat_count--;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	buf[n - 3 * 48 - 4 + 2] = 0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 }
 END_TEST
 
 START_TEST(test_result_worst_case_runs_fit)
 {
-	/* every bucket, the most PS and the most runs: within the blob limit */
+	/* every bucket of both histograms, the most PS and the most runs:
+	 * within the blob limit */
 	a->nps = RESULT_PS_MAX;
 	for (unsigned i = 0; i < STATS_BUCKETS; i++)
-		a->lat.bucket[i] = 1;
-	a->lat.count = STATS_BUCKETS;
+		a->lat.bucket[i] = a->svc.bucket[i] = 1;
+	a->lat.count = a->svc.count = STATS_BUCKETS;
 	a->nruns = RESULT_RUNS_MAX;
 	for (uint32_t k = 0; k < RESULT_RUNS_MAX; k++)
 		a->runs[k] = (struct wresult_run){.calls = k ? 0 : a->calls, .errors = UINT64_MAX,
 		                                  .bytes = UINT64_MAX, .window_ns = UINT64_MAX,
+		                                  .lat_count = k ? 0 : a->lat.count,
 		                                  .lat_sum_ns = UINT64_MAX};
 	ck_assert_int_gt(wresult_encode(a, buf, RESULT_BLOB_MAX), 0);
 }
@@ -198,7 +219,7 @@ START_TEST(test_result_rejects_huge_counts)
 {
 	/* nps beyond the limit, declared in a hand-made blob */
 	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
-	size_t at = 4 * 5 + 2 + strlen(a->host) + 2 + strlen(a->err) + 9 * 8;
+	size_t at = 4 * 5 + 2 + strlen(a->host) + 2 + strlen(a->err) + 11 * 8;
 	ck_assert_uint_eq(buf[at + 3], 3); /* the nps field */
 	buf[at] = 0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);

@@ -45,11 +45,11 @@ and d["errors"] == 0 and "serialization" in d and d["serialization"]["dtype"] ==
 and d["serialization"]["sample_every"] == 64' <"$out/lat.json" ||
 		fail "latency JSON ($mode): $(cat "$out/lat.json")"
 
-	# 10 x 10 B: enough calls that some are sampled
+	# 10 x 10 B, 130 calls: the first 32 sampled, then 1 in 64 (63, 127)
 	$TFGB latency $base -s job.mode=$mode -s job.iterations=130 -s payload.categories=small \
 		>"$out/lat.json" 2>"$out/err" || fail "latency 10 x 10 B ($mode): $(cat "$out/err")"
-	json_check 'd["status"] == "ok" and d["serialization"]["sampled_calls"] > 0
-and d["serialization"]["sampled_calls"] <= d["calls"] // 64 + 1
+	json_check 'd["status"] == "ok" and d["calls"] == 130
+and 33 <= d["serialization"]["sampled_calls"] <= 34 and d["serialization"]["sample_first"] == 32
 and d["serialization"]["encode_us"] >= 0 and d["serialization"]["decode_us"] > 0' \
 		<"$out/lat.json" || fail "latency 10 x 10 B JSON ($mode): $(cat "$out/lat.json")"
 
@@ -79,7 +79,7 @@ done
 $TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=$(slow 200)ms -q \
 	-s job.mode=tensorflow -s payload.categories=small >"$out/lat.txt" 2>"$out/err" ||
 	fail "latency text: $(cat "$out/err")"
-grep -q '^# serialization (tensorflow, dtype uint8): encode [0-9.]* us, decode [0-9.]* us per call, mean of [0-9]* sampled calls (1 in 64)$' \
+grep -q '^# serialization (tensorflow, dtype uint8): encode [0-9.]* us, decode [0-9.]* us per call, mean of [0-9]* sampled calls (the first 32 of a run, then 1 in 64)$' \
 	"$out/lat.txt" || fail "no serialization line: $(cat "$out/lat.txt")"
 
 # python3-grpcio with generated classes: real messages, bad bodies, limits

@@ -69,12 +69,12 @@ struct agg {
 	int32_t *pid;            /* workers: each one's process id */
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
 	struct report_run *runs; /* repeat */
-	uint64_t *run_lat_sum, *run_window_total;
+	uint64_t *run_lat_sum, *run_lat_count, *run_window_total;
 	uint32_t *run_workers;
 	uint32_t repeat, nruns;
 	struct engine_result sum;
 	double rps, bps, rps_min, rps_max;
-	uint64_t window_total;
+	uint64_t window_total, warmup_total;
 	int bad_blobs, failed;
 	char first_err[RESULT_ERR_MAX + RESULT_HOST_MAX + 64];
 };
@@ -87,9 +87,11 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->repeat = repeat;
 	a->runs = calloc(repeat, sizeof *a->runs);
 	a->run_lat_sum = calloc(repeat, sizeof *a->run_lat_sum);
+	a->run_lat_count = calloc(repeat, sizeof *a->run_lat_count);
 	a->run_window_total = calloc(repeat, sizeof *a->run_window_total);
 	a->run_workers = calloc(repeat, sizeof *a->run_workers);
-	if (!a->runs || !a->run_lat_sum || !a->run_window_total || !a->run_workers)
+	if (!a->runs || !a->run_lat_sum || !a->run_lat_count || !a->run_window_total ||
+	    !a->run_workers)
 		return -ENOMEM;
 	a->w = malloc(sizeof *a->w);
 	a->seen = calloc(workers, 1);
@@ -99,6 +101,7 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->host = calloc(workers, sizeof *a->host);
 	a->pid = calloc(workers, sizeof *a->pid);
 	stats_init(&a->sum.lat);
+	stats_init(&a->sum.svc);
 	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid ?
 	       0 : -ENOMEM;
 }
@@ -116,6 +119,7 @@ static void agg_free(struct agg *a)
 	free(a->pid);
 	free(a->runs);
 	free(a->run_lat_sum);
+	free(a->run_lat_count);
 	free(a->run_window_total);
 	free(a->run_workers);
 }
@@ -132,6 +136,7 @@ static void agg_runs(struct agg *a, const struct wresult *w)
 		o->rps += u->window_ns ? (double)u->calls * 1e9 / (double)u->window_ns : 0.0;
 		o->bytes_per_s += u->window_ns ? (double)u->bytes * 1e9 / (double)u->window_ns : 0.0;
 		a->run_lat_sum[k] += u->lat_sum_ns;
+		a->run_lat_count[k] += u->lat_count;
 		a->run_window_total[k] += u->window_ns;
 		a->run_workers[k]++;
 		if (k + 1 > a->nruns)
@@ -145,7 +150,8 @@ static void agg_runs_finish(struct agg *a)
 {
 	for (uint32_t k = 0; k < a->nruns; k++) {
 		struct report_run *o = &a->runs[k];
-		o->avg_us = o->calls ? (double)a->run_lat_sum[k] / (double)o->calls / 1e3 : 0.0;
+		o->avg_us = a->run_lat_count[k] ?
+		            (double)a->run_lat_sum[k] / (double)a->run_lat_count[k] / 1e3 : 0.0;
 		o->p50_us = o->p99_us = NAN;
 		o->window_ns = a->run_workers[k] ? a->run_window_total[k] / a->run_workers[k] : 0;
 	}
@@ -182,11 +188,14 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	a->sum.warmup_calls += w->warmup_calls;
 	a->sum.bytes += w->bytes;
 	a->sum.offered += w->offered;
+	a->sum.missed += w->missed;
+	a->warmup_total += w->warmup_ns;
 	a->sum.ser_sampled += w->ser_sampled;
 	a->sum.enc_ns += w->enc_ns;
 	a->sum.dec_ns += w->dec_ns;
 	a->window_total += w->window_ns;
 	stats_merge(&a->sum.lat, &w->lat);
+	stats_merge(&a->sum.svc, &w->svc);
 	agg_runs(a, w);
 	if (w->end != ENGINE_DONE && !a->failed) {
 		a->failed = 1;
@@ -245,6 +254,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	if (a.bad_blobs && !why[0])
 		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
 	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
+	a.sum.warmup_ns = a.reported ? a.warmup_total / a.reported : 0;
 	agg_runs_finish(&a);
 	{
 		struct report_tput tp = {
@@ -275,10 +285,16 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 			goto out;
 		}
 	}
-	if (why[0])
+	if (why[0]) {
 		tfgb_error("%s: incomplete: %s", t->cmd, why);
-	else
+	} else {
+		/* a finding, not a failure: the run measured what it was asked */
+		if (engine_saturated(a.sum.calls, a.sum.offered, a.sum.missed))
+			tfgb_error("%s: saturated: %llu of %llu offered calls completed in the window, "
+			           "%llu missed", t->cmd, (unsigned long long)a.sum.calls,
+			           (unsigned long long)a.sum.offered, (unsigned long long)a.sum.missed);
 		status = TFGB_EXIT_OK;
+	}
 out:
 	free(ps);
 	payload_free(&p);

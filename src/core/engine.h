@@ -1,10 +1,38 @@
-/* engine.h - the closed-loop call engine shared by every benchmark.
+/* engine.h - the call engine shared by every benchmark.
  *
- * The engine keeps `inflight` calls outstanding on each connection, runs a
+ * The engine keeps `inflight` calls outstanding on each connection (closed
+ * loop) or starts calls on a schedule (open loop, cfg->rate > 0), runs a
  * warm-up whose calls are discarded, then a measured window (a duration or
- * a number of calls), and records each measured call's latency.  A call is
- * measured when it starts inside the window; calls still in flight when a
- * time window closes are drained and not counted.
+ * a number of calls).
+ *
+ * What is counted (the rates' numerator, res->calls and res->bytes) and
+ * what is timed (the latency histogram, res->lat) are two different sets:
+ *  - A window of time ([job] duration) counts every call that completes
+ *    inside it, whenever it started: the warm-up runs straight into the
+ *    window with its calls outstanding, and the calls outstanding when the
+ *    window closes are drained, timed but not counted.  In a steady state
+ *    the calls carried in at the start make up for those carried out at the
+ *    end, so calls / window does not depend on the window's length, however
+ *    many calls are in flight (a window that starts with nothing in flight,
+ *    no warm-up, still includes the pipeline's fill).
+ *  - A window of calls ([job] iterations) starts with nothing outstanding
+ *    (the warm-up is drained first), starts exactly `iterations` measured
+ *    calls, and ends at the last one's completion: the window of messages of
+ *    osu_bw, fill and wait for the last included.
+ *  - Latencies are those of the measured calls: the calls started inside a
+ *    window (open loop: whose intended start lies inside it), drained ones
+ *    included, so res->lat.count may differ from res->calls by about the
+ *    calls in flight.
+ *
+ * Open loop (wrk2's design): the measured schedule starts afresh when the
+ * window opens (calls the warm-up could not start are dropped; its
+ * outstanding ones complete uncounted).  A call whose connection has no
+ * idle slot goes out late; its latency runs from its intended start
+ * (res->lat, corrected for coordinated omission) and its service time from
+ * its actual start (res->svc, uncorrected).  When the window closes, the
+ * calls intended inside it and not yet started are still started, late,
+ * for at most min(timeout, duration); those left are res->missed.
+ * res->offered counts the calls intended inside the window.
  *
  * The timed path (submit, reap, check, record) makes no allocation, no
  * copy (except the reply copy that verification and Ack need), no logging
@@ -14,25 +42,30 @@
  * becomes EchoTensor and Ack becomes AckTensor; each call's request is
  * encoded after its start time is taken and its reply decoded and checked
  * before its end time is taken, so both costs are inside its latency.
- * One call in ENGINE_SAMPLE also times its encode and its decode on their
- * own (three more clock reads) for the report's serialization figures.
+ * The first ENGINE_SAMPLE_FIRST measured calls of each run, then one in
+ * ENGINE_SAMPLE, also time their encode and decode on their own (three
+ * more clock reads) for the report's serialization figures.
  *
  * Repeats (cfg->repeat = N > 1): after the one warm-up the measured window
- * runs N times back to back on the same connections, each drained before
- * the next starts (so a run counts exactly the calls it started and
- * finished, as a separate run would).  Each run's latencies go to a run
- * histogram, summarised into res->runs[k] and merged into res->lat at the
- * run's end: the timed path records into one histogram as with one run.
+ * runs N times back to back on the same connections.  Windows of time
+ * follow each other without a pause, calls in flight across the boundary
+ * (a call counts in the window it completes in; its latency goes to the
+ * run it completes in, the last run's drain to the last run).  Windows of
+ * calls are each drained before the next starts.  Each run's latencies go
+ * to a run histogram, summarised into res->runs[k] and merged into
+ * res->lat at the run's end: the timed path records into one histogram as
+ * with one run.
  *
- * Intervals (cfg->interval_ns > 0): the measured calls completed in each
- * interval also go to an interval histogram; when a reap returns past the
- * interval's end, before any completion of that reap is recorded or any
- * call resubmitted, cfg->on_interval gets the finished interval and the
- * histogram is cleared.  The callback runs on the engine's thread: with
- * one call in flight (latency) no call is outstanding while it formats, so
- * its cost only delays the next call, never inflates a measured latency.
- * Intervals run on one clock from the first measured window's start,
- * across runs; the last, partial one is reported when the last run ends.
+ * Intervals (cfg->interval_ns > 0): the calls completed in each interval
+ * (counted as above, and the measured ones' latencies) also go to an
+ * interval histogram; when a reap returns past the interval's end, before
+ * any completion of that reap is recorded or any call resubmitted,
+ * cfg->on_interval gets the finished interval and the histogram is
+ * cleared.  The callback runs on the engine's thread: with one call in
+ * flight (latency) no call is outstanding while it formats, so its cost
+ * only delays the next call, never inflates a measured latency.  Intervals
+ * run on one clock from the first measured window's start, across runs;
+ * the last, partial one is reported when the last run ends.
  */
 #ifndef TFGB_ENGINE_H
 #define TFGB_ENGINE_H
@@ -55,7 +88,8 @@ struct engine_interval {
 /* One run of a repeated window: its own counts and latency figures. */
 struct engine_run_fig {
 	uint64_t calls, errors, bytes, window_ns, offered;
-	uint64_t lat_sum_ns;         /* of its `calls` latencies: means merge exactly */
+	uint64_t lat_count;          /* latencies recorded in it (not always `calls`) */
+	uint64_t lat_sum_ns;         /* of those latencies: means merge exactly */
 	uint64_t min_ns, p50_ns, p90_ns, p99_ns, p999_ns, max_ns;
 };
 
@@ -101,18 +135,28 @@ enum engine_end {
 #define ENGINE_ERR_MAX 512
 #define ENGINE_REPEAT_MAX 1000
 
-/* Serialized modes: one call in this many has its encode and decode timed. */
+/* Serialized modes: the first ENGINE_SAMPLE_FIRST measured calls of each
+ * run, then one call in ENGINE_SAMPLE, have their encode and decode timed. */
+#define ENGINE_SAMPLE_FIRST 32
 #define ENGINE_SAMPLE 64
 
+/* Open loop: saturated when the calls completed in the window fall more
+ * than this many percent short of the calls offered, or any was missed. */
+#define ENGINE_SAT_TOL_PCT 5
+
 struct engine_result {
-	struct stats lat;            /* measured calls only */
-	uint64_t calls;              /* measured calls completed OK */
+	struct stats lat;            /* measured calls only (open loop: from intended start) */
+	struct stats svc;            /* open loop: their service times, from the actual
+	                              * start (uncorrected); empty in a closed loop */
+	uint64_t calls;              /* calls completed OK inside the window(s) */
 	uint64_t errors;             /* calls that failed (status or check) */
-	uint64_t warmup_calls;
-	uint64_t bytes;              /* payload bytes moved by measured calls */
-	uint64_t window_ns;          /* length of the measured window */
+	uint64_t warmup_calls;       /* calls started in the warm-up and completed OK */
+	uint64_t warmup_ns;          /* the warm-up as run (shorter when stopped in it) */
+	uint64_t bytes;              /* payload bytes of the `calls` */
+	uint64_t window_ns;          /* length of the measured window(s) */
 	uint64_t offered;            /* open loop: calls due inside the window; else 0 */
-	uint64_t *conn_calls;        /* measured calls per connection (nconns) */
+	uint64_t missed;             /* open loop: of those, never started (see above) */
+	uint64_t *conn_calls;        /* counted calls per connection (nconns) */
 	/* serialized modes: the sampled measured calls, and the sums of their
 	 * encode and decode times; all 0 in non-serialized mode */
 	uint64_t ser_sampled, enc_ns, dec_ns;
@@ -135,5 +179,10 @@ void engine_result_free(struct engine_result *res);
 /* Calls per second and payload bytes per second of a result. */
 double engine_rate(const struct engine_result *res);
 double engine_bytes_per_s(const struct engine_result *res);
+
+/* Open loop: 1 when `calls` completed fall more than ENGINE_SAT_TOL_PCT
+ * percent short of `offered`, or `missed` > 0; 0 otherwise (and always
+ * in a closed loop, offered 0). */
+int engine_saturated(uint64_t calls, uint64_t offered, uint64_t missed);
 
 #endif

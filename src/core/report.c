@@ -9,18 +9,53 @@
 #include "json.h"
 #include "tfgb.h"
 
+/* failed, interrupted, incomplete, saturated (an open loop the servers
+ * could not keep up with: engine_saturated), ok: the first that applies */
 static const char *status_of(const struct report *r)
 {
 	const struct engine_result *res = r->res;
 
 	if (r->tput && r->tput->incomplete && res->end == ENGINE_DONE)
 		return "incomplete";
+	if (res->end == ENGINE_DONE && engine_saturated(res->calls, res->offered, res->missed))
+		return "saturated";
 	return res->end == ENGINE_DONE ? "ok" : res->end == ENGINE_INTERRUPTED ? "interrupted" :
 	       "failed";
 }
 
+/* The latencies' figures, in microseconds. */
+struct lat_us {
+	double min, avg, p50, p90, p99, p999, max, sd;
+};
+
+static void lat_us_of(const struct stats *s, struct lat_us *l)
+{
+	l->min = s->count ? (double)s->min_ns / 1e3 : 0;
+	l->avg = stats_mean(s) / 1e3;
+	l->p50 = (double)stats_quantile(s, 0.50) / 1e3;
+	l->p90 = (double)stats_quantile(s, 0.90) / 1e3;
+	l->p99 = (double)stats_quantile(s, 0.99) / 1e3;
+	l->p999 = (double)stats_quantile(s, 0.999) / 1e3;
+	l->max = (double)s->max_ns / 1e3;
+	l->sd = stats_stddev(s) / 1e3;
+}
+
+static void lat_json(struct json *w, const char *name, const struct lat_us *l)
+{
+	json_obj_begin(w, name);
+	json_f64(w, "min", l->min, 3);
+	json_f64(w, "avg", l->avg, 3);
+	json_f64(w, "p50", l->p50, 3);
+	json_f64(w, "p90", l->p90, 3);
+	json_f64(w, "p99", l->p99, 3);
+	json_f64(w, "p999", l->p999, 3);
+	json_f64(w, "max", l->max, 3);
+	json_f64(w, "stddev", l->sd, 3);
+	json_obj_end(w);
+}
+
 struct figures {
-	double min, avg, p50, p90, p99, p999, max, sd; /* microseconds */
+	struct lat_us lat;
 	double rps, mbps, mibps;
 	int ser;                /* a serialized mode: the serialization figures apply */
 	uint64_t sampled;       /* calls whose encode and decode were timed */
@@ -33,14 +68,7 @@ static void figures_of(const struct report *r, struct figures *f)
 	const struct stats *s = &res->lat;
 	double bps = r->tput ? r->tput->bytes_per_s : engine_bytes_per_s(res);
 
-	f->min = s->count ? (double)s->min_ns / 1e3 : 0;
-	f->avg = stats_mean(s) / 1e3;
-	f->p50 = (double)stats_quantile(s, 0.50) / 1e3;
-	f->p90 = (double)stats_quantile(s, 0.90) / 1e3;
-	f->p99 = (double)stats_quantile(s, 0.99) / 1e3;
-	f->p999 = (double)stats_quantile(s, 0.999) / 1e3;
-	f->max = (double)s->max_ns / 1e3;
-	f->sd = stats_stddev(s) / 1e3;
+	lat_us_of(s, &f->lat);
 	f->rps = r->tput ? r->tput->rps : engine_rate(res);
 	f->mbps = bps / 1e6;
 	f->mibps = bps / (1024.0 * 1024.0);
@@ -193,7 +221,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	const struct job *j = r->job;
 	const struct payload *p = r->payload;
 	const struct engine_result *res = r->res;
-	char ps[300], dur[32];
+	char ps[300], dur[64];
 
 	fprintf(f, "# %s (tfgb %s, %s)\n", r->benchmark, TFGB_VERSION, r->transport_version);
 	opt_format_hostport(&r->ps[0], ps, sizeof ps);
@@ -203,13 +231,21 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
 	        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],
 	        p->count[CAT_MEDIUM], p->count[CAT_LARGE], p->total);
-	opt_format_duration(j->warmup_ns, dur, sizeof dur);
+	/* the warm-up as run: cut short when stopped in it */
+	if (res->warmup_ns < j->warmup_ns) {
+		opt_format_duration(j->warmup_ns, dur, sizeof dur);
+		snprintf(dur + strlen(dur), sizeof dur - strlen(dur), " asked, %.3fs run",
+		         (double)res->warmup_ns / 1e9);
+	} else {
+		snprintf(dur, sizeof dur, "%.3fs", (double)res->warmup_ns / 1e9);
+	}
 	fprintf(f, "# warm-up %s (%" PRIu64 " calls), measured %.3fs, inflight %d\n",
 	        dur, res->warmup_calls, (double)res->window_ns / 1e9, r->inflight);
 	if (g->ser && g->sampled)
 		fprintf(f, "# serialization (%s, dtype %s): encode %.2f us, decode %.2f us per call, "
-		        "mean of %" PRIu64 " sampled calls (1 in %d)\n", job_mode_name(j->mode),
-		        job_dtype_name(j->dtype), g->enc_us, g->dec_us, g->sampled, ENGINE_SAMPLE);
+		        "mean of %" PRIu64 " sampled calls (the first %d of a run, then 1 in %d)\n",
+		        job_mode_name(j->mode), job_dtype_name(j->dtype), g->enc_us, g->dec_us,
+		        g->sampled, ENGINE_SAMPLE_FIRST, ENGINE_SAMPLE);
 	else if (g->ser)
 		fprintf(f, "# serialization (%s, dtype %s): not measured, no sampled calls\n",
 		        job_mode_name(j->mode), job_dtype_name(j->dtype));
@@ -220,6 +256,18 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		if (tp->offered_rps > 0)
 			fprintf(f, ", open loop %s: offered %.1f rpc/s, achieved %.1f rpc/s",
 			        job_arrival_name(j->arrival), tp->offered_rps, tp->rps);
+		if (tp->offered_rps > 0) {
+			struct lat_us u;
+			lat_us_of(&res->svc, &u);
+			fprintf(f, "\n# open loop: %" PRIu64 " calls offered in the window, %" PRIu64
+			        " completed in it, %" PRIu64 " missed%s",
+			        res->offered, res->calls, res->missed,
+			        engine_saturated(res->calls, res->offered, res->missed) ?
+			        ": SATURATED, the servers did not keep up" : "");
+			fprintf(f, "\n# service time (uncorrected, from the actual start): p50 %.2f us, "
+			        "p99 %.2f us, max %.2f us; the table's latencies run from the intended "
+			        "start", u.p50, u.p99, u.max);
+		}
 		fprintf(f, "\n# per-PS calls:");
 		for (uint32_t i = 0; i < tp->nps; i++)
 			fprintf(f, " %" PRIu64, tp->per_ps[i]);
@@ -240,8 +288,9 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	        "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us", "max_us",
 	        "stddev_us", "rpc/s", "MB/s", "MiB/s");
 	fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
-	        "%10.2f %12.1f %10.2f %10.2f\n", res->calls, res->errors, g->min, g->avg, g->p50,
-	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps);
+	        "%10.2f %12.1f %10.2f %10.2f\n", res->calls, res->errors, g->lat.min, g->lat.avg,
+	        g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999, g->lat.max, g->lat.sd, g->rps,
+	        g->mbps, g->mibps);
 	if (repeated(r))
 		rep_text(r, f);
 }
@@ -258,9 +307,10 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64
 	        ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,", r->command,
 	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
-	        r->payload->n, r->payload->total, r->inflight, (double)j->warmup_ns / 1e9,
-	        (double)res->window_ns / 1e9, res->calls, res->errors, g->min, g->avg, g->p50,
-	        g->p90, g->p99, g->p999, g->max, g->sd, g->rps, g->mbps, g->mibps);
+	        r->payload->n, r->payload->total, r->inflight, (double)res->warmup_ns / 1e9,
+	        (double)res->window_ns / 1e9, res->calls, res->errors, g->lat.min, g->lat.avg,
+	        g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999, g->lat.max, g->lat.sd, g->rps,
+	        g->mbps, g->mibps);
 	/* empty in non-serialized mode, and when no call was sampled */
 	if (g->ser && g->sampled)
 		fprintf(f, "%.3f,%.3f,%" PRIu64 ",", g->enc_us, g->dec_us, g->sampled);
@@ -320,21 +370,12 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_arr_end(&w);
 	json_obj_end(&w);
 	json_i64(&w, "inflight", r->inflight);
-	json_f64(&w, "warmup_s", (double)j->warmup_ns / 1e9, 3);
+	json_f64(&w, "warmup_s", (double)res->warmup_ns / 1e9, 3); /* as run */
 	json_f64(&w, "duration_s", (double)res->window_ns / 1e9, 6);
 	json_u64(&w, "warmup_calls", res->warmup_calls);
 	json_u64(&w, "calls", res->calls);
 	json_u64(&w, "errors", res->errors);
-	json_obj_begin(&w, "latency_us");
-	json_f64(&w, "min", g->min, 3);
-	json_f64(&w, "avg", g->avg, 3);
-	json_f64(&w, "p50", g->p50, 3);
-	json_f64(&w, "p90", g->p90, 3);
-	json_f64(&w, "p99", g->p99, 3);
-	json_f64(&w, "p999", g->p999, 3);
-	json_f64(&w, "max", g->max, 3);
-	json_f64(&w, "stddev", g->sd, 3);
-	json_obj_end(&w);
+	lat_json(&w, "latency_us", &g->lat);
 	json_f64(&w, "rpc_per_s", g->rps, 2);
 	json_f64(&w, "MBps", g->mbps, 3);
 	json_f64(&w, "MiBps", g->mibps, 3);
@@ -351,6 +392,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 			json_null(&w, "decode_us");
 		}
 		json_u64(&w, "sampled_calls", g->sampled);
+		json_u64(&w, "sample_first", ENGINE_SAMPLE_FIRST);
 		json_u64(&w, "sample_every", ENGINE_SAMPLE);
 		json_obj_end(&w);
 	}
@@ -395,8 +437,16 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_f64(&w, "worker_rpc_per_s_min", tp->rps_min, 2);
 		json_f64(&w, "worker_rpc_per_s_max", tp->rps_max, 2);
 		if (tp->offered_rps > 0) {
+			struct lat_us u;
 			json_str(&w, "arrival", job_arrival_name(j->arrival));
 			json_f64(&w, "offered_rpc_per_s", tp->offered_rps, 2);
+			json_u64(&w, "offered_calls", res->offered);
+			json_u64(&w, "missed_calls", res->missed);
+			json_bool(&w, "saturated",
+			          engine_saturated(res->calls, res->offered, res->missed));
+			json_u64(&w, "saturation_tolerance_pct", ENGINE_SAT_TOL_PCT);
+			lat_us_of(&res->svc, &u);
+			lat_json(&w, "service_time_us", &u);
 		}
 		json_bool(&w, "incomplete", tp->incomplete);
 		if (tp->note)

@@ -1,16 +1,20 @@
 /* result.c - a worker's figures in a bounded, checked binary form.
  *
  * Layout, all integers big-endian:
- *   u32 magic "TFGR", u32 version 3, u32 worker, i32 pid, i32 end,
+ *   u32 magic "TFGR", u32 version 4, u32 worker, i32 pid, i32 end,
  *   u16 hostlen + host, u16 errlen + err,
  *   u64 calls, errors, warmup_calls, bytes, window_ns, offered,
+ *   u64 warmup_ns, missed,
  *   u64 ser_sampled, enc_ns, dec_ns,
  *   u32 nps + nps x u64 ps_calls,
- *   u64 count, min_ns, max_ns, sum_ns, sumsq_hi, sumsq_lo,
- *   u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
- *   u32 nruns + nruns x {u64 calls, errors, bytes, window_ns, lat_sum_ns}
- *     (version 3: [job] repeat; nruns <= RESULT_RUNS_MAX, 0 for one run,
- *     else the runs' calls add up to calls).
+ *   histogram lat, histogram svc, each:
+ *     u64 count, min_ns, max_ns, sum_ns, sumsq_hi, sumsq_lo,
+ *     u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
+ *   u32 nruns + nruns x {u64 calls, errors, bytes, window_ns, lat_count,
+ *     lat_sum_ns} (nruns <= RESULT_RUNS_MAX, 0 for one run, else the runs'
+ *     calls add up to calls and their lat_count to lat's count).
+ * Version 4 added warmup_ns, missed, svc and the runs' lat_count (issue 13:
+ * calls are counted by completion, latencies per started call).
  */
 #include "result.h"
 
@@ -19,7 +23,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 3u
+#define RESULT_VERSION 4u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -38,6 +42,8 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 	r->bytes = res->bytes;
 	r->window_ns = res->window_ns;
 	r->offered = res->offered;
+	r->warmup_ns = res->warmup_ns;
+	r->missed = res->missed;
 	r->ser_sampled = res->ser_sampled;
 	r->enc_ns = res->enc_ns;
 	r->dec_ns = res->dec_ns;
@@ -45,12 +51,14 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 	for (uint32_t i = 0; i < r->nps; i++)
 		r->ps_calls[i] = res->conn_calls ? res->conn_calls[i] : 0;
 	r->lat = res->lat;
+	r->svc = res->svc;
 	if (res->nruns > 1 && res->runs) {
 		r->nruns = res->nruns > RESULT_RUNS_MAX ? RESULT_RUNS_MAX : res->nruns;
 		for (uint32_t k = 0; k < r->nruns; k++)
 			r->runs[k] = (struct wresult_run){
 				.calls = res->runs[k].calls, .errors = res->runs[k].errors,
 				.bytes = res->runs[k].bytes, .window_ns = res->runs[k].window_ns,
+				.lat_count = res->runs[k].lat_count,
 				.lat_sum_ns = res->runs[k].lat_sum_ns,
 			};
 	}
@@ -86,10 +94,30 @@ static void put_str(struct wbuf *w, const char *s, size_t max)
 	w->len += n;
 }
 
+/* A histogram, its buckets sparse. */
+static void put_stats(struct wbuf *w, const struct stats *s)
+{
+	uint32_t nb = 0;
+
+	put(w, s->count, 8);
+	put(w, s->min_ns, 8);
+	put(w, s->max_ns, 8);
+	put(w, s->sum_ns, 8);
+	put(w, (uint64_t)(s->sumsq_ns >> 64), 8);
+	put(w, (uint64_t)s->sumsq_ns, 8);
+	for (unsigned i = 0; i < STATS_BUCKETS; i++)
+		nb += s->bucket[i] != 0;
+	put(w, nb, 4);
+	for (unsigned i = 0; i < STATS_BUCKETS; i++)
+		if (s->bucket[i]) {
+			put(w, i, 4);
+			put(w, s->bucket[i], 8);
+		}
+}
+
 long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 {
 	struct wbuf w = {buf, 0, cap, 0};
-	uint32_t nb = 0;
 
 	put(&w, RESULT_MAGIC, 4);
 	put(&w, RESULT_VERSION, 4);
@@ -104,32 +132,23 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	put(&w, r->bytes, 8);
 	put(&w, r->window_ns, 8);
 	put(&w, r->offered, 8);
+	put(&w, r->warmup_ns, 8);
+	put(&w, r->missed, 8);
 	put(&w, r->ser_sampled, 8);
 	put(&w, r->enc_ns, 8);
 	put(&w, r->dec_ns, 8);
 	put(&w, r->nps, 4);
 	for (uint32_t i = 0; i < r->nps && i < RESULT_PS_MAX; i++)
 		put(&w, r->ps_calls[i], 8);
-	put(&w, r->lat.count, 8);
-	put(&w, r->lat.min_ns, 8);
-	put(&w, r->lat.max_ns, 8);
-	put(&w, r->lat.sum_ns, 8);
-	put(&w, (uint64_t)(r->lat.sumsq_ns >> 64), 8);
-	put(&w, (uint64_t)r->lat.sumsq_ns, 8);
-	for (unsigned i = 0; i < STATS_BUCKETS; i++)
-		nb += r->lat.bucket[i] != 0;
-	put(&w, nb, 4);
-	for (unsigned i = 0; i < STATS_BUCKETS; i++)
-		if (r->lat.bucket[i]) {
-			put(&w, i, 4);
-			put(&w, r->lat.bucket[i], 8);
-		}
+	put_stats(&w, &r->lat);
+	put_stats(&w, &r->svc);
 	put(&w, r->nruns, 4);
 	for (uint32_t k = 0; k < r->nruns && k < RESULT_RUNS_MAX; k++) {
 		put(&w, r->runs[k].calls, 8);
 		put(&w, r->runs[k].errors, 8);
 		put(&w, r->runs[k].bytes, 8);
 		put(&w, r->runs[k].window_ns, 8);
+		put(&w, r->runs[k].lat_count, 8);
 		put(&w, r->runs[k].lat_sum_ns, 8);
 	}
 	return w.over ? -1 : (long)w.len;
@@ -170,16 +189,51 @@ static void get_str(struct rbuf *b, char *dst, size_t max)
 	b->at += n;
 }
 
+/* A histogram: buckets in increasing order, none empty, adding up to the
+ * count; min <= max when not empty.  Returns 0 or -1. */
+static int get_stats(struct rbuf *b, struct stats *s)
+{
+	uint64_t hi, lo, total = 0;
+	uint32_t nb, last = 0;
+
+	stats_init(s);
+	s->count = get(b, 8);
+	s->min_ns = get(b, 8);
+	s->max_ns = get(b, 8);
+	s->sum_ns = get(b, 8);
+	hi = get(b, 8);
+	lo = get(b, 8);
+	s->sumsq_ns = (unsigned __int128)hi << 64 | lo;
+	nb = (uint32_t)get(b, 4);
+	if (b->bad || nb > STATS_BUCKETS)
+		return -1;
+	for (uint32_t k = 0; k < nb; k++) {
+		uint32_t i = (uint32_t)get(b, 4);
+		uint64_t c = get(b, 8);
+		if (b->bad || i >= STATS_BUCKETS || (k && i <= last) || c == 0 ||
+		    c > UINT64_MAX - total)
+			return -1;
+		s->bucket[i] = c;
+		total += c;
+		last = i;
+	}
+	if (b->bad || total != s->count || (s->count && s->min_ns > s->max_ns))
+		return -1;
+	if (!s->count)
+		s->min_ns = UINT64_MAX;
+	return 0;
+}
+
 int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 {
 	struct rbuf b = {buf, len, 0, 0};
-	uint64_t hi, lo, total = 0, run_calls = 0;
-	uint32_t nb, last = 0;
+	uint64_t run_calls = 0, run_lats = 0;
 
 	if (len > RESULT_BLOB_MAX)
 		return -1;
 	memset(r, 0, offsetof(struct wresult, ps_calls));
 	stats_init(&r->lat);
+	stats_init(&r->svc);
 	if (get(&b, 4) != RESULT_MAGIC || get(&b, 4) != RESULT_VERSION)
 		return -1;
 	r->worker = (uint32_t)get(&b, 4);
@@ -195,6 +249,8 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	r->bytes = get(&b, 8);
 	r->window_ns = get(&b, 8);
 	r->offered = get(&b, 8);
+	r->warmup_ns = get(&b, 8);
+	r->missed = get(&b, 8);
 	r->ser_sampled = get(&b, 8);
 	r->enc_ns = get(&b, 8);
 	r->dec_ns = get(&b, 8);
@@ -203,27 +259,7 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 		return -1;
 	for (uint32_t i = 0; i < r->nps; i++)
 		r->ps_calls[i] = get(&b, 8);
-	r->lat.count = get(&b, 8);
-	r->lat.min_ns = get(&b, 8);
-	r->lat.max_ns = get(&b, 8);
-	r->lat.sum_ns = get(&b, 8);
-	hi = get(&b, 8);
-	lo = get(&b, 8);
-	r->lat.sumsq_ns = (unsigned __int128)hi << 64 | lo;
-	nb = (uint32_t)get(&b, 4);
-	if (b.bad || nb > STATS_BUCKETS)
-		return -1;
-	for (uint32_t k = 0; k < nb; k++) {
-		uint32_t i = (uint32_t)get(&b, 4);
-		uint64_t c = get(&b, 8);
-		if (b.bad || i >= STATS_BUCKETS || (k && i <= last) || c == 0 ||
-		    c > UINT64_MAX - total)
-			return -1;
-		r->lat.bucket[i] = c;
-		total += c;
-		last = i;
-	}
-	if (b.bad || total != r->lat.count)
+	if (get_stats(&b, &r->lat) < 0 || get_stats(&b, &r->svc) < 0)
 		return -1;
 	r->nruns = (uint32_t)get(&b, 4);
 	if (b.bad || r->nruns > RESULT_RUNS_MAX)
@@ -234,16 +270,15 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 		u->errors = get(&b, 8);
 		u->bytes = get(&b, 8);
 		u->window_ns = get(&b, 8);
+		u->lat_count = get(&b, 8);
 		u->lat_sum_ns = get(&b, 8);
-		if (u->calls > UINT64_MAX - run_calls)
+		if (u->calls > UINT64_MAX - run_calls || u->lat_count > UINT64_MAX - run_lats)
 			return -1;
 		run_calls += u->calls;
+		run_lats += u->lat_count;
 	}
-	if (b.bad || b.at != len || (r->nruns && run_calls != r->calls))
+	if (b.bad || b.at != len ||
+	    (r->nruns && (run_calls != r->calls || run_lats != r->lat.count)))
 		return -1;
-	if (r->lat.count && r->lat.min_ns > r->lat.max_ns)
-		return -1;
-	if (!r->lat.count)
-		r->lat.min_ns = UINT64_MAX;
 	return 0;
 }

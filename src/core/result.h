@@ -18,13 +18,14 @@
 #define RESULT_ERR_MAX 256
 #define RESULT_HOST_MAX 64
 #define RESULT_PS_MAX 4096
-#define RESULT_BLOB_MAX (200u << 10)
+#define RESULT_BLOB_MAX (256u << 10) /* CTRL_BLOB_MAX: the worst case fits */
 #define RESULT_RUNS_MAX ENGINE_REPEAT_MAX
 
 /* One run of a repeated window ([job] repeat): what the aggregate of run k
- * needs from each worker.  Its latencies' count is `calls`. */
+ * needs from each worker: the calls completed in its window, and the count
+ * and sum of the latencies recorded in it. */
 struct wresult_run {
-	uint64_t calls, errors, bytes, window_ns, lat_sum_ns;
+	uint64_t calls, errors, bytes, window_ns, lat_count, lat_sum_ns;
 };
 
 struct wresult {
@@ -35,12 +36,15 @@ struct wresult {
 	char err[RESULT_ERR_MAX];
 	uint64_t calls, errors, warmup_calls, bytes, window_ns;
 	uint64_t offered;            /* open loop: calls due in the window, else 0 */
+	uint64_t warmup_ns;          /* the warm-up as run */
+	uint64_t missed;             /* open loop: calls due in the window never started */
 	uint64_t ser_sampled;        /* serialized modes: calls whose encode/decode were timed */
 	uint64_t enc_ns, dec_ns;     /* ... and the sums of those times; 0 otherwise */
 	uint32_t nps;
 	uint32_t nruns;              /* 0 (one run, nothing more to say) .. RESULT_RUNS_MAX */
 	uint64_t ps_calls[RESULT_PS_MAX];
 	struct stats lat;
+	struct stats svc;            /* open loop: service times; empty otherwise */
 	struct wresult_run runs[RESULT_RUNS_MAX]; /* nruns filled; their calls sum to calls */
 };
 

@@ -6,9 +6,9 @@
  * size so that ASan sees any read past it:
  *   - wresult_decode is deterministic and, on failure, returns -1;
  *   - what decodes is sane: host and err NUL-terminated within their
- *     arrays, end a valid enum engine_end, nps <= RESULT_PS_MAX, the
- *     histogram's buckets add up to its count, min <= max when count > 0,
- *     nruns <= RESULT_RUNS_MAX;
+ *     arrays, end a valid enum engine_end, nps <= RESULT_PS_MAX, each
+ *     histogram's (latencies, service times) buckets add up to its count,
+ *     min <= max when count > 0, nruns <= RESULT_RUNS_MAX;
  *   - it encodes (wresult_encode) within RESULT_BLOB_MAX, the encoding
  *     decodes to the same result, and encoding that again gives the same
  *     bytes (the encoding is canonical);
@@ -35,9 +35,10 @@ static int same_result(const struct wresult *a, const struct wresult *b)
 	       a->end == b->end && !strcmp(a->err, b->err) && a->calls == b->calls &&
 	       a->errors == b->errors && a->warmup_calls == b->warmup_calls &&
 	       a->bytes == b->bytes && a->window_ns == b->window_ns && a->offered == b->offered &&
-	       a->nps == b->nps &&
+	       a->warmup_ns == b->warmup_ns && a->missed == b->missed && a->nps == b->nps &&
 	       !memcmp(a->ps_calls, b->ps_calls, a->nps * sizeof a->ps_calls[0]) &&
-	       !memcmp(&a->lat, &b->lat, sizeof a->lat) && a->nruns == b->nruns &&
+	       !memcmp(&a->lat, &b->lat, sizeof a->lat) &&
+	       !memcmp(&a->svc, &b->svc, sizeof a->svc) && a->nruns == b->nruns &&
 	       !memcmp(a->runs, b->runs, a->nruns * sizeof a->runs[0]);
 }
 
@@ -78,6 +79,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	CHECK(total == r1.lat.count);
 	CHECK(!r1.lat.count || r1.lat.min_ns <= r1.lat.max_ns);
+	total = 0;
+	for (unsigned i = 0; i < STATS_BUCKETS; i++) {
+		CHECK(r1.svc.bucket[i] <= UINT64_MAX - total);
+		total += r1.svc.bucket[i];
+	}
+	CHECK(total == r1.svc.count);
+	CHECK(!r1.svc.count || r1.svc.min_ns <= r1.svc.max_ns);
 	CHECK(same_result(&r1, &r2));
 
 	n1 = wresult_encode(&r1, enc1, sizeof enc1);
