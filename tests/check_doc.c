@@ -1,6 +1,7 @@
 /* check_doc.c - the manual pages, conf/tfgb.ini and examples/ agree with the code.
  *
- * Every page carries the sections of STYLE.md and @VERSION@ on its .TH line;
+ * Every page carries the sections below (doc_sect1, in that order) and
+ * @VERSION@ on its .TH line;
  * every command page man/tfgb-<command>.1 lists exit statuses 0, 1 and 2
  * under EXIT STATUS (as ".TP" tags) and is named in tfgb.1's SEE ALSO.
  *
@@ -50,7 +51,7 @@ static const char *const doc_command_pages[] = {
 	DOC_SERVE1, DOC_LATENCY1, DOC_BANDWIDTH1, DOC_THROUGHPUT1, DOC_GENPAYLOAD1, NULL,
 };
 
-/* The sections of a section-1 page, in STYLE.md's order. */
+/* The sections of a section-1 page, in the order every page has them. */
 static const char *const doc_sect1[] = {
 	"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO", NULL,
 };

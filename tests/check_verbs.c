@@ -110,6 +110,7 @@ void vt_cli_open(struct vcli *v, const struct vb_opts *o, const char *const *set
 {
 	struct job_err jerr;
 	struct tr_err err = {{0}};
+	struct tr_client_cfg ccfg;
 	struct vb_opts dflt;
 
 	memset(v, 0, sizeof *v);
@@ -124,7 +125,9 @@ void vt_cli_open(struct vcli *v, const struct vb_opts *o, const char *const *set
 	ck_assert_int_eq(payload_layout(&v->j, &v->p), 0);
 	ck_assert_int_eq(payload_alloc(&v->p), 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &v->ctx, &err), 0);
-	ck_assert_msg(tr_verbs_ops.client_open(v->ctx, &v->j, &v->c, &err) == 0, "%s", err.msg);
+	tr_client_cfg_of(&v->j, &v->p, codec_wire_len(&v->p, v->j.mode, v->j.dtype), TR_ECHO,
+	                 (int)v->j.inflight, &ccfg);
+	ck_assert_msg(tr_verbs_ops.client_open(v->ctx, &ccfg, &v->c, &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(tr_verbs_client_reg(v->c, v->p.mem, v->p.mem_len), 0);
 	ck_assert_msg(tr_verbs_ops.connect(v->c, &s->addr, now_ns() + WAIT_NS, &v->k, &err) == 0,
 	              "%s", err.msg);
@@ -834,7 +837,7 @@ START_TEST(test_verbs_limits_slow_receiver)
 }
 END_TEST
 
-/* WIRE.md's statuses, and the connection goes on after each. */
+/* The statuses of proto/tfgb.proto, and the connection goes on after each. */
 START_TEST(test_verbs_limits_statuses)
 {
 	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=20000", NULL};
@@ -1098,7 +1101,8 @@ START_TEST(test_verbs_err_connect)
 	a.port = vt_free_ps_port();
 	vt_opts_sim(&o, 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(&o, &vdev_sim_ops, &ctx, &err), 0);
-	ck_assert_int_eq(tr_verbs_ops.client_open(ctx, &j, &c, &err), 0);
+	ck_assert_int_eq(tr_verbs_ops.client_open(ctx, &(struct tr_client_cfg){.inflight = 1}, &c,
+	                                          &err), 0);
 	t0 = now_ns();
 	ck_assert_int_lt(tr_verbs_ops.connect(c, &a, t0 + 300000000ull, &k, &err), 0);
 	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);

@@ -110,7 +110,8 @@ START_TEST(test_verbs_dev_gid_type_mismatch)
 	ck_assert_int_eq(job_init(&v.j), 0);
 	vt_opts_sim(&co, 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(&co, &vdev_sim_ops, &v.ctx, &err), 0);
-	ck_assert_int_eq(tr_verbs_ops.client_open(v.ctx, &v.j, &v.c, &err), 0);
+	ck_assert_int_eq(tr_verbs_ops.client_open(v.ctx, &(struct tr_client_cfg){.inflight = 1}, &v.c,
+	                                          &err), 0);
 	ck_assert_int_lt(tr_verbs_ops.connect(v.c, &s.addr, now_ns() + WAIT_NS, &v.k, &err), 0);
 	ck_assert_msg(strstr(err.msg, "GID types differ") && strstr(err.msg, "RoCE v1") &&
 	              strstr(err.msg, "RoCE v2") && strstr(err.msg, "fe80::") &&
@@ -185,7 +186,8 @@ START_TEST(test_verbs_dev_iwarp_refused)
 	ck_assert_int_eq(job_init(&j), 0);
 	vt_opts_sim(&o, 0);
 	ck_assert_int_eq(tr_verbs_ctx_new(&o, &vdev_sim_ops, &ctx, &err), 0);
-	ck_assert_int_lt(tr_verbs_ops.client_open(ctx, &j, &c, &err), 0);
+	ck_assert_int_lt(tr_verbs_ops.client_open(ctx, &(struct tr_client_cfg){.inflight = 1}, &c, &err),
+	                 0);
 	ck_assert_msg(strstr(err.msg, "'sim0' is an iWARP device") &&
 	              strstr(err.msg, "transport = socket"), "%s", err.msg);
 	memset(&err, 0, sizeof err);

@@ -28,14 +28,7 @@
 #include "place.h"
 #include "srvinfo.h"
 #include "transport.h"
-
-static volatile sig_atomic_t serve_stop;
-
-static void on_stop_signal(int sig)
-{
-	(void)sig;
-	serve_stop = 1;
-}
+#include "util.h"
 
 struct serve_ready {
 	const struct tfgb *t;
@@ -69,7 +62,7 @@ static void on_ready(void *arg)
 	                                    err, sizeof err) < 0) {
 		tfgb_error("serve: control service: %s", err);
 		r->ctrl_failed = 1;
-		serve_stop = 1;
+		tfgb_stop = 1;
 		return; /* no ready line: the descriptor is closed on the way out */
 	}
 	if (!r->t->quiet) {
@@ -176,12 +169,41 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0
 	return n;
 }
 
+/* Places this process (before the transport allocates: its buffers
+ * follow the node) and, for PS 0, the control service's address in
+ * ready->control.  TFGB_EXIT_OK or the status of the error it printed. */
+static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *control,
+                             struct serve_ready *ready)
+{
+	struct job_err jerr;
+	char err[TR_ERR_MAX];
+
+	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if (place_apply(&t->job, PLACE_PS, err, sizeof err) < 0) {
+		tfgb_error("serve: %s", err);
+		return TFGB_EXIT_FAIL;
+	}
+	/* PS 0 hosts the control service, unless a point-to-point benchmark
+	 * started this server for itself (it needs none) */
+	if (ps0 && !getenv("TFGB_NO_CONTROL")) {
+		if (cluster_control_addr(&t->job, control) < 0) {
+			tfgb_error("serve: PS 0's port %u has no port below it for the control "
+			           "service; set cluster.control", control->port);
+			return TFGB_EXIT_USAGE;
+		}
+		ready->control = control;
+	}
+	return TFGB_EXIT_OK;
+}
+
 int cmd_serve(struct tfgb *t)
 {
 	const struct tr_ops *ops;
 	struct tr_server_cfg cfg = {0};
 	struct serve_ready ready = {.t = t, .fd = -1};
-	struct sigaction sa = {.sa_handler = on_stop_signal};
 	struct opt_hostport *addrs, control;
 	struct tr_err err = {{0}};
 	struct job_err jerr;
@@ -222,33 +244,10 @@ int cmd_serve(struct tfgb *t)
 		status = -n;
 		goto out_addrs;
 	}
-	/* placed before the transport allocates: its buffers follow the node */
-	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
-		status = TFGB_EXIT_USAGE;
+	if ((status = place_and_control(t, ps0, &control, &ready)) != TFGB_EXIT_OK)
 		goto out_addrs;
-	}
-	if (place_apply(&t->job, PLACE_PS, err.msg, sizeof err.msg) < 0) {
-		tfgb_error("serve: %s", err.msg);
-		status = TFGB_EXIT_FAIL;
-		goto out_addrs;
-	}
-	/* PS 0 hosts the control service, unless a point-to-point benchmark
-	 * started this server for itself (it needs none) */
-	if (ps0 && !getenv("TFGB_NO_CONTROL")) {
-		if (cluster_control_addr(&t->job, &control) < 0) {
-			tfgb_error("serve: PS 0's port %u has no port below it for the control "
-			           "service; set cluster.control", control.port);
-			status = TFGB_EXIT_USAGE;
-			goto out_addrs;
-		}
-		ready.control = &control;
-	}
 
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
+	tfgb_catch_signals();
 
 	if (ops->init(&t->job, &ctx, &err) < 0) {
 		tfgb_error("serve: %s", err.msg);
@@ -269,7 +268,7 @@ int cmd_serve(struct tfgb *t)
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		cfg.threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
 	}
-	cfg.stop = &serve_stop;
+	cfg.stop = &tfgb_stop;
 	cfg.ready = on_ready;
 	cfg.ready_arg = &ready;
 	cfg.verbose = t->verbose;

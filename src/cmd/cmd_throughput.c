@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "codec.h"
 #include "ctrl.h"
 #include "engine.h"
 #include "limit.h"
@@ -55,6 +56,7 @@
 #include "report.h"
 #include "result.h"
 #include "srvinfo.h"
+#include "session.h"
 #include "transport.h"
 #include "util.h"
 
@@ -284,6 +286,57 @@ static void ps_allocators(const struct job *j, const struct tr_ops *ops, int com
 	ops->fini(ctx);
 }
 
+/* Prints the aggregate a of the workers' reports (why: what makes it
+ * incomplete, "" when nothing), with the resource series and the latency
+ * distribution beside it: 0, or -1 (said). */
+static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struct agg *a,
+                           const char *why, const struct opt_hostport *ps,
+                           const struct srvinfo *psinfo, const struct payload *p,
+                           const struct sysinfo_env *env, const struct monitor *mon)
+{
+	const struct job *j = &t->job;
+	uint32_t workers = a->workers;
+	int rc;
+	struct report_alloc ra = {.nworkers = workers, .nps = a->nps, .worker = a->alloc,
+	                          .ps = psinfo};
+	struct report_tput tp = {
+		.workers = workers, .reported = a->reported, .nps = a->nps, .per_ps = a->per_ps,
+		.per_worker = a->per_worker, .worker_rps = a->worker_rps,
+		.worker_host = a->host, .worker_pid = a->pid, .rps = a->rps,
+		.bytes_per_s = a->bps, .rps_min = a->rps_min, .rps_max = a->rps_max,
+		.offered_rps = (double)j->rate * workers, .incomplete = why[0] != 0,
+		.note = why[0] ? why : NULL,
+	};
+	uint64_t seen = a->sum.calls + a->sum.warmup_calls; /* every call the monitor saw */
+	struct report r = {.benchmark = "TF-gRPC-PS-Throughput", .command = t->cmd, .job = j,
+	                   .payload = p, .transport_version = ops->version(), .res = &a->sum,
+	                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
+	                   .tput = &tp, .env = env, .alloc = &ra, .mon = mon, .mon_calls = seen,
+	                   .mon_bytes = seen * p->total,
+	                   .mon_moved = seen * p->total * (j->rpc == RPC_ECHO ? 2 : 1),
+	                   .runs = a->runs, .nruns = a->nruns,
+	                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
+	                   .ivl = a->ivl, .nivl = a->nivl, .ivl_dropped = a->ivl_dropped};
+	FILE *out = tfgb_out(t);
+	if (!out)
+		return -1;
+	if (report_print(&r, out) < 0) {
+		tfgb_error("%s: out of memory writing the report", t->cmd);
+		return -1;
+	}
+	if (mon && *j->series && (rc = monitor_csv_file(mon, j->series)) < 0) {
+		tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
+		           strerror(-rc));
+		return -1;
+	}
+	if (*j->hgrm && (rc = report_hgrm_file(&r, j->hgrm)) < 0) {
+		tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
+		           j->hgrm, strerror(-rc));
+		return -1;
+	}
+	return 0;
+}
+
 /* Collects the run's reports and prints the aggregate.  `note` names a
  * process that failed (NULL if none); env and mon (stopped), when not
  * NULL, add the environment and the resources.  Returns the exit status. */
@@ -337,45 +390,8 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
 	ps_allocators(j, ops, !why[0], psinfo);
-	{
-		struct report_alloc ra = {.nworkers = workers, .nps = a.nps, .worker = a.alloc,
-		                          .ps = psinfo};
-		struct report_tput tp = {
-			.workers = workers, .reported = a.reported, .nps = a.nps, .per_ps = a.per_ps,
-			.per_worker = a.per_worker, .worker_rps = a.worker_rps,
-			.worker_host = a.host, .worker_pid = a.pid, .rps = a.rps,
-			.bytes_per_s = a.bps, .rps_min = a.rps_min, .rps_max = a.rps_max,
-			.offered_rps = (double)j->rate * workers, .incomplete = why[0] != 0,
-			.note = why[0] ? why : NULL,
-		};
-		uint64_t seen = a.sum.calls + a.sum.warmup_calls; /* every call the monitor saw */
-		struct report r = {.benchmark = "TF-gRPC-PS-Throughput", .command = t->cmd, .job = j,
-		                   .payload = &p, .transport_version = ops->version(), .res = &a.sum,
-		                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
-		                   .tput = &tp, .env = env, .alloc = &ra, .mon = mon, .mon_calls = seen,
-		                   .mon_bytes = seen * p.total,
-		                   .mon_moved = seen * p.total * (j->rpc == RPC_ECHO ? 2 : 1),
-		                   .runs = a.runs, .nruns = a.nruns,
-		                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
-		                   .ivl = a.ivl, .nivl = a.nivl, .ivl_dropped = a.ivl_dropped};
-		FILE *out = tfgb_out(t);
-		if (!out)
-			goto out;
-		if (report_print(&r, out) < 0) {
-			tfgb_error("%s: out of memory writing the report", t->cmd);
-			goto out;
-		}
-		if (mon && *j->series && (rc = monitor_csv_file(mon, j->series)) < 0) {
-			tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
-			           strerror(-rc));
-			goto out;
-		}
-		if (*j->hgrm && (rc = report_hgrm_file(&r, j->hgrm)) < 0) {
-			tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
-			           j->hgrm, strerror(-rc));
-			goto out;
-		}
-	}
+	if (print_aggregate(t, ops, &a, why, ps, psinfo, &p, env, mon) < 0)
+		goto out;
 	if (why[0]) {
 		tfgb_error("%s: incomplete: %s", t->cmd, why);
 	} else {
@@ -411,97 +427,24 @@ static int worker_count(struct tfgb *t, const struct cluster_rank *rk)
 	return rk->size > 0 ? rk->size : (int)j->workers;
 }
 
-static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk)
+/* Meets the other workers at the control service's barrier: 0, or the
+ * exit status of the error it printed. */
+static int worker_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers,
+                          uint64_t run_id, struct ctrl_client **cc)
 {
 	const struct job *j = &t->job;
-	/* the one-machine launcher collects itself; otherwise worker 0 does */
-	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
-	int workers = worker_count(t, rk), rc = TFGB_EXIT_FAIL, erc, np = (int)j->ps_count;
-	struct tr_conn **conns = NULL;
-	struct tr_client *client = NULL;
-	struct ctrl_client *cc = NULL;
-	struct engine_result res = {0};
-	struct payload p = {0};
-	struct tr_err terr = {{0}};
 	struct opt_hostport addr, caddr;
-	struct wresult *wr = NULL;
-	unsigned char *blob = NULL;
-	char err[CTRL_ERR_MAX], *text = NULL;
-	struct job_err jerr;
-	struct sysinfo_env env;
-	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
-	uint64_t run_id;
-	void *trctx = NULL;
-	long blen;
+	char err[CTRL_ERR_MAX];
+	int erc;
 
-	sysinfo_collect(&env);
-	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
-		return TFGB_EXIT_USAGE;
-	}
-
-	if (workers < 0)
-		return TFGB_EXIT_USAGE;
-	if (rk->index >= workers) {
-		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
-		           t->cmd, rk->index, rk->source, workers, workers - 1);
-		return TFGB_EXIT_USAGE;
-	}
-	/* before the payload exists: its pages come from the worker's node */
-	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
-		return TFGB_EXIT_USAGE;
-	}
-	if (place_apply(j, PLACE_WORKER, err, sizeof err) < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
-		return TFGB_EXIT_FAIL;
-	}
-	text = job_ini_public(j); /* the run id: no hash of the token goes on the wire */
-	conns = calloc((size_t)np, sizeof *conns);
-	wr = malloc(sizeof *wr);
-	blob = malloc(RESULT_BLOB_MAX);
-	if (!text || !conns || !wr || !blob || payload_layout(j, &p) < 0 || payload_alloc(&p) < 0) {
-		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
-		goto out;
-	}
-	run_id = cluster_run_id(text);
-
-	if (ops->init(j, &trctx, &terr) < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, terr.msg);
-		goto out;
-	}
-	if (ops->client_open(trctx, j, &client, &terr) < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, terr.msg);
-		goto out_tr;
-	}
-	if (ops->reg_mem && (erc = ops->reg_mem(client, p.mem, p.mem_len)) < 0) {
-		tfgb_error("%s: worker %d: cannot register the %zu-byte payload for %s: %s", t->cmd,
-		           rk->index, p.mem_len, ops->name, strerror(-erc));
-		goto out_client;
-	}
-	for (int i = 0; i < np; i++) {
-		cluster_ps_addr(j, i, &addr);
-		if (ops->connect(client, &addr, now_ns() + j->timeout_ns, &conns[i], &terr) < 0) {
-			tfgb_error("%s: worker %d: PS %d: %s", t->cmd, rk->index, i, terr.msg);
-			goto out_client;
-		}
-	}
 	if (cluster_control_addr(j, &caddr) < 0) {
 		tfgb_error("%s: PS 0's port %u has no port below it for the control service; "
 		           "set cluster.control", t->cmd, caddr.port);
-		rc = TFGB_EXIT_USAGE;
-		goto out_client;
+		return TFGB_EXIT_USAGE;
 	}
-	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson &&
-	    report_ivl_keep(&ivl, RESULT_IVL_MAX) < 0) {
-		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
-		goto out_client;
-	}
-	if (collector && t->interval_ns)
-		report_interval_header(stdout, j->format);
-	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc,
+	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, cc,
 	                            err, sizeof err)) < 0 ||
-	    (erc = ctrl_barrier(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
+	    (erc = ctrl_barrier(*cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
 	                        now_ns() + j->timeout_ns, err, sizeof err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
 			cluster_ps_addr(j, 0, &addr);
@@ -510,44 +453,112 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		} else {
 			tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
 		}
-		goto out_client;
+		return TFGB_EXIT_FAIL;
 	}
+	return TFGB_EXIT_OK;
+}
 
-	{
-		struct engine_cfg cfg = {
-			.ops = ops, .client = client, .conns = conns, .nconns = np,
-			.method = j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK,
-			.mode = j->mode, .dtype = j->dtype,
-			.payload = &p, .inflight = (int)j->inflight, .warmup_ns = j->warmup_ns,
-			.duration_ns = j->duration_ns, .iterations = (uint64_t)j->iterations,
-			.timeout_ns = j->timeout_ns, .verify_all = j->verify, .stop = &tfgb_stop,
-			.rate = (uint64_t)j->rate, .arrival = j->arrival,
-			.seed = (uint64_t)j->seed + (uint64_t)rk->index,
-			.progress = collector && !t->quiet && isatty(STDERR_FILENO), .label = t->cmd,
-			.repeat = (int)j->repeat, .interval_ns = t->interval_ns,
-			.on_interval = report_interval, .interval_arg = &ivl,
-		};
-		erc = engine_run(&cfg, &res);
+/* Sends the worker's figures to the control service, with the intervals
+ * kept in ivl and the malloc env names: 0 or -1 (said). */
+static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int workers,
+                         uint64_t run_id, struct ctrl_client *cc,
+                         const struct engine_result *res, int np, const struct report_ivl *ivl,
+                         const struct sysinfo_env *env)
+{
+	struct wresult *wr = malloc(sizeof *wr);
+	unsigned char *blob = malloc(RESULT_BLOB_MAX);
+	char err[CTRL_ERR_MAX] = "out of memory";
+	long blen = -1;
+	int rc = -1;
+
+	if (wr && blob) {
+		wresult_from_engine(wr, (uint32_t)rk->index, res, (uint32_t)np);
+		if (ivl->fig) {
+			wr->nivl = ivl->n < RESULT_IVL_MAX ? ivl->n : RESULT_IVL_MAX;
+			memcpy(wr->ivl, ivl->fig, wr->nivl * sizeof *wr->ivl);
+			wr->ivl_dropped = ivl->dropped + (ivl->n - wr->nivl);
+		}
+		/* detected at start */
+		snprintf(wr->alloc, sizeof wr->alloc, "%s", env->alloc.name);
+		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env->alloc.version);
+		blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
+		if (blen < 0)
+			snprintf(err, sizeof err, "result too large");
+		else if (ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
+		                     (size_t)blen, now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
+			rc = 0;
 	}
+	if (rc < 0)
+		tfgb_error("%s: worker %d: reporting: %s", t->cmd, rk->index, err);
+	free(blob);
+	free(wr);
+	return rc;
+}
+
+static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk)
+{
+	const struct job *j = &t->job;
+	/* the one-machine launcher collects itself; otherwise worker 0 does */
+	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
+	int workers = worker_count(t, rk), rc, erc, np = (int)j->ps_count;
+	int method = j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK;
+	struct ctrl_client *cc = NULL;
+	struct engine_result res = {0};
+	struct engine_cfg cfg;
+	struct session s = {0};
+	struct opt_hostport addr;
+	char *text;
+	struct job_err jerr;
+	struct sysinfo_env env;
+	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
+	uint64_t run_id;
+
+	sysinfo_collect(&env);
+	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if (workers < 0)
+		return TFGB_EXIT_USAGE;
+	if (rk->index >= workers) {
+		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
+		           t->cmd, rk->index, rk->source, workers, workers - 1);
+		return TFGB_EXIT_USAGE;
+	}
+	if (!(text = job_ini_public(j))) { /* the run id: no hash of the token goes on the wire */
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		return TFGB_EXIT_FAIL;
+	}
+	run_id = cluster_run_id(text);
+	free(text);
+	if ((rc = session_open(&s, t, ops, rk->index, method, (int)j->inflight, np)) !=
+	    TFGB_EXIT_OK)
+		goto out;
+	rc = TFGB_EXIT_FAIL;
+	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson &&
+	    report_ivl_keep(&ivl, RESULT_IVL_MAX) < 0) {
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		goto out;
+	}
+	if (collector && t->interval_ns)
+		report_interval_header(stdout, j->format);
+	if ((rc = worker_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
+		goto out;
+	rc = TFGB_EXIT_FAIL;
+	session_engine_cfg(&s, &cfg);
+	cfg.rate = (uint64_t)j->rate;
+	cfg.arrival = j->arrival;
+	cfg.seed = (uint64_t)j->seed + (uint64_t)rk->index;
+	cfg.progress = collector && !t->quiet && isatty(STDERR_FILENO);
+	cfg.on_interval = report_interval;
+	cfg.interval_arg = &ivl;
+	erc = engine_run(&cfg, &res);
 	if (erc == -ENOMEM) {
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
-		goto out_client;
+		goto out;
 	}
-	wresult_from_engine(wr, (uint32_t)rk->index, &res, (uint32_t)np);
-	if (ivl.fig) {
-		wr->nivl = ivl.n < RESULT_IVL_MAX ? ivl.n : RESULT_IVL_MAX;
-		memcpy(wr->ivl, ivl.fig, wr->nivl * sizeof *wr->ivl);
-		wr->ivl_dropped = ivl.dropped + (ivl.n - wr->nivl);
-	}
-	snprintf(wr->alloc, sizeof wr->alloc, "%s", env.alloc.name); /* detected at start */
-	snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env.alloc.version);
-	blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
-	if (blen < 0 || ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
-	                            (size_t)blen, now_ns() + j->timeout_ns, err, sizeof err) < 0) {
-		tfgb_error("%s: worker %d: reporting: %s", t->cmd, rk->index,
-		           blen < 0 ? "result too large" : err);
+	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env) < 0)
 		goto out_res;
-	}
 	if (t->verbose)
 		fprintf(stderr, "tfgb: %s: worker %d: %llu calls in %.3fs\n", t->cmd, rk->index,
 		        (unsigned long long)res.calls, (double)res.window_ns / 1e9);
@@ -564,18 +575,10 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	}
 out_res:
 	engine_result_free(&res);
-out_client:
-	ctrl_client_close(cc);
-	ops->client_close(client);
-out_tr:
-	ops->fini(trctx);
 out:
 	report_ivl_free(&ivl);
-	payload_free(&p);
-	free(blob);
-	free(wr);
-	free(conns);
-	free(text);
+	ctrl_client_close(cc);
+	session_close(&s);
 	return rc;
 }
 
@@ -601,17 +604,164 @@ static int sweep_ps(struct cluster_child *ps, int np, char *note, size_t len)
 	return found;
 }
 
+/* What watching the launcher's processes found. */
+struct watch {
+	int failed, interrupted;
+	uint64_t stop_sent; /* when the workers were told to stop; 0: not yet */
+	char note[768];     /* the first failure, for the report */
+};
+
+/* Reaps the launcher's processes until every worker is done: a process
+ * that dies, Ctrl-C or the deadline stops the others early (SIGINT, then
+ * SIGKILL after 2 x timeout), so that they report partial figures. */
+static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct cluster_child *wk,
+                  int nw, struct monitor *mon, const char *host, struct watch *w)
+{
+	const struct job *j = &t->job;
+	uint64_t deadline;
+	char how[96];
+	int running;
+
+	deadline = now_ns() + j->warmup_ns + 4 * j->timeout_ns +
+	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns * (uint64_t)j->repeat);
+	running = nw;
+	while (running > 0) {
+		struct rusage ru;
+		int status;
+		pid_t pid = wait4(-1, &status, WNOHANG, &ru);
+
+		if (pid > 0) {
+			monitor_exited(mon, pid, &ru); /* what it did since the last sample counts */
+			for (int i = 0; i < nw; i++)
+				if (wk[i].pid == pid) {
+					wk[i].pid = 0;
+					running--;
+					if (!w->stop_sent && !w->failed &&
+					    !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+						/* a PS that died is the cause: give it time to be seen */
+						usleep(200000);
+						if (!sweep_ps(ps, np, w->note, sizeof w->note)) {
+							cluster_exit_text(status, how, sizeof how);
+							snprintf(w->note, sizeof w->note,
+							         "worker %d (pid %d on %s) ended: %s", i,
+							         (int)pid, host, how);
+						}
+						w->failed = 1;
+					}
+				}
+			for (int i = 0; i < np; i++)
+				if (ps[i].pid == pid) {
+					ps[i].pid = 0;
+					if (!w->failed) {
+						cluster_exit_text(status, how, sizeof how);
+						snprintf(w->note, sizeof w->note, "PS %d (pid %d, %s:%u) ended: %s", i,
+						         (int)pid, ps[i].addr.host, ps[i].addr.port, how);
+					}
+					w->failed = 1;
+				}
+			continue;
+		}
+		if (tfgb_stop && !w->interrupted)
+			w->interrupted = 1;
+		if (!w->note[0] && now_ns() > deadline) {
+			snprintf(w->note, sizeof w->note, "workers did not finish within %.0fs",
+			         (double)(deadline - now_ns() + 1) / 1e9);
+			w->failed = 1;
+		}
+		/* on a failure or Ctrl-C the others stop early and report partial figures */
+		if ((w->failed || w->interrupted) && !w->stop_sent) {
+			usleep(100000);
+			w->failed |= sweep_ps(ps, np, w->note, sizeof w->note);
+			w->stop_sent = now_ns();
+			for (int i = 0; i < nw; i++)
+				if (wk[i].pid)
+					kill(wk[i].pid, SIGINT);
+		}
+		if (w->stop_sent && now_ns() - w->stop_sent > 2 * j->timeout_ns) {
+			for (int i = 0; i < nw; i++)
+				if (wk[i].pid) {
+					kill(wk[i].pid, SIGKILL);
+					waitpid(wk[i].pid, &status, 0);
+					wk[i].pid = 0;
+					running--;
+				}
+		}
+		usleep(20000);
+	}
+}
+
+/* Starts the launcher's nw workers (wk[]) and the monitor over them and
+ * the PSs it started (ps[]), counting the bytes of the PSs' ports and the
+ * control port (caddr).  TFGB_EXIT_OK or the status of the error it
+ * printed. */
+static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct cluster_child *ps,
+                         int np, struct cluster_child *wk, int nw, uint64_t run_id,
+                         const struct opt_hostport *caddr, struct monitor **mon)
+{
+	const struct job *j = &t->job;
+	struct monitor_target *mt;
+	uint16_t *port;
+	char err[CLUSTER_ERR_MAX];
+	size_t n = 0;
+	int rc;
+
+	for (int i = 0; i < nw; i++)
+		wk[i] = (struct cluster_child){.pid = 0, .ready_fd = -1};
+	if (t->interval_ns) {
+		char ns[24];
+		snprintf(ns, sizeof ns, "%llu", (unsigned long long)t->interval_ns);
+		setenv("TFGB_INTERVAL_NS", ns, 1); /* the workers' --interval */
+		if (t->ndjson)
+			setenv("TFGB_NDJSON", "1", 1); /* and --ndjson */
+		report_interval_header(stdout, j->format);
+	}
+	for (int i = 0; i < nw; i++) {
+		if (cluster_spawn(j, "throughput", i, run_id, 0, &wk[i], err, sizeof err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err);
+			return TFGB_EXIT_FAIL;
+		}
+		close(wk[i].ready_fd); /* workers need no readiness report */
+		wk[i].ready_fd = -1;
+	}
+	/* the processes started here: the PSs this run started, every worker */
+	mt = calloc((size_t)(np + nw), sizeof *mt);
+	port = calloc((size_t)np + 1, sizeof *port);
+	if (!mt || !port) {
+		tfgb_error("%s: out of memory", t->cmd);
+		free(mt);
+		free(port);
+		return TFGB_EXIT_FAIL;
+	}
+	for (int i = 0; i < np; i++)
+		if (ps[i].pid > 0)
+			mt[n++] = (struct monitor_target){"ps", i, ps[i].pid};
+	for (int i = 0; i < nw; i++)
+		mt[n++] = (struct monitor_target){"worker", i, wk[i].pid};
+	/* the run's own bytes: its PSs' ports and its control port */
+	for (int i = 0; i < np; i++) {
+		struct opt_hostport a;
+		cluster_ps_addr(j, i, &a);
+		port[i] = (uint16_t)(a.port + ops->port_offset);
+	}
+	port[np] = caddr->port;
+	rc = session_monitor(t, mt, n, port, (size_t)np + 1, mon);
+	free(mt);
+	free(port);
+	return rc;
+}
+
 static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 {
 	const struct job *j = &t->job;
-	int np = (int)j->ps_count, nw = (int)j->workers, running, rc = TFGB_EXIT_FAIL;
+	int np = (int)j->ps_count, nw = (int)j->workers, rc = TFGB_EXIT_FAIL;
 	struct cluster_child *ps = calloc((size_t)np, sizeof *ps);
 	struct cluster_child *wk = calloc((size_t)nw, sizeof *wk);
 	struct ctrl_client *cc = NULL;
 	struct opt_hostport caddr;
-	char err[CLUSTER_ERR_MAX], note[768] = "", how[96], host[64];
-	uint64_t run_id = 0, deadline, stop_sent = 0;
-	int failed = 0, interrupted = 0, grpc_up = 0;
+	char err[CLUSTER_ERR_MAX], host[64];
+	uint64_t run_id = 0;
+	int grpc_up = 0;
+	struct watch w = {.note = ""};
 	struct monitor *mon = NULL;
 	struct sysinfo_env env;
 	struct job_err jerr;
@@ -651,85 +801,12 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		goto out;
 	}
 	/* every fork happens here, before this process starts gRPC threads */
-	for (int i = 0; i < np; i++) {
-		struct opt_hostport a;
-		cluster_ps_addr(j, i, &a);
-		ps[i].pid = 0;
-		ps[i].ready_fd = -1;
-		a.port = (uint16_t)(a.port + ops->port_offset); /* where its server listens */
-		if (cluster_host_is_local(a.host) != 1 || cluster_tcp_probe(&a, 200))
-			continue;
-		if (place_check(j, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
-			tfgb_error("%s", jerr.msg);
-			rc = TFGB_EXIT_USAGE;
-			goto out;
-		}
-		if (cluster_spawn_serve(j, i, 0, &ps[i], err, sizeof err) < 0) {
-			tfgb_error("%s: %s", t->cmd, err);
-			goto out;
-		}
-	}
-	for (int i = 0; i < np; i++)
-		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop,
-		                                    err, sizeof err) < 0) {
-			tfgb_error("%s: %s", t->cmd, err);
-			goto out;
-		}
-	if (t->interval_ns) {
-		char ns[24];
-		snprintf(ns, sizeof ns, "%llu", (unsigned long long)t->interval_ns);
-		setenv("TFGB_INTERVAL_NS", ns, 1); /* the workers' --interval */
-		if (t->ndjson)
-			setenv("TFGB_NDJSON", "1", 1); /* and --ndjson */
-		report_interval_header(stdout, j->format);
-	}
-	for (int i = 0; i < nw; i++) {
-		wk[i].ready_fd = -1;
-		if (cluster_spawn(j, "throughput", i, run_id, 0, &wk[i], err, sizeof err) < 0) {
-			tfgb_error("%s: %s", t->cmd, err);
-			goto out;
-		}
-		close(wk[i].ready_fd); /* workers need no readiness report */
-		wk[i].ready_fd = -1;
-	}
-	if (j->monitor_ns) {
-		/* the processes started here: the PSs this run started, every worker */
-		struct monitor_target *mt = calloc((size_t)(np + nw), sizeof *mt);
-		size_t n = 0;
-		int mrc = -ENOMEM;
-		if (mt) {
-			for (int i = 0; i < np; i++)
-				if (ps[i].pid > 0)
-					mt[n++] = (struct monitor_target){"ps", i, ps[i].pid};
-			for (int i = 0; i < nw; i++)
-				mt[n++] = (struct monitor_target){"worker", i, wk[i].pid};
-			mrc = monitor_new(&mon, mt, n, j->monitor_ns, 0);
-			free(mt);
-			if (mrc == 0) {
-				/* the run's own bytes: its PSs' ports and its control port */
-				uint16_t *port = calloc((size_t)np + 1, sizeof *port);
-				mrc = port ? 0 : -ENOMEM;
-				for (int i = 0; port && i < np; i++) {
-					struct opt_hostport a;
-					cluster_ps_addr(j, i, &a);
-					port[i] = (uint16_t)(a.port + ops->port_offset);
-				}
-				if (port) {
-					port[np] = caddr.port;
-					mrc = monitor_ports(mon, port, (size_t)np + 1);
-				}
-				free(port);
-			}
-			if (mrc == 0) {
-				monitor_select(mon, job_monitor_mask(j));
-				mrc = monitor_start(mon);
-			}
-		}
-		if (mrc < 0) {
-			tfgb_error("%s: cannot start the resource monitor: %s", t->cmd, strerror(-mrc));
-			goto out;
-		}
-	}
+	if ((rc = session_start_servers(t, ops, np, 0, ps)) != TFGB_EXIT_OK)
+		goto out;
+	rc = TFGB_EXIT_FAIL;
+	if ((rc = start_workers(t, ops, ps, np, wk, nw, run_id, &caddr, &mon)) != TFGB_EXIT_OK)
+		goto out;
+	rc = TFGB_EXIT_FAIL;
 	grpc_init();
 	grpc_up = 1;
 	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc, err,
@@ -739,75 +816,10 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	}
 
 	/* watch the processes until every worker is done */
-	deadline = now_ns() + j->warmup_ns + 4 * j->timeout_ns +
-	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns * (uint64_t)j->repeat);
-	running = nw;
-	while (running > 0) {
-		struct rusage ru;
-		int status;
-		pid_t pid = wait4(-1, &status, WNOHANG, &ru);
-
-		if (pid > 0) {
-			monitor_exited(mon, pid, &ru); /* what it did since the last sample counts */
-			for (int i = 0; i < nw; i++)
-				if (wk[i].pid == pid) {
-					wk[i].pid = 0;
-					running--;
-					if (!stop_sent && !failed &&
-					    !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
-						/* a PS that died is the cause: give it time to be seen */
-						usleep(200000);
-						if (!sweep_ps(ps, np, note, sizeof note)) {
-							cluster_exit_text(status, how, sizeof how);
-							snprintf(note, sizeof note,
-							         "worker %d (pid %d on %s) ended: %s", i,
-							         (int)pid, host, how);
-						}
-						failed = 1;
-					}
-				}
-			for (int i = 0; i < np; i++)
-				if (ps[i].pid == pid) {
-					ps[i].pid = 0;
-					if (!failed) {
-						cluster_exit_text(status, how, sizeof how);
-						snprintf(note, sizeof note, "PS %d (pid %d, %s:%u) ended: %s", i,
-						         (int)pid, ps[i].addr.host, ps[i].addr.port, how);
-					}
-					failed = 1;
-				}
-			continue;
-		}
-		if (tfgb_stop && !interrupted)
-			interrupted = 1;
-		if (!note[0] && now_ns() > deadline) {
-			snprintf(note, sizeof note, "workers did not finish within %.0fs",
-			         (double)(deadline - now_ns() + 1) / 1e9);
-			failed = 1;
-		}
-		/* on a failure or Ctrl-C the others stop early and report partial figures */
-		if ((failed || interrupted) && !stop_sent) {
-			usleep(100000);
-			failed |= sweep_ps(ps, np, note, sizeof note);
-			stop_sent = now_ns();
-			for (int i = 0; i < nw; i++)
-				if (wk[i].pid)
-					kill(wk[i].pid, SIGINT);
-		}
-		if (stop_sent && now_ns() - stop_sent > 2 * j->timeout_ns) {
-			for (int i = 0; i < nw; i++)
-				if (wk[i].pid) {
-					kill(wk[i].pid, SIGKILL);
-					waitpid(wk[i].pid, &status, 0);
-					wk[i].pid = 0;
-					running--;
-				}
-		}
-		usleep(20000);
-	}
+	watch(t, ps, np, wk, nw, mon, host, &w);
 	monitor_stop(mon);
-	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, failed || interrupted,
-	                       note[0] ? note : interrupted ? "interrupted" : NULL, &env, mon);
+	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
+	                       w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL, &env, mon);
 out:
 	monitor_free(mon);
 	ctrl_client_close(cc);

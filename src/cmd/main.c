@@ -298,210 +298,217 @@ bad:
 	return TFGB_EXIT_USAGE;
 }
 
-static int run(const struct cmd *c, int argc, char **argv, const char *prog)
-{
-	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
-	char **sets = calloc((size_t)argc + 2, sizeof *sets);
-	const char *config = NULL, *fmt = NULL, *outfile = NULL, *series = NULL, *sweep = NULL;
-	struct sweep sw = {0};
-	int nsets = 0, print_config = 0, opt, rc;
+/* What the command line gave, besides struct tfgb's own fields. */
+struct cli {
+	char **sets; /* -s values, nsets of them */
+	int nsets, print_config;
+	const char *config, *fmt, *outfile, *series, *sweep;
+};
 
-	if (!sets) {
-		tfgb_error("out of memory");
-		return TFGB_EXIT_FAIL;
+/* Whether command c takes option opt (getopt_long's value). */
+static int option_allowed(const struct cmd *c, int opt)
+{
+	switch (opt) {
+	case 'c':
+		return (c->flags & CMD_JOB) && !(c->flags & CMD_RESULT);
+	case 'f': case 'o': case 's': case 'q': case 'v': case OPT_PRINT_CONFIG: case OPT_SERIES:
+		return (c->flags & CMD_JOB) != 0;
+	case OPT_TASK:
+		return (c->flags & CMD_TASK) != 0;
+	case OPT_INI_FLAG:
+		return (c->flags & CMD_INI) != 0;
+	case OPT_INTERVAL: case OPT_NDJSON:
+		return runs_calls(c);
+	case OPT_SWEEP:
+		return (c->flags & CMD_SWEEP) != 0;
 	}
+	return 1;
+}
+
+/* One option's value into t or o: 0, or an exit status (said). */
+static int take_option(int opt, struct tfgb *t, struct cli *o)
+{
+	int64_t v;
+
+	switch (opt) {
+	case 'c': o->config = optarg; break;
+	case 's': o->sets[o->nsets++] = optarg; break;
+	case 'q': t->quiet = 1; break;
+	case 'v': t->verbose++; break;
+	case OPT_PRINT_CONFIG: o->print_config = 1; break;
+	case OPT_INI_FLAG: t->ini = 1; break;
+	case 'f': o->fmt = optarg; break;
+	case 'o': o->outfile = optarg; break;
+	case OPT_SERIES: o->series = optarg; break;
+	case OPT_NDJSON: t->ndjson = 1; break;
+	case OPT_INTERVAL:
+		/* below 100 ms the lines would be mostly formatting and noise */
+		if (opt_parse_duration(optarg, &t->interval_ns) < 0 ||
+		    t->interval_ns < TFGB_INTERVAL_MIN_NS || t->interval_ns > 86400000000000ull) {
+			tfgb_error("--interval %s: must be a duration in [100ms, 24h], "
+			           "like 1s or 500ms", optarg);
+			return TFGB_EXIT_USAGE;
+		}
+		break;
+	case OPT_SWEEP:
+		if (o->sweep) {
+			tfgb_error("--sweep is given twice; one key is swept per run");
+			return TFGB_EXIT_USAGE;
+		}
+		o->sweep = optarg;
+		break;
+	case OPT_TASK:
+		if (opt_parse_int(optarg, &v) < 0 || v < 0 || v > 65535) {
+			tfgb_error("--task %s: must be a whole number in [0, 65535]", optarg);
+			return TFGB_EXIT_USAGE;
+		}
+		t->task = (int)v;
+		break;
+	}
+	return 0;
+}
+
+/* The options of command c, into t and o; t->argc and t->argv get the
+ * operands.  -1 to go on, or an exit status (-h, an error said). */
+static int parse_options(const struct cmd *c, int argc, char **argv, struct tfgb *t,
+                         struct cli *o)
+{
+	int opt, rc;
+
 	opterr = 0;
 	optind = 1;
 	/* a result file may come before its options: tfgb rerun R.json -s ... */
 	while ((opt = getopt_long(argc, argv, c->flags & CMD_RESULT ? "c:s:f:o:qvh" : "+c:s:f:o:qvh",
 	                          long_opts, NULL)) != -1) {
-		int allowed = 1;
-		switch (opt) {
-		case 'h':
+		if (opt == 'h') {
 			usage_of(c, stdout);
-			free(sets);
 			return TFGB_EXIT_OK;
-		case 'c':
-			allowed = (c->flags & CMD_JOB) && !(c->flags & CMD_RESULT);
-			break;
-		case 'f': case 'o': case 's': case 'q': case 'v': case OPT_PRINT_CONFIG: case OPT_SERIES:
-			allowed = (c->flags & CMD_JOB) != 0;
-			break;
-		case OPT_TASK:
-			allowed = (c->flags & CMD_TASK) != 0;
-			break;
-		case OPT_INI_FLAG:
-			allowed = (c->flags & CMD_INI) != 0;
-			break;
-		case OPT_INTERVAL: case OPT_NDJSON:
-			allowed = runs_calls(c);
-			break;
-		case OPT_SWEEP:
-			allowed = (c->flags & CMD_SWEEP) != 0;
-			break;
-		default:
+		}
+		if (opt == '?' || opt == ':') {
 			unknown_option(c, argv[optind - 1], optopt);
-			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		if (!allowed) {
+		if (!option_allowed(c, opt)) {
 			if (opt < 256)
 				tfgb_error("option '-%c' is not used by '%s'", opt, c->name);
 			else
 				tfgb_error("option '--%s' is not used by '%s'", opt_name_of(opt), c->name);
-			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		switch (opt) {
-		case 'c': config = optarg; break;
-		case 's': sets[nsets++] = optarg; break;
-		case 'q': t.quiet = 1; break;
-		case 'v': t.verbose++; break;
-		case OPT_PRINT_CONFIG: print_config = 1; break;
-		case OPT_INI_FLAG: t.ini = 1; break;
-		case 'f': fmt = optarg; break;
-		case 'o': outfile = optarg; break;
-		case OPT_SERIES: series = optarg; break;
-		case OPT_NDJSON: t.ndjson = 1; break;
-		case OPT_INTERVAL:
-			/* below 100 ms the lines would be mostly formatting and noise */
-			if (opt_parse_duration(optarg, &t.interval_ns) < 0 ||
-			    t.interval_ns < TFGB_INTERVAL_MIN_NS || t.interval_ns > 86400000000000ull) {
-				tfgb_error("--interval %s: must be a duration in [100ms, 24h], "
-				           "like 1s or 500ms", optarg);
-				free(sets);
-				return TFGB_EXIT_USAGE;
-			}
-			break;
-		case OPT_SWEEP:
-			if (sweep) {
-				tfgb_error("--sweep is given twice; one key is swept per run");
-				free(sets);
-				return TFGB_EXIT_USAGE;
-			}
-			sweep = optarg;
-			break;
-		case OPT_TASK: {
-			int64_t v;
-			if (opt_parse_int(optarg, &v) < 0 || v < 0 || v > 65535) {
-				tfgb_error("--task %s: must be a whole number in [0, 65535]", optarg);
-				free(sets);
-				return TFGB_EXIT_USAGE;
-			}
-			t.task = (int)v;
-			break;
-		}
-		}
+		if ((rc = take_option(opt, t, o)) != 0)
+			return rc;
 	}
-	t.argc = argc - optind;
-	t.argv = argv + optind;
+	t->argc = argc - optind;
+	t->argv = argv + optind;
+	return -1;
+}
+
+/* A command's job: the result file's or the layers of -c, -s, -f and -o,
+ * validated; then the sweep's spec, --print-config and the report file's
+ * place.  -1 to run the command, or an exit status (said). */
+static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struct sweep *sw)
+{
+	int rc;
 
 	if (c->flags & CMD_RESULT) {
-		if (t.argc != 1) {
-			if (t.argc)
+		if (t->argc != 1) {
+			if (t->argc)
 				tfgb_error("unexpected argument '%s'; '%s' takes one result file",
-				           t.argv[1], c->name);
+				           t->argv[1], c->name);
 			else
 				tfgb_error("missing the result file: tfgb %s RESULT.json", c->name);
-			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		config = t.argv[0]; /* checked as a result by load_job */
-		t.argc = 0;
+		o->config = t->argv[0]; /* checked as a result by load_job */
+		t->argc = 0;
 	}
-	if (c->flags & CMD_JOB) {
-		if (t.argc > 0) {
-			tfgb_error("unexpected argument '%s'; job settings go in -c FILE or -s SECTION.KEY=VALUE",
-			           t.argv[0]);
-			free(sets);
+	if (t->argc > 0) {
+		tfgb_error("unexpected argument '%s'; job settings go in -c FILE or -s SECTION.KEY=VALUE",
+		           t->argv[0]);
+		return TFGB_EXIT_USAGE;
+	}
+	rc = load_job(t, o->config, (c->flags & CMD_RESULT) != 0, o->sets, o->nsets, o->fmt,
+	              o->outfile, o->series);
+	if (rc != TFGB_EXIT_OK)
+		return rc;
+	if (t->ndjson && (t->job.format != FMT_JSON || o->sweep)) {
+		tfgb_error("--ndjson: only for one run's JSON output (-f json, no --sweep)");
+		return TFGB_EXIT_USAGE;
+	}
+	/* --sweep: its spec is checked before anything else happens */
+	if (o->sweep) {
+		char why[SWEEP_ERR_MAX];
+		if (t->interval_ns) {
+			tfgb_error("--interval and --sweep do not go together: a sweep "
+			           "prints one row per run, not lines while it runs");
 			return TFGB_EXIT_USAGE;
 		}
-		rc = load_job(&t, config, (c->flags & CMD_RESULT) != 0, sets, nsets, fmt, outfile,
-		              series);
-		free(sets);
-		if (rc != TFGB_EXIT_OK) {
-			job_free(&t.job);
-			free(t.job_text);
-			return rc;
-		}
-		if (t.ndjson && (t.job.format != FMT_JSON || sweep)) {
-			tfgb_error("--ndjson: only for one run's JSON output (-f json, no --sweep)");
-			job_free(&t.job);
+		if (sweep_parse(o->sweep, sw, why) < 0) {
+			tfgb_error("%s", why);
 			return TFGB_EXIT_USAGE;
 		}
-		/* --sweep: its spec is checked before anything else happens */
-		if (sweep) {
-			char why[SWEEP_ERR_MAX];
-			if (t.interval_ns) {
-				tfgb_error("--interval and --sweep do not go together: a sweep "
-				           "prints one row per run, not lines while it runs");
-				job_free(&t.job);
-				free(t.job_text);
-				return TFGB_EXIT_USAGE;
-			}
-			if (sweep_parse(sweep, &sw, why) < 0) {
-				tfgb_error("%s", why);
-				sweep_free(&sw);
-				job_free(&t.job);
-				free(t.job_text);
-				return TFGB_EXIT_USAGE;
-			}
+	}
+	if (o->print_config) {
+		job_print_ini(&t->job, stdout);
+		return TFGB_EXIT_OK;
+	}
+	/* the report file is opened when the report is written (tfgb_out),
+	 * so a failed run or a silent worker leaves no empty file behind;
+	 * an unwritable place is still refused before any work starts */
+	if (t->job.file && *t->job.file && strcmp(t->job.file, "-") != 0) { /* "-": stdout */
+		char dir[4200], *slash;
+		snprintf(dir, sizeof dir, "%s", t->job.file);
+		slash = strrchr(dir, '/');
+		if (slash)
+			slash[slash == dir] = 0;
+		if (access(t->job.file, F_OK) == 0 ? access(t->job.file, W_OK) != 0 :
+		    access(slash ? dir : ".", W_OK | X_OK) != 0) {
+			tfgb_error("cannot write report to '%s': %s", t->job.file, strerror(errno));
+			return TFGB_EXIT_FAIL;
 		}
-		if (print_config) {
-			sweep_free(&sw);
-			job_print_ini(&t.job, stdout);
-			job_free(&t.job);
-			free(t.job_text);
-			return TFGB_EXIT_OK;
-		}
-		/* the report file is opened when the report is written (tfgb_out),
-		 * so a failed run or a silent worker leaves no empty file behind;
-		 * an unwritable place is still refused before any work starts */
-		if (t.job.file && *t.job.file && strcmp(t.job.file, "-") != 0) { /* "-": stdout */
-			char dir[4200], *slash;
-			snprintf(dir, sizeof dir, "%s", t.job.file);
-			slash = strrchr(dir, '/');
-			if (slash)
-				slash[slash == dir] = 0;
-			if (access(t.job.file, F_OK) == 0 ? access(t.job.file, W_OK) != 0 :
-			    access(slash ? dir : ".", W_OK | X_OK) != 0) {
-				tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
-				sweep_free(&sw);
-				job_free(&t.job);
-				free(t.job_text);
-				return TFGB_EXIT_FAIL;
-			}
-			t.out = NULL;
-		}
-	} else {
-		free(sets);
-		if (t.argc > 0 && !*c->usage) {
-			tfgb_error("unexpected argument '%s'; '%s' takes none", t.argv[0], c->name);
-			return TFGB_EXIT_USAGE;
-		}
+		t->out = NULL;
 	}
 	/* the job's malloc, before any thread: may start this program again */
-	if ((c->flags & CMD_JOB) && (runs_calls(c) || c->fn == cmd_serve)) {
+	if (runs_calls(c) || c->fn == cmd_serve) {
 		struct job_err aerr;
-		if ((rc = alloc_apply(&t.job, main_argv, &aerr)) < 0) {
+		if ((rc = alloc_apply(&t->job, main_argv, &aerr)) < 0) {
 			tfgb_error("%s", aerr.msg);
-			sweep_free(&sw);
-			job_free(&t.job);
 			return rc == -2 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
 		}
 	}
-	if (sweep)
-		rc = sweep_run(&t, &sw);
-	else
-		rc = c->fn(&t);
-	sweep_free(&sw);
-	if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
-		tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
-		rc = TFGB_EXIT_FAIL;
-	} else if (t.out == stdout && fflush(stdout) != 0 && rc == TFGB_EXIT_OK) {
-		tfgb_error("cannot write report: %s", strerror(errno));
-		rc = TFGB_EXIT_FAIL;
+	return -1;
+}
+
+static int run(const struct cmd *c, int argc, char **argv, const char *prog)
+{
+	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
+	struct cli o = {.sets = calloc((size_t)argc + 2, sizeof *o.sets)};
+	struct sweep sw = {0};
+	int rc;
+
+	if (!o.sets) {
+		tfgb_error("out of memory");
+		return TFGB_EXIT_FAIL;
 	}
+	rc = parse_options(c, argc, argv, &t, &o);
+	if (rc < 0 && (c->flags & CMD_JOB))
+		rc = prepare_job(c, &t, &o, &sw);
+	else if (rc < 0 && t.argc > 0 && !*c->usage) {
+		tfgb_error("unexpected argument '%s'; '%s' takes none", t.argv[0], c->name);
+		rc = TFGB_EXIT_USAGE;
+	}
+	free(o.sets);
+	if (rc < 0) {
+		rc = o.sweep ? sweep_run(&t, &sw) : c->fn(&t);
+		if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
+			tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
+			rc = TFGB_EXIT_FAIL;
+		} else if (t.out == stdout && fflush(stdout) != 0 && rc == TFGB_EXIT_OK) {
+			tfgb_error("cannot write report: %s", strerror(errno));
+			rc = TFGB_EXIT_FAIL;
+		}
+	}
+	sweep_free(&sw);
 	if (c->flags & CMD_JOB)
 		job_free(&t.job);
 	free(t.job_text);
@@ -610,10 +617,11 @@ static int cmd_version(struct tfgb *t)
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
 	{
 		struct alloc_info a;
-		char text[300];
+		char atext[300];
+
 		alloc_detect(&a);
-		alloc_text(&a, text, sizeof text);
-		printf("allocator: %s (this process; a run applies job.allocator)\n", text);
+		alloc_text(&a, atext, sizeof atext);
+		printf("allocator: %s (this process; a run applies job.allocator)\n", atext);
 	}
 	return TFGB_EXIT_OK;
 }

@@ -631,37 +631,99 @@ static int apply(struct job *j, const struct sweep *s, size_t i)
 	return -1;
 }
 
+/* What --sweep refuses before any run: 0, or -1 (said). */
+static int sweep_check(struct tfgb *t, struct sweep *s)
+{
+	struct job *j = &t->job;
+
+	if (*j->series) {
+		tfgb_error("%s: --sweep: output.series = %s would be written over by every run; "
+		           "leave it empty (every run's resources are in its JSON result)", t->cmd,
+		           j->series);
+		return -1;
+	}
+	if (*j->hgrm) {
+		tfgb_error("%s: --sweep: output.hgrm = %s would be written over by every run; "
+		           "leave it empty (every run's histogram is in its JSON result)", t->cmd,
+		           j->hgrm);
+		return -1;
+	}
+	if (t->task >= 0) {
+		tfgb_error("%s: --sweep runs whole benchmarks; it takes no --task", t->cmd);
+		return -1;
+	}
+	/* every value, up front: nothing runs when any would be refused */
+	for (size_t i = 0; i < s->n; i++)
+		if (apply(j, s, i) < 0)
+			return -1;
+	return 0;
+}
+
+/* Starts the run of value i into r, with its deadline (UINT64_MAX for a
+ * counted run).  TFGB_EXIT_OK or the status of the error it printed. */
+static int start_run(struct tfgb *t, struct sweep *s, size_t i, struct run *r,
+                     uint64_t *deadline)
+{
+	struct job *j = &t->job;
+	char *text;
+	int rc;
+
+	if (apply(j, s, i) < 0) /* checked up front: not seen */
+		return TFGB_EXIT_USAGE;
+	if (!(text = job_ini_string(j))) {
+		tfgb_error("%s: --sweep: out of memory", t->cmd);
+		return TFGB_EXIT_FAIL;
+	}
+	if (t->verbose)
+		fprintf(stderr, "tfgb: %s: --sweep %s = %s (%zu of %zu)\n", t->cmd, s->name,
+		        s->val[i].text, i + 1, s->n);
+	/* a timed run has a known length; a counted one (iterations) is
+	 * bounded by its own per-call timeout */
+	*deadline = UINT64_MAX;
+	if (!j->iterations)
+		*deadline = now_ns() + j->warmup_ns + j->duration_ns + 3 * j->timeout_ns +
+		            60ull * 1000000000;
+	rc = start_child(t, text, r) < 0 ? TFGB_EXIT_FAIL : TFGB_EXIT_OK;
+	free(text);
+	return rc;
+}
+
+/* Says why the run of value i gave no result (ok: it exited 0) and
+ * returns the sweep's exit status; *status is the JSON document's. */
+static int run_failed(struct tfgb *t, struct sweep *s, size_t i, const struct run *r, int ok,
+                      const char **status)
+{
+	char how[96];
+
+	if (r->timed_out)
+		snprintf(how, sizeof how, "no result within its deadline; killed");
+	else if (ok)
+		snprintf(how, sizeof how, "its output is not a JSON result");
+	else
+		cluster_exit_text(r->status, how, sizeof how);
+	if (tfgb_stop)
+		tfgb_error("%s: --sweep interrupted at %s = %s (%zu of %zu values done)",
+		           t->cmd, s->name, s->val[i].text, i, s->n);
+	else
+		tfgb_error("%s: --sweep stopped: the run of %s = %s failed (%s)", t->cmd,
+		           s->name, s->val[i].text, how);
+	*status = tfgb_stop ? "interrupted" : "failed";
+	return !tfgb_stop && WIFEXITED(r->status) && WEXITSTATUS(r->status) == TFGB_EXIT_USAGE ?
+	       TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
+}
+
 int sweep_run(struct tfgb *t, struct sweep *s)
 {
 	struct job *j = &t->job;
 	const int format = j->format;
-	struct sigaction sa, old_int, old_term;
 	char **outs = NULL;
 	size_t *lens = NULL, done = 0;
 	const char *status = "ok";
 	int rc = TFGB_EXIT_OK;
 	FILE *f = NULL;
 
-	if (*j->series) {
-		tfgb_error("%s: --sweep: output.series = %s would be written over by every run; "
-		           "leave it empty (every run's resources are in its JSON result)", t->cmd,
-		           j->series);
+	if (sweep_check(t, s) < 0)
 		return TFGB_EXIT_USAGE;
-	}
-	if (*j->hgrm) {
-		tfgb_error("%s: --sweep: output.hgrm = %s would be written over by every run; "
-		           "leave it empty (every run's histogram is in its JSON result)", t->cmd,
-		           j->hgrm);
-		return TFGB_EXIT_USAGE;
-	}
-	if (t->task >= 0) {
-		tfgb_error("%s: --sweep runs whole benchmarks; it takes no --task", t->cmd);
-		return TFGB_EXIT_USAGE;
-	}
-	/* every value, up front: nothing runs when any would be refused */
-	for (size_t i = 0; i < s->n; i++)
-		if (apply(j, s, i) < 0)
-			return TFGB_EXIT_USAGE;
 	outs = calloc(s->n, sizeof *outs);
 	lens = calloc(s->n, sizeof *lens);
 	if (!outs || !lens) {
@@ -670,43 +732,17 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		free(lens);
 		return TFGB_EXIT_FAIL;
 	}
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = tfgb_on_signal; /* no SA_RESTART: poll() returns at once */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, &old_int);
-	sigaction(SIGTERM, &sa, &old_term);
+	tfgb_catch_signals(); /* no SA_RESTART: poll() returns at once */
 	tfgb_stop = 0;
 
 	for (size_t i = 0; i < s->n && !tfgb_stop; i++) {
 		struct run r = {.fd = -1};
 		struct jsonr res = {0};
-		char *text, how[96];
-		uint64_t deadline = UINT64_MAX, grace = j->timeout_ns + 15ull * 1000000000;
+		uint64_t deadline, grace = j->timeout_ns + 15ull * 1000000000;
 		int ok, parsed;
 
-		if (apply(j, s, i) < 0) { /* checked up front: not seen */
-			rc = TFGB_EXIT_USAGE;
+		if ((rc = start_run(t, s, i, &r, &deadline)) != TFGB_EXIT_OK)
 			break;
-		}
-		if (!(text = job_ini_string(j))) {
-			tfgb_error("%s: --sweep: out of memory", t->cmd);
-			rc = TFGB_EXIT_FAIL;
-			break;
-		}
-		if (t->verbose)
-			fprintf(stderr, "tfgb: %s: --sweep %s = %s (%zu of %zu)\n", t->cmd, s->name,
-			        s->val[i].text, i + 1, s->n);
-		/* a timed run has a known length; a counted one (iterations) is
-		 * bounded by its own per-call timeout */
-		if (!j->iterations)
-			deadline = now_ns() + j->warmup_ns + j->duration_ns + 3 * j->timeout_ns +
-			           60ull * 1000000000;
-		if (start_child(t, text, &r) < 0) {
-			free(text);
-			rc = TFGB_EXIT_FAIL;
-			break;
-		}
-		free(text);
 		if (finish_child(t, &r, deadline, grace) < 0 && !r.timed_out) {
 			free(r.out);
 			rc = TFGB_EXIT_FAIL;
@@ -741,21 +777,7 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		free(r.out);
 		if (ok && parsed)
 			continue;
-		if (r.timed_out)
-			snprintf(how, sizeof how, "no result within its deadline; killed");
-		else if (ok)
-			snprintf(how, sizeof how, "its output is not a JSON result");
-		else
-			cluster_exit_text(r.status, how, sizeof how);
-		if (tfgb_stop)
-			tfgb_error("%s: --sweep interrupted at %s = %s (%zu of %zu values done)",
-			           t->cmd, s->name, s->val[i].text, i, s->n);
-		else
-			tfgb_error("%s: --sweep stopped: the run of %s = %s failed (%s)", t->cmd,
-			           s->name, s->val[i].text, how);
-		status = tfgb_stop ? "interrupted" : "failed";
-		rc = !tfgb_stop && WIFEXITED(r.status) && WEXITSTATUS(r.status) == TFGB_EXIT_USAGE ?
-		     TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
+		rc = run_failed(t, s, i, &r, ok, &status);
 		break;
 	}
 	if (tfgb_stop && rc == TFGB_EXIT_OK) {
@@ -763,8 +785,6 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		status = "interrupted";
 		rc = TFGB_EXIT_FAIL;
 	}
-	sigaction(SIGINT, &old_int, NULL);
-	sigaction(SIGTERM, &old_term, NULL);
 	/* JSON: one document, with every result that came back */
 	if (format == FMT_JSON && (done || rc == TFGB_EXIT_OK)) {
 		if ((f = tfgb_out(t)))

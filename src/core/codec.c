@@ -493,6 +493,11 @@ void codec_close(struct codec *c)
 	free(c);
 }
 
+uint64_t codec_wire_len(const struct payload *p, int mode, int dtype)
+{
+	return mode == MODE_NONSERIALIZED ? p->total : codec_bundle_len(p, dtype);
+}
+
 uint64_t codec_bundle_len(const struct payload *p, int dtype)
 {
 	int32_t number = job_dtype_number(dtype);

@@ -101,6 +101,9 @@ void codec_close(struct codec *c);
  * with dtype DTYPE_*: what codec_request_len gives once the codec is open,
  * for checks made before any buffer exists (job_validate). */
 uint64_t codec_bundle_len(const struct payload *p, int dtype);
+/* Bytes of the body that carries payload p on the wire in mode MODE_*:
+ * its bytes, or its TensorBundle's in the serialized modes. */
+uint64_t codec_wire_len(const struct payload *p, int mode, int dtype);
 /* Bytes of one encoded request (the body on the wire). */
 size_t codec_request_len(const struct codec *c);
 /* Bytes each call slot must own for its request: codec_request_len in
@@ -139,6 +142,10 @@ struct codec_buf {
 /* Buffers and arenas keep up to this many bytes between calls; bigger
  * ones are given back after the call that needed them. */
 #define CODEC_KEEP (32u << 20)
+/* The most arena a server thread may use to unpack one request: a bundle
+ * of many tiny tensors takes up to about 100 times its size in protobuf-c
+ * structs; one that needs more gets RESOURCE_EXHAUSTED. */
+#define CODEC_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
 
 /* Answers one EchoTensor or AckTensor request of len bytes: unpacks it with
  * protobuf-c into arena a (grown as needed, up to `limit` bytes), then

@@ -17,22 +17,47 @@
 #define TFGB_DATADIR "/usr/local/share/tfgb"
 #endif
 
-static const char *const mode_names[] = {"non-serialized", "serialized", "tensorflow", NULL};
-static const char *const dtype_names[] = {"uint8", "float32", "float16", "int64", NULL};
+/* Names of enum values, each bound to its enumerator; the assertions keep
+ * the arrays exactly one NULL longer than their enums. */
+#define LAST_IS(names, last) \
+	_Static_assert(sizeof names / sizeof names[0] == (last) + 2, #names " matches its enum")
+static const char *const mode_names[] = {
+	[MODE_NONSERIALIZED] = "non-serialized", [MODE_SERIALIZED] = "serialized",
+	[MODE_TENSORFLOW] = "tensorflow", [MODE_TENSORFLOW + 1] = NULL};
+LAST_IS(mode_names, MODE_TENSORFLOW);
+static const char *const dtype_names[] = {
+	[DTYPE_UINT8] = "uint8", [DTYPE_FLOAT32] = "float32", [DTYPE_FLOAT16] = "float16",
+	[DTYPE_INT64] = "int64", [DTYPE_INT64 + 1] = NULL};
+LAST_IS(dtype_names, DTYPE_INT64);
 /* [job] transport's values, filled by job_register in registry order */
 static const char *transport_names[JOB_TRANSPORTS_MAX + 1];
 static int transport_built[JOB_TRANSPORTS_MAX];
-static const char *const scheme_names[] = {"uniform", "random", "skew", "custom", NULL};
-static const char *const cat_names[] = {"small", "medium", "large", NULL};
-static const char *const format_names[] = {"text", "csv", "json", NULL};
-static const char *const rpc_names[] = {"echo", "push", "pull", NULL};
-static const char *const arrival_names[] = {"constant", "poisson", NULL};
+static const char *const scheme_names[] = {
+	[SCHEME_UNIFORM] = "uniform", [SCHEME_RANDOM] = "random", [SCHEME_SKEW] = "skew",
+	[SCHEME_CUSTOM] = "custom", [SCHEME_CUSTOM + 1] = NULL};
+LAST_IS(scheme_names, SCHEME_CUSTOM);
+static const char *const cat_names[] = {
+	[CAT_SMALL] = "small", [CAT_MEDIUM] = "medium", [CAT_LARGE] = "large", [CAT_COUNT] = NULL};
+LAST_IS(cat_names, CAT_LARGE);
+static const char *const format_names[] = {
+	[FMT_TEXT] = "text", [FMT_CSV] = "csv", [FMT_JSON] = "json", [FMT_JSON + 1] = NULL};
+LAST_IS(format_names, FMT_JSON);
+static const char *const rpc_names[] = {
+	[RPC_ECHO] = "echo", [RPC_PUSH] = "push", [RPC_PULL] = "pull", [RPC_PULL + 1] = NULL};
+LAST_IS(rpc_names, RPC_PULL);
+static const char *const arrival_names[] = {
+	[ARRIVAL_CONSTANT] = "constant", [ARRIVAL_POISSON] = "poisson", [ARRIVAL_POISSON + 1] = NULL};
+LAST_IS(arrival_names, ARRIVAL_POISSON);
 /* [job] allocator: glibc as shipped, glibc keeping freed memory (mallopt),
  * and three preloaded from Debian packages (alloc.h) */
-static const char *const allocator_names[] = {"glibc", "glibc-kept", "jemalloc", "tcmalloc",
-                                              "mimalloc", NULL};
-static const char *const monitor_res_names[] = {"cpu", "memory", "network", "context_switches",
-                                                NULL};
+static const char *const allocator_names[] = {
+	[ALLOC_GLIBC] = "glibc", [ALLOC_GLIBC_KEPT] = "glibc-kept", [ALLOC_JEMALLOC] = "jemalloc",
+	[ALLOC_TCMALLOC] = "tcmalloc", [ALLOC_MIMALLOC] = "mimalloc", [ALLOC_COUNT] = NULL};
+LAST_IS(allocator_names, ALLOC_MIMALLOC);
+static const char *const monitor_res_names[] = {
+	[RES_CPU] = "cpu", [RES_MEMORY] = "memory", [RES_NETWORK] = "network",
+	[RES_CSW] = "context_switches", [RES_COUNT] = NULL};
+LAST_IS(monitor_res_names, RES_CSW);
 
 #define J(field) offsetof(struct job, field)
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX

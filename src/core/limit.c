@@ -35,7 +35,7 @@ static int wire_len(const struct job *j, uint64_t *out)
 
 	if (payload_layout(j, &p) < 0)
 		return -ENOMEM;
-	*out = j->mode == MODE_NONSERIALIZED ? p.total : codec_bundle_len(&p, j->dtype);
+	*out = codec_wire_len(&p, j->mode, j->dtype);
 	payload_free(&p);
 	return 0;
 }

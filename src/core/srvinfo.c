@@ -63,10 +63,14 @@ void srvinfo_query(const struct tr_ops *ops, void *trctx, const struct job *j,
 	struct tr_client *c = NULL;
 	struct tr_conn *conn = NULL;
 	struct tr_err err = {{0}};
+	struct tr_client_cfg ccfg;
+	const struct payload nopayload = {0};
 	int got = 0, n, rc;
 
 	memset(out, 0, sizeof *out);
-	if (ops->client_open(trctx, j, &c, &err) < 0) {
+	/* one call of no payload whose reply is at most TR_INFO_MAX bytes */
+	tr_client_cfg_of(j, &nopayload, TR_INFO_MAX, TR_INFO, 1, &ccfg);
+	if (ops->client_open(trctx, &ccfg, &c, &err) < 0) {
 		snprintf(out->why, sizeof out->why, "no client for Info: %.120s", err.msg);
 		return;
 	}

@@ -38,7 +38,7 @@ uint64_t now_ns(void)
 
 volatile sig_atomic_t tfgb_stop;
 
-void tfgb_on_signal(int sig)
+static void tfgb_on_signal(int sig)
 {
 	(void)sig;
 	tfgb_stop = 1;

@@ -8,7 +8,6 @@
 /* Set by SIGINT or SIGTERM once tfgb_catch_signals ran: a benchmark stops
  * early, in order, and reports what it measured as interrupted. */
 extern volatile sig_atomic_t tfgb_stop;
-void tfgb_on_signal(int sig);
 /* SIGINT and SIGTERM set tfgb_stop (no SA_RESTART: a blocking wait
  * returns at once); SIGPIPE is ignored, a closed peer is a call's error. */
 void tfgb_catch_signals(void);

@@ -5,6 +5,7 @@
 #include "transport.h"
 
 #include <stdio.h>
+#include <string.h>
 
 #include "sk_conf.h"
 #include "vb_conf.h"
@@ -44,6 +45,9 @@ int tr_registry_init(void)
 
 int tr_register(const struct tr_entry *e)
 {
+	for (int i = 0; i < nregistry; i++)
+		if (!strcmp(registry[i].name, e->name))
+			return registry[i].ops == e->ops && registry[i].section == e->section ? 0 : -1;
 	if (nregistry == JOB_TRANSPORTS_MAX)
 		return -1;
 	registry[nregistry++] = *e;
@@ -68,6 +72,23 @@ const struct tr_ops *tr_find(int transport, struct tr_err *err)
 		snprintf(err->msg, sizeof err->msg, "transport '%s' %s; use transport = grpc",
 		         e->name, e->why);
 	return e->ops;
+}
+
+void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wire, int method,
+                      int inflight, struct tr_client_cfg *cfg)
+{
+	const struct tr_entry *e = j->transport >= 0 && j->transport < registered
+	                           ? &registry[j->transport] : NULL;
+
+	*cfg = (struct tr_client_cfg){
+		.inflight = inflight < 1 ? 1 : inflight,
+		.max_request = wire, /* a Pull's 8 bytes name a reply this big */
+		.max_reply = method == TR_ACK || method == TR_ACK_TENSOR ? 0 : wire,
+		.max_iov = j->mode == MODE_NONSERIALIZED ? (uint32_t)p->n : 0,
+		.timeout_ns = j->timeout_ns,
+		.tls = &j->tls,
+		.section = e && e->section ? job_section_get(j, e->section) : NULL,
+	};
 }
 
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err)

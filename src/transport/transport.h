@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 
 #include "job.h"
+#include "payload.h"
 
 /* Method numbers: the socket framing's `method` field (the wire contract (proto/tfgb.proto)). */
 enum tr_method {
@@ -94,6 +95,22 @@ struct tr_server_cfg {
 	size_t info_len;                  /* kept until serve returns */
 };
 
+/* What a client asks of a transport: the narrow view of the job the client
+ * side needs (the server side's is tr_server_cfg).  tr_client_cfg_of
+ * makes it from a job; tests make their own. */
+struct tr_client_cfg {
+	int inflight;                /* calls a connection keeps outstanding, >= 1 */
+	uint64_t max_request;        /* the payload's bytes on the wire: the largest body a
+	                              * request carries or (Pull) asks for */
+	uint64_t max_reply;          /* largest reply body it expects; 0: acknowledgements only */
+	uint32_t max_iov;            /* most iovecs a request body comes in (the payload's
+	                              * buffers); 0: any number (a TensorBundle's encoding) */
+	uint64_t timeout_ns;         /* longest wait for a connection or a reply */
+	const struct job_tls *tls;   /* grpc: TLS when it has ca; NULL: plaintext */
+	const void *section;         /* the transport's own job section (its registry row's,
+	                              * job_section_get), or NULL: its defaults */
+};
+
 /* Capability flags. */
 enum {
 	TR_CAP_SERVER = 1 << 0,
@@ -117,7 +134,7 @@ struct tr_ops {
 	int (*serve)(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
 
 	/* Client. */
-	int (*client_open)(void *ctx, const struct job *j, struct tr_client **out,
+	int (*client_open)(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
 	                   struct tr_err *err);
 	void (*client_close)(struct tr_client *c); /* closes its connections too */
 	/* Opens a connection and waits until it is ready or deadline_ns
@@ -169,8 +186,15 @@ int tr_registry_init(void);
 
 /* For the tests: adds a row after the built-in ones and registers it, so
  * that a transport written in tests/ runs through the same registry.
- * Call before any job_init.  0 or -1 (full). */
+ * Call before any job_init.  Adding the same row again only returns 0;
+ * -1 when the registry is full or another row has the name. */
 int tr_register(const struct tr_entry *e);
+
+/* The client configuration of job j for its transport: a worker whose
+ * payload p is `wire` bytes on the wire (codec_wire_len) keeping inflight
+ * calls of method (enum tr_method) outstanding per connection. */
+void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wire, int method,
+                      int inflight, struct tr_client_cfg *cfg);
 
 /* The registry: the ops of a compiled-in transport, or NULL (with err
  * saying why: not built, or not compiled in). */

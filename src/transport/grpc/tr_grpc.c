@@ -25,7 +25,7 @@
  * arrives in several slices is first made contiguous in the queue's input
  * buffer.  These buffers and arenas are kept between calls up to
  * CODEC_KEEP bytes each, so a steady stream of like payloads allocates
- * nothing; one queue's arena is bounded by SRV_ARENA_LIMIT.
+ * nothing; one queue's arena is bounded by CODEC_ARENA_LIMIT.
  *
  * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
@@ -139,7 +139,7 @@ struct tr_client {
  * TCP connection) among channels with equal arguments. */
 static atomic_long g_conn_serial;
 
-static int g_client_open(void *ctx, const struct job *j, struct tr_client **out,
+static int g_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
                          struct tr_err *err)
 {
 	struct tr_client *c = calloc(1, sizeof *c);
@@ -149,7 +149,7 @@ static int g_client_open(void *ctx, const struct job *j, struct tr_client **out,
 		snprintf(err->msg, sizeof err->msg, "out of memory");
 		return -ENOMEM;
 	}
-	c->tls = &j->tls;
+	c->tls = cfg ? cfg->tls : NULL;
 	c->cq = grpc_completion_queue_create_for_next(NULL);
 	c->gpr_off = grpcx_clock_offset();
 	c->inflight.next = c->inflight.prev = &c->inflight;
@@ -410,11 +410,6 @@ static void g_call_release(struct tr_call *call)
 #define SRV_DEPTH 8
 #define SRV_SLOTS (4 * SRV_DEPTH)
 
-/* The most arena one queue's thread may use to unpack one request: a
- * bundle of many tiny tensors takes up to about 100 times its size in
- * protobuf-c structs; one that needs more gets RESOURCE_EXHAUSTED. */
-#define SRV_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
-
 enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_INFO, SRV_NREG,
        SRV_UNKNOWN = SRV_NREG };
 static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL, TR_ECHO_TENSOR,
@@ -579,7 +574,7 @@ static grpc_status_code srv_tensor(struct srv_slot *sl, const char **msg)
 		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
 	rc = codec_serve(&q->arena, srv_method[sl->kind], body, len, &sl->out,
-	                 SRV_ARENA_LIMIT(q->s->max_message));
+	                 CODEC_ARENA_LIMIT(q->s->max_message));
 	codec_buf_trim(&q->in, CODEC_KEEP);
 	codec_arena_trim(&q->arena, CODEC_KEEP);
 	if (rc == -EBADMSG) {

@@ -1,4 +1,4 @@
-/* frame.h - the socket transport's 16-byte message header (WIRE.md).
+/* frame.h - the socket transport's 16-byte message header (proto/tfgb.proto).
  *
  * Every message on a socket-transport connection is this header followed by
  * `len` body bytes; all integers are big-endian:

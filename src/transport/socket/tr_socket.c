@@ -1,4 +1,4 @@
-/* tr_socket.c - the socket transport: WIRE.md's methods over plain TCP.
+/* tr_socket.c - the socket transport: the methods of proto/tfgb.proto over plain TCP.
  *
  * Each message is a 16-byte header (frame.h) and its body.  Replies come
  * back in request order on a connection, so a connection is a FIFO of calls.
@@ -63,12 +63,10 @@
 
 /* ---- common ------------------------------------------------------------ */
 
-/* The [socket] section of j; every option off (the kernel's defaults)
- * when j is NULL or the section is not registered. */
-static void opts_from_job(const struct job *j, struct sk_opts *o)
+/* The options of a [socket] section; every option off (the kernel's
+ * defaults) when c is NULL. */
+static void opts_from_conf(const struct sk_conf *c, struct sk_opts *o)
 {
-	const struct sk_conf *c = j ? job_section_get(j, &tr_socket_section) : NULL;
-
 	o->sndbuf = c ? c->sndbuf : 0;
 	o->rcvbuf = c ? c->rcvbuf : 0;
 	o->zerocopy = c ? c->zerocopy : 0;
@@ -131,7 +129,7 @@ static int sk_init(const struct job *j, void **ctx, struct tr_err *err)
 		snprintf(err->msg, sizeof err->msg, "out of memory");
 		return -ENOMEM;
 	}
-	opts_from_job(j, o);
+	opts_from_conf(j ? job_section_get(j, &tr_socket_section) : NULL, o);
 	*ctx = o;
 	return 0;
 }
@@ -509,7 +507,7 @@ static int conn_recv(struct tr_conn *k, int block)
 	return 0;
 }
 
-static int sk_client_open(void *ctx, const struct job *j, struct tr_client **out,
+static int sk_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
                           struct tr_err *err)
 {
 	struct tr_client *c = calloc(1, sizeof *c);
@@ -521,7 +519,7 @@ static int sk_client_open(void *ctx, const struct job *j, struct tr_client **out
 	if (ctx)
 		c->o = *(const struct sk_opts *)ctx;
 	else
-		opts_from_job(j, &c->o);
+		opts_from_conf(cfg ? cfg->section : NULL, &c->o);
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0) {
 		int e = errno;

@@ -27,7 +27,7 @@
  * the buffer fills up), it never grows a buffer.  Per thread: one
  * SRV_SCRATCH (1 MiB); per server: the Pull pattern (max_message).
  *
- * Bad requests (WIRE.md): a bad magic, a method outside 1..5 or a
+ * Bad requests (proto/tfgb.proto): a bad magic, a method outside 1..5 or a
  * non-zero status closes that connection at once (a bad header closes that
  * connection only).  A request longer than max_message is never read into
  * memory: it gets RESOURCE_EXHAUSTED, then the server shuts its side down
@@ -52,7 +52,7 @@
  * tout and the arena are kept for the next call up to CODEC_KEEP bytes
  * each: per connection up to two bodies of max_message bytes while a
  * tensor call is being served, per thread an arena bounded by
- * SRV_ARENA_LIMIT.
+ * CODEC_ARENA_LIMIT.
  */
 #include "tr_socket.h"
 
@@ -85,8 +85,6 @@
 #define SRV_BLOCK_ROUNDS 64              /* blocking reads between two epoll_waits */
 #define SRV_SCRATCH (1u << 20)           /* per thread: dropped body bytes */
 #define SRV_SKIP_MIN (64u * 1024)        /* bodies left to drop that go there */
-/* the most arena a thread may use to unpack one TensorBundle (see tr_grpc.c) */
-#define SRV_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
 
 enum { EP_LISTEN = 1, EP_CONN };
 enum { RQ_HDR, RQ_BODY };
@@ -234,7 +232,7 @@ static void tensor_done(struct sconn *k)
 	int rc;
 
 	rc = codec_serve(&t->arena, (int)k->method, k->tbody, (size_t)k->total, &k->tout,
-	                 SRV_ARENA_LIMIT(t->s->cfg->max_message));
+	                 CODEC_ARENA_LIMIT(t->s->cfg->max_message));
 	codec_arena_trim(&t->arena, CODEC_KEEP);
 	codec_buf_trim(&k->tin, CODEC_KEEP);
 	if (rc < 0) {

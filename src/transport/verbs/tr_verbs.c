@@ -1,4 +1,4 @@
-/* tr_verbs.c - the verbs transport: WIRE.md's methods over RDMA RC queue
+/* tr_verbs.c - the verbs transport: the methods of proto/tfgb.proto over RDMA RC queue
  * pairs.  This file holds the protocol's codecs, the side channel, the
  * endpoint both sides build, the options and the ops table; the client is
  * tr_verbs_client.c, the server tr_verbs_serve.c.
@@ -45,7 +45,7 @@
  * connection, from 0; a reply has its request's); it consumes one
  * bufferless receive.  The slot starts with a 48-byte header whose first
  * 16 bytes are those of the socket framing (frame.h), so methods, statuses
- * and lengths mean what WIRE.md says:
+ * and lengths mean what proto/tfgb.proto says:
  *
  *     off size field
  *       0  4   magic 0x54464742 ("TFGB")
@@ -103,7 +103,7 @@
  * with the same status; tr_verbs_conn_error() says why.  A side channel
  * closed by the server does the same.  The server drops a connection whose
  * request breaks the header (its client sees the side channel close) and
- * answers bad requests with WIRE.md's statuses.
+ * answers bad requests with the statuses of proto/tfgb.proto.
  */
 #include "tr_verbs.h"
 

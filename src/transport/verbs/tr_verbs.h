@@ -92,15 +92,13 @@ struct vb_hdr {
 void vb_hdr_encode(unsigned char b[VB_HDR_LEN], const struct vb_hdr *h);
 void vb_hdr_decode(const unsigned char b[VB_HDR_LEN], struct vb_hdr *h);
 
-/* EchoTensor and AckTensor (the serialized modes, codec.h): beside its
- * content, each payload buffer costs at most VB_TENSOR_OVERHEAD bytes of a
- * TensorBundle (entry key and length, name "iov/<i>", dtype, packed shape,
- * content key and length: 71 at most), and a BundleAck is at most 17 bytes
- * (VB_BUNDLE_ACK_MAX rounds it up).  The client sizes its landing zones
- * and reply reservations with them: an EchoTensor reply is its request
- * again (protobuf-c packs a bundle to the bytes it was unpacked from, for
- * any bundle tfgb encodes), so it reserves the request's length. */
-#define VB_TENSOR_OVERHEAD 80
+/* EchoTensor and AckTensor (the serialized modes, codec.h): the client's
+ * tr_client_cfg gives the TensorBundle's length on the wire
+ * (codec_wire_len), and a BundleAck is at most 17 bytes (VB_BUNDLE_ACK_MAX
+ * rounds it up).  The client sizes its landing zones and reply
+ * reservations with them: an EchoTensor reply is its request again
+ * (protobuf-c packs a bundle to the bytes it was unpacked from, for any
+ * bundle tfgb encodes), so it reserves the request's length. */
 #define VB_BUNDLE_ACK_MAX 32
 
 /* ---- the side-channel hello (see tr_verbs.c) ------------------------------ */
@@ -280,7 +278,8 @@ static inline uint64_t vb_align(uint64_t n)
 /* The ops of struct tr_ops: the server (tr_verbs_serve.c) ... */
 int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
 /* ... and the client (tr_verbs_client.c). */
-int vb_client_open(void *ctx, const struct job *j, struct tr_client **out, struct tr_err *err);
+int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
+                   struct tr_err *err);
 void vb_client_close(struct tr_client *c);
 int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
                struct tr_conn **out, struct tr_err *err);

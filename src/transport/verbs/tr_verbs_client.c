@@ -36,7 +36,6 @@
 
 #include "dlist.h"
 #include "frame.h"
-#include "payload.h"
 #include "util.h"
 
 /* ---- done list ----------------------------------------------------------- */

@@ -15,10 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "payload.h"
 #include "util.h"
 
-int vb_client_open(void *ctx, const struct job *j, struct tr_client **out, struct tr_err *err)
+int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
+                   struct tr_err *err)
 {
 	struct vb_ctx own;
 	const struct vb_ctx *x = ctx;
@@ -27,7 +27,10 @@ int vb_client_open(void *ctx, const struct job *j, struct tr_client **out, struc
 	int rc;
 
 	if (!x) {
-		vb_opts_from_job(j, &own.o);
+		if (cfg && cfg->section)
+			vb_opts_from_conf(cfg->section, &own.o);
+		else
+			vb_opts_default(&own.o);
 		own.dev = &vdev_ibv_ops;
 		x = &own;
 	}
@@ -54,24 +57,16 @@ int vb_client_open(void *ctx, const struct job *j, struct tr_client **out, struc
 		         c->attr.name, strerror(-rc));
 		goto out_close;
 	}
-	if (j) {
-		struct payload p = {0};
-		int64_t depth = j->inflight < 1 ? 1 : j->inflight > VB_RZ_DEPTH_MAX
-		                ? VB_RZ_DEPTH_MAX : j->inflight;
+	if (cfg) {
+		int64_t depth = cfg->inflight < 1 ? 1 : cfg->inflight > VB_RZ_DEPTH_MAX
+		                ? VB_RZ_DEPTH_MAX : cfg->inflight;
 		uint64_t most;
-		if (payload_layout(j, &p) == 0) {
-			c->max_req = p.total;
-			/* SGEs a rendezvous WRITE needs to send the payload in one */
-			c->sges = p.n < 1 ? 1 : p.n > VB_SGE_MAX ? VB_SGE_MAX : (uint32_t)p.n;
-			/* the serialized modes send the payload as a TensorBundle */
-			if (j->mode != MODE_NONSERIALIZED) {
-				c->max_req += (uint64_t)p.n * VB_TENSOR_OVERHEAD;
-				c->sges = VB_SGE_MAX;
-			}
-		}
-		payload_free(&p);
-		most = c->max_req;
-		if (j->mode != MODE_NONSERIALIZED && most < VB_BUNDLE_ACK_MAX)
+		c->max_req = cfg->max_request;
+		/* SGEs a rendezvous WRITE needs to send the payload in one; a
+		 * request of any number of iovecs (a TensorBundle) gets the most */
+		c->sges = !cfg->max_iov || cfg->max_iov > VB_SGE_MAX ? VB_SGE_MAX : cfg->max_iov;
+		most = cfg->max_reply > c->max_req ? cfg->max_reply : c->max_req;
+		if (most < VB_BUNDLE_ACK_MAX)
 			most = VB_BUNDLE_ACK_MAX; /* a BundleAck reply may need a zone */
 		if (most > c->o.eager_max) {
 			uint64_t one = vb_align(most);

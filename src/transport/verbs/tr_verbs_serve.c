@@ -39,7 +39,7 @@
  * reply longer than the client reserved or than its request's places,
  * RESOURCE_EXHAUSTED; the connection goes on.
  *
- * Bad requests (WIRE.md): a request longer than max_message gets
+ * Bad requests (proto/tfgb.proto): a request longer than max_message gets
  * RESOURCE_EXHAUSTED (its body was not sent, or is ignored), a Pull whose
  * body is not 8 bytes INVALID_ARGUMENT, EchoTensor and AckTensor as
  * above; the connection goes on.  A header that breaks the protocol

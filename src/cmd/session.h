@@ -1,0 +1,71 @@
+/* session.h - what the benchmark commands share around the engine.
+ *
+ * A worker session is the set-up every worker process makes before its
+ * engine runs (latency, bandwidth, throughput), in this order: its
+ * placement, its payload (its pages come from the worker's node), the
+ * transport's context and client, the payload's registration, one
+ * connection to every PS; and the tear-down in reverse.  Besides: the
+ * local servers a command starts for itself, and the resource monitor a
+ * command starts over the processes of its run.
+ *
+ * Errors are printed here, one line naming the command and the process
+ * ("throughput: worker 2: PS 1: ..."); the functions return a TFGB_EXIT_*
+ * status.
+ */
+#ifndef TFGB_SESSION_H
+#define TFGB_SESSION_H
+
+#include <stddef.h>
+
+#include "cluster.h"
+#include "engine.h"
+#include "monitor.h"
+#include "payload.h"
+#include "tfgb.h"
+#include "transport.h"
+
+struct session {
+	struct tfgb *t;
+	const struct tr_ops *ops;
+	int index;                /* the worker's index, in messages */
+	int method;               /* enum tr_method of its calls */
+	int inflight;             /* calls outstanding per connection */
+	struct payload p;         /* its one payload, laid out and allocated once */
+	void *trctx;              /* ops->init's context */
+	struct tr_client *client;
+	struct tr_conn **conns;   /* one per PS, nconns of them */
+	int nconns;
+};
+
+/* Opens worker `index`'s session, which keeps inflight calls of method
+ * outstanding on each connection: places this process, makes the payload,
+ * opens the transport and connects to PS 0 .. nps-1.  TFGB_EXIT_OK, or the
+ * status of the error it printed; session_close undoes what was done
+ * either way. */
+int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
+                 int method, int inflight, int nps);
+void session_close(struct session *s);
+
+/* The engine's configuration for the session's job: the connections, the
+ * payload and every figure the job sets; the caller adds what is its own
+ * (progress, the interval output, an open loop's seed). */
+void session_engine_cfg(const struct session *s, struct engine_cfg *cfg);
+
+/* Starts `tfgb serve` for each of PS 0 .. nps-1 whose host is this one and
+ * whose server (ops->port_offset) is not listening yet, with flags (enum
+ * of cluster_spawn), and waits until each started one is ready.  Call it
+ * before any transport starts threads (it forks).  ps[] gets the children
+ * (pid 0 where none started; cluster_stop accepts them all).  TFGB_EXIT_OK
+ * or the status of the error it printed. */
+int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, unsigned flags,
+                          struct cluster_child *ps);
+
+/* A resource monitor over the n targets, every job.monitor interval with
+ * the resources it selects, counting the run's own wire bytes as those of
+ * the nports ports (monitor_ports); *mon stays NULL when the job samples
+ * nothing.
+ * TFGB_EXIT_OK or TFGB_EXIT_FAIL (printed). */
+int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
+                    const uint16_t *port, size_t nports, struct monitor **mon);
+
+#endif
