@@ -610,10 +610,11 @@ static int cmd_version(struct tfgb *t)
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
 	{
 		struct alloc_info a;
-		char text[300];
+		char atext[300];
+
 		alloc_detect(&a);
-		alloc_text(&a, text, sizeof text);
-		printf("allocator: %s (this process; a run applies job.allocator)\n", text);
+		alloc_text(&a, atext, sizeof atext);
+		printf("allocator: %s (this process; a run applies job.allocator)\n", atext);
 	}
 	return TFGB_EXIT_OK;
 }
