@@ -8,7 +8,7 @@ include config.mk
 DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
        iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
-       nghttp2-client valgrind gnuplot-nox openssl
+       nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
@@ -21,10 +21,18 @@ endif
 # `make check SANITIZE=address,undefined` builds and tests with sanitizers;
 # a change of flags rebuilds everything (see .flags below).
 ifneq ($(SANITIZE),)
-OPT += -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
-LDFLAGS += -fsanitize=$(SANITIZE)
+SAN_CFLAGS  = -fsanitize=$(SANITIZE) -fno-omit-frame-pointer -fno-sanitize-recover=all
+SAN_LDFLAGS = -fsanitize=$(SANITIZE)
 endif
-FLAGS_NOW := $(CC) $(OPT) $(WARN) $(VERBS) $(NUMA)
+# gRPC's release as users know it (1.51.1; the C core calls itself 29.0.0):
+# grpc++'s pkg-config version, else the Debian package's, for `tfgb version`
+# and the results (src/core/sysinfo.o only).
+GRPC_RELEASE := $(or $(shell $(PKG_CONFIG) --modversion grpc++ 2>/dev/null),\
+	$(shell dpkg-query -W -f='$${Version}' libgrpc-dev 2>/dev/null | sed 's/-[^-]*$$//'))
+src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
+# everything compiled in or passed to the compiler: a change rebuilds
+FLAGS_NOW := $(CC) $(SAN_CFLAGS) $(WARN) $(WERROR) $(VERBS) $(NUMA) $(GRPC_RELEASE) \
+	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(MANPREFIX)
 FLAGS_OLD := $(shell cat .flags 2>/dev/null)
 ifneq ($(FLAGS_NOW),$(FLAGS_OLD))
 $(shell echo '$(FLAGS_NOW)' > .flags)
@@ -33,10 +41,14 @@ endif
 # Deferred: pkg-config runs when a recipe needs the flags, after `deps`.
 PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS))
 PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS))
-CPPFLAGS = -Igen $(SRCDIRS:%=-I%) -D_GNU_SOURCE -DTFGB_VERSION='"$(VERSION)"' \
+# tfgb's own flags, ahead of the user's CPPFLAGS, CFLAGS and LDFLAGS
+# (config.mk), which are appended and so have the last word.
+TFGB_CPPFLAGS = -Igen $(SRCDIRS:%=-I%) -D_GNU_SOURCE -DTFGB_VERSION='"$(VERSION)"' \
            -DTFGB_DATADIR='"$(DATADIR)"' -DTFGB_MANDIR='"$(MANPREFIX)"' \
            -DTFGB_HAVE_VERBS=$(VERBS) -DTFGB_HAVE_NUMA=$(NUMA)
-ALL_CFLAGS = $(CPPFLAGS) $(CFLAGS) $(PKG_CFLAGS)
+TFGB_CFLAGS = -std=c11 $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(SAN_CFLAGS)
+ALL_CFLAGS = $(TFGB_CPPFLAGS) $(CPPFLAGS) $(TFGB_CFLAGS) $(CFLAGS) $(PKG_CFLAGS)
+ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # The source's git description (empty outside a git tree, as in a dist
 # tarball), for the "environment" of JSON results; only src/core/sysinfo.o
@@ -46,7 +58,7 @@ ifneq ($(BUILD)|$(wildcard .build),$(shell cat .build 2>/dev/null)|.build)
 $(shell echo '$(BUILD)' > .build)
 endif
 src/core/sysinfo.o: .build
-src/core/sysinfo.o: CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
+src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
 
 # The folders show the design: src/core (job model, payload, engine,
 # statistics, reports, deployment), src/transport/<name> (one folder per
@@ -65,7 +77,16 @@ MAN1   = $(wildcard man/*.1)
 MAN5   = $(wildcard man/*.5)
 MAN7   = $(wildcard man/*.7)
 
-all: tfgb
+all: tfgb man
+
+# The manual with its version filled in, in the build tree: gen/man/*.1, .5,
+# .7 (what `tfgb help` shows and `make install` copies).  `man -l
+# gen/man/tfgb.1` reads one without installing.
+MANOUT = $(MAN1:man/%=gen/man/%) $(MAN5:man/%=gen/man/%) $(MAN7:man/%=gen/man/%)
+man: $(MANOUT)
+gen/man/%: man/% config.mk
+	$(Q)mkdir -p gen/man
+	$(Q)sed 's/@VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
 
 # `make V=1` shows the full command lines
 Q = $(if $(V),,@)
@@ -79,10 +100,10 @@ $(GEN): proto/tfgb.proto
 	$(Q)mkdir -p gen
 	$(Q)protoc-c --proto_path=proto --c_out=gen proto/tfgb.proto
 
-# generated code is not held to -Werror's extra warnings
+# generated code is not held to our warnings
 gen/tfgb.pb-c.o: gen/tfgb.pb-c.c gen/tfgb.pb-c.h .flags
 	@$(if $(V),:,echo "  CC      $<")
-	$(Q)$(CC) $(CPPFLAGS) $(OPT) -std=c11 $(PKG_CFLAGS) -c -o $@ $<
+	$(Q)$(CC) $(TFGB_CPPFLAGS) $(CPPFLAGS) -std=c11 $(SAN_CFLAGS) $(CFLAGS) $(PKG_CFLAGS) -c -o $@ $<
 
 libtfgb.a: $(LIBOBJ)
 	$(Q)rm -f $@
@@ -90,7 +111,7 @@ libtfgb.a: $(LIBOBJ)
 
 tfgb: src/cmd/main.o libtfgb.a
 	@$(if $(V),:,echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ src/cmd/main.o libtfgb.a $(PKG_LIBS) -lm
+	$(Q)$(CC) $(TFGB_CFLAGS) $(CFLAGS) $(ALL_LDFLAGS) -o $@ src/cmd/main.o libtfgb.a $(PKG_LIBS) -lm
 
 # one object a suite, so that a change to src/ (make mutants) relinks
 # without compiling every suite again
@@ -101,7 +122,7 @@ tests/%.o: tests/%.c tests/check_tfgb.h $(HDR) config.mk .flags
 
 tests/check_tfgb: $(TOBJ) libtfgb.a
 	@$(if $(V),:,echo "  LD      $@")
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $(TOBJ) libtfgb.a $(PKG_LIBS) \
+	$(Q)$(CC) $(TFGB_CFLAGS) $(CFLAGS) $(ALL_LDFLAGS) -o $@ $(TOBJ) libtfgb.a $(PKG_LIBS) \
 		$(shell $(PKG_CONFIG) --libs check) -lm
 
 # Short local runs drawn in the paper's figure styles (gnuplot-nox): plots/*.png.
@@ -131,6 +152,21 @@ deps:
 	export DEBIAN_FRONTEND=noninteractive; \
 	apt-get update -qq && apt-get install -y -qq --no-install-recommends $$missing
 
+# Issue 14's comparisons (bench/README): tfgb against a hand-written gRPC
+# C++ peer on the same libgrpc (bench/peer.cc), iperf3 and sockperf, printed
+# as one table of ratios; BENCH_ARGS passes options (`make bench
+# BENCH_ARGS='-r 5'`).  Installs what it needs as `deps` does; not part of
+# all or check.
+BENCH_DEBS = g++ libgrpc++-dev iperf3 sockperf util-linux python3
+bench: deps
+	@$(MAKE) -s deps DEBS='$(BENCH_DEBS)'
+	$(MAKE) tfgb bench/peer
+	/usr/bin/python3 bench/compare.py $(BENCH_ARGS)
+
+bench/peer: bench/peer.cc
+	@$(if $(V),:,echo "  CXX     $@")
+	$(Q)$(CXX) -O2 -std=c++17 -o $@ bench/peer.cc $(shell $(PKG_CONFIG) --cflags --libs grpc++)
+
 # Builds, then runs the default job of conf/tfgb.ini on this machine.
 run: deps
 	$(MAKE) tfgb
@@ -155,7 +191,7 @@ check:
 	unit=tests/check_tfgb skip_unit=; \
 	if [ -n "$(call missing_debs,check)" ]; then unit= \
 		skip_unit="the unit tests: need Debian package check"; fi; \
-	$(MAKE) $$feat tfgb $$unit || exit 1; \
+	$(MAKE) $$feat tfgb man $$unit || exit 1; \
 	TFGB_SKIP_UNIT="$$skip_unit" TFGB_SKIP_NOTES="$$notes" TFGB_STRICT='$(STRICT)' \
 		TFGB_SANITIZE='$(SANITIZE)' sh tests/run.sh
 
@@ -184,16 +220,21 @@ valgrind: tfgb
 	sh tests/valgrind.sh
 	SOAK_VALGRIND=1 SOAK_ROUNDS=$(or $(VALGRIND_ROUNDS),1) sh tests/soak.sh
 
-install: tfgb
+install: tfgb man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 \
 		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(MANPREFIX)/man7 $(DESTDIR)$(DATADIR)
 	cp -f tfgb $(DESTDIR)$(BINDIR)/tfgb
 	chmod 755 $(DESTDIR)$(BINDIR)/tfgb
-	for m in $(MAN1); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
-	for m in $(MAN5); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
-	for m in $(MAN7); do sed 's/@VERSION@/$(VERSION)/g' $$m > $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
+	for m in $(MAN1:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man1/; done
+	for m in $(MAN5:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man5/; done
+	for m in $(MAN7:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man7/; done
 	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
+	cp -f proto/tfgb-result.schema.json $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
+	chmod 644 $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
+	mkdir -p $(DESTDIR)$(DATADIR)/models
+	cp -f conf/models/*.model $(DESTDIR)$(DATADIR)/models/
+	chmod 644 $(DESTDIR)$(DATADIR)/models/*.model
 	mkdir -p $(DESTDIR)$(DATADIR)/examples
 	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
@@ -203,7 +244,8 @@ install: tfgb
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
-	rm -rf $(DESTDIR)$(DATADIR)/examples
+	rm -f $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
+	rm -rf $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(DATADIR)/models
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
@@ -217,8 +259,8 @@ dist: clean
 	rm -rf tfgb-$(VERSION)
 
 clean:
-	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(TOBJ) tests/check_tfgb tfgb-$(VERSION).tar.gz
+	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(TOBJ) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer
 	rm -rf gen .flags .build plots
 	rm -rf tests/out
 
-.PHONY: all deps run check mutants fuzz soak valgrind install uninstall dist clean plots
+.PHONY: all man deps run check mutants fuzz soak valgrind install uninstall dist clean plots bench

@@ -57,7 +57,7 @@ static void start_server(void)
 	snprintf(addr.host, sizeof addr.host, "127.0.0.1");
 	for (int i = 0; i < 5 && rc < 0; i++) {
 		addr.port = free_port();
-		rc = ctrl_server_start(&addr, NULL, NULL, 0, &srv, err, sizeof err);
+		rc = ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, err, sizeof err);
 	}
 	ck_assert_msg(rc == 0, "ctrl_server_start: %s", err);
 }
@@ -703,7 +703,7 @@ static void *late_server(void *p)
 
 	(void)p;
 	sleep_ms(500);
-	late_rc = ctrl_server_start(&addr, NULL, NULL, 0, &srv, err, sizeof err);
+	late_rc = ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, err, sizeof err);
 	return NULL;
 }
 
@@ -735,7 +735,7 @@ START_TEST(test_ctrl_port_in_use)
 	struct ctrl_server *s2 = (void *)1;
 	char err[CTRL_ERR_MAX], want[64];
 
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, &s2, err, sizeof err), -EADDRINUSE);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, 0, &s2, err, sizeof err), -EADDRINUSE);
 	ck_assert_ptr_null(s2);
 	snprintf(want, sizeof want, "cannot listen on '127.0.0.1:%u'", addr.port);
 	ck_assert_msg(strstr(err, want), "%s", err);
@@ -753,7 +753,7 @@ START_TEST(test_ctrl_token)
 	unsigned char b[20];
 
 	ctrl_server_stop(srv);
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, tok, 0, &srv, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, tok, 0, 0, &srv, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_barrier(c, 5, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), -EACCES);
 	ck_assert_msg(strstr(err, "refused the token") && strstr(err, "sets none") &&
@@ -783,7 +783,7 @@ START_TEST(test_ctrl_token)
 
 	/* a service without a token takes calls that carry one */
 	ctrl_server_stop(srv);
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, &srv, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_client_open(&addr, NULL, tok, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
 	ck_assert_int_eq(ctrl_barrier(c, 6, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), 0);
 	ctrl_client_close(c);

@@ -677,8 +677,8 @@ START_TEST(test_job_err_range)
 	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB)");
 	ck_assert_load_err("[payload]\nlarge = 16GiB\n",
 	                   "t.ini:2: payload.large = 16GiB: must be in [1MiB, 10MiB]");
-	ck_assert_load_err("[payload]\nscheme = custom\niovec = 1B, 11MiB\n",
-	                   "t.ini:3: payload.iovec = 1B, 11MiB: item 2 '11MiB': must be in [1B, 10MiB]");
+	ck_assert_load_err("[payload]\nscheme = custom\niovec = 1B, 2GiB\n",
+	                   "t.ini:3: payload.iovec = 1B, 2GiB: item 2 '2GiB': must be in [1B, 1GiB]");
 }
 END_TEST
 
@@ -904,7 +904,7 @@ START_TEST(test_job_err_override_long)
 	ck_assert_int_eq(job_override(&job, kv, 1, &err), -1);
 	ck_assert_msg(strlen(err.msg) < 200, "%s", err.msg);
 	ck_assert_msg(!strncmp(err.msg, "-s #1: payload.iovec = 1B,1B,", 29), "%s", err.msg);
-	ck_assert_msg(strstr(err.msg, "...: item 401 '0B': must be in [1B, 10MiB]"), "%s", err.msg);
+	ck_assert_msg(strstr(err.msg, "...: item 401 '0B': must be in [1B, 1GiB]"), "%s", err.msg);
 
 	ck_assert_int_eq(job_override(&job, "payload.iovecs=1\n2", 2, &err), -1);
 	ck_assert_str_eq(err.msg, "-s #2: payload.iovecs = 1?2: not a whole number");

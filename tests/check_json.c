@@ -220,6 +220,24 @@ END_TEST
 
 /* Two top-level values are separated like array items: the caller's
  * mistake stays visible instead of being glued together. */
+/* Strings are always valid UTF-8: well-formed sequences pass as they are,
+ * every byte that starts none (Latin-1, overlong, surrogate, truncated)
+ * becomes U+FFFD. */
+START_TEST(test_json_utf8)
+{
+	json_arr_begin(&w, NULL);
+	json_str(&w, NULL, "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"); /* é € 😀 */
+	json_str(&w, NULL, "/tmp/r\xe9sultat");                       /* Latin-1 é */
+	json_str(&w, NULL, "\xc0\xaf|\xed\xa0\x80|\xf4\x90\x80\x80|\xe2\x82");
+	json_arr_end(&w);
+	json_finish(&w);
+	ck_assert_str_eq(text(), "[\"caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\","
+	                         "\"/tmp/r\\ufffdsultat\","
+	                         "\"\\ufffd\\ufffd|\\ufffd\\ufffd\\ufffd|"
+	                         "\\ufffd\\ufffd\\ufffd\\ufffd|\\ufffd\\ufffd\"]\n");
+}
+END_TEST
+
 START_TEST(test_json_two_documents)
 {
 	json_u64(&w, NULL, 1);
@@ -252,6 +270,7 @@ Suite *make_json_suite(void)
 	tcase_add_test(tc_core, test_json_nesting);
 	tcase_add_test(tc_core, test_json_top_array);
 	tcase_add_test(tc_core, test_json_escaping);
+	tcase_add_test(tc_core, test_json_utf8);
 	tcase_add_test(tc_core, test_json_pretty);
 	suite_add_tcase(s, tc_core);
 

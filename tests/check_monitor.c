@@ -150,7 +150,7 @@ static char *json_of(uint64_t calls, uint64_t bytes, size_t *len)
 	ck_assert_ptr_nonnull(f);
 	json_init(&w, f, 1);
 	json_obj_begin(&w, NULL);
-	monitor_json(m, &w, "resources", calls, bytes);
+	monitor_json(m, &w, "resources", calls, bytes, 2 * bytes);
 	json_obj_end(&w);
 	json_finish(&w);
 	fclose(f);
@@ -260,7 +260,16 @@ START_TEST(test_monitor_json)
 	ck_assert_double_gt(v, 0);
 	ck_assert_int_eq(jsonr_type(&r, jsonr_find(&r, 0, "resources.net.interfaces")),
 	                 JSONR_ARRAY);
-	ck_assert_int_ge(jsonr_find(&r, 0, "resources.summary.wire_bytes_per_payload_byte"), 0);
+	/* the host's counters say they are the host's */
+	ck_assert_int_ge(jsonr_find(&r, 0, "resources.summary.host_tx_bytes_per_payload_byte"), 0);
+	ck_assert_int_eq(jsonr_get_str(&r, "resources.net.scope", buf, sizeof buf), 4);
+	ck_assert_str_eq(buf, "host");
+	ck_assert_int_eq(jsonr_get_str(&r, "resources.summary.net_scope", buf, sizeof buf), 4);
+	ck_assert_str_eq(buf, "host");
+	/* no ports given: the run's own figure is not made up */
+	ck_assert_int_eq(jsonr_get_str(&r, "resources.summary.run_wire.scope", buf, sizeof buf), 3);
+	ck_assert_str_eq(buf, "run");
+	ck_assert_int_lt(jsonr_find(&r, 0, "resources.summary.run_wire.bytes"), 0);
 	jsonr_free(&r);
 	free(out);
 }
@@ -305,11 +314,12 @@ START_TEST(test_monitor_csv_text)
 
 	out = NULL;
 	f = open_memstream(&out, &len);
-	monitor_text(m, f, 10, 1000);
+	monitor_text(m, f, 10, 1000, 2000);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(out, "# resources: 3 samples"));
 	ck_assert_ptr_nonnull(strstr(out, "# resources: worker x1: CPU "));
-	ck_assert_ptr_nonnull(strstr(out, "# network ("));
+	ck_assert_ptr_nonnull(strstr(out, "# network, host-wide, all traffic ("));
+	ck_assert_ptr_nonnull(strstr(out, "# network, this run: not measured ("));
 	free(out);
 }
 END_TEST
@@ -351,7 +361,7 @@ START_TEST(test_monitor_select)
 	f = open_memstream(&out, &len);
 	json_init(&w, f, 0);
 	json_obj_begin(&w, NULL);
-	monitor_json(m, &w, "resources", 10, 1000);
+	monitor_json(m, &w, "resources", 10, 1000, 2000);
 	json_obj_end(&w);
 	fclose(f);
 	ck_assert_int_eq(jsonr_load(&r, out, len), 0);
@@ -371,7 +381,7 @@ START_TEST(test_monitor_select)
 
 	out = NULL;
 	f = open_memstream(&out, &len);
-	monitor_text(m, f, 10, 1000);
+	monitor_text(m, f, 10, 1000, 2000);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(out, "# resources: worker x1: RSS "));
 	ck_assert_ptr_nonnull(strstr(out, "; context switches "));

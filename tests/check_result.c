@@ -141,16 +141,16 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 4;
+	buf[7] = 5;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
-	/* a bucket count changed (the service times' last, before nruns = 0):
-	 * no longer sums to the sample count */
-	buf[n - 5] ^= 2;
+	/* a bucket count changed (the service times' last, before nruns = 0,
+	 * nivl = 0 and ivl_dropped): no longer sums to the sample count */
+	buf[n - 17] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
-	buf[n - 5] ^= 2;
+	buf[n - 17] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
 }
 END_TEST
@@ -192,13 +192,15 @@ START_TEST(test_result_runs)
 	a->runs[1].lat_count--;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
-	buf[n - 3 * 48 - 4 + 2] = 0xff;
+	buf[n - 12 - 3 * 48 - 4 + 2] = 0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 }
 END_TEST
 
 START_TEST(test_result_worst_case_runs_fit)
 {
+	long n;
+
 	/* every bucket of both histograms, the most PS and the most runs:
 	 * within the blob limit */
 	a->nps = RESULT_PS_MAX;
@@ -211,7 +213,49 @@ START_TEST(test_result_worst_case_runs_fit)
 		                                  .bytes = UINT64_MAX, .window_ns = UINT64_MAX,
 		                                  .lat_count = k ? 0 : a->lat.count,
 		                                  .lat_sum_ns = UINT64_MAX};
-	ck_assert_int_gt(wresult_encode(a, buf, RESULT_BLOB_MAX), 0);
+	a->nivl = RESULT_IVL_MAX;
+	a->ivl_dropped = 0;
+	for (uint32_t k = 0; k < RESULT_IVL_MAX; k++)
+		a->ivl[k] = (struct engine_ivl_fig){.index = k, .end_ns = UINT64_MAX};
+	/* the intervals that do not fit are counted, not a failure */
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->nivl + b->ivl_dropped, RESULT_IVL_MAX);
+}
+END_TEST
+
+/* --interval: a worker's intervals travel with its report, bounded, each
+ * one's start no later than its end */
+START_TEST(test_result_intervals)
+{
+	long n;
+
+	a->nivl = 2;
+	a->ivl_dropped = 5;
+	a->ivl[0] = (struct engine_ivl_fig){.worker = a->worker, .index = 0, .start_ns = 0,
+	                                    .end_ns = 100000000, .calls = 7, .bytes = 70,
+	                                    .lat_sum_ns = 700, .p50_ns = 90, .p99_ns = 120,
+	                                    .max_ns = 130};
+	a->ivl[1] = a->ivl[0];
+	a->ivl[1].index = 1;
+	a->ivl[1].start_ns = 100000000;
+	a->ivl[1].end_ns = 200000000;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->nivl, 2);
+	ck_assert_uint_eq(b->ivl_dropped, 5);
+	ck_assert(memcmp(a->ivl, b->ivl, 2 * sizeof a->ivl[0]) == 0);
+	/* an interval ending before it starts */
+	a->ivl[1].end_ns = 1;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	/* more intervals than a report carries */
+	a->ivl[1].end_ns = 200000000;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	buf[n - 2 * 76 - 12 + 1] = 0xff;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 }
 END_TEST
 
@@ -242,6 +286,7 @@ Suite *make_result_suite(void)
 	tcase_add_test(limits, test_result_too_small_buffer);
 	tcase_add_test(limits, test_result_worst_case_runs_fit);
 	tcase_add_test(core, test_result_runs);
+	tcase_add_test(core, test_result_intervals);
 	tcase_add_test(errors, test_result_rejects_truncation);
 	tcase_add_test(errors, test_result_rejects_trailing_and_corruption);
 	tcase_add_test(errors, test_result_rejects_huge_counts);

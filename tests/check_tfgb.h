@@ -11,7 +11,8 @@
 #define TFGB_SUITES(X) \
 	X(opt) X(job) X(payload) X(json) X(doc) X(stats) X(engine) X(report) X(cluster) \
 	X(transport) X(grpc) X(result) X(ctrl) X(ctrl_wire) X(frame) X(socket) X(codec) X(verbs) \
-	X(jsonr) X(sysinfo) X(monitor) X(place) X(sweep) X(tls) X(limit)
+	X(jsonr) X(sysinfo) X(monitor) X(place) X(sweep) X(tls) X(limit) X(model) X(step) \
+	X(input) X(wire) X(hist)
 
 #define TFGB_DECLARE_SUITE(name) Suite *make_##name##_suite(void) __attribute__((weak));
 TFGB_SUITES(TFGB_DECLARE_SUITE)

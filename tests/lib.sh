@@ -58,12 +58,23 @@ wait_closed() {
 }
 
 # Fails unless a JSON document on stdin parses and the Python expression $1
-# (over `d`) is true.
+# (over `d`) is true; a tfgb result or sweep document must also be valid
+# under proto/tfgb-result.schema.json (when python3-jsonschema is there).
 json_check() {
 	$PY -c 'import json, sys
 d = json.load(sys.stdin)
+sys.path.insert(0, "tests")
+import schema
+schema.check_doc(d, "stdin")
 ok = eval("(" + sys.argv[1] + ")")
 sys.exit(0 if ok else 1)' "$1"
+}
+
+# schema_check FILE...: every tfgb JSON result in the files (documents,
+# or NDJSON lines) is valid under proto/tfgb-result.schema.json; fails
+# naming the file and the first error.
+schema_check() {
+	$PY tests/schema.py "$@"
 }
 
 # The pids of processes whose command line contains $1 (this test's own

@@ -72,16 +72,30 @@ err "unknown command 'frobnicate'"
 
 t 0 version
 out "tfgb "
-out "grpc core"
+out " (core "
+out "tls: "
+out "features: grpc socket"
+out " tls"
+# gRPC's release as users know it (1.51.x), not only its core's 29.0.0
+if dpkg-query -W libgrpc-dev >/dev/null 2>&1; then out "gRPC 1."; fi
 quiet_err
 t 0 --version
-out "grpc core"
+out " (core "
 t 2 version extra
 err "unexpected argument 'extra'"
 t 2 version --ini
 err "option '--ini' is not used by 'version'"
 t 2 version -c "$tmp/empty.ini"
 err "option '-c' is not used by 'version'"
+
+# -o - is standard output, not a file named "-" (in the run directory)
+t 0 genpayload -o -
+out "iovec"
+[ -e ./- ] && fail "-o - wrote a file named '-'"
+t 0 genpayload -s output.file=- -f json
+out '"buffers"'
+[ -e ./- ] && fail "output.file = - wrote a file named '-'"
+rm -f ./-
 
 t 0 help
 for c in serve latency bandwidth throughput genpayload help version; do

@@ -52,7 +52,7 @@ for cmd in latency bandwidth; do
 		"$out/err" || fail "$cmd: no one-line 'empty' message: $(cat "$out/err")"
 	[ "$(wc -l <"$out/err")" = 1 ] || fail "$cmd: more than one stderr line: $(cat "$out/err")"
 	json_check 'd["status"] == "empty" and d["calls"] == 0 and d["latency_us"] is None
-and d["rpc_per_s"] is None and d["MBps"] is None and d["MiBps"] is None' <"$out/r" ||
+and d["rpc_per_s"] is None and d["MBps"] is None and d["MiBps"] is None and d["Gbps"] is None' <"$out/r" ||
 		fail "$cmd: bad empty JSON: $(cat "$out/r")"
 done
 

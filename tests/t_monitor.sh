@@ -21,7 +21,10 @@ $TFGB latency $base -s monitor.resources=memory,network >"$out/text" 2>"$out/err
 	fail "text run exited $?: $(cat "$out/err")"
 grep -q '^# resources: worker x1: RSS [0-9.]* MiB, peak' "$out/text" ||
 	fail "no memory line: $(cat "$out/text")"
-grep -q '^# network (' "$out/text" || fail "no network line: $(cat "$out/text")"
+grep -q '^# network, host-wide, all traffic (' "$out/text" ||
+	fail "no host network line: $(cat "$out/text")"
+grep -q '^# network, this run ([0-9]* connection' "$out/text" ||
+	fail "no run network line: $(cat "$out/text")"
 grep -q 'CPU\|context switches' "$out/text" && fail "unselected figures: $(cat "$out/text")"
 
 $TFGB latency $base -s monitor.resources=memory,network -f json -o "$out/r.json" \
@@ -35,7 +38,7 @@ json_check 'd["resources"]["selected"] == ["memory", "network"]
 [ "$(head -n 1 "$out/series.csv")" = \
   "t_s,kind,role,index,pid,iface,rss_bytes,hwm_bytes,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets" ] ||
 	fail "bad series header: $(head -n 1 "$out/series.csv")"
-grep -q ',net,' "$out/series.csv" || fail "no network rows in the series"
+grep -q ',net_host,' "$out/series.csv" || fail "no host network rows in the series"
 
 # off: no resources at all
 $TFGB latency $base -s monitor.interval=0 -f json 2>"$out/err" |

@@ -1,8 +1,9 @@
 #!/bin/sh
 # [job] repeat and --interval end to end: per-run entries that add up to the
 # totals in every format (latency, bandwidth, throughput), repeat = 1 output
-# unchanged, interval lines that add up, NDJSON where every line parses
-# alone, rerun and compare of such output, and --interval's range.
+# unchanged, intervals that add up inside one JSON document (throughput's
+# from every worker), NDJSON with --ndjson where every line parses alone,
+# rerun and compare of such output, and --interval's range.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 $PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
@@ -57,20 +58,32 @@ json_check '"repeat" not in d and "type" not in d' <"$out/one.json" || fail "rep
 $TFGB latency $L >"$out/o" 2>"$out/err" -s job.repeat=0
 [ $? = 2 ] && grep -q 'repeat' "$out/err" || fail "repeat=0 accepted: $(cat "$out/err")"
 
-# 3. --interval 0.5s over a 2s window: about 4 lines, each valid JSON on its
-#    own, then the result on one line; the intervals' calls add up
-$TFGB latency $L -s job.duration=2s --interval 0.5s -f json >"$out/i.json" 2>"$out/err" ||
+# 3. --interval 0.5s over a 2s window, -f json: one document (json.load
+#    reads it) with about 4 entries in "intervals"; their calls add up
+$TFGB latency $L -s job.duration=2s --interval 0.5s -f json >"$out/d.json" 2>"$out/err" ||
 	fail "--interval exited $?: $(cat "$out/err")"
+json_check '"type" not in d and d["schema_version"] == 1 and d["interval_s"] == 0.5
+ and 3 <= len(d["intervals"]) <= 5 and d["intervals_dropped"] == 0
+ and [x["interval"] for x in d["intervals"]] == list(range(len(d["intervals"])))
+ and sum(x["calls"] for x in d["intervals"]) == d["calls"] > 0
+ and abs(d["intervals"][-1]["end_s"] - 2.0) < 0.05' <"$out/d.json" ||
+	fail "bad intervals document: $(cat "$out/d.json")"
+#    --ndjson: each interval a line of its own as it ends, then the result
+#    on one line
+$TFGB latency $L -s job.duration=2s --interval 0.5s -f json --ndjson >"$out/i.json" \
+	2>"$out/err" || fail "--ndjson exited $?: $(cat "$out/err")"
 $PY -c 'import json, sys
 lines = [json.loads(l) for l in open(sys.argv[1])]
 iv, res = lines[:-1], lines[-1]
 ok = (3 <= len(iv) <= 5 and all(x["type"] == "interval" for x in iv)
       and [x["interval"] for x in iv] == list(range(len(iv)))
-      and res["type"] == "result" and res["status"] == "ok"
+      and res["type"] == "result" and res["status"] == "ok" and "intervals" not in res
       and sum(x["calls"] for x in iv) == res["calls"] > 0
       and all(x["calls"] == 0 or x["latency_us"]["p50"] <= x["latency_us"]["max"] for x in iv)
       and abs(iv[-1]["end_s"] - 2.0) < 0.05)
 sys.exit(0 if ok else 1)' "$out/i.json" || fail "bad NDJSON: $(cat "$out/i.json")"
+$TFGB latency $L --ndjson >"$out/o" 2>"$out/err"
+[ $? = 2 ] && grep -q -- '--ndjson' "$out/err" || fail "--ndjson with text: $(cat "$out/err")"
 # such a file is still a result for rerun and compare
 $TFGB compare "$out/i.json" "$out/r.json" >"$out/cmp" 2>"$out/err" ||
 	fail "compare of NDJSON: $(cat "$out/err")"
@@ -80,6 +93,11 @@ $TFGB rerun "$out/r.json" -s job.duration=100ms -s job.repeat=2 -f json -q >"$ou
 json_check 'd["repeat"]["runs"] == 2' <"$out/rr.json" || fail "rerun lost the runs"
 $TFGB rerun "$out/i.json" -s job.duration=100ms -q >/dev/null 2>"$out/err" ||
 	fail "rerun of NDJSON output: $(cat "$out/err")"
+$TFGB compare "$out/d.json" "$out/i.json" >"$out/cmp" 2>"$out/err" ||
+	fail "compare of a document and NDJSON: $(cat "$out/err")"
+schema_check "$out/d.json" "$out/i.json" || fail "intervals results against the schema"
+$TFGB rerun "$out/d.json" -s job.duration=100ms -q >/dev/null 2>"$out/err" ||
+	fail "rerun of an intervals document: $(cat "$out/err")"
 
 # 4. text and CSV intervals: a header, then rows before the report
 $TFGB latency $L -s job.duration=400ms --interval 100ms -f csv >"$out/i.csv" 2>"$out/err" ||
@@ -98,7 +116,7 @@ $TFGB genpayload --interval 1s >"$out/o" 2>"$out/err"
 [ $? = 2 ] || fail "genpayload took --interval"
 
 # 6. throughput: 2 workers x 2 runs; the per-run aggregates add up, and each
-#    worker's interval lines add up to its calls
+#    worker's intervals, in the one document, add up to its calls
 cat >"$out/t.ini" <<INI
 [job]
 warmup = 100ms
@@ -115,18 +133,20 @@ INI
 $TFGB throughput -c "$out/t.ini" -q --interval 200ms -f json >"$out/t.json" 2>"$out/err" ||
 	fail "throughput exited $?: $(cat "$out/err")"
 $PY -c 'import json, sys
-lines = [json.loads(l) for l in open(sys.argv[1])]
-iv, res = lines[:-1], lines[-1]
+res = json.load(open(sys.argv[1]))
+iv = res["intervals"]
 runs = res["repeat"]["per_run"]
 w = res["throughput"]["per_worker"]
-ok = (res["type"] == "result" and res["status"] == "ok" and res["repeat"]["runs"] == 2
+ok = ("type" not in res and res["status"] == "ok" and res["repeat"]["runs"] == 2
+      and res["intervals_dropped"] == 0
       and sum(r["calls"] for r in runs) == res["calls"] > 0
       and "p50_us" not in res["repeat"]["figures"] and "avg_us" in res["repeat"]["figures"]
       and abs(sum(r["rpc_per_s"] for r in runs) / 2
               - res["repeat"]["figures"]["rpc_per_s"]["mean"]) < 0.01
       and {x["worker"] for x in iv} == {0, 1}
       and all(sum(x["calls"] for x in iv if x["worker"] == k) == w[k] for k in (0, 1)))
-sys.exit(0 if ok else 1)' "$out/t.json" || fail "bad throughput NDJSON: $(cat "$out/t.json")"
+sys.exit(0 if ok else 1)' "$out/t.json" || fail "bad throughput intervals: $(cat "$out/t.json")"
+schema_check "$out/t.json" || fail "throughput intervals against the schema"
 $TFGB throughput -c "$out/t.ini" -q >"$out/t.txt" 2>"$out/err" || fail "text: $(cat "$out/err")"
 grep -q '^# repeat: 2 runs' "$out/t.txt" || fail "no repeat lines: $(cat "$out/t.txt")"
 exit 0

@@ -58,6 +58,22 @@ $PY -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["results
 $TFGB rerun "$out/one.json" -f csv >"$out/rerun" 2>"$out/err" || fail "rerun exited $?: $(cat "$out/err")"
 [ "$(tail -n 1 "$out/rerun" | cut -d, -f5)" = 2 ] || fail "rerun of value 2: $(cat "$out/rerun")"
 
+# payload.size: one buffer per size, the OSU-style message-size table
+$TFGB latency $base --sweep payload.size=1B:1KiB:*8 -f csv >"$out/size" 2>"$out/err" ||
+	fail "size sweep exited $?: $(cat "$out/err")"
+$PY - "$out/size" <<'EOF' || fail "size sweep rows: $(cat "$out/size")"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+assert [r["payload.size"] for r in rows] == ["1", "8", "64", "512"], rows
+assert all(r["scheme"] == "custom" and r["iovecs"] == "1" and r["bytes"] == r["payload.size"]
+           and r["status"] == "ok" and int(r["calls"]) > 0 for r in rows), rows
+EOF
+$TFGB bandwidth $base --sweep payload.size=1KiB,64KiB >"$out/size.txt" 2>"$out/err" ||
+	fail "bandwidth size sweep: $(cat "$out/err")"
+grep -q '^#payload.size .*MB/s .*Gbit/s' "$out/size.txt" || fail "no Gbit/s: $(cat "$out/size.txt")"
+[ "$(grep -v '^#' "$out/size.txt" | awk '{printf "%s ", $1}')" = "1KiB 64KiB " ] ||
+	fail "size rows: $(cat "$out/size.txt")"
+
 # bad sweeps: exit 2, one line naming the key, the value and the range
 expect2() {
 	want=$1
@@ -75,6 +91,8 @@ expect2 "start '0' must be in [1, 65536]" --sweep payload.iovecs=0:3:1
 expect2 "value '99999' must be in [1, 65536]" --sweep payload.iovecs=1,99999
 expect2 "more than 1000" --sweep payload.iovecs=1:5000:1
 expect2 "needs a numeric key" --sweep payload.scheme=1:3:1
+expect2 "payload.size: start '0' must be in [1B, 1GiB]" --sweep payload.size=0:8:*2
+expect2 "payload.size: end '2GiB' must be in [1B, 1GiB]" --sweep payload.size=1B:2GiB:*2
 expect2 "unknown key 'payload.iovex'" --sweep payload.iovex=1:3:1
 expect2 "start '0' must be" --print-config --sweep payload.iovecs=0:3:1
 expect2 "given twice" --sweep payload.iovecs=1,2 --sweep job.inflight=1,2

@@ -126,7 +126,13 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		.repeat = (int)j->repeat, .interval_ns = t->interval_ns,
 		.on_interval = report_interval, .interval_arg = &ivl,
 	};
-	if (t->interval_ns) {
+	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson) {
+		/* kept for the result's "intervals": one JSON document per run */
+		if (report_ivl_keep(&ivl, REPORT_IVL_MAX) < 0) {
+			tfgb_error("%s: out of memory", t->cmd);
+			goto out_client;
+		}
+	} else if (t->interval_ns) {
 		/* interval lines go to the report stream, ahead of the report */
 		if (!(ivl.f = tfgb_out(t)))
 			goto out_client;
@@ -136,6 +142,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		/* this process is the worker; the PS is watched when it is our child */
 		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
 		mrc = monitor_new(&mon, mt, child.pid > 0 ? 2 : 1, j->monitor_ns, 0);
+		if (mrc == 0) /* the run's own bytes: those of the connection to the PS */
+			mrc = monitor_ports(mon, &probe.port, 1);
 		if (mrc == 0) {
 			monitor_select(mon, job_monitor_mask(j));
 			mrc = monitor_start(mon);
@@ -160,8 +168,10 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		                   .transport_version = ops->version(), .res = &res, .ps = &addr,
 		                   .nps = 1, .inflight = cfg.inflight, .env = &env, .mon = mon,
 		                   .mon_calls = seen, .mon_bytes = seen * p.total,
+		                   .mon_moved = seen * p.total * (method == TR_ECHO ? 2 : 1),
 		                   .runs = runs, .nruns = runs ? res.nruns : 0,
-		                   .ndjson = t->interval_ns != 0};
+		                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
+		                   .ivl = ivl.fig, .nivl = ivl.n, .ivl_dropped = ivl.dropped};
 		FILE *out = tfgb_out(t);
 		if (out && report_print(&r, out) < 0)
 			tfgb_error("%s: out of memory writing the report", t->cmd);
@@ -170,6 +180,11 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		if (out && mon && *j->series && (mrc = monitor_csv_file(mon, j->series)) < 0) {
 			tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
 			           strerror(-mrc));
+			erc = 2;
+		}
+		if (out && *j->hgrm && (mrc = report_hgrm_file(&r, j->hgrm)) < 0) {
+			tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
+			           j->hgrm, strerror(-mrc));
 			erc = 2;
 		}
 	}
@@ -186,6 +201,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	engine_result_free(&res);
 	free(runs);
 out_client:
+	report_ivl_free(&ivl);
 	monitor_free(mon);
 	ops->client_close(client);
 out_tr:

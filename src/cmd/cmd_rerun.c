@@ -19,6 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
+#include "input.h"
 #include "jsonr.h"
 
 /* ---- result files ---- */
@@ -29,55 +31,6 @@ struct result {
 	size_t len;
 	struct jsonr r;
 };
-
-/* Reads the whole file (at most JSONR_MAX_LEN bytes) into a malloc'd,
- * NUL-terminated buffer.  0, or -1 with err set. */
-static int read_all(const char *path, char **text, size_t *len, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	size_t cap = 65536, n = 0;
-	char *buf;
-
-	*text = NULL;
-	if (!f) {
-		snprintf(err, errlen, "cannot read result '%s': %s", path, strerror(errno));
-		return -1;
-	}
-	buf = malloc(cap + 1);
-	while (buf) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (got == 0)
-			break;
-		if (n == cap) {
-			char *more;
-			if (cap > JSONR_MAX_LEN) {
-				snprintf(err, errlen, "'%s' is not a tfgb result: longer than %u MiB", path,
-				         JSONR_MAX_LEN >> 20);
-				free(buf);
-				fclose(f);
-				return -1;
-			}
-			cap *= 2;
-			more = realloc(buf, cap + 1);
-			if (!more)
-				free(buf);
-			buf = more;
-		}
-	}
-	if (!buf || ferror(f)) {
-		snprintf(err, errlen, buf ? "cannot read result '%s': %s" : "%s: out of memory", path,
-		         strerror(errno));
-		free(buf);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	buf[n] = 0;
-	*text = buf;
-	*len = n;
-	return 0;
-}
 
 /* Opens and checks a result: a JSON object with "tfgb" {"version"},
  * "benchmark" and "job" strings.  0, or -1 with a one-line err naming the
@@ -108,26 +61,27 @@ static int lines_before(const char *text, size_t at)
 	return n;
 }
 
-static int result_open(struct result *res, const char *path, char *err, size_t errlen)
+/* Checks a result's text (len bytes, NUL-terminated, read from path; not
+ * owned by res).  0, or -1 with a one-line err naming the file. */
+static int result_parse(struct result *res, const char *path, const char *text, size_t len,
+                        char *err, size_t errlen)
 {
 	int rc, line, col;
 	size_t at;
 
 	memset(res, 0, sizeof *res);
 	res->path = path;
-	if (read_all(path, &res->text, &res->len, err, errlen) < 0)
-		return -1;
-	if (res->text[strspn(res->text, " \t\r\n")] != '{') {
+	if (text[strspn(text, " \t\r\n")] != '{') {
 		snprintf(err, errlen, "'%s' is not a tfgb result: not a JSON object (results for "
 		         "reading back are written with -f json)", path);
-		goto fail;
+		return -1;
 	}
-	at = ndjson_result(res->text, res->len);
-	rc = jsonr_load(&res->r, res->text + at, res->len - at);
+	at = ndjson_result(text, len);
+	rc = jsonr_load(&res->r, text + at, len - at);
 	if (rc < 0) {
 		jsonr_where(&res->r, &line, &col);
 		snprintf(err, errlen, "'%s' is not a tfgb result: line %d, column %d: %s", path,
-		         line + lines_before(res->text, at), col, jsonr_strerror(rc));
+		         line + lines_before(text, at), col, jsonr_strerror(rc));
 		goto fail;
 	}
 	if (jsonr_type(&res->r, 0) != JSONR_OBJECT ||
@@ -141,9 +95,24 @@ static int result_open(struct result *res, const char *path, char *err, size_t e
 	return 0;
 fail:
 	jsonr_free(&res->r);
-	free(res->text);
-	res->text = NULL;
 	return -1;
+}
+
+/* Reads the file once (input.h: a pipe or FIFO too) and checks it. */
+static int result_open(struct result *res, const char *path, char *err, size_t errlen)
+{
+	char *text;
+	size_t len;
+
+	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err, errlen) < 0)
+		return -1;
+	if (result_parse(res, path, text, len, err, errlen) < 0) {
+		free(text);
+		return -1;
+	}
+	res->text = text;
+	res->len = len;
+	return 0;
 }
 
 static void result_close(struct result *res)
@@ -161,7 +130,7 @@ static int key_is(const char *s, const char *key)
 	return !strncmp(s, key, n) && (s[n] == ' ' || s[n] == '\t' || s[n] == '=');
 }
 
-/* The job text without [output] file and series (and their continuation
+/* The job text without [output] file, series and hgrm (and their continuation
  * lines): a run of it writes where the new command line says. */
 static char *drop_output_file(const char *job)
 {
@@ -184,7 +153,7 @@ static char *drop_output_file(const char *job)
 		skipping = 0;
 		if (*s == '[')
 			in_output = !strncmp(s, "[output]", 8);
-		else if (in_output && (key_is(s, "file") || key_is(s, "series")))
+		else if (in_output && (key_is(s, "file") || key_is(s, "series") || key_is(s, "hgrm")))
 			skipping = 1;
 		if (!skipping) {
 			memcpy(o, p, n);
@@ -196,20 +165,13 @@ static char *drop_output_file(const char *job)
 	return out;
 }
 
-int rerun_is_result(const char *path)
+int rerun_is_result(const char *text)
 {
-	FILE *f = fopen(path, "rb");
-	int c;
-
-	if (!f)
-		return -1;
-	while ((c = getc(f)) == ' ' || c == '\t' || c == '\n' || c == '\r')
-		;
-	fclose(f);
-	return c == '{';
+	return text[strspn(text, " \t\r\n")] == '{';
 }
 
-int rerun_read(const char *path, char **benchmark, char **job_text, char *err, size_t errlen)
+int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
+               char **job_text, char *err, size_t errlen)
 {
 	struct result res;
 	char *bench = NULL, *job = NULL, *raw = NULL;
@@ -218,7 +180,7 @@ int rerun_read(const char *path, char **benchmark, char **job_text, char *err, s
 		*benchmark = NULL;
 	if (job_text)
 		*job_text = NULL;
-	if (result_open(&res, path, err, errlen) < 0)
+	if (result_parse(&res, path, text, len, err, errlen) < 0)
 		return -1;
 	if (benchmark && !(bench = jsonr_strdup(&res.r, jsonr_find(&res.r, 0, "benchmark"))))
 		goto oom;
@@ -241,7 +203,7 @@ oom:
 	return -1;
 }
 
-void rerun_withheld(const char *path, char *buf, size_t len)
+void rerun_withheld(const char *path, const char *text, size_t tlen, char *buf, size_t len)
 {
 	struct result res;
 	char err[600], name[64];
@@ -249,7 +211,7 @@ void rerun_withheld(const char *path, char *buf, size_t len)
 	int arr;
 
 	buf[0] = 0;
-	if (result_open(&res, path, err, sizeof err) < 0)
+	if (result_parse(&res, path, text, tlen, err, sizeof err) < 0)
 		return;
 	arr = jsonr_find(&res.r, 0, "job_withheld");
 	for (size_t i = 0; arr >= 0 && jsonr_type(&res.r, arr) == JSONR_ARRAY; i++) {
@@ -283,7 +245,7 @@ int cmd_rerun(struct tfgb *t)
 		tfgb_error("rerun: missing the result file: tfgb rerun RESULT.json");
 		return TFGB_EXIT_USAGE;
 	}
-	if (rerun_read(path, &bench, NULL, err, sizeof err) < 0) {
+	if (rerun_read(path, t->job_text, t->job_len, &bench, NULL, err, sizeof err) < 0) {
 		tfgb_error("%s", err);
 		return TFGB_EXIT_USAGE;
 	}
@@ -292,7 +254,8 @@ int cmd_rerun(struct tfgb *t)
 			continue;
 		free(bench);
 		/* the version that made it, when it is not this one */
-		if (!t->quiet && result_open(&res, path, err, sizeof err) == 0) {
+		if (!t->quiet &&
+		    result_parse(&res, path, t->job_text, t->job_len, err, sizeof err) == 0) {
 			char v[64];
 			if (jsonr_get_str(&res.r, "tfgb.version", v, sizeof v) >= 0 &&
 			    strcmp(v, TFGB_VERSION))
@@ -341,7 +304,10 @@ static const struct figure figures[] = {
 	{"encode (us)", "serialization.encode_us", 1, 3},
 	{"decode (us)", "serialization.decode_us", 1, 3},
 	{"CPU per RPC (us)", "resources.summary.cpu_s_per_rpc", 1e6, 3},
-	{"wire bytes per payload byte", "resources.summary.wire_bytes_per_payload_byte", 1, 4},
+	/* the run's own connections only: host-wide counters (net_*, and
+	 * wire_bytes_per_payload_byte of results before the run's own count)
+	 * measure whatever else the host did, and are not compared */
+	{"wire bytes per payload byte", "resources.summary.run_wire.bytes_per_payload_byte", 1, 4},
 };
 
 static int num_at(const struct jsonr *r, int from, const char *path, double *v)
@@ -409,6 +375,48 @@ static void role_rows(FILE *f, const struct result *a, const struct result *b)
 			row(f, label, ha, va / 1048576.0, hb, vb / 1048576.0, 1);
 		}
 	}
+}
+
+/* From the two results' latency histograms (hist.h): tail percentiles
+ * beyond the fixed ones, and the largest gap between the two cumulative
+ * distributions (the Kolmogorov-Smirnov statistic, 0 for the same
+ * distribution, 1 for disjoint ones) over the shared buckets.  A side
+ * without a readable histogram shows "-". */
+static int hist_rows(FILE *f, const struct result *a, const struct result *b)
+{
+	static const double tail[] = {0.999, 0.9999, 0.99999};
+	static const char *const label[] = {"latency p99.9 (us, hist)", "latency p99.99 (us, hist)",
+	                                    "latency p99.999 (us, hist)"};
+	struct stats *sa = malloc(sizeof *sa), *sb = malloc(sizeof *sb);
+	int ha, hb;
+
+	if (!sa || !sb) {
+		free(sa);
+		free(sb);
+		return -1;
+	}
+	ha = hist_from_json(&a->r, jsonr_find(&a->r, 0, "histogram"), sa) == 0 && sa->count;
+	hb = hist_from_json(&b->r, jsonr_find(&b->r, 0, "histogram"), sb) == 0 && sb->count;
+	if (ha || hb)
+		for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
+			row(f, label[i], ha, (double)stats_quantile(sa, tail[i]) / 1e3, hb,
+			    (double)stats_quantile(sb, tail[i]) / 1e3, 3);
+	if (ha && hb) {
+		uint64_t ca = 0, cb = 0;
+		double ks = 0;
+		for (unsigned i = 0; i < STATS_BUCKETS; i++) {
+			double d;
+			ca += sa->bucket[i];
+			cb += sb->bucket[i];
+			d = fabs((double)ca / (double)sa->count - (double)cb / (double)sb->count);
+			if (d > ks)
+				ks = d;
+		}
+		fprintf(f, "%-30s %16s %16s %9.4f\n", "latency CDF distance (KS)", "", "", ks);
+	}
+	free(sa);
+	free(sb);
+	return 0;
 }
 
 /* One "section.key = value" of a job text. */
@@ -643,6 +651,12 @@ int cmd_compare(struct tfgb *t)
 		int ha = num_at(&a.r, 0, g->path, &va) == 0, hb = num_at(&b.r, 0, g->path, &vb) == 0;
 		if (ha || hb)
 			row(f, g->label, ha, va * g->scale, hb, vb * g->scale, g->digits);
+	}
+	if (hist_rows(f, &a, &b) < 0) {
+		tfgb_error("compare: out of memory");
+		result_close(&a);
+		result_close(&b);
+		return TFGB_EXIT_FAIL;
 	}
 	role_rows(f, &a, &b);
 

@@ -63,7 +63,8 @@ static void on_ready(void *arg)
 	char err[CTRL_ERR_MAX];
 
 	if (r->control && ctrl_server_start(r->control, &r->t->job.tls, r->t->job.token,
-	                                    r->t->verbose, &r->ctrl,
+	                                    r->t->verbose, r->t->job.transport == TRANSPORT_GRPC,
+	                                    &r->ctrl,
 	                                    err, sizeof err) < 0) {
 		tfgb_error("serve: control service: %s", err);
 		r->ctrl_failed = 1;
@@ -256,7 +257,13 @@ int cmd_serve(struct tfgb *t)
 	cfg.naddrs = (size_t)n;
 	cfg.max_message = t->job.max_message;
 	cfg.threads = (int)t->job.threads;
-	if (cfg.threads <= 0) {
+	if (cfg.threads <= 0 && t->job.transport == TRANSPORT_GRPC) {
+		/* one completion-queue thread, as a hand-written gRPC server has:
+		 * with two or more, gRPC's poller role moves between them on every
+		 * event (a futex and an eventfd wake-up each), which costs small
+		 * calls latency and large ones several times their CPU (tfgb-serve(1)) */
+		cfg.threads = 1;
+	} else if (cfg.threads <= 0) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		cfg.threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
 	}

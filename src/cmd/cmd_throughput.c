@@ -28,7 +28,10 @@
  * index, on its standard output (the launcher's, inherited), one write per
  * line so that lines of different workers never mix; the launcher (or the
  * collecting worker 0) prints the header first.  The launcher hands the
- * interval to its workers in TFGB_INTERVAL_NS.
+ * interval to its workers in TFGB_INTERVAL_NS.  With -f json (and no
+ * --ndjson, handed on in TFGB_NDJSON) the workers keep their intervals and
+ * send them with their reports instead, and the collector puts every
+ * worker's in the result's "intervals": one document.
  */
 #include "tfgb.h"
 
@@ -71,6 +74,9 @@ struct agg {
 	uint32_t *run_workers;
 	uint32_t repeat, nruns;
 	struct engine_result sum;
+	struct engine_ivl_fig *ivl; /* every worker's intervals, nivl of cap */
+	uint32_t nivl, ivl_cap;
+	uint64_t ivl_dropped;
 	double rps, bps, rps_min, rps_max;
 	uint64_t window_total, warmup_total;
 	int bad_blobs, failed;
@@ -120,6 +126,38 @@ static void agg_free(struct agg *a)
 	free(a->run_lat_count);
 	free(a->run_window_total);
 	free(a->run_workers);
+	free(a->ivl);
+}
+
+/* Adds a worker's intervals to the aggregate's (counted as dropped when
+ * memory runs out). */
+static void agg_ivl(struct agg *a, const struct wresult *w)
+{
+	a->ivl_dropped += w->ivl_dropped;
+	if (a->nivl + w->nivl > a->ivl_cap) {
+		uint32_t cap = a->ivl_cap ? a->ivl_cap : RESULT_IVL_MAX;
+		struct engine_ivl_fig *more;
+		while (cap < a->nivl + w->nivl)
+			cap *= 2;
+		if (!(more = realloc(a->ivl, cap * sizeof *more))) {
+			a->ivl_dropped += w->nivl;
+			return;
+		}
+		a->ivl = more;
+		a->ivl_cap = cap;
+	}
+	memcpy(a->ivl + a->nivl, w->ivl, w->nivl * sizeof *w->ivl);
+	a->nivl += w->nivl;
+}
+
+/* Worker by worker, each one's in time order. */
+static int ivl_cmp(const void *x, const void *y)
+{
+	const struct engine_ivl_fig *a = x, *b = y;
+
+	if (a->worker != b->worker)
+		return a->worker < b->worker ? -1 : 1;
+	return a->index < b->index ? -1 : a->index > b->index;
 }
 
 /* Adds a worker's runs to the per-run sums. */
@@ -195,6 +233,7 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	stats_merge(&a->sum.lat, &w->lat);
 	stats_merge(&a->sum.svc, &w->svc);
 	agg_runs(a, w);
+	agg_ivl(a, w);
 	if (w->end != ENGINE_DONE && !a->failed) {
 		a->failed = 1;
 		a->sum.end = w->end;
@@ -254,6 +293,8 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
 	a.sum.warmup_ns = a.reported ? a.warmup_total / a.reported : 0;
 	agg_runs_finish(&a);
+	if (a.nivl)
+		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
 	{
 		struct report_tput tp = {
 			.workers = workers, .reported = a.reported, .nps = a.nps, .per_ps = a.per_ps,
@@ -268,8 +309,11 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 		                   .payload = &p, .transport_version = ops->version(), .res = &a.sum,
 		                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
 		                   .tput = &tp, .env = env, .mon = mon, .mon_calls = seen,
-		                   .mon_bytes = seen * p.total, .runs = a.runs, .nruns = a.nruns,
-		                   .ndjson = t->interval_ns != 0};
+		                   .mon_bytes = seen * p.total,
+		                   .mon_moved = seen * p.total * (j->rpc == RPC_ECHO ? 2 : 1),
+		                   .runs = a.runs, .nruns = a.nruns,
+		                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
+		                   .ivl = a.ivl, .nivl = a.nivl, .ivl_dropped = a.ivl_dropped};
 		FILE *out = tfgb_out(t);
 		if (!out)
 			goto out;
@@ -280,6 +324,11 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 		if (mon && *j->series && (rc = monitor_csv_file(mon, j->series)) < 0) {
 			tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
 			           strerror(-rc));
+			goto out;
+		}
+		if (*j->hgrm && (rc = report_hgrm_file(&r, j->hgrm)) < 0) {
+			tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
+			           j->hgrm, strerror(-rc));
 			goto out;
 		}
 	}
@@ -401,6 +450,11 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		rc = TFGB_EXIT_USAGE;
 		goto out_client;
 	}
+	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson &&
+	    report_ivl_keep(&ivl, RESULT_IVL_MAX) < 0) {
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		goto out_client;
+	}
 	if (collector && t->interval_ns)
 		report_interval_header(stdout, j->format);
 	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc,
@@ -438,6 +492,11 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		goto out_client;
 	}
 	wresult_from_engine(wr, (uint32_t)rk->index, &res, (uint32_t)np);
+	if (ivl.fig) {
+		wr->nivl = ivl.n < RESULT_IVL_MAX ? ivl.n : RESULT_IVL_MAX;
+		memcpy(wr->ivl, ivl.fig, wr->nivl * sizeof *wr->ivl);
+		wr->ivl_dropped = ivl.dropped + (ivl.n - wr->nivl);
+	}
 	blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
 	if (blen < 0 || ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
 	                            (size_t)blen, now_ns() + j->timeout_ns, err, sizeof err) < 0) {
@@ -467,6 +526,7 @@ out_client:
 out_tr:
 	ops->fini(trctx);
 out:
+	report_ivl_free(&ivl);
 	payload_free(&p);
 	free(blob);
 	free(wr);
@@ -575,6 +635,8 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		char ns[24];
 		snprintf(ns, sizeof ns, "%llu", (unsigned long long)t->interval_ns);
 		setenv("TFGB_INTERVAL_NS", ns, 1); /* the workers' --interval */
+		if (t->ndjson)
+			setenv("TFGB_NDJSON", "1", 1); /* and --ndjson */
 		report_interval_header(stdout, j->format);
 	}
 	for (int i = 0; i < nw; i++) {
@@ -598,11 +660,26 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 			for (int i = 0; i < nw; i++)
 				mt[n++] = (struct monitor_target){"worker", i, wk[i].pid};
 			mrc = monitor_new(&mon, mt, n, j->monitor_ns, 0);
+			free(mt);
+			if (mrc == 0) {
+				/* the run's own bytes: its PSs' ports and its control port */
+				uint16_t *port = calloc((size_t)np + 1, sizeof *port);
+				mrc = port ? 0 : -ENOMEM;
+				for (int i = 0; port && i < np; i++) {
+					struct opt_hostport a;
+					cluster_ps_addr(j, i, &a);
+					port[i] = (uint16_t)(a.port + ops->port_offset);
+				}
+				if (port) {
+					port[np] = caddr.port;
+					mrc = monitor_ports(mon, port, (size_t)np + 1);
+				}
+				free(port);
+			}
 			if (mrc == 0) {
 				monitor_select(mon, job_monitor_mask(j));
 				mrc = monitor_start(mon);
 			}
-			free(mt);
 		}
 		if (mrc < 0) {
 			tfgb_error("%s: cannot start the resource monitor: %s", t->cmd, strerror(-mrc));
@@ -737,6 +814,7 @@ int cmd_throughput(struct tfgb *t)
 		if (opt_parse_int(getenv("TFGB_INTERVAL_NS"), &ns) == 0 &&
 		    ns >= (int64_t)TFGB_INTERVAL_MIN_NS)
 			t->interval_ns = (uint64_t)ns;
+		t->ndjson = getenv("TFGB_NDJSON") != NULL;
 	}
 	return rk.index >= 0 ? run_worker(t, ops, &rk) : run_launcher(t, ops);
 }

@@ -5,11 +5,14 @@
 #include <getopt.h>
 #include <grpc/grpc.h>
 #include <limits.h>
+#include <protobuf-c/protobuf-c.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "input.h"
+#include "jsonr.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "tr_verbs.h"
@@ -60,6 +63,7 @@ enum {
 	OPT_SERIES,
 	OPT_INTERVAL,
 	OPT_SWEEP,
+	OPT_NDJSON,
 };
 
 static const struct option long_opts[] = {
@@ -76,6 +80,7 @@ static const struct option long_opts[] = {
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{"sweep", required_argument, NULL, OPT_SWEEP},
+	{"ndjson", no_argument, NULL, OPT_NDJSON},
 	{0},
 };
 
@@ -110,19 +115,21 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "                       run again; output.file is not taken from it\n");
 	else if (c->flags & CMD_JOB)
 		fprintf(f, "\n"
-		        "  -c FILE              job file, or a JSON result to take the job of\n"
+		        "  -c FILE              job file ('-': standard input; a pipe or FIFO too),\n"
+		        "                       or a JSON result to take the job of\n"
 		        "                       (default: ./tfgb.ini, then\n"
 		        "                       $XDG_CONFIG_HOME/tfgb/tfgb.ini, then %s/tfgb.ini)\n",
 		        TFGB_DATADIR);
 	if (c->flags & CMD_JOB)
 		fprintf(f, "  -s SECTION.KEY=VALUE override one job key; repeatable, applied in order\n"
 		        "  -f FORMAT            report format: text, csv or json (output.format)\n"
-		        "  -o FILE              write the report to FILE (output.file)\n"
+		        "  -o FILE              write the report to FILE (output.file; - is stdout)\n"
 		        "  --series FILE        write the sampled resource use as CSV (output.series)\n"
 		        "  --print-config       print the effective job as INI and exit\n"
 		        "  -q, -v               quieter, more verbose\n");
 	if (runs_calls(c))
-		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n");
+		fprintf(f, "  --interval S         also report every S (>= 100ms) that interval's figures\n"
+		        "  --ndjson             JSON as lines: each interval as it ends, then the result\n");
 	if (c->flags & CMD_SWEEP)
 		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: "
 		        "SECTION.KEY=START:END:STEP\n"
@@ -139,7 +146,7 @@ static void usage_all(FILE *f)
 	fprintf(f, "usage: tfgb COMMAND [OPTIONS]\n\ncommands:\n");
 	for (const struct cmd *c = commands; c->name; c++)
 		fprintf(f, "  %-11s %s\n", c->name, c->summary);
-	fprintf(f, "\nSee 'tfgb help COMMAND' for a command's manual, 'man tfgb.ini' for job files.\n");
+	fprintf(f, "\nSee 'tfgb help COMMAND' for a command's manual, 'tfgb help tfgb.ini' for job files.\n");
 }
 
 static const char *opt_name_of(int id)
@@ -189,8 +196,11 @@ static void unknown_option(const struct cmd *c, const char *arg, int optopt_)
 }
 
 /* Loads the job: built-in defaults, then the file, then -s in order, then
- * -f and -o (shortcuts for -s output.format=, -s output.file=). */
-static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
+ * -f and -o (shortcuts for -s output.format=, -s output.file=).  The file
+ * is read once, into t->job_text (a pipe gives its bytes to one read only):
+ * a JSON result's job (tfgb rerun, -c RESULT.json; `result` when only a
+ * result will do) or a job file. */
+static int load_job(struct tfgb *t, const char *config, int result, char **sets, int nsets,
                     const char *fmt, const char *outfile, const char *series)
 {
 	static char found[4096];
@@ -204,29 +214,34 @@ static int load_job(struct tfgb *t, const char *config, char **sets, int nsets,
 	if (!config && job_find_default(found, sizeof found) == 0)
 		config = found;
 	t->job_path = config;
-	if (config && rerun_is_result(config) == 1) {
-		/* a JSON result: its job (tfgb rerun, or -c RESULT.json) */
-		char why[600], name[4200], *text;
+	if (config) {
+		size_t max = result ? JSONR_MAX_LEN : JOB_TEXT_MAX;
+		if (input_read(config, result ? "result" : "job file", max, JSONR_MAX_LEN,
+		               &t->job_text, &t->job_len, err.msg, sizeof err.msg) < 0)
+			goto bad;
+		result = result || rerun_is_result(t->job_text);
+	}
+	if (result) {
+		char name[4200], *text;
 		int rc;
-		if (rerun_read(config, NULL, &text, why, sizeof why) < 0) {
-			tfgb_error("%s", why);
-			return TFGB_EXIT_USAGE;
-		}
+		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, err.msg,
+		               sizeof err.msg) < 0)
+			goto bad;
 		snprintf(name, sizeof name, "%s#job", config); /* line numbers are the job's */
 		rc = job_load_string(&t->job, name, text, &err);
 		free(text);
 		if (rc < 0)
 			goto bad;
-	} else if (config && job_load_file(&t->job, config, &err) < 0) {
+	} else if (config && job_load_text(&t->job, config, t->job_text, t->job_len, &err) < 0) {
 		goto bad;
 	}
 	for (int i = 0; i < nsets; i++)
 		if (job_override(&t->job, sets[i], i + 1, &err) < 0)
 			goto bad;
-	if (config && rerun_is_result(config) == 1 && !job_secrets_set(&t->job, NULL, 0)) {
+	if (result && !job_secrets_set(&t->job, NULL, 0)) {
 		/* results never record a secret: say what this run goes without */
 		char withheld[200];
-		rerun_withheld(config, withheld, sizeof withheld);
+		rerun_withheld(config, t->job_text, t->job_len, withheld, sizeof withheld);
 		if (withheld[0] && !t->quiet)
 			fprintf(stderr, "tfgb: note: %s's run set %s, which results do not record; "
 			        "this run goes without (as a launcher that starts its own PS 0 can); "
@@ -309,7 +324,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case OPT_INI_FLAG:
 			allowed = (c->flags & CMD_INI) != 0;
 			break;
-		case OPT_INTERVAL:
+		case OPT_INTERVAL: case OPT_NDJSON:
 			allowed = runs_calls(c);
 			break;
 		case OPT_SWEEP:
@@ -338,6 +353,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		case 'f': fmt = optarg; break;
 		case 'o': outfile = optarg; break;
 		case OPT_SERIES: series = optarg; break;
+		case OPT_NDJSON: t.ndjson = 1; break;
 		case OPT_INTERVAL:
 			/* below 100 ms the lines would be mostly formatting and noise */
 			if (opt_parse_duration(optarg, &t.interval_ns) < 0 ||
@@ -372,7 +388,6 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	t.argv = argv + optind;
 
 	if (c->flags & CMD_RESULT) {
-		char why[600];
 		if (t.argc != 1) {
 			if (t.argc)
 				tfgb_error("unexpected argument '%s'; '%s' takes one result file",
@@ -382,12 +397,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		if (rerun_read(t.argv[0], NULL, NULL, why, sizeof why) < 0) {
-			tfgb_error("%s", why);
-			free(sets);
-			return TFGB_EXIT_USAGE;
-		}
-		config = t.argv[0];
+		config = t.argv[0]; /* checked as a result by load_job */
 		t.argc = 0;
 	}
 	if (c->flags & CMD_JOB) {
@@ -397,11 +407,18 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			free(sets);
 			return TFGB_EXIT_USAGE;
 		}
-		rc = load_job(&t, config, sets, nsets, fmt, outfile, series);
+		rc = load_job(&t, config, (c->flags & CMD_RESULT) != 0, sets, nsets, fmt, outfile,
+		              series);
 		free(sets);
 		if (rc != TFGB_EXIT_OK) {
 			job_free(&t.job);
+			free(t.job_text);
 			return rc;
+		}
+		if (t.ndjson && (t.job.format != FMT_JSON || sweep)) {
+			tfgb_error("--ndjson: only for one run's JSON output (-f json, no --sweep)");
+			job_free(&t.job);
+			return TFGB_EXIT_USAGE;
 		}
 		/* --sweep: its spec is checked before anything else happens */
 		if (sweep) {
@@ -410,12 +427,14 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 				tfgb_error("--interval and --sweep do not go together: a sweep "
 				           "prints one row per run, not lines while it runs");
 				job_free(&t.job);
+				free(t.job_text);
 				return TFGB_EXIT_USAGE;
 			}
 			if (sweep_parse(sweep, &sw, why) < 0) {
 				tfgb_error("%s", why);
 				sweep_free(&sw);
 				job_free(&t.job);
+				free(t.job_text);
 				return TFGB_EXIT_USAGE;
 			}
 		}
@@ -423,12 +442,13 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			sweep_free(&sw);
 			job_print_ini(&t.job, stdout);
 			job_free(&t.job);
+			free(t.job_text);
 			return TFGB_EXIT_OK;
 		}
 		/* the report file is opened when the report is written (tfgb_out),
 		 * so a failed run or a silent worker leaves no empty file behind;
 		 * an unwritable place is still refused before any work starts */
-		if (t.job.file && *t.job.file) {
+		if (t.job.file && *t.job.file && strcmp(t.job.file, "-") != 0) { /* "-": stdout */
 			char dir[4200], *slash;
 			snprintf(dir, sizeof dir, "%s", t.job.file);
 			slash = strrchr(dir, '/');
@@ -439,6 +459,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 				tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
 				sweep_free(&sw);
 				job_free(&t.job);
+				free(t.job_text);
 				return TFGB_EXIT_FAIL;
 			}
 			t.out = NULL;
@@ -464,6 +485,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	}
 	if (c->flags & CMD_JOB)
 		job_free(&t.job);
+	free(t.job_text);
 	return rc;
 }
 
@@ -515,10 +537,13 @@ static int cmd_help(struct tfgb *t)
 			tfgb_error("no manual for '%s'; commands are listed by 'tfgb help'", t->argv[0]);
 		return TFGB_EXIT_USAGE;
 	}
-	/* a page next to the binary (source tree) wins over the installed one */
+	/* a page next to the binary (a built source tree: gen/man has the
+	 * version filled in, man/ the source) wins over the installed one */
 	path[0] = 0;
 	if (exe_dir(dir, sizeof dir) == 0) {
-		snprintf(path, sizeof path, "%s/man/%s.%s", dir, page, sect);
+		snprintf(path, sizeof path, "%s/gen/man/%s.%s", dir, page, sect);
+		if (access(path, R_OK) != 0)
+			snprintf(path, sizeof path, "%s/man/%s.%s", dir, page, sect);
 		if (access(path, R_OK) != 0)
 			path[0] = 0;
 	}
@@ -544,11 +569,21 @@ static int cmd_help(struct tfgb *t)
 
 static int cmd_version(struct tfgb *t)
 {
+	char text[128];
+
 	(void)t;
 	printf("tfgb %s\n", TFGB_VERSION);
 	if (*sysinfo_build())
 		printf("build %s\n", sysinfo_build());
-	printf("grpc core %s\n", grpc_version_string());
+	sysinfo_grpc_text(text, sizeof text);
+	printf("%s\n", text);
+	sysinfo_tls_library(text, sizeof text);
+	printf("tls: %s\n", *text ? text : "gRPC's TLS library (it does not name itself)");
+	printf("protobuf-c %s\n", protobuf_c_version());
+	printf("features:");
+	for (const char *const *f = sysinfo_features(); *f; f++)
+		printf(" %s", *f);
+	printf("\n");
 	for (int i = 0; job_transport_names()[i]; i++)
 		if (i != TRANSPORT_GRPC) /* the line above */
 			printf("%s: %s\n", job_transport_names()[i],

@@ -202,6 +202,14 @@ static int parse_list(struct sweep *s, char *spec, char *why)
 	}
 }
 
+/* payload.size: the size of the one buffer of a single-buffer payload, in
+ * payload.iovec's range (apply() turns it into that key). */
+static const struct opt_def size_key = {
+	"payload", "size", OPT_SIZE, 0, "", .min = CAT_SMALL_MIN, .max = PAYLOAD_BUF_MAX,
+	.flags = OPT_HAS_MIN | OPT_HAS_MAX,
+	.help = "one buffer of this size (--sweep only)",
+};
+
 int sweep_parse(const char *spec, struct sweep *s, char *why)
 {
 	const char *eq = strchr(spec, '='), *dot = strchr(spec, '.');
@@ -219,7 +227,8 @@ int sweep_parse(const char *spec, struct sweep *s, char *why)
 	section[dot - spec] = 0;
 	memcpy(name, dot + 1, (size_t)(eq - dot - 1));
 	name[eq - dot - 1] = 0;
-	s->key = job_key_find(section, name);
+	s->size = !strcmp(section, "payload") && !strcmp(name, "size");
+	s->key = s->size ? &size_key : job_key_find(section, name);
 	if (!s->key) {
 		snprintf(why, SWEEP_ERR_MAX, "--sweep: unknown key '%s.%s' (keys are listed in "
 		         "tfgb.ini(5))", section, name);
@@ -423,6 +432,7 @@ static const struct col {
 	{"rpc/s", "rpc_per_s", 12, B_BW | B_TP},
 	{"MB/s", "MBps", 10, B_BW | B_TP},
 	{"MiB/s", "MiBps", 10, B_BW},
+	{"Gbit/s", "Gbps", 10, B_BW | B_TP},
 	{"slowest_rpc/s", "throughput.worker_rpc_per_s_min", 14, B_TP},
 	{"fastest_rpc/s", "throughput.worker_rpc_per_s_max", 14, B_TP},
 	{NULL, NULL, 0, 0},
@@ -563,6 +573,7 @@ static void json_report(const struct sweep *s, char **out, const size_t *len, si
 
 	json_init(&w, f, 1);
 	json_obj_begin(&w, NULL);
+	json_u64(&w, "schema_version", REPORT_SCHEMA_VERSION);
 	json_obj_begin(&w, "sweep");
 	json_str(&w, "key", s->name);
 	json_arr_begin(&w, "values");
@@ -602,9 +613,18 @@ static int apply(struct job *j, const struct sweep *s, size_t i)
 	char kv[SWEEP_TEXT_MAX + 160];
 	struct job_err e;
 
-	snprintf(kv, sizeof kv, "%s=%s", s->name, s->val[i].text);
-	if (job_override(j, kv, 1, &e) == 0 && job_validate(j, &e) == 0)
-		return 0;
+	if (s->size) {
+		/* one buffer of this size: a custom layout of one entry */
+		snprintf(kv, sizeof kv, "payload.iovec=%s", s->val[i].text);
+		if (job_override(j, "payload.scheme=custom", 1, &e) == 0 &&
+		    job_override(j, kv, 1, &e) == 0 && job_override(j, "payload.iovecs=1", 1, &e) == 0 &&
+		    job_validate(j, &e) == 0)
+			return 0;
+	} else {
+		snprintf(kv, sizeof kv, "%s=%s", s->name, s->val[i].text);
+		if (job_override(j, kv, 1, &e) == 0 && job_validate(j, &e) == 0)
+			return 0;
+	}
 	/* the override's place says nothing to the user: name the sweep */
 	tfgb_error("--sweep %s, value %s: %s", s->name, s->val[i].text,
 	           strncmp(e.msg, "-s #1: ", 7) ? e.msg : e.msg + 7);
@@ -626,6 +646,12 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 		tfgb_error("%s: --sweep: output.series = %s would be written over by every run; "
 		           "leave it empty (every run's resources are in its JSON result)", t->cmd,
 		           j->series);
+		return TFGB_EXIT_USAGE;
+	}
+	if (*j->hgrm) {
+		tfgb_error("%s: --sweep: output.hgrm = %s would be written over by every run; "
+		           "leave it empty (every run's histogram is in its JSON result)", t->cmd,
+		           j->hgrm);
 		return TFGB_EXIT_USAGE;
 	}
 	if (t->task >= 0) {

@@ -12,6 +12,10 @@
  * text (an OSU-style table of the benchmark's main figures), CSV (the
  * swept key, then the columns of the benchmark's own CSV) or JSON
  * ({"sweep": {...}, "results": [every run's full JSON result]}).
+ *
+ * payload.size is no key of its own: sweeping it runs a payload of one
+ * buffer of each size (payload.scheme = custom, payload.iovec = the size),
+ * the message-size table of osu_latency -m and perftest -a.
  */
 #ifndef TFGB_SWEEP_H
 #define TFGB_SWEEP_H
@@ -34,6 +38,7 @@ struct sweep_value {
 
 struct sweep {
 	const struct opt_def *key;
+	int size;                  /* payload.size: one buffer of each size (SWEEP_SIZE_KEY) */
 	char name[136];            /* "section.key" */
 	size_t n;
 	struct sweep_value *val;   /* n values, in run order */

@@ -34,11 +34,14 @@ struct tfgb {
 	const char *cmd;      /* the subcommand's name */
 	struct job job;       /* valid when the command has CMD_JOB */
 	const char *job_path; /* the job file read, or NULL for built-in defaults */
+	char *job_text;       /* its text, read once (input.h); NULL with job_path */
+	size_t job_len;
 	FILE *out;            /* the report: stdout, or output.file once opened */
 	int quiet, verbose;
 	int task;             /* --task N, or -1 */
 	int ini;              /* --ini */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */
+	int ndjson;           /* --ndjson: JSON lines, intervals as they end */
 	int argc;             /* operands left after the options */
 	char **argv;
 };
@@ -61,17 +64,19 @@ int cmd_compare(struct tfgb *t);
 
 /* JSON results read back (cmd_rerun.c). */
 
-/* 1 when the file's first non-blank byte is '{' (a JSON result, never a
- * job file), 0 when not, -1 when it cannot be read. */
-int rerun_is_result(const char *path);
-/* Reads a tfgb JSON result: its "benchmark" and its "job" text without
- * output.file and output.series (running it never writes over them), each
- * malloc'd (either pointer may be NULL).  0, or -1 with a one-line err
- * naming the file. */
-int rerun_read(const char *path, char **benchmark, char **job_text, char *err, size_t errlen);
+/* 1 when the text's first non-blank byte is '{' (a JSON result, never a
+ * job file), else 0. */
+int rerun_is_result(const char *text);
+/* Parses a tfgb JSON result's text (len bytes, NUL-terminated, as read
+ * from path): its "benchmark" and its "job" text without output.file and
+ * output.series (running it never writes over them), each malloc'd
+ * (either pointer may be NULL).  0, or -1 with a one-line err naming the
+ * file. */
+int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
+               char **job_text, char *err, size_t errlen);
 /* The secret keys the result's run set but its "job" leaves out
  * ("job_withheld", e.g. cluster.token), as "section.key, ..." in buf
- * (empty when none or unreadable). */
-void rerun_withheld(const char *path, char *buf, size_t len);
+ * (empty when none or unparsable). */
+void rerun_withheld(const char *path, const char *text, size_t tlen, char *buf, size_t len);
 
 #endif

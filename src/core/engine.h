@@ -85,6 +85,14 @@ struct engine_interval {
 	const struct stats *lat;     /* their latencies */
 };
 
+/* An interval's figures as kept for a result (report_ivl_fig_of): what
+ * the JSON "intervals" array and a worker's report carry. */
+struct engine_ivl_fig {
+	uint32_t worker, index;
+	uint64_t start_ns, end_ns, calls, errors, bytes;
+	uint64_t lat_sum_ns, p50_ns, p99_ns, max_ns;
+};
+
 /* One run of a repeated window: its own counts and latency figures. */
 struct engine_run_fig {
 	uint64_t calls, errors, bytes, window_ns, offered;

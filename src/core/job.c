@@ -11,6 +11,8 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "input.h"
+
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
 #endif
@@ -100,7 +102,7 @@ static const struct opt_def core_keys[] = {
 	 .help = "size of a Large buffer"},
 	{"payload", "bias", OPT_ENUM, J(bias), "large", .values = cat_names,
 	 .help = "skew only: the category that gets 60% of the buffers"},
-	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = CAT_LARGE_MAX,
+	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = PAYLOAD_BUF_MAX,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_LIST_APPEND, .max_items = 65536,
 	 .help = "custom only: the buffer sizes, in order; continue long lists on indented lines"},
 	{"payload", "dtype", OPT_ENUM, J(dtype), "uint8", .values = dtype_names,
@@ -112,6 +114,10 @@ static const struct opt_def core_keys[] = {
 	 .help = "write the report to this file instead of standard output"},
 	{"output", "series", OPT_STRING, J(series), "",
 	 .help = "write the sampled resource series to this CSV file"},
+	{"output", "hgrm", OPT_STRING, J(hgrm), "",
+	 .help = "write the latency percentile distribution here, as HdrHistogram text (wrk2 -L)"},
+	{"output", "percentiles", OPT_STRING, J(percentiles), "50, 90, 99, 99.9, 99.99",
+	 .help = "latency percentiles the report gives: up to 16 numbers in (0, 100], increasing"},
 
 	{"monitor", "interval", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),
 	 .help = "sample the resource use of the run's processes and of the host this often; "
@@ -124,7 +130,7 @@ static const struct opt_def core_keys[] = {
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
 	 .help = "largest request or reply body the server accepts"},
 	{"server", "threads", OPT_INT, J(threads), "0", RANGE(0, 256),
-	 .help = "server completion-queue threads; 0 is one per online CPU"},
+	 .help = "server threads; 0 is one for grpc, one per online CPU for socket"},
 	{"server", "tls_cert", OPT_STRING, J(tls_cert), "",
 	 .help = "grpc: PEM certificate chain the servers present; with tls_key, servers use TLS"},
 	{"server", "tls_key", OPT_STRING, J(tls_key), "",
@@ -645,46 +651,30 @@ int job_load_string(struct job *j, const char *name, const char *text, struct jo
 	return 0;
 }
 
+int job_load_text(struct job *j, const char *name, const char *text, size_t len,
+                  struct job_err *err)
+{
+	if (len > JOB_TEXT_MAX) {
+		seterr(err, "job file '%s' is too large (over %u MiB)", name, JOB_TEXT_MAX >> 20);
+		return -1;
+	}
+	if (strlen(text) != len) {
+		seterr(err, "job file '%s' contains a NUL byte; is it a text file?", name);
+		return -1;
+	}
+	return job_load_string(j, name, text, err);
+}
+
 int job_load_file(struct job *j, const char *path, struct job_err *err)
 {
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
+	char *text;
+	size_t len;
 	int rc;
 
-	if (!f) {
-		seterr(err, "cannot open job file '%s': %s", path, strerror(errno));
+	if (input_read(path, "job file", JOB_TEXT_MAX, JOB_TEXT_MAX, &text, &len, err->msg,
+	               sizeof err->msg) < 0)
 		return -1;
-	}
-	do {
-		if (len + 4096 + 1 > cap) {
-			char *p;
-			cap = cap ? cap * 2 : 8192;
-			if (cap > (16u << 20) || !(p = realloc(text, cap))) {
-				seterr(err, "job file '%s' is too large (over 16MiB)", path);
-				free(text);
-				fclose(f);
-				return -1;
-			}
-			text = p;
-		}
-		n = fread(text + len, 1, 4096, f);
-		len += n;
-	} while (n > 0);
-	if (ferror(f)) {
-		seterr(err, "cannot read job file '%s': %s", path, strerror(errno));
-		free(text);
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	text[len] = 0;
-	if (strlen(text) != len) {
-		seterr(err, "job file '%s' contains a NUL byte; is it a text file?", path);
-		free(text);
-		return -1;
-	}
-	rc = job_load_string(j, path, text, err);
+	rc = job_load_text(j, path, text, len, err);
 	free(text);
 	return rc;
 }
@@ -893,6 +883,12 @@ int job_check_keys(struct job *j, struct job_err *err)
 		if (!TFGB_HAVE_NUMA && (k ? j->worker_numa_node : j->ps_numa_node) >= 0)
 			return job_key_err(j, err, "affinity", name, "this tfgb was built without "
 			                   "NUMA support (NUMA=0); only none is accepted");
+	}
+	{
+		char why[OPT_ERR_MAX];
+		int n;
+		if (opt_parse_pctlist(j->percentiles, NULL, &n, why) < 0)
+			return job_key_err(j, err, "output", "percentiles", "%s", why);
 	}
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))

@@ -42,6 +42,9 @@ enum monitor_res { RES_CPU, RES_MEMORY, RES_NETWORK, RES_CSW, RES_COUNT };
 #define CAT_MEDIUM_MIN (1ull << 10)
 #define CAT_LARGE_MIN (1ull << 20)
 #define CAT_LARGE_MAX (10ull << 20)
+/* One buffer of a custom layout (payload.iovec, --sweep payload.size): up
+ * to 1 GiB, beyond Table 1's Large; server.max_message bounds the whole. */
+#define PAYLOAD_BUF_MAX (1ull << 30)
 
 /* Whether tfgb binds NUMA nodes (the Makefile's NUMA=1). */
 #ifndef TFGB_HAVE_NUMA
@@ -100,6 +103,8 @@ struct job {
 	int format;
 	char *file;
 	char *series;         /* CSV file for the sampled series, or "" */
+	char *hgrm;           /* HdrHistogram percentile distribution file, or "" */
+	char *percentiles;    /* the reported percentiles (opt_parse_pctlist) */
 	/* [monitor] */
 	uint64_t monitor_ns;  /* resource sampling interval; 0: off */
 	struct opt_enumlist monitor_res; /* enum monitor_res values */
@@ -183,9 +188,17 @@ const struct opt_def *job_key_find(const char *section, const char *name);
 int job_init(struct job *j);
 void job_free(struct job *j);
 
-/* Reads a job file over the current values.  -1 with err set on any error:
- * unreadable file, syntax, unknown section or key, bad value. */
+/* The largest job file, in bytes. */
+#define JOB_TEXT_MAX (16u << 20)
+
+/* Reads a job file over the current values: read once, whatever kind of
+ * file (input.h: a pipe, a FIFO, "-" for standard input).  -1 with err set
+ * on any error: unreadable file, syntax, unknown section or key, bad value. */
 int job_load_file(struct job *j, const char *path, struct job_err *err);
+/* Same from a job file's text already read (len bytes, NUL-terminated):
+ * refused over JOB_TEXT_MAX or with a NUL byte inside. */
+int job_load_text(struct job *j, const char *name, const char *text, size_t len,
+                  struct job_err *err);
 /* Same from a string; `name` is used in messages. */
 int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err);
 /* Applies "section.key=value"; `pos` is the override's 1-based position. */

@@ -13,10 +13,59 @@ void json_init(struct json *w, FILE *f, int pretty)
 	w->in_array[0] = 1; /* the top level takes no key */
 }
 
+/* The length of the well-formed UTF-8 sequence at p (RFC 3629: no overlong
+ * forms, no surrogates, nothing above U+10FFFF), or 0 when p starts none.
+ * Reads no further than the sequence's last byte or the first bad one, so
+ * never past the string's NUL. */
+static int utf8_len(const unsigned char *p)
+{
+	int n;
+	unsigned lo = 0x80, hi = 0xbf;
+
+	if (*p < 0x80)
+		return 1;
+	if (*p >= 0xc2 && *p <= 0xdf)
+		n = 2;
+	else if (*p >= 0xe0 && *p <= 0xef)
+		n = 3;
+	else if (*p >= 0xf0 && *p <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (*p == 0xe0)
+		lo = 0xa0; /* overlong */
+	else if (*p == 0xed)
+		hi = 0x9f; /* surrogates */
+	else if (*p == 0xf0)
+		lo = 0x90; /* overlong */
+	else if (*p == 0xf4)
+		hi = 0x8f; /* above U+10FFFF */
+	if (p[1] < lo || p[1] > hi)
+		return 0;
+	for (int i = 2; i < n; i++)
+		if (p[i] < 0x80 || p[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/* A JSON string, always valid UTF-8: a byte that starts no well-formed
+ * sequence (a Latin-1 path, say) becomes U+FFFD, as Python's
+ * errors="replace" does, so that every reader accepts the document. */
 static void put_string(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int n = utf8_len(p);
+		if (n == 0) {
+			fputs("\\ufffd", f);
+			p++;
+			continue;
+		}
+		if (n > 1) {
+			fwrite(p, 1, (size_t)n, f);
+			p += n;
+			continue;
+		}
 		switch (*p) {
 		case '"': fputs("\\\"", f); break;
 		case '\\': fputs("\\\\", f); break;
@@ -29,6 +78,7 @@ static void put_string(FILE *f, const char *s)
 			else
 				fputc(*p, f);
 		}
+		p++;
 	}
 	fputc('"', f);
 }

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "util.h"
+#include "wire.h"
 
 /* One process at one sample: the kernel's cumulative counters. */
 struct psample {
@@ -49,6 +50,7 @@ struct monitor {
 	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
 	double tick_s;
 	unsigned what;             /* MONITOR_* sampled and reported */
+	struct wire *wire;         /* the run's own connections (monitor_ports), or NULL */
 	/* the thread */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -214,6 +216,8 @@ void monitor_sample(struct monitor *m)
 	}
 	if (m->what & MONITOR_NETWORK)
 		read_net(m, k);
+	if ((m->what & MONITOR_NETWORK) && m->wire)
+		wire_sample(m->wire);
 	m->n = k + 1;
 }
 
@@ -379,6 +383,8 @@ void monitor_stop(struct monitor *m)
 	if (m->n >= 3 && now_ns() - m->t[m->n - 1] < m->interval_ns / 2)
 		m->n--;
 	monitor_sample(m);
+	if ((m->what & MONITOR_NETWORK) && m->wire)
+		wire_finish(m->wire); /* connections closed since then count to their end */
 }
 
 void monitor_free(struct monitor *m)
@@ -391,11 +397,19 @@ void monitor_free(struct monitor *m)
 		pthread_cond_destroy(&m->cond);
 		pthread_mutex_destroy(&m->lock);
 	}
+	wire_free(m->wire);
 	free(m->ns);
 	free(m->ps);
 	free(m->t);
 	free(m->procs);
 	free(m);
+}
+
+int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n)
+{
+	if (m->running || m->wire)
+		return -EBUSY;
+	return wire_new(&m->wire, ports, n);
 }
 
 /* ---- figures ---- */
@@ -565,6 +579,27 @@ double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_b
 	return (double)txb / (double)payload_bytes;
 }
 
+/* The run's own connections: ok 0 (with why) when not counted. */
+static void run_wire(const struct monitor *m, struct wire_sum *w)
+{
+	if (m->wire) {
+		wire_totals(m->wire, w);
+	} else {
+		memset(w, 0, sizeof *w);
+		snprintf(w->why, sizeof w->why, "the run's ports are not known here");
+	}
+}
+
+double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved_bytes)
+{
+	struct wire_sum w;
+
+	run_wire(m, &w);
+	if (!w.ok || !moved_bytes)
+		return NAN;
+	return (double)(w.to_ps + w.from_ps) / (double)moved_bytes;
+}
+
 /* ---- output ---- */
 
 /* The names of the MONITOR_* bits, as [monitor] resources writes them. */
@@ -628,6 +663,7 @@ static void json_proc(const struct monitor *m, struct json *w, size_t p)
 static void json_net(const struct monitor *m, struct json *w)
 {
 	json_obj_begin(w, "net");
+	json_str(w, "scope", "host"); /* every byte of this host, not only the run's */
 	json_arr_begin(w, "interfaces");
 	for (size_t i = 0; i < m->nif; i++) {
 		json_obj_begin(w, NULL);
@@ -658,8 +694,33 @@ static void json_net(const struct monitor *m, struct json *w)
 	json_obj_end(w);
 }
 
+/* "run_wire": the run's own connections (wire.h). */
+static void json_run_wire(const struct monitor *m, struct json *w, uint64_t moved_bytes)
+{
+	struct wire_sum s;
+
+	run_wire(m, &s);
+	json_obj_begin(w, "run_wire");
+	json_str(w, "scope", "run");
+	json_bool(w, "measured", s.ok);
+	if (s.ok) {
+		json_u64(w, "connections", s.conns);
+		json_u64(w, "closed", s.closed);
+		json_u64(w, "to_ps_bytes", s.to_ps);
+		json_u64(w, "from_ps_bytes", s.from_ps);
+		json_u64(w, "bytes", s.to_ps + s.from_ps);
+		json_u64(w, "payload_bytes_moved", moved_bytes);
+		json_f64(w, "bytes_per_payload_byte",
+		         monitor_run_wire_per_payload_byte(m, moved_bytes), 4);
+		json_bool(w, "partial", s.partial);
+	}
+	if (!s.ok || s.partial)
+		json_str(w, "why", s.why);
+	json_obj_end(w);
+}
+
 void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
-                  uint64_t payload_bytes)
+                  uint64_t payload_bytes, uint64_t moved_bytes)
 {
 	struct monitor_role_sum roles[16];
 	size_t nroles = monitor_roles(m, roles, 16);
@@ -712,6 +773,7 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 	}
 	json_arr_end(w);
 	if (m->what & MONITOR_NETWORK) {
+		json_str(w, "net_scope", "host");
 		json_u64(w, "net_rx_bytes", rxb);
 		json_u64(w, "net_rx_packets", rxp);
 		json_u64(w, "net_tx_bytes", txb);
@@ -721,9 +783,11 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 	json_u64(w, "payload_bytes", payload_bytes);
 	if (m->what & MONITOR_CPU)
 		json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, NULL, calls), 9);
-	if (m->what & MONITOR_NETWORK)
-		json_f64(w, "wire_bytes_per_payload_byte",
+	if (m->what & MONITOR_NETWORK) {
+		json_f64(w, "host_tx_bytes_per_payload_byte",
 		         monitor_wire_per_payload_byte(m, payload_bytes), 4);
+		json_run_wire(m, w, moved_bytes);
+	}
 	json_obj_end(w);
 	json_obj_end(w);
 }
@@ -782,7 +846,8 @@ int monitor_csv(const struct monitor *m, FILE *f)
 	for (size_t i = 0; (w & MONITOR_NETWORK) && i < m->nif; i++)
 		for (size_t k = 0; k < m->n; k++) {
 			const struct nsample *s = &m->ns[i * m->max + k];
-			fprintf(f, "%.3f,net,,,,%s", t_s(m, k), m->ifname[i]);
+			/* kind net_host: the interface's every byte, not only the run's */
+			fprintf(f, "%.3f,net_host,,,,%s", t_s(m, k), m->ifname[i]);
 			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++) {
 				unsigned what = csv_groups[g].what;
 				if ((w & what) && what != MONITOR_NETWORK)
@@ -813,7 +878,8 @@ int monitor_csv_file(const struct monitor *m, const char *path)
 	return 0;
 }
 
-void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes)
+void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes,
+                  uint64_t moved_bytes)
 {
 	struct monitor_role_sum roles[16];
 	size_t nroles = monitor_roles(m, roles, 16);
@@ -850,8 +916,25 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 		fputc('\n', f);
 	}
 	if (m->what & MONITOR_NETWORK) {
+		struct wire_sum ws;
+		double run = monitor_run_wire_per_payload_byte(m, moved_bytes);
+		run_wire(m, &ws);
+		if (ws.ok) {
+			fprintf(f, "# network, this run (%u connection%s, %u closed): to the PSs %.3f MB, "
+			        "back %.3f MB", ws.conns, ws.conns == 1 ? "" : "s", ws.closed,
+			        (double)ws.to_ps / 1e6,
+			        (double)ws.from_ps / 1e6);
+			if (isfinite(run))
+				fprintf(f, "; %.3f wire bytes per payload byte moved", run);
+			if (ws.partial)
+				fprintf(f, "; partial: %s", ws.why);
+			fputc('\n', f);
+		} else {
+			fprintf(f, "# network, this run: not measured (%s)\n", ws.why);
+		}
 		monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
-		fprintf(f, "# network (%zu interfaces): in %.3f MB, %llu packets; out %.3f MB, "
+		fprintf(f, "# network, host-wide, all traffic (%zu interfaces): in %.3f MB, "
+		        "%llu packets; out %.3f MB, "
 		        "%llu packets", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
 		        (double)txb / 1e6, (unsigned long long)txp);
 		if (isfinite(wire))

@@ -8,7 +8,11 @@
  *    write-like system calls (rchar, wchar: sendmsg/recvmsg do not count);
  *  - per host, from /proc/net/dev of this network namespace: bytes and
  *    packets in and out of each interface (at most MONITOR_MAX_IFACES, in
- *    the kernel's order, as seen at the first sample).
+ *    the kernel's order, as seen at the first sample).  These count every
+ *    byte of the host, whoever moved it: every output labels them
+ *    host-wide (text, "scope": "host" in JSON, kind net_host in CSV);
+ *  - per run, when monitor_ports named its ports: the bytes of the run's
+ *    own TCP connections (wire.h), the run's network figure.
  * A process that goes away keeps its last sample's figures: a zombie's
  * final CPU times and switches are still read, and a parent that reaps
  * its children gives the final account with monitor_exited.
@@ -81,6 +85,10 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
 /* Chooses what is sampled and reported, MONITOR_* bits (MONITOR_ALL until
  * called); before monitor_start. */
 void monitor_select(struct monitor *m, unsigned what);
+/* The run's ports (its PSs' and its control service's): the bytes of the
+ * connections on them are counted (wire.h) when the network is selected.
+ * Before monitor_start.  0 or -errno. */
+int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n);
 /* Takes the first sample now and starts the sampling thread.  0 or -errno. */
 int monitor_start(struct monitor *m);
 /* Takes one sample now; for an owner that samples without the thread
@@ -129,24 +137,32 @@ void monitor_net_totals(const struct monitor *m, uint64_t *rx_bytes, uint64_t *r
  * Pass the calls and payload bytes of the time the monitor covered.
  * CPU seconds of the role's processes (NULL: every process) per call. */
 double monitor_cpu_s_per_call(const struct monitor *m, const char *role, uint64_t calls);
-/* Bytes sent on every interface (so loopback traffic counts once) per
- * payload byte: an echo's request and reply give about 2, plus framing. */
+/* Bytes sent on every interface of the host (so loopback traffic counts
+ * once) per payload byte: host-wide, whoever sent them. */
 double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_bytes);
+/* The run's own connections' bytes, both directions, per payload byte the
+ * calls moved both directions (moved_bytes: an echo moves its payload
+ * twice, push, pull and ack once): 1 plus the framing's share. */
+double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved_bytes);
 
 /* Writes the object "resources" under key: selected (the names of the
  * resources sampled), interval_s, span_s, samples,
  * samples_max, clock_tick_s, processes [{role, index, pid, samples: [{t_s,
  * cpu_pct, user_pct, sys_pct, rss_bytes, hwm_bytes, vcsw, ivcsw, rchar,
- * wchar}]}], net {interfaces: [{name, samples: [{t_s, rx_bytes,
- * rx_packets, tx_bytes, tx_packets}]}]} and summary {roles: [...],
- * net totals, cpu_s_per_rpc, wire_bytes_per_payload_byte}.  Counters in
- * samples are increments over the interval ending at t_s. */
+ * wchar}]}], net {scope "host", interfaces: [{name, samples: [{t_s,
+ * rx_bytes, rx_packets, tx_bytes, tx_packets}]}]} and summary {roles:
+ * [...], net_scope "host", net totals, cpu_s_per_rpc,
+ * host_tx_bytes_per_payload_byte, run_wire {scope "run", measured,
+ * connections, closed, to_ps_bytes, from_ps_bytes, bytes,
+ * payload_bytes_moved, bytes_per_payload_byte, partial, why}}.  Counters
+ * in samples are increments over the interval ending at t_s. */
 void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
-                  uint64_t payload_bytes);
+                  uint64_t payload_bytes, uint64_t moved_bytes);
 /* Writes the series as CSV, one row per process or interface and sample:
  * t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,
  * hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets
- * (kind "proc" or "net"; the other kind's fields empty; net rows and the
+ * (kind "proc" or "net_host", the host-wide interface counters; the other
+ * kind's fields empty; net_host rows and the
  * columns of resources not selected left out).  0, or -1 when
  * the stream reports an error. */
 int monitor_csv(const struct monitor *m, FILE *f);
@@ -154,6 +170,7 @@ int monitor_csv(const struct monitor *m, FILE *f);
 int monitor_csv_file(const struct monitor *m, const char *path);
 /* Comment lines for the text report: per role averages and peaks, then
  * the network and the derived figures. */
-void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes);
+void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes,
+                  uint64_t moved_bytes);
 
 #endif

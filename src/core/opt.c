@@ -192,6 +192,50 @@ int opt_parse_cpulist(const char *s, unsigned char *mask, char *why)
 	}
 }
 
+int opt_parse_pctlist(const char *s, double *v, int *n, char *why)
+{
+	const char *p = s;
+	double last = 0;
+	int count = 0;
+
+	for (;;) {
+		char *end;
+		double x;
+
+		p = skip_ws(p);
+		x = strtod(p, &end);
+		/* digits and a point only: no sign, exponent, inf or nan */
+		if (end == p || strspn(p, "0123456789.") != (size_t)(end - p)) {
+			snprintf(why, OPT_ERR_MAX, "not a list of percentiles like 50, 99, 99.99 "
+			         "(item %d)", count + 1);
+			return -1;
+		}
+		if (!(x > 0 && x <= 100) || (count && x <= last)) {
+			snprintf(why, OPT_ERR_MAX, "item %d: each percentile must be in (0, 100] "
+			         "and above the one before", count + 1);
+			return -1;
+		}
+		if (count == OPT_PCT_MAX) {
+			snprintf(why, OPT_ERR_MAX, "at most %d percentiles", OPT_PCT_MAX);
+			return -1;
+		}
+		if (v)
+			v[count] = x;
+		last = x;
+		count++;
+		p = skip_ws(end);
+		if (!*p)
+			break;
+		if (*p++ != ',') {
+			snprintf(why, OPT_ERR_MAX, "not a list of percentiles like 50, 99, 99.99 "
+			         "(after item %d)", count);
+			return -1;
+		}
+	}
+	*n = count;
+	return 0;
+}
+
 int opt_parse_hostport(const char *s, struct opt_hostport *out)
 {
 	const char *colon, *host = s;

@@ -113,6 +113,12 @@ int opt_parse_hostport(const char *s, struct opt_hostport *out);
 #define OPT_CPU_MAX 1024
 int opt_parse_cpulist(const char *s, unsigned char *mask, char *why);
 
+/* Percentile lists: "50, 99, 99.99", up to OPT_PCT_MAX numbers, each in
+ * (0, 100] and above the one before.  Fills v (may be NULL) and *n.
+ * Returns 0, or -1 with a reason. */
+#define OPT_PCT_MAX 16
+int opt_parse_pctlist(const char *s, double *v, int *n, char *why);
+
 /* "host:port", with brackets around an IPv6 address. */
 void opt_format_hostport(const struct opt_hostport *a, char *buf, size_t len);
 

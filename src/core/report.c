@@ -1,11 +1,13 @@
 /* report.c - text, CSV and JSON forms of a benchmark result. */
 #include "report.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
 #include "json.h"
 #include "tfgb.h"
 
@@ -224,6 +226,74 @@ static void rep_json(const struct report *r, struct json *w)
 	json_obj_end(w);
 }
 
+/* ---- the latency distribution ---- */
+
+/* output.percentiles, parsed (checked with the job: never fails here). */
+static int pct_list(const struct report *r, double *v)
+{
+	char why[OPT_ERR_MAX];
+	int n = 0;
+
+	if (opt_parse_pctlist(r->job->percentiles, v, &n, why) < 0)
+		return 0;
+	return n;
+}
+
+/* "99.99" for 99.99, "50" for 50 (10 digits: 99.99999 stays itself) */
+static void pct_name(double p, char *buf, size_t len)
+{
+	snprintf(buf, len, "%.10g", p);
+}
+
+static void pct_text(const struct report *r, FILE *f)
+{
+	double v[OPT_PCT_MAX];
+	int n = pct_list(r, v);
+	char name[32];
+
+	fprintf(f, "# percentiles (us):");
+	for (int i = 0; i < n; i++) {
+		pct_name(v[i], name, sizeof name);
+		if (r->res->lat.count)
+			fprintf(f, " p%s %.2f", name,
+			        (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3);
+		else
+			fprintf(f, " p%s -", name); /* no call measured: not known */
+	}
+	fprintf(f, "\n");
+}
+
+static void pct_json(const struct report *r, struct json *w)
+{
+	double v[OPT_PCT_MAX];
+	int n = pct_list(r, v);
+	char name[32];
+
+	json_obj_begin(w, "percentiles_us");
+	for (int i = 0; i < n; i++) {
+		pct_name(v[i], name, sizeof name);
+		if (r->res->lat.count)
+			json_f64(w, name, (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3, 3);
+		else
+			json_null(w, name); /* no call measured: not known */
+	}
+	json_obj_end(w);
+	hist_json(w, "histogram", &r->res->lat);
+}
+
+int report_hgrm_file(const struct report *r, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = hist_hgrm(&r->res->lat, f);
+	if (fclose(f) != 0 || rc < 0)
+		return errno ? -errno : -EIO;
+	return 0;
+}
+
 static void print_text(const struct report *r, const struct figures *g, FILE *f)
 {
 	const struct job *j = r->job;
@@ -291,25 +361,28 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 	}
 	if (r->mon)
-		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes);
+		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
 		fprintf(f, "# FAILED: %s\n", res->err);
-	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s\n", "calls",
-	        "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us", "max_us",
-	        "stddev_us", "rpc/s", "MB/s", "MiB/s");
+	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s %10s\n",
+	        "calls", "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us",
+	        "max_us", "stddev_us", "rpc/s", "MB/s", "MiB/s", "Gbit/s");
 	if (report_empty(res))
 		/* no figure to show: a dash, never 0.00 */
 		fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10s %10s %10s %10s %10s %10s %10s %10s %12s "
-		        "%10s %10s\n# EMPTY: no call completed in the %.3fs window; set a longer "
-		        "job.duration\n", res->calls, res->errors, "-", "-", "-", "-", "-", "-", "-",
-		        "-", "-", "-", "-", (double)res->window_ns / 1e9);
+		        "%10s %10s %10s\n", res->calls, res->errors, "-", "-", "-", "-", "-", "-",
+		        "-", "-", "-", "-", "-", "-");
 	else
 		fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
-		        "%10.2f %10.2f %12.1f %10.2f %10.2f\n", res->calls, res->errors, g->lat.min,
-		        g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999, g->lat.max,
-		        g->lat.sd, g->rps, g->mbps, g->mibps);
+		        "%10.2f %10.2f %12.1f %10.2f %10.2f %10.4f\n", res->calls, res->errors,
+		        g->lat.min, g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999,
+		        g->lat.max, g->lat.sd, g->rps, g->mbps, g->mibps, g->mbps * 8 / 1e3);
+	pct_text(r, f);
+	if (report_empty(res))
+		fprintf(f, "# EMPTY: no call completed in the %.3fs window; set a longer "
+		        "job.duration\n", (double)res->window_ns / 1e9);
 	if (repeated(r))
 		rep_text(r, f);
 }
@@ -346,6 +419,8 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "\n");
 }
 
+static void ivl_json_all(const struct report *r, struct json *w);
+
 static int print_json(const struct report *r, const struct figures *g, FILE *f)
 {
 	const struct job *j = r->job;
@@ -363,6 +438,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_obj_begin(&w, NULL);
 	if (r->ndjson)
 		json_str(&w, "type", "result");
+	json_u64(&w, "schema_version", REPORT_SCHEMA_VERSION);
 	json_obj_begin(&w, "tfgb");
 	json_str(&w, "version", TFGB_VERSION);
 	json_str(&w, "transport_version", r->transport_version);
@@ -403,14 +479,19 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_null(&w, "rpc_per_s");
 		json_null(&w, "MBps");
 		json_null(&w, "MiBps");
+		json_null(&w, "Gbps");
 	} else {
 		lat_json(&w, "latency_us", &g->lat);
 		json_f64(&w, "rpc_per_s", g->rps, 2);
 		json_f64(&w, "MBps", g->mbps, 3);
 		json_f64(&w, "MiBps", g->mibps, 3);
+		json_f64(&w, "Gbps", g->mbps * 8 / 1e3, 4); /* for comparing with link rates */
 	}
+	pct_json(r, &w);
 	if (repeated(r))
 		rep_json(r, &w);
+	if (r->interval_ns && !r->ndjson)
+		ivl_json_all(r, &w);
 	if (g->ser) {
 		json_obj_begin(&w, "serialization");
 		json_str(&w, "dtype", job_dtype_name(j->dtype));
@@ -507,7 +588,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	if (r->env)
 		sysinfo_json(&w, "environment", r->env, text);
 	if (r->mon)
-		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes);
+		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
 	json_str(&w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */
 	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {
@@ -558,9 +639,74 @@ void report_interval_header(FILE *f, int format)
 	fflush(f);
 }
 
+void report_ivl_fig_of(const struct engine_interval *iv, uint32_t worker,
+                       struct engine_ivl_fig *out)
+{
+	*out = (struct engine_ivl_fig){
+		.worker = worker, .index = iv->index, .start_ns = iv->start_ns, .end_ns = iv->end_ns,
+		.calls = iv->calls, .errors = iv->errors, .bytes = iv->bytes,
+		.lat_sum_ns = iv->lat->sum_ns, .p50_ns = stats_quantile(iv->lat, 0.50),
+		.p99_ns = stats_quantile(iv->lat, 0.99), .max_ns = iv->lat->max_ns,
+	};
+}
+
+int report_ivl_keep(struct report_ivl *o, uint32_t cap)
+{
+	o->cap = cap < REPORT_IVL_MAX ? cap : REPORT_IVL_MAX;
+	o->n = 0;
+	o->dropped = 0;
+	o->fig = calloc(o->cap ? o->cap : 1, sizeof *o->fig);
+	return o->fig ? 0 : -1;
+}
+
+void report_ivl_free(struct report_ivl *o)
+{
+	free(o->fig);
+	o->fig = NULL;
+	o->cap = o->n = 0;
+}
+
+/* One interval as a JSON object; `type` adds "type": "interval" first
+ * (--ndjson lines). */
+static void ivl_json(struct json *w, const struct engine_ivl_fig *v, int type)
+{
+	double len_s = (double)(v->end_ns - v->start_ns) / 1e9;
+
+	json_obj_begin(w, NULL);
+	if (type)
+		json_str(w, "type", "interval");
+	json_u64(w, "worker", v->worker);
+	json_u64(w, "interval", v->index);
+	json_f64(w, "start_s", (double)v->start_ns / 1e9, 6);
+	json_f64(w, "end_s", (double)v->end_ns / 1e9, 6);
+	json_u64(w, "calls", v->calls);
+	json_u64(w, "errors", v->errors);
+	json_f64(w, "rpc_per_s", len_s > 0 ? (double)v->calls / len_s : 0, 2);
+	json_f64(w, "MBps", len_s > 0 ? (double)v->bytes / len_s / 1e6 : 0, 3);
+	json_obj_begin(w, "latency_us");
+	json_f64(w, "avg", v->calls ? (double)v->lat_sum_ns / (double)v->calls / 1e3 : 0, 3);
+	json_f64(w, "p50", (double)v->p50_ns / 1e3, 3);
+	json_f64(w, "p99", (double)v->p99_ns / 1e3, 3);
+	json_f64(w, "max", (double)v->max_ns / 1e3, 3);
+	json_obj_end(w);
+	json_obj_end(w);
+}
+
+/* The result's "intervals" (JSON document, --interval set). */
+static void ivl_json_all(const struct report *r, struct json *w)
+{
+	json_f64(w, "interval_s", (double)r->interval_ns / 1e9, 3);
+	json_arr_begin(w, "intervals");
+	for (uint32_t i = 0; r->ivl && i < r->nivl; i++)
+		ivl_json(w, &r->ivl[i], 0);
+	json_arr_end(w);
+	json_u64(w, "intervals_dropped", r->ivl_dropped);
+}
+
 void report_interval(void *arg, const struct engine_interval *iv)
 {
-	const struct report_ivl *o = arg;
+	struct report_ivl *o = arg;
+	struct engine_ivl_fig v;
 	double len_s = (double)(iv->end_ns - iv->start_ns) / 1e9;
 	double rps = len_s > 0 ? (double)iv->calls / len_s : 0;
 	double mbps = len_s > 0 ? (double)iv->bytes / len_s / 1e6 : 0;
@@ -569,26 +715,18 @@ void report_interval(void *arg, const struct engine_interval *iv)
 	double p99 = (double)stats_quantile(iv->lat, 0.99) / 1e3;
 	struct json w;
 
+	if (o->fig) { /* kept for the document: no output now */
+		if (o->n < o->cap)
+			report_ivl_fig_of(iv, o->worker, &o->fig[o->n++]);
+		else
+			o->dropped++;
+		return;
+	}
 	switch (o->format) {
 	case FMT_JSON:
+		report_ivl_fig_of(iv, o->worker, &v);
 		json_init(&w, o->f, 0);
-		json_obj_begin(&w, NULL);
-		json_str(&w, "type", "interval");
-		json_u64(&w, "worker", o->worker);
-		json_u64(&w, "interval", iv->index);
-		json_f64(&w, "start_s", (double)iv->start_ns / 1e9, 6);
-		json_f64(&w, "end_s", (double)iv->end_ns / 1e9, 6);
-		json_u64(&w, "calls", iv->calls);
-		json_u64(&w, "errors", iv->errors);
-		json_f64(&w, "rpc_per_s", rps, 2);
-		json_f64(&w, "MBps", mbps, 3);
-		json_obj_begin(&w, "latency_us");
-		json_f64(&w, "avg", avg, 3);
-		json_f64(&w, "p50", p50, 3);
-		json_f64(&w, "p99", p99, 3);
-		json_f64(&w, "max", max, 3);
-		json_obj_end(&w);
-		json_obj_end(&w);
+		ivl_json(&w, &v, 1);
 		json_finish(&w);
 		break;
 	case FMT_CSV:

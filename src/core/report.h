@@ -8,6 +8,11 @@
  * sampled_calls, sample_every}, absent in non-serialized mode.  With no
  * sampled call the means are null (JSON) or empty (CSV), never 0.
  *
+ * Latency distribution: JSON "percentiles_us" {"50": ..., "99.99": ...}
+ * at output.percentiles and "histogram" (hist.h: the sparse buckets, for
+ * merging results exactly); text a "# percentiles" line; output.hgrm the
+ * HdrHistogram form (report_hgrm_file).
+ *
  * Repeats ([job] repeat > 1, report.runs set): for calls/s, MB/s and the
  * mean, p50 and p99 latency, the mean across runs, the sample standard
  * deviation and the 95% confidence interval of the mean (stats_ci95), and
@@ -16,9 +21,11 @@
  *
  * Intervals (--interval): report_interval prints one line per interval as
  * the engine reports it: text and CSV rows under report_interval_header's
- * header, JSON one compact object per line ("type": "interval"); the JSON
- * result then comes compact on one line with "type": "result" first
- * (report.ndjson), so that the whole output is NDJSON. */
+ * header.  JSON keeps them instead (report_ivl.fig) for the result's
+ * "intervals" array, so that a run is always one JSON document; with
+ * --ndjson (report.ndjson) each interval is one compact line as it comes,
+ * "type": "interval", and the result follows compact on one line with
+ * "type": "result" first. */
 #ifndef TFGB_REPORT_H
 #define TFGB_REPORT_H
 
@@ -29,6 +36,11 @@
 #include "monitor.h"
 #include "payload.h"
 #include "sysinfo.h"
+
+/* The JSON result's "schema_version" (proto/tfgb-result.schema.json): a
+ * reader checks it; it grows when a key changes meaning or goes away, not
+ * when one is added. */
+#define REPORT_SCHEMA_VERSION 1
 
 /* Throughput extras: the aggregate over every worker's report. */
 struct report_tput {
@@ -63,7 +75,7 @@ struct report {
 	const char *command;            /* "latency" */
 	const struct job *job;
 	const struct payload *payload;
-	const char *transport_version;  /* "grpc core 29.0.0" */
+	const char *transport_version;  /* "gRPC 1.51.1 (core 29.0.0)" */
 	const struct engine_result *res;
 	const struct opt_hostport *ps;  /* the PS addresses called */
 	int nps;
@@ -72,17 +84,39 @@ struct report {
 	const struct sysinfo_env *env;  /* JSON "environment", or NULL */
 	const struct monitor *mon;      /* resources (stopped), or NULL */
 	uint64_t mon_calls, mon_bytes;  /* calls and payload bytes the monitor saw */
+	uint64_t mon_moved;  /* payload bytes those calls moved, both directions */
 	const struct report_run *runs;  /* repeats: nruns runs, or NULL */
 	uint32_t nruns;
-	int ndjson;                     /* JSON on one line, "type": "result" (intervals) */
+	int ndjson;                     /* JSON on one line, "type": "result" (--ndjson) */
+	uint64_t interval_ns;           /* --interval, 0 off: JSON "intervals" */
+	const struct engine_ivl_fig *ivl; /* nivl intervals, in the order given */
+	uint32_t nivl;
+	uint64_t ivl_dropped;           /* intervals beyond what was kept */
 };
+
+/* The most intervals one process keeps for a JSON document; more are
+ * counted ("intervals_dropped"), never silently lost. */
+#define REPORT_IVL_MAX 4096
 
 /* Where interval lines go (the engine's interval_arg). */
 struct report_ivl {
 	FILE *f;
 	int format;                     /* enum out_format */
 	uint32_t worker;                /* the worker reporting (0 for latency, bandwidth) */
+	/* JSON document (not --ndjson): the intervals are kept here, cap
+	 * entries (malloc'd by report_ivl_keep), n filled, the rest dropped */
+	struct engine_ivl_fig *fig;
+	uint32_t cap, n;
+	uint64_t dropped;
 };
+
+/* Makes o keep JSON intervals (cap at most REPORT_IVL_MAX) rather than
+ * print them.  0, or -1 when out of memory; report_ivl_free frees. */
+int report_ivl_keep(struct report_ivl *o, uint32_t cap);
+void report_ivl_free(struct report_ivl *o);
+/* An engine interval's figures, of worker `worker`. */
+void report_ivl_fig_of(const struct engine_interval *iv, uint32_t worker,
+                       struct engine_ivl_fig *out);
 
 /* The header of the interval rows (text, CSV; nothing for JSON). */
 void report_interval_header(FILE *f, int format);
@@ -103,5 +137,9 @@ int report_empty(const struct engine_result *res);
 
 /* Writes the report in job->format.  Returns 0, or -1 when out of memory. */
 int report_print(const struct report *r, FILE *f);
+
+/* output.hgrm: the measured latencies' percentile distribution in
+ * HdrHistogram's text form (hist.h) to `path`.  0, or -errno. */
+int report_hgrm_file(const struct report *r, const char *path);
 
 #endif

@@ -1,7 +1,7 @@
 /* result.c - a worker's figures in a bounded, checked binary form.
  *
  * Layout, all integers big-endian:
- *   u32 magic "TFGR", u32 version 4, u32 worker, i32 pid, i32 end,
+ *   u32 magic "TFGR", u32 version 5, u32 worker, i32 pid, i32 end,
  *   u16 hostlen + host, u16 errlen + err,
  *   u64 calls, errors, warmup_calls, bytes, window_ns, offered,
  *   u64 warmup_ns, missed,
@@ -15,6 +15,10 @@
  *     calls add up to calls and their lat_count to lat's count).
  * Version 4 added warmup_ns, missed, svc and the runs' lat_count (issue 13:
  * calls are counted by completion, latencies per started call).
+ *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
+ *     calls, errors, bytes, lat_sum_ns, p50_ns, p99_ns, max_ns}
+ *     (version 5: --interval; nivl <= RESULT_IVL_MAX and what the blob has
+ *     room for, start <= end).
  */
 #include "result.h"
 
@@ -23,12 +27,14 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 4u
+#define RESULT_VERSION 5u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
 {
 	memset(r, 0, offsetof(struct wresult, ps_calls));
+	r->nivl = 0;
+	r->ivl_dropped = 0;
 	r->worker = worker;
 	r->pid = (int32_t)getpid();
 	if (gethostname(r->host, sizeof r->host) != 0)
@@ -115,9 +121,14 @@ static void put_stats(struct wbuf *w, const struct stats *s)
 		}
 }
 
+/* one interval's bytes in the blob */
+#define RESULT_IVL_BYTES (4 + 9 * 8)
+
 long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 {
 	struct wbuf w = {buf, 0, cap, 0};
+	size_t room;
+	uint32_t nivl;
 
 	put(&w, RESULT_MAGIC, 4);
 	put(&w, RESULT_VERSION, 4);
@@ -150,6 +161,26 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 		put(&w, r->runs[k].window_ns, 8);
 		put(&w, r->runs[k].lat_count, 8);
 		put(&w, r->runs[k].lat_sum_ns, 8);
+	}
+	/* the intervals that fit: the rest are counted as dropped */
+	room = w.len + 12 <= cap ? (cap - w.len - 12) / RESULT_IVL_BYTES : 0;
+	nivl = r->nivl < RESULT_IVL_MAX ? r->nivl : RESULT_IVL_MAX;
+	if (nivl > room)
+		nivl = (uint32_t)room;
+	put(&w, nivl, 4);
+	put(&w, r->ivl_dropped + (r->nivl - nivl), 8);
+	for (uint32_t k = 0; k < nivl; k++) {
+		const struct engine_ivl_fig *v = &r->ivl[k];
+		put(&w, v->index, 4);
+		put(&w, v->start_ns, 8);
+		put(&w, v->end_ns, 8);
+		put(&w, v->calls, 8);
+		put(&w, v->errors, 8);
+		put(&w, v->bytes, 8);
+		put(&w, v->lat_sum_ns, 8);
+		put(&w, v->p50_ns, 8);
+		put(&w, v->p99_ns, 8);
+		put(&w, v->max_ns, 8);
 	}
 	return w.over ? -1 : (long)w.len;
 }
@@ -276,6 +307,26 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 			return -1;
 		run_calls += u->calls;
 		run_lats += u->lat_count;
+	}
+	r->nivl = (uint32_t)get(&b, 4);
+	r->ivl_dropped = get(&b, 8);
+	if (b.bad || r->nivl > RESULT_IVL_MAX)
+		return -1;
+	for (uint32_t k = 0; k < r->nivl; k++) {
+		struct engine_ivl_fig *v = &r->ivl[k];
+		v->worker = r->worker;
+		v->index = (uint32_t)get(&b, 4);
+		v->start_ns = get(&b, 8);
+		v->end_ns = get(&b, 8);
+		v->calls = get(&b, 8);
+		v->errors = get(&b, 8);
+		v->bytes = get(&b, 8);
+		v->lat_sum_ns = get(&b, 8);
+		v->p50_ns = get(&b, 8);
+		v->p99_ns = get(&b, 8);
+		v->max_ns = get(&b, 8);
+		if (v->start_ns > v->end_ns)
+			return -1;
 	}
 	if (b.bad || b.at != len ||
 	    (r->nruns && (run_calls != r->calls || run_lats != r->lat.count)))

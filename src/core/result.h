@@ -20,6 +20,10 @@
 #define RESULT_PS_MAX 4096
 #define RESULT_BLOB_MAX (256u << 10) /* CTRL_BLOB_MAX: the worst case fits */
 #define RESULT_RUNS_MAX ENGINE_REPEAT_MAX
+/* --interval with a JSON document: a worker's first intervals travel in
+ * its report, as many as the blob has room for (at most 512, 76 bytes
+ * each); the rest are counted (ivl_dropped), never a reason to fail. */
+#define RESULT_IVL_MAX 512
 
 /* One run of a repeated window ([job] repeat): what the aggregate of run k
  * needs from each worker: the calls completed in its window, and the count
@@ -46,10 +50,13 @@ struct wresult {
 	struct stats lat;
 	struct stats svc;            /* open loop: service times; empty otherwise */
 	struct wresult_run runs[RESULT_RUNS_MAX]; /* nruns filled; their calls sum to calls */
+	uint32_t nivl;               /* intervals kept, <= RESULT_IVL_MAX */
+	uint64_t ivl_dropped;        /* intervals not kept */
+	struct engine_ivl_fig ivl[RESULT_IVL_MAX]; /* nivl, worker == this one's */
 };
 
 /* Fills r from an engine result (ps_calls from res->conn_calls, runs from
- * res->runs when the engine ran more than one). */
+ * res->runs when the engine ran more than one); no intervals (nivl 0). */
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps);
 

@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <dirent.h>
+#include <dlfcn.h>
 #include <grpc/grpc.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdio.h>
@@ -25,6 +26,50 @@
 #ifndef TFGB_HAVE_NUMA
 #define TFGB_HAVE_NUMA 0
 #endif
+
+#ifndef TFGB_GRPC_RELEASE
+#define TFGB_GRPC_RELEASE ""
+#endif
+
+const char *sysinfo_grpc_release(void)
+{
+	return TFGB_GRPC_RELEASE;
+}
+
+void sysinfo_grpc_text(char *buf, size_t len)
+{
+	if (*TFGB_GRPC_RELEASE)
+		snprintf(buf, len, "gRPC %s (core %s)", TFGB_GRPC_RELEASE, grpc_version_string());
+	else
+		snprintf(buf, len, "gRPC core %s", grpc_version_string());
+}
+
+void sysinfo_tls_library(char *buf, size_t len)
+{
+	/* gRPC loads its TLS library; tfgb does not link one itself, so ask
+	 * the process for OpenSSL's (or BoringSSL's) own name, if present */
+	const char *(*name)(int) = NULL;
+	void *sym = dlsym(RTLD_DEFAULT, "OpenSSL_version");
+
+	memcpy(&name, &sym, sizeof name < sizeof sym ? sizeof name : sizeof sym);
+	snprintf(buf, len, "%s", name ? name(0) : ""); /* 0: OPENSSL_VERSION */
+}
+
+const char *const *sysinfo_features(void)
+{
+	/* the same list every call: rewriting it is harmless */
+	static const char *f[16];
+	size_t n = 0;
+
+	for (int i = 0; job_transport_names()[i] && n < 13; i++)
+		if (job_transport_built(i))
+			f[n++] = job_transport_names()[i];
+	f[n++] = "tls";
+	if (TFGB_HAVE_NUMA)
+		f[n++] = "numa";
+	f[n] = NULL;
+	return f;
+}
 
 const char *sysinfo_build(void)
 {
@@ -147,6 +192,8 @@ int sysinfo_collect(struct sysinfo_env *e)
 	copy(e->version, sizeof e->version, TFGB_VERSION);
 	copy(e->build, sizeof e->build, TFGB_BUILD);
 	copy(e->grpc, sizeof e->grpc, grpc_version_string());
+	copy(e->grpc_release, sizeof e->grpc_release, TFGB_GRPC_RELEASE);
+	sysinfo_tls_library(e->tls, sizeof e->tls);
 	copy(e->protobuf_c, sizeof e->protobuf_c, protobuf_c_version());
 	if (uname(&u) == 0) {
 		copy(e->sysname, sizeof e->sysname, u.sysname);
@@ -194,13 +241,12 @@ void sysinfo_json(struct json *w, const char *key, const struct sysinfo_env *e,
 	json_str(w, "tfgb_version", e->version);
 	str_or_null(w, "build", e->build);
 	str_or_null(w, "grpc_core", e->grpc);
+	str_or_null(w, "grpc_release", e->grpc_release);
+	str_or_null(w, "tls_library", e->tls);
 	str_or_null(w, "protobuf_c", e->protobuf_c);
 	json_arr_begin(w, "features");
-	for (int i = 0; job_transport_names()[i]; i++)
-		if (job_transport_built(i))
-			json_str(w, NULL, job_transport_names()[i]);
-	if (TFGB_HAVE_NUMA)
-		json_str(w, NULL, "numa");
+	for (const char *const *f = sysinfo_features(); *f; f++)
+		json_str(w, NULL, *f);
 	json_arr_end(w);
 	snprintf(kernel, sizeof kernel, "%s%s%s", e->sysname, e->sysname[0] ? " " : "", e->release);
 	str_or_null(w, "kernel", kernel);

@@ -26,6 +26,8 @@ struct sysinfo_env {
 	char version[64];           /* TFGB_VERSION */
 	char build[128];            /* TFGB_BUILD (git describe), or "" */
 	char grpc[64];              /* grpc_version_string() */
+	char grpc_release[64];      /* sysinfo_grpc_release() */
+	char tls[128];              /* sysinfo_tls_library() */
 	char protobuf_c[64];        /* protobuf_c_version() */
 	char sysname[64];           /* uname: "Linux" */
 	char release[SYSINFO_STR];  /* uname: "6.1.0-18-amd64"; "kernel" is "Linux 6.1.0-18-amd64" */
@@ -53,6 +55,19 @@ void sysinfo_json(struct json *w, const char *key, const struct sysinfo_env *e,
 
 /* The build description compiled in (TFGB_BUILD), or "" without one. */
 const char *sysinfo_build(void);
+/* gRPC's release as its users know it ("1.51.1"), as the build found it
+ * (TFGB_GRPC_RELEASE: pkg-config's grpc++, else the Debian package), or ""
+ * when unknown.  grpc_version_string() gives only the core's (29.0.0). */
+const char *sysinfo_grpc_release(void);
+/* "gRPC 1.51.1 (core 29.0.0)": what results name as the transport's
+ * library. */
+void sysinfo_grpc_text(char *buf, size_t len);
+/* The TLS library gRPC's credentials run on in this process, as it names
+ * itself ("OpenSSL 3.0.19 27 Jan 2026"), or "" when it cannot be told. */
+void sysinfo_tls_library(char *buf, size_t len);
+/* The features compiled in, NULL-terminated: the transports built
+ * ("grpc", "socket", "verbs"), "tls", and "numa" when built. */
+const char *const *sysinfo_features(void);
 
 /* The pieces, with their sources as parameters for the tests. */
 

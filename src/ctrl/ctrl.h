@@ -44,9 +44,19 @@ struct ctrl_client;
  * or it is answered UNAUTHENTICATED.  The process must have called
  * grpc_init() (or let this call it; it balances with grpc_shutdown() in
  * ctrl_server_stop).  Returns 0 or -errno with err set ("cannot listen on
- * 'host:port': ..."). */
+ * 'host:port': ..."). 
+ *
+ * polled: another thread of this process polls gRPC's file descriptors for
+ * the service's whole life (a gRPC server's completion-queue threads, as in
+ * `tfgb serve` with transport grpc).  The service's thread then waits on a
+ * non-polling queue and never takes the poller's role: with a second polling
+ * thread, gRPC's epoll1 poller hands the role back and forth on every event,
+ * which costs the data plane two wake-ups per call (futex, eventfd).  This
+ * needs a poller that watches every descriptor (epoll1, gRPC's choice on
+ * Linux); with GRPC_POLL_STRATEGY set to another, polled is ignored.  0: the
+ * service's thread polls itself (any other transport). */
 int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls,
-                      const char *token, int verbose,
+                      const char *token, int verbose, int polled,
                       struct ctrl_server **out, char *err, size_t errlen);
 /* Stops it: pending calls are cancelled; accepts NULL. */
 void ctrl_server_stop(struct ctrl_server *s);

@@ -647,8 +647,23 @@ static void *srv_thread(void *arg)
 	return NULL;
 }
 
+/* The queue the service's thread waits on: non-polling when another thread
+ * polls every descriptor anyway (ctrl.h, `polled`), so that the data plane
+ * keeps the poller's role to itself. */
+static grpc_completion_queue *ctrl_cq_make(int polled)
+{
+	const char *strategy = getenv("GRPC_POLL_STRATEGY");
+	grpc_completion_queue_attributes attr = {GRPC_CQ_CURRENT_VERSION, GRPC_CQ_NEXT,
+	                                         GRPC_CQ_NON_POLLING, NULL};
+
+	if (!polled || (strategy && *strategy && strcmp(strategy, "epoll1") != 0))
+		return grpc_completion_queue_create_for_next(NULL);
+	return grpc_completion_queue_create(grpc_completion_queue_factory_lookup(&attr), &attr,
+	                                    NULL);
+}
+
 int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls,
-                      const char *token, int verbose,
+                      const char *token, int verbose, int polled,
                       struct ctrl_server **out, char *err, size_t errlen)
 {
 	grpc_arg args[] = {
@@ -675,7 +690,8 @@ int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls
 	ctrl_token_init(&s->token, token);
 	opt_format_hostport(addr, s->target, sizeof s->target);
 	s->server = grpc_server_create(&chargs, NULL);
-	s->cq = grpc_completion_queue_create_for_next(NULL);
+	s->cq = ctrl_cq_make(polled);
+	/* polling: the listener's pollset, and stop's wait drives the I/O */
 	s->shutdown_cq = grpc_completion_queue_create_for_next(NULL);
 	grpc_server_register_completion_queue(s->server, s->cq, NULL);
 	grpc_server_register_completion_queue(s->server, s->shutdown_cq, NULL);

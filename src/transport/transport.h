@@ -102,7 +102,7 @@ struct tr_ops {
 	/* process-wide set-up and tear-down (grpc_init/grpc_shutdown) */
 	int (*init)(const struct job *j, void **ctx, struct tr_err *err);
 	void (*fini)(void *ctx);
-	/* version text of the library underneath, e.g. "grpc core 29.0.0" */
+	/* version text of the library underneath, e.g. "gRPC 1.51.1 (core 29.0.0)" */
 	const char *(*version)(void);
 
 	/* Server: binds cfg->addrs, serves until *cfg->stop, then drains or

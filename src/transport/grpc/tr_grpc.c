@@ -14,7 +14,9 @@
  *
  * Server (`tfgb serve`): one grpc_server, `threads` completion queues each
  * polled by its own thread, SRV_DEPTH requests outstanding per registered
- * method per queue, and one unregistered request outstanding so unknown
+ * method per queue, each replaced by a fresh one the moment its call
+ * arrives (so a burst of calls never waits for replies to be sent before
+ * it is requested), and one unregistered request outstanding so unknown
  * methods get UNIMPLEMENTED.  Every method is registered with
  * GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER: a call arrives with its request.
  * EchoTensor and AckTensor (serialized modes) unpack the request with
@@ -52,6 +54,7 @@
 
 #include "codec.h"
 #include "payload.h"
+#include "sysinfo.h"
 #include "util.h"
 
 #define NMETHODS (TR_ACK_TENSOR + 1) /* indexed by enum tr_method; 0 unused */
@@ -91,7 +94,7 @@ static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
 
 static void version_make(void)
 {
-	snprintf(g_version_text, sizeof g_version_text, "grpc core %s", grpc_version_string());
+	sysinfo_grpc_text(g_version_text, sizeof g_version_text);
 }
 
 static const char *g_version(void)
@@ -399,8 +402,13 @@ static void g_call_release(struct tr_call *call)
 /* ---- server ------------------------------------------------------------ */
 
 /* Requests kept outstanding per registered method per completion queue;
- * more calls than that wait inside gRPC until a slot is free again. */
+ * a call that arrives has its request replaced at once by a free slot's.
+ * A queue makes at most SRV_SLOTS slots per method (calls being answered
+ * plus requests): past that, a request is replaced only when a reply has
+ * been sent, and further calls wait inside gRPC.  Slots are made as calls
+ * need them and kept, so a steady load allocates nothing. */
 #define SRV_DEPTH 8
+#define SRV_SLOTS (4 * SRV_DEPTH)
 
 /* The most arena one queue's thread may use to unpack one request: a
  * bundle of many tiny tensors takes up to about 100 times its size in
@@ -415,6 +423,8 @@ static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL, TR_ECHO_TENSO
 /* One outstanding request and, once it arrives, its reply. */
 struct srv_slot {
 	struct srv_q *q;
+	struct srv_slot *next;      /* the queue's free list of its kind */
+	struct srv_slot *all;       /* every slot of the queue, to free them */
 	int kind;                   /* SRV_ECHO .. SRV_UNKNOWN */
 	int replying;               /* 0: requested, 1: reply batch started */
 	grpc_call *call;
@@ -436,8 +446,12 @@ struct srv_q {
 	int thread_started;
 	pthread_mutex_t lock;       /* orders requests against `stopping` */
 	int stopping;
-	struct srv_slot *slot;
-	int nslot;
+	/* per kind (SRV_ECHO .. SRV_UNKNOWN), used by this queue's thread only */
+	struct srv_slot *free[SRV_NREG + 1];   /* neither requested nor answering */
+	int armed[SRV_NREG + 1];               /* requests outstanding */
+	int made[SRV_NREG + 1];                /* slots made, at most SRV_SLOTS */
+	int unknown;                           /* requests kept for unknown methods: 0 or 1 */
+	struct srv_slot *all;
 	/* EchoTensor/AckTensor, used by this queue's thread one call at a time */
 	struct codec_arena arena;   /* the unpacked request */
 	struct codec_buf in;        /* a request that came in several slices, made flat */
@@ -451,14 +465,18 @@ struct srv {
 	struct pull_pattern pull;     /* as long as the longest Pull so far */
 };
 
-static void srv_request(struct srv_slot *sl)
+/* Requests the next call into sl; -1 (nothing requested) once the server
+ * is stopping. */
+static int srv_request(struct srv_slot *sl)
 {
 	struct srv_q *q = sl->q;
 	struct srv *s = q->s;
+	int rc = -1;
 
 	pthread_mutex_lock(&q->lock);
 	if (!q->stopping) {
 		sl->replying = 0;
+		q->armed[sl->kind]++;
 		if (sl->kind == SRV_UNKNOWN)
 			grpc_server_request_call(s->server, &sl->call, &sl->details, &sl->md, q->cq, q->cq,
 			                         sl);
@@ -466,8 +484,10 @@ static void srv_request(struct srv_slot *sl)
 			grpc_server_request_registered_call(s->server, s->method[sl->kind], &sl->call,
 			                                    &sl->deadline, &sl->md, &sl->req, q->cq,
 			                                    q->cq, sl);
+		rc = 0;
 	}
 	pthread_mutex_unlock(&q->lock);
+	return rc;
 }
 
 /* Releases what one call held; the slot stays ready for the next request. */
@@ -571,6 +591,8 @@ static grpc_status_code srv_tensor(struct srv_slot *sl, const char **msg)
 	return GRPC_STATUS_OK;
 }
 
+static void srv_done(struct srv_slot *sl);
+
 /* Answers a call that just arrived: one batch of up to four ops. */
 static void srv_reply(struct srv_slot *sl)
 {
@@ -642,17 +664,72 @@ static void srv_reply(struct srv_slot *sl)
 	ops[nops].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
 	ops[nops++].data.recv_close_on_server.cancelled = &sl->cancelled;
 	if (grpc_call_start_batch(sl->call, ops, nops, sl, NULL) != GRPC_CALL_OK) {
-		srv_release(sl);
-		srv_request(sl);
+		srv_done(sl);
 		return;
 	}
 	sl->replying = 1;
 }
 
+/* A new slot of `kind` for q, kept until srv_slots_free; NULL when q has
+ * SRV_SLOTS of them or memory is short. */
+static struct srv_slot *srv_slot_new(struct srv_q *q, int kind)
+{
+	struct srv_slot *sl;
+
+	if (q->made[kind] >= SRV_SLOTS || !(sl = calloc(1, sizeof *sl)))
+		return NULL;
+	sl->q = q;
+	sl->kind = kind;
+	grpc_metadata_array_init(&sl->md);
+	grpc_call_details_init(&sl->details);
+	sl->all = q->all;
+	q->all = sl;
+	q->made[kind]++;
+	return sl;
+}
+
+/* Keeps SRV_DEPTH requests of `kind` outstanding (q->unknown for unknown
+ * methods) with free slots, making slots when none is free.  Short of
+ * slots, the next srv_done of that kind tries again. */
+static void srv_arm(struct srv_q *q, int kind)
+{
+	int depth = kind == SRV_UNKNOWN ? q->unknown : SRV_DEPTH;
+
+	while (q->armed[kind] < depth) {
+		struct srv_slot *sl = q->free[kind];
+		if (sl)
+			q->free[kind] = sl->next;
+		else if (!(sl = srv_slot_new(q, kind)))
+			return;
+		if (srv_request(sl) < 0) {
+			sl->next = q->free[kind];
+			q->free[kind] = sl;
+			return;
+		}
+	}
+}
+
+/* A slot's call is over (reply sent or failed, or the request failed):
+ * releases it onto its free list and tops the requests up. */
+static void srv_done(struct srv_slot *sl)
+{
+	struct srv_q *q = sl->q;
+
+	srv_release(sl);
+	sl->next = q->free[sl->kind];
+	q->free[sl->kind] = sl;
+	srv_arm(q, sl->kind);
+}
+
+/* A queue's thread: requests its calls itself (a call never waits on a
+ * queue nobody polls; every slot of the queue is touched by this thread
+ * only), then answers them until the queue shuts down. */
 static void *srv_thread(void *arg)
 {
 	struct srv_q *q = arg;
 
+	for (int k = 0; k <= SRV_UNKNOWN; k++)
+		srv_arm(q, k);
 	for (;;) {
 		grpc_event ev = grpc_completion_queue_next(q->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC),
 		                                           NULL);
@@ -663,49 +740,57 @@ static void *srv_thread(void *arg)
 		if (ev.type != GRPC_OP_COMPLETE)
 			continue;
 		sl = ev.tag;
-		if (!sl->replying && ev.success) {
-			srv_reply(sl);
+		if (sl->replying) {
+			srv_done(sl); /* reply sent */
+		} else if (!ev.success) {
+			q->armed[sl->kind]--;
+			srv_done(sl); /* the request failed: the server is shutting down */
 		} else {
-			/* reply sent, or the request failed (server shutting down) */
-			srv_release(sl);
-			srv_request(sl);
+			/* a call arrived: answer it, then replace its request */
+			q->armed[sl->kind]--;
+			srv_reply(sl);
+			srv_arm(q, sl->kind);
 		}
 	}
 	return NULL;
 }
 
+/* Makes the slots of q's first requests (the thread requests them), so that
+ * a server short of memory fails at start. */
 static int srv_slots_make(struct srv_q *q, int with_unknown)
 {
-	q->nslot = SRV_NREG * SRV_DEPTH + !!with_unknown;
-	q->slot = calloc((size_t)q->nslot, sizeof *q->slot);
-	if (!q->slot || codec_arena_init(&q->arena, 0) < 0)
+	q->unknown = !!with_unknown;
+	if (codec_arena_init(&q->arena, 0) < 0)
 		return -ENOMEM;
-	for (int i = 0; i < q->nslot; i++) {
-		struct srv_slot *sl = &q->slot[i];
-		sl->q = q;
-		sl->kind = i < SRV_NREG * SRV_DEPTH ? i % SRV_NREG : SRV_UNKNOWN;
-		grpc_metadata_array_init(&sl->md);
-		grpc_call_details_init(&sl->details);
+	for (int k = 0; k <= SRV_UNKNOWN; k++) {
+		for (int i = 0; i < (k == SRV_UNKNOWN ? q->unknown : SRV_DEPTH); i++) {
+			struct srv_slot *sl = srv_slot_new(q, k);
+			if (!sl)
+				return -ENOMEM;
+			sl->next = q->free[k];
+			q->free[k] = sl;
+		}
 	}
 	return 0;
 }
 
 static void srv_slots_free(struct srv_q *q)
 {
-	for (int i = 0; i < q->nslot; i++) {
-		struct srv_slot *sl = &q->slot[i];
+	struct srv_slot *sl, *next;
+
+	for (sl = q->all; sl; sl = next) {
+		next = sl->all;
 		srv_release(sl);
 		grpc_metadata_array_destroy(&sl->md);
 		grpc_call_details_destroy(&sl->details);
 		if (sl->reply)
 			grpc_byte_buffer_destroy(sl->reply);
 		codec_buf_free(&sl->out);
+		free(sl);
 	}
+	q->all = NULL;
 	codec_buf_free(&q->in);
 	codec_arena_free(&q->arena);
-	free(q->slot);
-	q->slot = NULL;
-	q->nslot = 0;
 }
 
 /* Waits on the shutdown queue until the server's shutdown tag arrives or
@@ -772,8 +857,7 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 	grpcx_log_quiet(0);
 	grpc_server_credentials_release(creds);
 
-	/* a queue's requests start once its thread runs: a call never waits on
-	 * a queue nobody polls */
+	/* a queue's thread requests its calls (srv_thread) */
 	if (rc == 0) {
 		grpc_server_start(s.server);
 		for (int i = 0; i < nq && rc == 0; i++) {
@@ -785,8 +869,6 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 				rc = -EAGAIN;
 			} else {
 				s.q[i].thread_started = 1;
-				for (int j = 0; j < s.q[i].nslot; j++)
-					srv_request(&s.q[i].slot[j]);
 			}
 		}
 	}

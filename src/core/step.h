@@ -1,0 +1,84 @@
+/* step.h - training steps: the communication of one step of a model.
+ *
+ * A step moves every variable of a model between a worker and the PS that
+ * holds it, as TensorFlow's parameter-server training does: first every
+ * variable is pulled (Pull of its bytes from its PS), then, once the last
+ * pull has arrived (the forward and backward passes need all of them), a
+ * gradient of the same size is pushed for every variable (Ack carrying its
+ * bytes).  Within each phase every transfer of the step is started at once,
+ * up to `inflight` outstanding per connection; the rest wait for a slot in
+ * creation order.  Compute time is zero: a step's time is its
+ * communication time.
+ *
+ * Figures per measured step: its time (first pull started to last push
+ * done), the pull phase and the push phase, recorded in fixed histograms;
+ * bytes each way per connection.  Synchronous training calls cfg->barrier
+ * before each step (the caller makes every worker wait for the others, as
+ * synchronous replicas do); asynchronous training leaves it NULL.
+ *
+ * The timed path (submit, reap, check, record) makes no allocation, no
+ * copy and takes no lock: every call and pull request is preallocated by
+ * step_run before the first step, pushes all read one shared gradient
+ * buffer, and pull replies are not copied (their length is checked).
+ */
+#ifndef TFGB_STEP_H
+#define TFGB_STEP_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "stats.h"
+#include "transport.h"
+
+/* One variable's transfer: the connection of its PS and its bytes. */
+struct step_var {
+	int conn;
+	uint64_t bytes;
+};
+
+struct step_cfg {
+	const struct tr_ops *ops;
+	struct tr_client *client;
+	struct tr_conn **conns;      /* one per PS */
+	int nconns;
+	const struct step_var *var;  /* creation order */
+	size_t nvars;
+	const void *grad;            /* >= the largest variable's bytes: every push's body */
+	int inflight;                /* outstanding transfers per connection, >= 1 */
+	uint64_t warmup_steps;       /* run and discarded */
+	uint64_t steps;              /* measured steps, >= 1 */
+	uint64_t timeout_ns;         /* longest wait for any completion */
+	volatile sig_atomic_t *stop; /* set by a signal: end after the current step */
+	/* synchronous training: called before every step (warm-up included)
+	 * with the step's number from 0; non-zero ends the run as failed (the
+	 * callback writes why into err, STEP_ERR_MAX bytes); NULL: asynchronous */
+	int (*barrier)(void *arg, uint64_t step, char *err);
+	void *barrier_arg;
+};
+
+#define STEP_ERR_MAX 512
+
+enum step_end { STEP_DONE = 0, STEP_INTERRUPTED, STEP_FAILED };
+
+struct step_result {
+	struct stats step, pull, push; /* ns per measured step */
+	uint64_t steps;                /* measured steps completed */
+	uint64_t warmup_steps;         /* warm-up steps completed */
+	uint64_t window_ns;            /* first measured step's start to last one's end */
+	uint64_t *bytes_out;           /* per connection: request bytes of measured steps */
+	uint64_t *bytes_in;            /* per connection: reply bytes of measured steps */
+	uint64_t bytes;                /* variable bytes moved per measured step, both ways */
+	int end;                       /* enum step_end */
+	int failed_conn;               /* or -1 */
+	char err[STEP_ERR_MAX];
+};
+
+/* Runs the warm-up and measured steps.  0 when every step completed, 1 when
+ * interrupted (partial figures), -1 on a failure (res->err names the
+ * variable, the connection and why), -ENOMEM before anything ran. */
+int step_run(const struct step_cfg *cfg, struct step_result *res);
+void step_result_free(struct step_result *res);
+
+#endif

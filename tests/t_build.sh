@@ -1,0 +1,46 @@
+#!/bin/sh
+# Build conventions, by `make -n` in a scratch copy of the build files (so
+# this tree's .flags, and so its objects, are left alone): the user's
+# CPPFLAGS, CFLAGS and LDFLAGS are appended after tfgb's own flags, which
+# they never replace; -Werror only with WERROR=1; a change of an install
+# path changes .flags (what every object depends on); a target without
+# __int128 (-m32) is refused by config.mk with one clear message.
+. tests/lib.sh
+command -v make >/dev/null 2>&1 || skip "no make"
+command -v cc >/dev/null 2>&1 || skip "no cc"
+
+dir=$(mktemp -d)
+trap 'rm -rf "$dir"' EXIT INT TERM
+cp -R Makefile config.mk src proto "$dir"/ || fail "cannot copy the build files"
+cd "$dir" || fail "no scratch dir"
+# PKG_CONFIG=true: no package look-ups, which are slow and beside the point
+n() { make -n -B V=1 PKG_CONFIG=true tfgb "$@" 2>&1; }
+
+n CPPFLAGS=-DUSER_CPP "CFLAGS=-O1 -DUSER_C" LDFLAGS=-Wl,-z,now >out || fail "make -n: $(tail -3 out)"
+cc_line=$(grep -m1 ' -c -o src/cmd/main.o ' out) || fail "no compile line: $(head -5 out)"
+for f in -Igen -Isrc/core -DTFGB_VERSION= -D_GNU_SOURCE -std=c11 -Wall -DUSER_CPP -DUSER_C -O1; do
+	case " $cc_line " in *" $f"*) ;; *) fail "compile line lacks $f: $cc_line" ;; esac
+done
+# the user's come after tfgb's: -DUSER_C after the warnings, -DUSER_CPP
+# after tfgb's defines
+case "$cc_line" in *-Wall*-DUSER_C*) ;; *) fail "CFLAGS not appended: $cc_line" ;; esac
+case "$cc_line" in *-DTFGB_HAVE_NUMA*-DUSER_CPP*) ;; *) fail "CPPFLAGS not appended: $cc_line" ;; esac
+case "$cc_line" in *-Werror*) fail "-Werror without WERROR=1: $cc_line" ;; esac
+grep ' -o tfgb ' out | grep -q -- '-Wl,-z,now' || fail "LDFLAGS not on the link line"
+grep ' -o gen/tfgb.pb-c.o \| -c -o gen/' out | grep -q -- '-DUSER_CPP' ||
+	fail "generated code does not get CPPFLAGS"
+
+n WERROR=1 >out || fail "make -n WERROR=1: $(tail -3 out)"
+grep -m1 ' -c -o src/cmd/main.o ' out | grep -q -- ' -Werror' || fail "WERROR=1 adds no -Werror"
+
+# install paths are compiled in: changing one changes .flags
+n PREFIX=/opt/a >/dev/null && cp .flags flags.a || fail "no .flags"
+n PREFIX=/opt/b >/dev/null
+cmp -s .flags flags.a && fail "a change of PREFIX leaves .flags as it was"
+n DATADIR=/srv/tfgb >/dev/null
+grep -q /srv/tfgb .flags || fail "DATADIR is not tracked in .flags"
+
+# 32-bit: refused up front, one line naming the reason
+n "CFLAGS=-m32 -O2" >out && fail "a -m32 build was not refused"
+grep -q '32-bit builds are not supported' out || fail "no clear refusal: $(cat out)"
+exit 0
