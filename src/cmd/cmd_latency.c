@@ -193,7 +193,10 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 			erc = 2;
 		}
 	}
-	if (erc == 0)
+	if (erc == 0 && report_empty(&res))
+		tfgb_error("%s: empty: no call completed in the %.3fs window; set a longer "
+		           "job.duration", t->cmd, (double)res.window_ns / 1e9);
+	else if (erc == 0)
 		rc = TFGB_EXIT_OK;
 	else if (erc == 1)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
