@@ -1,4 +1,5 @@
 /* check_payload.c - layout schemes, the PRNG and the buffers of payload.c. */
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -481,6 +482,33 @@ START_TEST(test_payload_free_twice)
 }
 END_TEST
 
+/* A Pull's pattern is made only as long as asked (rounded up), never
+ * max bytes for a small Pull; a longer Pull extends it and the shorter
+ * block stays valid (a reply may still point into it) until fini. */
+START_TEST(test_pull_pattern_grows)
+{
+	struct pull_pattern pp;
+	unsigned char want[20000];
+	const unsigned char *a, *b;
+
+	pull_pattern_init(&pp, 64u << 20);
+	ck_assert_ptr_nonnull(a = pull_pattern_get(&pp, 100));
+	ck_assert_uint_lt(atomic_load(&pp.cur)->len, 1u << 20);
+	ck_assert_ptr_eq(pull_pattern_get(&pp, 50), a); /* no new block */
+	payload_pattern(0, 0, 0, want, 100);
+	ck_assert_mem_eq(a, want, 100);
+	ck_assert_ptr_nonnull(b = pull_pattern_get(&pp, sizeof want));
+	ck_assert_uint_ge(atomic_load(&pp.cur)->len, sizeof want);
+	ck_assert_uint_lt(atomic_load(&pp.cur)->len, 2 * sizeof want);
+	payload_pattern(0, 0, 0, want, sizeof want);
+	ck_assert_mem_eq(b, want, sizeof want);
+	ck_assert_mem_eq(a, want, 100); /* still readable */
+	ck_assert_ptr_nonnull(pull_pattern_get(&pp, 64u << 20));
+	ck_assert_uint_eq(atomic_load(&pp.cur)->len, 64u << 20);
+	pull_pattern_fini(&pp);
+}
+END_TEST
+
 Suite *make_payload_suite(void)
 {
 	Suite *s = suite_create("payload");
@@ -510,6 +538,7 @@ Suite *make_payload_suite(void)
 	tcase_add_test(tc_limits, test_payload_skew_every_category);
 	tcase_add_test(tc_limits, test_payload_rng_below);
 	tcase_add_test(tc_limits, test_payload_many_iovecs);
+	tcase_add_test(tc_limits, test_pull_pattern_grows);
 	suite_add_tcase(s, tc_limits);
 
 	tcase_add_checked_fixture(tc_errors, payload_setup, payload_teardown);

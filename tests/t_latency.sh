@@ -17,7 +17,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms -s job.duration=$(slow 300)ms"
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms -s job.duration=$(slow 1)s"
 base="$base -s job.timeout=$(slow 10)s -q"
 
 # 1. latency with a server it starts itself, for every scheme

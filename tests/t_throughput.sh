@@ -59,6 +59,11 @@ for rpc in push echo pull; do
 	json_check "$sums and d['throughput']['rpc'] == '$rpc'" <"$out/t.json" ||
 		fail "rpc=$rpc: counts do not add up: $(cat "$out/t.json")"
 	all_closed || fail "rpc=$rpc: a PS or the control service is still listening"
+	# a PS answers a 20 KB Pull with 20 KB of pattern, not by first making
+	# server.max_message (64 MiB) of it: its peak RSS stays far below that
+	[ $rpc = pull ] && { json_check '[x["rss_peak_bytes"] for x in d["resources"]["summary"]["roles"]
+if x["role"] == "ps"][0] < 40 << 20' <"$out/t.json" ||
+		fail "rpc=pull: a PS made max_message bytes for a small Pull: $(grep -A3 '"ps"' "$out/t.json")"; }
 done
 [ -z "$(pids_matching "$out/job.ini")" ] || fail "processes left: $(pids_matching "$out/job.ini")"
 

@@ -111,8 +111,6 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	                       1)) != TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
-	/* the PS's malloc for the result: one untimed call on its own connection */
-	srvinfo_query(ops, s.trctx, j, &addr, now_ns() + j->timeout_ns, &psinfo);
 	session_engine_cfg(&s, &cfg);
 	cfg.progress = !t->quiet && isatty(STDERR_FILENO);
 	cfg.on_interval = report_interval;
@@ -139,13 +137,25 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	}
 	erc = engine_run(&cfg, &res);
 	monitor_stop(mon);
+	/* the PS's malloc for the result: one untimed call on its own
+	 * connection, after the run, so that nothing but the measured calls
+	 * reaches the PS before or during the window; not after a failure (a
+	 * PS that is gone would cost a whole job.timeout) */
+	memset(&psinfo, 0, sizeof psinfo);
+	if (erc >= 0)
+		srvinfo_query(ops, s.trctx, j, &addr, now_ns() + j->timeout_ns, &psinfo);
+	else
+		snprintf(psinfo.why, sizeof psinfo.why, "not asked: the run failed");
 	if (erc == -ENOMEM) {
 		tfgb_error("%s: out of memory", t->cmd);
 		goto out;
 	}
 	if (print_report(t, title, &s, &addr, &res, &env, &ra, &ivl, mon) != 0)
 		erc = 2;
-	if (erc == 0)
+	if (erc == 0 && report_empty(&res))
+		tfgb_error("%s: empty: no call completed in the %.3fs window; set a longer "
+		           "job.duration", t->cmd, (double)res.window_ns / 1e9);
+	else if (erc == 0)
 		rc = TFGB_EXIT_OK;
 	else if (erc == 1)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);

@@ -394,6 +394,9 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 		goto out;
 	if (why[0]) {
 		tfgb_error("%s: incomplete: %s", t->cmd, why);
+	} else if (report_empty(&a.sum)) {
+		tfgb_error("%s: empty: no worker completed a call in the %.3fs window; set a longer "
+		           "job.duration", t->cmd, (double)a.sum.window_ns / 1e9);
 	} else {
 		/* a finding, not a failure: the run measured what it was asked */
 		if (engine_saturated(a.sum.calls, a.sum.offered, a.sum.missed))

@@ -288,31 +288,45 @@ int64_t payload_compare(const struct payload *p, uint64_t flat_off, const void *
 	return -1;
 }
 
-void pull_pattern_init(struct pull_pattern *pp, size_t len)
+void pull_pattern_init(struct pull_pattern *pp, size_t max)
 {
 	pthread_mutex_init(&pp->lock, NULL);
-	atomic_init(&pp->bytes, NULL);
-	pp->len = len;
+	atomic_init(&pp->cur, NULL);
+	pp->max = max;
 }
 
-const unsigned char *pull_pattern_get(struct pull_pattern *pp)
+const unsigned char *pull_pattern_get(struct pull_pattern *pp, size_t n)
 {
-	unsigned char *p = atomic_load_explicit(&pp->bytes, memory_order_acquire);
+	struct pull_block *b = atomic_load_explicit(&pp->cur, memory_order_acquire);
+	size_t len = 4096;
 
-	if (p)
-		return p;
+	if (b && b->len >= n)
+		return b->bytes;
 	pthread_mutex_lock(&pp->lock);
-	p = atomic_load_explicit(&pp->bytes, memory_order_relaxed);
-	if (!p && (p = malloc(pp->len))) {
-		payload_pattern(0, 0, 0, p, pp->len);
-		atomic_store_explicit(&pp->bytes, p, memory_order_release);
+	b = atomic_load_explicit(&pp->cur, memory_order_relaxed);
+	if (!b || b->len < n) {
+		struct pull_block *nb;
+		while (len < n && len < pp->max)
+			len *= 2;
+		if (len > pp->max)
+			len = pp->max > n ? pp->max : n;
+		if ((nb = malloc(sizeof *nb + len))) {
+			nb->prev = b;
+			nb->len = len;
+			payload_pattern(0, 0, 0, nb->bytes, len);
+			atomic_store_explicit(&pp->cur, nb, memory_order_release);
+		}
+		b = nb;
 	}
 	pthread_mutex_unlock(&pp->lock);
-	return p;
+	return b ? b->bytes : NULL;
 }
 
 void pull_pattern_fini(struct pull_pattern *pp)
 {
-	free(atomic_load(&pp->bytes));
+	for (struct pull_block *b = atomic_load(&pp->cur), *prev; b; b = prev) {
+		prev = b->prev;
+		free(b);
+	}
 	pthread_mutex_destroy(&pp->lock);
 }

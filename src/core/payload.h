@@ -65,18 +65,29 @@ void payload_free(struct payload *p);
 /* The pattern byte at offset `off` of buffer `index` for `seed`. */
 void payload_pattern(uint64_t seed, size_t index, uint64_t off, void *dst, size_t len);
 
-/* What a server answers Pull with: payload_pattern(seed 0, buffer 0), len
- * bytes, made on the first Pull by whichever thread asks first, so that a
- * server nobody pulls from never holds them. */
-struct pull_pattern {
-	pthread_mutex_t lock;
-	_Atomic(unsigned char *) bytes;
+/* What a server answers Pull with: payload_pattern(seed 0, buffer 0), made
+ * on demand only as long as the largest Pull asked so far (rounded up to a
+ * power of two, at most `max` bytes), so that a server nobody pulls from
+ * holds nothing and a small Pull never waits for max_message bytes to be
+ * made.  A longer Pull makes a longer copy; the shorter ones stay alive
+ * until pull_pattern_fini (a reply being sent may still point into them),
+ * so the memory held is below twice the longest Pull. */
+struct pull_block {
+	struct pull_block *prev;     /* the shorter one it replaced */
 	size_t len;
+	unsigned char bytes[];
 };
 
-void pull_pattern_init(struct pull_pattern *pp, size_t len);
-/* The pattern, or NULL when out of memory; one atomic load once made. */
-const unsigned char *pull_pattern_get(struct pull_pattern *pp);
+struct pull_pattern {
+	pthread_mutex_t lock;
+	_Atomic(struct pull_block *) cur;
+	size_t max;
+};
+
+void pull_pattern_init(struct pull_pattern *pp, size_t max);
+/* At least n (<= max) bytes of the pattern, or NULL when out of memory; one
+ * atomic load once a long enough block is made. */
+const unsigned char *pull_pattern_get(struct pull_pattern *pp, size_t n);
 void pull_pattern_fini(struct pull_pattern *pp);
 
 /* Compares len bytes at offset `flat_off` of the concatenated payload with

@@ -11,14 +11,22 @@
 #include "json.h"
 #include "tfgb.h"
 
-/* failed, interrupted, incomplete, saturated (an open loop the servers
- * could not keep up with: engine_saturated), ok: the first that applies */
+int report_empty(const struct engine_result *res)
+{
+	return res->end == ENGINE_DONE && res->calls == 0;
+}
+
+/* failed, interrupted, incomplete, empty (report_empty), saturated (an open
+ * loop the servers could not keep up with: engine_saturated), ok: the first
+ * that applies */
 static const char *status_of(const struct report *r)
 {
 	const struct engine_result *res = r->res;
 
 	if (r->tput && r->tput->incomplete && res->end == ENGINE_DONE)
 		return "incomplete";
+	if (report_empty(res))
+		return "empty";
 	if (res->end == ENGINE_DONE && engine_saturated(res->calls, res->offered, res->missed))
 		return "saturated";
 	return res->end == ENGINE_DONE ? "ok" : res->end == ENGINE_INTERRUPTED ? "interrupted" :
@@ -429,6 +437,10 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		fprintf(f, "\n# per-worker calls:");
 		for (uint32_t i = 0; i < tp->workers; i++)
 			fprintf(f, " %" PRIu64, tp->per_worker[i]);
+		for (uint32_t i = 0; i < tp->workers; i++)
+			if (!tp->per_worker[i] && !(tp->worker_host && !tp->worker_host[i]))
+				fprintf(f, "\n# worker %" PRIu32 ": empty, no call completed in its window",
+				        i);
 		fprintf(f, "\n# worker rpc/s: slowest %.1f, fastest %.1f\n", tp->rps_min, tp->rps_max);
 		if (tp->incomplete)
 			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
@@ -442,11 +454,20 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s %10s\n",
 	        "calls", "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us",
 	        "max_us", "stddev_us", "rpc/s", "MB/s", "MiB/s", "Gbit/s");
-	fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
-	        "%10.2f %12.1f %10.2f %10.2f %10.4f\n", res->calls, res->errors, g->lat.min,
-	        g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999, g->lat.max, g->lat.sd,
-	        g->rps, g->mbps, g->mibps, g->mbps * 8 / 1e3);
+	if (report_empty(res))
+		/* no figure to show: a dash, never 0.00 */
+		fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10s %10s %10s %10s %10s %10s %10s %10s %12s "
+		        "%10s %10s %10s\n", res->calls, res->errors, "-", "-", "-", "-", "-", "-",
+		        "-", "-", "-", "-", "-", "-");
+	else
+		fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
+		        "%10.2f %10.2f %12.1f %10.2f %10.2f %10.4f\n", res->calls, res->errors,
+		        g->lat.min, g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999,
+		        g->lat.max, g->lat.sd, g->rps, g->mbps, g->mibps, g->mbps * 8 / 1e3);
 	pct_text(r, f);
+	if (report_empty(res))
+		fprintf(f, "# EMPTY: no call completed in the %.3fs window; set a longer "
+		        "job.duration\n", (double)res->window_ns / 1e9);
 	if (repeated(r))
 		rep_text(r, f);
 }
@@ -460,13 +481,16 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	if (repeated(r))
 		rep_csv_head(f);
 	fprintf(f, "\n");
-	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64
-	        ",%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,", r->command,
+	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64 ",", r->command,
 	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
 	        r->payload->n, r->payload->total, r->inflight, (double)res->warmup_ns / 1e9,
-	        (double)res->window_ns / 1e9, res->calls, res->errors, g->lat.min, g->lat.avg,
-	        g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999, g->lat.max, g->lat.sd, g->rps,
-	        g->mbps, g->mibps);
+	        (double)res->window_ns / 1e9, res->calls, res->errors);
+	if (report_empty(res))
+		fprintf(f, ",,,,,,,,,,,"); /* no figure: empty, never 0 */
+	else
+		fprintf(f, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,", g->lat.min,
+		        g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999, g->lat.max,
+		        g->lat.sd, g->rps, g->mbps, g->mibps);
 	/* empty in non-serialized mode, and when no call was sampled */
 	if (g->ser && g->sampled)
 		fprintf(f, "%.3f,%.3f,%" PRIu64 ",", g->enc_us, g->dec_us, g->sampled);
@@ -534,11 +558,20 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_u64(&w, "warmup_calls", res->warmup_calls);
 	json_u64(&w, "calls", res->calls);
 	json_u64(&w, "errors", res->errors);
-	lat_json(&w, "latency_us", &g->lat);
-	json_f64(&w, "rpc_per_s", g->rps, 2);
-	json_f64(&w, "MBps", g->mbps, 3);
-	json_f64(&w, "MiBps", g->mibps, 3);
-	json_f64(&w, "Gbps", g->mbps * 8 / 1e3, 4); /* for comparing with link rates */
+	if (report_empty(res)) {
+		/* no figure: null, never 0 */
+		json_null(&w, "latency_us");
+		json_null(&w, "rpc_per_s");
+		json_null(&w, "MBps");
+		json_null(&w, "MiBps");
+		json_null(&w, "Gbps");
+	} else {
+		lat_json(&w, "latency_us", &g->lat);
+		json_f64(&w, "rpc_per_s", g->rps, 2);
+		json_f64(&w, "MBps", g->mbps, 3);
+		json_f64(&w, "MiBps", g->mibps, 3);
+		json_f64(&w, "Gbps", g->mbps * 8 / 1e3, 4); /* for comparing with link rates */
+	}
 	pct_json(r, &w);
 	if (repeated(r))
 		rep_json(r, &w);
@@ -566,8 +599,13 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_u64(&w, "workers", tp->workers);
 		json_u64(&w, "reported", tp->reported);
 		json_u64(&w, "ps_count", tp->nps);
-		json_f64(&w, "rpc_per_s", tp->rps, 2);
-		json_f64(&w, "MBps", tp->bytes_per_s / 1e6, 3);
+		if (report_empty(res)) {
+			json_null(&w, "rpc_per_s");
+			json_null(&w, "MBps");
+		} else {
+			json_f64(&w, "rpc_per_s", tp->rps, 2);
+			json_f64(&w, "MBps", tp->bytes_per_s / 1e6, 3);
+		}
 		json_arr_begin(&w, "per_ps");
 		for (uint32_t i = 0; i < tp->nps; i++)
 			json_u64(&w, NULL, tp->per_ps[i]);
@@ -577,8 +615,18 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 			json_u64(&w, NULL, tp->per_worker[i]);
 		json_arr_end(&w);
 		json_arr_begin(&w, "per_worker_rpc_per_s");
+		for (uint32_t i = 0; i < tp->workers; i++) {
+			if (tp->per_worker[i])
+				json_f64(&w, NULL, tp->worker_rps[i], 2);
+			else
+				json_null(&w, NULL); /* empty or missing: no rate */
+		}
+		json_arr_end(&w);
+		/* each worker: ok, empty (reported, no call in its window), missing */
+		json_arr_begin(&w, "per_worker_status");
 		for (uint32_t i = 0; i < tp->workers; i++)
-			json_f64(&w, NULL, tp->worker_rps[i], 2);
+			json_str(&w, NULL, tp->worker_host && !tp->worker_host[i] ? "missing" :
+			         tp->per_worker[i] ? "ok" : "empty");
 		json_arr_end(&w);
 		/* where every worker ran: a result names each process's host */
 		json_arr_begin(&w, "per_worker_host");

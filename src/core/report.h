@@ -144,6 +144,11 @@ void report_interval(void *arg, const struct engine_interval *iv);
 	"calls,errors,min_us,avg_us,p50_us,p90_us,p99_us,p999_us,max_us,stddev_us," \
 	"rpc_per_s,MBps,MiBps,encode_us,decode_us,sampled_calls,status"
 
+/* Whether a run that ended normally counted no call in its measured window
+ * (a window shorter than one call): status "empty", the figures absent
+ * (text "-", CSV empty, JSON null), and the command exits 1. */
+int report_empty(const struct engine_result *res);
+
 /* Writes the report in job->format.  Returns 0, or -1 when out of memory. */
 int report_print(const struct report *r, FILE *f);
 

@@ -457,7 +457,7 @@ struct srv {
 	void *method[SRV_NREG];
 	uint64_t max_message;
 	struct srv_q *q;
-	struct pull_pattern pull;     /* max_message bytes, made on the first Pull */
+	struct pull_pattern pull;     /* as long as the longest Pull so far */
 	const void *info;             /* the Info reply (tr_server_cfg) */
 	size_t info_len;
 };
@@ -629,7 +629,7 @@ static void srv_reply(struct srv_slot *sl)
 		} else if (n > s->max_message) {
 			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
 			msg = "Pull asks for more than the server's max_message";
-		} else if (!(p = pull_pattern_get(&s->pull))) {
+		} else if (!(p = pull_pattern_get(&s->pull, (size_t)n))) {
 			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
 			msg = "server out of memory for the Pull pattern";
 		} else {

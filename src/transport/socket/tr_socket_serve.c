@@ -164,7 +164,7 @@ struct srv {
 	struct sthread *t;
 	int nt;
 	atomic_int quit;             /* a thread failed: everyone stops */
-	struct pull_pattern pull;     /* max_message bytes, made on the first Pull */
+	struct pull_pattern pull;     /* as long as the longest Pull so far */
 };
 
 static void sconn_close(struct sconn *k)
@@ -271,7 +271,7 @@ static void request_done(struct sconn *k)
 		break;
 	case BODY_PULL:
 		n = be_get64(k->arg);
-		if (n > s->cfg->max_message || !(p = pull_pattern_get(&s->pull))) {
+		if (n > s->cfg->max_message || !(p = pull_pattern_get(&s->pull, (size_t)n))) {
 			reply_hdr(k, TR_RESOURCE_EXHAUSTED, 0, NULL);
 		} else {
 			reply_hdr(k, TR_OK, n, NULL);
