@@ -14,7 +14,9 @@ trap 'rm -rf "$dir"' EXIT INT TERM
 cp -R Makefile config.mk src proto "$dir"/ || fail "cannot copy the build files"
 cd "$dir" || fail "no scratch dir"
 # PKG_CONFIG=true: no package look-ups, which are slow and beside the point
-n() { make -n -B V=1 PKG_CONFIG=true tfgb "$@" 2>&1; }
+# the make running this test (make check WERROR=1, as .ci/run) passes its
+# variables down in MAKEFLAGS: each probe starts from none of them
+n() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u WERROR make -n -B V=1 PKG_CONFIG=true tfgb "$@" 2>&1; }
 
 n CPPFLAGS=-DUSER_CPP "CFLAGS=-O1 -DUSER_C" LDFLAGS=-Wl,-z,now >out || fail "make -n: $(tail -3 out)"
 cc_line=$(grep -m1 ' -c -o src/cmd/main.o ' out) || fail "no compile line: $(head -5 out)"
