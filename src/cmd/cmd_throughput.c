@@ -140,6 +140,8 @@ static void agg_free(struct agg *a)
 static void agg_ivl(struct agg *a, const struct wresult *w)
 {
 	a->ivl_dropped += w->ivl_dropped;
+	if (w->nivl == 0)
+		return; /* nothing to copy, and a->ivl may still be NULL */
 	if (a->nivl + w->nivl > a->ivl_cap) {
 		uint32_t cap = a->ivl_cap ? a->ivl_cap : RESULT_IVL_MAX;
 		struct engine_ivl_fig *more;
