@@ -61,7 +61,10 @@ for rpc in push echo pull; do
 	all_closed || fail "rpc=$rpc: a PS or the control service is still listening"
 	# a PS answers a 20 KB Pull with 20 KB of pattern, not by first making
 	# server.max_message (64 MiB) of it: its peak RSS stays far below that
-	[ $rpc = pull ] && { json_check '[x["rss_peak_bytes"] for x in d["resources"]["summary"]["roles"]
+	# (not under a sanitizer: its shadow memory and quarantine are in the RSS)
+	[ $rpc = pull ] && [ -n "${TFGB_SANITIZE:-}" ] &&
+		skip_part "the PS's Pull memory bound is not checked in a SANITIZE=$TFGB_SANITIZE build"
+	[ $rpc = pull ] && [ -z "${TFGB_SANITIZE:-}" ] && { json_check '[x["rss_peak_bytes"] for x in d["resources"]["summary"]["roles"]
 if x["role"] == "ps"][0] < 40 << 20' <"$out/t.json" ||
 		fail "rpc=pull: a PS made max_message bytes for a small Pull: $(grep -A3 '"ps"' "$out/t.json")"; }
 done
