@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,7 @@
 #include "ctrl.h"
 #include "limit.h"
 #include "place.h"
+#include "session.h"
 #include "srvinfo.h"
 #include "transport.h"
 #include "util.h"
@@ -199,11 +201,70 @@ static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *contr
 	return TFGB_EXIT_OK;
 }
 
+/* A server of one launch (tfgb-throughput(1)): it ends with the run. */
+struct launch_end {
+	const struct job *j;
+	int ps;
+	pthread_t thread;
+	int started;
+};
+
+static void *launch_end_main(void *arg)
+{
+	struct launch_end *e = arg;
+	uint64_t span = session_run_span_ns(e->j), run_id;
+	char *text = job_ini_public(e->j);
+	int rc;
+
+	if (!text) {
+		tfgb_error("serve: PS %d: out of memory", e->ps);
+		kill(getpid(), SIGTERM);
+		return NULL;
+	}
+	run_id = cluster_run_id(text);
+	free(text);
+	rc = session_launch_end(e->j, run_id, e->ps, (int)e->j->ps_count, now_ns() + span,
+	                        &tfgb_stop);
+	if (rc < 0 && !tfgb_stop)
+		tfgb_error("serve: PS %d of one launch: the run did not end within %.0fs or the "
+		           "control service went away; stopping", e->ps, (double)span / 1e9);
+	if (!tfgb_stop)
+		kill(getpid(), SIGTERM); /* as a launcher stops a server: gracefully */
+	return NULL;
+}
+
+/* --task from the launcher's rank when this process is a server of one
+ * launch (e->ps >= 0 then).  TFGB_EXIT_OK or the status of the error it
+ * printed. */
+static int serve_rank(struct tfgb *t, struct launch_end *e)
+{
+	struct cluster_rank rk;
+	struct cluster_role role;
+	char err[512];
+
+	e->ps = -1;
+	if (t->task >= 0)
+		return TFGB_EXIT_OK;
+	if (cluster_rank(-1, &rk, err, sizeof err) < 0 ||
+	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 1, &rk, &role, err,
+	                 sizeof err) < 0) {
+		tfgb_error("serve: %s", err);
+		return TFGB_EXIT_USAGE;
+	}
+	if (role.one_launch) {
+		t->task = role.ps;
+		e->ps = role.ps;
+		e->j = &t->job;
+	}
+	return TFGB_EXIT_OK;
+}
+
 int cmd_serve(struct tfgb *t)
 {
 	const struct tr_ops *ops;
 	struct tr_server_cfg cfg = {0};
 	struct serve_ready ready = {.t = t, .fd = -1};
+	struct launch_end end = {.ps = -1};
 	struct opt_hostport *addrs, control;
 	struct tr_err err = {{0}};
 	struct job_err jerr;
@@ -217,6 +278,8 @@ int cmd_serve(struct tfgb *t)
 		           getenv("TFGB_READY_FD"));
 		return TFGB_EXIT_USAGE;
 	}
+	if ((status = serve_rank(t, &end)) != TFGB_EXIT_OK)
+		goto out_fd;
 	if (limit_check_host(&t->job, LIMIT_PS, &jerr) < 0) {
 		tfgb_error("serve: %s", jerr.msg);
 		status = TFGB_EXIT_USAGE;
@@ -279,7 +342,11 @@ int cmd_serve(struct tfgb *t)
 	ready.naddrs = (size_t)n;
 	ready.threads = cfg.threads;
 
+	if (end.ps >= 0)
+		end.started = pthread_create(&end.thread, NULL, launch_end_main, &end) == 0;
 	rc = ops->serve(ctx, &cfg, &err);
+	if (end.started) /* it sees tfgb_stop within a second */
+		pthread_join(end.thread, NULL);
 	ctrl_server_stop(ready.ctrl);
 	if (rc < 0) {
 		tfgb_error("serve: %s", err.msg);

@@ -772,6 +772,11 @@ static const struct job_origin *origin_of(const struct job *j, const char *secti
 	return &j->origin[key_index(section, name)];
 }
 
+int job_key_set(const struct job *j, const char *section, const char *name)
+{
+	return origin_of(j, section, name)->file != NULL;
+}
+
 void job_key_where(const struct job *j, const char *section, const char *name, char *buf,
                    size_t len)
 {
