@@ -180,11 +180,13 @@ static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *contr
 	struct job_err jerr;
 	char err[TR_ERR_MAX];
 
-	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
+	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0 ||
+	    place_check_local(&t->job, PLACE_PS, t->local_rank,
+	                      t->local_source ? t->local_source : "alone", &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(&t->job, PLACE_PS, err, sizeof err) < 0) {
+	if (place_apply(&t->job, PLACE_PS, t->local_rank, err, sizeof err) < 0) {
 		tfgb_error("serve: %s", err);
 		return TFGB_EXIT_FAIL;
 	}
@@ -212,18 +214,10 @@ struct launch_end {
 static void *launch_end_main(void *arg)
 {
 	struct launch_end *e = arg;
-	uint64_t span = session_run_span_ns(e->j), run_id;
-	char *text = job_ini_public(e->j);
+	uint64_t span = session_run_span_ns(e->j);
 	int rc;
 
-	if (!text) {
-		tfgb_error("serve: PS %d: out of memory", e->ps);
-		kill(getpid(), SIGTERM);
-		return NULL;
-	}
-	run_id = cluster_run_id(text);
-	free(text);
-	rc = session_launch_end(e->j, run_id, e->ps, (int)e->j->ps_count, now_ns() + span,
+	rc = session_launch_end(e->j, e->ps, (int)e->j->ps_count, now_ns() + span,
 	                        &tfgb_stop);
 	if (rc < 0 && !tfgb_stop)
 		tfgb_error("serve: PS %d of one launch: the run did not end within %.0fs or the "
@@ -231,6 +225,15 @@ static void *launch_end_main(void *arg)
 	if (!tfgb_stop)
 		kill(getpid(), SIGTERM); /* as a launcher stops a server: gracefully */
 	return NULL;
+}
+
+/* Its local rank (place.h) from the launcher's, or --task N's N. */
+static void serve_local(struct tfgb *t, const struct cluster_rank *rk)
+{
+	if (t->local_source)
+		return; /* set already: the tfgb throughput rank that runs this server */
+	t->local_rank = rk->local >= 0 ? rk->local : 0;
+	t->local_source = rk->local_source;
 }
 
 /* --task from the launcher's rank when this process is a server of one
@@ -243,8 +246,11 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 	char err[512];
 
 	e->ps = -1;
-	if (t->task >= 0)
+	if (t->task >= 0) {
+		cluster_rank(t->task, &rk, err, sizeof err);
+		serve_local(t, &rk);
 		return TFGB_EXIT_OK;
+	}
 	if (cluster_rank(-1, &rk, err, sizeof err) < 0 ||
 	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 1, &rk, &role, err,
 	                 sizeof err) < 0) {
@@ -252,6 +258,7 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 		return TFGB_EXIT_USAGE;
 	}
 	if (role.one_launch) {
+		serve_local(t, &rk);
 		t->task = role.ps;
 		e->ps = role.ps;
 		e->j = &t->job;

@@ -570,7 +570,7 @@ out:
 	ctrl_client_close(cc);
 	session_close(&s);
 	if (collector && one_launch) /* the servers of the launch stop now */
-		session_launch_end(j, run_id, np, np, now_ns() + j->timeout_ns, NULL);
+		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL);
 	return rc;
 }
 
@@ -787,7 +787,9 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 
 	/* the placement of the processes started here, on this machine: a bad
 	 * node is the job's error, said once, before any of them starts */
-	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0 ||
+	    place_check_local(j, PLACE_WORKER, nw - 1, "--task", &jerr) < 0 ||
+	    place_check_local(j, PLACE_PS, np - 1, "--task", &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		rc = TFGB_EXIT_USAGE;
 		goto out;
@@ -858,6 +860,8 @@ int cmd_throughput(struct tfgb *t)
 		tfgb_error("%s: %s", t->cmd, err);
 		return TFGB_EXIT_USAGE;
 	}
+	t->local_rank = rk.local >= 0 ? rk.local : 0;
+	t->local_source = rk.local_source;
 	if (role.ps >= 0)
 		return cmd_serve(t); /* a server of one launch: it finds its rank again */
 	tfgb_catch_signals();

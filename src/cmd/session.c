@@ -25,11 +25,13 @@ int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, in
 	*s = (struct session){.t = t, .ops = ops, .index = index, .method = method,
 	                      .inflight = inflight};
 	/* before the payload exists: its pages come from the worker's node */
-	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0 ||
+	    place_check_local(j, PLACE_WORKER, t->local_rank,
+	                      t->local_source ? t->local_source : "alone", &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(j, PLACE_WORKER, err, sizeof err) < 0) {
+	if (place_apply(j, PLACE_WORKER, t->local_rank, err, sizeof err) < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, index, err);
 		return TFGB_EXIT_FAIL;
 	}
@@ -154,10 +156,10 @@ int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
 	return TFGB_EXIT_OK;
 }
 
-/* The end barrier's run id: the run's, told apart from its workers' barrier. */
+/* Told apart from a workers' barrier of the same launch. */
 #define LAUNCH_END_ID 0x454e44u /* "END" */
 
-int session_launch_end(const struct job *j, uint64_t run_id, int who, int nps,
+int session_launch_end(const struct job *j, int who, int nps,
                        uint64_t deadline_ns, volatile sig_atomic_t *stop)
 {
 	struct ctrl_client *cc = NULL;
@@ -177,7 +179,9 @@ int session_launch_end(const struct job *j, uint64_t run_id, int who, int nps,
 				break;
 			continue;
 		}
-		erc = ctrl_barrier(cc, run_id ^ LAUNCH_END_ID, (uint32_t)who, (uint32_t)nps + 1, 0,
+		/* the launch's ids alone: its servers may be given another output
+		 * format than its workers, which changes the job's text */
+		erc = ctrl_barrier(cc, cluster_run_id(NULL) ^ LAUNCH_END_ID, (uint32_t)who, (uint32_t)nps + 1, 0,
 		                   slice, err, sizeof err);
 		if (erc != -ETIMEDOUT) {
 			rc = erc == 0 ? 0 : -1;

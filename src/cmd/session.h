@@ -71,12 +71,13 @@ int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
 
 /* The end of one launch (tfgb-throughput(1), "One launch"): the launch's
  * servers (who = their PS index) and the worker that printed the result
- * (who = nps) meet at a barrier of their own on the control service, so
- * that the servers end with the run.  Waits in slices of a second until
+ * (who = nps) meet at a barrier of their own on the control service (a
+ * run id from the launcher's job ids alone, cluster_run_id(NULL)), so that
+ * the servers end with the run.  Waits in slices of a second until
  * the barrier releases, it fails for another reason than its slice's
  * deadline (the service is gone), *stop is set (NULL: never) or
  * deadline_ns passes.  0 when released, else -1. */
-int session_launch_end(const struct job *j, uint64_t run_id, int who, int nps,
+int session_launch_end(const struct job *j, int who, int nps,
                        uint64_t deadline_ns, volatile sig_atomic_t *stop);
 
 /* How long a server of one launch waits for the run to end: job.timeout

@@ -123,7 +123,7 @@ int cluster_role(const struct job *j, int workers_set, int serve, const struct c
 /* The id every worker of one launch shares: TFGB_RUN_ID when set (the
  * one-machine launcher sets it), else a hash of the job text and of the
  * launcher's job ids (SLURM_JOB_ID, SLURM_STEP_ID, OMPI_MCA_ess_base_jobid,
- * PMIX_NAMESPACE). */
+ * PMIX_NAMESPACE); job_text NULL: those ids alone. */
 uint64_t cluster_run_id(const char *job_text);
 
 #endif
