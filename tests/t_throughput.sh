@@ -155,6 +155,12 @@ for form in one mpmd; do
 	done
 	all_closed || fail "$form launch: the servers did not stop with the run"
 done
+# a tfgb serve given a worker's rank of one launch is refused, naming it
+rc=0
+OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=5 $TFGB serve $J 2>"$out/err" || rc=$?
+[ "$rc" = 2 ] || fail "serve as rank 3 of 5: exit $rc, expected 2: $(cat "$out/err")"
+grep -q "rank 3 (OMPI_COMM_WORLD_RANK) of a launch of 5 is worker 1's" "$out/err" ||
+	fail "serve as a worker's rank: $(cat "$out/err")"
 
 # 5. a worker killed mid-window: named, the others stopped, partial, exit 1
 $TFGB throughput $J -s job.duration=$(slow 20)s -f json >"$out/k.json" 2>"$out/err" &
