@@ -289,9 +289,6 @@ static void series_label(const struct plot_point *p, unsigned keys, char *buf, s
 			cat(buf, len, *buf ? ", " : "");
 			cat(buf, len, v);
 		}
-	if (!*buf) /* one series: what it is */
-		snprintf(buf, len, "%s%s%s", p->key[PK_TRANSPORT],
-		         *p->key[PK_TRANSPORT] && *p->key[PK_MODE] ? ", " : "", p->key[PK_MODE]);
 	if (!*buf)
 		snprintf(buf, len, "%s", p->bench);
 }
@@ -394,7 +391,9 @@ static int plot_place(const struct plot_set *s, struct plot_fig *f, unsigned key
 	struct plot_item *it = &f->item[f->nitem];
 	char l[PLOT_LABEL_MAX];
 
-	series_label(p, keys, l, sizeof l);
+	/* one series: what all its points share */
+	series_label(p, keys ? keys : (differs(s, PK_TRANSPORT) ? 0 : 1u << PK_TRANSPORT) |
+	             (differs(s, PK_MODE) ? 0 : 1u << PK_MODE), l, sizeof l);
 	if ((it->series = find_label(f->series, f->nseries, l)) < 0) {
 		if (f->nseries == PLOT_SERIES_MAX) {
 			tfgb_error("'%s': more than %d series (%s) make no readable figure; draw "

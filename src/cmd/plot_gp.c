@@ -150,6 +150,22 @@ static int gp_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *
 	return n;
 }
 
+/* Lines: x from the smallest value to the largest, with a margin (a point
+ * or a tic at the very edge may be dropped). */
+static void gp_xrange(const struct plot_fig *fig, FILE *f)
+{
+	double lo = INFINITY, hi = -INFINITY;
+
+	for (size_t i = 0; i < fig->nitem; i++) {
+		lo = fig->item[i].x < lo ? fig->item[i].x : lo;
+		hi = fig->item[i].x > hi ? fig->item[i].x : hi;
+	}
+	if (fig->logx)
+		fprintf(f, "set xrange [%.17g:%.17g]\n", lo / 1.2, hi * 1.2);
+	else if (hi > lo)
+		fprintf(f, "set xrange [%.17g:%.17g]\n", lo - (hi - lo) * 0.04, hi + (hi - lo) * 0.04);
+}
+
 /* Tics at the values on x: the groups' names, or a sweep's values (sizes
  * written as sizes). */
 static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
@@ -168,6 +184,7 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 		fprintf(f, ")%s\n", fig->ngroups * longest > 90 ? " rotate by -30" : "");
 		return;
 	}
+	gp_xrange(fig, f);
 	for (size_t i = 0; i < fig->nitem; i++) {
 		int k = 0;
 		while (k < n && seen[k] != fig->item[i].x)
