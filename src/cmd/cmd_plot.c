@@ -133,6 +133,11 @@ static int plot_check_out(struct plot_opts *o)
 		return TFGB_EXIT_USAGE;
 	}
 	n = strlen(o->out);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)o->out[i] < 0x20 || o->out[i] == 0x7f) {
+			tfgb_error("-o: the figure's name holds a control character");
+			return TFGB_EXIT_USAGE;
+		}
 	if (n > 4 && !strcasecmp(o->out + n - 4, ".svg"))
 		o->svg = 1;
 	else if (!(n > 4 && !strcasecmp(o->out + n - 4, ".png"))) {
@@ -153,19 +158,47 @@ static int differs(const struct plot_set *s, int k)
 	return 0;
 }
 
-/* 1 when points alike in every key of mask are alike in k too. */
+/* For sorting points by their keys of a mask. */
+struct plot_by {
+	const struct plot_set *s;
+	unsigned mask;
+};
+
+static int by_keys(const void *a, const void *b, void *arg)
+{
+	const struct plot_by *by = arg;
+	const struct plot_point *x = &by->s->pt[*(const size_t *)a];
+	const struct plot_point *y = &by->s->pt[*(const size_t *)b];
+
+	for (int c = 0; c < PK_N; c++) {
+		int d = (by->mask >> c & 1) ? strcmp(x->key[c], y->key[c]) : 0;
+		if (d)
+			return d;
+	}
+	return 0;
+}
+
+/* 1 when points alike in every key of mask are alike in k too, 0 when
+ * not, -1 out of memory.  Sorted by those keys: O(n log n). */
 static int implied(const struct plot_set *s, int k, unsigned mask)
 {
+	struct plot_by by = {s, mask};
+	size_t *ix = calloc(s->n, sizeof *ix), first = 0;
+	int rc = 1;
+
+	if (!ix)
+		return -1;
 	for (size_t i = 0; i < s->n; i++)
-		for (size_t j = i + 1; j < s->n; j++) {
-			int same = 1;
-			for (int c = 0; c < PK_N && same; c++)
-				if ((mask >> c & 1) && strcmp(s->pt[i].key[c], s->pt[j].key[c]))
-					same = 0;
-			if (same && strcmp(s->pt[i].key[k], s->pt[j].key[k]))
-				return 0;
-		}
-	return 1;
+		ix[i] = i;
+	qsort_r(ix, s->n, sizeof *ix, by_keys, &by);
+	for (size_t i = 1; i < s->n && rc; i++) {
+		if (by_keys(&ix[first], &ix[i], &by))
+			first = i; /* the next set of alike points */
+		else if (strcmp(s->pt[ix[first]].key[k], s->pt[ix[i]].key[k]))
+			rc = 0;
+	}
+	free(ix);
+	return rc;
 }
 
 static int numeric(const char *v, double *x)
@@ -258,7 +291,8 @@ static int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 }
 
 /* The keys naming the series: those that differ, in order, unless implied
- * by x and the keys taken before them. */
+ * by x and the keys taken before them (out of memory: kept, the names only
+ * longer). */
 static unsigned plot_series_keys(const struct plot_set *s, int xkey)
 {
 	static const int order[] = {PK_TRANSPORT, PK_MODE, PK_SCHEME, PK_IOVECS, PK_BYTES,
@@ -266,7 +300,7 @@ static unsigned plot_series_keys(const struct plot_set *s, int xkey)
 	unsigned mask = 1u << xkey;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
-		if (order[i] != xkey && differs(s, order[i]) && !implied(s, order[i], mask))
+		if (order[i] != xkey && differs(s, order[i]) && implied(s, order[i], mask) != 1)
 			mask |= 1u << order[i];
 	return mask & ~(1u << xkey);
 }
@@ -469,6 +503,21 @@ static const char *bench_title(const char *bench)
 	       !strcmp(bench, "throughput") ? "TF-gRPC-PS-Throughput" : bench;
 }
 
+/* A sweep's key as a reader names it: "iovec count (payload.iovecs)" for
+ * a key that is one of plot's own, "message size" for payload.size. */
+static void sweep_name(const char *key, char *buf, size_t len)
+{
+	const char *dot = strrchr(key, '.');
+	int k = plot_key_find(dot ? dot + 1 : key);
+
+	if (!strcmp(key, "payload.size"))
+		snprintf(buf, len, "message size");
+	else if (k > PK_SWEEP && k < PK_FILE)
+		snprintf(buf, len, "%s (%s)", plot_key_label(k), key);
+	else
+		snprintf(buf, len, "%s", key);
+}
+
 /* The x axis: what it is, with its unit. */
 static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char *buf,
                         size_t len)
@@ -477,10 +526,11 @@ static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char
 
 	if (f->xkey == PK_SWEEP && !strcmp(p->sweep_key, "payload.size"))
 		snprintf(buf, len, "message size (bytes; one buffer)");
-	else if (f->xkey == PK_SWEEP)
-		snprintf(buf, len, "%s%s%s%s", p->sweep_key, *p->sweep_unit ? " (" : "",
-		         !strcmp(p->sweep_unit, "B") ? "bytes" : p->sweep_unit,
-		         *p->sweep_unit ? ")" : "");
+	else if (f->xkey == PK_SWEEP) {
+		sweep_name(p->sweep_key, buf, len);
+		cat(buf, len, !strcmp(p->sweep_unit, "B") ? " (bytes)" :
+		    !strcmp(p->sweep_unit, "s") ? " (s)" : "");
+	}
 	else if (f->xkey == PK_BYTES)
 		snprintf(buf, len, "payload size (bytes)");
 	else
@@ -505,12 +555,14 @@ static void plot_words(const struct plot_set *s, const struct plot_opts *o, unsi
 	snprintf(f->title, sizeof f->title, "%s: ", bench_title(s->pt[0].bench));
 	cat(f->title, sizeof f->title, metric);
 	cat(f->title, sizeof f->title, " by ");
-	cat(f->title, sizeof f->title, f->xkey != PK_SWEEP ? plot_key_label(f->xkey) :
-	    !strcmp(s->pt[0].sweep_key, "payload.size") ? "message size" : s->pt[0].sweep_key);
+	sweep_name(s->pt[0].sweep_key, v, sizeof v);
+	if ((paren = strstr(v, " (")))
+		*paren = 0;
+	cat(f->title, sizeof f->title, f->xkey != PK_SWEEP ? plot_key_label(f->xkey) : v);
 	for (int k = 0, n = 0; k < PK_N; k++)
 		if (keys >> k & 1) {
 			cat(f->title, sizeof f->title, n++ ? ", " : " and ");
-			cat(f->title, sizeof f->title, k == PK_SWEEP ? s->pt[0].sweep_key : plot_key_label(k));
+			cat(f->title, sizeof f->title, plot_key_label(k));
 		}
 	if (o->title)
 		snprintf(f->title, sizeof f->title, "%s", o->title);
@@ -670,9 +722,10 @@ int cmd_plot(struct tfgb *t)
 	keys = plot_series_keys(&s, o.xkey);
 	if ((rc = plot_layout(&s, &o, keys, f, &how)) != 0)
 		goto out;
-	plot_scale(f);
-	plot_words(&s, &o, keys, how, f);
 	plot_axes(&s, f);
+	if (!f->logy)
+		plot_scale(f); /* a log axis spans the decades in us */
+	plot_words(&s, &o, keys, how, f);
 	rc = plot_draw(&s, f, &o);
 out:
 	if (f)

@@ -30,18 +30,36 @@ extern char **environ;
 /* Marked (status not ok) results are drawn in this colour. */
 #define PLOT_MARK_RGB "#d62728"
 
-/* s as a gnuplot double-quoted string; "\n" in s stays a line break. */
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2 ? 2 :
+	        (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* s as a gnuplot double-quoted string; "\n" in s stays a line break,
+ * other control characters and bytes that are not UTF-8 become '?' (an
+ * SVG must stay valid XML). */
 static void gp_str(FILE *f, const char *s)
 {
 	fputc('"', f);
-	for (; *s; s++) {
+	while (*s) {
 		unsigned char c = (unsigned char)*s;
+		int n = utf8_len((const unsigned char *)s);
 		if (c == '\n')
 			fputs("\\n", f);
 		else if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
+		else if (n > 1)
+			fwrite(s, 1, (size_t)n, f);
 		else
-			fputc(c < 0x20 || c == 0x7f ? '?' : c, f);
+			fputc(c < 0x20 || c == 0x7f || !n ? '?' : c, f);
+		s += n > 1 ? n : 1;
 	}
 	fputc('"', f);
 }
@@ -67,7 +85,11 @@ static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *
 		        PLOT_HEIGHT);
 	}
 	fprintf(f, "set termoption noenhanced\nset encoding utf8\n");
-	gp_cmd_str(f, "set output", out);
+	/* the name as it is, byte for byte (-o has no control character) */
+	fputs("set output \"", f);
+	for (; *out; out++)
+		fprintf(f, *out == '"' || *out == '\\' ? "\\%c" : "%c", *out);
+	fputs("\"\n", f);
 	snprintf(title, sizeof title, "%s%s%s", fig->title, *fig->subtitle ? "\n" : "",
 	         fig->subtitle);
 	gp_cmd_str(f, "set title", title);
