@@ -126,7 +126,8 @@ tests/check_tfgb: $(TOBJ) libtfgb.a
 	$(Q)$(CC) $(TFGB_CFLAGS) $(CFLAGS) $(ALL_LDFLAGS) -o $@ $(TOBJ) libtfgb.a $(PKG_LIBS) \
 		$(shell $(PKG_CONFIG) --libs check) -lm
 
-# Short local runs drawn in the paper's figure styles (gnuplot-nox): plots/*.png.
+# Short local runs drawn as the paper's figure types by `tfgb plot`
+# (gnuplot-nox): plots/*.png and .svg, their results in plots/results.
 plots: tfgb
 	sh examples/plot/make-plots.sh plots
 
@@ -240,7 +241,7 @@ install: tfgb man
 	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
 	mkdir -p $(DESTDIR)$(DATADIR)/examples/plot
-	cp -f examples/plot/*.gp examples/plot/make-plots.sh $(DESTDIR)$(DATADIR)/examples/plot/
+	cp -f examples/plot/make-plots.sh $(DESTDIR)$(DATADIR)/examples/plot/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/plot/*
 	mkdir -p $(DESTDIR)$(DATADIR)/examples/slurm $(DESTDIR)$(DATADIR)/examples/mpi
 	cp -f examples/slurm/* $(DESTDIR)$(DATADIR)/examples/slurm/

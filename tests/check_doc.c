@@ -43,7 +43,7 @@
 
 /* The commands of main.c's table (not linked into the tests). */
 static const char *const doc_commands[] = {
-	"serve", "latency", "bandwidth", "throughput", "genpayload", "help", "version", NULL,
+	"serve", "latency", "bandwidth", "throughput", "genpayload", "plot", "help", "version", NULL,
 };
 
 /* The command pages that must exist; any other man/tfgb-*.1 is checked too. */

@@ -98,7 +98,7 @@ out '"buffers"'
 rm -f ./-
 
 t 0 help
-for c in serve latency bandwidth throughput genpayload help version; do
+for c in serve latency bandwidth throughput genpayload plot help version; do
 	grep -q "^  $c " "$tmp/out" || fail "'tfgb help' does not list '$c'"
 done
 quiet_err
@@ -114,6 +114,10 @@ err "did you mean 'genpayload'?"
 t 0 genpayload -h
 out "usage: tfgb genpayload"
 out "--ini"
+t 0 plot -h
+out "usage: tfgb plot -o FIGURE.png|FIGURE.svg"
+t 0 help plot
+out "gnuplot"
 
 # --- options ----------------------------------------------------------
 t 2 genpayload --print-confg

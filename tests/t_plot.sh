@@ -1,9 +1,12 @@
 #!/bin/sh
-# The gnuplot scripts of examples/plot/ on real output: a short latency run
-# per scheme in tfgb's CSV, rendered by latency-schemes.gp, and a sweep of
-# payload.iovecs rendered by latency-iovecs.gp; the PNG must
-# exist, start with the PNG signature and not be empty.  Also the scripts'
-# refusal without their -e settings.  Skips without gnuplot.
+# tfgb plot on real results: a size sweep (its JSON and its CSV) drawn as
+# lines on log axes, two result files as bars, runs of job.repeat with
+# error bars and an empty result marked (SVG: the axis labels, the legend's
+# entries and the marks are read back from its text); each PNG must start
+# with the PNG signature and be large enough to hold a plot, and gnuplot
+# must not complain.  Then the refusals: files that make no figure (exit
+# 2, the file named), no gnuplot (exit 1, its package named, no file
+# left).  Skips without gnuplot.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 command -v gnuplot >/dev/null 2>&1 || skip "no gnuplot (Debian: gnuplot-nox)"
@@ -16,40 +19,121 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-base="-s cluster.ps=127.0.0.1:$port -s job.warmup=100ms -s job.duration=300ms -q -f csv"
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms -s job.duration=$(slow 200)ms -q"
 
-# tfgb's CSV as it comes: the header once, a row per scheme
-for scheme in uniform skew; do
-	$TFGB latency $base -s payload.scheme=$scheme >"$out/run.csv" 2>"$out/err" ||
-		fail "latency ($scheme) exited $?: $(cat "$out/err")"
-	[ -s "$out/lat.csv" ] || head -n 1 "$out/run.csv" >"$out/lat.csv"
-	tail -n 1 "$out/run.csv" >>"$out/lat.csv"
+# is_png FILE: the signature, and more than a blank canvas's bytes
+is_png() {
+	[ -s "$1" ] || fail "no $1, or an empty one"
+	[ "$(od -An -tx1 -N8 "$1" | tr -d ' \n')" = 89504e470d0a1a0a ] ||
+		fail "$1 is not a PNG: $(od -An -c -N8 "$1")"
+	[ "$(wc -c <"$1")" -gt 8000 ] || fail "$1: $(wc -c <"$1") bytes, too small to hold a plot"
+}
+
+# plot_ok FIGURE ARGS...: tfgb plot succeeds without a word from gnuplot
+plot_ok() {
+	fig=$1
+	shift
+	$TFGB plot -o "$fig" "$@" 2>"$out/err" || fail "plot -o $fig $* exited $?: $(cat "$out/err")"
+	[ -s "$out/err" ] && fail "plot -o $fig $*: $(cat "$out/err")"
+	case $fig in *.png) is_png "$fig" ;; esac
+	ls "$fig".tmp-* >/dev/null 2>&1 && fail "a temporary file is left beside $fig"
+}
+
+# in_svg FILE TEXT...: each TEXT is in the SVG's text
+in_svg() {
+	f=$1
+	shift
+	for s in "$@"; do
+		grep -qF "$s" "$f" || fail "$f has no '$s'"
+	done
+}
+
+# 1. a size sweep, as JSON and as CSV: lines against the message size
+$TFGB latency $base --sweep payload.size=1KiB:64KiB:*8 -f json -o "$out/size.json" \
+	2>"$out/err" || fail "size sweep exited $?: $(cat "$out/err")"
+$TFGB latency $base --sweep payload.size=1KiB:64KiB:*8 -f csv -o "$out/size.csv" \
+	2>"$out/err" || fail "size sweep (csv) exited $?: $(cat "$out/err")"
+plot_ok "$out/size.png" "$out/size.json"
+plot_ok "$out/size-csv.svg" "$out/size.csv"
+in_svg "$out/size-csv.svg" "message size (bytes; one buffer)" "average latency (us)" \
+	"1 KiB" "8 KiB" "64 KiB" "by message size" "grpc, non-serialized"
+
+# 2. two result files differing in the transport: bars
+for tr in grpc socket; do
+	$TFGB latency $base -s job.transport=$tr -f json -o "$out/lat-$tr.json" 2>"$out/err" ||
+		fail "latency ($tr) exited $?: $(cat "$out/err")"
 done
-[ "$(wc -l <"$out/lat.csv")" = 3 ] || fail "expected a header and 2 rows: $(cat "$out/lat.csv")"
+plot_ok "$out/two.png" "$out/lat-grpc.json" "$out/lat-socket.json"
+plot_ok "$out/two.svg" "$out/lat-grpc.json" "$out/lat-socket.json"
+in_svg "$out/two.svg" "by transport" ">transport<" "average latency (" ">grpc<" ">socket<"
 
-gnuplot -e "files='$out/lat.csv'; titles='grpc'; out='$out/lat.png'" \
-	examples/plot/latency-schemes.gp 2>"$out/err" || fail "gnuplot exited $?: $(cat "$out/err")"
-[ -s "$out/lat.png" ] || fail "no PNG, or an empty one"
-[ "$(od -An -tx1 -N8 "$out/lat.png" | tr -d ' \n')" = 89504e470d0a1a0a ] ||
-	fail "not a PNG: $(od -An -c -N8 "$out/lat.png")"
-[ "$(wc -c <"$out/lat.png")" -gt 2000 ] || fail "a PNG too small to hold a plot"
-grep -q 'warning\|error' "$out/err" && fail "gnuplot complained: $(cat "$out/err")"
+# 3. repeats: three runs per result, bars at their mean with error bars
+#    from the smallest to the largest run; another scheme, a series per
+#    transport
+for tr in grpc socket; do
+	$TFGB latency $base -s job.transport=$tr -s job.repeat=3 -s payload.scheme=skew -f json \
+		-o "$out/rep-$tr.json" 2>"$out/err" || fail "repeat ($tr) exited $?: $(cat "$out/err")"
+done
+plot_ok "$out/rep.png" "$out"/rep-*.json "$out"/lat-*.json
+plot_ok "$out/rep.svg" "$out"/rep-*.json "$out"/lat-*.json
+in_svg "$out/rep.svg" "by payload scheme and transport" ">payload scheme<" ">grpc<" ">socket<" \
+	">uniform<" ">skew<" "the mean of 3 runs; error bars: min to max of the runs"
+plot_ok "$out/rep-sd.svg" --errors stddev "$out"/rep-*.json
+in_svg "$out/rep-sd.svg" "error bars: mean +- one sample stddev"
 
-# a sweep's CSV drawn against the buffer count
-$TFGB latency $base --sweep payload.iovecs=1:3:1 >"$out/iov.csv" 2>"$out/err" ||
-	fail "latency --sweep exited $?: $(cat "$out/err")"
-[ "$(wc -l <"$out/iov.csv")" = 4 ] || fail "expected a header and 3 rows: $(cat "$out/iov.csv")"
-gnuplot -e "files='$out/iov.csv'; out='$out/iov.png'; metric='p50_us'" \
-	examples/plot/latency-iovecs.gp 2>"$out/err" || fail "latency-iovecs.gp: $(cat "$out/err")"
-[ "$(od -An -tx1 -N8 "$out/iov.png" | tr -d ' \n')" = 89504e470d0a1a0a ] ||
-	fail "latency-iovecs.gp made no PNG"
-
-# without its settings a script says what it needs and draws nothing
-for gp in examples/plot/*.gp; do
+# 4. an empty run (no call in its window) is marked, its null no bar
+$TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=10ms -s job.duration=10ms \
+	-s payload.scheme=custom -s payload.iovec=64MiB -s payload.iovecs=1 -q -f json \
+	-o "$out/empty.json" 2>/dev/null
+if grep -q '"status": *"empty"' "$out/empty.json" 2>/dev/null; then
+	plot_ok "$out/empty.svg" "$out/lat-grpc.json" "$out/empty.json"
+	in_svg "$out/empty.svg" "empty: no figure" "status not ok" "1 result not ok"
+	# nothing else to draw: refused
 	rc=0
-	gnuplot "$gp" >"$out/msg" 2>&1 || rc=$?
-	[ "$rc" = 2 ] || fail "$gp without files and out: exit $rc"
-	grep -q "files=" "$out/msg" || fail "$gp does not say what it needs: $(cat "$out/msg")"
-done
+	$TFGB plot -o "$out/x.png" "$out/empty.json" 2>"$out/err" || rc=$?
+	[ "$rc" = 2 ] && grep -q "empty.json.*null" "$out/err" ||
+		fail "only an empty result: exit $rc, $(cat "$out/err")"
+else
+	skip_part "a 64 MiB call fit in a 10 ms window here: no empty result to draw"
+fi
+
+# 5. refusals: exit 2 and one line naming the file
+refuse() { # WHAT PATTERN ARGS...
+	what=$1 pattern=$2
+	shift 2
+	rc=0
+	$TFGB plot "$@" >"$out/msg" 2>&1 || rc=$?
+	[ "$rc" = 2 ] || fail "$what: exit $rc, not 2: $(cat "$out/msg")"
+	[ "$(wc -l <"$out/msg")" = 1 ] || fail "$what: not one line: $(cat "$out/msg")"
+	grep -q -- "$pattern" "$out/msg" || fail "$what: no '$pattern' in: $(cat "$out/msg")"
+	ls "$out/x.png" "$out"/x.png.tmp-* >/dev/null 2>&1 && fail "$what: a figure was written"
+	return 0
+}
+printf 'not,a,result\n1,2,3\n' >"$out/junk.csv"
+$TFGB bandwidth $base -f json -o "$out/bw.json" 2>"$out/err" ||
+	fail "bandwidth exited $?: $(cat "$out/err")"
+refuse "no -o" "-o FIGURE.png" "$out/size.json"
+refuse "a pdf" "PNG or SVG" -o "$out/x.pdf" "$out/size.json"
+refuse "no files" "needs result files" -o "$out/x.png"
+refuse "not a result" "junk.csv' is not a tfgb result" -o "$out/x.png" "$out/junk.csv"
+refuse "two benchmarks" "and '.*bw.json' bandwidth" -o "$out/x.png" "$out/lat-grpc.json" "$out/bw.json"
+refuse "a sweep and a run" "a sweep of payload.size" -o "$out/x.png" "$out/lat-grpc.json" \
+	"$out/size.json"
+refuse "one result twice" "alike in every key" -o "$out/x.png" "$out/lat-grpc.json" \
+	"$out/lat-grpc.json"
+refuse "lines on schemes" "not a number" -o "$out/x.png" --figure lines --x scheme \
+	"$out"/rep-grpc.json "$out"/lat-grpc.json
+refuse "a bad metric" "must be one of" -o "$out/x.png" --metric p42 "$out/size.json"
+
+# 6. no gnuplot, or one that fails: exit 1, nothing written
+rc=0
+PATH=/nonexistent $TFGB plot -o "$out/x.png" "$out/size.json" >"$out/msg" 2>&1 || rc=$?
+[ "$rc" = 1 ] || fail "without gnuplot: exit $rc, not 1: $(cat "$out/msg")"
+grep -q "gnuplot-nox" "$out/msg" || fail "without gnuplot: no package named: $(cat "$out/msg")"
+rc=0
+GNUPLOT=false $TFGB plot -o "$out/x.png" "$out/size.json" >"$out/msg" 2>&1 || rc=$?
+[ "$rc" = 1 ] && grep -q "gnuplot failed" "$out/msg" ||
+	fail "a failing gnuplot: exit $rc, $(cat "$out/msg")"
+ls "$out/x.png" "$out"/x.png.tmp-* >/dev/null 2>&1 && fail "a failed gnuplot left a file"
 
 echo "ok"

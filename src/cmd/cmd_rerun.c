@@ -35,10 +35,7 @@ struct result {
 /* Opens and checks a result: a JSON object with "tfgb" {"version"},
  * "benchmark" and "job" strings.  0, or -1 with a one-line err naming the
  * file. */
-/* Output of a run with --interval -f json is NDJSON: interval lines, then
- * the result on the last line.  The offset of the result's text: that last
- * line when the text starts with an interval line, else 0. */
-static size_t ndjson_result(const char *text, size_t len)
+size_t rerun_ndjson_result(const char *text, size_t len)
 {
 	static const char ivl[] = "{\"type\":\"interval\"";
 	size_t end = len;
@@ -76,7 +73,7 @@ static int result_parse(struct result *res, const char *path, const char *text, 
 		         "reading back are written with -f json)", path);
 		return -1;
 	}
-	at = ndjson_result(text, len);
+	at = rerun_ndjson_result(text, len);
 	rc = jsonr_load(&res->r, text + at, len - at);
 	if (rc < 0) {
 		jsonr_where(&res->r, &line, &col);

@@ -51,6 +51,8 @@ static const struct cmd commands[] = {
 	 "run a JSON result's benchmark again with exactly its job"},
 	{"compare", cmd_compare, 0, "A.json B.json",
 	 "two JSON results side by side, with what differs between them"},
+	{"plot", cmd_plot, CMD_ARGS, "-o FIGURE.png|.svg RESULT...",
+	 "draw results (JSON, a sweep's JSON or CSV) as a figure, with gnuplot"},
 	{"help", cmd_help, 0, "[COMMAND]", "show the manual page of a command"},
 	{"version", cmd_version, 0, "", "print versions and compiled-in features"},
 	{"verbs-info", cmd_verbs_info, 0, "",
@@ -490,10 +492,16 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		tfgb_error("out of memory");
 		return TFGB_EXIT_FAIL;
 	}
-	rc = parse_options(c, argc, argv, &t, &o);
+	if (c->flags & CMD_ARGS) { /* its options are its own */
+		t.argc = argc;
+		t.argv = argv;
+		rc = -1;
+	} else {
+		rc = parse_options(c, argc, argv, &t, &o);
+	}
 	if (rc < 0 && (c->flags & CMD_JOB))
 		rc = prepare_job(c, &t, &o, &sw);
-	else if (rc < 0 && t.argc > 0 && !*c->usage) {
+	else if (rc < 0 && t.argc > 0 && !*c->usage && !(c->flags & CMD_ARGS)) {
 		tfgb_error("unexpected argument '%s'; '%s' takes none", t.argv[0], c->name);
 		rc = TFGB_EXIT_USAGE;
 	}

@@ -24,6 +24,7 @@ enum {
 	CMD_INI = 1 << 2,  /* takes --ini */
 	CMD_RESULT = 1 << 3, /* with CMD_JOB: its one operand, a JSON result, stands for -c */
 	CMD_SWEEP = 1 << 4,  /* takes --sweep SECTION.KEY=VALUES (sweep.h) */
+	CMD_ARGS = 1 << 5,   /* parses its own options: argv[0] is its name, argc all */
 };
 
 /* The shortest --interval. */
@@ -64,6 +65,7 @@ int cmd_bandwidth(struct tfgb *t);
 int cmd_throughput(struct tfgb *t);
 int cmd_rerun(struct tfgb *t);
 int cmd_compare(struct tfgb *t);
+int cmd_plot(struct tfgb *t);
 
 /* JSON results read back (cmd_rerun.c). */
 
@@ -77,6 +79,10 @@ int rerun_is_result(const char *text);
  * file. */
 int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
                char **job_text, char *err, size_t errlen);
+/* Output of a run with --interval --ndjson is NDJSON: interval lines, then
+ * the result on the last line.  The offset of the result's text: that last
+ * line when the text starts with an interval line, else 0. */
+size_t rerun_ndjson_result(const char *text, size_t len);
 /* The secret keys the result's run set but its "job" leaves out
  * ("job_withheld", e.g. cluster.token), as "section.key, ..." in buf
  * (empty when none or unparsable). */

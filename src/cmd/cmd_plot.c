@@ -1,0 +1,736 @@
+/* cmd_plot.c - `tfgb plot`: the paper's figures drawn from result files.
+ *
+ * The files become points (plot_read.c); the figure is chosen from what
+ * they hold: a sweep is drawn as lines against its swept value (message
+ * size on log axes), single results as groups of bars, the key on x being
+ * the first one that differs among PS x workers (throughput), payload
+ * scheme, iovec count, payload size, calls in flight, mode, transport.
+ * Every other key that differs (and is not implied by those chosen) names
+ * the series.  --figure and --x choose explicitly.  gnuplot draws it
+ * (plot_gp.c) into a temporary file renamed onto -o once complete.
+ */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "plot.h"
+
+/* How long gnuplot may take to draw one figure. */
+#define PLOT_GP_TIMEOUT_S 60
+
+struct plot_opts {
+	const char *out, *title;
+	int style, metric, errbar, xkey; /* -1: chosen from the files */
+	int svg, quiet;
+};
+
+static const struct option plot_long[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"figure", required_argument, NULL, 'F'},
+	{"metric", required_argument, NULL, 'm'},
+	{"x", required_argument, NULL, 'x'},
+	{"errors", required_argument, NULL, 'e'},
+	{"title", required_argument, NULL, 't'},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static void plot_usage(FILE *f)
+{
+	fprintf(f, "usage: tfgb plot -o FIGURE.png|FIGURE.svg [--figure lines|bars] [--x KEY]\n"
+	        "                 [--metric M] [--errors minmax|stddev] [--title TEXT] [-q]\n"
+	        "                 RESULT...\n\n"
+	        "  draw results (JSON, a sweep's JSON or CSV, tfgb's CSV) with gnuplot\n\n"
+	        "  -o FILE          the figure: PNG or SVG, by the name's ending\n"
+	        "  --figure KIND    lines (against a numeric x) or bars (a group per value\n"
+	        "                   of x); default: lines for a numeric sweep, else bars\n"
+	        "  --x KEY          the key on x: sweep, transport, mode, scheme, iovecs,\n"
+	        "                   bytes, shape, inflight, rpc, tls, file\n"
+	        "  --metric M       avg, p50, p90, p99, p999 (latency, us), rpc (RPC/s),\n"
+	        "                   MBps, Gbps; default: avg, MBps or rpc by benchmark\n"
+	        "  --errors WHICH   repeats' error bars: minmax of the runs (default) or\n"
+	        "                   stddev (mean +- one sample standard deviation)\n"
+	        "  --title TEXT     the figure's title instead of the one made up\n"
+	        "  -q               no gnuplot warnings on stderr\n"
+	        "\nSee 'tfgb help plot' for the manual.\n");
+}
+
+static int parse_choice(const char *opt, const char *v, const char *const *names, int *out)
+{
+	char list[128] = "";
+
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(v, names[i])) {
+			*out = i;
+			return 0;
+		}
+		snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "",
+		         names[i]);
+	}
+	tfgb_error("%s %s: must be one of %s", opt, v, list);
+	return -1;
+}
+
+/* -1 to go on, or an exit status. */
+static int plot_options(struct tfgb *t, struct plot_opts *o)
+{
+	static const char *const styles[] = {"lines", "bars", NULL};
+	static const char *const errbars[] = {"minmax", "stddev", NULL};
+	int opt;
+
+	opterr = 0;
+	optind = 1;
+	while ((opt = getopt_long(t->argc, t->argv, "o:qh", plot_long, NULL)) != -1) {
+		switch (opt) {
+		case 'h': plot_usage(stdout); return TFGB_EXIT_OK;
+		case 'o': o->out = optarg; break;
+		case 'q': o->quiet = 1; break;
+		case 't': o->title = optarg; break;
+		case 'F':
+			if (parse_choice("--figure", optarg, styles, &o->style) < 0)
+				return TFGB_EXIT_USAGE;
+			break;
+		case 'e':
+			if (parse_choice("--errors", optarg, errbars, &o->errbar) < 0)
+				return TFGB_EXIT_USAGE;
+			break;
+		case 'm':
+			if ((o->metric = plot_metric_find(optarg)) < 0) {
+				tfgb_error("--metric %s: must be one of avg, p50, p90, p99, p999, rpc, "
+				           "MBps, Gbps", optarg);
+				return TFGB_EXIT_USAGE;
+			}
+			break;
+		case 'x':
+			if ((o->xkey = plot_key_find(optarg)) < 0) {
+				tfgb_error("--x %s: must be one of sweep, transport, mode, scheme, iovecs, "
+				           "bytes, shape, inflight, rpc, tls, file", optarg);
+				return TFGB_EXIT_USAGE;
+			}
+			break;
+		default:
+			tfgb_error("unknown option '%s' for 'plot'; see 'tfgb plot -h'",
+			           t->argv[optind - 1]);
+			return TFGB_EXIT_USAGE;
+		}
+	}
+	return -1;
+}
+
+/* The name's ending picks the format. */
+static int plot_check_out(struct plot_opts *o)
+{
+	size_t n;
+
+	if (!o->out) {
+		tfgb_error("plot needs -o FIGURE.png or -o FIGURE.svg");
+		return TFGB_EXIT_USAGE;
+	}
+	n = strlen(o->out);
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)o->out[i] < 0x20 || o->out[i] == 0x7f) {
+			tfgb_error("-o: the figure's name holds a control character");
+			return TFGB_EXIT_USAGE;
+		}
+	if (n > 4 && !strcasecmp(o->out + n - 4, ".svg"))
+		o->svg = 1;
+	else if (!(n > 4 && !strcasecmp(o->out + n - 4, ".png"))) {
+		tfgb_error("-o %s: a figure is written as PNG or SVG, chosen by the name's ending "
+		           "(.png, .svg)", o->out);
+		return TFGB_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* ---- what differs ---- */
+
+static int differs(const struct plot_set *s, int k)
+{
+	for (size_t i = 1; i < s->n; i++)
+		if (strcmp(s->pt[i].key[k], s->pt[0].key[k]))
+			return 1;
+	return 0;
+}
+
+/* For sorting points by their keys of a mask. */
+struct plot_by {
+	const struct plot_set *s;
+	unsigned mask;
+};
+
+static int by_keys(const void *a, const void *b, void *arg)
+{
+	const struct plot_by *by = arg;
+	const struct plot_point *x = &by->s->pt[*(const size_t *)a];
+	const struct plot_point *y = &by->s->pt[*(const size_t *)b];
+
+	for (int c = 0; c < PK_N; c++) {
+		int d = (by->mask >> c & 1) ? strcmp(x->key[c], y->key[c]) : 0;
+		if (d)
+			return d;
+	}
+	return 0;
+}
+
+/* 1 when points alike in every key of mask are alike in k too, 0 when
+ * not, -1 out of memory.  Sorted by those keys: O(n log n). */
+static int implied(const struct plot_set *s, int k, unsigned mask)
+{
+	struct plot_by by = {s, mask};
+	size_t *ix = calloc(s->n, sizeof *ix), first = 0;
+	int rc = 1;
+
+	if (!ix)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		ix[i] = i;
+	qsort_r(ix, s->n, sizeof *ix, by_keys, &by);
+	for (size_t i = 1; i < s->n && rc; i++) {
+		if (by_keys(&ix[first], &ix[i], &by))
+			first = i; /* the next set of alike points */
+		else if (strcmp(s->pt[ix[first]].key[k], s->pt[ix[i]].key[k]))
+			rc = 0;
+	}
+	free(ix);
+	return rc;
+}
+
+static int numeric(const char *v, double *x)
+{
+	char *end;
+
+	if (!*v)
+		return 0;
+	*x = strtod(v, &end);
+	return !*end && isfinite(*x);
+}
+
+/* The first point whose key k is not a number, or -1. */
+static long not_numeric(const struct plot_set *s, int k)
+{
+	double x;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!numeric(s->pt[i].key[k], &x))
+			return (long)i;
+	return -1;
+}
+
+/* The one benchmark of all points, and the one swept key of a sweep.
+ * -1 to go on, or an exit status (said). */
+static int plot_check_set(const struct plot_set *s, struct plot_opts *o)
+{
+	const struct plot_point *a = &s->pt[0];
+
+	for (size_t i = 1; i < s->n; i++) {
+		const struct plot_point *b = &s->pt[i];
+		if (strcmp(a->bench, b->bench)) {
+			tfgb_error("'%s' holds %s results and '%s' %s ones: one figure draws one "
+			           "benchmark", s->names[a->file], a->bench, s->names[b->file], b->bench);
+			return TFGB_EXIT_USAGE;
+		}
+		if (o->xkey < 0 && strcmp(a->sweep_key, b->sweep_key)) {
+			const struct plot_point *one = *a->sweep_key ? b : a, *sw = *a->sweep_key ? a : b;
+			tfgb_error("'%s' is %s and '%s' a sweep of %s: draw them apart, or name the "
+			           "key on x with --x", s->names[one->file], *one->sweep_key ?
+			           "a sweep of another key" : "a single run", s->names[sw->file],
+			           sw->sweep_key);
+			return TFGB_EXIT_USAGE;
+		}
+	}
+	if (o->metric < 0)
+		o->metric = !strcmp(a->bench, "latency") ? PM_AVG :
+		            !strcmp(a->bench, "bandwidth") ? PM_MBPS : PM_RPC;
+	for (size_t i = 0; i < s->n; i++)
+		if (!isnan(s->pt[i].y[o->metric]))
+			return -1;
+	tfgb_error("'%s': no %s to draw in any result (status %s: its figures are null)",
+	           s->names[a->file], plot_metric_label(o->metric), a->status);
+	return TFGB_EXIT_USAGE;
+}
+
+/* The style and the key on x.  -1 to go on, or an exit status (said). */
+static int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
+{
+	static const int bars_x[] = {PK_SWEEP, PK_SHAPE, PK_SCHEME, PK_IOVECS, PK_BYTES,
+	                             PK_INFLIGHT, PK_MODE, PK_TRANSPORT, PK_RPC, PK_TLS};
+	static const int lines_x[] = {PK_SWEEP, PK_IOVECS, PK_BYTES, PK_INFLIGHT};
+	int sweep = *s->pt[0].sweep_key != 0;
+	long bad;
+
+	if (o->style < 0)
+		o->style = sweep && not_numeric(s, PK_SWEEP) < 0 ? PLOT_LINES : PLOT_BARS;
+	if (o->xkey < 0 && o->style == PLOT_LINES) {
+		for (size_t i = 0; i < sizeof lines_x / sizeof *lines_x && o->xkey < 0; i++)
+			if ((lines_x[i] == PK_SWEEP) == sweep && differs(s, lines_x[i]))
+				o->xkey = lines_x[i];
+		if (o->xkey < 0) {
+			tfgb_error("'%s': no numeric key differs between the results to draw lines "
+			           "against (a sweep, iovecs, bytes, inflight); try --figure bars",
+			           s->names[s->pt[0].file]);
+			return TFGB_EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < sizeof bars_x / sizeof *bars_x && o->xkey < 0; i++)
+		if (differs(s, bars_x[i]))
+			o->xkey = bars_x[i];
+	if (o->xkey < 0)
+		o->xkey = PK_FILE; /* nothing differs: a bar per file */
+	if (o->style == PLOT_LINES && (bad = not_numeric(s, o->xkey)) >= 0) {
+		tfgb_error("'%s': %s '%s' is not a number: lines need a numeric x; try --figure bars",
+		           s->names[s->pt[bad].file], plot_key_name(o->xkey), s->pt[bad].key[o->xkey]);
+		return TFGB_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* The keys naming the series: those that differ, in order, unless implied
+ * by x and the keys taken before them (out of memory: kept, the names only
+ * longer). */
+static unsigned plot_series_keys(const struct plot_set *s, int xkey)
+{
+	static const int order[] = {PK_TRANSPORT, PK_MODE, PK_SCHEME, PK_IOVECS, PK_BYTES,
+	                            PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_SWEEP, PK_FILE};
+	unsigned mask = 1u << xkey;
+
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+		if (order[i] != xkey && differs(s, order[i]) && implied(s, order[i], mask) != 1)
+			mask |= 1u << order[i];
+	return mask & ~(1u << xkey);
+}
+
+static void cat(char *buf, size_t len, const char *s)
+{
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, len - n, "%s", s);
+}
+
+static void series_label(const struct plot_point *p, unsigned keys, char *buf, size_t len)
+{
+	char v[PLOT_LABEL_MAX];
+
+	buf[0] = 0;
+	for (int k = 0; k < PK_N; k++)
+		if (keys >> k & 1) {
+			plot_key_text(k, *p->key[k] ? p->key[k] : "?", v, sizeof v);
+			cat(buf, len, *buf ? ", " : "");
+			cat(buf, len, v);
+		}
+	if (!*buf)
+		snprintf(buf, len, "%s", p->bench);
+}
+
+static int find_label(char (*labels)[PLOT_LABEL_MAX], int n, const char *l)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(labels[i], l))
+			return i;
+	return -1;
+}
+
+/* The group of point p on a bars figure: its x key's value as a tic. */
+static void group_label(const struct plot_point *p, int xkey, char *buf, size_t len)
+{
+	if (xkey == PK_BYTES)
+		plot_key_text(xkey, p->key[xkey], buf, len);
+	else
+		snprintf(buf, len, "%s", *p->key[xkey] ? p->key[xkey] : "?");
+}
+
+/* The value drawn for point p, and its error bar (NAN without).  Sets
+ * bit 0 of *how for a min-max bar, bit 1 for a stddev one, bit 2 for a
+ * repeat without per-run figures of this metric. */
+static double plot_value(const struct plot_point *p, int m, int errbar, double *lo, double *hi,
+                         unsigned *how)
+{
+	*lo = *hi = NAN;
+	if (p->runs < 2 || isnan(p->mean[m])) {
+		if (p->runs >= 2)
+			*how |= 4;
+		return p->y[m];
+	}
+	if (errbar == PLOT_ERR_MINMAX && !isnan(p->min[m])) {
+		*lo = p->min[m];
+		*hi = p->max[m];
+		*how |= 1;
+	} else if (!isnan(p->sd[m])) {
+		*lo = p->mean[m] - p->sd[m];
+		*hi = p->mean[m] + p->sd[m];
+		*how |= 2;
+	}
+	return p->mean[m];
+}
+
+/* ---- the layout ---- */
+
+static int by_group(const void *a, const void *b)
+{
+	const struct plot_item *x = a, *y = b;
+
+	if (x->series != y->series)
+		return x->series - y->series;
+	return x->x < y->x ? -1 : x->x > y->x;
+}
+
+/* The paper's order of the schemes (Figures 8, 9, 11-14), then the rest
+ * as the files give them: 1 when scheme a (group h) comes before b (g). */
+static int scheme_before(const char *a, const char *b, int h, int g)
+{
+	static const char order[] = " uniform random skew custom ";
+	char wa[PLOT_LABEL_MAX + 2], wb[PLOT_LABEL_MAX + 2];
+	const char *pa, *pb;
+
+	snprintf(wa, sizeof wa, " %s ", a);
+	snprintf(wb, sizeof wb, " %s ", b);
+	pa = strstr(order, wa);
+	pb = strstr(order, wb);
+	if (pa && pb)
+		return pa < pb;
+	return pa ? 1 : pb ? 0 : h < g;
+}
+
+/* Bars: the groups in numeric order when x is a number, else in the
+ * order of the files (schemes: the paper's); each item's x is its group's index. */
+static void plot_sort_groups(const struct plot_set *s, struct plot_fig *f, const double *raw)
+{
+	int rank[PLOT_GROUPS_MAX], numeric_x = not_numeric(s, f->xkey) < 0;
+	char sorted[PLOT_GROUPS_MAX][PLOT_LABEL_MAX];
+
+	for (int g = 0; g < f->ngroups; g++) {
+		rank[g] = 0;
+		for (int h = 0; h < f->ngroups; h++)
+			rank[g] += numeric_x ? raw[h] < raw[g] :
+			           f->xkey == PK_SCHEME ? scheme_before(f->group[h], f->group[g], h, g) :
+			           h < g;
+	}
+	for (int g = 0; g < f->ngroups; g++)
+		memcpy(sorted[rank[g]], f->group[g], PLOT_LABEL_MAX);
+	memcpy(f->group, sorted, sizeof sorted[0] * (size_t)f->ngroups);
+	for (size_t i = 0; i < f->nitem; i++)
+		f->item[i].x = f->item[i].group = rank[f->item[i].group];
+}
+
+/* Point i's series and group (bars) or x (lines).  0, or an exit status. */
+static int plot_place(const struct plot_set *s, struct plot_fig *f, unsigned keys, size_t i,
+                      double *raw)
+{
+	const struct plot_point *p = &s->pt[i];
+	struct plot_item *it = &f->item[f->nitem];
+	char l[PLOT_LABEL_MAX];
+
+	/* one series: what all its points share */
+	series_label(p, keys ? keys : (differs(s, PK_TRANSPORT) ? 0 : 1u << PK_TRANSPORT) |
+	             (differs(s, PK_MODE) ? 0 : 1u << PK_MODE), l, sizeof l);
+	if ((it->series = find_label(f->series, f->nseries, l)) < 0) {
+		if (f->nseries == PLOT_SERIES_MAX) {
+			tfgb_error("'%s': more than %d series (%s) make no readable figure; draw "
+			           "fewer files at once", s->names[p->file], PLOT_SERIES_MAX, l);
+			return TFGB_EXIT_USAGE;
+		}
+		memcpy(f->series[it->series = f->nseries++], l, sizeof l);
+	}
+	if (f->style == PLOT_BARS) {
+		group_label(p, f->xkey, l, sizeof l);
+		if ((it->group = find_label(f->group, f->ngroups, l)) < 0) {
+			if (f->ngroups == PLOT_GROUPS_MAX) {
+				tfgb_error("'%s': more than %d values of %s make no readable bars; try "
+				           "--figure lines", s->names[p->file], PLOT_GROUPS_MAX,
+				           plot_key_name(f->xkey));
+				return TFGB_EXIT_USAGE;
+			}
+			numeric(p->key[f->xkey], &raw[f->ngroups]);
+			memcpy(f->group[it->group = f->ngroups++], l, sizeof l);
+		}
+		it->x = it->group;
+	} else {
+		numeric(p->key[f->xkey], &it->x);
+	}
+	for (size_t j = 0; j < f->nitem; j++)
+		if (f->item[j].series == it->series && f->item[j].x == it->x) {
+			tfgb_error("'%s' and '%s' hold two results alike in every key tfgb plot tells "
+			           "apart (%s; %s %s): give each a file of its own, or use job.repeat "
+			           "for runs of one job", s->names[s->pt[f->item[j].point].file],
+			           s->names[p->file], f->series[it->series], plot_key_name(f->xkey),
+			           *p->key[f->xkey] ? p->key[f->xkey] : "?");
+			return TFGB_EXIT_USAGE;
+		}
+	it->point = i;
+	f->nitem++;
+	return 0;
+}
+
+/* Series, groups and items of the figure.  Sets *how as plot_value.  0, or
+ * an exit status (said). */
+static int plot_layout(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
+                       struct plot_fig *f, unsigned *how)
+{
+	double raw[PLOT_GROUPS_MAX];
+	int rc;
+
+	f->style = o->style;
+	f->metric = o->metric;
+	f->errbar = o->errbar;
+	f->xkey = o->xkey;
+	if (!(f->item = calloc(s->n, sizeof *f->item))) {
+		tfgb_error("plot: out of memory");
+		return TFGB_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct plot_item *it = &f->item[f->nitem];
+		if ((rc = plot_place(s, f, keys, i, raw)) != 0)
+			return rc;
+		it->y = plot_value(&s->pt[i], f->metric, f->errbar, &it->lo, &it->hi, how);
+	}
+	if (f->style == PLOT_BARS)
+		plot_sort_groups(s, f, raw);
+	qsort(f->item, f->nitem, sizeof *f->item, by_group);
+	return 0;
+}
+
+/* ---- the words ---- */
+
+static const char *bench_title(const char *bench)
+{
+	return !strcmp(bench, "latency") ? "TF-gRPC-P2P-Latency" :
+	       !strcmp(bench, "bandwidth") ? "TF-gRPC-P2P-Bandwidth" :
+	       !strcmp(bench, "throughput") ? "TF-gRPC-PS-Throughput" : bench;
+}
+
+/* A sweep's key as a reader names it: "iovec count (payload.iovecs)" for
+ * a key that is one of plot's own, "message size" for payload.size. */
+static void sweep_name(const char *key, char *buf, size_t len)
+{
+	const char *dot = strrchr(key, '.');
+	int k = plot_key_find(dot ? dot + 1 : key);
+
+	if (!strcmp(key, "payload.size"))
+		snprintf(buf, len, "message size");
+	else if (k > PK_SWEEP && k < PK_FILE)
+		snprintf(buf, len, "%s (%s)", plot_key_label(k), key);
+	else
+		snprintf(buf, len, "%s", key);
+}
+
+/* The x axis: what it is, with its unit. */
+static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char *buf,
+                        size_t len)
+{
+	const struct plot_point *p = &s->pt[0];
+
+	if (f->xkey == PK_SWEEP && !strcmp(p->sweep_key, "payload.size"))
+		snprintf(buf, len, "message size (bytes; one buffer)");
+	else if (f->xkey == PK_SWEEP) {
+		sweep_name(p->sweep_key, buf, len);
+		cat(buf, len, !strcmp(p->sweep_unit, "B") ? " (bytes)" :
+		    !strcmp(p->sweep_unit, "s") ? " (s)" : "");
+	}
+	else if (f->xkey == PK_BYTES)
+		snprintf(buf, len, "payload size (bytes)");
+	else
+		snprintf(buf, len, "%s", plot_key_label(f->xkey));
+}
+
+/* The title ("what by what"), and under it what all results share and how
+ * repeats and marked results are drawn. */
+static void plot_words(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
+                       unsigned how, struct plot_fig *f)
+{
+	char metric[PLOT_LABEL_MAX], v[PLOT_LABEL_MAX], *paren;
+	unsigned runs_lo = 0, runs_hi = 0, marked = 0;
+
+	snprintf(metric, sizeof metric, "%s", plot_metric_label(f->metric));
+	if ((paren = strstr(metric, " (")))
+		*paren = 0;
+	plot_xlabel(s, f, f->xlabel, sizeof f->xlabel);
+	snprintf(f->ylabel, sizeof f->ylabel, "%s", plot_metric_label(f->metric));
+	if (f->ms && (paren = strstr(f->ylabel, "(us)")))
+		memcpy(paren, "(ms)", 4);
+	snprintf(f->title, sizeof f->title, "%s: ", bench_title(s->pt[0].bench));
+	cat(f->title, sizeof f->title, metric);
+	cat(f->title, sizeof f->title, " by ");
+	sweep_name(s->pt[0].sweep_key, v, sizeof v);
+	if ((paren = strstr(v, " (")))
+		*paren = 0;
+	cat(f->title, sizeof f->title, f->xkey != PK_SWEEP ? plot_key_label(f->xkey) : v);
+	for (int k = 0, n = 0; k < PK_N; k++)
+		if (keys >> k & 1) {
+			cat(f->title, sizeof f->title, n++ ? ", " : " and ");
+			cat(f->title, sizeof f->title, plot_key_label(k));
+		}
+	if (o->title)
+		snprintf(f->title, sizeof f->title, "%s", o->title);
+	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
+		if (k != f->xkey && !differs(s, k) && *s->pt[0].key[k]) {
+			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
+			cat(f->subtitle, sizeof f->subtitle, *f->subtitle ? ", " : "all runs: ");
+			cat(f->subtitle, sizeof f->subtitle, v);
+		}
+	for (size_t i = 0; i < s->n; i++) {
+		unsigned r = s->pt[i].runs;
+		if (r > 1 && (!runs_lo || r < runs_lo))
+			runs_lo = r;
+		if (r > runs_hi)
+			runs_hi = r;
+		marked += strcmp(s->pt[i].status, "ok") != 0;
+	}
+	if (runs_hi > 1) {
+		snprintf(v, sizeof v, "\nrepeats: the mean of %u%s%.0u runs; error bars: %s%s",
+		         runs_lo, runs_lo != runs_hi ? " to " : "", runs_lo != runs_hi ? runs_hi : 0,
+		         (how & 3) == 1 ? "min to max of the runs" : (how & 3) == 2 ?
+		         "mean +- one sample stddev" : (how & 3) == 3 ?
+		         "min to max of the runs, +- one stddev where only that is known (CSV)" :
+		         "none (no per-run figures)", how & 4 ? "; some without per-run figures" : "");
+		cat(f->subtitle, sizeof f->subtitle, v);
+	}
+	if (marked) {
+		snprintf(v, sizeof v, "\n%u result%s not ok: marked in red with the status, a null "
+		         "figure drawn as none", marked, marked > 1 ? "s" : "");
+		cat(f->subtitle, sizeof f->subtitle, v);
+	}
+}
+
+/* Latency in ms when a value reaches 10 ms: fewer digits on the axis. */
+static void plot_scale(struct plot_fig *f)
+{
+	double top = 0;
+
+	if (f->metric > PM_P999)
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		const struct plot_item *it = &f->item[i];
+		top = it->y > top ? it->y : top;
+		top = it->hi > top ? it->hi : top;
+	}
+	if (!(top >= 10000))
+		return;
+	f->ms = 1;
+	for (size_t i = 0; i < f->nitem; i++) {
+		f->item[i].y /= 1000;
+		f->item[i].lo /= 1000;
+		f->item[i].hi /= 1000;
+	}
+}
+
+/* Log axes for sizes spanning 16x or more (and then for y too when every
+ * value is above 0): the message-size table's figure. */
+static void plot_axes(const struct plot_set *s, struct plot_fig *f)
+{
+	double lo = INFINITY, hi = 0;
+	int ypos = 1;
+
+	if (f->style != PLOT_LINES ||
+	    !(f->xkey == PK_BYTES || (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B"))))
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		const struct plot_item *it = &f->item[i];
+		lo = it->x < lo ? it->x : lo;
+		hi = it->x > hi ? it->x : hi;
+		ypos &= isnan(it->y) || it->y > 0;
+	}
+	f->logx = lo > 0 && hi / lo >= 16;
+	f->logy = f->logx && ypos;
+}
+
+/* ---- the command ---- */
+
+/* Draws fig into o->out through a temporary file next to it.  0, or an
+ * exit status (said). */
+static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
+                     const struct plot_opts *o)
+{
+	char *tmp = malloc(strlen(o->out) + 16), *script = NULL, err[PLOT_ERR_MAX];
+	size_t len = 0;
+	FILE *ms;
+	int fd, rc = TFGB_EXIT_FAIL;
+
+	if (!tmp || !(ms = open_memstream(&script, &len))) {
+		free(tmp);
+		tfgb_error("plot: out of memory");
+		return TFGB_EXIT_FAIL;
+	}
+	sprintf(tmp, "%s.tmp-XXXXXX", o->out);
+	if ((fd = mkstemp(tmp)) < 0) {
+		tfgb_error("cannot write the figure to '%s': %s", o->out, strerror(errno));
+		fclose(ms);
+		goto out;
+	}
+	close(fd);
+	plot_gp_script(f, s, tmp, o->svg, ms);
+	if (fclose(ms) != 0) {
+		tfgb_error("plot: out of memory");
+	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, err, sizeof err)) == -1) {
+		if (errno == ENOENT)
+			tfgb_error("plot: no gnuplot to run ('%s' not found); install it "
+			           "(Debian: apt-get install gnuplot-nox), or name it in GNUPLOT",
+			           getenv("GNUPLOT") && *getenv("GNUPLOT") ? getenv("GNUPLOT") : "gnuplot");
+		else
+			tfgb_error("plot: cannot start gnuplot: %s", strerror(errno));
+	} else if (fd == -2) {
+		tfgb_error("plot: gnuplot failed: %s", err);
+	} else if (access(tmp, R_OK) != 0 || rename(tmp, o->out) != 0) {
+		tfgb_error("cannot write the figure to '%s': %s", o->out, strerror(errno));
+	} else {
+		if (*err && !o->quiet)
+			tfgb_error("plot: gnuplot says: %s", err);
+		rc = TFGB_EXIT_OK;
+	}
+	if (rc != TFGB_EXIT_OK)
+		unlink(tmp);
+out:
+	free(script);
+	free(tmp);
+	return rc;
+}
+
+int cmd_plot(struct tfgb *t)
+{
+	struct plot_opts o = {.style = -1, .metric = -1, .xkey = -1, .errbar = PLOT_ERR_MINMAX};
+	struct plot_set s = {0};
+	struct plot_fig *f = NULL;
+	char err[PLOT_ERR_MAX];
+	unsigned keys, how = 0;
+	int rc;
+
+	if ((rc = plot_options(t, &o)) >= 0 || (rc = plot_check_out(&o)) >= 0)
+		return rc;
+	if (optind >= t->argc) {
+		tfgb_error("plot needs result files: tfgb plot -o %s RESULT...", o.out);
+		return TFGB_EXIT_USAGE;
+	}
+	s.names = t->argv + optind;
+	s.nfiles = t->argc - optind;
+	for (int i = 0; i < s.nfiles; i++)
+		if (plot_read(&s, s.names[i], i, err, sizeof err) < 0) {
+			tfgb_error("%s", err);
+			rc = TFGB_EXIT_USAGE;
+			goto out;
+		}
+	if ((rc = plot_check_set(&s, &o)) >= 0 || (rc = plot_choose_x(&s, &o)) >= 0)
+		goto out;
+	if (!(f = calloc(1, sizeof *f))) {
+		tfgb_error("plot: out of memory");
+		rc = TFGB_EXIT_FAIL;
+		goto out;
+	}
+	keys = plot_series_keys(&s, o.xkey);
+	if ((rc = plot_layout(&s, &o, keys, f, &how)) != 0)
+		goto out;
+	plot_axes(&s, f);
+	if (!f->logy)
+		plot_scale(f); /* a log axis spans the decades in us */
+	plot_words(&s, &o, keys, how, f);
+	rc = plot_draw(&s, f, &o);
+out:
+	if (f)
+		free(f->item);
+	free(f);
+	plot_set_free(&s);
+	return rc;
+}

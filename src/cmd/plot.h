@@ -1,0 +1,131 @@
+/* plot.h - `tfgb plot`: results read back as points, a figure laid out
+ * from what differs between them, drawn by gnuplot.
+ *
+ * plot_read.c turns result files into points: a JSON result (-f json, also
+ * the last line of --ndjson), a sweep's JSON document (one point per run)
+ * and tfgb's CSV (a run's, or a sweep's with the swept key first).  Each
+ * point carries what tells results apart (transport, mode, payload, ...)
+ * as text, its figures (NAN when the result has none: never 0) and, for a
+ * result of [job] repeat > 1, the spread of its runs.
+ *
+ * cmd_plot.c picks the figure (lines against a numeric x, or groups of
+ * bars), the key on x and the keys that make the series; plot_gp.c writes
+ * the gnuplot script and runs gnuplot on it with a deadline.
+ *
+ * Bounds: at most PLOT_POINTS_MAX points, PLOT_SERIES_MAX series and
+ * PLOT_GROUPS_MAX groups of bars; text values are cut to PLOT_TEXT_MAX.
+ */
+#ifndef TFGB_PLOT_H
+#define TFGB_PLOT_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+#define PLOT_POINTS_MAX 8192
+#define PLOT_SERIES_MAX 24
+#define PLOT_GROUPS_MAX 64
+#define PLOT_TEXT_MAX 64
+#define PLOT_LABEL_MAX 160
+#define PLOT_ERR_MAX 700
+
+/* What tells results apart, in the order the series' names list them. */
+enum plot_key {
+	PK_SWEEP,     /* the swept key's value (a sweep's runs only) */
+	PK_TRANSPORT, /* grpc, socket, verbs */
+	PK_MODE,      /* non-serialized, ... */
+	PK_SCHEME,    /* payload.scheme */
+	PK_IOVECS,    /* payload.iovecs */
+	PK_BYTES,     /* payload.bytes */
+	PK_SHAPE,     /* throughput: "2x3", PS count x workers */
+	PK_INFLIGHT,  /* calls outstanding */
+	PK_RPC,       /* throughput: push or pull */
+	PK_TLS,       /* "TLS" or "plaintext" */
+	PK_FILE,      /* the file's name without directory and .json/.csv */
+	PK_N,
+};
+
+/* The figures a point may have; values in the unit of plot_metric_label. */
+enum plot_metric {
+	PM_AVG, PM_P50, PM_P90, PM_P99, PM_P999, /* latency, us */
+	PM_RPC,                                 /* RPC/s */
+	PM_MBPS, PM_GBPS,                       /* MB/s (10^6 B), Gbit/s */
+	PM_N,
+};
+
+struct plot_point {
+	char key[PK_N][PLOT_TEXT_MAX]; /* "" when the file does not say */
+	char bench[16];                /* latency, bandwidth, throughput */
+	char status[16];               /* ok, empty, saturated, ... */
+	char sweep_key[136];           /* "payload.size" for a sweep's run, else "" */
+	char sweep_unit[4];            /* "B", "s" or "" */
+	int file;                      /* index of its file on the command line */
+	double y[PM_N];                /* NAN when null or absent */
+	unsigned runs;                 /* [job] repeat: runs measured (0, 1: no spread) */
+	double mean[PM_N], sd[PM_N];   /* across the runs; NAN when not known */
+	double min[PM_N], max[PM_N];   /* the runs' extremes (JSON only); NAN otherwise */
+};
+
+struct plot_set {
+	struct plot_point *pt;
+	size_t n;
+	char **names; /* the files as given */
+	int nfiles;
+};
+
+/* Reads file number `file` (path, "-" for standard input) and appends its
+ * points to s.  0, or -1 with a one-line err naming the file and why. */
+int plot_read(struct plot_set *s, const char *path, int file, char *err, size_t errlen);
+void plot_set_free(struct plot_set *s);
+
+/* "average latency (us)", "bandwidth (MB/s)", ... */
+const char *plot_metric_label(int metric);
+/* "avg", "p50", ... as --metric takes them; -1 for none. */
+int plot_metric_find(const char *name);
+const char *plot_metric_name(int metric);
+/* "payload scheme", "PS x workers", ... */
+const char *plot_key_label(int key);
+/* "scheme", "shape", ... as --x takes them; -1 for none. */
+int plot_key_find(const char *name);
+const char *plot_key_name(int key);
+/* A key's value as a reader wants it: "3.03 MiB" for 3176488 bytes,
+ * "2 PS x 3 workers" for 2x3, "" when unknown. */
+void plot_key_text(int key, const char *value, char *buf, size_t len);
+
+/* ---- the figure (plot_gp.c) ---- */
+
+enum plot_style { PLOT_LINES, PLOT_BARS };
+enum plot_errbar { PLOT_ERR_MINMAX, PLOT_ERR_STDDEV };
+
+/* One drawn value: point i of the set in series s, at group g (bars) or at
+ * its numeric x (lines). */
+struct plot_item {
+	size_t point;
+	int series, group;
+	double x, y, lo, hi; /* lo, hi: the error bar, NAN without */
+};
+
+struct plot_fig {
+	int style, metric, errbar;
+	int xkey;                 /* enum plot_key on x */
+	int logx, logy;
+	int ms;                   /* latency drawn in ms (values of 10 ms and more) */
+	char title[2 * PLOT_LABEL_MAX], subtitle[3 * PLOT_LABEL_MAX];
+	char xlabel[PLOT_LABEL_MAX], ylabel[PLOT_LABEL_MAX];
+	int nseries, ngroups;
+	char series[PLOT_SERIES_MAX][PLOT_LABEL_MAX];
+	char group[PLOT_GROUPS_MAX][PLOT_LABEL_MAX];
+	struct plot_item *item;   /* nitem, in series order then x order */
+	size_t nitem;
+};
+
+/* Writes the gnuplot script drawing fig from s's points to f, the image to
+ * `out` (PNG, or SVG when svg). */
+void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const char *out,
+                    int svg, FILE *f);
+
+/* Runs `gnuplot` ($GNUPLOT, else from PATH) on the script, waiting at most
+ * timeout_s seconds.  0; -1 when it cannot be started (errno ENOENT: not
+ * installed); -2 when it failed or ran out of time, its stderr (cut) in err. */
+int plot_gp_run(const char *script, size_t len, int timeout_s, char *err, size_t errlen);
+
+#endif

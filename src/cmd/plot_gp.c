@@ -1,0 +1,392 @@
+/* plot_gp.c - `tfgb plot`'s gnuplot script, and gnuplot run on it
+ * (plot.h).
+ *
+ * The script carries its data inline ($sN datablocks), so gnuplot needs no
+ * file but the image it writes: nothing of the source tree is read.  Text
+ * from the results goes out quoted (double quotes, backslash escapes, no
+ * control characters) with enhanced text off, so no value can be taken
+ * for a command or markup.
+ */
+#include "plot.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* Image size in pixels (SVG: in its own units). */
+#define PLOT_WIDTH 960
+#define PLOT_HEIGHT 600
+/* Explicit tics on x for at most this many values. */
+#define PLOT_TICS_MAX 24
+/* Marked (status not ok) results are drawn in this colour. */
+#define PLOT_MARK_RGB "#d62728"
+
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0. */
+static int utf8_len(const unsigned char *s)
+{
+	int n = s[0] < 0x80 ? 1 : (s[0] & 0xe0) == 0xc0 && s[0] >= 0xc2 ? 2 :
+	        (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+
+	for (int i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return n;
+}
+
+/* s as a gnuplot double-quoted string; "\n" in s stays a line break,
+ * other control characters and bytes that are not UTF-8 become '?' (an
+ * SVG must stay valid XML). */
+static void gp_str(FILE *f, const char *s)
+{
+	fputc('"', f);
+	while (*s) {
+		unsigned char c = (unsigned char)*s;
+		int n = utf8_len((const unsigned char *)s);
+		if (c == '\n')
+			fputs("\\n", f);
+		else if (c == '"' || c == '\\')
+			fprintf(f, "\\%c", c);
+		else if (n > 1)
+			fwrite(s, 1, (size_t)n, f);
+		else
+			fputc(c < 0x20 || c == 0x7f || !n ? '?' : c, f);
+		s += n > 1 ? n : 1;
+	}
+	fputc('"', f);
+}
+
+static void gp_cmd_str(FILE *f, const char *cmd, const char *s)
+{
+	fprintf(f, "%s ", cmd);
+	gp_str(f, s);
+	fputc('\n', f);
+}
+
+static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *f)
+{
+	char title[sizeof fig->title + sizeof fig->subtitle + 2];
+
+	if (svg) {
+		fprintf(f, "set terminal svg size %d,%d dynamic font \"sans,12\"\n", PLOT_WIDTH,
+		        PLOT_HEIGHT);
+	} else {
+		fprintf(f, "if (strstrt(GPVAL_TERMINALS, \"pngcairo\") > 0) {\n"
+		        "  set terminal pngcairo size %d,%d font \"sans,11\"\n} else {\n"
+		        "  set terminal png size %d,%d\n}\n", PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH,
+		        PLOT_HEIGHT);
+	}
+	fprintf(f, "set termoption noenhanced\nset encoding utf8\n");
+	/* the name as it is, byte for byte (-o has no control character) */
+	fputs("set output \"", f);
+	for (; *out; out++)
+		fprintf(f, *out == '"' || *out == '\\' ? "\\%c" : "%c", *out);
+	fputs("\"\n", f);
+	snprintf(title, sizeof title, "%s%s%s", fig->title, *fig->subtitle ? "\n" : "",
+	         fig->subtitle);
+	gp_cmd_str(f, "set title", title);
+	gp_cmd_str(f, "set xlabel", fig->xlabel);
+	gp_cmd_str(f, "set ylabel", fig->ylabel);
+	fprintf(f, "set grid ytics\nset border 3\nset xtics nomirror\nset ytics nomirror\n");
+	if (fig->style == PLOT_BARS)
+		fprintf(f, "set key outside below center horizontal\n");
+	else
+		fprintf(f, "set key inside top left vertical opaque box\n");
+}
+
+/* The x position of an item: bars of a group side by side around it. */
+static double item_x(const struct plot_fig *fig, const struct plot_item *it)
+{
+	double w = 0.8 / fig->nseries;
+
+	return fig->style == PLOT_BARS ? it->x - 0.4 + w * (it->series + 0.5) : it->x;
+}
+
+static int is_ok(const struct plot_set *s, const struct plot_item *it)
+{
+	return !strcmp(s->pt[it->point].status, "ok");
+}
+
+/* Datablock $sN: x, y, low, high per item of series n; a null figure
+ * leaves a gap (a blank line breaks the line drawn). */
+static void gp_series_data(const struct plot_fig *fig, int n, FILE *f)
+{
+	fprintf(f, "$s%d << EOD\n", n);
+	for (size_t i = 0; i < fig->nitem; i++) {
+		const struct plot_item *it = &fig->item[i];
+		if (it->series != n)
+			continue;
+		if (isnan(it->y)) {
+			fputc('\n', f);
+			continue;
+		}
+		/* x, y, low, high, y again where there is an error bar (NaN: none) */
+		fprintf(f, "%.17g %.17g %.17g %.17g %.17g\n", item_x(fig, it), it->y, it->lo, it->hi,
+		        isnan(it->lo) ? NAN : it->y);
+	}
+	fprintf(f, "EOD\n");
+}
+
+/* Marked results: datablock $bad, and a label naming each one's status
+ * (at the bottom of the graph for a null figure).  Bit 0 when any result
+ * is marked, bit 1 when $bad has a point. */
+static int gp_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
+{
+	int n = 0;
+
+	fprintf(f, "$bad << EOD\n");
+	for (size_t i = 0; i < fig->nitem; i++) {
+		const struct plot_item *it = &fig->item[i];
+		if (is_ok(s, it))
+			continue;
+		n |= 1; /* marked */
+		if (!isnan(it->y)) {
+			fprintf(f, "%.17g %.17g\n", item_x(fig, it), it->y);
+			n |= 2; /* ... and drawn */
+		}
+	}
+	fprintf(f, "EOD\n");
+	for (size_t i = 0; i < fig->nitem; i++) {
+		const struct plot_item *it = &fig->item[i];
+		char text[64];
+		if (is_ok(s, it))
+			continue;
+		snprintf(text, sizeof text, "%s%s", s->pt[it->point].status,
+		         isnan(it->y) ? ": no figure" : "");
+		fprintf(f, "set label ");
+		gp_str(f, text);
+		if (isnan(it->y))
+			fprintf(f, " at first %.17g, graph 0.03", item_x(fig, it));
+		else
+			fprintf(f, " at first %.17g, first %.17g offset 0,0.6", item_x(fig, it), it->y);
+		fprintf(f, " rotate by 90 left front font \",9\" tc rgb \"%s\"\n", PLOT_MARK_RGB);
+	}
+	return n;
+}
+
+/* Lines: x from the smallest value to the largest, with a margin (a point
+ * or a tic at the very edge may be dropped). */
+static void gp_xrange(const struct plot_fig *fig, FILE *f)
+{
+	double lo = INFINITY, hi = -INFINITY;
+
+	for (size_t i = 0; i < fig->nitem; i++) {
+		lo = fig->item[i].x < lo ? fig->item[i].x : lo;
+		hi = fig->item[i].x > hi ? fig->item[i].x : hi;
+	}
+	if (fig->logx)
+		fprintf(f, "set xrange [%.17g:%.17g]\n", lo / 1.2, hi * 1.2);
+	else if (hi > lo)
+		fprintf(f, "set xrange [%.17g:%.17g]\n", lo - (hi - lo) * 0.04, hi + (hi - lo) * 0.04);
+}
+
+/* Tics at the values on x: the groups' names, or a sweep's values (sizes
+ * written as sizes). */
+static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
+{
+	double seen[PLOT_TICS_MAX];
+	int n = 0, longest = 0;
+
+	if (fig->style == PLOT_BARS) {
+		fprintf(f, "set xrange [-0.6:%g]\nset xtics (", fig->ngroups - 0.4);
+		for (int g = 0; g < fig->ngroups; g++) {
+			fprintf(f, "%s", g ? ", " : "");
+			gp_str(f, fig->group[g]);
+			fprintf(f, " %d", g);
+			longest = (int)strlen(fig->group[g]) > longest ? (int)strlen(fig->group[g]) : longest;
+		}
+		fprintf(f, ")%s\n", fig->ngroups * longest > 90 ? " rotate by -30" : "");
+		return;
+	}
+	gp_xrange(fig, f);
+	for (size_t i = 0; i < fig->nitem; i++) {
+		int k = 0;
+		while (k < n && seen[k] != fig->item[i].x)
+			k++;
+		if (k == n && n == PLOT_TICS_MAX)
+			return; /* too many: gnuplot's own tics */
+		if (k == n)
+			seen[n++] = fig->item[i].x;
+	}
+	fprintf(f, "set xtics (");
+	for (int k = 0; k < n; k++) {
+		char v[32], text[PLOT_LABEL_MAX];
+		snprintf(v, sizeof v, "%.17g", seen[k]);
+		plot_key_text(fig->logx ? PK_BYTES : -1, v, text, sizeof text);
+		fprintf(f, "%s", k ? ", " : "");
+		gp_str(f, text);
+		fprintf(f, " %.17g", seen[k]);
+	}
+	fprintf(f, ")%s\n", n > 10 ? " rotate by -30" : "");
+	(void)s;
+}
+
+static int has_errbars(const struct plot_fig *fig, int n)
+{
+	for (size_t i = 0; i < fig->nitem; i++)
+		if (fig->item[i].series == n && !isnan(fig->item[i].lo))
+			return 1;
+	return 0;
+}
+
+/* Series n's elements: its bars or line (a legend entry alone when it has
+ * no figure at all), its error bars. */
+static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
+{
+	int bars = fig->style == PLOT_BARS, drawn = 0;
+
+	for (size_t i = 0; i < fig->nitem; i++)
+		drawn |= fig->item[i].series == n && !isnan(fig->item[i].y);
+	if (drawn)
+		fprintf(f, "%s$s%d using 1:2", n ? ", \\\n     " : "", n);
+	else
+		fprintf(f, "%skeyentry", n ? ", \\\n     " : "");
+	fprintf(f, " with %s lc %d title ", bars ? "boxes" : "linespoints lw 2 pt 7 ps 1.2", n + 1);
+	gp_str(f, fig->series[n]);
+	if (!has_errbars(fig, n))
+		return;
+	if (bars)
+		fprintf(f, ", \\\n     $s%d using 1:5:3:4 with yerrorbars lc rgb \"black\" pt 7 "
+		        "ps 0.4 lw 1.5 notitle", n);
+	else
+		fprintf(f, ", \\\n     $s%d using 1:5:3:4 with yerrorbars lc %d pt 7 ps 0.4 lw 1.5 "
+		        "notitle", n, n + 1);
+}
+
+void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const char *out,
+                    int svg, FILE *f)
+{
+	int bars = fig->style == PLOT_BARS, marked;
+
+	gp_head(fig, out, svg, f);
+	if (fig->logx)
+		fprintf(f, "set logscale x 2\n");
+	if (fig->logy)
+		fprintf(f, "set logscale y 10\nset mytics 10\n");
+	else
+		fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.12, 0\n");
+	gp_xtics(fig, s, f);
+	if (bars)
+		fprintf(f, "set boxwidth %.6g absolute\nset style fill solid 0.85 border -1\n",
+		        0.8 / fig->nseries);
+	for (int n = 0; n < fig->nseries; n++)
+		gp_series_data(fig, n, f);
+	marked = gp_marks(fig, s, f);
+	fprintf(f, "plot ");
+	for (int n = 0; n < fig->nseries; n++)
+		gp_series_plot(fig, n, f);
+	if (marked) {
+		/* a legend entry even when every marked result is null */
+		fprintf(f, ", \\\n     %s with %s lc rgb \"%s\" lw 2 %s title \"status not ok\"",
+		        marked & 2 ? "$bad using 1:2" : "keyentry", bars ? "boxes" : "points pt 6 ps 2.5",
+		        PLOT_MARK_RGB, bars ? "fs transparent pattern 4 border" : "");
+	}
+	fprintf(f, "\nunset output\n");
+}
+
+/* An anonymous file holding len bytes of data (or empty), at offset 0. */
+static int memfile(const char *name, const char *data, size_t len)
+{
+	int fd = memfd_create(name, MFD_CLOEXEC);
+
+	for (size_t at = 0; fd >= 0 && at < len;) {
+		ssize_t n = write(fd, data + at, len - at);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			close(fd);
+			return -1;
+		}
+		at += (size_t)n;
+	}
+	if (fd >= 0 && lseek(fd, 0, SEEK_SET) != 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* gnuplot's messages, one line: newlines as "; ", cut to errlen. */
+static void read_messages(int fd, char *err, size_t errlen)
+{
+	ssize_t n = pread(fd, err, errlen - 1, 0);
+	size_t len = n > 0 ? (size_t)n : 0;
+
+	while (len && strchr("\n\r ", err[len - 1]))
+		len--;
+	err[len] = 0;
+	for (char *p = err; *p; p++)
+		if (*p == '\n' || *p == '\r' || *p == '\t')
+			*p = ' ';
+}
+
+/* Waits for pid at most timeout_s seconds; its wait status, or -1 when it
+ * ran out of time (then it is killed and reaped). */
+static int wait_deadline(pid_t pid, int timeout_s)
+{
+	struct timespec nap = {0, 10000000};
+	int status;
+
+	for (long waited = 0; waited < timeout_s * 100L; waited++) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+		if (r == pid)
+			return status;
+		if (r < 0 && errno != EINTR)
+			return -1;
+		nanosleep(&nap, NULL);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return -1;
+}
+
+int plot_gp_run(const char *script, size_t len, int timeout_s, char *err, size_t errlen)
+{
+	const char *prog = getenv("GNUPLOT") && *getenv("GNUPLOT") ? getenv("GNUPLOT") : "gnuplot";
+	char *argv[] = {(char *)prog, NULL};
+	posix_spawn_file_actions_t fa;
+	int in = memfile("tfgb-plot.gp", script, len), msg = memfile("tfgb-plot.err", NULL, 0);
+	int rc = -1, status, e;
+	pid_t pid;
+
+	err[0] = 0;
+	if (in < 0 || msg < 0 || posix_spawn_file_actions_init(&fa) != 0) {
+		e = errno;
+		goto out;
+	}
+	posix_spawn_file_actions_adddup2(&fa, in, 0);
+	posix_spawn_file_actions_adddup2(&fa, msg, 1);
+	posix_spawn_file_actions_adddup2(&fa, msg, 2);
+	e = posix_spawnp(&pid, prog, &fa, NULL, argv, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (e != 0)
+		goto out;
+	status = wait_deadline(pid, timeout_s);
+	read_messages(msg, err, errlen);
+	rc = -2;
+	if (status == -1)
+		snprintf(err, errlen, "it did not finish in %d s (killed)", timeout_s);
+	else if (WIFSIGNALED(status))
+		snprintf(err + strlen(err), errlen - strlen(err), "%skilled by signal %d",
+		         *err ? "; " : "", WTERMSIG(status));
+	else if (WEXITSTATUS(status) != 0 && !*err)
+		snprintf(err, errlen, "exit status %d, no message", WEXITSTATUS(status));
+	else if (WEXITSTATUS(status) == 0)
+		rc = 0;
+out:
+	if (in >= 0)
+		close(in);
+	if (msg >= 0)
+		close(msg);
+	errno = e;
+	return rc;
+}

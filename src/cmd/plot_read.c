@@ -1,0 +1,479 @@
+/* plot_read.c - result files read back as points for `tfgb plot`: JSON
+ * results, a sweep's JSON document, tfgb's CSV (plot.h). */
+#include "plot.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "input.h"
+#include "jsonr.h"
+#include "tfgb.h"
+
+/* The longest CSV line read. */
+#define PLOT_CSV_LINE_MAX 8192
+#define PLOT_CSV_COLS 96
+
+static const struct {
+	const char *name, *label;
+} keys[PK_N] = {
+	[PK_SWEEP] = {"sweep", "swept value"},
+	[PK_TRANSPORT] = {"transport", "transport"},
+	[PK_MODE] = {"mode", "mode"},
+	[PK_SCHEME] = {"scheme", "payload scheme"},
+	[PK_IOVECS] = {"iovecs", "iovec count"},
+	[PK_BYTES] = {"bytes", "payload size"},
+	[PK_SHAPE] = {"shape", "PS x workers"},
+	[PK_INFLIGHT] = {"inflight", "calls in flight"},
+	[PK_RPC] = {"rpc", "RPC pattern"},
+	[PK_TLS] = {"tls", "TLS"},
+	[PK_FILE] = {"file", "result file"},
+};
+
+/* Each figure: its JSON path, CSV column, name in [job] repeat's figures
+ * (NULL: not kept per run), and how --metric names it. */
+static const struct {
+	const char *name, *path, *csv, *rep, *label;
+} metrics[PM_N] = {
+	[PM_AVG] = {"avg", "latency_us.avg", "avg_us", "avg_us", "average latency (us)"},
+	[PM_P50] = {"p50", "latency_us.p50", "p50_us", "p50_us", "median latency (us)"},
+	[PM_P90] = {"p90", "latency_us.p90", "p90_us", NULL, "90th percentile latency (us)"},
+	[PM_P99] = {"p99", "latency_us.p99", "p99_us", "p99_us", "99th percentile latency (us)"},
+	[PM_P999] = {"p999", "latency_us.p999", "p999_us", NULL, "99.9th percentile latency (us)"},
+	[PM_RPC] = {"rpc", "rpc_per_s", "rpc_per_s", "rpc_per_s", "throughput (RPC/s)"},
+	[PM_MBPS] = {"MBps", "MBps", "MBps", "MBps", "bandwidth (MB/s, 10^6 bytes)"},
+	/* derived from MB/s: the per-run figures have no Gbit/s of their own */
+	[PM_GBPS] = {"Gbps", "MBps", "MBps", "MBps", "bandwidth (Gbit/s)"},
+};
+
+/* MB/s to Gbit/s */
+#define PLOT_GBPS_PER_MBPS 0.008
+
+const char *plot_metric_label(int m) { return metrics[m].label; }
+const char *plot_metric_name(int m) { return metrics[m].name; }
+const char *plot_key_label(int k) { return keys[k].label; }
+const char *plot_key_name(int k) { return keys[k].name; }
+
+int plot_metric_find(const char *name)
+{
+	for (int m = 0; m < PM_N; m++)
+		if (!strcmp(metrics[m].name, name))
+			return m;
+	return -1;
+}
+
+int plot_key_find(const char *name)
+{
+	for (int k = 0; k < PK_N; k++)
+		if (!strcmp(keys[k].name, name))
+			return k;
+	return -1;
+}
+
+void plot_key_text(int key, const char *v, char *buf, size_t len)
+{
+	static const char *const unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+	double b;
+	int u = 0;
+	unsigned ps, w;
+
+	if (key == PK_BYTES && *v) {
+		b = strtod(v, NULL);
+		while (b >= 1024 && u < 4) {
+			b /= 1024;
+			u++;
+		}
+		snprintf(buf, len, u ? "%.3g %s" : "%.0f %s", b, unit[u]);
+	} else if (key == PK_SHAPE && sscanf(v, "%ux%u", &ps, &w) == 2) {
+		snprintf(buf, len, "%u PS x %u worker%s", ps, w, w == 1 ? "" : "s");
+	} else if (key == PK_IOVECS && *v) {
+		snprintf(buf, len, "%s iovec%s", v, strcmp(v, "1") ? "s" : "");
+	} else if (key == PK_INFLIGHT && *v) {
+		snprintf(buf, len, "%s in flight", v);
+	} else {
+		snprintf(buf, len, "%s", v);
+	}
+}
+
+void plot_set_free(struct plot_set *s)
+{
+	free(s->pt);
+	s->pt = NULL;
+	s->n = 0;
+}
+
+/* A new point of file `file`, everything unknown; NULL when full. */
+static struct plot_point *point_new(struct plot_set *s, const char *path, int file)
+{
+	struct plot_point *p;
+	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	size_t n = strlen(base);
+
+	if (s->n == PLOT_POINTS_MAX)
+		return NULL;
+	if (!s->pt && !(s->pt = calloc(PLOT_POINTS_MAX, sizeof *s->pt)))
+		return NULL;
+	p = &s->pt[s->n++];
+	memset(p, 0, sizeof *p);
+	p->file = file;
+	for (int m = 0; m < PM_N; m++)
+		p->y[m] = p->mean[m] = p->sd[m] = p->min[m] = p->max[m] = NAN;
+	if (n > 5 && (!strcmp(base + n - 5, ".json") || !strcmp(base + n - 5, ".ndjson")))
+		n -= 5;
+	else if (n > 4 && !strcmp(base + n - 4, ".csv"))
+		n -= 4;
+	if (n >= PLOT_TEXT_MAX)
+		n = PLOT_TEXT_MAX - 1;
+	memcpy(p->key[PK_FILE], base, n);
+	p->key[PK_FILE][n] = 0;
+	return p;
+}
+
+/* ---- JSON ---- */
+
+/* A scalar under `from` as text ("" when absent or null). */
+static void jtext(const struct jsonr *r, int from, const char *path, char *buf, size_t len)
+{
+	int i = jsonr_find(r, from, path);
+
+	buf[0] = 0;
+	if (jsonr_type(r, i) == JSONR_STRING)
+		jsonr_str(r, i, buf, len);
+	else if (jsonr_type(r, i) == JSONR_NUMBER)
+		snprintf(buf, len, "%.*s", (int)(r->tok[i].end - r->tok[i].start),
+		         r->text + r->tok[i].start);
+	else if (jsonr_type(r, i) == JSONR_TRUE || jsonr_type(r, i) == JSONR_FALSE)
+		snprintf(buf, len, "%s", jsonr_type(r, i) == JSONR_TRUE ? "true" : "false");
+}
+
+static double jnum(const struct jsonr *r, int from, const char *path)
+{
+	double v;
+
+	return jsonr_num(r, jsonr_find(r, from, path), &v) == 0 ? v : NAN;
+}
+
+/* [job] repeat's spread: mean and stddev of each figure, min and max of
+ * its runs' values. */
+static void json_runs(struct plot_point *p, const struct jsonr *r, int from)
+{
+	int per = jsonr_find(r, from, "repeat.per_run");
+	double runs = jnum(r, from, "repeat.runs");
+	char path[96];
+
+	if (!(runs > 1))
+		return;
+	p->runs = (unsigned)runs;
+	for (int m = 0; m < PM_N; m++) {
+		double k = m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1;
+		if (!metrics[m].rep)
+			continue;
+		snprintf(path, sizeof path, "repeat.figures.%s.mean", metrics[m].rep);
+		p->mean[m] = jnum(r, from, path) * k;
+		snprintf(path, sizeof path, "repeat.figures.%s.stddev", metrics[m].rep);
+		p->sd[m] = jnum(r, from, path) * k;
+		for (size_t i = 0; jsonr_type(r, per) == JSONR_ARRAY && i < r->tok[per].count; i++) {
+			double v = jnum(r, jsonr_arr_get(r, per, i), metrics[m].rep) * k;
+			if (isnan(v))
+				continue;
+			if (isnan(p->min[m]) || v < p->min[m])
+				p->min[m] = v;
+			if (isnan(p->max[m]) || v > p->max[m])
+				p->max[m] = v;
+		}
+	}
+}
+
+/* One result (the object at token `from`) as a point. */
+static int json_point(struct plot_set *s, const struct jsonr *r, int from, const char *path,
+                      int file, struct plot_point **out)
+{
+	struct plot_point *p = point_new(s, path, file);
+	char ps[24], w[24];
+
+	if (!p)
+		return -1;
+	jtext(r, from, "benchmark", p->bench, sizeof p->bench);
+	jtext(r, from, "status", p->status, sizeof p->status);
+	jtext(r, from, "transport", p->key[PK_TRANSPORT], PLOT_TEXT_MAX);
+	jtext(r, from, "mode", p->key[PK_MODE], PLOT_TEXT_MAX);
+	jtext(r, from, "payload.scheme", p->key[PK_SCHEME], PLOT_TEXT_MAX);
+	jtext(r, from, "payload.iovecs", p->key[PK_IOVECS], PLOT_TEXT_MAX);
+	jtext(r, from, "payload.bytes", p->key[PK_BYTES], PLOT_TEXT_MAX);
+	jtext(r, from, "inflight", p->key[PK_INFLIGHT], PLOT_TEXT_MAX);
+	jtext(r, from, "throughput.rpc", p->key[PK_RPC], PLOT_TEXT_MAX);
+	jtext(r, from, "tls", p->key[PK_TLS], PLOT_TEXT_MAX);
+	if (*p->key[PK_TLS])
+		snprintf(p->key[PK_TLS], PLOT_TEXT_MAX, "%s",
+		         !strcmp(p->key[PK_TLS], "true") ? "TLS" : "plaintext");
+	jtext(r, from, "throughput.ps_count", ps, sizeof ps);
+	jtext(r, from, "throughput.workers", w, sizeof w);
+	if (*ps && *w)
+		snprintf(p->key[PK_SHAPE], PLOT_TEXT_MAX, "%sx%s", ps, w);
+	for (int m = 0; m < PM_N; m++)
+		p->y[m] = jnum(r, from, metrics[m].path) * (m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1);
+	json_runs(p, r, from);
+	*out = p;
+	return 0;
+}
+
+static int is_result(const struct jsonr *r, int from)
+{
+	return jsonr_type(r, from) == JSONR_OBJECT &&
+	       jsonr_type(r, jsonr_find(r, from, "benchmark")) == JSONR_STRING &&
+	       jsonr_type(r, jsonr_find(r, from, "job")) == JSONR_STRING;
+}
+
+/* A sweep's document: {"sweep": {key, values, unit}, "results": [...]}. */
+static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *path, int file,
+                      char *err, size_t errlen)
+{
+	int vals = jsonr_find(r, 0, "sweep.values"), res = jsonr_find(r, 0, "results");
+	char key[136], unit[4];
+
+	jtext(r, 0, "sweep.key", key, sizeof key);
+	jtext(r, 0, "sweep.unit", unit, sizeof unit);
+	if (!*key || jsonr_type(r, vals) != JSONR_ARRAY || jsonr_type(r, res) != JSONR_ARRAY) {
+		snprintf(err, errlen, "'%s' is no tfgb sweep: \"sweep\" has no \"key\" and "
+		         "\"values\", or there is no \"results\" array", path);
+		return -1;
+	}
+	for (size_t i = 0; i < r->tok[res].count; i++) {
+		struct plot_point *p;
+		int one = jsonr_arr_get(r, res, i);
+		if (!is_result(r, one) || i >= r->tok[vals].count) {
+			snprintf(err, errlen, "'%s': results[%zu] is not a tfgb result, or has no "
+			         "value in sweep.values", path, i);
+			return -1;
+		}
+		if (json_point(s, r, one, path, file, &p) < 0)
+			goto full;
+		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key);
+		snprintf(p->sweep_unit, sizeof p->sweep_unit, "%s", unit);
+		jtext(r, jsonr_arr_get(r, vals, i), "", p->key[PK_SWEEP], PLOT_TEXT_MAX);
+	}
+	return 0;
+full:
+	snprintf(err, errlen, "'%s': more than %d results in all, or out of memory", path,
+	         PLOT_POINTS_MAX);
+	return -1;
+}
+
+static int read_json(struct plot_set *s, const char *text, size_t len, const char *path,
+                     int file, char *err, size_t errlen)
+{
+	struct jsonr r = {0};
+	struct plot_point *p;
+	size_t at = rerun_ndjson_result(text, len);
+	int rc, line, col;
+
+	if ((rc = jsonr_load(&r, text + at, len - at)) < 0) {
+		jsonr_where(&r, &line, &col);
+		snprintf(err, errlen, "'%s' is not a tfgb result: JSON error at line %d, column %d: "
+		         "%s", path, line, col, jsonr_strerror(rc));
+		jsonr_free(&r);
+		return -1;
+	}
+	if (jsonr_type(&r, jsonr_find(&r, 0, "sweep")) == JSONR_OBJECT) {
+		rc = json_sweep(s, &r, path, file, err, errlen);
+	} else if (is_result(&r, 0)) {
+		rc = json_point(s, &r, 0, path, file, &p);
+		if (rc < 0)
+			snprintf(err, errlen, "'%s': more than %d results in all, or out of memory",
+			         path, PLOT_POINTS_MAX);
+	} else {
+		snprintf(err, errlen, "'%s' is not a tfgb result: no \"benchmark\" and \"job\", "
+		         "nor a sweep's \"sweep\" and \"results\"", path);
+		rc = -1;
+	}
+	jsonr_free(&r);
+	return rc;
+}
+
+/* ---- CSV ---- */
+
+/* Splits a CSV line in place into at most max fields (RFC 4180 quotes). */
+static int csv_split(char *line, char **f, int max)
+{
+	int n = 0;
+	char *w = line, *r = line;
+
+	while (n < max) {
+		f[n++] = w;
+		if (*r == '"') {
+			for (r++; *r; r++) {
+				if (*r == '"' && r[1] == '"')
+					*w++ = *r++;
+				else if (*r == '"')
+					break;
+				else
+					*w++ = *r;
+			}
+			if (*r == '"')
+				r++;
+		}
+		while (*r && *r != ',')
+			*w++ = *r++;
+		if (!*r) {
+			*w = 0;
+			break;
+		}
+		*w++ = 0;
+		r++;
+	}
+	return n;
+}
+
+static int col_of(char **head, int nhead, const char *name)
+{
+	for (int i = 0; i < nhead; i++)
+		if (!strcmp(head[i], name))
+			return i;
+	return -1;
+}
+
+static const char *cell(char **row, int nrow, int col)
+{
+	return col >= 0 && col < nrow ? row[col] : "";
+}
+
+static double cell_num(char **row, int nrow, int col)
+{
+	const char *c = cell(row, nrow, col);
+	char *end;
+	double v;
+
+	if (!*c)
+		return NAN;
+	v = strtod(c, &end);
+	return *end ? NAN : v;
+}
+
+/* One CSV row (with its header) as a point; key0 the swept key, or NULL. */
+static int csv_point(struct plot_set *s, char **head, int nhead, char **row, int nrow,
+                     const char *key0, const char *path, int file)
+{
+	static const struct { int key; const char *col; } kc[] = {
+		{PK_TRANSPORT, "transport"}, {PK_MODE, "mode"}, {PK_SCHEME, "scheme"},
+		{PK_IOVECS, "iovecs"}, {PK_BYTES, "bytes"}, {PK_INFLIGHT, "inflight"},
+	};
+	struct plot_point *p = point_new(s, path, file);
+	char name[64];
+
+	if (!p)
+		return -1;
+	snprintf(p->bench, sizeof p->bench, "%s", cell(row, nrow, col_of(head, nhead, "benchmark")));
+	snprintf(p->status, sizeof p->status, "%s", cell(row, nrow, col_of(head, nhead, "status")));
+	for (size_t i = 0; i < sizeof kc / sizeof kc[0]; i++)
+		snprintf(p->key[kc[i].key], PLOT_TEXT_MAX, "%s",
+		         cell(row, nrow, col_of(head, nhead, kc[i].col)));
+	if (key0) {
+		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key0);
+		snprintf(p->key[PK_SWEEP], PLOT_TEXT_MAX, "%s", row[0]);
+		if (!strcmp(key0, "payload.size"))
+			snprintf(p->sweep_unit, sizeof p->sweep_unit, "B");
+	}
+	for (int m = 0; m < PM_N; m++) {
+		double k = m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1;
+		p->y[m] = cell_num(row, nrow, col_of(head, nhead, metrics[m].csv)) * k;
+		if (!metrics[m].rep)
+			continue;
+		snprintf(name, sizeof name, "%s_mean", metrics[m].rep);
+		p->mean[m] = cell_num(row, nrow, col_of(head, nhead, name)) * k;
+		snprintf(name, sizeof name, "%s_stddev", metrics[m].rep);
+		p->sd[m] = cell_num(row, nrow, col_of(head, nhead, name)) * k;
+	}
+	{
+		double runs = cell_num(row, nrow, col_of(head, nhead, "runs"));
+		p->runs = runs > 1 ? (unsigned)runs : 0;
+	}
+	return 0;
+}
+
+static char *next_line(char **at)
+{
+	char *line = *at, *nl;
+
+	if (!line || !*line)
+		return NULL;
+	nl = strchr(line, '\n');
+	if (nl) {
+		*nl = 0;
+		*at = nl + 1;
+	} else {
+		*at = NULL;
+	}
+	if (*line && line[strlen(line) - 1] == '\r')
+		line[strlen(line) - 1] = 0;
+	return line;
+}
+
+/* tfgb's CSV: a header with "benchmark" and "status" (after a swept key
+ * when a sweep wrote it), then rows; a header repeated further down (runs'
+ * CSV put one after another) starts over; --interval's lines are skipped. */
+static int read_csv(struct plot_set *s, char *text, const char *path, int file, char *err,
+                    size_t errlen)
+{
+	char *head[PLOT_CSV_COLS], *row[PLOT_CSV_COLS], hcopy[PLOT_CSV_LINE_MAX];
+	char *at = text, *line;
+	int nhead = 0, lineno = 0, rows = 0, type = -1;
+
+	while ((line = next_line(&at))) {
+		int n;
+		lineno++;
+		if (!*line)
+			continue;
+		if (strlen(line) >= PLOT_CSV_LINE_MAX) {
+			snprintf(err, errlen, "'%s', line %d: longer than %d bytes", path, lineno,
+			         PLOT_CSV_LINE_MAX);
+			return -1;
+		}
+		if (!strncmp(line, "benchmark,", 10) || strstr(line, ",benchmark,")) {
+			memcpy(hcopy, line, strlen(line) + 1);
+			nhead = csv_split(hcopy, head, PLOT_CSV_COLS);
+			type = col_of(head, nhead, "type");
+			if (col_of(head, nhead, "status") < 0)
+				nhead = 0;
+			continue;
+		}
+		if (!nhead)
+			continue; /* before tfgb's header: not a row of ours */
+		n = csv_split(line, row, PLOT_CSV_COLS);
+		if (type >= 0 && strcmp(cell(row, n, type), "result"))
+			continue;
+		if (csv_point(s, head, nhead, row, n, col_of(head, nhead, "benchmark") > 0 ?
+		              head[0] : NULL, path, file) < 0) {
+			snprintf(err, errlen, "'%s': more than %d results in all, or out of memory",
+			         path, PLOT_POINTS_MAX);
+			return -1;
+		}
+		rows++;
+	}
+	if (!rows) {
+		snprintf(err, errlen, "'%s' is not a tfgb result: neither JSON nor tfgb's CSV "
+		         "(a header with \"benchmark\" and \"status\", then rows)%s", path,
+		         nhead ? ": no row after the header" : "");
+		return -1;
+	}
+	return 0;
+}
+
+int plot_read(struct plot_set *s, const char *path, int file, char *err, size_t errlen)
+{
+	char *text;
+	size_t len;
+	int rc;
+
+	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err, errlen) < 0)
+		return -1;
+	if (strlen(text) != len) {
+		snprintf(err, errlen, "'%s' is not a tfgb result: it holds a NUL byte", path);
+		rc = -1;
+	} else if (text[strspn(text, " \t\r\n")] == '{') {
+		rc = read_json(s, text, len, path, file, err, errlen);
+	} else {
+		rc = read_csv(s, text, path, file, err, errlen);
+	}
+	free(text);
+	return rc;
+}

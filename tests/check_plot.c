@@ -1,0 +1,225 @@
+/* check_plot.c - tfgb plot's reading of results (plot_read.c) and its
+ * gnuplot script (plot_gp.c): CSV with the real header, sweeps, repeats,
+ * null figures, and text that must not break the script or the SVG. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_tfgb.h"
+#include "plot.h"
+#include "report.h"
+
+static struct plot_set set;
+static char path[64], err[PLOT_ERR_MAX];
+
+static void plot_teardown(void)
+{
+	plot_set_free(&set);
+	if (*path)
+		unlink(path);
+	path[0] = 0;
+}
+
+/* Writes text to a fresh file (path) and reads it into set as file 0. */
+static int read_text(const char *text)
+{
+	FILE *f;
+	int fd;
+
+	if (*path)
+		unlink(path);
+	snprintf(path, sizeof path, "/tmp/check_plot.XXXXXX");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	err[0] = 0;
+	return plot_read(&set, path, 0, err, sizeof err);
+}
+
+START_TEST(test_plot_csv_sweep)
+{
+	/* a sweep's CSV: the swept key, then the benchmark's own header; the
+	 * last row measured nothing (empty figures), the mode is quoted */
+	ck_assert_int_eq(read_text("payload.size," REPORT_CSV_HEADER "\n"
+	                           "1024,latency,grpc,\"non,serialized\",custom,1,1024,1,0.1,0.2,"
+	                           "10,0,1,40.5,40,41,42,43,44,1,5000,5.1,4.9,,,,ok\n"
+	                           "65536,latency,grpc,\"non,serialized\",custom,1,65536,1,0.1,0.2,"
+	                           "0,0,,,,,,,,,,,,,,,empty\n"), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.pt[0].sweep_key, "payload.size");
+	ck_assert_str_eq(set.pt[0].sweep_unit, "B");
+	ck_assert_str_eq(set.pt[0].key[PK_SWEEP], "1024");
+	ck_assert_str_eq(set.pt[1].key[PK_SWEEP], "65536");
+	ck_assert_str_eq(set.pt[0].key[PK_MODE], "non,serialized");
+	ck_assert_str_eq(set.pt[0].bench, "latency");
+	ck_assert(fabs(set.pt[0].y[PM_AVG] - 40.5) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_GBPS] - 5.1 * 0.008) < 1e-9);
+	ck_assert_str_eq(set.pt[1].status, "empty");
+	/* null is no figure, never 0 */
+	ck_assert(isnan(set.pt[1].y[PM_AVG]));
+	ck_assert(isnan(set.pt[1].y[PM_MBPS]));
+	ck_assert_uint_eq(set.pt[0].runs, 0);
+}
+END_TEST
+
+START_TEST(test_plot_csv_runs)
+{
+	/* runs' CSV one after another, each with its header; the second a
+	 * repeat with its spread columns */
+	ck_assert_int_eq(read_text(REPORT_CSV_HEADER "\n"
+	                           "bandwidth,socket,non-serialized,uniform,10,3176488,16,0.1,1,"
+	                           "5,0,1,2,2,3,4,5,6,1,100,317.6,302.9,,,,ok\n"
+	                           REPORT_CSV_HEADER ",runs,avg_us_mean,avg_us_stddev\n"
+	                           "bandwidth,grpc,non-serialized,skew,10,9000000,16,0.1,1,"
+	                           "5,0,1,2,2,3,4,5,6,1,100,900,858,,,,saturated,3,2.5,0.5\n"), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.pt[0].key[PK_SWEEP], "");
+	ck_assert_str_eq(set.pt[0].sweep_key, "");
+	ck_assert_str_eq(set.pt[1].key[PK_TRANSPORT], "grpc");
+	ck_assert_str_eq(set.pt[1].status, "saturated");
+	ck_assert_uint_eq(set.pt[1].runs, 3);
+	ck_assert(fabs(set.pt[1].mean[PM_AVG] - 2.5) < 1e-9);
+	ck_assert(fabs(set.pt[1].sd[PM_AVG] - 0.5) < 1e-9);
+	ck_assert(isnan(set.pt[1].min[PM_AVG])); /* a CSV has no runs' extremes */
+	ck_assert_uint_eq(set.pt[0].runs, 0);
+}
+END_TEST
+
+#define RESULT(extra) \
+	"{\"schema_version\": 1, \"tfgb\": {\"version\": \"x\"}, \"benchmark\": \"throughput\"," \
+	" \"transport\": \"grpc\", \"mode\": \"non-serialized\", \"tls\": false," \
+	" \"payload\": {\"scheme\": \"skew\", \"iovecs\": 10, \"bytes\": 123}," \
+	" \"inflight\": 1, \"throughput\": {\"rpc\": \"push\", \"ps_count\": 2, \"workers\": 3}," \
+	" \"latency_us\": null, \"rpc_per_s\": 70.5, \"MBps\": null, \"status\": \"ok\"," \
+	extra " \"job\": \"[job]\\n\"}"
+
+START_TEST(test_plot_json_result)
+{
+	ck_assert_int_eq(read_text(RESULT(" \"repeat\": {\"runs\": 3, \"figures\": {\"rpc_per_s\":"
+	                                  " {\"mean\": 70, \"stddev\": 10}}, \"per_run\": ["
+	                                  "{\"rpc_per_s\": 60}, {\"rpc_per_s\": 82.5},"
+	                                  " {\"rpc_per_s\": 67.5}]},")), 0);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_str_eq(set.pt[0].key[PK_SHAPE], "2x3");
+	ck_assert_str_eq(set.pt[0].key[PK_TLS], "plaintext");
+	ck_assert_str_eq(set.pt[0].key[PK_RPC], "push");
+	ck_assert_str_eq(set.pt[0].key[PK_BYTES], "123");
+	ck_assert(isnan(set.pt[0].y[PM_AVG]));  /* "latency_us": null */
+	ck_assert(isnan(set.pt[0].y[PM_MBPS])); /* null */
+	ck_assert_uint_eq(set.pt[0].runs, 3);
+	ck_assert(fabs(set.pt[0].mean[PM_RPC] - 70) < 1e-9);
+	ck_assert(fabs(set.pt[0].min[PM_RPC] - 60) < 1e-9);
+	ck_assert(fabs(set.pt[0].max[PM_RPC] - 82.5) < 1e-9);
+	/* the file's name without directory and ending */
+	ck_assert_str_eq(set.pt[0].key[PK_FILE], path + 5);
+}
+END_TEST
+
+START_TEST(test_plot_json_sweep_ndjson)
+{
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"sweep\": {\"key\": \"payload.scheme\","
+	                           " \"values\": [\"skew\", \"uniform\"], \"unit\": \"\"},"
+	                           " \"results\": [" RESULT("") ", " RESULT("") "]}"), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.pt[1].sweep_key, "payload.scheme");
+	ck_assert_str_eq(set.pt[1].key[PK_SWEEP], "uniform");
+	ck_assert(fabs(set.pt[1].y[PM_RPC] - 70.5) < 1e-9);
+	plot_set_free(&set);
+	/* --ndjson: intervals, then the result on the last line */
+	ck_assert_int_eq(read_text("{\"type\":\"interval\",\"worker\":0}\n" RESULT("") "\n"), 0);
+	ck_assert_uint_eq(set.n, 1);
+}
+END_TEST
+
+START_TEST(test_plot_read_refusals)
+{
+	ck_assert_int_eq(read_text("{\"a\": 1}"), -1);
+	ck_assert_msg(strstr(err, path) && strstr(err, "not a tfgb result"), "%s", err);
+	ck_assert_int_eq(read_text("{\"sweep\": {\"key\": \"k\"}, \"results\": []}"), -1);
+	ck_assert_msg(strstr(err, "sweep"), "%s", err);
+	ck_assert_int_eq(read_text("a,b\n1,2\n"), -1);
+	ck_assert_msg(strstr(err, path) && strstr(err, "CSV"), "%s", err);
+	ck_assert_int_eq(read_text(REPORT_CSV_HEADER "\n"), -1);
+	ck_assert_msg(strstr(err, "no row after the header"), "%s", err);
+	ck_assert_int_eq(read_text("{\"benchmark\": "), -1);
+	ck_assert_msg(strstr(err, "line 1"), "%s", err);
+	ck_assert_msg(!strchr(err, '\n'), "more than one line: %s", err);
+}
+END_TEST
+
+START_TEST(test_plot_key_text)
+{
+	char b[64];
+
+	plot_key_text(PK_BYTES, "3176488", b, sizeof b);
+	ck_assert_str_eq(b, "3.03 MiB");
+	plot_key_text(PK_BYTES, "512", b, sizeof b);
+	ck_assert_str_eq(b, "512 B");
+	plot_key_text(PK_SHAPE, "2x1", b, sizeof b);
+	ck_assert_str_eq(b, "2 PS x 1 worker");
+	plot_key_text(PK_IOVECS, "1", b, sizeof b);
+	ck_assert_str_eq(b, "1 iovec");
+	ck_assert_int_eq(plot_key_find("shape"), PK_SHAPE);
+	ck_assert_int_eq(plot_key_find("nope"), -1);
+	ck_assert_int_eq(plot_metric_find("Gbps"), PM_GBPS);
+}
+END_TEST
+
+/* The script of a figure whose labels hold quotes, a backslash, a control
+ * character and a byte that is not UTF-8; one null, not-ok item. */
+START_TEST(test_plot_gp_script_text)
+{
+	static struct plot_fig fig;
+	struct plot_item items[2] = {
+		{.point = 0, .series = 0, .group = 0, .x = 0, .y = 5, .lo = NAN, .hi = NAN},
+		{.point = 1, .series = 0, .group = 1, .x = 1, .y = NAN, .lo = NAN, .hi = NAN},
+	};
+	struct plot_point pts[2] = {{.status = "ok"}, {.status = "empty"}};
+	struct plot_set s = {.pt = pts, .n = 2};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	fig.style = PLOT_BARS;
+	fig.nseries = 1;
+	fig.ngroups = 2;
+	snprintf(fig.series[0], sizeof fig.series[0], "a\"b\\c\x01\xff");
+	snprintf(fig.group[0], sizeof fig.group[0], "g0");
+	snprintf(fig.group[1], sizeof fig.group[1], "g1");
+	snprintf(fig.title, sizeof fig.title, "T");
+	fig.item = items;
+	fig.nitem = 2;
+	plot_gp_script(&fig, &s, "out\".png", 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(strstr(text, "title \"a\\\"b\\\\c??\""), "%s", text);
+	ck_assert_msg(strstr(text, "set output \"out\\\".png\""), "%s", text);
+	ck_assert_msg(strstr(text, "\"empty: no figure\" at first"), "%s", text);
+	ck_assert_msg(strstr(text, "title \"status not ok\""), "%s", text);
+	/* the null item leaves a gap in the data, no 0 */
+	ck_assert_msg(strstr(text, "$s0 << EOD\n0 5 nan nan nan\n\nEOD\n"), "%s", text);
+	free(text);
+}
+END_TEST
+
+Suite *make_plot_suite(void)
+{
+	Suite *s = suite_create("plot");
+	TCase *core = tcase_create("core"), *errors = tcase_create("errors");
+
+	tcase_add_checked_fixture(core, NULL, plot_teardown);
+	tcase_add_checked_fixture(errors, NULL, plot_teardown);
+	tcase_add_test(core, test_plot_csv_sweep);
+	tcase_add_test(core, test_plot_csv_runs);
+	tcase_add_test(core, test_plot_json_result);
+	tcase_add_test(core, test_plot_json_sweep_ndjson);
+	tcase_add_test(core, test_plot_key_text);
+	tcase_add_test(core, test_plot_gp_script_text);
+	tcase_add_test(errors, test_plot_read_refusals);
+	suite_add_tcase(s, core);
+	suite_add_tcase(s, errors);
+	return s;
+}
