@@ -7,6 +7,10 @@
 #include "result.h"
 
 static struct wresult *a, *b;
+
+/* The bytes after the allocator strings: the placement strings with their
+ * lengths, the six resource figures, nivl and ivl_dropped (no intervals). */
+#define TAIL(r) (4 + (long)strlen((r)->place.cpus) + (long)strlen((r)->place.mempolicy) + 48 + 12)
 static unsigned char *buf;
 
 static void setup(void)
@@ -38,6 +42,11 @@ static void setup(void)
 	a->missed = 17;
 	strcpy(a->alloc, "jemalloc");
 	strcpy(a->alloc_version, "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c");
+	strcpy(a->place.cpus, "0-3,8");
+	strcpy(a->place.mempolicy, "bind:1");
+	a->res = (struct wresult_res){.span_ns = 12000000001ull, .user_ns = 9000000002ull,
+	                              .sys_ns = 3000000003ull, .rss_peak_bytes = 41943040,
+	                              .vcsw = 1234, .ivcsw = 56};
 	stats_init(&a->lat);
 	for (uint64_t v = 1000; v < 2000000; v = v * 11 / 10)
 		stats_record(&a->lat, v);
@@ -68,6 +77,15 @@ START_TEST(test_result_round_trip)
 	/* job.allocator: the worker's malloc reaches the launcher's report */
 	ck_assert_str_eq(b->alloc, "jemalloc");
 	ck_assert_str_eq(b->alloc_version, a->alloc_version);
+	/* issue 17: where it ran and what it used, as it measured itself */
+	ck_assert_str_eq(b->place.cpus, "0-3,8");
+	ck_assert_str_eq(b->place.mempolicy, "bind:1");
+	ck_assert_uint_eq(b->res.span_ns, 12000000001ull);
+	ck_assert_uint_eq(b->res.user_ns, 9000000002ull);
+	ck_assert_uint_eq(b->res.sys_ns, 3000000003ull);
+	ck_assert_uint_eq(b->res.rss_peak_bytes, 41943040);
+	ck_assert_uint_eq(b->res.vcsw, 1234);
+	ck_assert_uint_eq(b->res.ivcsw, 56);
 	ck_assert_uint_eq(b->calls, 123456);
 	ck_assert_uint_eq(b->errors, 1);
 	ck_assert_uint_eq(b->warmup_calls, 999);
@@ -146,7 +164,7 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 5;
+	buf[7] = 6;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
@@ -154,9 +172,9 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	/* a bucket count changed (the service times' last, before nruns = 0,
 	 * the two allocator strings, nivl = 0 and ivl_dropped): no longer sums
 	 * to the sample count */
-	buf[n - 12 - 5 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version)] ^= 2;
+	buf[n - TAIL(a) - 5 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version)] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
-	buf[n - 12 - 5 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version)] ^= 2;
+	buf[n - TAIL(a) - 5 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version)] ^= 2;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
 }
 END_TEST
@@ -198,7 +216,8 @@ START_TEST(test_result_runs)
 	a->runs[1].lat_count--;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
-	buf[n - 12 - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version) - 3 * 48 - 4 + 2] =
+	buf[n - TAIL(a) - 4 - (long)strlen(a->alloc) - (long)strlen(a->alloc_version) - 3 * 48 - 4 +
+	    2] =
 		0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 }

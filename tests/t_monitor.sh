@@ -14,7 +14,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-base="-s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=300ms -q \
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=1s -q \
 -s monitor.interval=100ms"
 
 $TFGB latency $base -s monitor.resources=memory,network >"$out/text" 2>"$out/err" ||

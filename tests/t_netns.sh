@@ -55,7 +55,12 @@ and sum(d["throughput"]["per_ps"]) == d["calls"] == sum(d["throughput"]["per_wor
 and d["calls"] > 0 and min(d["throughput"]["per_ps"]) > 0
 and min(d["throughput"]["per_worker"]) > 0 and d["errors"] == 0
 and d["status"] == "ok" and d["throughput"]["incomplete"] is False
-and d["ps"] == ["'$PS0:$PORT'", "'$PS1:$PORT'"]'
+and d["ps"] == ["'$PS0:$PORT'", "'$PS1:$PORT'"]
+and sorted((p["role"], p["index"]) for p in d["throughput"]["processes"]) ==
+    [("ps", 0), ("ps", 1), ("worker", 0), ("worker", 1), ("worker", 2)]
+and all(p["cpus"] != "unknown" and p["mempolicy"] != "unknown" for p in d["throughput"]["processes"])
+and all(p["user_s"] + p["sys_s"] > 0 and p["rss_peak_bytes"] > 0
+        for p in d["throughput"]["processes"] if p["role"] == "worker")'
 
 # a. one PS per host, by hand; PS 0 also serves the control service
 ip netns exec "$lab-ps0" $TFGB serve -c "$job" --task 0 2>"$out/s0" &

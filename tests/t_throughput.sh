@@ -2,8 +2,9 @@
 # TF-gRPC-PS-Throughput on one machine: the launcher with 2 PS x 3 workers,
 # rpc echo/push/pull, per-PS and per-worker counts that add up, workers
 # started by hand (--task) and by a launcher's environment (workers only,
-# and servers and workers as one launch, SPMD and MPMD), a worker and a
-# PS killed mid-window (named, exit 1, partial result), and no process left.
+# and servers and workers as one launch, SPMD and MPMD), a worker and
+# PS 0 killed mid-window (named with pid and host, exit 1, the survivors'
+# figures in a result of status partial), and no process left.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 need_py json python3
@@ -70,6 +71,19 @@ if x["role"] == "ps"][0] < 40 << 20' <"$out/t.json" ||
 		fail "rpc=pull: a PS made max_message bytes for a small Pull: $(grep -A3 '"ps"' "$out/t.json")"; }
 done
 [ -z "$(pids_matching "$out/job.ini")" ] || fail "processes left: $(pids_matching "$out/job.ini")"
+
+# 1b. every process says where it ran, measured by itself: the workers
+#     pinned to CPU 0 report exactly that, the PSs what they had
+$TFGB throughput $J -s affinity.worker_cpus=0 -f json >"$out/p.json" 2>"$out/err" ||
+	fail "worker_cpus=0: $(cat "$out/err")"
+json_check '[(p["role"], p["index"]) for p in d["throughput"]["processes"]] ==
+[("worker", 0), ("worker", 1), ("worker", 2), ("ps", 0), ("ps", 1)]
+and all(p["cpus"] == "0" and p["user_s"] + p["sys_s"] > 0 and p["rss_peak_bytes"] > 1 << 20
+        and p["span_s"] > 0 for p in d["throughput"]["processes"] if p["role"] == "worker")
+and all(p["cpus"] not in ("", "unknown") and p["mempolicy"] not in ("", "unknown")
+        for p in d["throughput"]["processes"])
+and len(set(p["pid"] for p in d["throughput"]["processes"])) == 5' <"$out/p.json" ||
+	fail "placement not recorded: $(cat "$out/p.json")"
 
 # 2. text and CSV forms
 $TFGB throughput $J >"$out/t.txt" 2>"$out/err" || fail "text: $(cat "$out/err")"
@@ -179,24 +193,38 @@ rc=0; wait "$l" || rc=$?
 [ "$rc" = 1 ] || fail "killed worker: exit $rc, expected 1: $(cat "$out/err")"
 grep -q "worker [0-9] (pid $victim" "$out/err" || fail "the dead worker is not named: $(cat "$out/err")"
 grep -q "signal 9" "$out/err" || fail "the signal is not named: $(cat "$out/err")"
-json_check 'd["throughput"]["incomplete"] is True and d["throughput"]["reported"] == 2' \
+json_check 'd["status"] == "partial" and d["throughput"]["incomplete"] is True
+and d["throughput"]["reported"] == 2 and d["throughput"]["lost"]["role"] == "worker"
+and d["throughput"]["lost"]["pid"] == '"$victim"' and d["calls"] > 0
+and d["throughput"]["lost"]["host"] == __import__("socket").gethostname()
+and sorted(d["throughput"]["per_worker_status"]) == ["missing", "ok", "ok"]' \
 	<"$out/k.json" || fail "partial result: $(cat "$out/k.json")"
 all_closed || fail "processes left after a worker died"
 none_left "workers" $kids
 
-# 6. a PS killed mid-window
-$TFGB throughput $J -s job.duration=$(slow 20)s -s job.timeout=$(slow 2)s >"$out/k.txt" 2>"$out/err" &
+# 6. PS 0 killed mid-window: the launcher hosts the control service, so
+#    the three workers' figures up to then still reach the report
+$TFGB throughput $J -s job.duration=$(slow 20)s -s job.timeout=$(slow 2)s -f json \
+	>"$out/k.json" 2>"$out/err" &
 l=$!
 wait_clients "$base" 3 1 20 || fail "6: the workers got no replies: $(cat "$out/err")"
 sleep "$(slow 0.2)"
 kids=$(children "$l" "-c /proc/self/fd")
-victim=$(children "$l" "serve -c /proc/self/fd" | head -n 1)
-[ -n "$victim" ] || fail "no PS process found"
+victim=
+for p in $(children "$l" "serve -c /proc/self/fd"); do
+	tr '\0' ' ' <"/proc/$p/cmdline" | grep -q -- "--task 0 " && victim=$p
+done
+[ -n "$victim" ] || fail "no PS 0 process found"
 kill -KILL "$victim"
 rc=0; wait "$l" || rc=$?
 [ "$rc" = 1 ] || fail "killed PS: exit $rc, expected 1"
-grep -q "PS [01] (pid $victim" "$out/err" ||
-	fail "the dead PS (pid $victim) is not named: $(cat "$out/err")"
+grep -q "partial: PS 0 (pid $victim on $(hostname)" "$out/err" ||
+	fail "the dead PS 0 (pid $victim) is not named: $(cat "$out/err")"
+json_check 'd["status"] == "partial" and d["throughput"]["reported"] == 3
+and d["throughput"]["lost"] == {"role": "ps", "index": 0, "pid": '"$victim"',
+    "host": __import__("socket").gethostname(), "end": "killed by signal 9 (Killed)"}
+and min(d["throughput"]["per_worker"]) > 0 and d["throughput"]["per_ps"][0] > 0' \
+	<"$out/k.json" || fail "PS 0 died: no partial result: $(cat "$out/k.json")"
 all_closed || fail "processes left after a PS died"
 none_left "processes" $kids
 echo ok

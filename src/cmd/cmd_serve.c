@@ -4,8 +4,10 @@
  * only; otherwise every PS whose host is this machine) and serves them with
  * the job's transport until SIGINT or SIGTERM, then stops gracefully.
  * The process that serves PS 0 also hosts the control service (ctrl.h) on
- * the control address (see control_addr), bound right after the PS
- * addresses; failing to bind it fails the command like a PS address.
+ * the control address (cluster_control_addr), bound right after the PS
+ * addresses; failing to bind an explicit cluster.control fails the command
+ * like a PS address, failing to bind the derived one (PS 0's port - 1) is
+ * a warning (another hand-started server may hold it).
  *
  * Readiness for a parent process: if TFGB_READY_FD names an open file
  * descriptor, the line "ready\n" is written to it once every address
@@ -62,10 +64,21 @@ static void on_ready(void *arg)
 	                                    r->t->verbose, r->t->job.transport == TRANSPORT_GRPC,
 	                                    &r->ctrl,
 	                                    err, sizeof err) < 0) {
-		tfgb_error("serve: control service: %s", err);
-		r->ctrl_failed = 1;
-		tfgb_stop = 1;
-		return; /* no ready line: the descriptor is closed on the way out */
+		if (!r->t->job.control.n) {
+			/* a derived address: this server is PS 0 of its own job only
+			 * by default (hand-started servers on consecutive ports, each
+			 * with its own cluster.ps); it serves on, without the service */
+			tfgb_error("serve: warning: no control service: %s; a throughput run with "
+			           "this server as PS 0 needs one: %s", err,
+			           cluster_control_hint(&r->t->job));
+			r->control = NULL;
+		} else {
+			tfgb_error("serve: control service: %s; %s", err,
+			           cluster_control_hint(&r->t->job));
+			r->ctrl_failed = 1;
+			tfgb_stop = 1;
+			return; /* no ready line: the descriptor is closed on the way out */
+		}
 	}
 	if (!r->t->quiet) {
 		fprintf(stderr, "tfgb serve: listening on ");

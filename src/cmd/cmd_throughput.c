@@ -72,6 +72,8 @@ struct agg {
 	const char **host;       /* workers: each one's host name, NULL until it reports */
 	int32_t *pid;            /* workers: each one's process id */
 	struct alloc_info *alloc; /* workers: each one's malloc, name "" until it reports */
+	struct place_seen *place; /* workers: where each ran, as it measured itself */
+	struct wresult_res *res;  /* workers: what each used over its run */
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
 	struct report_run *runs; /* repeat */
 	uint64_t *run_lat_sum, *run_lat_count, *run_window_total;
@@ -109,10 +111,12 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->host = calloc(workers, sizeof *a->host);
 	a->pid = calloc(workers, sizeof *a->pid);
 	a->alloc = calloc(workers, sizeof *a->alloc);
+	a->place = calloc(workers, sizeof *a->place);
+	a->res = calloc(workers, sizeof *a->res);
 	stats_init(&a->sum.lat);
 	stats_init(&a->sum.svc);
 	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid &&
-	       a->alloc ? 0 : -ENOMEM;
+	       a->alloc && a->place && a->res ? 0 : -ENOMEM;
 }
 
 static void agg_free(struct agg *a)
@@ -127,6 +131,8 @@ static void agg_free(struct agg *a)
 	free(a->host);
 	free(a->pid);
 	free(a->alloc);
+	free(a->place);
+	free(a->res);
 	free(a->runs);
 	free(a->run_lat_sum);
 	free(a->run_lat_count);
@@ -223,6 +229,8 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	a->pid[worker] = w->pid;
 	snprintf(a->alloc[worker].name, sizeof a->alloc[worker].name, "%s", w->alloc);
 	snprintf(a->alloc[worker].version, sizeof a->alloc[worker].version, "%s", w->alloc_version);
+	a->place[worker] = w->place;
+	a->res[worker] = w->res;
 	a->rps += rps;
 	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
 	if (a->reported == 1 || rps < a->rps_min)
@@ -292,7 +300,8 @@ static void ps_allocators(const struct job *j, const struct tr_ops *ops, int com
  * incomplete, "" when nothing), with the resource series and the latency
  * distribution beside it: 0, or -1 (said). */
 static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struct agg *a,
-                           const char *why, const struct opt_hostport *ps,
+                           const char *why, const struct report_lost *lost,
+                           const struct opt_hostport *ps,
                            const struct srvinfo *psinfo, const struct payload *p,
                            const struct sysinfo_env *env, const struct monitor *mon)
 {
@@ -307,7 +316,8 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 		.worker_host = a->host, .worker_pid = a->pid, .rps = a->rps,
 		.bytes_per_s = a->bps, .rps_min = a->rps_min, .rps_max = a->rps_max,
 		.offered_rps = (double)j->rate * workers, .incomplete = why[0] != 0,
-		.note = why[0] ? why : NULL,
+		.note = why[0] ? why : NULL, .lost = lost, .worker_place = a->place,
+		.worker_res = a->res,
 	};
 	uint64_t seen = a->sum.calls + a->sum.warmup_calls; /* every call the monitor saw */
 	struct report r = {.benchmark = "TF-gRPC-PS-Throughput", .command = t->cmd, .job = j,
@@ -344,7 +354,8 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
  * NULL, add the environment and the resources.  Returns the exit status. */
 static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
                              uint64_t run_id, uint32_t workers, int partial, const char *note,
-                             const struct sysinfo_env *env, const struct monitor *mon)
+                             const struct report_lost *lost, const struct sysinfo_env *env,
+                             const struct monitor *mon)
 {
 	const struct job *j = &t->job;
 	char err[CTRL_ERR_MAX], why[1024];
@@ -392,9 +403,12 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
 	ps_allocators(j, ops, !why[0], psinfo);
-	if (print_aggregate(t, ops, &a, why, ps, psinfo, &p, env, mon) < 0)
+	if (print_aggregate(t, ops, &a, why, lost, ps, psinfo, &p, env, mon) < 0)
 		goto out;
-	if (why[0]) {
+	if (lost) {
+		tfgb_error("%s: partial: %s; the result has the figures of the %u workers that "
+		           "reported", t->cmd, why, a.reported);
+	} else if (why[0]) {
 		tfgb_error("%s: incomplete: %s", t->cmd, why);
 	} else if (report_empty(&a.sum)) {
 		tfgb_error("%s: empty: no worker completed a call in the %.3fs window; set a longer "
@@ -453,7 +467,8 @@ static int worker_barrier(struct tfgb *t, const struct cluster_rank *rk, int wor
 static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int workers,
                          uint64_t run_id, struct ctrl_client *cc,
                          const struct engine_result *res, int np, const struct report_ivl *ivl,
-                         const struct sysinfo_env *env)
+                         const struct sysinfo_env *env, const struct place_seen *place,
+                         const struct wresult_res *self)
 {
 	struct wresult *wr = malloc(sizeof *wr);
 	unsigned char *blob = malloc(RESULT_BLOB_MAX);
@@ -471,6 +486,8 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
 		/* detected at start */
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", env->alloc.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env->alloc.version);
+		wr->place = *place;
+		wr->res = *self;
 		blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
 		if (blen < 0)
 			snprintf(err, sizeof err, "result too large");
@@ -503,7 +520,10 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct job_err jerr;
 	struct sysinfo_env env;
 	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
-	uint64_t run_id = 0;
+	struct place_seen place;
+	struct wresult_res self;
+	struct rusage ru0, ru1;
+	uint64_t run_id = 0, t0;
 
 	sysinfo_collect(&env);
 	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
@@ -535,6 +555,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	if ((rc = worker_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
+	place_measure(&place); /* as placed, by session_open or by its launcher */
 	session_engine_cfg(&s, &cfg);
 	cfg.rate = (uint64_t)j->rate;
 	cfg.arrival = j->arrival;
@@ -542,18 +563,23 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	cfg.progress = collector && !t->quiet && isatty(STDERR_FILENO);
 	cfg.on_interval = report_interval;
 	cfg.interval_arg = &ivl;
+	getrusage(RUSAGE_SELF, &ru0);
+	t0 = now_ns();
 	erc = engine_run(&cfg, &res);
+	getrusage(RUSAGE_SELF, &ru1);
+	wresult_res_of(&self, &ru0, &ru1, now_ns() - t0);
 	if (erc == -ENOMEM) {
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
 		goto out;
 	}
-	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env) < 0)
+	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env, &place, &self) < 0)
 		goto out_res;
 	if (t->verbose)
 		fprintf(stderr, "tfgb: %s: worker %d: %llu calls in %.3fs\n", t->cmd, rk->index,
 		        (unsigned long long)res.calls, (double)res.window_ns / 1e9);
 	if (collector)
-		rc = collect_and_print(t, ops, cc, run_id, (uint32_t)workers, 0, NULL, &env, NULL);
+		rc = collect_and_print(t, ops, cc, run_id, (uint32_t)workers, 0, NULL, NULL, &env,
+		                       NULL);
 	else
 		rc = erc == 0 ? TFGB_EXIT_OK : TFGB_EXIT_FAIL;
 	if (erc < 0 && res.failed_conn >= 0 && res.failed_conn < np) {
@@ -576,32 +602,50 @@ out:
 
 /* ---- the one-machine launcher ---- */
 
-/* A PS that died is the root cause of the workers' failures that follow:
- * name it in preference to them. */
-static int sweep_ps(struct cluster_child *ps, int np, char *note, size_t len)
-{
-	char how[96];
-	int status, found = 0;
-
-	for (int i = 0; i < np; i++)
-		if (ps[i].pid > 0 && waitpid(ps[i].pid, &status, WNOHANG) == ps[i].pid) {
-			if (!found) {
-				cluster_exit_text(status, how, sizeof how);
-				snprintf(note, len, "PS %d (pid %d, %s:%u) ended: %s", i, (int)ps[i].pid,
-				         ps[i].addr.host, ps[i].addr.port, how);
-			}
-			ps[i].pid = 0;
-			found = 1;
-		}
-	return found;
-}
-
 /* What watching the launcher's processes found. */
 struct watch {
 	int failed, interrupted;
 	uint64_t stop_sent; /* when the workers were told to stop; 0: not yet */
 	char note[768];     /* the first failure, for the report */
+	char how[96];       /* how the lost process ended */
+	struct report_lost lost; /* the process that died, when lost.role is set */
 };
+
+/* Notes that process `index` of `role` (pid, on host; addr: a PS's)
+ * ended with wait status `status` before the run was over.  A PS that
+ * ends, or a worker killed by a signal, is lost: the report is partial and
+ * names it (a worker that exits with a status has reported why). */
+static void watch_ended(struct watch *w, const char *role, int index, pid_t pid,
+                        const char *host, const struct opt_hostport *addr, int status)
+{
+	cluster_exit_text(status, w->how, sizeof w->how);
+	if (addr)
+		snprintf(w->note, sizeof w->note, "PS %d (pid %d on %s, %s:%u) ended: %s", index,
+		         (int)pid, host, addr->host, addr->port, w->how);
+	else
+		snprintf(w->note, sizeof w->note, "worker %d (pid %d on %s) ended: %s", index,
+		         (int)pid, host, w->how);
+	if (addr || WIFSIGNALED(status))
+		w->lost = (struct report_lost){.role = role, .index = index, .pid = (int)pid,
+		                               .host = host, .how = w->how};
+	w->failed = 1;
+}
+
+/* A PS that died is the root cause of the workers' failures that follow:
+ * name it in preference to them. */
+static int sweep_ps(struct cluster_child *ps, int np, const char *host, struct watch *w)
+{
+	int status, found = 0;
+
+	for (int i = 0; i < np; i++)
+		if (ps[i].pid > 0 && waitpid(ps[i].pid, &status, WNOHANG) == ps[i].pid) {
+			if (!found)
+				watch_ended(w, "ps", i, ps[i].pid, host, &ps[i].addr, status);
+			ps[i].pid = 0;
+			found = 1;
+		}
+	return found;
+}
 
 /* Reaps the launcher's processes until every worker is done: a process
  * that dies, Ctrl-C or the deadline stops the others early (SIGINT, then
@@ -611,7 +655,6 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 {
 	const struct job *j = &t->job;
 	uint64_t deadline;
-	char how[96];
 	int running;
 
 	deadline = now_ns() + j->warmup_ns + 4 * j->timeout_ns +
@@ -632,23 +675,15 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 					    !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
 						/* a PS that died is the cause: give it time to be seen */
 						usleep(200000);
-						if (!sweep_ps(ps, np, w->note, sizeof w->note)) {
-							cluster_exit_text(status, how, sizeof how);
-							snprintf(w->note, sizeof w->note,
-							         "worker %d (pid %d on %s) ended: %s", i,
-							         (int)pid, host, how);
-						}
-						w->failed = 1;
+						if (!sweep_ps(ps, np, host, w))
+							watch_ended(w, "worker", i, pid, host, NULL, status);
 					}
 				}
 			for (int i = 0; i < np; i++)
 				if (ps[i].pid == pid) {
 					ps[i].pid = 0;
-					if (!w->failed) {
-						cluster_exit_text(status, how, sizeof how);
-						snprintf(w->note, sizeof w->note, "PS %d (pid %d, %s:%u) ended: %s", i,
-						         (int)pid, ps[i].addr.host, ps[i].addr.port, how);
-					}
+					if (!w->failed)
+						watch_ended(w, "ps", i, pid, host, &ps[i].addr, status);
 					w->failed = 1;
 				}
 			continue;
@@ -663,7 +698,7 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 		/* on a failure or Ctrl-C the others stop early and report partial figures */
 		if ((w->failed || w->interrupted) && !w->stop_sent) {
 			usleep(100000);
-			w->failed |= sweep_ps(ps, np, w->note, sizeof w->note);
+			w->failed |= sweep_ps(ps, np, host, w);
 			w->stop_sent = now_ns();
 			for (int i = 0; i < nw; i++)
 				if (wk[i].pid)
@@ -742,6 +777,38 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 	return rc;
 }
 
+/* Where the launcher's workers meet: the launcher hosts the control
+ * service itself (*own = 1), so that the figures outlive any PS, unless the
+ * tfgb serve of a PS 0 started by hand already answers at the control
+ * address (or that address is another host's): that one is used.  Something
+ * else listening there is an error naming cluster.control.  TFGB_EXIT_OK or
+ * the status of the error it printed. */
+static int launcher_control(struct tfgb *t, const struct tr_ops *ops,
+                            struct opt_hostport *caddr, int *own)
+{
+	const struct job *j = &t->job;
+	struct opt_hostport ps0;
+
+	*own = 0;
+	if (cluster_control_addr(j, caddr) < 0) {
+		tfgb_error("%s: PS 0's port %u has no port below it for the control service; "
+		           "set cluster.control", t->cmd, caddr->port);
+		return TFGB_EXIT_USAGE;
+	}
+	if (cluster_host_is_local(caddr->host) != 1)
+		return TFGB_EXIT_OK;
+	cluster_ps_addr(j, 0, &ps0);
+	ps0.port = (uint16_t)(ps0.port + ops->port_offset);
+	if (!cluster_tcp_probe(caddr, 200)) {
+		*own = 1;
+	} else if (!cluster_tcp_probe(&ps0, 200)) {
+		tfgb_error("%s: control service: %s:%u is in use, and not by a PS 0 of this job; %s",
+		           t->cmd, caddr->host, caddr->port, cluster_control_hint(j));
+		return TFGB_EXIT_FAIL;
+	}
+	return TFGB_EXIT_OK;
+}
+
 static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 {
 	const struct job *j = &t->job;
@@ -749,10 +816,11 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	struct cluster_child *ps = calloc((size_t)np, sizeof *ps);
 	struct cluster_child *wk = calloc((size_t)nw, sizeof *wk);
 	struct ctrl_client *cc = NULL;
+	struct ctrl_server *srv = NULL;
 	struct opt_hostport caddr;
 	char err[CLUSTER_ERR_MAX], host[64];
 	uint64_t run_id = 0;
-	int grpc_up = 0;
+	int grpc_up = 0, own_ctrl = 0;
 	struct watch w = {.note = ""};
 	struct monitor *mon = NULL;
 	struct sysinfo_env env;
@@ -778,12 +846,9 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		if (getrandom(&run_id, sizeof run_id, 0) != sizeof run_id)
 			run_id = now_ns() ^ (uint64_t)getpid() << 32;
 
-	if (cluster_control_addr(j, &caddr) < 0) {
-		tfgb_error("%s: PS 0's port %u has no port below it for the control service; "
-		           "set cluster.control", t->cmd, caddr.port);
-		rc = TFGB_EXIT_USAGE;
+	if ((rc = launcher_control(t, ops, &caddr, &own_ctrl)) != TFGB_EXIT_OK)
 		goto out;
-	}
+	rc = TFGB_EXIT_FAIL;
 
 	/* the placement of the processes started here, on this machine: a bad
 	 * node is the job's error, said once, before any of them starts */
@@ -795,7 +860,8 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		goto out;
 	}
 	/* every fork happens here, before this process starts gRPC threads */
-	if ((rc = session_start_servers(t, ops, np, 0, ps)) != TFGB_EXIT_OK)
+	if ((rc = session_start_servers(t, ops, np, own_ctrl ? CLUSTER_NO_CONTROL : 0, ps)) !=
+	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
 	if ((rc = start_workers(t, ops, ps, np, wk, nw, run_id, &caddr, &mon)) != TFGB_EXIT_OK)
@@ -803,6 +869,11 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	rc = TFGB_EXIT_FAIL;
 	grpc_init();
 	grpc_up = 1;
+	if (own_ctrl && ctrl_server_start(&caddr, &j->tls, j->token, t->verbose, 0, &srv, err,
+	                                  sizeof err) < 0) {
+		tfgb_error("%s: control service: %s; %s", t->cmd, err, cluster_control_hint(j));
+		goto out;
+	}
 	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc, err,
 	                     sizeof err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err);
@@ -813,10 +884,12 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	watch(t, ps, np, wk, nw, mon, host, &w);
 	monitor_stop(mon);
 	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
-	                       w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL, &env, mon);
+	                       w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL,
+	                       w.lost.role ? &w.lost : NULL, &env, mon);
 out:
 	monitor_free(mon);
 	ctrl_client_close(cc);
+	ctrl_server_stop(srv);
 	if (grpc_up)
 		grpc_shutdown();
 	for (int i = 0; wk && i < nw; i++)

@@ -297,6 +297,13 @@ int cluster_control_addr(const struct job *j, struct opt_hostport *out)
 	return 0;
 }
 
+const char *cluster_control_hint(const struct job *j)
+{
+	return j->control.n ? "set cluster.control to a free address of this host" :
+	       "set cluster.control to a free address of this host (by default it is PS 0's "
+	       "host at PS 0's port - 1)";
+}
+
 /* Launchers and the variables that carry a process's rank, the count and
  * the rank among the processes of its node.  An MPI launcher's come first:
  * mpirun under Slurm starts its daemons with srun, so its ranks inherit a

@@ -80,6 +80,9 @@ void cluster_exit_text(int status, char *buf, size_t len);
 /* The control service's address: [cluster] control, or PS 0's host one
  * port below PS 0.  -1 when that is needed and PS 0's port is 1. */
 int cluster_control_addr(const struct job *j, struct opt_hostport *out);
+/* What to do when the control address cannot be bound: the advice, naming
+ * the key (cluster.control) and, when it is empty, how it was derived. */
+const char *cluster_control_hint(const struct job *j);
 
 /* This process's rank in its launch: --task N (task >= 0; its local rank
  * is N too), else the first launcher whose rank variable is set, in this

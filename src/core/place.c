@@ -5,6 +5,8 @@
 #include <sched.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "opt.h"
 
@@ -300,4 +302,42 @@ int place_apply(const struct job *j, enum place_role role, int local, char *err,
 		}
 	}
 	return node >= 0 ? bind_memory((long)node, err, len) : 0;
+}
+
+/* get_mempolicy(2) through its system call, so that a NUMA=0 build still
+ * reads what a launcher (numactl, srun --mem-bind) set */
+static const char *const policy_name[] = {"default", "preferred", "bind", "interleave",
+                                          "local", "preferred-many"};
+
+void place_measure(struct place_seen *out)
+{
+	unsigned char mask[MASK_BYTES] = {0};
+	unsigned long nodes[MASK_BYTES / sizeof(unsigned long)] = {0};
+	cpu_set_t set;
+	int mode = 0;
+	size_t off;
+
+	snprintf(out->cpus, sizeof out->cpus, "unknown");
+	if (sched_getaffinity(0, sizeof set, &set) == 0) {
+		for (int c = 0; c < OPT_CPU_MAX && c < CPU_SETSIZE; c++)
+			if (CPU_ISSET(c, &set))
+				mask[c / 8] |= (unsigned char)(1u << (c % 8));
+		mask_format(mask, out->cpus, sizeof out->cpus);
+	}
+	snprintf(out->mempolicy, sizeof out->mempolicy, "unknown");
+	if (syscall(SYS_get_mempolicy, &mode, nodes, (unsigned long)OPT_CPU_MAX, NULL, 0ul) < 0)
+		return;
+	mode &= 0xff; /* without MPOL_F_STATIC_NODES and the like */
+	if (mode < 0 || mode >= (int)(sizeof policy_name / sizeof policy_name[0])) {
+		snprintf(out->mempolicy, sizeof out->mempolicy, "mode %d", mode);
+		return;
+	}
+	off = (size_t)snprintf(out->mempolicy, sizeof out->mempolicy, "%s", policy_name[mode]);
+	if (mode == 0 || mode == 4)
+		return; /* no nodes */
+	memcpy(mask, nodes, sizeof mask);
+	if (off + 2 < sizeof out->mempolicy) {
+		out->mempolicy[off++] = ':';
+		mask_format(mask, out->mempolicy + off, sizeof out->mempolicy - off);
+	}
 }

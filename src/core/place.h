@@ -63,4 +63,16 @@ int place_apply(const struct job *j, enum place_role role, int local, char *err,
  * or -errno. */
 int place_mem(void *mem, size_t len);
 
+/* Where this process runs, as the kernel has it now (whoever placed it:
+ * place_apply, a launcher's binding, numactl): the CPUs sched_getaffinity
+ * allows ("0-3,8") and the memory policy get_mempolicy reports ("default",
+ * "local", or the mode and its nodes: "bind:0", "interleave:0-1",
+ * "preferred:1"); "unknown" where a call fails. */
+#define PLACE_SEEN_MAX 128
+struct place_seen {
+	char cpus[PLACE_SEEN_MAX];
+	char mempolicy[PLACE_SEEN_MAX / 2];
+};
+void place_measure(struct place_seen *out);
+
 #endif

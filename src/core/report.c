@@ -16,13 +16,15 @@ int report_empty(const struct engine_result *res)
 	return res->end == ENGINE_DONE && res->calls == 0;
 }
 
-/* failed, interrupted, incomplete, empty (report_empty), saturated (an open
- * loop the servers could not keep up with: engine_saturated), ok: the first
- * that applies */
+/* partial (a process of the run died), failed, interrupted, incomplete,
+ * empty (report_empty), saturated (an open loop the servers could not keep
+ * up with: engine_saturated), ok: the first that applies */
 static const char *status_of(const struct report *r)
 {
 	const struct engine_result *res = r->res;
 
+	if (r->tput && r->tput->lost)
+		return "partial";
 	if (r->tput && r->tput->incomplete && res->end == ENGINE_DONE)
 		return "incomplete";
 	if (report_empty(res))
@@ -31,6 +33,54 @@ static const char *status_of(const struct report *r)
 		return "saturated";
 	return res->end == ENGINE_DONE ? "ok" : res->end == ENGINE_INTERRUPTED ? "interrupted" :
 	       "failed";
+}
+
+/* "processes": every process of a throughput run that measured itself,
+ * workers (their reports) then PSs (their Info replies): role, index,
+ * host, pid, the CPUs and memory policy it ran with, and a worker's own
+ * resource use over its run. */
+static void tput_processes_json(struct json *w, const struct report_tput *tp,
+                                const struct report_alloc *ra)
+{
+	json_arr_begin(w, "processes");
+	for (uint32_t i = 0; tp->worker_place && i < tp->workers; i++) {
+		const struct wresult_res *u = &tp->worker_res[i];
+		double span = (double)u->span_ns / 1e9, cpu = (double)(u->user_ns + u->sys_ns) / 1e9;
+		if (!tp->worker_host || !tp->worker_host[i])
+			continue; /* no report */
+		json_obj_begin(w, NULL);
+		json_str(w, "role", "worker");
+		json_i64(w, "index", i);
+		json_str(w, "host", tp->worker_host[i]);
+		json_i64(w, "pid", tp->worker_pid[i]);
+		json_str(w, "cpus", tp->worker_place[i].cpus);
+		json_str(w, "mempolicy", tp->worker_place[i].mempolicy);
+		json_f64(w, "span_s", span, 3);
+		json_f64(w, "user_s", (double)u->user_ns / 1e9, 3);
+		json_f64(w, "sys_s", (double)u->sys_ns / 1e9, 3);
+		if (span > 0)
+			json_f64(w, "cpu_avg_pct", 100.0 * cpu / span, 1);
+		else
+			json_null(w, "cpu_avg_pct");
+		json_u64(w, "rss_peak_bytes", u->rss_peak_bytes);
+		json_u64(w, "vcsw", u->vcsw);
+		json_u64(w, "ivcsw", u->ivcsw);
+		json_obj_end(w);
+	}
+	for (uint32_t i = 0; ra && ra->ps && i < ra->nps; i++) {
+		const struct srvinfo *s = &ra->ps[i];
+		if (!s->pid)
+			continue; /* not asked, or it could not tell */
+		json_obj_begin(w, NULL);
+		json_str(w, "role", "ps");
+		json_i64(w, "index", i);
+		json_str(w, "host", s->host);
+		json_i64(w, "pid", s->pid);
+		json_str(w, "cpus", s->place.cpus[0] ? s->place.cpus : "unknown");
+		json_str(w, "mempolicy", s->place.mempolicy[0] ? s->place.mempolicy : "unknown");
+		json_obj_end(w);
+	}
+	json_arr_end(w);
 }
 
 /* The latencies' figures, in microseconds. */
@@ -442,6 +492,11 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 				fprintf(f, "\n# worker %" PRIu32 ": empty, no call completed in its window",
 				        i);
 		fprintf(f, "\n# worker rpc/s: slowest %.1f, fastest %.1f\n", tp->rps_min, tp->rps_max);
+		if (tp->lost)
+			fprintf(f, "# PARTIAL: %s %d (pid %d on %s) died: %s; the figures are those "
+			        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
+			        tp->lost->index, tp->lost->pid, tp->lost->host, tp->lost->how,
+			        tp->reported);
 		if (tp->incomplete)
 			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 	}
@@ -645,6 +700,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 				json_null(&w, NULL);
 		}
 		json_arr_end(&w);
+		tput_processes_json(&w, tp, r->alloc);
 		json_f64(&w, "worker_rpc_per_s_min", tp->rps_min, 2);
 		json_f64(&w, "worker_rpc_per_s_max", tp->rps_max, 2);
 		if (tp->offered_rps > 0) {
@@ -662,6 +718,15 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_bool(&w, "incomplete", tp->incomplete);
 		if (tp->note)
 			json_str(&w, "note", tp->note);
+		if (tp->lost) {
+			json_obj_begin(&w, "lost");
+			json_str(&w, "role", tp->lost->role);
+			json_i64(&w, "index", tp->lost->index);
+			json_i64(&w, "pid", tp->lost->pid);
+			json_str(&w, "host", tp->lost->host);
+			json_str(&w, "end", tp->lost->how);
+			json_obj_end(&w);
+		}
 		json_obj_end(&w);
 	}
 	json_str(&w, "status", status_of(r));

@@ -40,6 +40,7 @@
 #include "job.h"
 #include "monitor.h"
 #include "payload.h"
+#include "result.h"
 #include "srvinfo.h"
 #include "sysinfo.h"
 
@@ -47,6 +48,16 @@
  * reader checks it; it grows when a key changes meaning or goes away, not
  * when one is added. */
 #define REPORT_SCHEMA_VERSION 1
+
+/* A process of a throughput run that died before the run was over (a PS
+ * that ended, a worker killed by a signal): the result is partial, the
+ * figures those of the workers that reported. */
+struct report_lost {
+	const char *role;          /* "ps" or "worker" */
+	int index, pid;
+	const char *host;          /* the host it ran on */
+	const char *how;           /* "killed by signal 9 (Killed)", "exit status 1" */
+};
 
 /* Throughput extras: the aggregate over every worker's report. */
 struct report_tput {
@@ -63,6 +74,11 @@ struct report_tput {
 	double offered_rps;        /* open loop: rate x workers; 0 closed loop */
 	int incomplete;            /* a process failed or did not report */
 	const char *note;          /* what is missing or failed, one line, or NULL */
+	const struct report_lost *lost; /* the process that died, or NULL */
+	/* workers: where each ran and what it used, as it measured itself
+	 * (NULL: not known); the PSs' placement is in report_alloc.ps */
+	const struct place_seen *worker_place;
+	const struct wresult_res *worker_res;
 };
 
 /* The malloc of each measured process. */

@@ -15,13 +15,18 @@
  *     calls add up to calls and their lat_count to lat's count),
  *   u16 len + allocator name, u16 len + its version (the worker's malloc
  *     as alloc_detect found it; empty when not known),
+ *   u16 len + CPU list, u16 len + memory policy (place_measure: where the
+ *     worker ran, as it saw itself),
+ *   u64 span_ns, user_ns, sys_ns, rss_peak_bytes, vcsw, ivcsw (its own
+ *     resource use, wresult_res; span_ns 0 when not measured),
  *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
  *     calls, errors, bytes, lat_sum_ns, p50_ns, p99_ns, max_ns}
  *     (--interval; nivl <= RESULT_IVL_MAX and what the blob has room for,
  *     start <= end).
  * Version 4 added warmup_ns, missed, svc and the runs' lat_count (issue 13:
  * calls are counted by completion, latencies per started call); version 5
- * the allocator (job.allocator) and the intervals.
+ * the allocator (job.allocator) and the intervals; version 6 the
+ * placement and the resource use (issue 17: every process measured).
  */
 #include "result.h"
 
@@ -30,7 +35,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 5u
+#define RESULT_VERSION 6u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -71,6 +76,29 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 				.lat_sum_ns = res->runs[k].lat_sum_ns,
 			};
 	}
+}
+
+static uint64_t tv_ns(const struct timeval *tv)
+{
+	return (uint64_t)tv->tv_sec * 1000000000ull + (uint64_t)tv->tv_usec * 1000ull;
+}
+
+static uint64_t delta(uint64_t a, uint64_t b)
+{
+	return b > a ? b - a : 0;
+}
+
+void wresult_res_of(struct wresult_res *out, const struct rusage *a, const struct rusage *b,
+                    uint64_t span_ns)
+{
+	*out = (struct wresult_res){
+		.span_ns = span_ns,
+		.user_ns = delta(tv_ns(&a->ru_utime), tv_ns(&b->ru_utime)),
+		.sys_ns = delta(tv_ns(&a->ru_stime), tv_ns(&b->ru_stime)),
+		.rss_peak_bytes = (uint64_t)(b->ru_maxrss > 0 ? b->ru_maxrss : 0) * 1024u,
+		.vcsw = delta((uint64_t)a->ru_nvcsw, (uint64_t)b->ru_nvcsw),
+		.ivcsw = delta((uint64_t)a->ru_nivcsw, (uint64_t)b->ru_nivcsw),
+	};
 }
 
 struct wbuf {
@@ -167,6 +195,14 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	}
 	put_str(&w, r->alloc, sizeof r->alloc);
 	put_str(&w, r->alloc_version, sizeof r->alloc_version);
+	put_str(&w, r->place.cpus, sizeof r->place.cpus);
+	put_str(&w, r->place.mempolicy, sizeof r->place.mempolicy);
+	put(&w, r->res.span_ns, 8);
+	put(&w, r->res.user_ns, 8);
+	put(&w, r->res.sys_ns, 8);
+	put(&w, r->res.rss_peak_bytes, 8);
+	put(&w, r->res.vcsw, 8);
+	put(&w, r->res.ivcsw, 8);
 	/* the intervals that fit: the rest are counted as dropped */
 	room = w.len + 12 <= cap ? (cap - w.len - 12) / RESULT_IVL_BYTES : 0;
 	nivl = r->nivl < RESULT_IVL_MAX ? r->nivl : RESULT_IVL_MAX;
@@ -315,6 +351,14 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	}
 	get_str(&b, r->alloc, sizeof r->alloc);
 	get_str(&b, r->alloc_version, sizeof r->alloc_version);
+	get_str(&b, r->place.cpus, sizeof r->place.cpus);
+	get_str(&b, r->place.mempolicy, sizeof r->place.mempolicy);
+	r->res.span_ns = get(&b, 8);
+	r->res.user_ns = get(&b, 8);
+	r->res.sys_ns = get(&b, 8);
+	r->res.rss_peak_bytes = get(&b, 8);
+	r->res.vcsw = get(&b, 8);
+	r->res.ivcsw = get(&b, 8);
 	r->nivl = (uint32_t)get(&b, 4);
 	r->ivl_dropped = get(&b, 8);
 	if (b.bad || r->nivl > RESULT_IVL_MAX)

@@ -12,7 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include <sys/resource.h>
+
 #include "engine.h"
+#include "place.h"
 #include "stats.h"
 
 #define RESULT_ERR_MAX 256
@@ -32,6 +35,20 @@ struct wresult_run {
 	uint64_t calls, errors, bytes, window_ns, lat_count, lat_sum_ns;
 };
 
+/* The worker's own resource use over its run (getrusage of itself, from
+ * the barrier's release to its report): what a run with no launcher
+ * sampling its processes still records of every worker. */
+struct wresult_res {
+	uint64_t span_ns;            /* 0: not measured */
+	uint64_t user_ns, sys_ns;    /* CPU time in the span */
+	uint64_t rss_peak_bytes;     /* the process's peak RSS (ru_maxrss) */
+	uint64_t vcsw, ivcsw;        /* context switches in the span */
+};
+
+/* The figures between two getrusage(RUSAGE_SELF) readings span_ns apart. */
+void wresult_res_of(struct wresult_res *out, const struct rusage *a, const struct rusage *b,
+                    uint64_t span_ns);
+
 struct wresult {
 	uint32_t worker;
 	int32_t pid;
@@ -48,6 +65,8 @@ struct wresult {
 	uint32_t nruns;              /* 0 (one run, nothing more to say) .. RESULT_RUNS_MAX */
 	char alloc[16];              /* the worker's malloc, detected (alloc.h), or "" */
 	char alloc_version[64];
+	struct place_seen place;     /* where it ran, measured by itself */
+	struct wresult_res res;      /* its resources over its run */
 	uint64_t ps_calls[RESULT_PS_MAX];
 	struct stats lat;
 	struct stats svc;            /* open loop: service times; empty otherwise */

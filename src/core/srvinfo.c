@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "tfgb.pb-c.h"
+#include "place.h"
 #include "util.h"
 
 #ifndef TFGB_VERSION
@@ -16,6 +17,7 @@ size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
 {
 	Tfgb__V1__ServerInfo m = TFGB__V1__SERVER_INFO__INIT;
 	struct alloc_info a;
+	struct place_seen pl;
 	char host[64] = "";
 
 	alloc_detect(&a);
@@ -28,7 +30,11 @@ size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
 	m.host = host;
 	m.pid = getpid();
 	m.transport = (char *)transport;
-	/* every field is bounded: 64 + 16 + 64 + 64 + 10 + short names < 1024 */
+	place_measure(&pl); /* as placed when it started: cmd_serve placed it first */
+	m.cpus = pl.cpus;
+	m.mempolicy = pl.mempolicy;
+	/* every field is bounded: 64 + 16 + 64 + 64 + 10 + 128 + 64 + short
+	 * names < 1024 */
 	if (tfgb__v1__server_info__get_packed_size(&m) > cap)
 		return 0;
 	return tfgb__v1__server_info__pack(&m, buf);
@@ -48,6 +54,8 @@ int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
 	snprintf(out->version, sizeof out->version, "%s", m->tfgb_version);
 	snprintf(out->host, sizeof out->host, "%s", m->host);
 	out->pid = m->pid;
+	snprintf(out->place.cpus, sizeof out->place.cpus, "%s", m->cpus);
+	snprintf(out->place.mempolicy, sizeof out->place.mempolicy, "%s", m->mempolicy);
 	if (!out->alloc.name[0])
 		snprintf(out->why, sizeof out->why, "its Info reply names no allocator");
 	tfgb__v1__server_info__free_unpacked(m, NULL);

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "alloc.h"
+#include "place.h"
 #include "transport.h"
 
 struct srvinfo {
@@ -22,6 +23,7 @@ struct srvinfo {
 	char version[32];         /* the server's tfgb version, or "" */
 	char host[64];
 	int64_t pid;              /* 0 when not known */
+	struct place_seen place;  /* its CPUs and memory policy; "" when not known */
 	char why[160];            /* why it is not known, or "" */
 };
 
