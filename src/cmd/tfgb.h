@@ -2,13 +2,12 @@
 #ifndef TFGB_H
 #define TFGB_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "job.h"
+#include "version.h"
 
-#ifndef TFGB_VERSION
-#define TFGB_VERSION "unknown"
-#endif
 
 /* Exit status of every command (see EXIT STATUS in tfgb(1)). */
 enum {
@@ -52,6 +51,13 @@ FILE *tfgb_out(struct tfgb *t);
 
 /* Prints "tfgb: <message>" on stderr. */
 void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* Set by SIGINT or SIGTERM once tfgb_catch_signals ran: a benchmark stops
+ * early, in order, and reports what it measured as interrupted. */
+extern volatile sig_atomic_t tfgb_stop;
+/* SIGINT and SIGTERM set tfgb_stop (no SA_RESTART: a blocking wait
+ * returns at once); SIGPIPE is ignored, a closed peer is a call's error. */
+void tfgb_catch_signals(void);
 
 /* Subcommands, one file each. */
 int cmd_genpayload(struct tfgb *t);
