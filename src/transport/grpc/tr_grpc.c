@@ -593,7 +593,7 @@ static void srv_reply(struct srv_slot *sl)
 	grpc_byte_buffer *out = NULL;
 	const char *msg = NULL;
 	uint64_t n;
-	size_t nops = 0;
+	size_t nops;
 	grpc_op ops[4];
 
 	switch (sl->kind) {
@@ -647,15 +647,8 @@ static void srv_reply(struct srv_slot *sl)
 		break;
 	}
 	sl->status_msg = msg ? grpc_slice_from_static_string(msg) : grpc_empty_slice();
-	memset(ops, 0, sizeof ops);
-	ops[nops++].op = GRPC_OP_SEND_INITIAL_METADATA;
-	if (out) {
-		ops[nops].op = GRPC_OP_SEND_MESSAGE;
-		ops[nops++].data.send_message.send_message = out;
-	}
-	ops[nops].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	ops[nops].data.send_status_from_server.status = st;
-	ops[nops++].data.send_status_from_server.status_details = msg ? &sl->status_msg : NULL;
+	nops = grpcx_reply_ops(ops, out, st, msg ? &sl->status_msg : NULL);
+	memset(&ops[nops], 0, sizeof ops[nops]);
 	ops[nops].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
 	ops[nops++].data.recv_close_on_server.cancelled = &sl->cancelled;
 	if (grpc_call_start_batch(sl->call, ops, nops, sl, NULL) != GRPC_CALL_OK) {
