@@ -8,11 +8,7 @@
 #include "tr_call.h"
 #include "tr_verbs.h"
 
-#define VB_POLL_BATCH 32
-#define VB_TICK_NS 10000000ull      /* side-channel checks, longest event wait */
 #define VB_RETRY_NS 50000000ull     /* a refused side channel is tried again after this */
-#define VB_RZ_DEPTH_MAX 4           /* landing zones hold up to this many payloads ... */
-#define VB_RZ_MAX (1ull << 30)      /* ... within this, but always one */
 #define VB_SGE_CHUNK (1ull << 30)   /* longest SGE */
 #define VB_TARGET_MAX (OPT_HOST_MAX + 16)
 
