@@ -11,6 +11,7 @@
 #include "codec.h"
 #include "engine.h"
 #include "payload.h"
+#include "rng.h"
 #include "tfgb.pb-c.h"
 #include "transport.h"
 #include "validate.h"
@@ -695,7 +696,7 @@ END_TEST
 START_TEST(test_codec_mutations_agree)
 {
 	const char *kv[] = {"payload.categories=small", "payload.iovecs=4", NULL};
-	struct payload_rng rng;
+	struct rng rng;
 	unsigned char *req, *m;
 	size_t len;
 
@@ -704,14 +705,14 @@ START_TEST(test_codec_mutations_agree)
 	req = encode_flat(cs, &len);
 	m = malloc(len);
 	ck_assert_ptr_nonnull(m);
-	payload_rng_seed(&rng, 42);
+	rng_seed(&rng, 42);
 	for (int round = 0; round < 20000; round++) {
-		size_t at = (size_t)payload_rng_below(&rng, len);
+		size_t at = (size_t)rng_below(&rng, len);
 		char what[64];
 		memcpy(m, req, len);
-		m[at] = (unsigned char)payload_rng_next(&rng);
+		m[at] = (unsigned char)rng_next(&rng);
 		if (round % 2)
-			m[(size_t)payload_rng_below(&rng, len)] = (unsigned char)payload_rng_next(&rng);
+			m[(size_t)rng_below(&rng, len)] = (unsigned char)rng_next(&rng);
 		snprintf(what, sizeof what, "round %d, byte %zu", round, at);
 		assert_walk_agrees(m, len, what);
 	}

@@ -8,6 +8,7 @@
 
 #include "check_tfgb.h"
 #include "payload.h"
+#include "rng.h"
 #include "validate.h"
 
 #define KIB (UINT64_C(1) << 10)
@@ -263,14 +264,14 @@ START_TEST(test_payload_known_answer)
 }
 END_TEST
 
-START_TEST(test_payload_rng_known_answer)
+START_TEST(test_rng_known_answer)
 {
-	struct payload_rng r;
+	struct rng r;
 
-	payload_rng_seed(&r, 1);
-	ck_assert_uint_eq(payload_rng_next(&r), UINT64_C(0xb3f2af6d0fc710c5));
-	ck_assert_uint_eq(payload_rng_next(&r), UINT64_C(0x853b559647364cea));
-	ck_assert_uint_eq(payload_rng_next(&r), UINT64_C(0x92f89756082a4514));
+	rng_seed(&r, 1);
+	ck_assert_uint_eq(rng_next(&r), UINT64_C(0xb3f2af6d0fc710c5));
+	ck_assert_uint_eq(rng_next(&r), UINT64_C(0x853b559647364cea));
+	ck_assert_uint_eq(rng_next(&r), UINT64_C(0x92f89756082a4514));
 }
 END_TEST
 
@@ -409,22 +410,22 @@ START_TEST(test_payload_skew_every_category)
 }
 END_TEST
 
-START_TEST(test_payload_rng_below)
+START_TEST(test_rng_below)
 {
-	struct payload_rng r;
+	struct rng r;
 	size_t hits[3] = {0};
 
-	payload_rng_seed(&r, 12345);
+	rng_seed(&r, 12345);
 	for (int i = 0; i < 1000; i++)
-		ck_assert_uint_eq(payload_rng_below(&r, 1), 0);
+		ck_assert_uint_eq(rng_below(&r, 1), 0);
 	for (int i = 0; i < 1000; i++)
-		ck_assert_uint_lt(payload_rng_below(&r, 7), 7);
+		ck_assert_uint_lt(rng_below(&r, 7), 7);
 	for (int i = 0; i < 1000; i++)
-		ck_assert_uint_lt(payload_rng_below(&r, (UINT64_C(1) << 63) + 1), (UINT64_C(1) << 63) + 1);
+		ck_assert_uint_lt(rng_below(&r, (UINT64_C(1) << 63) + 1), (UINT64_C(1) << 63) + 1);
 	for (int i = 0; i < 1000; i++)
-		ck_assert_uint_lt(payload_rng_below(&r, UINT64_MAX), UINT64_MAX);
+		ck_assert_uint_lt(rng_below(&r, UINT64_MAX), UINT64_MAX);
 	for (int i = 0; i < 30000; i++)
-		hits[payload_rng_below(&r, 3)]++;
+		hits[rng_below(&r, 3)]++;
 	for (int v = 0; v < 3; v++)
 		ck_assert_msg(hits[v] >= 9000 && hits[v] <= 11100, "value %d drawn %zu times of 30000",
 		              v, hits[v]);
@@ -527,7 +528,7 @@ Suite *make_payload_suite(void)
 	tcase_add_test(tc_core, test_payload_custom);
 	tcase_add_test(tc_core, test_payload_deterministic);
 	tcase_add_test(tc_core, test_payload_known_answer);
-	tcase_add_test(tc_core, test_payload_rng_known_answer);
+	tcase_add_test(tc_core, test_rng_known_answer);
 	tcase_add_test(tc_core, test_payload_aligned);
 	tcase_add_test(tc_core, test_payload_pattern_offsets);
 	tcase_add_test(tc_core, test_payload_compare);
@@ -536,7 +537,7 @@ Suite *make_payload_suite(void)
 	tcase_add_checked_fixture(tc_limits, payload_setup, payload_teardown);
 	tcase_add_test(tc_limits, test_payload_skew_small_n);
 	tcase_add_test(tc_limits, test_payload_skew_every_category);
-	tcase_add_test(tc_limits, test_payload_rng_below);
+	tcase_add_test(tc_limits, test_rng_below);
 	tcase_add_test(tc_limits, test_payload_many_iovecs);
 	tcase_add_test(tc_limits, test_pull_pattern_grows);
 	suite_add_tcase(s, tc_limits);

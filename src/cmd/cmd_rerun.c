@@ -12,7 +12,7 @@
  * B/A, then what differs between them: the job's keys (output.* aside, it
  * does not change a measurement), the payload, the environment.
  */
-#include "tfgb.h"
+#include "cmd_rerun.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,6 +22,7 @@
 #include "hist.h"
 #include "input.h"
 #include "jsonr.h"
+#include "tfgb.h"
 
 /* ---- result files ---- */
 

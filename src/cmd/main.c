@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "alloc.h"
+#include "cmd_rerun.h"
 #include "input.h"
 #include "jsonr.h"
 #include "sweep.h"

@@ -8,6 +8,7 @@
 
 #include "input.h"
 #include "jsonr.h"
+#include "cmd_rerun.h"
 #include "tfgb.h"
 
 /* The longest CSV line read. */

@@ -2,13 +2,12 @@
 #ifndef TFGB_H
 #define TFGB_H
 
+#include <signal.h>
 #include <stdio.h>
 
 #include "job.h"
+#include "version.h"
 
-#ifndef TFGB_VERSION
-#define TFGB_VERSION "unknown"
-#endif
 
 /* Exit status of every command (see EXIT STATUS in tfgb(1)). */
 enum {
@@ -57,6 +56,13 @@ FILE *tfgb_out(struct tfgb *t);
 /* Prints "tfgb: <message>" on stderr. */
 void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* Set by SIGINT or SIGTERM once tfgb_catch_signals ran: a benchmark stops
+ * early, in order, and reports what it measured as interrupted. */
+extern volatile sig_atomic_t tfgb_stop;
+/* SIGINT and SIGTERM set tfgb_stop (no SA_RESTART: a blocking wait
+ * returns at once); SIGPIPE is ignored, a closed peer is a call's error. */
+void tfgb_catch_signals(void);
+
 /* Subcommands, one file each. */
 int cmd_genpayload(struct tfgb *t);
 int cmd_serve(struct tfgb *t);
@@ -66,26 +72,5 @@ int cmd_throughput(struct tfgb *t);
 int cmd_rerun(struct tfgb *t);
 int cmd_compare(struct tfgb *t);
 int cmd_plot(struct tfgb *t);
-
-/* JSON results read back (cmd_rerun.c). */
-
-/* 1 when the text's first non-blank byte is '{' (a JSON result, never a
- * job file), else 0. */
-int rerun_is_result(const char *text);
-/* Parses a tfgb JSON result's text (len bytes, NUL-terminated, as read
- * from path): its "benchmark" and its "job" text without output.file and
- * output.series (running it never writes over them), each malloc'd
- * (either pointer may be NULL).  0, or -1 with a one-line err naming the
- * file. */
-int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
-               char **job_text, char *err, size_t errlen);
-/* Output of a run with --interval --ndjson is NDJSON: interval lines, then
- * the result on the last line.  The offset of the result's text: that last
- * line when the text starts with an interval line, else 0. */
-size_t rerun_ndjson_result(const char *text, size_t len);
-/* The secret keys the result's run set but its "job" leaves out
- * ("job_withheld", e.g. cluster.token), as "section.key, ..." in buf
- * (empty when none or unparsable). */
-void rerun_withheld(const char *path, const char *text, size_t tlen, char *buf, size_t len);
 
 #endif

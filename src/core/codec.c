@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "tfgb.pb-c.h"
-#include "transport.h"
+#include "rpc.h"
 
 #define NAME_MAX_LEN 25 /* "iov/", a size_t and the NUL */
 #define HDR_MAX 80      /* a header: 1 + 10 + (2 + 24) + 11 + 12 + 11 bytes at most */

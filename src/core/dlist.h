@@ -1,10 +1,8 @@
 /* dlist.h - an intrusive doubly linked list with a sentinel head.
  *
- * The socket and verbs clients keep their completed, not yet reaped calls
- * on one: a call is appended when it completes, reap takes calls from the
- * front in completion order, and a call released while done is unlinked
- * from wherever it is.  Every operation is O(1) and allocates nothing, so
- * it may sit on the timed path.
+ * Transports keep their clients' completed, not yet reaped calls on one
+ * (tr_call.h).  Every operation is O(1) and allocates nothing, so it may
+ * sit on the timed path.
  */
 #ifndef TFGB_DLIST_H
 #define TFGB_DLIST_H

@@ -47,7 +47,7 @@ static uint64_t schedule_next(struct run *r)
 	r->seq++;
 	if (cfg->arrival == ARRIVAL_POISSON) {
 		/* exponential gap of mean 1/rate, from a uniform in (0, 1] */
-		double u = (double)((payload_rng_next(&r->rng) >> 11) + 1) / 9007199254740992.0;
+		double u = (double)((rng_next(&r->rng) >> 11) + 1) / 9007199254740992.0;
 		return r->next_due + (uint64_t)(-log(u) * 1e9 / (double)cfg->rate);
 	}
 	return r->sched_base +

@@ -231,7 +231,7 @@ int engine_setup(struct run *r)
 		r->nidle = calloc((size_t)cfg->nconns, sizeof *r->nidle);
 		if (!r->idle || !r->nidle)
 			return -ENOMEM;
-		payload_rng_seed(&r->rng, cfg->seed ^ 0x6f70656e6c6f6f70ull);
+		rng_seed(&r->rng, cfg->seed ^ 0x6f70656e6c6f6f70ull);
 	}
 	if (cfg->mode != MODE_NONSERIALIZED) {
 		if ((rc = setup_serialized(r)) < 0)

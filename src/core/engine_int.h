@@ -6,6 +6,8 @@
 #ifndef TFGB_ENGINE_INT_H
 #define TFGB_ENGINE_INT_H
 
+#include "rng.h"
+
 /* The warm-up; its drain before a window of calls; a window; after the
  * last window (or a stop), the drain of what is outstanding. */
 enum phase { PH_WARMUP, PH_SETTLE, PH_MEASURE, PH_DRAIN };
@@ -51,7 +53,7 @@ struct run {
 	uint64_t sched_base;    /* the schedule's origin */
 	uint64_t next_due;      /* intended start of the next call */
 	uint64_t seq;           /* calls scheduled so far */
-	struct payload_rng rng; /* Poisson gaps */
+	struct rng rng; /* Poisson gaps */
 	uint64_t seq_t0;        /* schedule index of the run's first call */
 	uint64_t late_until;    /* after the last window: start queued calls until then */
 	/* the windows */

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "input.h"
+#include "monitor.h"
 
 #ifndef TFGB_DATADIR
 #define TFGB_DATADIR "/usr/local/share/tfgb"
@@ -58,6 +59,10 @@ static const char *const monitor_res_names[] = {
 	[RES_CPU] = "cpu", [RES_MEMORY] = "memory", [RES_NETWORK] = "network",
 	[RES_CSW] = "context_switches", [RES_COUNT] = NULL};
 LAST_IS(monitor_res_names, RES_CSW);
+/* job_monitor_mask: bit i for value i, the bits monitor.h names */
+_Static_assert(MONITOR_CPU == 1 << RES_CPU && MONITOR_MEMORY == 1 << RES_MEMORY &&
+               MONITOR_NETWORK == 1 << RES_NETWORK && MONITOR_CSW == 1 << RES_CSW &&
+               MONITOR_ALL == (1 << RES_COUNT) - 1, "enum monitor_res is the MONITOR_* bits");
 
 #define J(field) offsetof(struct job, field)
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX

@@ -602,8 +602,11 @@ double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved
 
 /* ---- output ---- */
 
-/* The names of the MONITOR_* bits, as [monitor] resources writes them. */
+/* The names of the MONITOR_* bits, as [monitor] resources writes them:
+ * name i for bit i (job.c binds the bits to enum monitor_res). */
 static const char *const res_names[] = {"cpu", "memory", "network", "context_switches", NULL};
+_Static_assert(MONITOR_ALL == (1 << (sizeof res_names / sizeof res_names[0] - 1)) - 1,
+               "one name per MONITOR_* bit");
 
 static double t_s(const struct monitor *m, size_t k)
 {

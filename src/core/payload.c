@@ -9,50 +9,7 @@
 #include <unistd.h>
 
 #include "place.h"
-
-static uint64_t splitmix64(uint64_t *x)
-{
-	uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k)
-{
-	return (x << k) | (x >> (64 - k));
-}
-
-void payload_rng_seed(struct payload_rng *r, uint64_t seed)
-{
-	uint64_t x = seed;
-	for (int i = 0; i < 4; i++)
-		r->s[i] = splitmix64(&x);
-}
-
-uint64_t payload_rng_next(struct payload_rng *r)
-{
-	uint64_t *s = r->s;
-	uint64_t res = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-
-	s[2] ^= s[0];
-	s[3] ^= s[1];
-	s[1] ^= s[2];
-	s[0] ^= s[3];
-	s[2] ^= t;
-	s[3] = rotl(s[3], 45);
-	return res;
-}
-
-uint64_t payload_rng_below(struct payload_rng *r, uint64_t n)
-{
-	uint64_t limit = UINT64_MAX - UINT64_MAX % n, v;
-
-	do
-		v = payload_rng_next(r);
-	while (v >= limit);
-	return v % n;
-}
+#include "rng.h"
 
 void payload_skew_counts(size_t n, int k, size_t out[])
 {
@@ -176,10 +133,10 @@ int payload_layout(const struct job *j, struct payload *p)
 		break;
 	}
 	case SCHEME_RANDOM: {
-		struct payload_rng rng;
-		payload_rng_seed(&rng, p->seed);
+		struct rng rng;
+		rng_seed(&rng, p->seed);
 		for (size_t b = 0; b < p->n; b++)
-			p->buf[b].cat = cats[payload_rng_below(&rng, (uint64_t)k)];
+			p->buf[b].cat = cats[rng_below(&rng, (uint64_t)k)];
 		break;
 	}
 	case SCHEME_CUSTOM:
@@ -203,7 +160,7 @@ static uint64_t pattern_word(uint64_t seed, size_t index, uint64_t w)
 {
 	uint64_t x = seed ^ ((uint64_t)index + 1) * 0xd1342543de82ef95ull;
 	x += w * 0x9e3779b97f4a7c15ull;
-	return splitmix64(&x);
+	return rng_splitmix64(&x);
 }
 
 void payload_pattern(uint64_t seed, size_t index, uint64_t off, void *dst, size_t len)

@@ -34,16 +34,6 @@ struct payload {
 	size_t mem_len;
 };
 
-/* Deterministic PRNG (xoshiro256** seeded through splitmix64): tfgb's own,
- * so that layouts do not depend on the C library. */
-struct payload_rng {
-	uint64_t s[4];
-};
-void payload_rng_seed(struct payload_rng *r, uint64_t seed);
-uint64_t payload_rng_next(struct payload_rng *r);
-/* Uniform in [0, n), n > 0, without modulo bias. */
-uint64_t payload_rng_below(struct payload_rng *r, uint64_t n);
-
 /* Computes the layout of j's payload (no buffer memory yet).  The job must
  * have passed job_validate.  Returns 0 or -ENOMEM. */
 int payload_layout(const struct job *j, struct payload *p);

@@ -9,7 +9,7 @@
 
 #include "hist.h"
 #include "json.h"
-#include "tfgb.h"
+#include "version.h"
 
 int report_empty(const struct engine_result *res)
 {

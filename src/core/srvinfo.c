@@ -8,10 +8,8 @@
 #include "tfgb.pb-c.h"
 #include "place.h"
 #include "util.h"
+#include "version.h"
 
-#ifndef TFGB_VERSION
-#define TFGB_VERSION "unknown"
-#endif
 
 size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
 {

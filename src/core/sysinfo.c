@@ -13,10 +13,8 @@
 
 #include "job.h"
 #include "sha256.h"
+#include "version.h"
 
-#ifndef TFGB_VERSION
-#define TFGB_VERSION "unknown"
-#endif
 #ifndef TFGB_BUILD
 #define TFGB_BUILD ""
 #endif

@@ -2,15 +2,7 @@
 #ifndef TFGB_UTIL_H
 #define TFGB_UTIL_H
 
-#include <signal.h>
 #include <stdint.h>
-
-/* Set by SIGINT or SIGTERM once tfgb_catch_signals ran: a benchmark stops
- * early, in order, and reports what it measured as interrupted. */
-extern volatile sig_atomic_t tfgb_stop;
-/* SIGINT and SIGTERM set tfgb_stop (no SA_RESTART: a blocking wait
- * returns at once); SIGPIPE is ignored, a closed peer is a call's error. */
-void tfgb_catch_signals(void);
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every timed window. */
 uint64_t now_ns(void);

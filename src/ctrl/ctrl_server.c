@@ -231,22 +231,14 @@ static void srv_answer(struct ccall *c, grpc_status_code st, const char *msg,
                        grpc_byte_buffer *bb)
 {
 	grpc_op ops[3];
-	size_t n = 0;
+	size_t n;
 
 	srv_unhold(c);
 	c->answered = 1;
 	c->reply = bb;
 	grpc_slice_unref(c->status_msg);
 	c->status_msg = msg ? grpc_slice_from_copied_string(msg) : grpc_empty_slice();
-	memset(ops, 0, sizeof ops);
-	ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
-	if (bb) {
-		ops[n].op = GRPC_OP_SEND_MESSAGE;
-		ops[n++].data.send_message.send_message = bb;
-	}
-	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	ops[n].data.send_status_from_server.status = st;
-	ops[n++].data.send_status_from_server.status_details = msg ? &c->status_msg : NULL;
+	n = grpcx_reply_ops(ops, bb, st, msg ? &c->status_msg : NULL);
 	if (grpc_call_start_batch(c->call, ops, n, &c->t_reply, NULL) == GRPC_CALL_OK)
 		c->nbatch++;
 	else

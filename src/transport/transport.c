@@ -119,11 +119,16 @@ const char *tr_method_name(int m)
 
 const char *tr_status_name(int s)
 {
+	/* every gRPC code, 0 to 16; those of enum tr_status bound to it */
 	static const char *const names[] = {
-		"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED",
-		"NOT_FOUND", "ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-		"FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE", "UNIMPLEMENTED", "INTERNAL",
-		"UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
+		[TR_OK] = "OK", [TR_CANCELLED] = "CANCELLED", [TR_UNKNOWN] = "UNKNOWN",
+		[TR_INVALID_ARGUMENT] = "INVALID_ARGUMENT",
+		[TR_DEADLINE_EXCEEDED] = "DEADLINE_EXCEEDED", [5] = "NOT_FOUND",
+		[6] = "ALREADY_EXISTS", [7] = "PERMISSION_DENIED",
+		[TR_RESOURCE_EXHAUSTED] = "RESOURCE_EXHAUSTED", [9] = "FAILED_PRECONDITION",
+		[10] = "ABORTED", [11] = "OUT_OF_RANGE", [TR_UNIMPLEMENTED] = "UNIMPLEMENTED",
+		[TR_INTERNAL] = "INTERNAL", [TR_UNAVAILABLE] = "UNAVAILABLE", [15] = "DATA_LOSS",
+		[16] = "UNAUTHENTICATED",
 	};
-	return s >= 0 && s <= 16 ? names[s] : "UNKNOWN_STATUS";
+	return s >= 0 && s < (int)(sizeof names / sizeof names[0]) ? names[s] : "UNKNOWN_STATUS";
 }

@@ -20,29 +20,7 @@
 
 #include "job.h"
 #include "payload.h"
-
-/* Method numbers: the socket framing's `method` field (the wire contract (proto/tfgb.proto)). */
-enum tr_method {
-	TR_ECHO = 1,
-	TR_ACK = 2,
-	TR_PULL = 3,
-	TR_ECHO_TENSOR = 4,
-	TR_ACK_TENSOR = 5,
-	TR_INFO = 6,        /* untimed: who the server is (srvinfo.h) */
-};
-
-/* gRPC status codes, the numbers on the wire. */
-enum tr_status {
-	TR_OK = 0,
-	TR_CANCELLED = 1,
-	TR_UNKNOWN = 2,
-	TR_INVALID_ARGUMENT = 3,
-	TR_DEADLINE_EXCEEDED = 4,
-	TR_RESOURCE_EXHAUSTED = 8,
-	TR_UNIMPLEMENTED = 12,
-	TR_INTERNAL = 13,
-	TR_UNAVAILABLE = 14,
-};
+#include "rpc.h"
 
 /* The longest Info reply a client takes (and a server sends). */
 #define TR_INFO_MAX 1024

@@ -199,3 +199,20 @@ grpc_slice grpcx_body_slice(grpc_byte_buffer *bb)
 	grpc_byte_buffer_reader_destroy(&rd);
 	return all;
 }
+
+size_t grpcx_reply_ops(grpc_op ops[3], grpc_byte_buffer *bb, grpc_status_code st,
+                       grpc_slice *details)
+{
+	size_t n = 0;
+
+	memset(ops, 0, 3 * sizeof ops[0]);
+	ops[n++].op = GRPC_OP_SEND_INITIAL_METADATA;
+	if (bb) {
+		ops[n].op = GRPC_OP_SEND_MESSAGE;
+		ops[n++].data.send_message.send_message = bb;
+	}
+	ops[n].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
+	ops[n].data.send_status_from_server.status = st;
+	ops[n++].data.send_status_from_server.status_details = details;
+	return n;
+}

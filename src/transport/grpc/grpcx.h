@@ -79,4 +79,11 @@ void grpcx_cq_drain(grpc_completion_queue *cq);
  * came in pieces); empty if it cannot be read.  The caller unrefs it. */
 grpc_slice grpcx_body_slice(grpc_byte_buffer *bb);
 
+/* Fills ops[0..2], zeroed first, with a server's reply: its initial
+ * metadata, the message bb unless NULL, and the status st with details
+ * unless NULL (both must live until the batch completes).  Returns how
+ * many ops it filled, 2 or 3; the caller may add more after them. */
+size_t grpcx_reply_ops(grpc_op ops[3], grpc_byte_buffer *bb, grpc_status_code st,
+                       grpc_slice *details);
+
 #endif

@@ -33,6 +33,7 @@
  * application never holds an oversized request.  Pull checks N itself.
  */
 #include "grpcx.h"
+#include "tr_call.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -115,7 +116,7 @@ struct gcall {
 	grpc_slice details;
 	struct tr_call *owner;
 	int orphaned;               /* released while in flight: freed on completion */
-	struct gcall *prev, *next;  /* the client's in-flight list */
+	struct dlist dl;            /* the client's in-flight list */
 };
 
 struct tr_conn {
@@ -131,7 +132,7 @@ struct tr_client {
 	const struct job_tls *tls;  /* the job's: TLS when it has a CA */
 	struct tr_conn **conn;
 	size_t nconn, capconn;
-	struct gcall inflight;      /* list head */
+	struct dlist inflight;      /* list head */
 	long outstanding;
 };
 
@@ -152,7 +153,7 @@ static int g_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_c
 	c->tls = cfg ? cfg->tls : NULL;
 	c->cq = grpc_completion_queue_create_for_next(NULL);
 	c->gpr_off = grpcx_clock_offset();
-	c->inflight.next = c->inflight.prev = &c->inflight;
+	dlist_init(&c->inflight);
 	*out = c;
 	return 0;
 }
@@ -262,10 +263,7 @@ static int g_submit(struct tr_conn *conn, struct tr_call *call)
 		g->call = NULL;
 		return -EIO;
 	}
-	g->next = &c->inflight;
-	g->prev = c->inflight.prev;
-	g->prev->next = g;
-	c->inflight.prev = g;
+	dlist_append(&c->inflight, &g->dl);
 	c->outstanding++;
 	return 0;
 }
@@ -283,9 +281,7 @@ static void gcall_free(struct gcall *g)
  * (not the tr_call) holds; frees an orphan. */
 static void gcall_finish(struct tr_client *c, struct gcall *g)
 {
-	g->prev->next = g->next;
-	g->next->prev = g->prev;
-	g->prev = g->next = NULL;
+	dlist_unlink(&g->dl);
 	c->outstanding--;
 	if (g->resp) {
 		grpc_byte_buffer_destroy(g->resp);
@@ -358,8 +354,8 @@ static void g_client_close(struct tr_client *c)
 	if (!c)
 		return;
 	/* cancel what is in flight and wait for each call's completion */
-	for (struct gcall *g = c->inflight.next; g != &c->inflight; g = g->next)
-		grpc_call_cancel(g->call, NULL);
+	for (struct dlist *n = c->inflight.next; n != &c->inflight; n = n->next)
+		grpc_call_cancel(dlist_entry(n, struct gcall, dl)->call, NULL);
 	while (c->outstanding > 0) {
 		grpc_event ev = grpc_completion_queue_next(c->cq, gpr_inf_future(GPR_CLOCK_MONOTONIC),
 		                                           NULL);
@@ -385,9 +381,8 @@ static void g_client_close(struct tr_client *c)
  * its state when the completion arrives (reap or client_close). */
 static void g_call_release(struct tr_call *call)
 {
-	struct gcall *g = call->priv;
+	struct gcall *g = tr_priv_take(call);
 
-	call->priv = NULL;
 	if (!g)
 		return;
 	if (g->call) {
@@ -598,7 +593,7 @@ static void srv_reply(struct srv_slot *sl)
 	grpc_byte_buffer *out = NULL;
 	const char *msg = NULL;
 	uint64_t n;
-	size_t nops = 0;
+	size_t nops;
 	grpc_op ops[4];
 
 	switch (sl->kind) {
@@ -652,15 +647,8 @@ static void srv_reply(struct srv_slot *sl)
 		break;
 	}
 	sl->status_msg = msg ? grpc_slice_from_static_string(msg) : grpc_empty_slice();
-	memset(ops, 0, sizeof ops);
-	ops[nops++].op = GRPC_OP_SEND_INITIAL_METADATA;
-	if (out) {
-		ops[nops].op = GRPC_OP_SEND_MESSAGE;
-		ops[nops++].data.send_message.send_message = out;
-	}
-	ops[nops].op = GRPC_OP_SEND_STATUS_FROM_SERVER;
-	ops[nops].data.send_status_from_server.status = st;
-	ops[nops++].data.send_status_from_server.status_details = msg ? &sl->status_msg : NULL;
+	nops = grpcx_reply_ops(ops, out, st, msg ? &sl->status_msg : NULL);
+	memset(&ops[nops], 0, sizeof ops[nops]);
 	ops[nops].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
 	ops[nops++].data.recv_close_on_server.cancelled = &sl->cancelled;
 	if (grpc_call_start_batch(sl->call, ops, nops, sl, NULL) != GRPC_CALL_OK) {

@@ -56,9 +56,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dlist.h"
 #include "frame.h"
 #include "sk_conf.h"
+#include "tr_call.h"
 #include "util.h"
 
 /* ---- common ------------------------------------------------------------ */
@@ -169,15 +169,13 @@ static const char *sk_version(void)
 #define SCRATCH (1u << 20)      /* per client: reply bytes nobody keeps */
 #define SKIP_MIN (64u * 1024)   /* such bodies of at least this size go there */
 
-enum { SC_IDLE, SC_QUEUED, SC_DONE };
+enum { SC_IDLE = TR_CS_IDLE, SC_DONE = TR_CS_DONE, SC_QUEUED = TR_CS_FIRST };
 
 /* Per-call state behind tr_call.priv. */
 struct scall {
-	struct tr_call *owner;
+	struct tr_cstate cs;         /* first: owner, done list, state */
 	struct tr_conn *conn;        /* while SC_QUEUED */
 	struct scall *qnext;         /* the connection's queue, oldest first */
-	struct dlist dl;             /* the client's done list, while SC_DONE */
-	int state;
 	int zc;                      /* sent with MSG_ZEROCOPY */
 	unsigned char hdr[FRAME_HDR_LEN];
 	uint64_t req_len;            /* header + body bytes */
@@ -216,26 +214,12 @@ struct tr_client {
 	                              * busy, written at the next reap */
 };
 
-static void done_push(struct tr_client *c, struct scall *s)
-{
-	s->state = SC_DONE;
-	s->conn = NULL;
-	s->qnext = NULL;
-	dlist_append(&c->done, &s->dl);
-}
-
-static void done_unlink(struct scall *s)
-{
-	dlist_unlink(&s->dl);
-	s->state = SC_IDLE;
-}
-
 /* Completes the call with the reply's status and length. */
 static void call_finish(struct tr_client *c, struct scall *s, int status, uint64_t len)
 {
-	s->owner->status = status;
-	s->owner->resp_len = len;
-	done_push(c, s);
+	s->conn = NULL;
+	s->qnext = NULL;
+	tr_done_push(&c->done, &s->cs, status, len);
 }
 
 /* Closes the connection and completes every call on it with `status`;
@@ -274,7 +258,7 @@ static void conn_want(struct tr_conn *k, uint32_t ev)
 /* Moves s's send cursor n bytes on (n <= what is left of s). */
 static void call_advance(struct scall *s, uint64_t n)
 {
-	const struct iovec *iov = s->owner->iov;
+	const struct iovec *iov = s->cs.owner->iov;
 
 	if (s->sent < FRAME_HDR_LEN) {
 		uint64_t h = FRAME_HDR_LEN - s->sent < n ? FRAME_HDR_LEN - s->sent : n;
@@ -282,7 +266,7 @@ static void call_advance(struct scall *s, uint64_t n)
 		n -= h;
 	}
 	s->sent += n;
-	while (n && s->iov_idx < s->owner->iovcnt) {
+	while (n && s->iov_idx < s->cs.owner->iovcnt) {
 		size_t room = iov[s->iov_idx].iov_len - s->iov_off;
 		if (n < room) {
 			s->iov_off += (size_t)n;
@@ -298,7 +282,7 @@ static void call_advance(struct scall *s, uint64_t n)
  * fitted, -1 when v is full. */
 static int call_iov(const struct scall *s, struct iovec *v, int *nv)
 {
-	const struct iovec *iov = s->owner->iov;
+	const struct iovec *iov = s->cs.owner->iov;
 
 	if (s->sent < FRAME_HDR_LEN) {
 		if (*nv == SEND_IOV)
@@ -306,7 +290,7 @@ static int call_iov(const struct scall *s, struct iovec *v, int *nv)
 		v[*nv].iov_base = (void *)(s->hdr + s->sent);
 		v[(*nv)++].iov_len = FRAME_HDR_LEN - s->sent;
 	}
-	for (int i = s->iov_idx; i < s->owner->iovcnt; i++) {
+	for (int i = s->iov_idx; i < s->cs.owner->iovcnt; i++) {
 		size_t off = i == s->iov_idx ? s->iov_off : 0;
 		if (iov[i].iov_len == off)
 			continue;
@@ -387,7 +371,7 @@ static int conn_complete(struct tr_conn *k)
 /* Takes the body bytes of head's reply that are in rbuf. */
 static void body_take(struct tr_conn *k)
 {
-	struct tr_call *call = k->head->owner;
+	struct tr_call *call = k->head->cs.owner;
 	uint64_t n = k->rtail - k->rhead;
 
 	if (n > k->body_left)
@@ -418,7 +402,7 @@ static int conn_parse(struct tr_conn *k)
 				return -1;
 			}
 			v = frame_parse(k->rbuf + k->rhead, k->rtail - k->rhead,
-			                (unsigned)k->head->owner->method, UINT64_MAX, &h);
+			                (unsigned)k->head->cs.owner->method, UINT64_MAX, &h);
 			if (v == FRAME_SHORT)
 				return 0;
 			if (v != FRAME_OK) {
@@ -463,7 +447,7 @@ static int conn_recv(struct tr_conn *k, int block)
 		 * it, else a large one into the client's scratch, where it is
 		 * dropped; what follows it into rbuf */
 		if (k->in_body && k->rhead == k->rtail) {
-			struct tr_call *call = k->head->owner;
+			struct tr_call *call = k->head->cs.owner;
 			if (call->resp_buf && k->body_off < call->resp_cap) {
 				uint64_t room = call->resp_cap - k->body_off;
 				direct = (size_t)(k->body_left < room ? k->body_left : room);
@@ -688,21 +672,14 @@ nomem:
 
 static int sk_submit(struct tr_conn *k, struct tr_call *call)
 {
-	struct scall *s = call->priv;
-	uint64_t body = 0;
-	int busy;
+	struct tr_cstate *cs;
+	struct scall *s;
+	uint64_t body;
+	int busy, rc;
 
-	if (call->method < TR_ECHO || call->method > TR_INFO || call->iovcnt < 0)
-		return -EINVAL;
-	if (!s) {
-		if (!(s = call->priv = calloc(1, sizeof *s)))
-			return -ENOMEM;
-		s->owner = call;
-	}
-	if (s->state != SC_IDLE)
-		return -EBUSY;
-	for (int i = 0; i < call->iovcnt; i++)
-		body += call->iov[i].iov_len;
+	if ((rc = tr_cstate_get(call, sizeof *s, &cs, &body)) < 0)
+		return rc;
+	s = (struct scall *)cs;
 	frame_encode(s->hdr, (unsigned)call->method, 0, body);
 	s->req_len = FRAME_HDR_LEN + body;
 	s->sent = 0;
@@ -714,7 +691,7 @@ static int sk_submit(struct tr_conn *k, struct tr_call *call)
 		call_finish(k->c, s, k->fail_status, 0);
 		return 0;
 	}
-	s->state = SC_QUEUED;
+	s->cs.state = SC_QUEUED;
 	s->conn = k;
 	busy = k->head != NULL;
 	if (k->tail)
@@ -756,12 +733,7 @@ static int sk_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t
 		uint64_t wait;
 		int n = 0, nev;
 
-		while (n < max && !dlist_empty(&c->done)) {
-			struct scall *s = dlist_entry(c->done.next, struct scall, dl);
-			done_unlink(s);
-			done[n++] = s->owner;
-		}
-		if (n > 0)
+		if ((n = tr_done_take(&c->done, done, max)) > 0)
 			return n;
 		now = now_ns();
 		/* one connection waiting only for replies: block in recvmsg, one
@@ -809,8 +781,7 @@ static void sk_client_close(struct tr_client *c)
 		free(c->conn[i]->rbuf);
 		free(c->conn[i]);
 	}
-	while (!dlist_empty(&c->done))
-		done_unlink(dlist_entry(c->done.next, struct scall, dl));
+	tr_done_clear(&c->done);
 	free(c->conn);
 	free(c->scratch);
 	close(c->epfd);
@@ -821,15 +792,14 @@ static void sk_client_close(struct tr_client *c)
  * stream: its connection fails (its other calls complete CANCELLED). */
 static void sk_call_release(struct tr_call *call)
 {
-	struct scall *s = call->priv;
+	struct scall *s = tr_priv_take(call);
 
-	call->priv = NULL;
 	if (!s)
 		return;
-	if (s->state == SC_QUEUED)
+	if (s->cs.state == SC_QUEUED)
 		conn_fail(s->conn, TR_CANCELLED);
-	if (s->state == SC_DONE)
-		done_unlink(s);
+	if (s->cs.state == SC_DONE)
+		tr_done_unlink(&s->cs);
 	free(s);
 }
 

@@ -133,7 +133,7 @@ void vb_opts_from_conf(const struct vb_conf *c, struct vb_opts *o)
 	o->eager_max = (uint32_t)c->eager_max;
 	o->send_depth = (uint32_t)c->send_depth;
 	o->recv_depth = (uint32_t)c->recv_depth;
-	o->poll_event = c->poll == 1;
+	o->poll_event = c->poll == VB_POLL_EVENT;
 }
 
 void vb_opts_default(struct vb_opts *o)

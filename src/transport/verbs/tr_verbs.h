@@ -108,6 +108,15 @@ void vb_hdr_decode(const unsigned char b[VB_HDR_LEN], struct vb_hdr *h);
 #define VB_VERSION 2               /* 2: the hello carries the GID's type and index */
 #define VB_SIDE_PORT_OFFSET 1      /* the side channel listens on the PS port + 1 */
 
+/* Both sides: landing zones hold up to VB_RZ_DEPTH_MAX payloads within
+ * VB_RZ_MAX bytes, but always one; side channels and the stop flag are
+ * looked at every VB_TICK_NS (the longest event wait); CQs are polled
+ * VB_POLL_BATCH completions at a time. */
+#define VB_RZ_DEPTH_MAX 4
+#define VB_RZ_MAX (1ull << 30)
+#define VB_TICK_NS 10000000ull
+#define VB_POLL_BATCH 32
+
 enum vb_refuse {
 	VB_OK = 0,
 	VB_REFUSE_VERSION = 1,

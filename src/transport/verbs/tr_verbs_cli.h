@@ -5,26 +5,20 @@
 #ifndef TFGB_TR_VERBS_CLI_H
 #define TFGB_TR_VERBS_CLI_H
 
-#include "dlist.h"
+#include "tr_call.h"
 #include "tr_verbs.h"
 
-#define VB_POLL_BATCH 32
-#define VB_TICK_NS 10000000ull      /* side-channel checks, longest event wait */
 #define VB_RETRY_NS 50000000ull     /* a refused side channel is tried again after this */
-#define VB_RZ_DEPTH_MAX 4           /* landing zones hold up to this many payloads ... */
-#define VB_RZ_MAX (1ull << 30)      /* ... within this, but always one */
 #define VB_SGE_CHUNK (1ull << 30)   /* longest SGE */
 #define VB_TARGET_MAX (OPT_HOST_MAX + 16)
 
-enum { VC_IDLE, VC_QUEUED, VC_SENT, VC_DONE };
+enum { VC_IDLE = TR_CS_IDLE, VC_DONE = TR_CS_DONE, VC_QUEUED = TR_CS_FIRST, VC_SENT };
 
 /* Per-call state behind tr_call.priv. */
 struct vcall {
-	struct tr_call *owner;
+	struct tr_cstate cs;           /* first: owner, done list, state */
 	struct tr_conn *conn;          /* while QUEUED or SENT */
 	struct vcall *qnext;           /* the connection's FIFO */
-	struct dlist dl;               /* the client's done list, while DONE */
-	int state;
 	int kind;                      /* enum vb_kind */
 	int started;                   /* seq and zone space assigned */
 	int waited;                    /* counted in stats.queued */
@@ -92,7 +86,5 @@ struct tr_client {
  * with status, later ones at once; why is kept for tr_verbs_conn_error. */
 void vb_conn_fail(struct tr_conn *k, int status, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Takes a call off the client's done list. */
-void vb_done_unlink(struct vcall *s);
 
 #endif

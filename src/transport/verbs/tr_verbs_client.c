@@ -34,31 +34,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dlist.h"
 #include "frame.h"
 #include "util.h"
 
 /* ---- done list ----------------------------------------------------------- */
 
-static void done_push(struct tr_client *c, struct vcall *s)
-{
-	s->state = VC_DONE;
-	s->conn = NULL;
-	s->qnext = NULL;
-	dlist_append(&c->done, &s->dl);
-}
-
-void vb_done_unlink(struct vcall *s)
-{
-	dlist_unlink(&s->dl);
-	s->state = VC_IDLE;
-}
-
 static void call_finish(struct tr_client *c, struct vcall *s, int status, uint64_t len)
 {
-	s->owner->status = status;
-	s->owner->resp_len = len;
-	done_push(c, s);
+	s->conn = NULL;
+	s->qnext = NULL;
+	tr_done_push(&c->done, &s->cs, status, len);
 }
 
 /* ---- landing zones ------------------------------------------------------- */
@@ -227,7 +212,7 @@ static void gather(const struct iovec *iov, int n, void *dst, uint64_t len)
 static int post_body(struct tr_conn *k, struct vcall *s)
 {
 	struct tr_client *c = k->c;
-	const struct tr_call *call = s->owner;
+	const struct tr_call *call = s->cs.owner;
 	uint32_t max_sge = k->ep.sge_max;            /* <= VB_SGE_MAX: the scratch's width */
 	uint64_t max_wr = k->ep.msg_max ? k->ep.msg_max : VB_SGE_CHUNK; /* port's max_msg_sz */
 
@@ -296,7 +281,7 @@ static int post_body(struct tr_conn *k, struct vcall *s)
 static int post_call(struct tr_conn *k, struct vcall *s)
 {
 	struct tr_client *c = k->c;
-	const struct tr_call *call = s->owner;
+	const struct tr_call *call = s->cs.owner;
 	uint32_t slot = s->seq % k->ep.slots;
 	unsigned char *p = k->ep.stage + (size_t)slot * k->ep.slot_size;
 	struct vb_hdr h = {.method = (uint16_t)call->method, .len = s->body, .seq = s->seq,
@@ -360,7 +345,7 @@ static void pump(struct tr_conn *k)
 		}
 		if (post_call(k, s) <= 0)
 			goto wait;
-		s->state = VC_SENT;
+		s->cs.state = VC_SENT;
 		k->send = s->qnext;
 	}
 	return;
@@ -373,20 +358,14 @@ wait:
 
 int vb_submit(struct tr_conn *k, struct tr_call *call)
 {
-	struct vcall *s = call->priv;
-	uint64_t body = 0, expect = 0;
+	struct tr_cstate *cs;
+	struct vcall *s;
+	uint64_t body, expect = 0;
+	int rc;
 
-	if (call->method < TR_ECHO || call->method > TR_INFO || call->iovcnt < 0)
-		return -EINVAL;
-	if (!s) {
-		if (!(s = call->priv = calloc(1, sizeof *s)))
-			return -ENOMEM;
-		s->owner = call;
-	}
-	if (s->state != VC_IDLE)
-		return -EBUSY;
-	for (int i = 0; i < call->iovcnt; i++)
-		body += call->iov[i].iov_len;
+	if ((rc = tr_cstate_get(call, sizeof *s, &cs, &body)) < 0)
+		return rc;
+	s = (struct vcall *)cs;
 	s->body = body;
 	s->started = s->waited = 0;
 	s->iov_next = 0;
@@ -422,7 +401,7 @@ int vb_submit(struct tr_conn *k, struct tr_call *call)
 			s->crz_cap = expect;
 		}
 	}
-	s->state = VC_QUEUED;
+	s->cs.state = VC_QUEUED;
 	s->conn = k;
 	if (k->tail)
 		k->tail->qnext = s;
@@ -450,12 +429,12 @@ static void on_reply(struct tr_conn *k, const struct vdev_wc *wc)
 	uint32_t slot;
 	int rc;
 
-	if (!s || s->state != VC_SENT || wc->opcode != VDEV_RECV_IMM || wc->imm != s->seq) {
+	if (!s || s->cs.state != VC_SENT || wc->opcode != VDEV_RECV_IMM || wc->imm != s->seq) {
 		vb_conn_fail(k, TR_INTERNAL, "a reply from '%s' came for no call in flight (seq %u)",
 		          k->target, wc->imm);
 		return;
 	}
-	call = s->owner;
+	call = s->cs.owner;
 	slot = wc->imm % k->ep.slots;
 	p = k->ep.ring + (size_t)slot * k->ep.slot_size;
 	vb_hdr_decode(p, &h);
@@ -556,12 +535,7 @@ int vb_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadli
 		uint64_t now;
 		int n = 0, progress;
 
-		while (n < max && !dlist_empty(&c->done)) {
-			struct vcall *s = dlist_entry(c->done.next, struct vcall, dl);
-			vb_done_unlink(s);
-			done[n++] = s->owner;
-		}
-		if (n > 0)
+		if ((n = tr_done_take(&c->done, done, max)) > 0)
 			return n;
 		progress = poll_all(c);
 		if (!dlist_empty(&c->done))
@@ -593,14 +567,13 @@ int vb_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadli
  * connection fails (its other calls complete CANCELLED). */
 void vb_call_release(struct tr_call *call)
 {
-	struct vcall *s = call->priv;
+	struct vcall *s = tr_priv_take(call);
 
-	call->priv = NULL;
 	if (!s)
 		return;
-	if (s->state == VC_QUEUED || s->state == VC_SENT)
+	if (s->cs.state == VC_QUEUED || s->cs.state == VC_SENT)
 		vb_conn_fail(s->conn, TR_CANCELLED, "a call was released while in flight");
-	if (s->state == VC_DONE)
-		vb_done_unlink(s);
+	if (s->cs.state == VC_DONE)
+		tr_done_unlink(&s->cs);
 	free(s);
 }

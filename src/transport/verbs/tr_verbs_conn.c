@@ -294,8 +294,7 @@ void vb_client_close(struct tr_client *c)
 		vb_conn_fail(c->conn[i], TR_CANCELLED, "the client was closed");
 		conn_free(c->conn[i]);
 	}
-	while (!dlist_empty(&c->done))
-		vb_done_unlink(dlist_entry(c->done.next, struct vcall, dl));
+	tr_done_clear(&c->done);
 	for (size_t i = 0; i < c->nmr; i++)
 		c->dev->dereg_mr(c->mr[i].mr);
 	if (c->ch)

@@ -35,7 +35,7 @@
  * worker's arena and buffer are free again once serve_one returns.  They
  * grow on the first tensor call and are kept up to CODEC_KEEP bytes each;
  * only calls bigger than that allocate.  A body that does not parse gets
- * INVALID_ARGUMENT; one whose unpack needs more than VB_ARENA_LIMIT, or a
+ * INVALID_ARGUMENT; one whose unpack needs more than CODEC_ARENA_LIMIT, or a
  * reply longer than the client reserved or than its request's places,
  * RESOURCE_EXHAUSTED; the connection goes on.
  *
@@ -52,7 +52,7 @@
  * rounded to 64)), the landing zone the client asked for (at most
  * VB_RZ_DEPTH_MAX x max_message and VB_RZ_MAX, all registered), a CQ of
  * send_depth + slots + 8 entries.  Per worker: the arena (at most
- * VB_ARENA_LIMIT during a tensor call) and the reply buffer (one reply).
+ * CODEC_ARENA_LIMIT during a tensor call) and the reply buffer (one reply).
  */
 #include "tr_verbs.h"
 
@@ -73,18 +73,11 @@
 #include "payload.h"
 #include "util.h"
 
-#define VB_TICK_NS 10000000ull       /* stop flag, side channels, longest event wait */
 #define VB_IDLE_NS 50000000ull       /* a worker without connections sleeps this long */
 #define VB_HELLO_NS 5000000000ull    /* longest hello exchange */
-#define VB_RZ_DEPTH_MAX 4
-#define VB_RZ_MAX (1ull << 30)
 #define VB_THREADS_MAX 64
 #define VB_BACKLOG 128
-#define VB_POLL_BATCH 32
 #define VB_REPLY_WRS 8               /* work requests of one reply: body WRITEs and header */
-/* the most arena one EchoTensor or AckTensor unpack may take (as the
- * socket and grpc servers) */
-#define VB_ARENA_LIMIT(max_message) (4 * (size_t)(max_message) + (64u << 20))
 
 struct srv;
 struct srv_thread;
@@ -206,7 +199,7 @@ static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr
 	int rc;
 
 	rc = codec_serve(&t->arena, h->method, body, (size_t)h->len, out,
-	                 VB_ARENA_LIMIT(s->cfg->max_message));
+	                 CODEC_ARENA_LIMIT(s->cfg->max_message));
 	codec_arena_trim(&t->arena, CODEC_KEEP);
 	if (rc < 0) {
 		status = rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED;

@@ -10,7 +10,8 @@ static const char *const mtu_names[] = {"active", "256", "512", "1024", "2048", 
 const unsigned vb_mtu_bytes[] = {0, 256, 512, 1024, 2048, 4096};
 _Static_assert(sizeof mtu_names / sizeof mtu_names[0] - 1 ==
                sizeof vb_mtu_bytes / sizeof vb_mtu_bytes[0], "one size per mtu name");
-static const char *const poll_names[] = {"busy", "event", NULL};
+static const char *const poll_names[] = {
+	[VB_POLL_BUSY] = "busy", [VB_POLL_EVENT] = "event", [VB_POLL_EVENT + 1] = NULL};
 
 static const struct opt_def keys[] = {
 	{"verbs", "device", OPT_STRING, V(device), "",

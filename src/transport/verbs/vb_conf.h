@@ -18,6 +18,9 @@
  * is 0: the port's active MTU). */
 extern const unsigned vb_mtu_bytes[];
 
+/* The values of [verbs] poll. */
+enum vb_poll { VB_POLL_BUSY, VB_POLL_EVENT };
+
 /* The typed [verbs] section, as job_section_get(j, &tr_verbs_section)
  * returns it. */
 struct vb_conf {
@@ -25,7 +28,7 @@ struct vb_conf {
 	int64_t port, gid_index;       /* gid_index -1: none, chosen per connection */
 	int64_t traffic_class;
 	int mtu;                       /* index into vb_mtu_bytes */
-	int poll;                      /* 0: busy, 1: event */
+	int poll;                      /* enum vb_poll */
 	uint64_t inline_max, eager_max;
 	int64_t send_depth, recv_depth;
 };

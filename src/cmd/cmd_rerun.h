@@ -1,0 +1,27 @@
+/* cmd_rerun.h - JSON results read back (cmd_rerun.c): what the dispatcher
+ * needs to take a result for a job file (CMD_RESULT, tfgb.h). */
+#ifndef TFGB_CMD_RERUN_H
+#define TFGB_CMD_RERUN_H
+
+#include <stddef.h>
+
+/* 1 when the text's first non-blank byte is '{' (a JSON result, never a
+ * job file), else 0. */
+int rerun_is_result(const char *text);
+/* Parses a tfgb JSON result's text (len bytes, NUL-terminated, as read
+ * from path): its "benchmark" and its "job" text without output.file and
+ * output.series (running it never writes over them), each malloc'd
+ * (either pointer may be NULL).  0, or -1 with a one-line err naming the
+ * file. */
+int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
+               char **job_text, char *err, size_t errlen);
+/* Output of a run with --interval --ndjson is NDJSON: interval lines, then
+ * the result on the last line.  The offset of the result's text: that last
+ * line when the text starts with an interval line, else 0. */
+size_t rerun_ndjson_result(const char *text, size_t len);
+/* The secret keys the result's run set but its "job" leaves out
+ * ("job_withheld", e.g. cluster.token), as "section.key, ..." in buf
+ * (empty when none or unparsable). */
+void rerun_withheld(const char *path, const char *text, size_t tlen, char *buf, size_t len);
+
+#endif

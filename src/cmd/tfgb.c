@@ -1,0 +1,48 @@
+/* tfgb.c - the dispatcher's helpers for every subcommand: messages, the
+ * report stream, the one signal set-up and its stop flag. */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <stdio.h>
+
+void tfgb_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	fputs("tfgb: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+FILE *tfgb_out(struct tfgb *t)
+{
+	if (!t->out && !(t->out = fopen(t->job.file, "w")))
+		tfgb_error("cannot write report to '%s': %s", t->job.file, strerror(errno));
+	return t->out;
+}
+
+volatile sig_atomic_t tfgb_stop;
+
+static void tfgb_on_signal(int sig)
+{
+	(void)sig;
+	tfgb_stop = 1;
+}
+
+void tfgb_catch_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = tfgb_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
