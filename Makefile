@@ -33,7 +33,7 @@ GRPC_RELEASE := $(or $(shell $(PKG_CONFIG) --modversion grpc++ 2>/dev/null),\
 src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
 # everything compiled in or passed to the compiler: a change rebuilds
 FLAGS_NOW := $(CC) $(SAN_CFLAGS) $(WARN) $(WERROR) $(VERBS) $(NUMA) $(GRPC_RELEASE) \
-	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(MANPREFIX)
+	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(DOCDIR) $(MANPREFIX)
 FLAGS_OLD := $(shell cat .flags 2>/dev/null)
 ifneq ($(FLAGS_NOW),$(FLAGS_OLD))
 $(shell echo '$(FLAGS_NOW)' > .flags)
@@ -82,12 +82,17 @@ all: tfgb man
 
 # The manual with its version filled in, in the build tree: gen/man/*.1, .5,
 # .7 (what `tfgb help` shows and `make install` copies).  `man -l
-# gen/man/tfgb.1` reads one without installing.
+# gen/man/tfgb.1` reads one without installing.  The pages name the paths of
+# the default PREFIX; this build's DATADIR and DOCDIR replace them (the
+# Debian package's pages say /usr/share/tfgb), and so in the installed
+# tfgb.ini.
 MANOUT = $(MAN1:man/%=gen/man/%) $(MAN5:man/%=gen/man/%) $(MAN7:man/%=gen/man/%)
+PATH_SED = -e 's,/usr/local/share/tfgb,$(DATADIR),g' \
+	-e 's,/usr/local/share/doc/tfgb,$(DOCDIR),g'
 man: $(MANOUT)
-gen/man/%: man/% config.mk
+gen/man/%: man/% config.mk .flags
 	$(Q)mkdir -p gen/man
-	$(Q)sed 's/@VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
+	$(Q)sed -e 's/@VERSION@/$(VERSION)/g' $(PATH_SED) $< > $@.tmp && mv $@.tmp $@
 
 # `make V=1` shows the full command lines
 Q = $(if $(V),,@)
@@ -96,7 +101,9 @@ src/%.o: src/%.c $(HDR) config.mk .flags
 	@$(if $(V),:,echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(GEN): proto/tfgb.proto
+# one protoc-c run writes both files (a grouped target: a parallel make
+# runs it once)
+$(GEN) &: proto/tfgb.proto
 	@$(if $(V),:,echo "  PROTOC  $<")
 	$(Q)mkdir -p gen
 	$(Q)protoc-c --proto_path=proto --c_out=gen proto/tfgb.proto
@@ -229,28 +236,28 @@ install: tfgb man
 	for m in $(MAN1:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man1/; done
 	for m in $(MAN5:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man5/; done
 	for m in $(MAN7:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man7/; done
-	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
+	sed $(PATH_SED) conf/tfgb.ini > $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
 	cp -f proto/tfgb-result.schema.json $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
 	mkdir -p $(DESTDIR)$(DATADIR)/models
 	cp -f conf/models/*.model $(DESTDIR)$(DATADIR)/models/
 	chmod 644 $(DESTDIR)$(DATADIR)/models/*.model
-	mkdir -p $(DESTDIR)$(DATADIR)/examples
-	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
-	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
-	mkdir -p $(DESTDIR)$(DATADIR)/examples/plot
-	cp -f examples/plot/*.gp examples/plot/make-plots.sh $(DESTDIR)$(DATADIR)/examples/plot/
-	chmod 644 $(DESTDIR)$(DATADIR)/examples/plot/*
+	mkdir -p $(DESTDIR)$(DOCDIR)/examples/plot
+	cp -f examples/*.ini $(DESTDIR)$(DOCDIR)/examples/
+	chmod 644 $(DESTDIR)$(DOCDIR)/examples/*.ini
+	cp -f examples/plot/*.gp examples/plot/make-plots.sh $(DESTDIR)$(DOCDIR)/examples/plot/
+	chmod 644 $(DESTDIR)$(DOCDIR)/examples/plot/*
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
 	rm -f $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
-	rm -rf $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(DATADIR)/models
+	rm -rf $(DESTDIR)$(DATADIR)/models $(DESTDIR)$(DOCDIR)/examples
+	rm -rf $(DESTDIR)$(DATADIR)/examples # where make install put them before
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
-	-rmdir $(DESTDIR)$(DATADIR)
+	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
 dist: clean
 	mkdir -p tfgb-$(VERSION)
