@@ -228,6 +228,36 @@ valgrind: tfgb
 	sh tests/valgrind.sh
 	SOAK_VALGRIND=1 SOAK_ROUNDS=$(or $(VALGRIND_ROUNDS),1) sh tests/soak.sh
 
+# The Debian package of this tree: ./tfgb_$(VERSION)_ARCH.deb (`apt install
+# ./tfgb_*.deb` installs it), built by dpkg-buildpackage -b from a copy in
+# build/deb (no build product of this tree goes in; nothing here changes but
+# the .deb), then lintian (fails on an error or a warning) and
+# tests/t_deb.sh on the package (its files, hardening-check, the extracted
+# binary run; the log in build/deb/build.log).  The build runs `make check`
+# on the binary it packages unless DEB_BUILD_OPTIONS has nocheck (`make deb
+# DEB_BUILD_OPTIONS=nocheck`: minutes shorter, and none of the test packages
+# needed); parallel=N is taken from it too, else one job a CPU.  The flags
+# are dpkg-buildflags' (add with DEB_CFLAGS_APPEND and the like, not
+# CFLAGS).  As root it installs the packages it needs first.
+DEB_DIR   = build/deb
+DEB_DEBS  = dpkg-dev debhelper lintian devscripts
+DEB_CHECK = $(findstring nocheck,$(DEB_BUILD_OPTIONS))
+deb:
+	@$(MAKE) -s deps DEBS='$(DEB_DEBS) $(DEBS_BUILD) libibverbs-dev libnuma-dev \
+		$(if $(DEB_CHECK),,$(DEBS))'
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/tfgb-$(VERSION)
+	tar -cf - --exclude='*.o' --exclude='*.a' --exclude=tests/check_tfgb \
+		--exclude=tests/out --exclude=bench/peer --exclude=bench/pingpong \
+		$(DIST_FILES) | tar -xf - -C $(DEB_DIR)/tfgb-$(VERSION)
+	{ cd $(DEB_DIR)/tfgb-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		-u CFLAGS -u CPPFLAGS -u LDFLAGS DEB_BUILD_OPTIONS='$(DEB_BUILD_OPTIONS)' \
+		dpkg-buildpackage -us -uc -b $(if $(DEB_CHECK),-Pnocheck) 2>&1; \
+		echo $$? >../rc; } | tee $(DEB_DIR)/build.log; exit $$(cat $(DEB_DIR)/rc)
+	cp -f $(DEB_DIR)/tfgb_$(VERSION)_*.deb .
+	lintian --fail-on error,warning $(DEB_DIR)/tfgb_$(VERSION)_*.changes
+	DEB_BUILD_OPTIONS='$(DEB_BUILD_OPTIONS)' sh tests/t_deb.sh $(DEB_DIR)
+	@ls tfgb_$(VERSION)_*.deb
+
 install: tfgb man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 \
 		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(MANPREFIX)/man7 $(DESTDIR)$(DATADIR)
@@ -259,16 +289,20 @@ uninstall:
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
 	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
 
+# what a source tarball (dist) and the copy a package is built from (deb) hold
+DIST_FILES = Makefile config.mk README COPYING src conf tests man examples proto bench \
+	debian
+
 dist: clean
 	mkdir -p tfgb-$(VERSION)
-	cp -R Makefile config.mk README COPYING src conf tests man examples proto bench \
-		tfgb-$(VERSION)
+	cp -R $(DIST_FILES) tfgb-$(VERSION)
 	tar -cf - tfgb-$(VERSION) | gzip -c > tfgb-$(VERSION).tar.gz
 	rm -rf tfgb-$(VERSION)
 
 clean:
 	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(TOBJ) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer
-	rm -rf gen .flags .build plots
+	rm -rf gen .flags .build plots $(DEB_DIR)
+	rm -f tfgb_*.deb
 	rm -rf tests/out
 
-.PHONY: all man deps run check mutants fuzz soak valgrind install uninstall dist clean plots bench
+.PHONY: all man deps run check mutants fuzz soak valgrind install uninstall dist deb clean plots bench
