@@ -9,7 +9,7 @@ DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
        iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
        nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema \
-       libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+       libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 slurm-wlm munge
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
@@ -273,11 +273,15 @@ install: tfgb man
 	mkdir -p $(DESTDIR)$(DATADIR)/models
 	cp -f conf/models/*.model $(DESTDIR)$(DATADIR)/models/
 	chmod 644 $(DESTDIR)$(DATADIR)/models/*.model
-	mkdir -p $(DESTDIR)$(DOCDIR)/examples/plot
+	mkdir -p $(DESTDIR)$(DOCDIR)/examples/plot $(DESTDIR)$(DOCDIR)/examples/slurm \
+		$(DESTDIR)$(DOCDIR)/examples/mpi
 	cp -f examples/*.ini $(DESTDIR)$(DOCDIR)/examples/
 	chmod 644 $(DESTDIR)$(DOCDIR)/examples/*.ini
 	cp -f examples/plot/*.gp examples/plot/make-plots.sh $(DESTDIR)$(DOCDIR)/examples/plot/
 	chmod 644 $(DESTDIR)$(DOCDIR)/examples/plot/*
+	cp -f examples/slurm/* $(DESTDIR)$(DOCDIR)/examples/slurm/
+	cp -f examples/mpi/* $(DESTDIR)$(DOCDIR)/examples/mpi/
+	chmod 644 $(DESTDIR)$(DOCDIR)/examples/slurm/* $(DESTDIR)$(DOCDIR)/examples/mpi/*
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
