@@ -33,7 +33,7 @@ GRPC_RELEASE := $(or $(shell $(PKG_CONFIG) --modversion grpc++ 2>/dev/null),\
 src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
 # everything compiled in or passed to the compiler: a change rebuilds
 FLAGS_NOW := $(CC) $(SAN_CFLAGS) $(WARN) $(WERROR) $(VERBS) $(NUMA) $(GRPC_RELEASE) \
-	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(MANPREFIX)
+	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(DOCDIR) $(MANPREFIX)
 FLAGS_OLD := $(shell cat .flags 2>/dev/null)
 ifneq ($(FLAGS_NOW),$(FLAGS_OLD))
 $(shell echo '$(FLAGS_NOW)' > .flags)
@@ -82,12 +82,17 @@ all: tfgb man
 
 # The manual with its version filled in, in the build tree: gen/man/*.1, .5,
 # .7 (what `tfgb help` shows and `make install` copies).  `man -l
-# gen/man/tfgb.1` reads one without installing.
+# gen/man/tfgb.1` reads one without installing.  The pages name the paths of
+# the default PREFIX; this build's DATADIR and DOCDIR replace them (the
+# Debian package's pages say /usr/share/tfgb), and so in the installed
+# tfgb.ini.
 MANOUT = $(MAN1:man/%=gen/man/%) $(MAN5:man/%=gen/man/%) $(MAN7:man/%=gen/man/%)
+PATH_SED = -e 's,/usr/local/share/tfgb,$(DATADIR),g' \
+	-e 's,/usr/local/share/doc/tfgb,$(DOCDIR),g'
 man: $(MANOUT)
-gen/man/%: man/% config.mk
+gen/man/%: man/% config.mk .flags
 	$(Q)mkdir -p gen/man
-	$(Q)sed 's/@VERSION@/$(VERSION)/g' $< > $@.tmp && mv $@.tmp $@
+	$(Q)sed -e 's/@VERSION@/$(VERSION)/g' $(PATH_SED) $< > $@.tmp && mv $@.tmp $@
 
 # `make V=1` shows the full command lines
 Q = $(if $(V),,@)
@@ -96,7 +101,9 @@ src/%.o: src/%.c $(HDR) config.mk .flags
 	@$(if $(V),:,echo "  CC      $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
-$(GEN): proto/tfgb.proto
+# one protoc-c run writes both files (a grouped target: a parallel make
+# runs it once)
+$(GEN) &: proto/tfgb.proto
 	@$(if $(V),:,echo "  PROTOC  $<")
 	$(Q)mkdir -p gen
 	$(Q)protoc-c --proto_path=proto --c_out=gen proto/tfgb.proto
@@ -222,6 +229,36 @@ valgrind: tfgb
 	sh tests/valgrind.sh
 	SOAK_VALGRIND=1 SOAK_ROUNDS=$(or $(VALGRIND_ROUNDS),1) sh tests/soak.sh
 
+# The Debian package of this tree: ./tfgb_$(VERSION)_ARCH.deb (`apt install
+# ./tfgb_*.deb` installs it), built by dpkg-buildpackage -b from a copy in
+# build/deb (no build product of this tree goes in; nothing here changes but
+# the .deb), then lintian (fails on an error or a warning) and
+# tests/t_deb.sh on the package (its files, hardening-check, the extracted
+# binary run; the log in build/deb/build.log).  The build runs `make check`
+# on the binary it packages unless DEB_BUILD_OPTIONS has nocheck (`make deb
+# DEB_BUILD_OPTIONS=nocheck`: minutes shorter, and none of the test packages
+# needed); parallel=N is taken from it too, else one job a CPU.  The flags
+# are dpkg-buildflags' (add with DEB_CFLAGS_APPEND and the like, not
+# CFLAGS).  As root it installs the packages it needs first.
+DEB_DIR   = build/deb
+DEB_DEBS  = dpkg-dev debhelper lintian devscripts
+DEB_CHECK = $(findstring nocheck,$(DEB_BUILD_OPTIONS))
+deb:
+	@$(MAKE) -s deps DEBS='$(DEB_DEBS) $(DEBS_BUILD) libibverbs-dev libnuma-dev \
+		$(if $(DEB_CHECK),,$(DEBS))'
+	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/tfgb-$(VERSION)
+	tar -cf - --exclude='*.o' --exclude='*.a' --exclude=tests/check_tfgb \
+		--exclude=tests/out --exclude=bench/peer --exclude=bench/pingpong \
+		$(DIST_FILES) | tar -xf - -C $(DEB_DIR)/tfgb-$(VERSION)
+	{ cd $(DEB_DIR)/tfgb-$(VERSION) && env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL \
+		-u CFLAGS -u CPPFLAGS -u LDFLAGS DEB_BUILD_OPTIONS='$(DEB_BUILD_OPTIONS)' \
+		dpkg-buildpackage -us -uc -b $(if $(DEB_CHECK),-Pnocheck) 2>&1; \
+		echo $$? >../rc; } | tee $(DEB_DIR)/build.log; exit $$(cat $(DEB_DIR)/rc)
+	cp -f $(DEB_DIR)/tfgb_$(VERSION)_*.deb .
+	lintian --fail-on error,warning $(DEB_DIR)/tfgb_$(VERSION)_*.changes
+	DEB_BUILD_OPTIONS='$(DEB_BUILD_OPTIONS)' sh tests/t_deb.sh $(DEB_DIR)
+	@ls tfgb_$(VERSION)_*.deb
+
 install: tfgb man
 	mkdir -p $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANPREFIX)/man1 \
 		$(DESTDIR)$(MANPREFIX)/man5 $(DESTDIR)$(MANPREFIX)/man7 $(DESTDIR)$(DATADIR)
@@ -230,43 +267,47 @@ install: tfgb man
 	for m in $(MAN1:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man1/; done
 	for m in $(MAN5:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man5/; done
 	for m in $(MAN7:man/%=gen/man/%); do install -m 644 $$m $(DESTDIR)$(MANPREFIX)/man7/; done
-	cp -f conf/tfgb.ini $(DESTDIR)$(DATADIR)/tfgb.ini
+	sed $(PATH_SED) conf/tfgb.ini > $(DESTDIR)$(DATADIR)/tfgb.ini
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb.ini
 	cp -f proto/tfgb-result.schema.json $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
 	chmod 644 $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
 	mkdir -p $(DESTDIR)$(DATADIR)/models
 	cp -f conf/models/*.model $(DESTDIR)$(DATADIR)/models/
 	chmod 644 $(DESTDIR)$(DATADIR)/models/*.model
-	mkdir -p $(DESTDIR)$(DATADIR)/examples
-	cp -f examples/*.ini $(DESTDIR)$(DATADIR)/examples/
-	chmod 644 $(DESTDIR)$(DATADIR)/examples/*.ini
-	mkdir -p $(DESTDIR)$(DATADIR)/examples/plot
-	cp -f examples/plot/make-plots.sh $(DESTDIR)$(DATADIR)/examples/plot/
-	chmod 644 $(DESTDIR)$(DATADIR)/examples/plot/*
-	mkdir -p $(DESTDIR)$(DATADIR)/examples/slurm $(DESTDIR)$(DATADIR)/examples/mpi
-	cp -f examples/slurm/* $(DESTDIR)$(DATADIR)/examples/slurm/
-	cp -f examples/mpi/* $(DESTDIR)$(DATADIR)/examples/mpi/
-	chmod 644 $(DESTDIR)$(DATADIR)/examples/slurm/* $(DESTDIR)$(DATADIR)/examples/mpi/*
+	mkdir -p $(DESTDIR)$(DOCDIR)/examples/plot $(DESTDIR)$(DOCDIR)/examples/slurm \
+		$(DESTDIR)$(DOCDIR)/examples/mpi
+	cp -f examples/*.ini $(DESTDIR)$(DOCDIR)/examples/
+	chmod 644 $(DESTDIR)$(DOCDIR)/examples/*.ini
+	cp -f examples/plot/make-plots.sh $(DESTDIR)$(DOCDIR)/examples/plot/
+	chmod 644 $(DESTDIR)$(DOCDIR)/examples/plot/*
+	cp -f examples/slurm/* $(DESTDIR)$(DOCDIR)/examples/slurm/
+	cp -f examples/mpi/* $(DESTDIR)$(DOCDIR)/examples/mpi/
+	chmod 644 $(DESTDIR)$(DOCDIR)/examples/slurm/* $(DESTDIR)$(DOCDIR)/examples/mpi/*
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini
 	rm -f $(DESTDIR)$(DATADIR)/tfgb-result.schema.json
-	rm -rf $(DESTDIR)$(DATADIR)/examples $(DESTDIR)$(DATADIR)/models
+	rm -rf $(DESTDIR)$(DATADIR)/models $(DESTDIR)$(DOCDIR)/examples
+	rm -rf $(DESTDIR)$(DATADIR)/examples # where make install put them before
 	for m in $(MAN1); do rm -f $(DESTDIR)$(MANPREFIX)/man1/$${m#man/}; done
 	for m in $(MAN5); do rm -f $(DESTDIR)$(MANPREFIX)/man5/$${m#man/}; done
 	for m in $(MAN7); do rm -f $(DESTDIR)$(MANPREFIX)/man7/$${m#man/}; done
-	-rmdir $(DESTDIR)$(DATADIR)
+	-rmdir $(DESTDIR)$(DATADIR) $(DESTDIR)$(DOCDIR)
+
+# what a source tarball (dist) and the copy a package is built from (deb) hold
+DIST_FILES = Makefile config.mk README COPYING src conf tests man examples proto bench \
+	debian
 
 dist: clean
 	mkdir -p tfgb-$(VERSION)
-	cp -R Makefile config.mk README COPYING src conf tests man examples proto bench \
-		tfgb-$(VERSION)
+	cp -R $(DIST_FILES) tfgb-$(VERSION)
 	tar -cf - tfgb-$(VERSION) | gzip -c > tfgb-$(VERSION).tar.gz
 	rm -rf tfgb-$(VERSION)
 
 clean:
 	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(TOBJ) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer
-	rm -rf gen .flags .build plots
+	rm -rf gen .flags .build plots $(DEB_DIR)
+	rm -f tfgb_*.deb
 	rm -rf tests/out
 
-.PHONY: all man deps run check mutants fuzz soak valgrind install uninstall dist clean plots bench
+.PHONY: all man deps run check mutants fuzz soak valgrind install uninstall dist deb clean plots bench

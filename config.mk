@@ -9,6 +9,7 @@ PREFIX    = /usr/local
 BINDIR    = $(PREFIX)/bin
 MANPREFIX = $(PREFIX)/share/man
 DATADIR   = $(PREFIX)/share/tfgb
+DOCDIR    = $(PREFIX)/share/doc/tfgb
 
 # feature switches: 1 builds the feature, 0 leaves its library out
 VERBS = 1

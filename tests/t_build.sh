@@ -3,7 +3,8 @@
 # this tree's .flags, and so its objects, are left alone): the user's
 # CPPFLAGS, CFLAGS and LDFLAGS are appended after tfgb's own flags, which
 # they never replace; -Werror only with WERROR=1; a change of an install
-# path changes .flags (what every object depends on); a target without
+# path changes .flags (what every object depends on), and so the manual
+# pages built with the paths; a target without
 # __int128 (-m32) is refused by config.mk with one clear message.
 . tests/lib.sh
 command -v make >/dev/null 2>&1 || skip "no make"
@@ -11,7 +12,7 @@ command -v cc >/dev/null 2>&1 || skip "no cc"
 
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT INT TERM
-cp -R Makefile config.mk src proto "$dir"/ || fail "cannot copy the build files"
+cp -R Makefile config.mk src proto man "$dir"/ || fail "cannot copy the build files"
 cd "$dir" || fail "no scratch dir"
 # PKG_CONFIG=true: no package look-ups, which are slow and beside the point
 # the make running this test (make check WERROR=1, as .ci/run) passes its
@@ -32,6 +33,25 @@ grep ' -o tfgb ' out | grep -q -- '-Wl,-z,now' || fail "LDFLAGS not on the link 
 grep ' -o gen/tfgb.pb-c.o \| -c -o gen/' out | grep -q -- '-DUSER_CPP' ||
 	fail "generated code does not get CPPFLAGS"
 
+# Debian's own flags (dpkg-buildflags, as debian/rules has them: hardening
+# all on) reach every compile and link line whole, after tfgb's; `make deb`
+# builds with them and runs make check (tests/t_deb.sh checks the binary)
+if command -v dpkg-buildflags >/dev/null 2>&1; then
+	bf() { DEB_BUILD_MAINT_OPTIONS=hardening=+all dpkg-buildflags --get "$1"; }
+	n "CPPFLAGS=$(bf CPPFLAGS)" "CFLAGS=$(bf CFLAGS)" "LDFLAGS=$(bf LDFLAGS)" >out ||
+		fail "make -n with dpkg-buildflags: $(tail -3 out)"
+	cc_line=$(grep -m1 ' -c -o src/cmd/main.o ' out)
+	for f in $(bf CPPFLAGS) $(bf CFLAGS); do
+		case " $cc_line " in *" $f "*) ;; *) fail "dpkg-buildflags' $f is not on the compile line: $cc_line" ;; esac
+	done
+	case "$cc_line" in *-DTFGB_HAVE_NUMA*-D_FORTIFY_SOURCE*) ;; *) fail "FORTIFY not after tfgb's: $cc_line" ;; esac
+	for f in $(bf LDFLAGS); do
+		grep ' -o tfgb ' out | grep -q -- " $f" || fail "dpkg-buildflags' $f is not on the link line"
+	done
+else
+	skip_part "dpkg-buildflags' flags: no dpkg-buildflags (Debian package dpkg-dev)"
+fi
+
 n WERROR=1 >out || fail "make -n WERROR=1: $(tail -3 out)"
 grep -m1 ' -c -o src/cmd/main.o ' out | grep -q -- ' -Werror' || fail "WERROR=1 adds no -Werror"
 
@@ -41,6 +61,14 @@ n PREFIX=/opt/b >/dev/null
 cmp -s .flags flags.a && fail "a change of PREFIX leaves .flags as it was"
 n DATADIR=/srv/tfgb >/dev/null
 grep -q /srv/tfgb .flags || fail "DATADIR is not tracked in .flags"
+# the manual names this build's paths, rebuilt when they change
+m() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u WERROR make PKG_CONFIG=true "$@" >out 2>&1 ||
+	fail "make $*: $(tail -3 out)"; }
+m gen/man/tfgb.1
+grep -q '^\.I /usr/local/share/tfgb/tfgb.ini$' gen/man/tfgb.1 || fail "gen/man/tfgb.1 lacks the default DATADIR"
+m PREFIX=/usr gen/man/tfgb.1
+grep -q '^\.I /usr/share/tfgb/tfgb.ini$' gen/man/tfgb.1 || fail "PREFIX=/usr: gen/man/tfgb.1 not rebuilt with /usr/share/tfgb"
+grep -q '/usr/local/share' gen/man/tfgb.1 && fail "PREFIX=/usr: gen/man/tfgb.1 still names /usr/local/share"
 
 # 32-bit: refused up front, one line naming the reason
 n "CFLAGS=-m32 -O2" >out && fail "a -m32 build was not refused"
