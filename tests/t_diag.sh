@@ -20,7 +20,6 @@ $PY -c 'import http.server' 2>/dev/null || skip "no /usr/bin/python3"
 FAST_S=$((4 * SLOW)) # "at once": a connect, a look at the peer, the report
 out=$(mktemp -d)
 http='' srv=''
-problems=0
 cleanup() {
 	[ -n "$http" ] && kill "$http" 2>/dev/null
 	[ -n "$srv" ] && kill "$srv" 2>/dev/null
@@ -29,11 +28,6 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM HUP
-
-bad() {
-	echo "FAIL: $*"
-	problems=$((problems + 1))
-}
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 

@@ -7,6 +7,9 @@
  * the control address (see control_addr), bound right after the PS
  * addresses; failing to bind it fails the command like a PS address.
  *
+ * Started by a benchmark for itself with TFGB_LEASE (lease.h), it serves
+ * while any run holds a lease on it and stops by itself after the last.
+ *
  * Readiness for a parent process: if TFGB_READY_FD names an open file
  * descriptor, the line "ready\n" is written to it once every address
  * (the control service's too) is bound, and it is closed; on failure it is
@@ -24,6 +27,7 @@
 
 #include "cluster.h"
 #include "ctrl.h"
+#include "lease.h"
 #include "limit.h"
 #include "place.h"
 #include "srvinfo.h"
@@ -209,6 +213,7 @@ int cmd_serve(struct tfgb *t)
 	struct job_err jerr;
 	static unsigned char info[TR_INFO_MAX];
 	void *ctx = NULL;
+	struct lease_watch *lw = NULL;
 	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
 
 	ready.fd = ready_fd_from_env();
@@ -279,6 +284,9 @@ int cmd_serve(struct tfgb *t)
 	ready.naddrs = (size_t)n;
 	ready.threads = cfg.threads;
 
+	/* started by a benchmark for itself: up while any run holds its lease */
+	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
+		lw = NULL; /* then it stops with its starter, as its parent-death signal says */
 	rc = ops->serve(ctx, &cfg, &err);
 	ctrl_server_stop(ready.ctrl);
 	if (rc < 0) {
@@ -290,6 +298,7 @@ int cmd_serve(struct tfgb *t)
 		fprintf(stderr, "tfgb serve: stopped\n");
 	}
 	ops->fini(ctx);
+	lease_watch_end(lw); /* its locks go now that the ports are closed */
 out_addrs:
 	free(addrs);
 out_fd:
