@@ -9,7 +9,7 @@ DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
        iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
        nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema \
-       libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
+       libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 slurm-wlm munge
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
@@ -242,6 +242,10 @@ install: tfgb man
 	mkdir -p $(DESTDIR)$(DATADIR)/examples/plot
 	cp -f examples/plot/*.gp examples/plot/make-plots.sh $(DESTDIR)$(DATADIR)/examples/plot/
 	chmod 644 $(DESTDIR)$(DATADIR)/examples/plot/*
+	mkdir -p $(DESTDIR)$(DATADIR)/examples/slurm $(DESTDIR)$(DATADIR)/examples/mpi
+	cp -f examples/slurm/* $(DESTDIR)$(DATADIR)/examples/slurm/
+	cp -f examples/mpi/* $(DESTDIR)$(DATADIR)/examples/mpi/
+	chmod 644 $(DESTDIR)$(DATADIR)/examples/slurm/* $(DESTDIR)$(DATADIR)/examples/mpi/*
 
 uninstall:
 	rm -f $(DESTDIR)$(BINDIR)/tfgb $(DESTDIR)$(DATADIR)/tfgb.ini

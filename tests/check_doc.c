@@ -534,12 +534,14 @@ START_TEST(test_doc_genpayload1_exists)
 }
 END_TEST
 
-/* The launcher variables src/core/cluster.c reads (its launchers[] table and
+/* The launcher variables src/core/cluster.c reads (its launchers[] table,
+ * cluster_slurm_batch_step() and
  * cluster_run_id()); tfgb-throughput(1) names each under ENVIRONMENT. */
 static const char *const doc_throughput_env[] = {
 	"SLURM_PROCID", "SLURM_NTASKS", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
 	"PMIX_RANK", "PMI_RANK", "PMI_SIZE", "SLURM_JOB_ID", "SLURM_STEP_ID",
-	"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "TFGB_RUN_ID", NULL,
+	"OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "TFGB_RUN_ID", "SLURM_LOCALID",
+	"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "PMIX_LOCAL_RANK", "SLURM_STEPID", NULL,
 };
 
 START_TEST(test_doc_throughput1_exists)

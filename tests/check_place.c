@@ -300,7 +300,7 @@ START_TEST(test_place_apply)
 	snprintf(kv, sizeof kv, "affinity.worker_cpus=%d", last);
 	set(kv, 1);
 	set("affinity.worker_numa_node=0", 2);
-	ck_assert_msg(place_apply(&job, PLACE_WORKER, e, sizeof e) == 0, "%s", e);
+	ck_assert_msg(place_apply(&job, PLACE_WORKER, 0, e, sizeof e) == 0, "%s", e);
 	allowed(&after);
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		n += CPU_ISSET(c, &after);
@@ -337,8 +337,65 @@ START_TEST(test_place_apply_bad_cpu)
 	char e[256];
 
 	set("affinity.ps_cpus=1000", 1);
-	ck_assert_int_eq(place_apply(&job, PLACE_PS, e, sizeof e), -EINVAL);
+	ck_assert_int_eq(place_apply(&job, PLACE_PS, 0, e, sizeof e), -EINVAL);
 	ck_assert_str_eq(e, "cannot run on CPUs '1000': Invalid argument");
+}
+END_TEST
+
+/* Per local rank: "A/B" is a set each, one set serves every rank, and a
+ * list too short for a rank is the job's error naming the key. */
+START_TEST(test_place_local_sets)
+{
+	char buf[64];
+
+	ck_assert_int_eq(opt_cpusets_pick("0-3/4-7", 1, buf, sizeof buf), 2);
+	ck_assert_str_eq(buf, "4-7");
+	ck_assert_int_eq(opt_cpusets_pick("0-3/4-7", 2, buf, sizeof buf), 2);
+	ck_assert_str_eq(buf, "");
+	ck_assert_int_eq(opt_cpusets_pick("0,1", 0, buf, sizeof buf), 1);
+	ck_assert_str_eq(buf, "0,1");
+	set("affinity.worker_cpus=0-3/4-7", 1);
+	ck_assert_int_eq(job_validate(&job, &err), 0);
+	ck_assert_int_eq(place_check_local(&job, PLACE_WORKER, 1, "SLURM_LOCALID", &err), 0);
+	ck_assert_int_eq(place_check_local(&job, PLACE_WORKER, 2, "SLURM_LOCALID", &err), -1);
+	ck_assert_msg(strstr(err.msg, "affinity.worker_cpus") && strstr(err.msg, "2 CPU sets") &&
+	              strstr(err.msg, "local rank 2 (SLURM_LOCALID)"), "%s", err.msg);
+	ck_assert_int_eq(place_check_local(&job, PLACE_PS, 7, "--task", &err), 0); /* unset */
+	set("affinity.ps_cpus=2", 2);
+	ck_assert_int_eq(place_check_local(&job, PLACE_PS, 7, "--task", &err), 0); /* one set */
+	ck_assert_int_eq(job_override(&job, "affinity.ps_cpus=0-3/x", 3, &err), 0);
+	ck_assert_int_eq(job_validate(&job, &err), -1);
+	ck_assert_msg(strstr(err.msg, "affinity.ps_cpus") && strstr(err.msg, "CPU set"), "%s",
+	              err.msg);
+}
+END_TEST
+
+/* Local rank 1 of "first/last" runs on the last CPU alone, rank 0 on the first. */
+START_TEST(test_place_apply_local)
+{
+	cpu_set_t before, after;
+	int first = -1, last = -1;
+	char kv[64], e[256];
+
+	allowed(&before);
+	for (int c = 0; c < CPU_SETSIZE; c++)
+		if (CPU_ISSET(c, &before)) {
+			if (first < 0)
+				first = c;
+			last = c;
+		}
+	if (first == last)
+		TFGB_SKIP("this process may run on one CPU only");
+	snprintf(kv, sizeof kv, "affinity.worker_cpus=%d/%d", first, last);
+	set(kv, 1);
+	for (int local = 0; local < 2; local++) {
+		int want = local ? last : first;
+		ck_assert_msg(place_apply(&job, PLACE_WORKER, local, e, sizeof e) == 0, "%s", e);
+		allowed(&after);
+		ck_assert_int_eq(CPU_COUNT(&after), 1);
+		ck_assert(CPU_ISSET(want, &after));
+		ck_assert_int_eq(sched_setaffinity(0, sizeof before, &before), 0);
+	}
 }
 END_TEST
 
@@ -354,6 +411,7 @@ Suite *make_place_suite(void)
 	tcase_add_test(tc_core, test_place_keys_bad);
 	tcase_add_test(tc_core, test_place_validate_build);
 	tcase_add_test(tc_core, test_place_nodes);
+	tcase_add_test(tc_core, test_place_local_sets);
 	suite_add_tcase(s, tc_core);
 
 	tcase_add_checked_fixture(tc_errors, place_setup, place_teardown);
@@ -366,6 +424,7 @@ Suite *make_place_suite(void)
 	tcase_add_checked_fixture(tc_apply, place_setup, place_teardown);
 	tcase_add_test(tc_apply, test_place_apply);
 	tcase_add_test(tc_apply, test_place_apply_bad_cpu);
+	tcase_add_test(tc_apply, test_place_apply_local);
 	suite_add_tcase(s, tc_apply);
 	return s;
 }

@@ -6,7 +6,9 @@
 # worker host, first by a plain shell loop with --task, then by Open MPI's
 # mpirun (rank and count from OMPI_COMM_WORLD_*); worker 0 alone prints the
 # aggregate, whose per-PS and per-worker counts add up.  mpirun with fewer
-# ranks than cluster.workers is refused (exit 2, naming the variable).  The
+# ranks than cluster.workers is refused (exit 2, naming the variable).  Then
+# servers and workers as one mpirun on the worker host, MPMD (tfgb serve :
+# tfgb throughput) and SPMD, the servers ending with the run.  The
 # namespaces and every process are gone afterwards, even on failure.
 # Root only (skips otherwise); mpirun comes from Debian's openmpi-bin.
 . tests/lib.sh
@@ -100,6 +102,26 @@ if command -v mpirun >/dev/null 2>&1; then
 	grep -q "OMPI_COMM_WORLD_SIZE" "$out/x.err" ||
 		fail "the mismatch does not name OMPI_COMM_WORLD_SIZE: $(cat "$out/x.err")"
 	[ ! -s "$out/x.json" ] || fail "a refused run printed a report: $(cat "$out/x.json")"
+
+	# e. one mpirun for servers and workers on the worker host, MPMD (tfgb
+	# serve as ranks 0-1, tfgb throughput as 2-4) and SPMD (5 x tfgb
+	# throughput): the servers end with the run, so mpirun returns
+	sed "s/^ps = .*/ps = $WK:$((PORT + 10))/" "$job" >"$out/one.ini"
+	for form in mpmd spmd; do
+		if [ $form = mpmd ]; then
+			set -- -np 2 $TFGB serve -c "$out/one.ini" -q : -np 3 $TFGB throughput -c "$out/one.ini" -q -f json
+		else
+			set -- -np 5 $TFGB throughput -c "$out/one.ini" -q -f json
+		fi
+		rc=0
+		# shellcheck disable=SC2086 # $in_wk and $mpi are command prefixes
+		timeout 60 $in_wk $mpi "$@" >"$out/$form.json" 2>"$out/$form.err" || rc=$?
+		[ "$rc" = 0 ] || fail "mpirun $form one launch exited $rc: $(cat "$out/$form.err")"
+		json_check "$(echo "$sums" | sed "s/$PS0:$PORT/$WK:$((PORT + 10))/; s/$PS1:$PORT/$WK:$((PORT + 11))/")" \
+			<"$out/$form.json" || fail "mpirun $form run: $(cat "$out/$form.json" "$out/$form.err")"
+		[ "$(grep -c '"benchmark"' "$out/$form.json")" = 1 ] ||
+			fail "mpirun $form: more than one report: $(cat "$out/$form.json")"
+	done
 	mpi_skipped=
 else
 	mpi_skipped=1
@@ -110,11 +132,11 @@ for n in ps0 ps1; do
 	[ -n "$(ip netns pids "$lab-$n")" ] || fail "the tfgb serve on $n died: $(cat "$out/s0" "$out/s1")"
 done
 
-# e. nothing is left once the lab is torn down
+# f. nothing is left once the lab is torn down
 netns_teardown "$lab"
 wait 2>/dev/null
 left=$(netns_left "$lab")
 [ -z "$left" ] || fail "namespaces left: $left"
 [ -z "$(pids_matching "$job")" ] || fail "processes left: $(pids_matching "$job")"
-[ -z "$mpi_skipped" ] || skip_part "parts c and d (mpirun): needs mpirun (Debian package openmpi-bin)"
+[ -z "$mpi_skipped" ] || skip_part "parts c, d and e (mpirun): needs mpirun (Debian package openmpi-bin)"
 echo ok

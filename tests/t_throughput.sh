@@ -1,7 +1,8 @@
 #!/bin/sh
 # TF-gRPC-PS-Throughput on one machine: the launcher with 2 PS x 3 workers,
 # rpc echo/push/pull, per-PS and per-worker counts that add up, workers
-# started by hand (--task) and by a launcher's environment, a worker and a
+# started by hand (--task) and by a launcher's environment (workers only,
+# and servers and workers as one launch, SPMD and MPMD), a worker and a
 # PS killed mid-window (named, exit 1, partial result), and no process left.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
@@ -129,6 +130,37 @@ grep -q "OMPI_COMM_WORLD_SIZE\|4 workers" "$out/err" || fail "mismatch message: 
 for p in $bg; do kill "$p"; done
 wait 2>/dev/null; bg=
 all_closed || fail "hand-started servers did not stop"
+
+# 4b. one launch: the 2 PS and 3 workers as the 5 ranks of one launcher
+# (ranks 0 and 1 serve, rank 2 is worker 0), all of them `tfgb throughput`,
+# then MPMD with `tfgb serve` as ranks 0 and 1; the servers end with the run
+for form in one mpmd; do
+	pids=
+	for i in 4 3 2 1 0; do
+		cmd="throughput -f json"
+		# the servers' output format differs from the workers': one launch all the same
+		[ $form = mpmd ] && [ $i -lt 2 ] && cmd=serve
+		OMPI_COMM_WORLD_RANK=$i OMPI_COMM_WORLD_SIZE=5 OMPI_MCA_ess_base_jobid=$form$$ \
+			timeout $(slow 60) $TFGB $cmd $J >"$out/o$i.json" 2>"$out/o$i.err" &
+		pids="$pids $!"
+	done
+	i=4
+	for p in $pids; do
+		wait "$p" || fail "$form launch: rank $i exited $?: $(cat "$out"/o?.err)"
+		i=$((i - 1))
+	done
+	json_check "$sums" <"$out/o2.json" || fail "$form launch: $(cat "$out/o2.json" "$out"/o?.err)"
+	for i in 0 1 3 4; do
+		[ ! -s "$out/o$i.json" ] || fail "$form launch: rank $i printed: $(cat "$out/o$i.json")"
+	done
+	all_closed || fail "$form launch: the servers did not stop with the run"
+done
+# a tfgb serve given a worker's rank of one launch is refused, naming it
+rc=0
+OMPI_COMM_WORLD_RANK=3 OMPI_COMM_WORLD_SIZE=5 $TFGB serve $J 2>"$out/err" || rc=$?
+[ "$rc" = 2 ] || fail "serve as rank 3 of 5: exit $rc, expected 2: $(cat "$out/err")"
+grep -q "rank 3 (OMPI_COMM_WORLD_RANK) of a launch of 5 is worker 1's" "$out/err" ||
+	fail "serve as a worker's rank: $(cat "$out/err")"
 
 # 5. a worker killed mid-window: named, the others stopped, partial, exit 1
 $TFGB throughput $J -s job.duration=$(slow 20)s -f json >"$out/k.json" 2>"$out/err" &

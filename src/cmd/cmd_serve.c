@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,7 @@
 #include "lease.h"
 #include "limit.h"
 #include "place.h"
+#include "session.h"
 #include "srvinfo.h"
 #include "transport.h"
 #include "util.h"
@@ -182,11 +184,13 @@ static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *contr
 	struct job_err jerr;
 	char err[TR_ERR_MAX];
 
-	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
+	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0 ||
+	    place_check_local(&t->job, PLACE_PS, t->local_rank,
+	                      t->local_source ? t->local_source : "alone", &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(&t->job, PLACE_PS, err, sizeof err) < 0) {
+	if (place_apply(&t->job, PLACE_PS, t->local_rank, err, sizeof err) < 0) {
 		tfgb_error("serve: %s", err);
 		return TFGB_EXIT_FAIL;
 	}
@@ -203,11 +207,75 @@ static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *contr
 	return TFGB_EXIT_OK;
 }
 
+/* A server of one launch (tfgb-throughput(1)): it ends with the run. */
+struct launch_end {
+	const struct job *j;
+	int ps;
+	pthread_t thread;
+	int started;
+};
+
+static void *launch_end_main(void *arg)
+{
+	struct launch_end *e = arg;
+	uint64_t span = session_run_span_ns(e->j);
+	int rc;
+
+	rc = session_launch_end(e->j, e->ps, (int)e->j->ps_count, now_ns() + span,
+	                        &tfgb_stop);
+	if (rc < 0 && !tfgb_stop)
+		tfgb_error("serve: PS %d of one launch: the run did not end within %.0fs or the "
+		           "control service went away; stopping", e->ps, (double)span / 1e9);
+	if (!tfgb_stop)
+		kill(getpid(), SIGTERM); /* as a launcher stops a server: gracefully */
+	return NULL;
+}
+
+/* Its local rank (place.h) from the launcher's, or --task N's N. */
+static void serve_local(struct tfgb *t, const struct cluster_rank *rk)
+{
+	if (t->local_source)
+		return; /* set already: the tfgb throughput rank that runs this server */
+	t->local_rank = rk->local >= 0 ? rk->local : 0;
+	t->local_source = rk->local_source;
+}
+
+/* --task from the launcher's rank when this process is a server of one
+ * launch (e->ps >= 0 then).  TFGB_EXIT_OK or the status of the error it
+ * printed. */
+static int serve_rank(struct tfgb *t, struct launch_end *e)
+{
+	struct cluster_rank rk;
+	struct cluster_role role;
+	char err[512];
+
+	e->ps = -1;
+	if (t->task >= 0) {
+		cluster_rank(t->task, &rk, err, sizeof err);
+		serve_local(t, &rk);
+		return TFGB_EXIT_OK;
+	}
+	if (cluster_rank(-1, &rk, err, sizeof err) < 0 ||
+	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 1, &rk, &role, err,
+	                 sizeof err) < 0) {
+		tfgb_error("serve: %s", err);
+		return TFGB_EXIT_USAGE;
+	}
+	if (role.one_launch) {
+		serve_local(t, &rk);
+		t->task = role.ps;
+		e->ps = role.ps;
+		e->j = &t->job;
+	}
+	return TFGB_EXIT_OK;
+}
+
 int cmd_serve(struct tfgb *t)
 {
 	const struct tr_ops *ops;
 	struct tr_server_cfg cfg = {0};
 	struct serve_ready ready = {.t = t, .fd = -1};
+	struct launch_end end = {.ps = -1};
 	struct opt_hostport *addrs, control;
 	struct tr_err err = {{0}};
 	struct job_err jerr;
@@ -222,6 +290,8 @@ int cmd_serve(struct tfgb *t)
 		           getenv("TFGB_READY_FD"));
 		return TFGB_EXIT_USAGE;
 	}
+	if ((status = serve_rank(t, &end)) != TFGB_EXIT_OK)
+		goto out_fd;
 	if (limit_check_host(&t->job, LIMIT_PS, &jerr) < 0) {
 		tfgb_error("serve: %s", jerr.msg);
 		status = TFGB_EXIT_USAGE;
@@ -287,7 +357,11 @@ int cmd_serve(struct tfgb *t)
 	/* started by a benchmark for itself: up while any run holds its lease */
 	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
 		lw = NULL; /* then it stops with its starter, as its parent-death signal says */
+	if (end.ps >= 0)
+		end.started = pthread_create(&end.thread, NULL, launch_end_main, &end) == 0;
 	rc = ops->serve(ctx, &cfg, &err);
+	if (end.started) /* it sees tfgb_stop within a second */
+		pthread_join(end.thread, NULL);
 	ctrl_server_stop(ready.ctrl);
 	if (rc < 0) {
 		tfgb_error("serve: %s", err.msg);

@@ -418,21 +418,6 @@ out:
 
 /* ---- a worker ---- */
 
-static int worker_count(struct tfgb *t, const struct cluster_rank *rk)
-{
-	const struct job *j = &t->job;
-	const struct opt_def *d = job_key_find("cluster", "workers");
-	int set = j->origin[d - job_keys].file != NULL;
-
-	if (rk->size > 0 && set && rk->size != j->workers) {
-		tfgb_error("%s: the launcher runs %d workers (%s) but cluster.workers is %lld; "
-		           "drop the key or make them agree", t->cmd, rk->size, rk->size_source,
-		           (long long)j->workers);
-		return -1;
-	}
-	return rk->size > 0 ? rk->size : (int)j->workers;
-}
-
 /* Meets the other workers at the control service's barrier: 0, or the
  * exit status of the error it printed. */
 static int worker_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers,
@@ -501,12 +486,14 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
 	return rc;
 }
 
-static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk)
+/* rk: the worker's index and the run's number of workers (size). */
+static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
+                      int one_launch)
 {
 	const struct job *j = &t->job;
 	/* the one-machine launcher collects itself; otherwise worker 0 does */
 	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
-	int workers = worker_count(t, rk), rc, erc, np = (int)j->ps_count;
+	int workers = rk->size, rc, erc, np = (int)j->ps_count;
 	int method = j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK;
 	struct ctrl_client *cc = NULL;
 	struct engine_result res = {0};
@@ -517,15 +504,13 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct job_err jerr;
 	struct sysinfo_env env;
 	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
-	uint64_t run_id;
+	uint64_t run_id = 0;
 
 	sysinfo_collect(&env);
 	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (workers < 0)
-		return TFGB_EXIT_USAGE;
 	if (rk->index >= workers) {
 		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
 		           t->cmd, rk->index, rk->source, workers, workers - 1);
@@ -586,6 +571,8 @@ out:
 	report_ivl_free(&ivl);
 	ctrl_client_close(cc);
 	session_close(&s);
+	if (collector && one_launch) /* the servers of the launch stop now */
+		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL);
 	return rc;
 }
 
@@ -804,7 +791,9 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 
 	/* the placement of the processes started here, on this machine: a bad
 	 * node is the job's error, said once, before any of them starts */
-	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0 ||
+	    place_check_local(j, PLACE_WORKER, nw - 1, "--task", &jerr) < 0 ||
+	    place_check_local(j, PLACE_PS, np - 1, "--task", &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		rc = TFGB_EXIT_USAGE;
 		goto out;
@@ -852,8 +841,9 @@ int cmd_throughput(struct tfgb *t)
 	const struct tr_ops *ops;
 	struct tr_err terr = {{0}};
 	struct cluster_rank rk;
+	struct cluster_role role;
 	struct job_err jerr;
-	char err[256];
+	char err[512];
 
 	/* a job error: before anything else */
 	if (t->job.mode != MODE_NONSERIALIZED && t->job.rpc == RPC_PULL) {
@@ -872,10 +862,16 @@ int cmd_throughput(struct tfgb *t)
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}
-	if (cluster_rank(t->task, &rk, err, sizeof err) < 0) {
+	if (cluster_rank(t->task, &rk, err, sizeof err) < 0 ||
+	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, err,
+	                 sizeof err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err);
 		return TFGB_EXIT_USAGE;
 	}
+	t->local_rank = rk.local >= 0 ? rk.local : 0;
+	t->local_source = rk.local_source;
+	if (role.ps >= 0)
+		return cmd_serve(t); /* a server of one launch: it finds its rank again */
 	tfgb_catch_signals();
 	if (rk.index >= 0 && getenv("TFGB_LAUNCHER") && getenv("TFGB_INTERVAL_NS")) {
 		/* set by our launcher from its --interval, checked there */
@@ -885,5 +881,9 @@ int cmd_throughput(struct tfgb *t)
 			t->interval_ns = (uint64_t)ns;
 		t->ndjson = getenv("TFGB_NDJSON") != NULL;
 	}
-	return rk.index >= 0 ? run_worker(t, ops, &rk) : run_launcher(t, ops);
+	if (role.worker < 0)
+		return run_launcher(t, ops);
+	rk.index = role.worker;
+	rk.size = role.workers;
+	return run_worker(t, ops, &rk, role.one_launch);
 }

@@ -8,6 +8,7 @@
 
 #include "codec.h"
 #include "lease.h"
+#include "ctrl.h"
 #include "place.h"
 #include "util.h"
 
@@ -25,11 +26,13 @@ int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, in
 	*s = (struct session){.t = t, .ops = ops, .index = index, .method = method,
 	                      .inflight = inflight};
 	/* before the payload exists: its pages come from the worker's node */
-	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0) {
+	if (place_check(j, PLACE_WORKER, PLACE_NODE_DIR, &jerr) < 0 ||
+	    place_check_local(j, PLACE_WORKER, t->local_rank,
+	                      t->local_source ? t->local_source : "alone", &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(j, PLACE_WORKER, err, sizeof err) < 0) {
+	if (place_apply(j, PLACE_WORKER, t->local_rank, err, sizeof err) < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, index, err);
 		return TFGB_EXIT_FAIL;
 	}
@@ -207,4 +210,46 @@ int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
 		return TFGB_EXIT_FAIL;
 	}
 	return TFGB_EXIT_OK;
+}
+
+/* Told apart from a workers' barrier of the same launch. */
+#define LAUNCH_END_ID 0x454e44u /* "END" */
+
+int session_launch_end(const struct job *j, int who, int nps,
+                       uint64_t deadline_ns, volatile sig_atomic_t *stop)
+{
+	struct ctrl_client *cc = NULL;
+	struct opt_hostport caddr;
+	char err[CTRL_ERR_MAX];
+	int rc = -1, erc;
+
+	if (cluster_control_addr(j, &caddr) < 0)
+		return -1;
+	while (!(stop && *stop) && now_ns() < deadline_ns) {
+		uint64_t slice = now_ns() + 1000000000ull;
+		if (slice > deadline_ns)
+			slice = deadline_ns;
+		if (!cc) { /* the service may not be up yet: PS 0 binds it */
+			erc = ctrl_client_open(&caddr, &j->tls, j->token, slice, &cc, err, sizeof err);
+			if (erc == -EACCES)
+				break;
+			continue;
+		}
+		/* the launch's ids alone: its servers may be given another output
+		 * format than its workers, which changes the job's text */
+		erc = ctrl_barrier(cc, cluster_run_id(NULL) ^ LAUNCH_END_ID, (uint32_t)who, (uint32_t)nps + 1, 0,
+		                   slice, err, sizeof err);
+		if (erc != -ETIMEDOUT) {
+			rc = erc == 0 ? 0 : -1;
+			break;
+		}
+	}
+	ctrl_client_close(cc);
+	return rc;
+}
+
+uint64_t session_run_span_ns(const struct job *j)
+{
+	return j->warmup_ns + 5 * j->timeout_ns +
+	       (j->iterations ? 86400ull * 1000000000ull : j->duration_ns * (uint64_t)j->repeat);
 }

@@ -15,6 +15,7 @@
 #ifndef TFGB_SESSION_H
 #define TFGB_SESSION_H
 
+#include <signal.h>
 #include <stddef.h>
 
 #include "cluster.h"
@@ -74,5 +75,21 @@ void session_stop_servers(struct cluster_child *ps, int nps);
  * TFGB_EXIT_OK or TFGB_EXIT_FAIL (printed). */
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
                     const uint16_t *port, size_t nports, struct monitor **mon);
+
+/* The end of one launch (tfgb-throughput(1), "One launch"): the launch's
+ * servers (who = their PS index) and the worker that printed the result
+ * (who = nps) meet at a barrier of their own on the control service (a
+ * run id from the launcher's job ids alone, cluster_run_id(NULL)), so that
+ * the servers end with the run.  Waits in slices of a second until
+ * the barrier releases, it fails for another reason than its slice's
+ * deadline (the service is gone), *stop is set (NULL: never) or
+ * deadline_ns passes.  0 when released, else -1. */
+int session_launch_end(const struct job *j, int who, int nps,
+                       uint64_t deadline_ns, volatile sig_atomic_t *stop);
+
+/* How long a server of one launch waits for the run to end: job.timeout
+ * to start, the warm-up, every window (a day with job.iterations) and four
+ * times job.timeout, as the one-machine launcher waits for its workers. */
+uint64_t session_run_span_ns(const struct job *j);
 
 #endif

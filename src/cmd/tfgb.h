@@ -39,6 +39,9 @@ struct tfgb {
 	FILE *out;            /* the report: stdout, or output.file once opened */
 	int quiet, verbose;
 	int task;             /* --task N, or -1 */
+	int local_rank;       /* its rank among its launch's processes on this host:
+	                       * its CPU set of an affinity list (place.h); 0 alone */
+	const char *local_source; /* what says so, for messages; NULL when alone */
 	int ini;              /* --ini */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */
 	int ndjson;           /* --ndjson: JSON lines, intervals as they end */

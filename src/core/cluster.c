@@ -297,14 +297,17 @@ int cluster_control_addr(const struct job *j, struct opt_hostport *out)
 	return 0;
 }
 
-/* Launchers and the variables that carry a process's rank and the count. */
+/* Launchers and the variables that carry a process's rank, the count and
+ * the rank among the processes of its node.  An MPI launcher's come first:
+ * mpirun under Slurm starts its daemons with srun, so its ranks inherit a
+ * SLURM_PROCID that numbers nodes, not ranks. */
 static const struct {
-	const char *name, *rank, *size;
+	const char *name, *rank, *size, *local;
 } launchers[] = {
-	{"slurm", "SLURM_PROCID", "SLURM_NTASKS"},
-	{"open mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"},
-	{"pmix", "PMIX_RANK", NULL},
-	{"pmi", "PMI_RANK", "PMI_SIZE"},
+	{"open mpi", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK"},
+	{"pmi", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID"},
+	{"slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID"},
+	{"pmix", "PMIX_RANK", NULL, "PMIX_LOCAL_RANK"},
 };
 
 static int env_int(const char *name, long max, long *out)
@@ -320,42 +323,117 @@ static int env_int(const char *name, long max, long *out)
 	return 1;
 }
 
+int cluster_slurm_batch_step(void)
+{
+	const char *step = getenv("SLURM_STEP_ID");
+
+	if (!step || !*step)
+		step = getenv("SLURM_STEPID");
+	/* slurmd gives the batch script the job's variables and SLURM_PROCID=0
+	 * but no step id (Slurm 22.05; later ones may name the batch step by
+	 * SLURM_BATCH_SCRIPT, 4294967291) */
+	return getenv("SLURM_PROCID") && getenv("SLURM_JOB_ID") &&
+	       (!step || !*step || !strcmp(step, "4294967291") || !strcmp(step, "batch"));
+}
+
+/* One launcher's variables into r: 1 when its rank is set, 0 when not, -1
+ * with err when one is malformed. */
+static int rank_from(size_t i, struct cluster_rank *r, char *err, size_t errlen)
+{
+	long idx, size, local;
+	int got = env_int(launchers[i].rank, 65535, &idx);
+
+	if (got <= 0) {
+		if (got < 0)
+			snprintf(err, errlen, "environment variable %s is not a rank in [0, 65535]",
+			         launchers[i].rank);
+		return got;
+	}
+	r->index = (int)idx;
+	r->source = launchers[i].rank;
+	got = env_int(launchers[i].size, 65536, &size);
+	if (got < 0 || (got > 0 && size < 1)) {
+		snprintf(err, errlen, "environment variable %s is not a count in [1, 65536]",
+		         launchers[i].size);
+		return -1;
+	}
+	if (got > 0) {
+		r->size = (int)size;
+		r->size_source = launchers[i].size;
+	}
+	if ((got = env_int(launchers[i].local, 65535, &local)) < 0) {
+		snprintf(err, errlen, "environment variable %s is not a rank in [0, 65535]",
+		         launchers[i].local);
+		return -1;
+	}
+	if (got > 0) {
+		r->local = (int)local;
+		r->local_source = launchers[i].local;
+	}
+	return 1;
+}
+
 int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen)
 {
-	r->index = -1;
-	r->size = -1;
-	r->source = NULL;
-	r->size_source = NULL;
+	*r = (struct cluster_rank){.index = -1, .size = -1, .local = -1};
 	if (task >= 0) {
 		r->index = task;
 		r->source = "--task";
+		r->local = task; /* one machine's processes, or a hand-started one */
+		r->local_source = "--task";
 		return 0;
 	}
 	for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
-		long idx, size;
-		int got = env_int(launchers[i].rank, 65535, &idx);
-		if (got == 0)
+		int got;
+		if (!strcmp(launchers[i].name, "slurm") && cluster_slurm_batch_step()) {
+			r->batch_step = 1; /* not a task of a step: no rank */
 			continue;
-		if (got < 0) {
-			snprintf(err, errlen, "environment variable %s is not a rank in [0, 65535]",
-			         launchers[i].rank);
-			return -1;
 		}
-		r->index = (int)idx;
-		r->source = launchers[i].rank;
-		got = env_int(launchers[i].size, 65536, &size);
-		if (got < 0) {
-			snprintf(err, errlen, "environment variable %s is not a count in [1, 65536]",
-			         launchers[i].size);
-			return -1;
-		}
-		if (got > 0) {
-			r->size = (int)size;
-			r->size_source = launchers[i].size;
-		}
-		return 0;
+		if ((got = rank_from(i, r, err, errlen)) != 0)
+			return got < 0 ? -1 : 0;
 	}
 	return 0;
+}
+
+int cluster_role(const struct job *j, int workers_set, int serve, const struct cluster_rank *r,
+                 struct cluster_role *out, char *err, size_t errlen)
+{
+	long np = (long)j->ps_count, nw = (long)j->workers;
+
+	*out = (struct cluster_role){.ps = -1, .worker = -1, .workers = (int)nw};
+	if (r->index < 0 || !strcmp(r->source, "--task")) {
+		(serve ? &out->ps : &out->worker)[0] = r->index;
+		return 0;
+	}
+	if (r->size > 0 && workers_set && r->size == np + nw) { /* one launch */
+		out->one_launch = 1;
+		if (r->index < np)
+			out->ps = r->index;
+		else if (serve)
+			goto worker_rank;
+		else
+			out->worker = (int)(r->index - np);
+		return 0;
+	}
+	if (serve)
+		return 0; /* a server of its own step: the PS addresses of its host */
+	if (r->size > 0 && workers_set && r->size != nw) {
+		snprintf(err, errlen, "the launcher runs %d processes (%s) but the job has %ld "
+		         "parameter servers and %ld workers: launch %ld (every PS and worker, "
+		         "ranks 0..%ld the servers) or %ld (the workers, servers started apart), "
+		         "or change cluster.workers", r->size, r->size_source, np, nw, np + nw,
+		         np - 1, nw);
+		return -1;
+	}
+	if (r->size > 0)
+		out->workers = r->size;
+	out->worker = r->index;
+	return 0;
+worker_rank:
+	snprintf(err, errlen, "rank %d (%s) of a launch of %d is worker %ld's (ranks 0..%ld are "
+	         "the parameter servers): start tfgb throughput there", r->index, r->source,
+	         r->size, r->index - np, np - 1);
+	return -1;
 }
 
 uint64_t cluster_run_id(const char *job_text)

@@ -85,22 +85,49 @@ void cluster_exit_text(int status, char *buf, size_t len);
  * port below PS 0.  -1 when that is needed and PS 0's port is 1. */
 int cluster_control_addr(const struct job *j, struct opt_hostport *out);
 
-/* This process's worker rank: --task N (task >= 0), else the first launcher
- * variable set (SLURM_PROCID, OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK)
- * with its count (SLURM_NTASKS, OMPI_COMM_WORLD_SIZE, PMI_SIZE) when known.
+/* This process's rank in its launch: --task N (task >= 0; its local rank
+ * is N too), else the first launcher whose rank variable is set, in this
+ * order: Open MPI (OMPI_COMM_WORLD_RANK, _SIZE, _LOCAL_RANK), PMI (PMI_RANK,
+ * PMI_SIZE, MPI_LOCALRANKID), Slurm (SLURM_PROCID, SLURM_NTASKS,
+ * SLURM_LOCALID; not in an sbatch batch script, see
+ * cluster_slurm_batch_step), PMIx (PMIX_RANK, PMIX_LOCAL_RANK).
  * index = -1 when none applies.  -1 with err for a malformed variable. */
 struct cluster_rank {
 	int index;
 	int size;           /* -1 when the launcher does not say */
+	int local;          /* rank among the launch's processes on this node; -1: unknown */
 	const char *source; /* "--task" or the variable's name */
 	const char *size_source; /* the count's variable, NULL when size is -1 */
+	const char *local_source; /* the local rank's, NULL when local is -1 */
+	int batch_step;     /* Slurm's variables were those of a batch script: ignored */
 };
 int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen);
+
+/* 1 in the batch script of sbatch(1): SLURM_PROCID and SLURM_JOB_ID are
+ * set but no step id (SLURM_STEP_ID, SLURM_STEPID), or the batch step's. */
+int cluster_slurm_batch_step(void);
+
+/* What a process of a launch is (tfgb-throughput(1), "One launch").  With
+ * a launcher's count N (rank R) and cluster.workers set (workers_set):
+ * N == ps_count + workers is one launch: ranks below ps_count serve PS R,
+ * the others are worker R - ps_count; N == workers: every rank is worker
+ * R.  Without workers_set, N is the number of workers.  A `tfgb serve`
+ * (serve = 1) outside one launch takes no PS from its rank (ps = -1: the
+ * PS addresses of its host), except with --task.  -1 with err for a count
+ * that fits no rule, or a serve rank that is a worker's (exit status 2). */
+struct cluster_role {
+	int ps;         /* the PS this process serves, or -1 */
+	int worker;     /* the worker it is, or -1 */
+	int workers;    /* the run's number of workers */
+	int one_launch; /* servers and workers started together */
+};
+int cluster_role(const struct job *j, int workers_set, int serve, const struct cluster_rank *r,
+                 struct cluster_role *out, char *err, size_t errlen);
 
 /* The id every worker of one launch shares: TFGB_RUN_ID when set (the
  * one-machine launcher sets it), else a hash of the job text and of the
  * launcher's job ids (SLURM_JOB_ID, SLURM_STEP_ID, OMPI_MCA_ess_base_jobid,
- * PMIX_NAMESPACE). */
+ * PMIX_NAMESPACE); job_text NULL: those ids alone. */
 uint64_t cluster_run_id(const char *job_text);
 
 #endif

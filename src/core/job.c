@@ -772,6 +772,11 @@ static const struct job_origin *origin_of(const struct job *j, const char *secti
 	return &j->origin[key_index(section, name)];
 }
 
+int job_key_set(const struct job *j, const char *section, const char *name)
+{
+	return origin_of(j, section, name)->file != NULL;
+}
+
 void job_key_where(const struct job *j, const char *section, const char *name, char *buf,
                    size_t len)
 {
@@ -907,8 +912,13 @@ int job_check_keys(struct job *j, struct job_err *err)
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
 		char why[OPT_ERR_MAX];
-		if (v && *v && opt_parse_cpulist(v, NULL, why) < 0)
-			return job_key_err(j, err, "affinity", name, "%s", why);
+		for (int i = 0, n = v && *v ? 1 : 0; i < n; i++) {
+			char set[1024];
+			n = opt_cpusets_pick(v, i, set, sizeof set);
+			if (opt_parse_cpulist(set, NULL, why) < 0)
+				return job_key_err(j, err, "affinity", name, "%s%s", why, n > 1 ?
+				                   " in a CPU set of the /-separated list" : "");
+		}
 		/* which nodes exist is the machine's business (place_check); whether
 		 * any can be bound is the build's */
 		name = k ? "worker_numa_node" : "ps_numa_node";

@@ -254,6 +254,8 @@ unsigned job_dtype_size(int dtype);
  * DT_HALF = 19, DT_INT64 = 9. */
 int job_dtype_number(int dtype);
 
+/* 1 when the key was set (by the job file or -s), 0 when it has its default. */
+int job_key_set(const struct job *j, const char *section, const char *name);
 /* Where key section.name's value came from, for messages that name a second
  * key: "job.ini:7", "-s #2" or "default". */
 void job_key_where(const struct job *j, const char *section, const char *name, char *buf,

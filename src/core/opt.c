@@ -192,6 +192,23 @@ int opt_parse_cpulist(const char *s, unsigned char *mask, char *why)
 	}
 }
 
+int opt_cpusets_pick(const char *s, int index, char *buf, size_t len)
+{
+	int n = 0;
+
+	if (len)
+		buf[0] = 0;
+	for (const char *p = s;; n++) {
+		const char *end = strchr(p, '/');
+		size_t k = end ? (size_t)(end - p) : strlen(p);
+		if (n == index && len)
+			snprintf(buf, len, "%.*s", (int)k, p);
+		if (!end)
+			return n + 1;
+		p = end + 1;
+	}
+}
+
 int opt_parse_pctlist(const char *s, double *v, int *n, char *why)
 {
 	const char *p = s;

@@ -113,6 +113,12 @@ int opt_parse_hostport(const char *s, struct opt_hostport *out);
 #define OPT_CPU_MAX 1024
 int opt_parse_cpulist(const char *s, unsigned char *mask, char *why);
 
+/* CPU sets one per local rank: CPU lists separated by '/' ("0-3/4-7": rank 0
+ * on 0-3, rank 1 on 4-7); a list without '/' is one set for every rank.
+ * Copies set `index` into buf (len bytes; "" when index is beyond the
+ * sets) and returns how many sets s has (at least 1). */
+int opt_cpusets_pick(const char *s, int index, char *buf, size_t len);
+
 /* Percentile lists: "50, 99, 99.99", up to OPT_PCT_MAX numbers, each in
  * (0, 100] and above the one before.  Fills v (may be NULL) and *n.
  * Returns 0, or -1 with a reason. */

@@ -188,10 +188,11 @@ static const char *role_cpus(const struct job *j, int k)
 	return k ? j->worker_cpus : j->ps_cpus;
 }
 
-static int check_role(const struct job *j, int k, const char *node_dir, struct job_err *err)
+/* Set `set` of the role's CPU list against the role's node. */
+static int check_set(const struct job *j, int k, const char *node_dir, const char *cpus,
+                     struct job_err *err)
 {
 	unsigned char nodes[MASK_BYTES] = {0}, cm[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
-	const char *cpus = role_cpus(j, k);
 	int64_t node = role_node(j, k);
 	char list[256], clist[256], where[JOB_NAME_MAX + 16], why[OPT_ERR_MAX];
 
@@ -208,7 +209,7 @@ static int check_role(const struct job *j, int k, const char *node_dir, struct j
 		                   mask_count(nodes) == 1 ? "" : "s", list,
 		                   kernel_numa() ? "" : " (its kernel has no NUMA support)");
 	}
-	if (!cpus || !*cpus || node_cpus(node_dir, (long)node, nm) <= 0)
+	if (!*cpus || node_cpus(node_dir, (long)node, nm) <= 0)
 		return 0; /* no list, or every CPU, or memory only: nothing to intersect */
 	if (opt_parse_cpulist(cpus, cm, why) < 0)
 		return job_key_err(j, err, "affinity", cpu_keys[k], "%s", why);
@@ -223,6 +224,21 @@ static int check_role(const struct job *j, int k, const char *node_dir, struct j
 	                   (long long)node, list, cpu_keys[k], clist, where);
 }
 
+/* Every CPU set of the role's list (one per local rank) against its node. */
+static int check_role(const struct job *j, int k, const char *node_dir, struct job_err *err)
+{
+	const char *cpus = role_cpus(j, k);
+	char set[PLACE_SET_MAX];
+	int n = 1;
+
+	for (int i = 0; i < n; i++) {
+		n = cpus && *cpus ? opt_cpusets_pick(cpus, i, set, sizeof set) : (set[0] = 0, 1);
+		if (check_set(j, k, node_dir, set, err) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int place_check(const struct job *j, unsigned roles, const char *node_dir, struct job_err *err)
 {
 	if ((roles & PLACE_PS) && check_role(j, 0, node_dir, err) < 0)
@@ -232,16 +248,33 @@ int place_check(const struct job *j, unsigned roles, const char *node_dir, struc
 	return 0;
 }
 
-int place_apply(const struct job *j, enum place_role role, char *err, size_t len)
+int place_check_local(const struct job *j, enum place_role role, int local, const char *source,
+                      struct job_err *err)
+{
+	int k = role_index(role), n;
+	const char *cpus = role_cpus(j, k);
+	char set[PLACE_SET_MAX];
+
+	if (!cpus || !*cpus || (n = opt_cpusets_pick(cpus, local, set, sizeof set)) == 1 ||
+	    local < n)
+		return 0;
+	return job_key_err(j, err, "affinity", cpu_keys[k], "has %d CPU sets (one per local rank, "
+	                   "separated by '/'), too few for local rank %d (%s): give at least %d, "
+	                   "or one for every rank", n, local, source, local + 1);
+}
+
+int place_apply(const struct job *j, enum place_role role, int local, char *err, size_t len)
 {
 	unsigned char mask[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
 	int k = role_index(role), have = 0;
-	const char *cpus = role_cpus(j, k);
+	const char *list_all = role_cpus(j, k);
 	int64_t node = role_node(j, k);
-	char why[OPT_ERR_MAX], list[256], onnode[48] = "";
+	char why[OPT_ERR_MAX], list[256], onnode[48] = "", cpus[PLACE_SET_MAX] = "";
 	cpu_set_t set;
 
-	if (cpus && *cpus) {
+	if (list_all && *list_all && opt_cpusets_pick(list_all, local, cpus, sizeof cpus) == 1)
+		opt_cpusets_pick(list_all, 0, cpus, sizeof cpus); /* one set for every rank */
+	if (*cpus) {
 		if (opt_parse_cpulist(cpus, mask, why) < 0) {
 			snprintf(err, len, "CPU list '%s': %s", cpus, why);
 			return -EINVAL;

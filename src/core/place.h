@@ -1,6 +1,7 @@
 /* place.h - where a process runs: its CPUs and its NUMA node.
  *
- * [affinity] ps_cpus / worker_cpus pin a role's processes to a CPU list;
+ * [affinity] ps_cpus / worker_cpus pin a role's processes to a CPU list, or
+ * each local rank to its own CPU set of a list of sets ("0-3/4-7");
  * ps_numa_node / worker_numa_node bind them to a NUMA node: the node's CPUs
  * (intersected with the CPU list when both are given) and its memory (the
  * process's memory policy, and the payload buffers explicitly).  Each
@@ -41,11 +42,21 @@ int place_nodes(const char *node_dir, unsigned char *mask);
  * this machine's nodes (exit status 2). */
 int place_check(const struct job *j, unsigned roles, const char *node_dir, struct job_err *err);
 
-/* Places this process as `role` (one of the two): its CPUs, then its memory
- * policy.  Call it before the role's memory is allocated: pages touched
+/* The longest CPU set of a /-separated list (opt_cpusets_pick). */
+#define PLACE_SET_MAX 1024
+
+/* Checks that the role's CPU list has a set for local rank `local` (named
+ * by source, such as "SLURM_LOCALID"): a list of one set serves every
+ * rank.  Returns 0, or -1 with a job error naming the key (exit status 2). */
+int place_check_local(const struct job *j, enum place_role role, int local, const char *source,
+                      struct job_err *err);
+
+/* Places this process as `role` (one of the two), local rank `local` on
+ * this host (its CPU set of the role's list; see place_check_local): its
+ * CPUs, then its memory policy.  Call it before the role's memory is allocated: pages touched
  * after it come from the node.  Returns 0, or -errno with err saying why
  * (a CPU or node this process may not use). */
-int place_apply(const struct job *j, enum place_role role, char *err, size_t len);
+int place_apply(const struct job *j, enum place_role role, int local, char *err, size_t len);
 
 /* Binds len bytes at mem (page-aligned, not yet touched) to the node this
  * process was bound to by place_apply; nothing when it was not.  Returns 0

@@ -25,15 +25,23 @@ int64_t grpcx_clock_offset(void);
 /* A now_ns()-clock deadline as a gpr_timespec (infinite when huge). */
 gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns);
 
+/* Channelz off: gRPC core's channelz (on by default) counts every call
+ * on the channel, subchannel and server and stamps its start with a
+ * GPR_CLOCK_REALTIME reading, five clock reads per call on each side that
+ * no one here reads back (tfgb has no admin service).  A clock read costs
+ * 0.2-0.3 us on a VM with kvm-clock; see bench/README. */
+#define GRPCX_NO_CHANNELZ {GRPC_ARG_INTEGER, (char *)GRPC_ARG_ENABLE_CHANNELZ, {.integer = 0}}
+
 /* The channel arguments of every tfgb client, before its own: no message
  * size limit (the server's max_message is the limit), no retries (the
- * retry filter would hold a copy of every request), and a reconnect
- * backoff short enough to notice a server that starts a little after its
- * clients. */
+ * retry filter would hold a copy of every request), no channelz, and a
+ * reconnect backoff short enough to notice a server that starts a little
+ * after its clients. */
 #define GRPCX_CLIENT_ARGS \
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = -1}}, \
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}}, \
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ENABLE_RETRIES, {.integer = 0}}, \
+	GRPCX_NO_CHANNELZ, \
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, {.integer = 100}}, \
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, {.integer = 100}}, \
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, {.integer = 1000}}
