@@ -22,6 +22,13 @@ load_slow() {
 }
 
 fail() { echo "FAIL: $*"; exit 1; }
+# bad MESSAGE: one failed check; the test goes on, and ends with
+# [ "$problems" = 0 ] || fail "$problems problem(s)"
+problems=0
+bad() {
+	echo "FAIL: $*"
+	problems=$((problems + 1))
+}
 skip() { echo "$*"; exit 77; }
 
 # A TCP port P on 127.0.0.1 that nothing listens on right now, with P-1

@@ -167,7 +167,7 @@ out:
 	report_ivl_free(&ivl);
 	monitor_free(mon);
 	session_close(&s);
-	cluster_stop(&child, 5000);
+	session_stop_servers(&child, 1);
 	return rc;
 }
 

@@ -9,6 +9,9 @@
  * like a PS address, failing to bind the derived one (PS 0's port - 1) is
  * a warning (another hand-started server may hold it).
  *
+ * Started by a benchmark for itself with TFGB_LEASE (lease.h), it serves
+ * while any run holds a lease on it and stops by itself after the last.
+ *
  * Readiness for a parent process: if TFGB_READY_FD names an open file
  * descriptor, the line "ready\n" is written to it once every address
  * (the control service's too) is bound, and it is closed; on failure it is
@@ -27,6 +30,7 @@
 
 #include "cluster.h"
 #include "ctrl.h"
+#include "lease.h"
 #include "limit.h"
 #include "place.h"
 #include "session.h"
@@ -290,6 +294,7 @@ int cmd_serve(struct tfgb *t)
 	struct job_err jerr;
 	static unsigned char info[TR_INFO_MAX];
 	void *ctx = NULL;
+	struct lease_watch *lw = NULL;
 	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
 
 	ready.fd = ready_fd_from_env();
@@ -362,6 +367,9 @@ int cmd_serve(struct tfgb *t)
 	ready.naddrs = (size_t)n;
 	ready.threads = cfg.threads;
 
+	/* started by a benchmark for itself: up while any run holds its lease */
+	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
+		lw = NULL; /* then it stops with its starter, as its parent-death signal says */
 	if (end.ps >= 0)
 		end.started = pthread_create(&end.thread, NULL, launch_end_main, &end) == 0;
 	rc = ops->serve(ctx, &cfg, &err);
@@ -377,6 +385,7 @@ int cmd_serve(struct tfgb *t)
 		fprintf(stderr, "tfgb serve: stopped\n");
 	}
 	ops->fini(ctx);
+	lease_watch_end(lw); /* its locks go now that the ports are closed */
 out_addrs:
 	free(addrs);
 out_fd:

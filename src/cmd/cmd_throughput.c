@@ -53,6 +53,7 @@
 #include "monitor.h"
 #include "payload.h"
 #include "place.h"
+#include "progress.h"
 #include "report.h"
 #include "result.h"
 #include "srvinfo.h"
@@ -554,6 +555,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		report_interval_header(stdout, j->format);
 	if ((rc = worker_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
 		goto out;
+	lprogress_worker_go(); /* the launcher's progress line: the warm-up starts */
 	rc = TFGB_EXIT_FAIL;
 	place_measure(&place); /* as placed, by session_open or by its launcher */
 	session_engine_cfg(&s, &cfg);
@@ -606,6 +608,7 @@ out:
 struct watch {
 	int failed, interrupted;
 	uint64_t stop_sent; /* when the workers were told to stop; 0: not yet */
+	struct lprogress *prog; /* the progress line */
 	char note[768];     /* the first failure, for the report */
 	char how[96];       /* how the lost process ended */
 	struct report_lost lost; /* the process that died, when lost.role is set */
@@ -688,6 +691,7 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 				}
 			continue;
 		}
+		lprogress_tick(w->prog, wk, nw - running);
 		if (tfgb_stop && !w->interrupted)
 			w->interrupted = 1;
 		if (!w->note[0] && now_ns() > deadline) {
@@ -747,8 +751,6 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 			tfgb_error("%s: %s", t->cmd, err);
 			return TFGB_EXIT_FAIL;
 		}
-		close(wk[i].ready_fd); /* workers need no readiness report */
-		wk[i].ready_fd = -1;
 	}
 	/* the processes started here: the PSs this run started, every worker */
 	mt = calloc((size_t)(np + nw), sizeof *mt);
@@ -821,12 +823,14 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	char err[CLUSTER_ERR_MAX], host[64];
 	uint64_t run_id = 0;
 	int grpc_up = 0, own_ctrl = 0;
-	struct watch w = {.note = ""};
+	struct lprogress prog;
+	struct watch w = {.note = "", .prog = &prog};
 	struct monitor *mon = NULL;
 	struct sysinfo_env env;
 	struct job_err jerr;
 
 	sysinfo_collect(&env); /* the start time is the run's */
+	lprogress_init(&prog, t, np, nw);
 
 	/* the PSs and workers start on this host: each must fit in it */
 	if (limit_check_monitor(j, (int64_t)np + nw, &jerr) < 0 ||
@@ -860,12 +864,14 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 		goto out;
 	}
 	/* every fork happens here, before this process starts gRPC threads */
+	lprogress_starting(&prog);
 	if ((rc = session_start_servers(t, ops, np, own_ctrl ? CLUSTER_NO_CONTROL : 0, ps)) !=
 	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
 	if ((rc = start_workers(t, ops, ps, np, wk, nw, run_id, &caddr, &mon)) != TFGB_EXIT_OK)
 		goto out;
+	lprogress_workers(&prog, wk); /* their "go"s, or closed */
 	rc = TFGB_EXIT_FAIL;
 	grpc_init();
 	grpc_up = 1;
@@ -882,11 +888,13 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 
 	/* watch the processes until every worker is done */
 	watch(t, ps, np, wk, nw, mon, host, &w);
+	lprogress_end(&prog);
 	monitor_stop(mon);
 	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
 	                       w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL,
 	                       w.lost.role ? &w.lost : NULL, &env, mon);
 out:
+	lprogress_end(&prog);
 	monitor_free(mon);
 	ctrl_client_close(cc);
 	ctrl_server_stop(srv);
@@ -894,8 +902,8 @@ out:
 		grpc_shutdown();
 	for (int i = 0; wk && i < nw; i++)
 		cluster_stop(&wk[i], 2000);
-	for (int i = 0; ps && i < np; i++)
-		cluster_stop(&ps[i], 5000);
+	if (ps)
+		session_stop_servers(ps, np);
 	free(ps);
 	free(wk);
 	return rc;

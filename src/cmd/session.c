@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "codec.h"
+#include "lease.h"
 #include "ctrl.h"
 #include "place.h"
 #include "util.h"
@@ -94,43 +95,98 @@ void session_engine_cfg(const struct session *s, struct engine_cfg *cfg)
 	};
 }
 
+/* Takes the run's lease on the local server port of ps[i] (lease.h) and
+ * says whether a server already listens there.  1: it does (use it);
+ * 0: start one; -1: an error was printed. */
+static int lease_and_probe(struct tfgb *t, const struct opt_hostport *a,
+                           struct cluster_child *c)
+{
+	char err[CLUSTER_ERR_MAX];
+	int rc;
+
+	if (!(c->lease = malloc(sizeof *c->lease))) {
+		tfgb_error("%s: out of memory", t->cmd);
+		return -1;
+	}
+	rc = lease_take(a->port, now_ns() + t->job.timeout_ns, &tfgb_stop, c->lease, err,
+	                sizeof err);
+	if (rc == -EAGAIN) {
+		tfgb_error("%s: PS %d (%s:%u): %s", t->cmd, c->index, a->host, a->port, err);
+		return -1;
+	}
+	if (rc < 0) { /* no lock files here: start and stop a server of our own, as before */
+		free(c->lease);
+		c->lease = NULL;
+	}
+	return cluster_tcp_probe(a, 200);
+}
+
 int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, unsigned flags,
                           struct cluster_child *ps)
 {
 	const struct job *j = &t->job;
 	char err[CLUSTER_ERR_MAX];
 	struct job_err jerr;
+	int up;
 
 	for (int i = 0; i < nps; i++)
-		ps[i] = (struct cluster_child){.pid = 0, .ready_fd = -1};
+		ps[i] = (struct cluster_child){.pid = 0, .ready_fd = -1, .index = i};
 	for (int i = 0; i < nps; i++) {
 		struct opt_hostport a;
 		cluster_ps_addr(j, i, &a);
 		a.port = (uint16_t)(a.port + ops->port_offset); /* where its server listens */
-		if (cluster_host_is_local(a.host) != 1 || cluster_tcp_probe(&a, 200))
+		if (cluster_host_is_local(a.host) != 1)
 			continue;
+		if ((up = lease_and_probe(t, &a, &ps[i])) < 0)
+			return TFGB_EXIT_FAIL;
+		if (up)
+			continue; /* another run's or a hand-started server: used, never stopped */
 		if (place_check(j, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0) {
 			tfgb_error("%s", jerr.msg);
 			return TFGB_EXIT_USAGE;
 		}
-		if (cluster_spawn_serve(j, i, flags, &ps[i], err, sizeof err) < 0) {
+		if (ps[i].lease)
+			setenv("TFGB_LEASE", ps[i].lease->path, 1); /* the server watches it */
+		up = cluster_spawn_serve(j, i, flags, &ps[i], err, sizeof err);
+		unsetenv("TFGB_LEASE");
+		if (up < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			return TFGB_EXIT_FAIL;
 		}
 	}
 	for (int i = 0; i < nps; i++) {
-		if (!ps[i].pid)
-			continue;
-		if (cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop, err,
-		                       sizeof err) < 0) {
+		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop, err,
+		                                    sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			return TFGB_EXIT_FAIL;
 		}
-		if (t->verbose)
+		if (ps[i].lease)
+			lease_looked(ps[i].lease); /* the next run on this port may look now */
+		if (ps[i].pid && t->verbose)
 			fprintf(stderr, "tfgb: %s: started PS %d (pid %d) on %s:%u\n", t->cmd, i,
 			        (int)ps[i].pid, ps[i].addr.host, ps[i].addr.port);
 	}
 	return TFGB_EXIT_OK;
+}
+
+void session_stop_servers(struct cluster_child *ps, int nps)
+{
+	for (int i = 0; i < nps; i++) {
+		struct lease *l = ps[i].lease;
+		/* ours, and no other run uses it: stopped now; else it stops
+		 * itself after the last (its lease), and is not ours to reap */
+		if (ps[i].pid > 0 && (!l || lease_last(l, now_ns() + 5000000000ull)))
+			cluster_stop(&ps[i], 5000);
+		if (ps[i].ready_fd >= 0)
+			close(ps[i].ready_fd);
+		ps[i].ready_fd = -1;
+		ps[i].pid = 0;
+		if (l) {
+			lease_close(l);
+			free(l);
+			ps[i].lease = NULL;
+		}
+	}
 }
 
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,

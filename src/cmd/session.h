@@ -53,13 +53,20 @@ void session_close(struct session *s);
 void session_engine_cfg(const struct session *s, struct engine_cfg *cfg);
 
 /* Starts `tfgb serve` for each of PS 0 .. nps-1 whose host is this one and
- * whose server (ops->port_offset) is not listening yet, with flags (enum
+ * whose server (ops->port_offset) is not listening yet (the look and the
+ * start under the port's start lock, with a lease on the server whoever
+ * started it: lease.h), with flags (enum
  * of cluster_spawn), and waits until each started one is ready.  Call it
  * before any transport starts threads (it forks).  ps[] gets the children
  * (pid 0 where none started; cluster_stop accepts them all).  TFGB_EXIT_OK
  * or the status of the error it printed. */
 int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, unsigned flags,
                           struct cluster_child *ps);
+/* The end of a run that called session_start_servers, whatever it
+ * returned: a server it started is stopped when no other run uses it
+ * (lease.h), else left to stop by itself after the last; a server it found
+ * is left alone; every lease is given up. */
+void session_stop_servers(struct cluster_child *ps, int nps);
 
 /* A resource monitor over the n targets, every job.monitor interval with
  * the resources it selects, counting the run's own wire bytes as those of

@@ -23,12 +23,16 @@ int cluster_host_is_local(const char *host);
 /* 1 if something accepts TCP connections at addr within timeout_ms, else 0. */
 int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms);
 
+struct lease;
+
 /* A `tfgb serve` child started by a benchmark on this machine. */
 struct cluster_child {
 	pid_t pid;        /* 0 when not running */
 	int ready_fd;     /* read end of the readiness pipe, -1 when closed */
 	int index;        /* PS index */
 	struct opt_hostport addr;
+	struct lease *lease; /* the run's lease on the server at this PS (lease.h;
+	                      * session.c), also when another run started it; or NULL */
 };
 
 #define CLUSTER_ERR_MAX 512

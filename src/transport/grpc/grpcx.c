@@ -1,6 +1,7 @@
 /* grpcx.c - gRPC core helpers shared by the transport and the control service. */
 #include "grpcx.h"
 
+#include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -13,6 +14,7 @@
 #include <grpc/support/log.h>
 
 #include "cluster.h"
+#include "peer.h"
 #include "util.h"
 
 static atomic_int log_quiet;
@@ -77,16 +79,68 @@ gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns)
 	return gpr_time_from_nanos(g, GPR_CLOCK_MONOTONIC);
 }
 
-grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns)
+static int tls_client(const struct job_tls *tls)
+{
+	return tls && tls->ca;
+}
+
+/* Whether the peer at addr, whose channel is in TRANSIENT_FAILURE, is
+ * something a retry will not turn into a gRPC server of this client's kind
+ * (an HTTP/1.x server, a tfgb socket or verbs server, TLS for a plaintext
+ * client, plaintext for a TLS client): 1 with why set, else 0 (nothing
+ * listens yet, or a gRPC server that failed for a passing reason). */
+static int hopeless_peer(const struct opt_hostport *addr, const struct job_tls *tls,
+                         uint64_t deadline_ns, char *why, size_t len)
+{
+	unsigned char b[256];
+	uint64_t now = now_ns();
+	int ms = now >= deadline_ns ? 0 : (int)((deadline_ns - now) / 1000000);
+	int n = peer_identify(addr, peer_h2_preface, peer_h2_preface_len, b, sizeof b,
+	                      ms < 1000 ? ms : 1000);
+
+	if (n <= 0)
+		return 0;
+	switch (peer_kind_of(b, (size_t)n)) {
+	case PEER_HTTP2:
+		if (!tls_client(tls))
+			return 0;
+		snprintf(why, len, "the TLS handshake failed: it speaks plaintext gRPC; unset "
+		         "server.tls_ca, or give the server tls_cert and tls_key");
+		return 1;
+	case PEER_TLS:
+		if (tls_client(tls))
+			return 0; /* a certificate question: said at the deadline */
+		snprintf(why, len, "it accepts TCP connections but speaks TLS, not plaintext gRPC; "
+		         "if the server uses TLS, set server.tls_ca");
+		return 1;
+	case PEER_NONE:
+		return 0;
+	default:
+		peer_describe(b, (size_t)n, why, len);
+		return 1;
+	}
+}
+
+grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
+                                             uint64_t deadline_ns,
+                                             const struct opt_hostport *addr,
+                                             const struct job_tls *tls, char *why, size_t len)
 {
 	grpc_completion_queue *wcq = grpc_completion_queue_create_for_next(NULL);
-	grpc_connectivity_state st;
+	grpc_connectivity_state st, last = GRPC_CHANNEL_IDLE;
 
+	if (why && len)
+		*why = 0;
 	for (;;) {
 		st = grpc_channel_check_connectivity_state(ch, 1);
 		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN ||
 		    now_ns() >= deadline_ns)
 			break;
+		/* each new failure: a peer that is not what we want is told at once */
+		if (addr && why && st == GRPC_CHANNEL_TRANSIENT_FAILURE && last != st &&
+		    hopeless_peer(addr, tls, deadline_ns, why, len))
+			break;
+		last = st;
 		grpc_channel_watch_connectivity_state(ch, st, grpcx_deadline(offset, deadline_ns), wcq,
 		                                      NULL);
 		grpc_completion_queue_next(wcq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
@@ -95,6 +149,11 @@ grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint6
 	grpcx_cq_drain(wcq);
 	grpc_completion_queue_destroy(wcq);
 	return st;
+}
+
+grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns)
+{
+	return grpcx_wait_ready_why(ch, offset, deadline_ns, NULL, NULL, NULL, 0);
 }
 
 void grpcx_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len)
@@ -116,11 +175,6 @@ grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls)
 	                                             GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE, NULL);
 }
 
-static int tls_client(const struct job_tls *tls)
-{
-	return tls && tls->ca;
-}
-
 grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
 {
 	if (!tls_client(tls))
@@ -128,37 +182,46 @@ grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
 	return grpc_ssl_credentials_create(tls->ca, NULL, NULL, NULL);
 }
 
-/* 1 when every address host:port resolves to can be bound now. */
-static int bindable(const struct opt_hostport *addr)
+/* 0 when every address host:port resolves to can be bound now, else the
+ * errno of the first that cannot (EHOSTUNREACH: it does not resolve). */
+static int bind_errno(const struct opt_hostport *addr)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
 	struct addrinfo *res;
 	char port[8];
-	int ok = 1, one = 1;
+	int e = 0, one = 1;
 
 	snprintf(port, sizeof port, "%u", addr->port);
 	if (getaddrinfo(addr->host, port, &hints, &res) != 0)
-		return 0;
-	for (struct addrinfo *ai = res; ai && ok; ai = ai->ai_next) {
+		return EHOSTUNREACH;
+	for (struct addrinfo *ai = res; ai && !e; ai = ai->ai_next) {
 		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		/* as gRPC binds: SO_REUSEADDR, so a port in TIME_WAIT is no obstacle */
-		ok = fd >= 0 && setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) == 0 &&
-		     bind(fd, ai->ai_addr, ai->ai_addrlen) == 0;
+		if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) < 0 ||
+		    bind(fd, ai->ai_addr, ai->ai_addrlen) < 0)
+			e = errno ? errno : EINVAL;
 		if (fd >= 0)
 			close(fd);
 	}
 	freeaddrinfo(res);
-	return ok;
+	return e;
 }
 
 const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostport *addr)
 {
+	static _Thread_local char text[256];
+	int e = bind_errno(addr);
+
 	/* gRPC refuses a key that does not belong to its certificate only by
 	 * failing the bind: an address that binds tells that apart */
-	if (tls && tls->cert && bindable(addr))
+	if (tls && tls->cert && e == 0)
 		return "gRPC refused server.tls_cert and server.tls_key: does the key belong to the "
 		       "certificate?";
-	return "address in use or not local";
+	if (e == EHOSTUNREACH && peer_resolve(addr->host, text, sizeof text) < 0)
+		return text;
+	if (e == 0) /* it binds now: it did not a moment ago */
+		return "address in use or not local";
+	return peer_bind_text(e, addr->port, text, sizeof text);
 }
 
 const char *grpcx_fail_text(grpc_connectivity_state st, const struct opt_hostport *addr,

@@ -48,6 +48,15 @@ gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns);
 
 /* Waits until ch is READY, SHUTDOWN or deadline_ns; returns the last state. */
 grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns);
+/* The same for a channel to addr with the credentials of tls, which also
+ * returns TRANSIENT_FAILURE at once, with why (len bytes) saying what the
+ * peer is, when the failure is one that waiting will not cure: the peer is
+ * not a gRPC server (peer.h), or it speaks TLS to a plaintext client or
+ * plaintext to a TLS one.  why is "" otherwise. */
+grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
+                                             uint64_t deadline_ns,
+                                             const struct opt_hostport *addr,
+                                             const struct job_tls *tls, char *why, size_t len);
 /* The time from start_ns to deadline_ns, to the millisecond, for "cannot
  * connect ... within 10s" messages. */
 void grpcx_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len);
@@ -61,8 +70,10 @@ grpc_server_credentials *grpcx_server_creds(const struct job_tls *tls);
 grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls);
 
 /* Why grpc_server_add_http2_port refused addr with the credentials of tls,
- * for messages: the address, or (when the address binds) the certificate
- * and key. */
+ * for messages: the address (in use, not local, a port that needs
+ * privileges, a host that does not resolve: bind's own errno, peer.h), or
+ * (when the address binds) the certificate and key.  The text is the
+ * calling thread's until its next call. */
 const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostport *addr);
 
 /* Why a channel to addr is not ready, for messages: "nothing is listening".

@@ -55,6 +55,7 @@
 
 #include "codec.h"
 #include "payload.h"
+#include "peer.h"
 #include "sysinfo.h"
 #include "util.h"
 
@@ -115,6 +116,7 @@ struct gcall {
 	grpc_status_code status;
 	grpc_slice details;
 	struct tr_call *owner;
+	struct tr_conn *conn;       /* the connection it was made on */
 	int orphaned;               /* released while in flight: freed on completion */
 	struct dlist dl;            /* the client's in-flight list */
 };
@@ -124,6 +126,8 @@ struct tr_conn {
 	grpc_channel *ch;
 	void *method[NMETHODS];     /* grpc_channel_register_call handles */
 	char target[TARGET_MAX];
+	uint16_t port;
+	char why[TR_ERR_MAX];       /* the first failed call's explanation, "" until then */
 };
 
 struct tr_client {
@@ -172,7 +176,12 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 	grpc_channel_credentials *creds;
 	grpc_connectivity_state st;
 	struct tr_conn *k;
+	char why[192];
+	int rc;
 
+	/* a name gRPC cannot resolve would only show as a timeout */
+	if ((rc = peer_resolve(addr->host, err->msg, sizeof err->msg)) < 0)
+		return rc;
 	if (c->nconn == c->capconn) {
 		size_t cap = c->capconn ? 2 * c->capconn : 8;
 		struct tr_conn **v = realloc(c->conn, cap * sizeof *v);
@@ -185,6 +194,7 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 	if (!k)
 		goto nomem;
 	k->c = c;
+	k->port = addr->port;
 	opt_format_hostport(addr, k->target, sizeof k->target);
 	creds = grpcx_channel_creds(c->tls);
 	k->ch = grpc_channel_create(k->target, creds, &chargs);
@@ -193,7 +203,12 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 		k->method[m] = grpc_channel_register_call(k->ch, tr_method_path(m), NULL, NULL);
 	c->conn[c->nconn++] = k;
 
-	st = grpcx_wait_ready(k->ch, c->gpr_off, deadline_ns);
+	st = grpcx_wait_ready_why(k->ch, c->gpr_off, deadline_ns, addr, c->tls, why, sizeof why);
+	if (st != GRPC_CHANNEL_READY && why[0]) { /* told at once: waiting would not help */
+		snprintf(err->msg, sizeof err->msg, "'%s' is not a tfgb gRPC server: %s", k->target,
+		         why);
+		return -EPROTO;
+	}
 	if (st != GRPC_CHANNEL_READY) {
 		char within[32];
 		grpcx_within(start_ns, deadline_ns, within, sizeof within);
@@ -232,6 +247,7 @@ static int g_submit(struct tr_conn *conn, struct tr_call *call)
 	if (!g && !(g = call->priv = gcall_new()))
 		return -ENOMEM;
 	g->owner = call;
+	g->conn = conn;
 	grpc_slice_buffer_reset_and_unref(&g->req->data.raw.slice_buffer);
 	for (int i = 0; i < call->iovcnt; i++)
 		bb_add(g->req, call->iov[i].iov_base, call->iov[i].iov_len);
@@ -313,6 +329,33 @@ static void copy_reply(grpc_byte_buffer *bb, void *dst, size_t cap)
 	grpc_byte_buffer_reader_destroy(&rd);
 }
 
+/* The first failed call of a connection: why, from its status and
+ * details, kept for g_conn_error (a failure, so never on the timed path). */
+static void conn_note(struct tr_conn *k, const struct gcall *g)
+{
+	int n = (int)GRPC_SLICE_LENGTH(g->details);
+	const char *d = (const char *)GRPC_SLICE_START_PTR(g->details);
+
+	if (k->why[0])
+		return;
+	if (g->status == GRPC_STATUS_UNIMPLEMENTED && n > 0 && memmem(d, (size_t)n,
+	                                                             "tfgb.v1.Control", 15))
+		snprintf(k->why, sizeof k->why, "'%s' is tfgb's control service port "
+		         "(cluster.control), not a parameter server; the benchmark port of the "
+		         "`tfgb serve` that hosts it is [cluster] ps, by default one above (%u)",
+		         k->target, k->port + 1u);
+	else if (g->status == GRPC_STATUS_UNIMPLEMENTED)
+		snprintf(k->why, sizeof k->why, "'%s' does not implement tfgb.v1.Bench: not a tfgb "
+		         "server%s%.*s%s", k->target, n ? " (" : "", n > 160 ? 160 : n, d, n ? ")" : "");
+	else if (n > 0)
+		snprintf(k->why, sizeof k->why, "%.*s", n > 200 ? 200 : n, d);
+}
+
+static const char *g_conn_error(const struct tr_conn *k)
+{
+	return k->why[0] ? k->why : NULL;
+}
+
 static int g_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns)
 {
 	gpr_timespec dl = grpcx_deadline(c->gpr_off, deadline_ns);
@@ -340,6 +383,8 @@ static int g_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t 
 		call->status = g->status;
 		if (!ev.success && call->status == GRPC_STATUS_OK)
 			call->status = TR_UNAVAILABLE;
+		if (call->status != GRPC_STATUS_OK)
+			conn_note(g->conn, g);
 		call->resp_len = g->resp ? grpc_byte_buffer_length(g->resp) : 0;
 		if (g->resp && call->resp_buf && call->resp_cap)
 			copy_reply(g->resp, call->resp_buf, call->resp_cap);
@@ -916,6 +961,7 @@ const struct tr_ops tr_grpc_ops = {
 	.client_open = g_client_open,
 	.client_close = g_client_close,
 	.connect = g_connect,
+	.conn_error = g_conn_error,
 	.submit = g_submit,
 	.reap = g_reap,
 	.call_release = g_call_release,

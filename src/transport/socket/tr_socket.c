@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "peer.h"
 #include "sk_conf.h"
 #include "tr_call.h"
 #include "util.h"
@@ -200,6 +201,8 @@ struct tr_conn {
 	int flushq;                  /* on the client's flush list */
 	struct tr_conn *flush_next;
 	char target[SK_TARGET_MAX];
+	struct opt_hostport addr;
+	char why[TR_ERR_MAX - SK_TARGET_MAX]; /* why it failed, "" until then (conn_explain) */
 	struct iovec siov[SEND_IOV];
 };
 
@@ -241,6 +244,42 @@ static void conn_fail(struct tr_conn *k, int status)
 	k->head = k->tail = k->send = NULL;
 	k->in_body = 0;
 	k->rhead = k->rtail = 0;
+}
+
+/* Why k fails, said once (sk_conn_error) before conn_fail: the bytes the
+ * peer sent that are not a reply (what it is, peer.h), else what answers a
+ * new connection to its address when that is not a tfgb socket server (an
+ * HTTP server closes or resets a connection whose request it cannot read,
+ * and its answer may be gone), else `what`.  On a failure only: never on
+ * the timed path of a working connection. */
+static void conn_explain(struct tr_conn *k, const char *what)
+{
+	unsigned char req[FRAME_HDR_LEN], got[256];
+	const unsigned char *b = k->rbuf + k->rhead;
+	size_t n = k->rtail - k->rhead;
+	char desc[200];
+	int r;
+
+	if (k->why[0])
+		return;
+	if (n && !k->in_body && peer_kind_of(b, n) != PEER_TFGB) {
+		peer_describe(b, n, desc, sizeof desc);
+		snprintf(k->why, sizeof k->why, "not a tfgb socket server: %s", desc);
+		return;
+	}
+	frame_encode(req, TR_INFO, 0, 0); /* what every tfgb socket server answers */
+	r = peer_sniff(&k->addr, req, sizeof req, got, sizeof got, 1000);
+	if (r > 0 && peer_kind_of(got, (size_t)r) != PEER_TFGB) {
+		peer_describe(got, (size_t)r, desc, sizeof desc);
+		snprintf(k->why, sizeof k->why, "%s; not a tfgb socket server: %s", what, desc);
+		return;
+	}
+	snprintf(k->why, sizeof k->why, "%s", what);
+}
+
+static const char *sk_conn_error(const struct tr_conn *k)
+{
+	return k->why[0] ? k->why : NULL;
 }
 
 static void conn_want(struct tr_conn *k, uint32_t ev)
@@ -328,6 +367,9 @@ static int conn_send(struct tr_conn *k)
 					s->zc = 0;
 				continue;
 			}
+			conn_explain(k, errno == EPIPE || errno == ECONNRESET
+			                    ? "the server closed the connection while a request was "
+			                      "being sent" : strerror(errno));
 			conn_fail(k, TR_UNAVAILABLE);
 			return -1;
 		}
@@ -398,14 +440,17 @@ static int conn_parse(struct tr_conn *k)
 			if (k->rhead == k->rtail)
 				return 0;
 			if (!k->head) { /* bytes nobody asked for */
+				conn_explain(k, "the server sent bytes no call asked for");
 				conn_fail(k, TR_INTERNAL);
 				return -1;
 			}
 			v = frame_parse(k->rbuf + k->rhead, k->rtail - k->rhead,
 			                (unsigned)k->head->cs.owner->method, UINT64_MAX, &h);
-			if (v == FRAME_SHORT)
+			if (v == FRAME_SHORT && (k->rtail - k->rhead < 4 ||
+			                         be_get32(k->rbuf + k->rhead) == FRAME_MAGIC))
 				return 0;
-			if (v != FRAME_OK) {
+			if (v != FRAME_OK) { /* FRAME_SHORT of another protocol: its bytes say which */
+				conn_explain(k, frame_verdict_name(v));
 				conn_fail(k, TR_INTERNAL);
 				return -1;
 			}
@@ -470,6 +515,7 @@ static int conn_recv(struct tr_conn *k, int block)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n <= 0) { /* closed by the peer, or reset */
+			conn_explain(k, n == 0 ? "the server closed the connection" : strerror(errno));
 			conn_fail(k, TR_UNAVAILABLE);
 			return -1;
 		}
@@ -583,8 +629,8 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	snprintf(port, sizeof port, "%u", addr->port);
 	rc = getaddrinfo(addr->host, port, &hints, &res);
 	if (rc != 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot connect to '%s': %s", target,
-		         gai_strerror(rc));
+		snprintf(err->msg, sizeof err->msg, "cannot resolve '%s': %s", addr->host,
+		         rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -EHOSTUNREACH;
 	}
 	/* a server that is still starting refuses: try again until the deadline */
@@ -650,6 +696,7 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	k->c = c;
 	k->fd = fd;
 	k->ev = EPOLLIN;
+	k->addr = *addr;
 	snprintf(k->target, sizeof k->target, "%s", target);
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
@@ -814,6 +861,7 @@ const struct tr_ops tr_socket_ops = {
 	.client_open = sk_client_open,
 	.client_close = sk_client_close,
 	.connect = sk_connect,
+	.conn_error = sk_conn_error,
 	.submit = sk_submit,
 	.reap = sk_reap,
 	.call_release = sk_call_release,

@@ -73,6 +73,7 @@
 #include "codec.h"
 #include "frame.h"
 #include "payload.h"
+#include "peer.h"
 #include "util.h"
 
 #define SRV_BUF (256u * 1024)            /* input buffer per connection */
@@ -732,8 +733,8 @@ static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err
 	snprintf(port, sizeof port, "%u", a->port);
 	rc = getaddrinfo(a->host, port, &hints, &res);
 	if (rc != 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
-		         gai_strerror(rc));
+		snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': cannot resolve '%s': %s",
+		         target, a->host, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -EADDRNOTAVAIL;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -773,9 +774,10 @@ static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err
 	}
 	freeaddrinfo(res);
 	if (last == -EADDRINUSE || !bound) {
+		char why[200];
 		rc = last == -EADDRINUSE || !last ? -EADDRINUSE : last;
 		snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
-		         strerror(last ? -last : EADDRINUSE));
+		         peer_bind_text(last ? -last : EADDRINUSE, a->port, why, sizeof why));
 		return rc;
 	}
 	return 0;

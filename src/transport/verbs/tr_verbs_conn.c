@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "peer.h"
 #include "util.h"
 
 int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
@@ -160,6 +161,33 @@ static int conn_gid(struct tr_conn *k, struct tr_err *err)
 	return 0;
 }
 
+/* The hello bytes in b (VB_HELLO_LEN): encodes h there, for a second look. */
+static size_t mine_hello(const struct vb_hello *h, unsigned char *b)
+{
+	vb_hello_encode(b, h);
+	return VB_HELLO_LEN;
+}
+
+/* The side channel at host:side answered no hello (it closed, or sent
+ * something else): says what it is in err, from a second connection that
+ * sends the n bytes of hello and reads the answer. */
+static void side_peer(const char *host, unsigned side, const unsigned char *hello, size_t n,
+                      struct tr_err *err)
+{
+	struct opt_hostport a = {.port = (uint16_t)side};
+	unsigned char got[256], copy[VB_HELLO_LEN];
+	char why[160];
+	int r;
+
+	snprintf(a.host, sizeof a.host, "%s", host);
+	memcpy(copy, hello, n < sizeof copy ? n : sizeof copy);
+	r = peer_sniff(&a, copy, n < sizeof copy ? n : sizeof copy, got, sizeof got, 1000);
+	peer_describe(got, r > 0 ? (size_t)r : 0, why, sizeof why);
+	snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s%s%s:%u' (the verbs side "
+	         "channel): %s", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
+	         side, why);
+}
+
 static void conn_free(struct tr_conn *k)
 {
 	vb_ep_close(&k->ep);
@@ -191,6 +219,8 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		rc = -EINVAL;
 		goto out_free;
 	}
+	if ((rc = peer_resolve(addr->host, err->msg, sizeof err->msg)) < 0)
+		goto out_free;
 	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
 		rc = k->fd;
 		snprintf(err->msg, sizeof err->msg, "cannot connect to the verbs side channel of "
@@ -214,9 +244,12 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	vb_hello_encode(b, &mine);
 	if ((rc = vb_side_write(k->fd, b, sizeof b, deadline_ns)) < 0 ||
 	    (rc = vb_side_read(k->fd, b, sizeof b, deadline_ns)) < 0) {
-		snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u): %s",
-		         k->target, side, rc == -ECONNRESET ? "the server closed the side channel"
-		         : strerror(-rc));
+		if (rc == -ECONNRESET) {
+			side_peer(addr->host, side, b, mine_hello(&mine, b), err);
+		} else {
+			snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u): %s",
+			         k->target, side, strerror(-rc));
+		}
 		goto out_free;
 	}
 	if (rc == 0 && vb_hello_decode(b, &peer) == 0 && peer.version == VB_VERSION &&
@@ -230,9 +263,16 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		goto out_free;
 	}
 	if ((rc = vb_hello_decode(b, &peer)) < 0 || peer.version != VB_VERSION || peer.status) {
+		if (rc < 0) { /* not a hello: say what answered */
+			char why[160];
+			peer_describe(b, sizeof b, why, sizeof why);
+			snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u, the "
+			         "verbs side channel): %s", k->target, side, why);
+			rc = -EPROTO;
+			goto out_free;
+		}
 		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' refused the connection: "
-		         "%s", k->target, rc < 0 ? "it is not a tfgb verbs server"
-		         : peer.version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
+		         "%s", k->target, peer.version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
 		         : refusal(peer.status));
 		rc = -ECONNREFUSED;
 		goto out_free;

@@ -71,6 +71,7 @@
 #include "codec.h"
 #include "frame.h"
 #include "payload.h"
+#include "peer.h"
 #include "util.h"
 
 #define VB_IDLE_NS 50000000ull       /* a worker without connections sleeps this long */
@@ -689,9 +690,11 @@ static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
 		fd = rc;
 	}
 	freeaddrinfo(res);
-	if (fd < 0)
+	if (fd < 0) {
+		char why[200];
 		snprintf(err, errlen, "cannot listen on port %u, the verbs side channel of PS '%s': %s",
-		         side, target, strerror(-fd));
+		         side, target, peer_bind_text(-fd, side, why, sizeof why));
+	}
 	return fd;
 }
 
