@@ -254,7 +254,7 @@ static void conn_fail(struct tr_conn *k, int status)
  * the timed path of a working connection. */
 static void conn_explain(struct tr_conn *k, const char *what)
 {
-	unsigned char req[FRAME_HDR_LEN], got[256];
+	unsigned char req[FRAME_HDR_LEN + 4], got[256];
 	const unsigned char *b = k->rbuf + k->rhead;
 	size_t n = k->rtail - k->rhead;
 	char desc[200];
@@ -267,7 +267,10 @@ static void conn_explain(struct tr_conn *k, const char *what)
 		snprintf(k->why, sizeof k->why, "not a tfgb socket server: %s", desc);
 		return;
 	}
-	frame_encode(req, TR_INFO, 0, 0); /* what every tfgb socket server answers */
+	/* what every tfgb socket server answers; the line end after it makes a
+	 * line-reading server (HTTP/1) answer at once instead of waiting */
+	frame_encode(req, TR_INFO, 0, 0);
+	memcpy(req + FRAME_HDR_LEN, "\r\n\r\n", 4);
 	r = peer_sniff(&k->addr, req, sizeof req, got, sizeof got, 1000);
 	if (r > 0 && peer_kind_of(got, (size_t)r) != PEER_TFGB) {
 		peer_describe(got, (size_t)r, desc, sizeof desc);
