@@ -260,7 +260,7 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
  * so that the workers' measured connections never carry it.  Not after a
  * run that did not complete: a PS may be gone or stopped, and its answer
  * would hold the report back by the timeout. */
-static void ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
+void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
                           struct srvinfo *out)
 {
 	uint64_t deadline = now_ns() + j->timeout_ns;
@@ -391,7 +391,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	agg_runs_finish(&a);
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
-	ps_allocators(j, ops, !why[0], psinfo);
+	launch_ps_allocators(j, ops, !why[0], psinfo);
 	if (print_aggregate(t, ops, &a, why, ps, psinfo, &p, env, mon) < 0)
 		goto out;
 	if (why[0]) {
@@ -417,7 +417,7 @@ out:
 
 /* ---- a worker ---- */
 
-static int worker_count(struct tfgb *t, const struct cluster_rank *rk)
+int launch_worker_count(struct tfgb *t, const struct cluster_rank *rk)
 {
 	const struct job *j = &t->job;
 	const struct opt_def *d = job_key_find("cluster", "workers");
@@ -434,8 +434,8 @@ static int worker_count(struct tfgb *t, const struct cluster_rank *rk)
 
 /* Meets the other workers at the control service's barrier: 0, or the
  * exit status of the error it printed. */
-static int worker_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers,
-                          uint64_t run_id, struct ctrl_client **cc)
+int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
+                   struct ctrl_client **cc)
 {
 	const struct job *j = &t->job;
 	struct opt_hostport addr, caddr;
@@ -505,7 +505,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	const struct job *j = &t->job;
 	/* the one-machine launcher collects itself; otherwise worker 0 does */
 	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
-	int workers = worker_count(t, rk), rc, erc, np = (int)j->ps_count;
+	int workers = launch_worker_count(t, rk), rc, erc, np = (int)j->ps_count;
 	int method = j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK;
 	struct ctrl_client *cc = NULL;
 	struct engine_result res = {0};
@@ -547,7 +547,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	}
 	if (collector && t->interval_ns)
 		report_interval_header(stdout, j->format);
-	if ((rc = worker_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
+	if ((rc = launch_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
 	session_engine_cfg(&s, &cfg);
@@ -587,7 +587,7 @@ out:
 	return rc;
 }
 
-/* ---- the one-machine launcher ---- */
+/* ---- the one-machine launcher (session.h: train's too) ---- */
 
 /* A PS that died is the root cause of the workers' failures that follow:
  * name it in preference to them. */
@@ -620,15 +620,15 @@ struct watch {
  * that dies, Ctrl-C or the deadline stops the others early (SIGINT, then
  * SIGKILL after 2 x timeout), so that they report partial figures. */
 static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct cluster_child *wk,
-                  int nw, struct monitor *mon, const char *host, struct watch *w)
+                  int nw, struct monitor *mon, const char *host, uint64_t run_ns,
+                  struct watch *w)
 {
 	const struct job *j = &t->job;
 	uint64_t deadline;
 	char how[96];
 	int running;
 
-	deadline = now_ns() + j->warmup_ns + 4 * j->timeout_ns +
-	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns * (uint64_t)j->repeat);
+	deadline = now_ns() + 4 * j->timeout_ns + run_ns;
 	running = nw;
 	while (running > 0) {
 		struct rusage ru;
@@ -721,7 +721,7 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 		report_interval_header(stdout, j->format);
 	}
 	for (int i = 0; i < nw; i++) {
-		if (cluster_spawn(j, "throughput", i, run_id, 0, &wk[i], err, sizeof err) < 0) {
+		if (cluster_spawn(j, t->cmd, i, run_id, 0, &wk[i], err, sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			return TFGB_EXIT_FAIL;
 		}
@@ -755,7 +755,7 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 	return rc;
 }
 
-static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
+int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 {
 	const struct job *j = &t->job;
 	int np = (int)j->ps_count, nw = (int)j->workers, rc = TFGB_EXIT_FAIL;
@@ -821,10 +821,10 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	}
 
 	/* watch the processes until every worker is done */
-	watch(t, ps, np, wk, nw, mon, host, &w);
+	watch(t, ps, np, wk, nw, mon, host, l->run_ns, &w);
 	monitor_stop(mon);
-	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
-	                       w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL, &env, mon);
+	rc = l->collect(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
+	                w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL, &env, mon);
 out:
 	monitor_free(mon);
 	ctrl_client_close(cc);
@@ -845,6 +845,7 @@ int cmd_throughput(struct tfgb *t)
 	struct tr_err terr = {{0}};
 	struct cluster_rank rk;
 	struct job_err jerr;
+	struct launch launch = {.collect = collect_and_print};
 	char err[256];
 
 	/* a job error: before anything else */
@@ -877,5 +878,9 @@ int cmd_throughput(struct tfgb *t)
 			t->interval_ns = (uint64_t)ns;
 		t->ndjson = getenv("TFGB_NDJSON") != NULL;
 	}
-	return rk.index >= 0 ? run_worker(t, ops, &rk) : run_launcher(t, ops);
+	if (rk.index >= 0)
+		return run_worker(t, ops, &rk);
+	launch.run_ns = t->job.warmup_ns + (t->job.iterations ? 86400ull * 1000000000ull
+	                                    : t->job.duration_ns * (uint64_t)t->job.repeat);
+	return launch_run(t, ops, &launch);
 }

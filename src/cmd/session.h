@@ -16,6 +16,7 @@
 #define TFGB_SESSION_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cluster.h"
 #include "engine.h"
@@ -44,6 +45,10 @@ struct session {
  * either way. */
 int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
                  int method, int inflight, int nps);
+/* The same for calls whose bodies are not the payload's: max_body bytes
+ * at most each way (a Pull asks for up to that much; 0: the payload's). */
+int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
+                       int method, int inflight, int nps, uint64_t max_body);
 void session_close(struct session *s);
 
 /* The engine's configuration for the session's job: the connections, the
@@ -67,5 +72,47 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
  * TFGB_EXIT_OK or TFGB_EXIT_FAIL (printed). */
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
                     const uint16_t *port, size_t nports, struct monitor **mon);
+
+/* ---- the multi-process plumbing of throughput, which train shares
+ * (cmd_throughput.c) ---- */
+
+struct ctrl_client;
+struct sysinfo_env;
+struct srvinfo;
+
+/* A command's collector: gathers run_id's `workers` reports from the
+ * control service (partial: take what is there; note: the failure that
+ * makes it incomplete, or NULL), prints the result with env and the
+ * stopped monitor mon (either may be NULL) and returns the exit status. */
+typedef int (*launch_collect_fn)(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+                                 uint64_t run_id, uint32_t workers, int partial,
+                                 const char *note, const struct sysinfo_env *env,
+                                 const struct monitor *mon);
+
+struct launch {
+	launch_collect_fn collect;
+	uint64_t run_ns; /* the longest the workers' runs may take, beyond 4 x job.timeout */
+};
+
+/* The one-machine launcher: starts the local PSs not running yet and
+ * cluster.workers processes of `tfgb t->cmd --task N`, watches them (a
+ * death or Ctrl-C stops the others, which report partial figures), then
+ * calls l->collect.  Returns the exit status. */
+int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l);
+
+/* The number of workers of the run: the launcher's count (rk->size) or
+ * cluster.workers, -1 (said) when both are set and differ. */
+int launch_worker_count(struct tfgb *t, const struct cluster_rank *rk);
+
+/* Meets the other workers at the control service's registration barrier,
+ * leaving *cc open for the caller: 0, or the exit status of the error it
+ * printed. */
+int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
+                   struct ctrl_client **cc);
+
+/* Each PS's malloc (out: ps_count entries), asked once the run is over;
+ * not asked when the run did not complete. */
+void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
+                          struct srvinfo *out);
 
 #endif

@@ -24,6 +24,7 @@ enum {
 	CMD_INI = 1 << 2,  /* takes --ini */
 	CMD_RESULT = 1 << 3, /* with CMD_JOB: its one operand, a JSON result, stands for -c */
 	CMD_SWEEP = 1 << 4,  /* takes --sweep SECTION.KEY=VALUES (sweep.h) */
+	CMD_LIST = 1 << 5,   /* takes --list */
 };
 
 /* The shortest --interval. */
@@ -40,6 +41,7 @@ struct tfgb {
 	int quiet, verbose;
 	int task;             /* --task N, or -1 */
 	int ini;              /* --ini */
+	int list;             /* --list */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */
 	int ndjson;           /* --ndjson: JSON lines, intervals as they end */
 	int argc;             /* operands left after the options */
@@ -50,6 +52,10 @@ struct tfgb {
  * first call.  NULL, with the error printed, if it cannot be opened. */
 FILE *tfgb_out(struct tfgb *t);
 
+/* The directory holding the running binary (a source tree's man pages
+ * and models): 0, or -1. */
+int tfgb_exe_dir(char *buf, size_t len);
+
 /* Prints "tfgb: <message>" on stderr. */
 void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -59,6 +65,7 @@ int cmd_serve(struct tfgb *t);
 int cmd_latency(struct tfgb *t);
 int cmd_bandwidth(struct tfgb *t);
 int cmd_throughput(struct tfgb *t);
+int cmd_train(struct tfgb *t);
 int cmd_rerun(struct tfgb *t);
 int cmd_compare(struct tfgb *t);
 
