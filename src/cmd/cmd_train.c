@@ -12,8 +12,9 @@
  * A worker's report travels as a throughput worker's (result.h): calls
  * are its measured steps, warmup_calls its warm-up steps, the latency
  * histogram its step times, the service-time one its pull phases, and
- * ps_calls holds 2 x P byte counters: what it sent to PS 0 .. P-1, then
- * what it received from them.  The collector (the launcher, or worker 0
+ * ps_calls holds 2 x P + 2 counters: the bytes it sent to PS 0 .. P-1,
+ * the bytes it received from them, then the barriers it passed and the
+ * nanoseconds it waited in them.  The collector (the launcher, or worker 0
  * without it) adds them up and prints them with the model's plan.
  */
 #include "tfgb.h"
@@ -112,6 +113,8 @@ struct tagg {
 	uint64_t *sent, *recv;      /* nps */
 	uint64_t *calls;            /* nps: transfers each PS answered */
 	uint64_t *steps;            /* workers */
+	uint64_t *barriers;         /* workers: barriers passed */
+	uint64_t barrier_wait_ns;   /* all workers' time in barriers */
 	double *rate;               /* workers: steps per second */
 	struct stats *wstep;        /* workers */
 	struct stats pull;
@@ -134,6 +137,7 @@ static void tagg_free(struct tagg *a)
 	free(a->recv);
 	free(a->calls);
 	free(a->steps);
+	free(a->barriers);
 	free(a->rate);
 	free(a->wstep);
 	for (uint32_t i = 0; a->host && i < a->workers; i++)
@@ -155,6 +159,7 @@ static int tagg_init(struct tagg *a, uint32_t workers, const struct train_plan *
 	a->recv = calloc(a->nps, sizeof *a->recv);
 	a->calls = calloc(a->nps, sizeof *a->calls);
 	a->steps = calloc(workers, sizeof *a->steps);
+	a->barriers = calloc(workers, sizeof *a->barriers);
 	a->rate = calloc(workers, sizeof *a->rate);
 	a->wstep = calloc(workers, sizeof *a->wstep);
 	a->host = calloc(workers, sizeof *a->host);
@@ -165,7 +170,7 @@ static int tagg_init(struct tagg *a, uint32_t workers, const struct train_plan *
 	stats_init(&a->sum.svc);
 	for (uint32_t i = 0; a->wstep && i < workers; i++)
 		stats_init(&a->wstep[i]);
-	return a->w && a->seen && a->sent && a->recv && a->calls && a->steps && a->rate &&
+	return a->w && a->seen && a->sent && a->recv && a->calls && a->steps && a->barriers && a->rate &&
 	       a->wstep && a->host && a->pid && a->alloc ? 0 : -ENOMEM;
 }
 
@@ -175,7 +180,7 @@ static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	struct wresult *w = a->w;
 
 	if (wresult_decode(w, blob, len) < 0 || w->worker != worker || worker >= a->workers ||
-	    a->seen[worker] || w->nps != 2 * a->nps) {
+	    a->seen[worker] || w->nps != 2 * a->nps + 2) {
 		a->bad_blobs++;
 		return 0;
 	}
@@ -187,6 +192,8 @@ static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 		a->calls[i] += 2 * a->ps_vars[i] * w->calls; /* a step completes every transfer */
 	}
 	a->steps[worker] = w->calls;
+	a->barriers[worker] = w->ps_calls[2 * a->nps];
+	a->barrier_wait_ns += w->ps_calls[2 * a->nps + 1];
 	a->wstep[worker] = w->lat;
 	a->rate[worker] = w->window_ns ? (double)w->calls * 1e9 / (double)w->window_ns : 0.0;
 	a->rps += a->rate[worker];
@@ -246,6 +253,7 @@ static void train_fig(const struct tfgb *t, const struct train_plan *pl, const s
 		.nps = a->nps, .workers = a->workers, .plan_bytes = pl->ps_bytes,
 		.plan_vars = pl->ps_vars, .ps_sent = a->sent, .ps_recv = a->recv,
 		.worker_steps = a->steps, .worker_step = a->wstep, .pull = &a->pull,
+		.worker_barriers = a->barriers, .barrier_wait_ns = a->barrier_wait_ns,
 		.window_ns = a->sum.window_ns,
 	};
 	for (size_t i = 0; i < pl->nvars; i++)
@@ -356,27 +364,34 @@ struct tbarrier {
 	struct ctrl_client *cc;
 	uint64_t run_id, timeout_ns;
 	uint32_t index, workers;
+	uint64_t passed, wait_ns;   /* barriers passed, time spent in them */
 };
 
 /* step_cfg.barrier: generation step + 1 of the control service's barrier. */
 static int step_barrier(void *arg, uint64_t step, char *err)
 {
 	struct tbarrier *b = arg;
+	uint64_t t0 = now_ns();
 
-	return ctrl_barrier(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
-	                    now_ns() + b->timeout_ns, err, STEP_ERR_MAX) < 0 ? -1 : 0;
+	if (ctrl_barrier(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
+	                 t0 + b->timeout_ns, err, STEP_ERR_MAX) < 0)
+		return -1;
+	b->passed++;
+	b->wait_ns += now_ns() - t0;
+	return 0;
 }
 
 /* Hands the worker's figures to the control service: 0 or -1 (said). */
-static int report_steps(struct tfgb *t, int index, int workers, uint64_t run_id,
-                        struct ctrl_client *cc, const struct step_result *sr, int np)
+static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct step_result *sr,
+                        int np)
 {
 	struct engine_result res = {.end = sr->end, .calls = sr->steps,
 	                            .warmup_calls = sr->warmup_steps, .window_ns = sr->window_ns,
 	                            .lat = sr->step, .svc = sr->pull};
 	struct wresult *wr = malloc(sizeof *wr);
 	unsigned char *blob = malloc(RESULT_BLOB_MAX);
-	uint64_t *bytes = calloc(2 * (size_t)np, sizeof *bytes);
+	uint64_t *bytes = calloc(2 * (size_t)np + 2, sizeof *bytes);
+	int index = (int)b->index;
 	char err[CTRL_ERR_MAX] = "out of memory";
 	struct alloc_info al;
 	long blen;
@@ -389,16 +404,18 @@ static int report_steps(struct tfgb *t, int index, int workers, uint64_t run_id,
 			bytes[np + i] = sr->bytes_in[i];
 			res.bytes += bytes[i] + bytes[np + i];
 		}
+		bytes[2 * np] = b->passed;
+		bytes[2 * np + 1] = b->wait_ns;
 		res.conn_calls = bytes;
-		wresult_from_engine(wr, (uint32_t)index, &res, 2 * (uint32_t)np);
+		wresult_from_engine(wr, (uint32_t)index, &res, 2 * (uint32_t)np + 2);
 		alloc_detect(&al);
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", al.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", al.version);
 		blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
 		if (blen < 0)
 			snprintf(err, sizeof err, "result too large");
-		else if (ctrl_report(cc, run_id, (uint32_t)index, (uint32_t)workers, blob,
-		                     (size_t)blen, now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
+		else if (ctrl_report(b->cc, b->run_id, b->index, b->workers, blob, (size_t)blen,
+		                     now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
 			rc = 0;
 	}
 	if (rc < 0)
@@ -505,7 +522,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
 		goto out;
 	}
-	if (report_steps(t, rk->index, workers, b.run_id, b.cc, &sr, np) < 0)
+	if (report_steps(t, &b, &sr, np) < 0)
 		goto out;
 	if (collector)
 		rc = collect_train(t, ops, b.cc, b.run_id, (uint32_t)workers, 0, NULL, &env, NULL);

@@ -602,7 +602,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	if (r->tput) {
 		const struct report_tput *tp = r->tput;
 		json_obj_begin(&w, "throughput");
-		json_str(&w, "rpc", job_rpc_name(j->rpc));
+		json_str(&w, "rpc", r->train ? "pull, push" : job_rpc_name(j->rpc));
 		json_u64(&w, "workers", tp->workers);
 		json_u64(&w, "reported", tp->reported);
 		json_u64(&w, "ps_count", tp->nps);

@@ -82,6 +82,8 @@ struct report_train {
 	const uint64_t *ps_recv;     /* nps: reply bytes they received from it */
 	const uint64_t *worker_steps; /* workers: measured steps of each */
 	const struct stats *worker_step; /* workers: each one's step times */
+	const uint64_t *worker_barriers; /* workers: barriers each passed (sync), 0 async */
+	uint64_t barrier_wait_ns;    /* all workers' time waiting in them */
 	const struct stats *pull;    /* the pull phase of every measured step, all workers */
 	uint64_t window_ns;          /* the workers' mean measured window */
 	size_t classes[4];           /* transferred variables per size class (model_class) */

@@ -63,6 +63,9 @@ void report_train_text(const struct report_train *tr, FILE *f)
 		        tr->plan_vars[i], tr->plan_bytes[i], tr->ps_sent[i], tr->ps_recv[i],
 		        ps_bps(tr, i) / 1e6);
 	fprintf(f, "# PS imbalance (most loaded PS over the mean): %.3f\n", imbalance(tr));
+	if (tr->sync)
+		fprintf(f, "# barriers: %" PRIu64 " passed by worker 0, %.3f ms waited in all\n",
+		        tr->worker_barriers[0], (double)tr->barrier_wait_ns / 1e6);
 	stats_init(&all);
 	for (uint32_t w = 0; w < tr->workers; w++) {
 		stats_merge(&all, &tr->worker_step[w]);
@@ -74,11 +77,15 @@ void report_train_text(const struct report_train *tr, FILE *f)
 		fprintf(f, "# worker %" PRIu32 ": %" PRIu64 " steps, step ms min %.3f p50 %.3f "
 		        "p99 %.3f max %.3f\n", w, tr->worker_steps[w], m.min, m.p50, m.p99, m.max);
 	}
-	ms_of(&all, &m);
-	fprintf(f, "# step ms across workers: min %.3f p50 %.3f p99 %.3f max %.3f", m.min, m.p50,
-	        m.p99, m.max);
-	ms_of(tr->pull, &m);
-	fprintf(f, "; pull phase p50 %.3f\n", m.p50);
+	if (!all.count) {
+		fprintf(f, "# step ms across workers: none measured\n");
+	} else {
+		ms_of(&all, &m);
+		fprintf(f, "# step ms across workers: min %.3f p50 %.3f p99 %.3f max %.3f", m.min,
+		        m.p50, m.p99, m.max);
+		ms_of(tr->pull, &m);
+		fprintf(f, "; pull phase p50 %.3f\n", m.p50);
+	}
 	fprintf(f, "# the table: calls are measured steps, latencies step times\n");
 }
 
@@ -128,6 +135,11 @@ void report_train_json(const struct report_train *tr, struct json *w)
 	}
 	json_arr_end(w);
 	json_f64(w, "imbalance", imbalance(tr), 4);
+	json_arr_begin(w, "per_worker_barriers");
+	for (uint32_t i = 0; i < tr->workers; i++)
+		json_u64(w, NULL, tr->worker_barriers[i]);
+	json_arr_end(w);
+	json_f64(w, "barrier_wait_ms", (double)tr->barrier_wait_ns / 1e6, 3);
 	stats_init(&all);
 	json_arr_begin(w, "per_worker_step_ms");
 	for (uint32_t i = 0; i < tr->workers; i++) {
