@@ -163,6 +163,17 @@ for p in $((base - 1)) $base $((base + 1)); do
 	wait_closed "$p" 5 || fail "port $p still open after the launcher's run"
 done
 
+# 3. --sweep over the workers, with a model of our own: a run per value
+printf 'model tiny\na/kernel float32 64,64 trainable\na/bias float32 64 trainable\nbn/mean float32 64 statistic\n' \
+	>"$out/tiny.model"
+$TFGB train $J -s train.model="$out/tiny.model" --sweep cluster.workers=1,2 -f json \
+	>"$out/s.json" 2>"$out/err" || fail "sweep exited $?: $(cat "$out/err")"
+# round-robin: PS 0 holds a/kernel and bn/mean (16640 bytes), PS 1 a/bias (256)
+json_check '[r["train"]["per_ps"][0]["sent"] for r in d["results"]] == [w * '$steps' * (16640 + 16) for w in (1, 2)]
+and [r["train"]["per_ps"][1]["received"] for r in d["results"]] == [w * '$steps' * (256 + 8) for w in (1, 2)]
+and all(r["status"] == "ok" for r in d["results"])' <"$out/s.json" ||
+	fail "sweep: $(cat "$out/s.json")"
+
 # 3. refusals: one line, exit 2, naming the key and where it was set
 refuse() {
 	want=$1

@@ -352,7 +352,6 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
 	struct agg a;
-	uint32_t got = 0;
 	int rc, status = TFGB_EXIT_FAIL;
 
 	if (agg_init(&a, workers, (uint32_t)j->ps_count, (uint32_t)j->repeat) < 0 ||
@@ -363,13 +362,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		cluster_ps_addr(j, i, &ps[i]);
-	rc = ctrl_collect(cc, run_id, workers, partial, now_ns() + (partial ? 2 : 1) * j->timeout_ns,
-	                  agg_add, &a, &got, err, sizeof err);
-	if (rc == -ETIMEDOUT && !partial) {
-		/* someone never reported: print what there is, marked */
-		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + j->timeout_ns, agg_add, &a, &got,
-		                  err, sizeof err);
-	}
+	rc = launch_collect(t, cc, run_id, workers, partial, agg_add, &a, err);
 	if (rc < 0) {
 		if (note)
 			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err);
@@ -416,6 +409,59 @@ out:
 }
 
 /* ---- a worker ---- */
+
+int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t *run_id)
+{
+	char *text;
+
+	if (workers < 0)
+		return TFGB_EXIT_USAGE;
+	if (rk->index >= workers) {
+		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
+		           t->cmd, rk->index, rk->source, workers, workers - 1);
+		return TFGB_EXIT_USAGE;
+	}
+	if (!(text = job_ini_public(&t->job))) { /* no hash of the token goes on the wire */
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		return TFGB_EXIT_FAIL;
+	}
+	*run_id = cluster_run_id(text);
+	free(text);
+	return TFGB_EXIT_OK;
+}
+
+int launch_send(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                const struct wresult *wr)
+{
+	unsigned char *blob = malloc(RESULT_BLOB_MAX);
+	char err[CTRL_ERR_MAX] = "out of memory";
+	long blen;
+	int rc = -1;
+
+	if (blob && (blen = wresult_encode(wr, blob, RESULT_BLOB_MAX)) < 0)
+		snprintf(err, sizeof err, "result too large");
+	else if (blob && ctrl_report(cc, run_id, wr->worker, workers, blob, (size_t)blen,
+	                             now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
+		rc = 0;
+	if (rc < 0)
+		tfgb_error("%s: worker %u: reporting: %s", t->cmd, wr->worker, err);
+	free(blob);
+	return rc;
+}
+
+int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                   int partial, launch_report_fn fn, void *arg, char *err)
+{
+	uint64_t timeout = t->job.timeout_ns;
+	uint32_t got = 0;
+	int rc = ctrl_collect(cc, run_id, workers, partial, now_ns() + (partial ? 2 : 1) * timeout,
+	                      fn, arg, &got, err, CTRL_ERR_MAX);
+
+	if (rc == -ETIMEDOUT && !partial) /* someone never reported: what there is, marked */
+		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + timeout, fn, arg, &got, err,
+		                  CTRL_ERR_MAX);
+	return rc;
+}
 
 int launch_worker_count(struct tfgb *t, const struct cluster_rank *rk)
 {
@@ -471,12 +517,9 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
                          const struct sysinfo_env *env)
 {
 	struct wresult *wr = malloc(sizeof *wr);
-	unsigned char *blob = malloc(RESULT_BLOB_MAX);
-	char err[CTRL_ERR_MAX] = "out of memory";
-	long blen = -1;
 	int rc = -1;
 
-	if (wr && blob) {
+	if (wr) {
 		wresult_from_engine(wr, (uint32_t)rk->index, res, (uint32_t)np);
 		if (ivl->fig) {
 			wr->nivl = ivl->n < RESULT_IVL_MAX ? ivl->n : RESULT_IVL_MAX;
@@ -486,16 +529,10 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
 		/* detected at start */
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", env->alloc.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env->alloc.version);
-		blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
-		if (blen < 0)
-			snprintf(err, sizeof err, "result too large");
-		else if (ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
-		                     (size_t)blen, now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
-			rc = 0;
+		rc = launch_send(t, cc, run_id, (uint32_t)workers, wr);
+	} else {
+		tfgb_error("%s: worker %d: reporting: out of memory", t->cmd, rk->index);
 	}
-	if (rc < 0)
-		tfgb_error("%s: worker %d: reporting: %s", t->cmd, rk->index, err);
-	free(blob);
 	free(wr);
 	return rc;
 }
@@ -512,7 +549,6 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct engine_cfg cfg;
 	struct session s = {0};
 	struct opt_hostport addr;
-	char *text;
 	struct job_err jerr;
 	struct sysinfo_env env;
 	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
@@ -523,19 +559,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (workers < 0)
-		return TFGB_EXIT_USAGE;
-	if (rk->index >= workers) {
-		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
-		           t->cmd, rk->index, rk->source, workers, workers - 1);
-		return TFGB_EXIT_USAGE;
-	}
-	if (!(text = job_ini_public(j))) { /* the run id: no hash of the token goes on the wire */
-		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
-		return TFGB_EXIT_FAIL;
-	}
-	run_id = cluster_run_id(text);
-	free(text);
+	if ((rc = launch_worker_id(t, rk, workers, &run_id)) != TFGB_EXIT_OK)
+		return rc;
 	if ((rc = session_open(&s, t, ops, rk->index, method, (int)j->inflight, np)) !=
 	    TFGB_EXIT_OK)
 		goto out;

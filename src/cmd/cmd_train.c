@@ -310,7 +310,6 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
 	struct tagg a;
-	uint32_t got = 0;
 	int rc, status = TFGB_EXIT_FAIL;
 
 	if ((status = load_plan(t, &pl)) != 0)
@@ -323,12 +322,7 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		cluster_ps_addr(j, i, &ps[i]);
-	rc = ctrl_collect(cc, run_id, workers, partial, now_ns() + (partial ? 2 : 1) * j->timeout_ns,
-	                  tagg_add, &a, &got, err, sizeof err);
-	if (rc == -ETIMEDOUT && !partial)
-		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + j->timeout_ns, tagg_add, &a,
-		                  &got, err, sizeof err);
-	if (rc < 0) {
+	if ((rc = launch_collect(t, cc, run_id, workers, partial, tagg_add, &a, err)) < 0) {
 		tfgb_error("%s: %s%scollecting results: %s", t->cmd, note ? note : "",
 		           note ? "; no results: " : "", err);
 		goto out;
@@ -389,16 +383,12 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 	                            .warmup_calls = sr->warmup_steps, .window_ns = sr->window_ns,
 	                            .lat = sr->step, .svc = sr->pull};
 	struct wresult *wr = malloc(sizeof *wr);
-	unsigned char *blob = malloc(RESULT_BLOB_MAX);
 	uint64_t *bytes = calloc(2 * (size_t)np + 2, sizeof *bytes);
-	int index = (int)b->index;
-	char err[CTRL_ERR_MAX] = "out of memory";
 	struct alloc_info al;
-	long blen;
 	int rc = -1;
 
 	snprintf(res.err, sizeof res.err, "%s", sr->err);
-	if (wr && blob && bytes) {
+	if (wr && bytes) {
 		for (int i = 0; sr->bytes_out && i < np; i++) {
 			bytes[i] = sr->bytes_out[i];
 			bytes[np + i] = sr->bytes_in[i];
@@ -407,21 +397,15 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 		bytes[2 * np] = b->passed;
 		bytes[2 * np + 1] = b->wait_ns;
 		res.conn_calls = bytes;
-		wresult_from_engine(wr, (uint32_t)index, &res, 2 * (uint32_t)np + 2);
+		wresult_from_engine(wr, b->index, &res, 2 * (uint32_t)np + 2);
 		alloc_detect(&al);
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", al.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", al.version);
-		blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
-		if (blen < 0)
-			snprintf(err, sizeof err, "result too large");
-		else if (ctrl_report(b->cc, b->run_id, b->index, b->workers, blob, (size_t)blen,
-		                     now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
-			rc = 0;
+		rc = launch_send(t, b->cc, b->run_id, b->workers, wr);
+	} else {
+		tfgb_error("%s: worker %u: reporting: out of memory", t->cmd, b->index);
 	}
-	if (rc < 0)
-		tfgb_error("%s: worker %d: reporting: %s", t->cmd, index, err);
 	free(bytes);
-	free(blob);
 	free(wr);
 	return rc;
 }
@@ -489,24 +473,12 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct session s = {0};
 	struct sysinfo_env env;
 	void *grad = NULL;
-	char *text;
 
-	if (workers < 0)
-		return TFGB_EXIT_USAGE;
-	if (rk->index >= workers) {
-		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
-		           t->cmd, rk->index, rk->source, workers, workers - 1);
-		return TFGB_EXIT_USAGE;
-	}
+	if ((rc = launch_worker_id(t, rk, workers, &b.run_id)) != TFGB_EXIT_OK)
+		return rc;
 	if (collector)
 		sysinfo_collect(&env);
-	if (!(text = job_ini_public(j))) {
-		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
-		return TFGB_EXIT_FAIL;
-	}
-	b.run_id = cluster_run_id(text);
 	b.workers = (uint32_t)workers;
-	free(text);
 	if ((rc = session_open_sized(&s, t, ops, rk->index, TR_PULL,
 	                             (int)train_conf_of(j)->inflight, np, pl->max_bytes)) !=
 	    TFGB_EXIT_OK)

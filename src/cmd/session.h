@@ -110,6 +110,25 @@ int launch_worker_count(struct tfgb *t, const struct cluster_rank *rk);
 int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
                    struct ctrl_client **cc);
 
+/* Checks worker rk's index against the run's `workers` (-1: refused
+ * already) and gives the run id the workers share: TFGB_EXIT_OK or the
+ * status of the error it printed. */
+int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers,
+                     uint64_t *run_id);
+
+struct wresult;
+/* Encodes a worker's report and hands it to the control service: 0, or -1
+ * (said, naming the worker). */
+int launch_send(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                const struct wresult *wr);
+
+/* Collects run_id's reports through fn (ctrl_collect): all of them within
+ * job.timeout, else (or with partial) those that are there.  0, or
+ * -errno with err (CTRL_ERR_MAX bytes) set. */
+typedef int (*launch_report_fn)(void *arg, uint32_t worker, const void *blob, size_t len);
+int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                   int partial, launch_report_fn fn, void *arg, char *err);
+
 /* Each PS's malloc (out: ps_count entries), asked once the run is over;
  * not asked when the run did not complete. */
 void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
