@@ -536,7 +536,10 @@ int cmd_train(struct tfgb *t)
 		return rc;
 	}
 	ops = tr_find(t->job.transport, &terr);
-	if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
+	if (train_plan_fits(&t->job, &pl, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		rc = TFGB_EXIT_USAGE;
+	} else if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		rc = TFGB_EXIT_FAIL;
 	} else if (cluster_rank(t->task, &rk, err, sizeof err) < 0) {

@@ -50,6 +50,15 @@ const char *train_class_name(int cls)
 	return cls >= 0 && cls < MODEL_CLASS_COUNT ? class_names[cls] : "?";
 }
 
+int train_plan_fits(const struct job *j, const struct train_plan *p, struct job_err *err)
+{
+	if (p->max_bytes <= j->max_message)
+		return 0;
+	return job_key_err(j, err, "server", "max_message", "is smaller than model '%s''s largest "
+	                   "variable (%llu bytes); set it to at least that", p->m.name,
+	                   (unsigned long long)p->max_bytes);
+}
+
 void train_plan_free(struct train_plan *p)
 {
 	if (!p)
@@ -107,12 +116,6 @@ int train_plan(const struct job *j, const char *tree, struct train_plan *p, stru
 	if (p->nvars == 0) {
 		job_key_err(j, err, "train", "model", "model '%s' has no variable to transfer",
 		            p->m.name);
-		goto fail;
-	}
-	if (p->max_bytes > j->max_message) {
-		job_key_err(j, err, "server", "max_message", "is smaller than model '%s''s largest "
-		            "variable (%llu bytes); set it to at least that", p->m.name,
-		            (unsigned long long)p->max_bytes);
 		goto fail;
 	}
 	return 0;
