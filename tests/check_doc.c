@@ -33,6 +33,7 @@
 #define DOC_LATENCY1 DOC_MAN_DIR "/tfgb-latency.1"
 #define DOC_BANDWIDTH1 DOC_MAN_DIR "/tfgb-bandwidth.1"
 #define DOC_THROUGHPUT1 DOC_MAN_DIR "/tfgb-throughput.1"
+#define DOC_TRAIN1 DOC_MAN_DIR "/tfgb-train.1"
 #define DOC_CONF TFGB_SRCDIR "/conf/tfgb.ini"
 #define DOC_EXAMPLES TFGB_SRCDIR "/examples"
 
@@ -43,12 +44,13 @@
 
 /* The commands of main.c's table (not linked into the tests). */
 static const char *const doc_commands[] = {
-	"serve", "latency", "bandwidth", "throughput", "genpayload", "plot", "help", "version", NULL,
+	"serve", "latency", "bandwidth", "throughput", "train", "genpayload", "plot", "help",
+	"version", NULL,
 };
 
 /* The command pages that must exist; any other man/tfgb-*.1 is checked too. */
 static const char *const doc_command_pages[] = {
-	DOC_SERVE1, DOC_LATENCY1, DOC_BANDWIDTH1, DOC_THROUGHPUT1, DOC_GENPAYLOAD1, NULL,
+	DOC_SERVE1, DOC_LATENCY1, DOC_BANDWIDTH1, DOC_THROUGHPUT1, DOC_TRAIN1, DOC_GENPAYLOAD1, NULL,
 };
 
 /* The sections of a section-1 page, in the order every page has them. */

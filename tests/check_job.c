@@ -155,7 +155,7 @@ END_TEST
 START_TEST(test_job_table_unique)
 {
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "monitor",
-	                                       "server", "affinity", "socket", "verbs"};
+	                                       "server", "affinity", "socket", "verbs", "train"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;
@@ -770,7 +770,8 @@ START_TEST(test_job_err_section)
 	                   "t.ini:3: unknown section '[clustr]'; did you mean '[cluster]'?");
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
-	                   "[payload], [output], [monitor], [server], [affinity], [socket], [verbs]");
+	                   "[payload], [output], [monitor], [server], [affinity], [socket], [verbs], "
+	                   "[train]");
 }
 END_TEST
 
@@ -790,8 +791,8 @@ START_TEST(test_job_err_outside_section)
 {
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
-	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [socket] "
-	                   "or [verbs]");
+	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [socket], "
+	                   "[verbs] or [train]");
 }
 END_TEST
 

@@ -283,6 +283,23 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 	return TFGB_EXIT_OK;
 }
 
+/* -v's last line: what the server answered (tr_serve_count). */
+static void served_text(struct tr_serve_count *c)
+{
+	static const int m[] = {TR_PULL, TR_ACK, TR_ECHO, TR_ECHO_TENSOR, TR_ACK_TENSOR};
+	uint64_t all = 0;
+
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
+		all += atomic_load(&c->calls[m[i]]);
+	fprintf(stderr, "tfgb serve: stopped: answered %llu calls (", (unsigned long long)all);
+	for (size_t i = 0; i < sizeof m / sizeof *m; i++)
+		fprintf(stderr, "%s%s %llu", i ? ", " : "", tr_method_name(m[i]),
+		        (unsigned long long)atomic_load(&c->calls[m[i]]));
+	fprintf(stderr, "), %llu request bytes, %llu reply bytes\n",
+	        (unsigned long long)atomic_load(&c->req_bytes),
+	        (unsigned long long)atomic_load(&c->reply_bytes));
+}
+
 int cmd_serve(struct tfgb *t)
 {
 	const struct tr_ops *ops;
@@ -293,6 +310,7 @@ int cmd_serve(struct tfgb *t)
 	struct tr_err err = {{0}};
 	struct job_err jerr;
 	static unsigned char info[TR_INFO_MAX];
+	static struct tr_serve_count count; /* what -v says at the end */
 	void *ctx = NULL;
 	struct lease_watch *lw = NULL;
 	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
@@ -363,6 +381,7 @@ int cmd_serve(struct tfgb *t)
 	cfg.tls = &t->job.tls;
 	cfg.info = info; /* who answers, for the workers' results */
 	cfg.info_len = srvinfo_pack(ops->name, info, sizeof info);
+	cfg.count = &count;
 	ready.addrs = addrs;
 	ready.naddrs = (size_t)n;
 	ready.threads = cfg.threads;
@@ -382,7 +401,7 @@ int cmd_serve(struct tfgb *t)
 	} else if (ready.ctrl_failed) {
 		status = TFGB_EXIT_FAIL;
 	} else if (t->verbose) {
-		fprintf(stderr, "tfgb serve: stopped\n");
+		served_text(&count);
 	}
 	ops->fini(ctx);
 	lease_watch_end(lw); /* its locks go now that the ports are closed */

@@ -269,7 +269,7 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
  * so that the workers' measured connections never carry it.  Not after a
  * run that did not complete: a PS may be gone or stopped, and its answer
  * would hold the report back by the timeout. */
-static void ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
+void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
                           struct srvinfo *out)
 {
 	uint64_t deadline = now_ns() + j->timeout_ns;
@@ -364,7 +364,6 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
 	struct agg a;
-	uint32_t got = 0;
 	int rc, status = TFGB_EXIT_FAIL;
 
 	if (agg_init(&a, workers, (uint32_t)j->ps_count, (uint32_t)j->repeat) < 0 ||
@@ -375,13 +374,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		cluster_ps_addr(j, i, &ps[i]);
-	rc = ctrl_collect(cc, run_id, workers, partial, now_ns() + (partial ? 2 : 1) * j->timeout_ns,
-	                  agg_add, &a, &got, err, sizeof err);
-	if (rc == -ETIMEDOUT && !partial) {
-		/* someone never reported: print what there is, marked */
-		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + j->timeout_ns, agg_add, &a, &got,
-		                  err, sizeof err);
-	}
+	rc = launch_collect(t, cc, run_id, workers, partial, agg_add, &a, err);
 	if (rc < 0) {
 		if (note)
 			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err);
@@ -403,7 +396,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	agg_runs_finish(&a);
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
-	ps_allocators(j, ops, !why[0], psinfo);
+	launch_ps_allocators(j, ops, !why[0], psinfo);
 	if (print_aggregate(t, ops, &a, why, lost, ps, psinfo, &p, env, mon) < 0)
 		goto out;
 	if (lost) {
@@ -432,10 +425,63 @@ out:
 
 /* ---- a worker ---- */
 
+int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t *run_id)
+{
+	char *text;
+
+	if (workers < 0)
+		return TFGB_EXIT_USAGE;
+	if (rk->index >= workers) {
+		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
+		           t->cmd, rk->index, rk->source, workers, workers - 1);
+		return TFGB_EXIT_USAGE;
+	}
+	if (!(text = job_ini_public(&t->job))) { /* no hash of the token goes on the wire */
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		return TFGB_EXIT_FAIL;
+	}
+	*run_id = cluster_run_id(text);
+	free(text);
+	return TFGB_EXIT_OK;
+}
+
+int launch_send(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                const struct wresult *wr)
+{
+	unsigned char *blob = malloc(RESULT_BLOB_MAX);
+	char err[CTRL_ERR_MAX] = "out of memory";
+	long blen;
+	int rc = -1;
+
+	if (blob && (blen = wresult_encode(wr, blob, RESULT_BLOB_MAX)) < 0)
+		snprintf(err, sizeof err, "result too large");
+	else if (blob && ctrl_report(cc, run_id, wr->worker, workers, blob, (size_t)blen,
+	                             now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
+		rc = 0;
+	if (rc < 0)
+		tfgb_error("%s: worker %u: reporting: %s", t->cmd, wr->worker, err);
+	free(blob);
+	return rc;
+}
+
+int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                   int partial, launch_report_fn fn, void *arg, char *err)
+{
+	uint64_t timeout = t->job.timeout_ns;
+	uint32_t got = 0;
+	int rc = ctrl_collect(cc, run_id, workers, partial, now_ns() + (partial ? 2 : 1) * timeout,
+	                      fn, arg, &got, err, CTRL_ERR_MAX);
+
+	if (rc == -ETIMEDOUT && !partial) /* someone never reported: what there is, marked */
+		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + timeout, fn, arg, &got, err,
+		                  CTRL_ERR_MAX);
+	return rc;
+}
+
 /* Meets the other workers at the control service's barrier: 0, or the
  * exit status of the error it printed. */
-static int worker_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers,
-                          uint64_t run_id, struct ctrl_client **cc)
+int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
+                   struct ctrl_client **cc)
 {
 	const struct job *j = &t->job;
 	struct opt_hostport addr, caddr;
@@ -472,12 +518,9 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
                          const struct wresult_res *self)
 {
 	struct wresult *wr = malloc(sizeof *wr);
-	unsigned char *blob = malloc(RESULT_BLOB_MAX);
-	char err[CTRL_ERR_MAX] = "out of memory";
-	long blen = -1;
 	int rc = -1;
 
-	if (wr && blob) {
+	if (wr) {
 		wresult_from_engine(wr, (uint32_t)rk->index, res, (uint32_t)np);
 		if (ivl->fig) {
 			wr->nivl = ivl->n < RESULT_IVL_MAX ? ivl->n : RESULT_IVL_MAX;
@@ -489,16 +532,10 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env->alloc.version);
 		wr->place = *place;
 		wr->res = *self;
-		blen = wresult_encode(wr, blob, RESULT_BLOB_MAX);
-		if (blen < 0)
-			snprintf(err, sizeof err, "result too large");
-		else if (ctrl_report(cc, run_id, (uint32_t)rk->index, (uint32_t)workers, blob,
-		                     (size_t)blen, now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
-			rc = 0;
+		rc = launch_send(t, cc, run_id, (uint32_t)workers, wr);
+	} else {
+		tfgb_error("%s: worker %d: reporting: out of memory", t->cmd, rk->index);
 	}
-	if (rc < 0)
-		tfgb_error("%s: worker %d: reporting: %s", t->cmd, rk->index, err);
-	free(blob);
 	free(wr);
 	return rc;
 }
@@ -517,7 +554,6 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct engine_cfg cfg;
 	struct session s = {0};
 	struct opt_hostport addr;
-	char *text;
 	struct job_err jerr;
 	struct sysinfo_env env;
 	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
@@ -531,17 +567,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (rk->index >= workers) {
-		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
-		           t->cmd, rk->index, rk->source, workers, workers - 1);
-		return TFGB_EXIT_USAGE;
-	}
-	if (!(text = job_ini_public(j))) { /* the run id: no hash of the token goes on the wire */
-		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
-		return TFGB_EXIT_FAIL;
-	}
-	run_id = cluster_run_id(text);
-	free(text);
+	if ((rc = launch_worker_id(t, rk, workers, &run_id)) != TFGB_EXIT_OK)
+		return rc;
 	if ((rc = session_open(&s, t, ops, rk->index, method, (int)j->inflight, np)) !=
 	    TFGB_EXIT_OK)
 		goto out;
@@ -553,7 +580,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	}
 	if (collector && t->interval_ns)
 		report_interval_header(stdout, j->format);
-	if ((rc = worker_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
+	if ((rc = launch_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
 		goto out;
 	lprogress_worker_go(); /* the launcher's progress line: the warm-up starts */
 	rc = TFGB_EXIT_FAIL;
@@ -602,7 +629,7 @@ out:
 	return rc;
 }
 
-/* ---- the one-machine launcher ---- */
+/* ---- the one-machine launcher (session.h: train's too) ---- */
 
 /* What watching the launcher's processes found. */
 struct watch {
@@ -654,14 +681,14 @@ static int sweep_ps(struct cluster_child *ps, int np, const char *host, struct w
  * that dies, Ctrl-C or the deadline stops the others early (SIGINT, then
  * SIGKILL after 2 x timeout), so that they report partial figures. */
 static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct cluster_child *wk,
-                  int nw, struct monitor *mon, const char *host, struct watch *w)
+                  int nw, struct monitor *mon, const char *host, uint64_t run_ns,
+                  struct watch *w)
 {
 	const struct job *j = &t->job;
 	uint64_t deadline;
 	int running;
 
-	deadline = now_ns() + j->warmup_ns + 4 * j->timeout_ns +
-	           (j->iterations ? 86400ull * 1000000000ull : j->duration_ns * (uint64_t)j->repeat);
+	deadline = now_ns() + 4 * j->timeout_ns + run_ns;
 	running = nw;
 	while (running > 0) {
 		struct rusage ru;
@@ -747,7 +774,7 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 		report_interval_header(stdout, j->format);
 	}
 	for (int i = 0; i < nw; i++) {
-		if (cluster_spawn(j, "throughput", i, run_id, 0, &wk[i], err, sizeof err) < 0) {
+		if (cluster_spawn(j, t->cmd, i, run_id, 0, &wk[i], err, sizeof err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err);
 			return TFGB_EXIT_FAIL;
 		}
@@ -811,7 +838,7 @@ static int launcher_control(struct tfgb *t, const struct tr_ops *ops,
 	return TFGB_EXIT_OK;
 }
 
-static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
+int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 {
 	const struct job *j = &t->job;
 	int np = (int)j->ps_count, nw = (int)j->workers, rc = TFGB_EXIT_FAIL;
@@ -887,12 +914,12 @@ static int run_launcher(struct tfgb *t, const struct tr_ops *ops)
 	}
 
 	/* watch the processes until every worker is done */
-	watch(t, ps, np, wk, nw, mon, host, &w);
+	watch(t, ps, np, wk, nw, mon, host, l->run_ns, &w);
 	lprogress_end(&prog);
 	monitor_stop(mon);
-	rc = collect_and_print(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
-	                       w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL,
-	                       w.lost.role ? &w.lost : NULL, &env, mon);
+	rc = l->collect(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
+	                w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL,
+	                w.lost.role ? &w.lost : NULL, &env, mon);
 out:
 	lprogress_end(&prog);
 	monitor_free(mon);
@@ -916,6 +943,7 @@ int cmd_throughput(struct tfgb *t)
 	struct cluster_rank rk;
 	struct cluster_role role;
 	struct job_err jerr;
+	struct launch launch = {.collect = collect_and_print};
 	char err[512];
 
 	/* a job error: before anything else */
@@ -954,8 +982,11 @@ int cmd_throughput(struct tfgb *t)
 			t->interval_ns = (uint64_t)ns;
 		t->ndjson = getenv("TFGB_NDJSON") != NULL;
 	}
-	if (role.worker < 0)
-		return run_launcher(t, ops);
+	if (role.worker < 0) {
+		launch.run_ns = t->job.warmup_ns + (t->job.iterations ? 86400ull * 1000000000ull
+		                                    : t->job.duration_ns * (uint64_t)t->job.repeat);
+		return launch_run(t, ops, &launch);
+	}
 	rk.index = role.worker;
 	rk.size = role.workers;
 	return run_worker(t, ops, &rk, role.one_launch);

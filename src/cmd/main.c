@@ -17,6 +17,7 @@
 #include "jsonr.h"
 #include "sweep.h"
 #include "sysinfo.h"
+#include "train.h"
 #include "tr_verbs.h"
 #include "validate.h"
 
@@ -46,6 +47,8 @@ static const struct cmd commands[] = {
 	 "point-to-point bandwidth: Ack calls with [job] inflight outstanding"},
 	{"throughput", cmd_throughput, CMD_JOB | CMD_TASK | CMD_SWEEP, "[--task N]",
 	 "parameter-server throughput: every worker calls every PS"},
+	{"train", cmd_train, CMD_JOB | CMD_TASK | CMD_SWEEP | CMD_LIST, "[--task N] [--list]",
+	 "training steps of a model: every worker pulls and pushes every variable"},
 	{"genpayload", cmd_genpayload, CMD_JOB | CMD_INI, "[--ini]",
 	 "print the payload layout the job describes"},
 	{"rerun", cmd_rerun, CMD_JOB | CMD_RESULT, "RESULT.json",
@@ -65,6 +68,7 @@ enum {
 	OPT_PRINT_CONFIG = 256,
 	OPT_TASK,
 	OPT_INI_FLAG,
+	OPT_LIST,
 	OPT_SERIES,
 	OPT_INTERVAL,
 	OPT_SWEEP,
@@ -82,6 +86,7 @@ static const struct option long_opts[] = {
 	{"help", no_argument, NULL, 'h'},
 	{"task", required_argument, NULL, OPT_TASK},
 	{"ini", no_argument, NULL, OPT_INI_FLAG},
+	{"list", no_argument, NULL, OPT_LIST},
 	{"series", required_argument, NULL, OPT_SERIES},
 	{"interval", required_argument, NULL, OPT_INTERVAL},
 	{"sweep", required_argument, NULL, OPT_SWEEP},
@@ -141,6 +146,9 @@ static void usage_of(const struct cmd *c, FILE *f)
 		        "                       (STEP may be *N) or SECTION.KEY=V1,V2,...\n");
 	if (c->flags & CMD_TASK)
 		fprintf(f, "  --task N             this process's index (PS index for serve)\n");
+	if (c->flags & CMD_LIST)
+		fprintf(f, "  --list               show the model's variables, placement and size "
+		        "classes, run nothing\n");
 	if (c->flags & CMD_INI)
 		fprintf(f, "  --ini                print a [payload] section pinning the exact layout\n");
 	fprintf(f, "\nSee 'tfgb help %s' for the manual.\n", c->name);
@@ -320,6 +328,8 @@ static int option_allowed(const struct cmd *c, int opt)
 		return (c->flags & CMD_TASK) != 0;
 	case OPT_INI_FLAG:
 		return (c->flags & CMD_INI) != 0;
+	case OPT_LIST:
+		return (c->flags & CMD_LIST) != 0;
 	case OPT_INTERVAL: case OPT_NDJSON:
 		return runs_calls(c);
 	case OPT_SWEEP:
@@ -340,6 +350,7 @@ static int take_option(int opt, struct tfgb *t, struct cli *o)
 	case 'v': t->verbose++; break;
 	case OPT_PRINT_CONFIG: o->print_config = 1; break;
 	case OPT_INI_FLAG: t->ini = 1; break;
+	case OPT_LIST: t->list = 1; break;
 	case 'f': o->fmt = optarg; break;
 	case 'o': o->outfile = optarg; break;
 	case OPT_SERIES: o->series = optarg; break;
@@ -524,8 +535,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	return rc;
 }
 
-/* The directory holding the running binary, for man pages in a source tree. */
-static int exe_dir(char *buf, size_t len)
+int tfgb_exe_dir(char *buf, size_t len)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
 	char *slash;
@@ -575,7 +585,7 @@ static int cmd_help(struct tfgb *t)
 	/* a page next to the binary (a built source tree: gen/man has the
 	 * version filled in, man/ the source) wins over the installed one */
 	path[0] = 0;
-	if (exe_dir(dir, sizeof dir) == 0) {
+	if (tfgb_exe_dir(dir, sizeof dir) == 0) {
 		snprintf(path, sizeof path, "%s/gen/man/%s.%s", dir, page, sect);
 		if (access(path, R_OK) != 0)
 			snprintf(path, sizeof path, "%s/man/%s.%s", dir, page, sect);
@@ -652,7 +662,7 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 
 	main_argv = argv;
-	if (tr_registry_init() < 0) {
+	if (tr_registry_init() < 0 || job_register(NULL, 1, &train_section) < 0) {
 		tfgb_error("the transport registry does not fit the job model's tables (job.h)");
 		return TFGB_EXIT_FAIL;
 	}

@@ -15,6 +15,12 @@
 int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
                  int method, int inflight, int nps)
 {
+	return session_open_sized(s, t, ops, index, method, inflight, nps, 0);
+}
+
+int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
+                       int method, int inflight, int nps, uint64_t max_body)
+{
 	const struct job *j = &t->job;
 	struct tr_client_cfg ccfg;
 	struct tr_err terr = {{0}};
@@ -46,8 +52,8 @@ int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, in
 		tfgb_error("%s: worker %d: %s", t->cmd, index, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}
-	tr_client_cfg_of(j, &s->p, codec_wire_len(&s->p, j->mode, j->dtype), method, inflight,
-	                 &ccfg);
+	tr_client_cfg_of(j, &s->p, max_body ? max_body : codec_wire_len(&s->p, j->mode, j->dtype),
+	                 method, inflight, &ccfg);
 	if (ops->client_open(s->trctx, &ccfg, &s->client, &terr) < 0) {
 		s->client = NULL;
 		tfgb_error("%s: worker %d: %s", t->cmd, index, terr.msg);

@@ -17,6 +17,7 @@
 
 #include <signal.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "cluster.h"
 #include "engine.h"
@@ -45,6 +46,10 @@ struct session {
  * either way. */
 int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
                  int method, int inflight, int nps);
+/* The same for calls whose bodies are not the payload's: max_body bytes
+ * at most each way (a Pull asks for up to that much; 0: the payload's). */
+int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
+                       int method, int inflight, int nps, uint64_t max_body);
 void session_close(struct session *s);
 
 /* The engine's configuration for the session's job: the connections, the
@@ -91,5 +96,63 @@ int session_launch_end(const struct job *j, int who, int nps,
  * to start, the warm-up, every window (a day with job.iterations) and four
  * times job.timeout, as the one-machine launcher waits for its workers. */
 uint64_t session_run_span_ns(const struct job *j);
+
+/* ---- the multi-process plumbing of throughput, which train shares
+ * (cmd_throughput.c) ---- */
+
+struct ctrl_client;
+struct report_lost;
+struct sysinfo_env;
+struct srvinfo;
+
+/* A command's collector: gathers run_id's `workers` reports from the
+ * control service (partial: take what is there; note: the failure that
+ * makes it incomplete, or NULL; lost: the process that died, or NULL), prints the result with env and the
+ * stopped monitor mon (either may be NULL) and returns the exit status. */
+typedef int (*launch_collect_fn)(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+                                 uint64_t run_id, uint32_t workers, int partial,
+                                 const char *note, const struct report_lost *lost,
+                                 const struct sysinfo_env *env, const struct monitor *mon);
+
+struct launch {
+	launch_collect_fn collect;
+	uint64_t run_ns; /* the longest the workers' runs may take, beyond 4 x job.timeout */
+};
+
+/* The one-machine launcher: starts the local PSs not running yet and
+ * cluster.workers processes of `tfgb t->cmd --task N`, watches them (a
+ * death or Ctrl-C stops the others, which report partial figures), then
+ * calls l->collect.  Returns the exit status. */
+int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l);
+
+/* Meets the other workers at the control service's registration barrier,
+ * leaving *cc open for the caller: 0, or the exit status of the error it
+ * printed. */
+int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
+                   struct ctrl_client **cc);
+
+/* Checks worker rk's index against the run's `workers` (-1: refused
+ * already) and gives the run id the workers share: TFGB_EXIT_OK or the
+ * status of the error it printed. */
+int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers,
+                     uint64_t *run_id);
+
+struct wresult;
+/* Encodes a worker's report and hands it to the control service: 0, or -1
+ * (said, naming the worker). */
+int launch_send(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                const struct wresult *wr);
+
+/* Collects run_id's reports through fn (ctrl_collect): all of them within
+ * job.timeout, else (or with partial) those that are there.  0, or
+ * -errno with err (CTRL_ERR_MAX bytes) set. */
+typedef int (*launch_report_fn)(void *arg, uint32_t worker, const void *blob, size_t len);
+int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                   int partial, launch_report_fn fn, void *arg, char *err);
+
+/* Each PS's malloc (out: ps_count entries), asked once the run is over;
+ * not asked when the run did not complete. */
+void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
+                          struct srvinfo *out);
 
 #endif

@@ -24,6 +24,7 @@ enum {
 	CMD_RESULT = 1 << 3, /* with CMD_JOB: its one operand, a JSON result, stands for -c */
 	CMD_SWEEP = 1 << 4,  /* takes --sweep SECTION.KEY=VALUES (sweep.h) */
 	CMD_ARGS = 1 << 5,   /* parses its own options: argv[0] is its name, argc all */
+	CMD_LIST = 1 << 6,   /* takes --list */
 };
 
 /* The shortest --interval. */
@@ -43,6 +44,7 @@ struct tfgb {
 	                       * its CPU set of an affinity list (place.h); 0 alone */
 	const char *local_source; /* what says so, for messages; NULL when alone */
 	int ini;              /* --ini */
+	int list;             /* --list */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */
 	int ndjson;           /* --ndjson: JSON lines, intervals as they end */
 	int argc;             /* operands left after the options */
@@ -52,6 +54,10 @@ struct tfgb {
 /* The report stream: stdout, or output.file opened (and truncated) on the
  * first call.  NULL, with the error printed, if it cannot be opened. */
 FILE *tfgb_out(struct tfgb *t);
+
+/* The directory holding the running binary (a source tree's man pages
+ * and models): 0, or -1. */
+int tfgb_exe_dir(char *buf, size_t len);
 
 /* Prints "tfgb: <message>" on stderr. */
 void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -69,6 +75,7 @@ int cmd_serve(struct tfgb *t);
 int cmd_latency(struct tfgb *t);
 int cmd_bandwidth(struct tfgb *t);
 int cmd_throughput(struct tfgb *t);
+int cmd_train(struct tfgb *t);
 int cmd_rerun(struct tfgb *t);
 int cmd_compare(struct tfgb *t);
 int cmd_plot(struct tfgb *t);

@@ -435,9 +435,10 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "# transport %s%s, mode %s, PS %s%s\n", job_transport_name(j->transport),
 	        j->tls.ca ? " over TLS" : "", job_mode_name(j->mode), ps,
 	        r->nps > 1 ? " and more" : "");
-	fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
-	        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],
-	        p->count[CAT_MEDIUM], p->count[CAT_LARGE], p->total);
+	if (!r->train)
+		fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
+		        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],
+		        p->count[CAT_MEDIUM], p->count[CAT_LARGE], p->total);
 	if (r->alloc) {
 		fprintf(f, "# allocator: ");
 		alloc_group(f, r->alloc, 0);
@@ -452,8 +453,9 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	} else {
 		snprintf(dur, sizeof dur, "%.3fs", (double)res->warmup_ns / 1e9);
 	}
-	fprintf(f, "# warm-up %s (%" PRIu64 " calls), measured %.3fs, inflight %d\n",
-	        dur, res->warmup_calls, (double)res->window_ns / 1e9, r->inflight);
+	if (!r->train) /* train says its warm-up steps itself */
+		fprintf(f, "# warm-up %s (%" PRIu64 " calls), measured %.3fs, inflight %d\n",
+		        dur, res->warmup_calls, (double)res->window_ns / 1e9, r->inflight);
 	if (g->ser && g->sampled)
 		fprintf(f, "# serialization (%s, dtype %s): encode %.2f us, decode %.2f us per call, "
 		        "mean of %" PRIu64 " sampled calls (the first %d of a run, then 1 in %d)\n",
@@ -464,8 +466,9 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		        job_mode_name(j->mode), job_dtype_name(j->dtype));
 	if (r->tput) {
 		const struct report_tput *tp = r->tput;
-		fprintf(f, "# %u PS x %u workers (%u reported), rpc %s", tp->nps, tp->workers,
-		        tp->reported, job_rpc_name(j->rpc));
+		fprintf(f, "# %u PS x %u workers (%u reported)", tp->nps, tp->workers, tp->reported);
+		if (!r->train) /* train: pulls and pushes */
+			fprintf(f, ", rpc %s", job_rpc_name(j->rpc));
 		if (tp->offered_rps > 0)
 			fprintf(f, ", open loop %s: offered %.1f rpc/s, achieved %.1f rpc/s",
 			        job_arrival_name(j->arrival), tp->offered_rps, tp->rps);
@@ -481,17 +484,18 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 			        "p99 %.2f us, max %.2f us; the table's latencies run from the intended "
 			        "start", u.p50, u.p99, u.max);
 		}
-		fprintf(f, "\n# per-PS calls:");
+		fprintf(f, "\n# per-PS calls%s:", r->train ? " (pulls and pushes)" : "");
 		for (uint32_t i = 0; i < tp->nps; i++)
 			fprintf(f, " %" PRIu64, tp->per_ps[i]);
-		fprintf(f, "\n# per-worker calls:");
+		fprintf(f, "\n# per-worker %s:", r->train ? "steps" : "calls");
 		for (uint32_t i = 0; i < tp->workers; i++)
 			fprintf(f, " %" PRIu64, tp->per_worker[i]);
 		for (uint32_t i = 0; i < tp->workers; i++)
 			if (!tp->per_worker[i] && !(tp->worker_host && !tp->worker_host[i]))
 				fprintf(f, "\n# worker %" PRIu32 ": empty, no call completed in its window",
 				        i);
-		fprintf(f, "\n# worker rpc/s: slowest %.1f, fastest %.1f\n", tp->rps_min, tp->rps_max);
+		fprintf(f, "\n# worker %s: slowest %.1f, fastest %.1f\n", r->train ? "steps/s" : "rpc/s",
+		        tp->rps_min, tp->rps_max);
 		if (tp->lost)
 			fprintf(f, "# PARTIAL: %s %d (pid %d on %s) died: %s; the figures are those "
 			        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
@@ -500,6 +504,8 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		if (tp->incomplete)
 			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 	}
+	if (r->train)
+		report_train_text(r->train, f);
 	if (r->mon)
 		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	if (res->end == ENGINE_INTERRUPTED)
@@ -595,7 +601,8 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	}
 	json_arr_end(&w);
 	json_obj_begin(&w, "payload");
-	json_str(&w, "scheme", job_scheme_name(j->scheme));
+	/* train: the payload of one step, every transferred variable */
+	json_str(&w, "scheme", r->train ? "model" : job_scheme_name(j->scheme));
 	json_u64(&w, "iovecs", p->n);
 	json_u64(&w, "bytes", p->total);
 	json_obj_begin(&w, "counts");
@@ -650,7 +657,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	if (r->tput) {
 		const struct report_tput *tp = r->tput;
 		json_obj_begin(&w, "throughput");
-		json_str(&w, "rpc", job_rpc_name(j->rpc));
+		json_str(&w, "rpc", r->train ? "pull, push" : job_rpc_name(j->rpc));
 		json_u64(&w, "workers", tp->workers);
 		json_u64(&w, "reported", tp->reported);
 		json_u64(&w, "ps_count", tp->nps);
@@ -729,6 +736,8 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		}
 		json_obj_end(&w);
 	}
+	if (r->train)
+		report_train_json(r->train, &w);
 	json_str(&w, "status", status_of(r));
 	json_bool(&w, "interrupted", res->end == ENGINE_INTERRUPTED);
 	if (res->end == ENGINE_FAILED)

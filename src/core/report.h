@@ -81,6 +81,35 @@ struct report_tput {
 	const struct wresult_res *worker_res;
 };
 
+/* Training steps (tfgb train): the model, its placement and the figures
+ * the aggregate of every worker's report gives.  The report's engine
+ * result holds the steps: calls are measured steps, latency their
+ * communication time; its throughput block the workers and processes. */
+struct report_train {
+	const char *model;           /* the model's name */
+	size_t vars, nvars;          /* the model's variables; those transferred */
+	int placement;               /* enum model_place */
+	int sync, statistics;
+	int64_t inflight;
+	uint32_t nps, workers;
+	const uint64_t *plan_bytes;  /* nps: bytes of each PS's variables, per step, each way */
+	const size_t *plan_vars;     /* nps: its transferred variables */
+	const uint64_t *ps_sent;     /* nps: request bytes the workers sent it (measured steps) */
+	const uint64_t *ps_recv;     /* nps: reply bytes they received from it */
+	const uint64_t *worker_steps; /* workers: measured steps of each */
+	const struct stats *worker_step; /* workers: each one's step times */
+	const uint64_t *worker_barriers; /* workers: barriers each passed (sync), 0 async */
+	uint64_t barrier_wait_ns;    /* all workers' time waiting in them */
+	const struct stats *pull;    /* the pull phase of every measured step, all workers */
+	uint64_t window_ns;          /* the workers' mean measured window */
+	size_t classes[4];           /* transferred variables per size class (model_class) */
+};
+
+/* Its text lines and its JSON "train" object (report_train.c). */
+void report_train_text(const struct report_train *tr, FILE *f);
+struct json;
+void report_train_json(const struct report_train *tr, struct json *w);
+
 /* The malloc of each measured process. */
 struct report_alloc {
 	uint32_t nworkers, nps;
@@ -110,6 +139,7 @@ struct report {
 	int nps;
 	int inflight;                   /* calls outstanding per connection, as run */
 	const struct report_tput *tput; /* NULL for the point-to-point benchmarks */
+	const struct report_train *train; /* tfgb train, or NULL */
 	const struct sysinfo_env *env;  /* JSON "environment", or NULL */
 	const struct report_alloc *alloc; /* each process's malloc, or NULL */
 	const struct monitor *mon;      /* resources (stopped), or NULL */

@@ -14,6 +14,7 @@
 #define TFGB_TRANSPORT_H
 
 #include <signal.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/uio.h>
@@ -71,7 +72,29 @@ struct tr_server_cfg {
 	const struct job_tls *tls;        /* grpc: TLS when it has cert and key */
 	const void *info;                 /* the reply to Info (a packed ServerInfo), */
 	size_t info_len;                  /* kept until serve returns */
+	struct tr_serve_count *count;     /* what was served, or NULL */
 };
+
+/* What a server answered: calls answered OK per method (enum tr_method;
+ * Info not counted), their request bodies' bytes and reply bodies' bytes
+ * (a tensor method's reply: not counted).  Every serving thread adds to
+ * it with relaxed atomics (one add per field per call, no lock); read it
+ * once serve has returned. */
+#define TR_METHOD_SLOTS 8
+struct tr_serve_count {
+	_Atomic uint64_t calls[TR_METHOD_SLOTS];
+	_Atomic uint64_t req_bytes, reply_bytes;
+};
+
+static inline void tr_serve_counted(struct tr_serve_count *c, int method, uint64_t req,
+                                    uint64_t reply)
+{
+	if (!c || method < 0 || method >= TR_METHOD_SLOTS || method == TR_INFO)
+		return;
+	atomic_fetch_add_explicit(&c->calls[method], 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->req_bytes, req, memory_order_relaxed);
+	atomic_fetch_add_explicit(&c->reply_bytes, reply, memory_order_relaxed);
+}
 
 /* What a client asks of a transport: the narrow view of the job the client
  * side needs (the server side's is tr_server_cfg).  tr_client_cfg_of

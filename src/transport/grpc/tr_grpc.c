@@ -499,6 +499,7 @@ struct srv {
 	struct srv_q *q;
 	struct pull_pattern pull;     /* as long as the longest Pull so far */
 	const void *info;             /* the Info reply (tr_server_cfg) */
+	struct tr_serve_count *count; /* tr_server_cfg's, or NULL */
 	size_t info_len;
 };
 
@@ -691,6 +692,10 @@ static void srv_reply(struct srv_slot *sl)
 		msg = "method not implemented by tfgb serve";
 		break;
 	}
+	if (st == GRPC_STATUS_OK && s->count)
+		tr_serve_counted(s->count, srv_method[sl->kind],
+		                 sl->req ? grpc_byte_buffer_length(sl->req) : 0,
+		                 out && sl->kind < SRV_ECHO_TENSOR ? grpc_byte_buffer_length(out) : 0);
 	sl->status_msg = msg ? grpc_slice_from_static_string(msg) : grpc_empty_slice();
 	nops = grpcx_reply_ops(ops, out, st, msg ? &sl->status_msg : NULL);
 	memset(&ops[nops], 0, sizeof ops[nops]);
@@ -859,6 +864,7 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 	}
 	pull_pattern_init(&s.pull, cfg->max_message);
 	s.info = cfg->info;
+	s.count = cfg->count;
 	s.info_len = cfg->info_len;
 	s.q = calloc((size_t)nq, sizeof *s.q);
 	if (!s.q) {

@@ -266,9 +266,11 @@ static void request_done(struct sconn *k)
 
 	switch (k->body) {
 	case BODY_ECHO:
+		tr_serve_counted(s->cfg->count, TR_ECHO, k->total, k->total);
 		break; /* streamed */
 	case BODY_ACK:
 		reply_hdr(k, TR_OK, 8, &k->total);
+		tr_serve_counted(s->cfg->count, TR_ACK, k->total, 8);
 		break;
 	case BODY_PULL:
 		n = be_get64(k->arg);
@@ -277,10 +279,12 @@ static void request_done(struct sconn *k)
 		} else {
 			reply_hdr(k, TR_OK, n, NULL);
 			reply_bytes(k, p, (size_t)n, 0, s->o.zerocopy && n >= s->o.zerocopy);
+			tr_serve_counted(s->cfg->count, TR_PULL, 8, n);
 		}
 		break;
 	case BODY_TENSOR:
 		tensor_done(k);
+		tr_serve_counted(s->cfg->count, k->method, k->total, 0);
 		break;
 	case BODY_INFO: /* whatever the request held; the reply outlives the server's calls */
 		reply_hdr(k, TR_OK, s->cfg->info_len, NULL);

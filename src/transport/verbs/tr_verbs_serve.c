@@ -333,6 +333,9 @@ static int serve_one(struct srv *s, struct sconn *k)
 	}
 	if (r.status)
 		rlen = 0;
+	else
+		tr_serve_counted(cfg->count, h.method, h.len,
+		                 h.method == TR_ECHO_TENSOR || h.method == TR_ACK_TENSOR ? 0 : rlen);
 	r.len = rlen;
 	/* the receive goes back before the reply: the client may send request
 	 * seq + slots as soon as it has this reply */

@@ -1,0 +1,573 @@
+/* cmd_train.c - `tfgb train`: the communication of training steps.
+ *
+ * P parameter servers and W workers, as `tfgb throughput` runs them (the
+ * same one-machine launcher, control service, --task and launcher ranks:
+ * session.h), but each worker runs training steps of a model (step.h)
+ * instead of a stream of calls: every step pulls every variable from the
+ * PS that holds it and pushes a gradient of the same size back, all in
+ * flight together up to [train] inflight per connection.  Synchronous
+ * training meets the other workers at a barrier of the control service
+ * before every step (generation step + 1; 0 is the registration).
+ *
+ * A worker's report travels as a throughput worker's (result.h): calls
+ * are its measured steps, warmup_calls its warm-up steps, the latency
+ * histogram its step times, the service-time one its pull phases, and
+ * ps_calls holds 2 x P + 2 counters: the bytes it sent to PS 0 .. P-1,
+ * the bytes it received from them, then the barriers it passed and the
+ * nanoseconds it waited in them.  The collector (the launcher, or worker 0
+ * without it) adds them up and prints them with the model's plan.
+ */
+#include "tfgb.h"
+
+#include <errno.h>
+#include <grpc/grpc.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cluster.h"
+#include "ctrl.h"
+#include "model.h"
+#include "payload.h"
+#include "report.h"
+#include "result.h"
+#include "session.h"
+#include "srvinfo.h"
+#include "step.h"
+#include "train.h"
+#include "util.h"
+
+/* The plan of the job: loaded from the tree of the running binary or
+ * DATADIR.  0, or TFGB_EXIT_USAGE (said). */
+static int load_plan(struct tfgb *t, struct train_plan *p)
+{
+	char tree[PATH_MAX];
+	struct job_err err;
+
+	if (train_plan(&t->job, tfgb_exe_dir(tree, sizeof tree) == 0 ? tree : NULL, p, &err) < 0) {
+		tfgb_error("%s", err.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* ---- --list: the model, its placement and Table 1's classes ---- */
+
+static void dims_text(const struct model_var *v, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	if (v->ndims == 0)
+		snprintf(buf, len, "scalar");
+	for (int d = 0; d < v->ndims && o < len; d++)
+		o += (size_t)snprintf(buf + o, len - o, "%s%" PRIu32, d ? "x" : "", v->dims[d]);
+}
+
+static int list_model(struct tfgb *t, const struct train_plan *p)
+{
+	const struct train_conf *c = train_conf_of(&t->job);
+	const struct model *m = &p->m;
+	size_t cls[MODEL_CLASS_COUNT] = {0};
+	FILE *f = tfgb_out(t);
+	char shape[96];
+
+	if (!f)
+		return TFGB_EXIT_FAIL;
+	fprintf(f, "# model %s: %zu variables, %" PRIu64 " trainable parameters (%" PRIu64
+	        " bytes), %" PRIu64 " statistics (%" PRIu64 " bytes)\n", m->name, m->n,
+	        m->elems[MODEL_TRAINABLE], m->bytes[MODEL_TRAINABLE], m->elems[MODEL_STATISTIC],
+	        m->bytes[MODEL_STATISTIC]);
+	fprintf(f, "# placement %s over %d PS; %s\n", model_place_name(c->placement), p->nps,
+	        c->statistics ? "every variable travels" : "the statistics stay on their PS");
+	fprintf(f, "%-5s %-48s %-8s %-16s %-9s %12s %-10s %s\n", "#idx", "name", "dtype", "shape",
+	        "kind", "bytes", "class", "ps");
+	for (size_t i = 0; i < m->n; i++) {
+		const struct model_var *v = &m->var[i];
+		int k = model_class(v->bytes);
+
+		dims_text(v, shape, sizeof shape);
+		fprintf(f, "%-5zu %-48s %-8s %-16s %-9s %12" PRIu64 " %-10s %d\n", i, v->name,
+		        job_dtype_name(v->dtype), shape, model_kind_name(v->kind), v->bytes,
+		        train_class_name(k), v->ps);
+		if (v->kind == MODEL_TRAINABLE || c->statistics)
+			cls[k]++;
+	}
+	for (int i = 0; i < p->nps; i++)
+		fprintf(f, "# PS %d: %zu variables transferred, %" PRIu64 " bytes per step each way\n",
+		        i, p->ps_vars[i], p->ps_bytes[i]);
+	fprintf(f, "# Table 1 classes of the %zu transferred: small %zu, medium %zu, large %zu, "
+	        "over large (> 10 MiB) %zu\n", p->nvars, cls[CAT_SMALL], cls[CAT_MEDIUM],
+	        cls[CAT_LARGE], cls[MODEL_CLASS_OVER]);
+	return TFGB_EXIT_OK;
+}
+
+/* ---- aggregation of the workers' reports ---- */
+
+struct tagg {
+	uint32_t workers, nps, reported;
+	struct wresult *w;          /* scratch for one decoded report */
+	unsigned char *seen;        /* workers */
+	uint64_t *sent, *recv;      /* nps */
+	uint64_t *calls;            /* nps: transfers each PS answered */
+	uint64_t *steps;            /* workers */
+	uint64_t *barriers;         /* workers: barriers passed */
+	uint64_t barrier_wait_ns;   /* all workers' time in barriers */
+	double *rate;               /* workers: steps per second */
+	struct stats *wstep;        /* workers */
+	struct stats pull;
+	const char **host;          /* workers */
+	int32_t *pid;               /* workers */
+	struct alloc_info *alloc;   /* workers */
+	const size_t *ps_vars;      /* the plan's, nps */
+	struct engine_result sum;   /* calls: steps; lat: step times */
+	uint64_t window_total;
+	double rps_min, rps_max, rps, bps;
+	int bad_blobs, failed;
+	char first_err[RESULT_ERR_MAX + RESULT_HOST_MAX + 64];
+};
+
+static void tagg_free(struct tagg *a)
+{
+	free(a->w);
+	free(a->seen);
+	free(a->sent);
+	free(a->recv);
+	free(a->calls);
+	free(a->steps);
+	free(a->barriers);
+	free(a->rate);
+	free(a->wstep);
+	for (uint32_t i = 0; a->host && i < a->workers; i++)
+		free((char *)a->host[i]);
+	free(a->host);
+	free(a->pid);
+	free(a->alloc);
+}
+
+static int tagg_init(struct tagg *a, uint32_t workers, const struct train_plan *p)
+{
+	memset(a, 0, sizeof *a);
+	a->workers = workers;
+	a->nps = (uint32_t)p->nps;
+	a->ps_vars = p->ps_vars;
+	a->w = malloc(sizeof *a->w);
+	a->seen = calloc(workers, 1);
+	a->sent = calloc(a->nps, sizeof *a->sent);
+	a->recv = calloc(a->nps, sizeof *a->recv);
+	a->calls = calloc(a->nps, sizeof *a->calls);
+	a->steps = calloc(workers, sizeof *a->steps);
+	a->barriers = calloc(workers, sizeof *a->barriers);
+	a->rate = calloc(workers, sizeof *a->rate);
+	a->wstep = calloc(workers, sizeof *a->wstep);
+	a->host = calloc(workers, sizeof *a->host);
+	a->pid = calloc(workers, sizeof *a->pid);
+	a->alloc = calloc(workers, sizeof *a->alloc);
+	stats_init(&a->pull);
+	stats_init(&a->sum.lat);
+	stats_init(&a->sum.svc);
+	for (uint32_t i = 0; a->wstep && i < workers; i++)
+		stats_init(&a->wstep[i]);
+	return a->w && a->seen && a->sent && a->recv && a->calls && a->steps && a->barriers && a->rate &&
+	       a->wstep && a->host && a->pid && a->alloc ? 0 : -ENOMEM;
+}
+
+static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
+{
+	struct tagg *a = arg;
+	struct wresult *w = a->w;
+
+	if (wresult_decode(w, blob, len) < 0 || w->worker != worker || worker >= a->workers ||
+	    a->seen[worker] || w->nps != 2 * a->nps + 2) {
+		a->bad_blobs++;
+		return 0;
+	}
+	a->seen[worker] = 1;
+	a->reported++;
+	for (uint32_t i = 0; i < a->nps; i++) {
+		a->sent[i] += w->ps_calls[i];
+		a->recv[i] += w->ps_calls[a->nps + i];
+		a->calls[i] += 2 * a->ps_vars[i] * w->calls; /* a step completes every transfer */
+	}
+	a->steps[worker] = w->calls;
+	a->barriers[worker] = w->ps_calls[2 * a->nps];
+	a->barrier_wait_ns += w->ps_calls[2 * a->nps + 1];
+	a->wstep[worker] = w->lat;
+	a->rate[worker] = w->window_ns ? (double)w->calls * 1e9 / (double)w->window_ns : 0.0;
+	a->rps += a->rate[worker];
+	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
+	if (a->reported == 1 || a->rate[worker] < a->rps_min)
+		a->rps_min = a->rate[worker];
+	if (a->rate[worker] > a->rps_max)
+		a->rps_max = a->rate[worker];
+	a->host[worker] = strdup(w->host);
+	a->pid[worker] = w->pid;
+	snprintf(a->alloc[worker].name, sizeof a->alloc[worker].name, "%s", w->alloc);
+	snprintf(a->alloc[worker].version, sizeof a->alloc[worker].version, "%s", w->alloc_version);
+	a->sum.calls += w->calls;
+	a->sum.warmup_calls += w->warmup_calls;
+	a->sum.bytes += w->bytes;
+	a->window_total += w->window_ns;
+	stats_merge(&a->sum.lat, &w->lat);
+	stats_merge(&a->pull, &w->svc);
+	if (w->end != ENGINE_DONE && !a->failed) {
+		a->failed = 1;
+		a->sum.end = w->end;
+		snprintf(a->first_err, sizeof a->first_err, "worker %u on %s (pid %d): %s", worker,
+		         w->host, (int)w->pid, w->end == ENGINE_INTERRUPTED ? "interrupted" : w->err);
+		snprintf(a->sum.err, sizeof a->sum.err, "%s", a->first_err);
+	}
+	return 0;
+}
+
+/* ---- the report ---- */
+
+/* The payload of one step: every transferred variable, one buffer each. */
+static int step_payload(const struct train_plan *pl, struct payload *p)
+{
+	memset(p, 0, sizeof *p);
+	if (!(p->buf = calloc(pl->nvars, sizeof *p->buf)))
+		return -1;
+	p->n = pl->nvars;
+	for (size_t i = 0; i < pl->nvars; i++) {
+		int k = model_class(pl->var[i].bytes);
+
+		p->buf[i] = (struct payload_buf){.cat = k == MODEL_CLASS_OVER ? CAT_LARGE : k,
+		                                 .len = pl->var[i].bytes, .off = p->total};
+		p->count[p->buf[i].cat]++;
+		p->total += pl->var[i].bytes;
+	}
+	return 0;
+}
+
+static void train_fig(const struct tfgb *t, const struct train_plan *pl, const struct tagg *a,
+                      struct report_train *tr)
+{
+	const struct train_conf *c = train_conf_of(&t->job);
+
+	*tr = (struct report_train){
+		.model = pl->m.name, .vars = pl->m.n, .nvars = pl->nvars, .placement = c->placement,
+		.sync = c->sync, .statistics = c->statistics, .inflight = c->inflight,
+		.nps = a->nps, .workers = a->workers, .plan_bytes = pl->ps_bytes,
+		.plan_vars = pl->ps_vars, .ps_sent = a->sent, .ps_recv = a->recv,
+		.worker_steps = a->steps, .worker_step = a->wstep, .pull = &a->pull,
+		.worker_barriers = a->barriers, .barrier_wait_ns = a->barrier_wait_ns,
+		.window_ns = a->sum.window_ns,
+	};
+	for (size_t i = 0; i < pl->nvars; i++)
+		tr->classes[model_class(pl->var[i].bytes)]++;
+}
+
+static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct train_plan *pl,
+                       const struct tagg *a, const char *why, const struct opt_hostport *ps,
+                       const struct srvinfo *psinfo, const struct sysinfo_env *env,
+                       const struct monitor *mon)
+{
+	const struct job *j = &t->job;
+	struct report_alloc ra = {.nworkers = a->workers, .nps = a->nps, .worker = a->alloc,
+	                          .ps = psinfo};
+	struct report_tput tp = {
+		.workers = a->workers, .reported = a->reported, .nps = a->nps, .per_ps = a->calls,
+		.per_worker = a->steps, .worker_rps = a->rate, .worker_host = a->host,
+		.worker_pid = a->pid, .rps = a->rps, .bytes_per_s = a->bps, .rps_min = a->rps_min,
+		.rps_max = a->rps_max, .incomplete = why[0] != 0, .note = why[0] ? why : NULL,
+	};
+	/* every transfer the monitor saw: warm-up steps too */
+	uint64_t steps = a->sum.calls + a->sum.warmup_calls;
+	struct report_train tr;
+	struct payload p;
+	struct report r;
+	FILE *out = tfgb_out(t);
+	int rc = -1;
+
+	if (!out || step_payload(pl, &p) < 0)
+		return -1;
+	train_fig(t, pl, a, &tr);
+	r = (struct report){.benchmark = "TF-gRPC-Train", .command = t->cmd, .job = j,
+	                    .payload = &p, .transport_version = ops->version(), .res = &a->sum,
+	                    .ps = ps, .nps = (int)j->ps_count, .inflight = (int)tr.inflight,
+	                    .tput = &tp, .train = &tr, .env = env, .alloc = &ra, .mon = mon,
+	                    .mon_calls = steps * pl->nvars * 2, .mon_bytes = steps * pl->step_bytes,
+	                    .mon_moved = steps * pl->step_bytes * 2};
+	if (report_print(&r, out) < 0)
+		tfgb_error("%s: out of memory writing the report", t->cmd);
+	else
+		rc = 0;
+	free(p.buf);
+	return rc;
+}
+
+/* Collects the run's reports and prints them (launch_collect_fn). */
+static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+                         uint64_t run_id, uint32_t workers, int partial, const char *note,
+                         const struct report_lost *lost, const struct sysinfo_env *env,
+                         const struct monitor *mon)
+{
+	const struct job *j = &t->job;
+	char err[CTRL_ERR_MAX], why[1024];
+	struct train_plan pl;
+	struct opt_hostport *ps = NULL;
+	struct srvinfo *psinfo = NULL;
+	struct tagg a;
+	int rc, status = TFGB_EXIT_FAIL;
+
+	if ((status = load_plan(t, &pl)) != 0)
+		return status;
+	status = TFGB_EXIT_FAIL;
+	if (tagg_init(&a, workers, &pl) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
+	    !(psinfo = calloc((size_t)j->ps_count, sizeof *psinfo))) {
+		tfgb_error("%s: out of memory collecting results", t->cmd);
+		goto out;
+	}
+	for (int i = 0; i < j->ps_count; i++)
+		cluster_ps_addr(j, i, &ps[i]);
+	if ((rc = launch_collect(t, cc, run_id, workers, partial, tagg_add, &a, err)) < 0) {
+		tfgb_error("%s: %s%scollecting results: %s", t->cmd, note ? note : "",
+		           note ? "; no results: " : "", err);
+		goto out;
+	}
+	why[0] = 0;
+	if (lost) /* the figures are the survivors' */
+		snprintf(why, sizeof why, "partial: %s %d (pid %d on %s) died: %s", lost->role,
+		         lost->index, lost->pid, lost->host, lost->how);
+	else if (note)
+		snprintf(why, sizeof why, "%s", note);
+	else if (a.reported < workers)
+		snprintf(why, sizeof why, "%u of %u workers reported", a.reported, workers);
+	else if (a.failed)
+		snprintf(why, sizeof why, "%s", a.first_err);
+	else if (a.bad_blobs)
+		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
+	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
+	launch_ps_allocators(j, ops, !why[0], psinfo);
+	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0)
+		goto out;
+	if (why[0])
+		tfgb_error("%s: incomplete: %s", t->cmd, why);
+	else
+		status = TFGB_EXIT_OK;
+out:
+	free(ps);
+	free(psinfo);
+	tagg_free(&a);
+	train_plan_free(&pl);
+	return status;
+}
+
+/* ---- a worker ---- */
+
+struct tbarrier {
+	struct ctrl_client *cc;
+	uint64_t run_id, timeout_ns;
+	uint32_t index, workers;
+	uint64_t passed, wait_ns;   /* barriers passed, time spent in them */
+};
+
+/* step_cfg.barrier: generation step + 1 of the control service's barrier. */
+static int step_barrier(void *arg, uint64_t step, char *err)
+{
+	struct tbarrier *b = arg;
+	uint64_t t0 = now_ns();
+
+	if (ctrl_barrier(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
+	                 t0 + b->timeout_ns, err, STEP_ERR_MAX) < 0)
+		return -1;
+	b->passed++;
+	b->wait_ns += now_ns() - t0;
+	return 0;
+}
+
+/* Hands the worker's figures to the control service: 0 or -1 (said). */
+static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct step_result *sr,
+                        int np)
+{
+	struct engine_result res = {.end = sr->end, .calls = sr->steps,
+	                            .warmup_calls = sr->warmup_steps, .window_ns = sr->window_ns,
+	                            .lat = sr->step, .svc = sr->pull};
+	struct wresult *wr = malloc(sizeof *wr);
+	uint64_t *bytes = calloc(2 * (size_t)np + 2, sizeof *bytes);
+	struct alloc_info al;
+	int rc = -1;
+
+	snprintf(res.err, sizeof res.err, "%s", sr->err);
+	if (wr && bytes) {
+		for (int i = 0; sr->bytes_out && i < np; i++) {
+			bytes[i] = sr->bytes_out[i];
+			bytes[np + i] = sr->bytes_in[i];
+			res.bytes += bytes[i] + bytes[np + i];
+		}
+		bytes[2 * np] = b->passed;
+		bytes[2 * np + 1] = b->wait_ns;
+		res.conn_calls = bytes;
+		wresult_from_engine(wr, b->index, &res, 2 * (uint32_t)np + 2);
+		alloc_detect(&al);
+		snprintf(wr->alloc, sizeof wr->alloc, "%s", al.name);
+		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", al.version);
+		rc = launch_send(t, b->cc, b->run_id, b->workers, wr);
+	} else {
+		tfgb_error("%s: worker %u: reporting: out of memory", t->cmd, b->index);
+	}
+	free(bytes);
+	free(wr);
+	return rc;
+}
+
+/* The gradient every push sends: max_bytes, page-aligned, registered with
+ * the transport.  NULL (said) on failure. */
+static void *grad_alloc(struct tfgb *t, const struct session *s, uint64_t bytes)
+{
+	size_t len = ((size_t)bytes + 4095) & ~(size_t)4095;
+	void *g = aligned_alloc(4096, len);
+	int erc;
+
+	if (!g) {
+		tfgb_error("%s: worker %d: out of memory for a %zu-byte gradient", t->cmd, s->index,
+		           len);
+		return NULL;
+	}
+	memset(g, 0x5a, len);
+	if (s->ops->reg_mem && (erc = s->ops->reg_mem(s->client, g, len)) < 0) {
+		tfgb_error("%s: worker %d: cannot register the %zu-byte gradient for %s: %s", t->cmd,
+		           s->index, len, s->ops->name, strerror(-erc));
+		free(g);
+		return NULL;
+	}
+	return g;
+}
+
+/* The worker's steps, configured from the job and its plan. */
+static int steps_run(struct tfgb *t, const struct session *s, const struct train_plan *pl,
+                     const void *grad, struct tbarrier *b, struct step_result *sr)
+{
+	const struct train_conf *c = train_conf_of(&t->job);
+	struct step_cfg cfg = {
+		.ops = s->ops, .client = s->client, .conns = s->conns, .nconns = s->nconns,
+		.var = pl->var, .nvars = pl->nvars, .grad = grad, .inflight = (int)c->inflight,
+		.warmup_steps = (uint64_t)c->warmup_steps, .steps = (uint64_t)c->steps,
+		.timeout_ns = t->job.timeout_ns, .stop = &tfgb_stop,
+		.barrier = c->sync ? step_barrier : NULL, .barrier_arg = b,
+	};
+
+	return step_run(&cfg, sr);
+}
+
+static void say_failure(struct tfgb *t, int index, const struct step_result *sr)
+{
+	struct opt_hostport addr;
+
+	if (sr->failed_conn >= 0 && sr->failed_conn < t->job.ps_count) {
+		cluster_ps_addr(&t->job, sr->failed_conn, &addr);
+		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, index, sr->failed_conn,
+		           addr.host, addr.port, sr->err);
+	} else {
+		tfgb_error("%s: worker %d: %s", t->cmd, index, sr->err);
+	}
+}
+
+static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
+                      const struct train_plan *pl, int one_launch)
+{
+	const struct job *j = &t->job;
+	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
+	int workers = rk->size, rc, src, np = (int)j->ps_count;
+	struct tbarrier b = {.timeout_ns = j->timeout_ns, .index = (uint32_t)rk->index};
+	struct step_result sr = {0};
+	struct session s = {0};
+	struct sysinfo_env env;
+	void *grad = NULL;
+
+	if ((rc = launch_worker_id(t, rk, workers, &b.run_id)) != TFGB_EXIT_OK)
+		return rc;
+	if (collector)
+		sysinfo_collect(&env);
+	b.workers = (uint32_t)workers;
+	if ((rc = session_open_sized(&s, t, ops, rk->index, TR_PULL,
+	                             (int)train_conf_of(j)->inflight, np, pl->max_bytes)) !=
+	    TFGB_EXIT_OK)
+		goto out;
+	rc = TFGB_EXIT_FAIL;
+	if (!(grad = grad_alloc(t, &s, pl->max_bytes)))
+		goto out;
+	if ((rc = launch_barrier(t, rk, workers, b.run_id, &b.cc)) != TFGB_EXIT_OK)
+		goto out;
+	src = steps_run(t, &s, pl, grad, &b, &sr);
+	rc = TFGB_EXIT_FAIL;
+	if (src == -ENOMEM) {
+		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
+		goto out;
+	}
+	if (report_steps(t, &b, &sr, np) < 0)
+		goto out;
+	if (collector)
+		rc = collect_train(t, ops, b.cc, b.run_id, (uint32_t)workers, 0, NULL, NULL, &env,
+		                   NULL);
+	else
+		rc = src == 0 ? TFGB_EXIT_OK : TFGB_EXIT_FAIL;
+	if (src < 0)
+		say_failure(t, rk->index, &sr);
+out:
+	step_result_free(&sr);
+	ctrl_client_close(b.cc);
+	session_close(&s); /* deregisters before the gradient goes */
+	free(grad);
+	if (collector && one_launch) /* the servers of the launch stop now */
+		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL);
+	return rc;
+}
+
+int cmd_train(struct tfgb *t)
+{
+	const struct tr_ops *ops;
+	struct tr_err terr = {{0}};
+	struct cluster_rank rk;
+	struct cluster_role role;
+	struct train_plan pl;
+	struct job_err jerr;
+	struct launch launch = {.collect = collect_train, .run_ns = 86400ull * 1000000000ull};
+	char err[512];
+	int rc;
+
+	/* job errors: before anything else */
+	if (t->job.mode != MODE_NONSERIALIZED) {
+		job_key_err(&t->job, &jerr, "job", "mode",
+		            "train sends raw tensors only so far; use mode = non-serialized");
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if ((rc = load_plan(t, &pl)) != 0)
+		return rc;
+	if (t->list) {
+		rc = list_model(t, &pl);
+		train_plan_free(&pl);
+		return rc;
+	}
+	ops = tr_find(t->job.transport, &terr);
+	if (train_plan_fits(&t->job, &pl, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		rc = TFGB_EXIT_USAGE;
+	} else if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
+		tfgb_error("%s: %s", t->cmd, terr.msg);
+		rc = TFGB_EXIT_FAIL;
+	} else if (cluster_rank(t->task, &rk, err, sizeof err) < 0 ||
+	           cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role,
+	                        err, sizeof err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err);
+		rc = TFGB_EXIT_USAGE;
+	} else if (role.ps >= 0) { /* a server of one launch: it finds its rank again */
+		t->local_rank = rk.local >= 0 ? rk.local : 0;
+		t->local_source = rk.local_source;
+		rc = cmd_serve(t);
+	} else {
+		t->local_rank = rk.local >= 0 ? rk.local : 0;
+		t->local_source = rk.local_source;
+		tfgb_catch_signals();
+		rk.index = role.worker;
+		rk.size = role.workers;
+		rc = role.worker >= 0 ? run_worker(t, ops, &rk, &pl, role.one_launch)
+		                      : launch_run(t, ops, &launch);
+	}
+	train_plan_free(&pl);
+	return rc;
+}

@@ -1,0 +1,153 @@
+/* report_train.c - the training-step lines of a report (report.h).
+ *
+ * Times are in milliseconds (a step moves a whole model), bytes exact.
+ * Bytes per PS: the variable bytes of the PS's share of one step, each
+ * way, as placed (plan), and what the workers' measured steps sent it
+ * and received from it (each transfer's body: a push carries the
+ * variable, a pull asks in 8 bytes; a pull's reply carries the variable,
+ * a push's 8-byte reply acknowledges), summed over the workers.
+ */
+#include "report.h"
+
+#include <inttypes.h>
+
+#include "json.h"
+#include "model.h"
+#include "train.h"
+
+struct ms4 {
+	double min, p50, p99, max;
+};
+
+static void ms_of(const struct stats *s, struct ms4 *o)
+{
+	o->min = s->count ? (double)s->min_ns / 1e6 : 0.0;
+	o->p50 = (double)stats_quantile(s, 0.50) / 1e6;
+	o->p99 = (double)stats_quantile(s, 0.99) / 1e6;
+	o->max = (double)s->max_ns / 1e6;
+}
+
+/* Achieved bandwidth to and from PS i over the mean window, bytes/s. */
+static double ps_bps(const struct report_train *tr, uint32_t i)
+{
+	return tr->window_ns ? (double)(tr->ps_sent[i] + tr->ps_recv[i]) * 1e9 /
+	                       (double)tr->window_ns : 0.0;
+}
+
+/* The most loaded PS's share over the mean share (1.0: balanced). */
+static double imbalance(const struct report_train *tr)
+{
+	uint64_t max = 0, sum = 0;
+
+	for (uint32_t i = 0; i < tr->nps; i++) {
+		sum += tr->plan_bytes[i];
+		if (tr->plan_bytes[i] > max)
+			max = tr->plan_bytes[i];
+	}
+	return sum ? (double)max * tr->nps / (double)sum : 0.0;
+}
+
+void report_train_text(const struct report_train *tr, FILE *f)
+{
+	struct ms4 m;
+	struct stats all;
+
+	fprintf(f, "# model %s: %zu variables, %zu transferred (small %zu, medium %zu, large %zu, "
+	        "over large %zu); placement %s, %s, inflight %" PRId64 "%s\n", tr->model, tr->vars,
+	        tr->nvars, tr->classes[0], tr->classes[1], tr->classes[2], tr->classes[3],
+	        model_place_name(tr->placement), tr->sync ? "synchronous" : "asynchronous",
+	        tr->inflight, tr->statistics ? "" : ", statistics stay");
+	for (uint32_t i = 0; i < tr->nps; i++)
+		fprintf(f, "# PS %" PRIu32 ": %zu variables, %" PRIu64 " bytes per step each way; "
+		        "measured: sent %" PRIu64 ", received %" PRIu64 " bytes, %.2f MB/s\n", i,
+		        tr->plan_vars[i], tr->plan_bytes[i], tr->ps_sent[i], tr->ps_recv[i],
+		        ps_bps(tr, i) / 1e6);
+	fprintf(f, "# PS imbalance (most loaded PS over the mean): %.3f\n", imbalance(tr));
+	if (tr->sync)
+		fprintf(f, "# barriers: %" PRIu64 " passed by worker 0, %.3f ms waited in all\n",
+		        tr->worker_barriers[0], (double)tr->barrier_wait_ns / 1e6);
+	stats_init(&all);
+	for (uint32_t w = 0; w < tr->workers; w++) {
+		stats_merge(&all, &tr->worker_step[w]);
+		if (!tr->worker_steps[w]) {
+			fprintf(f, "# worker %" PRIu32 ": no measured step\n", w);
+			continue;
+		}
+		ms_of(&tr->worker_step[w], &m);
+		fprintf(f, "# worker %" PRIu32 ": %" PRIu64 " steps, step ms min %.3f p50 %.3f "
+		        "p99 %.3f max %.3f\n", w, tr->worker_steps[w], m.min, m.p50, m.p99, m.max);
+	}
+	if (!all.count) {
+		fprintf(f, "# step ms across workers: none measured\n");
+	} else {
+		ms_of(&all, &m);
+		fprintf(f, "# step ms across workers: min %.3f p50 %.3f p99 %.3f max %.3f", m.min,
+		        m.p50, m.p99, m.max);
+		ms_of(tr->pull, &m);
+		fprintf(f, "; pull phase p50 %.3f\n", m.p50);
+	}
+	fprintf(f, "# the table: calls are measured steps, latencies step times\n");
+}
+
+static void ms_json(struct json *w, const char *key, const struct stats *s)
+{
+	struct ms4 m;
+
+	if (!s->count) {
+		json_null(w, key);
+		return;
+	}
+	ms_of(s, &m);
+	json_obj_begin(w, key);
+	json_u64(w, "steps", s->count);
+	json_f64(w, "min", m.min, 4);
+	json_f64(w, "p50", m.p50, 4);
+	json_f64(w, "p99", m.p99, 4);
+	json_f64(w, "max", m.max, 4);
+	json_obj_end(w);
+}
+
+void report_train_json(const struct report_train *tr, struct json *w)
+{
+	struct stats all;
+
+	json_obj_begin(w, "train");
+	json_str(w, "model", tr->model);
+	json_u64(w, "variables", tr->vars);
+	json_u64(w, "transferred", tr->nvars);
+	json_obj_begin(w, "classes");
+	for (int c = 0; c < MODEL_CLASS_COUNT; c++)
+		json_u64(w, train_class_name(c), tr->classes[c]);
+	json_obj_end(w);
+	json_str(w, "placement", model_place_name(tr->placement));
+	json_bool(w, "sync", tr->sync);
+	json_bool(w, "statistics", tr->statistics);
+	json_i64(w, "inflight", tr->inflight);
+	json_arr_begin(w, "per_ps");
+	for (uint32_t i = 0; i < tr->nps; i++) {
+		json_obj_begin(w, NULL);
+		json_u64(w, "variables", tr->plan_vars[i]);
+		json_u64(w, "bytes_per_step", tr->plan_bytes[i]);
+		json_u64(w, "sent", tr->ps_sent[i]);
+		json_u64(w, "received", tr->ps_recv[i]);
+		json_f64(w, "MBps", ps_bps(tr, i) / 1e6, 3);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_f64(w, "imbalance", imbalance(tr), 4);
+	json_arr_begin(w, "per_worker_barriers");
+	for (uint32_t i = 0; i < tr->workers; i++)
+		json_u64(w, NULL, tr->worker_barriers[i]);
+	json_arr_end(w);
+	json_f64(w, "barrier_wait_ms", (double)tr->barrier_wait_ns / 1e6, 3);
+	stats_init(&all);
+	json_arr_begin(w, "per_worker_step_ms");
+	for (uint32_t i = 0; i < tr->workers; i++) {
+		stats_merge(&all, &tr->worker_step[i]);
+		ms_json(w, NULL, &tr->worker_step[i]);
+	}
+	json_arr_end(w);
+	ms_json(w, "step_ms", &all);
+	ms_json(w, "pull_ms", tr->pull);
+	json_obj_end(w);
+}
