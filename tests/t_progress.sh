@@ -52,7 +52,7 @@ report_ok() {
 # 1. on a terminal
 onpty "$out/report" $TFGB throughput $job >"$out/pty" || fail "on a pty: exit $?: $(cat "$out/pty")"
 report_ok "$out/report" "on a pty"
-for phase in "waiting for 2 workers" "warm-up" "window"; do
+for phase in "starting 1 PS" "warm-up" "window"; do
 	grep -qF "$phase" "$out/pty" || fail "on a pty: no '$phase' in: $(cat "$out/pty")"
 done
 grep -qF '\r' "$out/pty" || fail "on a pty: the line is not drawn in place"

@@ -17,7 +17,8 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-L="-s cluster.ps=127.0.0.1:$port -s job.warmup=100ms -s payload.iovecs=3 -q"
+# small buffers: a window of a few hundred ms holds calls even on a loaded machine
+L="-s cluster.ps=127.0.0.1:$port -s job.warmup=100ms -s payload.iovecs=3 -s payload.categories=small -q"
 
 # 1. latency, repeat = 3: three runs whose calls, bytes and errors add up
 $TFGB latency $L -s job.duration=300ms -s job.repeat=3 -f json >"$out/r.json" 2>"$out/err" ||

@@ -22,7 +22,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-L="-s cluster.ps=127.0.0.1:$port -s job.warmup=0 -s job.duration=300ms -s payload.iovecs=3 -q -f json"
+L="-s cluster.ps=127.0.0.1:$port -s job.warmup=0 -s job.duration=300ms -s payload.iovecs=3 -s payload.categories=small -q -f json"
 
 $TFGB latency $L -s monitor.interval=100ms >"$out/lat.json" 2>"$out/err" ||
 	fail "latency: $(cat "$out/err")"

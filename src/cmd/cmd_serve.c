@@ -300,6 +300,41 @@ static void served_text(struct tr_serve_count *c)
 	        (unsigned long long)atomic_load(&c->reply_bytes));
 }
 
+/* The transport's server configuration for the n addresses of addrs;
+ * count gets what it answered (-v). */
+static void serve_cfg(struct tfgb *t, const struct tr_ops *ops, struct opt_hostport *addrs, int n,
+                      struct serve_ready *ready, struct tr_serve_count *count,
+                      struct tr_server_cfg *cfg)
+{
+	static unsigned char info[TR_INFO_MAX];
+
+	cfg->addrs = addrs;
+	cfg->naddrs = (size_t)n;
+	cfg->max_message = t->job.max_message;
+	cfg->threads = (int)t->job.threads;
+	if (cfg->threads <= 0 && t->job.transport == TRANSPORT_GRPC) {
+		/* one completion-queue thread, as a hand-written gRPC server has:
+		 * with two or more, gRPC's poller role moves between them on every
+		 * event (a futex and an eventfd wake-up each), which costs small
+		 * calls latency and large ones several times their CPU (tfgb-serve(1)) */
+		cfg->threads = 1;
+	} else if (cfg->threads <= 0) {
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		cfg->threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
+	}
+	cfg->stop = &tfgb_stop;
+	cfg->ready = on_ready;
+	cfg->ready_arg = ready;
+	cfg->verbose = t->verbose;
+	cfg->tls = &t->job.tls;
+	cfg->info = info; /* who answers, for the workers' results */
+	cfg->info_len = srvinfo_pack(ops->name, info, sizeof info);
+	cfg->count = count;
+	ready->addrs = addrs;
+	ready->naddrs = (size_t)n;
+	ready->threads = cfg->threads;
+}
+
 int cmd_serve(struct tfgb *t)
 {
 	const struct tr_ops *ops;
@@ -309,7 +344,6 @@ int cmd_serve(struct tfgb *t)
 	struct opt_hostport *addrs, control;
 	struct tr_err err = {{0}};
 	struct job_err jerr;
-	static unsigned char info[TR_INFO_MAX];
 	static struct tr_serve_count count; /* what -v says at the end */
 	void *ctx = NULL;
 	struct lease_watch *lw = NULL;
@@ -360,31 +394,7 @@ int cmd_serve(struct tfgb *t)
 		status = TFGB_EXIT_FAIL;
 		goto out_addrs;
 	}
-	cfg.addrs = addrs;
-	cfg.naddrs = (size_t)n;
-	cfg.max_message = t->job.max_message;
-	cfg.threads = (int)t->job.threads;
-	if (cfg.threads <= 0 && t->job.transport == TRANSPORT_GRPC) {
-		/* one completion-queue thread, as a hand-written gRPC server has:
-		 * with two or more, gRPC's poller role moves between them on every
-		 * event (a futex and an eventfd wake-up each), which costs small
-		 * calls latency and large ones several times their CPU (tfgb-serve(1)) */
-		cfg.threads = 1;
-	} else if (cfg.threads <= 0) {
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		cfg.threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
-	}
-	cfg.stop = &tfgb_stop;
-	cfg.ready = on_ready;
-	cfg.ready_arg = &ready;
-	cfg.verbose = t->verbose;
-	cfg.tls = &t->job.tls;
-	cfg.info = info; /* who answers, for the workers' results */
-	cfg.info_len = srvinfo_pack(ops->name, info, sizeof info);
-	cfg.count = &count;
-	ready.addrs = addrs;
-	ready.naddrs = (size_t)n;
-	ready.threads = cfg.threads;
+	serve_cfg(t, ops, addrs, n, &ready, &count, &cfg);
 
 	/* started by a benchmark for itself: up while any run holds its lease */
 	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
