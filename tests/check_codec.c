@@ -53,7 +53,7 @@ static void codec_teardown(void)
 /* Applies overrides (NULL-terminated), validates, allocates the payload. */
 static void make_payload(const char *const *kv)
 {
-	struct job_err err;
+	struct err err;
 
 	payload_free(&pl);
 	job_free(&job);
@@ -723,7 +723,7 @@ END_TEST
 
 static void assert_job_err(const char *const *kv, const char *want)
 {
-	struct job_err err;
+	struct err err;
 	struct job j;
 	int rc = 0;
 
@@ -751,7 +751,7 @@ START_TEST(test_codec_dtype_validation)
 	                        "payload.dtype=int64", "job.mode=serialized", NULL};
 	const char *raw[] = {"payload.dtype=int64", NULL}; /* non-serialized: no check */
 	const char *bad_name[] = {"payload.dtype=float64", NULL};
-	struct job_err err;
+	struct err err;
 	struct job j;
 
 	assert_job_err(uniform, "default: payload.small = 10B: buffer 0 is 10 bytes, not a whole "

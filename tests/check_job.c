@@ -21,7 +21,7 @@
 
 /* Per-test state: a job at its defaults, and a second one for round trips. */
 static struct job job, back;
-static struct job_err err;
+static struct err err;
 
 static void job_setup(void)
 {
@@ -85,7 +85,7 @@ static char *ini_of(const struct job *j)
 static void assert_round_trip(void)
 {
 	char *a = ini_of(&job), *b;
-	struct job_err e2;
+	struct err e2;
 
 	ck_assert_msg(job_load_string(&back, "print-config", a, &e2) == 0, "re-parse: %s", e2.msg);
 	ck_assert_msg(job_validate(&back, &e2) == 0, "re-validate: %s", e2.msg);

@@ -22,7 +22,7 @@
 
 /* Per-test state: a job at its defaults and a fixture node directory. */
 static struct job job;
-static struct job_err err;
+static struct err err;
 static char dir[64];
 
 static void place_setup(void)
@@ -86,7 +86,7 @@ static const char *checked(unsigned roles)
 static int numa_here(void)
 {
 	struct job probe;
-	struct job_err e;
+	struct err e;
 	int ok;
 
 	ck_assert_int_eq(job_init(&probe), 0);

@@ -108,8 +108,8 @@ void vt_srv_stop(struct vsrv *s)
 void vt_cli_open(struct vcli *v, const struct vb_opts *o, const char *const *set,
                      const struct vsrv *s)
 {
-	struct job_err jerr;
-	struct tr_err err = {{0}};
+	struct err jerr;
+	struct err err = {{0}};
 	struct tr_client_cfg ccfg;
 	struct vb_opts dflt;
 
@@ -1090,7 +1090,7 @@ START_TEST(test_verbs_err_connect)
 {
 	struct tr_client *c;
 	struct tr_conn *k;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct opt_hostport a = {.host = "127.0.0.1"};
 	struct vb_opts o;
 	void *ctx;
@@ -1125,7 +1125,7 @@ END_TEST
  * probe says so in one line; with a device, it passes. */
 START_TEST(test_verbs_err_probe)
 {
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct job j;
 	char why[256];
 	int n, rc;

@@ -194,8 +194,8 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0
 static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *control,
                              struct serve_ready *ready)
 {
-	struct job_err jerr;
-	char err[TR_ERR_MAX];
+	struct err jerr;
+	char err[ERR_MAX];
 
 	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0 ||
 	    place_check_local(&t->job, PLACE_PS, t->local_rank,
@@ -342,8 +342,8 @@ int cmd_serve(struct tfgb *t)
 	struct serve_ready ready = {.t = t, .fd = -1};
 	struct launch_end end = {.ps = -1};
 	struct opt_hostport *addrs, control;
-	struct tr_err err = {{0}};
-	struct job_err jerr;
+	struct err err = {{0}};
+	struct err jerr;
 	static struct tr_serve_count count; /* what -v says at the end */
 	void *ctx = NULL;
 	struct lease_watch *lw = NULL;

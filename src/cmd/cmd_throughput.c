@@ -273,7 +273,7 @@ void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int com
                           struct srvinfo *out)
 {
 	uint64_t deadline = now_ns() + j->timeout_ns;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct opt_hostport addr;
 	void *ctx = NULL;
 
@@ -554,7 +554,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct engine_cfg cfg;
 	struct session s = {0};
 	struct opt_hostport addr;
-	struct job_err jerr;
+	struct err jerr;
 	struct sysinfo_env env;
 	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
 	struct place_seen place;
@@ -854,7 +854,7 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	struct watch w = {.note = "", .prog = &prog};
 	struct monitor *mon = NULL;
 	struct sysinfo_env env;
-	struct job_err jerr;
+	struct err jerr;
 
 	sysinfo_collect(&env); /* the start time is the run's */
 	lprogress_init(&prog, t, np, nw);
@@ -939,10 +939,10 @@ out:
 int cmd_throughput(struct tfgb *t)
 {
 	const struct tr_ops *ops;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct cluster_rank rk;
 	struct cluster_role role;
-	struct job_err jerr;
+	struct err jerr;
 	struct launch launch = {.collect = collect_and_print};
 	char err[512];
 

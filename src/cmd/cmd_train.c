@@ -44,7 +44,7 @@
 static int load_plan(struct tfgb *t, struct train_plan *p)
 {
 	char tree[PATH_MAX];
-	struct job_err err;
+	struct err err;
 
 	if (train_plan(&t->job, tfgb_exe_dir(tree, sizeof tree) == 0 ? tree : NULL, p, &err) < 0) {
 		tfgb_error("%s", err.msg);
@@ -520,11 +520,11 @@ out:
 int cmd_train(struct tfgb *t)
 {
 	const struct tr_ops *ops;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct cluster_rank rk;
 	struct cluster_role role;
 	struct train_plan pl;
-	struct job_err jerr;
+	struct err jerr;
 	struct launch launch = {.collect = collect_train, .run_ns = 86400ull * 1000000000ull};
 	char err[512];
 	int rc;

@@ -218,7 +218,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 {
 	static char found[4096];
 	char kv[4200];
-	struct job_err err;
+	struct err err;
 	int inherited;
 
 	if (job_init(&t->job) < 0) {
@@ -484,7 +484,7 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 	}
 	/* the job's malloc, before any thread: may start this program again */
 	if (runs_calls(c) || c->fn == cmd_serve) {
-		struct job_err aerr;
+		struct err aerr;
 		if ((rc = alloc_apply(&t->job, main_argv, &aerr)) < 0) {
 			tfgb_error("%s", aerr.msg);
 			return rc == -2 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
@@ -647,7 +647,7 @@ static int cmd_version(struct tfgb *t)
 
 static int cmd_verbs_info(struct tfgb *t)
 {
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 
 	(void)t;
 	if (tr_verbs_info(stdout, &err) < 0) {

@@ -23,9 +23,9 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 {
 	const struct job *j = &t->job;
 	struct tr_client_cfg ccfg;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct opt_hostport addr;
-	struct job_err jerr;
+	struct err jerr;
 	char err[CLUSTER_ERR_MAX];
 	int erc;
 
@@ -132,7 +132,7 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 {
 	const struct job *j = &t->job;
 	char err[CLUSTER_ERR_MAX];
-	struct job_err jerr;
+	struct err jerr;
 	int up;
 
 	for (int i = 0; i < nps; i++)

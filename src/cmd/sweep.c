@@ -611,7 +611,7 @@ static void json_report(const struct sweep *s, char **out, const size_t *len, si
 static int apply(struct job *j, const struct sweep *s, size_t i)
 {
 	char kv[SWEEP_TEXT_MAX + 160];
-	struct job_err e;
+	struct err e;
 
 	if (s->size) {
 		/* one buffer of this size: a custom layout of one entry */

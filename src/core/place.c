@@ -192,7 +192,7 @@ static const char *role_cpus(const struct job *j, int k)
 
 /* Set `set` of the role's CPU list against the role's node. */
 static int check_set(const struct job *j, int k, const char *node_dir, const char *cpus,
-                     struct job_err *err)
+                     struct err *err)
 {
 	unsigned char nodes[MASK_BYTES] = {0}, cm[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
 	int64_t node = role_node(j, k);
@@ -227,7 +227,7 @@ static int check_set(const struct job *j, int k, const char *node_dir, const cha
 }
 
 /* Every CPU set of the role's list (one per local rank) against its node. */
-static int check_role(const struct job *j, int k, const char *node_dir, struct job_err *err)
+static int check_role(const struct job *j, int k, const char *node_dir, struct err *err)
 {
 	const char *cpus = role_cpus(j, k);
 	char set[PLACE_SET_MAX];
@@ -241,7 +241,7 @@ static int check_role(const struct job *j, int k, const char *node_dir, struct j
 	return 0;
 }
 
-int place_check(const struct job *j, unsigned roles, const char *node_dir, struct job_err *err)
+int place_check(const struct job *j, unsigned roles, const char *node_dir, struct err *err)
 {
 	if ((roles & PLACE_PS) && check_role(j, 0, node_dir, err) < 0)
 		return -1;
@@ -251,7 +251,7 @@ int place_check(const struct job *j, unsigned roles, const char *node_dir, struc
 }
 
 int place_check_local(const struct job *j, enum place_role role, int local, const char *source,
-                      struct job_err *err)
+                      struct err *err)
 {
 	int k = role_index(role), n;
 	const char *cpus = role_cpus(j, k);

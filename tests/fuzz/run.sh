@@ -29,7 +29,7 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}
 ALL="frame job opt result ctrl bundle"
 
 # what reading a job links: the key table and every check job_validate makes
-JOBSRC="src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c src/core/codec.c"
+JOBSRC="src/core/err.c src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c src/core/codec.c"
 JOBSRC="$JOBSRC src/core/input.c src/core/rng.c"
 JOBSRC="$JOBSRC src/transport/socket/sk_conf.c src/transport/verbs/vb_conf.c"
 JOBSRC="$JOBSRC gen/tfgb.pb-c.c"

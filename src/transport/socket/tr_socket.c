@@ -122,12 +122,12 @@ void sk_drain_errqueue(int fd)
 	}
 }
 
-static int sk_init(const struct job *j, void **ctx, struct tr_err *err)
+static int sk_init(const struct job *j, void **ctx, struct err *err)
 {
 	struct sk_opts *o = calloc(1, sizeof *o);
 
 	if (!o) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	opts_from_conf(j ? job_section_get(j, &tr_socket_section) : NULL, o);
@@ -202,7 +202,7 @@ struct tr_conn {
 	struct tr_conn *flush_next;
 	char target[SK_TARGET_MAX];
 	struct opt_hostport addr;
-	char why[TR_ERR_MAX - SK_TARGET_MAX]; /* why it failed, "" until then (conn_explain) */
+	char why[ERR_MAX - SK_TARGET_MAX]; /* why it failed, "" until then (conn_explain) */
 	struct iovec siov[SEND_IOV];
 };
 
@@ -541,12 +541,12 @@ static int conn_recv(struct tr_conn *k, int block)
 }
 
 static int sk_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-                          struct tr_err *err)
+                          struct err *err)
 {
 	struct tr_client *c = calloc(1, sizeof *c);
 
 	if (!c) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	if (ctx)
@@ -556,7 +556,7 @@ static int sk_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0) {
 		int e = errno;
-		snprintf(err->msg, sizeof err->msg, "cannot create an epoll set: %s", strerror(e));
+		err_set(err, "cannot create an epoll set: %s", strerror(e));
 		free(c);
 		return -e;
 	}
@@ -616,7 +616,7 @@ out_close:
 }
 
 static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
-                      struct tr_conn **out, struct tr_err *err)
+                      struct tr_conn **out, struct err *err)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 	                         .ai_protocol = IPPROTO_TCP};
@@ -632,7 +632,7 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	snprintf(port, sizeof port, "%u", addr->port);
 	rc = getaddrinfo(addr->host, port, &hints, &res);
 	if (rc != 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot resolve '%s': %s", addr->host,
+		err_set(err, "cannot resolve '%s': %s", addr->host,
 		         rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -EHOSTUNREACH;
 	}
@@ -670,13 +670,13 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	}
 	if (fd < 0) {
 		if (what) {
-			snprintf(err->msg, sizeof err->msg, "cannot set %s on the connection to '%s': %s",
+			err_set(err, "cannot set %s on the connection to '%s': %s",
 			         what, target, strerror(-fd));
 		} else {
 			char within[32];
 			uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
 			opt_format_duration(ms * 1000000, within, sizeof within);
-			snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s", target,
+			err_set(err, "cannot connect to '%s' within %s: %s", target,
 			         within, strerror(-fd));
 		}
 		return fd;
@@ -704,7 +704,7 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		rc = -errno;
-		snprintf(err->msg, sizeof err->msg, "cannot watch the connection to '%s': %s", target,
+		err_set(err, "cannot watch the connection to '%s': %s", target,
 		         strerror(-rc));
 		free(k->rbuf);
 		free(k);
@@ -716,7 +716,7 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	return 0;
 nomem:
 	close(fd);
-	snprintf(err->msg, sizeof err->msg, "out of memory");
+	err_set(err, "out of memory");
 	return -ENOMEM;
 }
 

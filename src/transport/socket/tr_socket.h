@@ -51,6 +51,6 @@ int sk_opts_apply_conn(int fd, const struct sk_opts *o, const char **what);
 void sk_drain_errqueue(int fd);
 
 /* The serve op: see struct tr_ops.  ctx is the struct sk_opts from init. */
-int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
+int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 
 #endif
