@@ -368,8 +368,8 @@ START_TEST(test_codec_engine_serialized_modes)
 			struct engine_result r;
 			uint64_t want;
 			fcalls = 0;
-			ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err);
-			ck_assert_msg(r.errors == 0, "%s", r.err);
+			ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err.msg);
+			ck_assert_msg(r.errors == 0, "%s", r.err.msg);
 			ck_assert_uint_eq(r.calls, 640);
 			ck_assert_uint_eq(r.bytes, 640 * pl.total);
 			/* the first ENGINE_SAMPLE_FIRST measured calls, then one in
@@ -409,7 +409,7 @@ START_TEST(test_codec_engine_short_run_sampled)
 			.iterations = 40, .timeout_ns = 2000000000ull, .stop = &stop, .label = "test",
 		};
 		struct engine_result r;
-		ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err);
+		ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err.msg);
 		/* the first call checks every byte: not sampled */
 		ck_assert_uint_eq(r.ser_sampled, ENGINE_SAMPLE_FIRST);
 		ck_assert_uint_gt(r.enc_ns, 0);
@@ -435,7 +435,7 @@ START_TEST(test_codec_engine_no_serialized_pull)
 
 	make_payload(kv);
 	ck_assert_int_eq(engine_run(&cfg, &r), -1);
-	ck_assert_msg(strstr(r.err, "Pull method has no serialized form"), "%s", r.err);
+	ck_assert_msg(strstr(r.err.msg, "Pull method has no serialized form"), "%s", r.err.msg);
 	engine_result_free(&r);
 }
 END_TEST

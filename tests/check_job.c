@@ -122,11 +122,11 @@ START_TEST(test_job_table_defaults_parse)
 
 	for (const struct opt_def *d = job_keys; d->name; d++, n++) {
 		union any_value v;
-		char why[OPT_ERR_MAX];
+		struct err why;
 		memset(&v, 0, sizeof v);
 		ck_assert_msg(d->def != NULL, "%s.%s has no default", d->section, d->name);
-		ck_assert_msg(opt_parse(d, &v, d->def, 0, why) == 0, "%s.%s default '%s': %s",
-		              d->section, d->name, d->def, why);
+		ck_assert_msg(opt_parse(d, &v, d->def, 0, &why) == 0, "%s.%s default '%s': %s",
+		              d->section, d->name, d->def, why.msg);
 		opt_free_value(d, &v);
 	}
 	ck_assert_uint_eq(n, job_key_count());

@@ -287,7 +287,7 @@ START_TEST(test_loop_section_reaches_client)
 	ck_assert_int_eq(s.client->fail_every, 10);
 	ck_assert_int_lt(engine_run(&cfg, &res), 0);
 	ck_assert_uint_eq(res.calls, 9);
-	ck_assert_msg(strstr(res.err, "UNAVAILABLE") != NULL, "%s", res.err);
+	ck_assert_msg(strstr(res.err.msg, "UNAVAILABLE") != NULL, "%s", res.err.msg);
 	engine_result_free(&res);
 	session_close(&s);
 	job_free(&t.job);

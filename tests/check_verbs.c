@@ -473,7 +473,7 @@ START_TEST(test_verbs_engine)
 			.verify_all = !m, .stop = &stop, .label = "verbs"};
 		int rc = engine_run(&cfg, &res);
 
-		ck_assert_msg(rc == 0, "engine_run: %d: %s", rc, res.err);
+		ck_assert_msg(rc == 0, "engine_run: %d: %s", rc, res.err.msg);
 		ck_assert_uint_eq(res.calls, 300);
 		ck_assert_uint_eq(res.errors, 0);
 		engine_result_free(&res);
@@ -543,7 +543,7 @@ START_TEST(test_verbs_tensor_engine)
 
 				ck_assert_msg(rc == 0, "%s, %s payload, %s: engine_run: %d: %s", modes[md],
 				              sz ? "large" : "small", m ? "AckTensor" : "EchoTensor", rc,
-				              res.err);
+				              res.err.msg);
 				ck_assert_uint_eq(res.calls, 100);
 				ck_assert_uint_eq(res.errors, 0);
 				engine_result_free(&res);

@@ -161,7 +161,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
 	else if (erc < 0)
 		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr.host, addr.port,
-		           res.err);
+		           res.err.msg);
 	engine_result_free(&res);
 out:
 	report_ivl_free(&ivl);

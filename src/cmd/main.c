@@ -244,8 +244,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	} else if (result) {
 		char name[4200], *text;
 		int rc;
-		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, err.msg,
-		               sizeof err.msg) < 0)
+		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, &err) < 0)
 			goto bad;
 		snprintf(name, sizeof name, "%s#job", config); /* line numbers are the job's */
 		rc = job_load_string(&t->job, name, text, &err);
@@ -271,10 +270,10 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	if (fmt) {
 		/* checked here so that the message names -f, not an -s position */
 		const struct opt_def *d = job_key_find("output", "format");
-		char why[OPT_ERR_MAX];
+		struct err why;
 		int f;
-		if (opt_parse(d, &f, fmt, 0, why) < 0) {
-			tfgb_error("-f %s: %s", fmt, why);
+		if (opt_parse(d, &f, fmt, 0, &why) < 0) {
+			tfgb_error("-f %s: %s", fmt, why.msg);
 			return TFGB_EXIT_USAGE;
 		}
 		snprintf(kv, sizeof kv, "output.format=%s", fmt);
@@ -451,14 +450,14 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 	}
 	/* --sweep: its spec is checked before anything else happens */
 	if (o->sweep) {
-		char why[SWEEP_ERR_MAX];
+		struct err why;
 		if (t->interval_ns) {
 			tfgb_error("--interval and --sweep do not go together: a sweep "
 			           "prints one row per run, not lines while it runs");
 			return TFGB_EXIT_USAGE;
 		}
-		if (sweep_parse(o->sweep, sw, why) < 0) {
-			tfgb_error("%s", why);
+		if (sweep_parse(o->sweep, sw, &why) < 0) {
+			tfgb_error("%s", why.msg);
 			return TFGB_EXIT_USAGE;
 		}
 	}

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "opt.h"
 
 struct tfgb;
@@ -47,7 +48,7 @@ struct sweep {
 /* Parses "section.key=VALUES" into s (freed with sweep_free, also after an
  * error).  0, or -1 with a one-line reason in why[SWEEP_ERR_MAX] that names
  * the key, the bad value and the allowed range. */
-int sweep_parse(const char *spec, struct sweep *s, char *why);
+int sweep_parse(const char *spec, struct sweep *s, struct err *why);
 void sweep_free(struct sweep *s);
 
 /* The JSON path of each CSV column after the swept key, NULL-terminated:

@@ -278,11 +278,11 @@ void job_section_free(const struct job_section *s, void *data)
 
 int job_section_defaults(const struct job_section *s, void *data)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 
 	memset(data, 0, s->size);
 	for (size_t i = 0; s->keys[i].name; i++)
-		if (opt_parse(&s->keys[i], (char *)data + s->keys[i].off, s->keys[i].def, 0, why) < 0) {
+		if (opt_parse(&s->keys[i], (char *)data + s->keys[i].off, s->keys[i].def, 0, &why) < 0) {
 			job_section_free(s, data);
 			return -1;
 		}
@@ -390,7 +390,7 @@ static void *slot(struct job *j, const struct opt_def *d)
 
 int job_init(struct job *j)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 
 	memset(j, 0, sizeof *j);
 	snprintf(j->src, sizeof j->src, "(defaults)");
@@ -402,7 +402,7 @@ int job_init(struct job *j)
 	}
 	for (size_t i = 0; job_keys[i].name; i++) {
 		const struct opt_def *d = &job_keys[i];
-		if (opt_parse(d, slot(j, d), d->def, 0, why) < 0) {
+		if (opt_parse(d, slot(j, d), d->def, 0, &why) < 0) {
 			job_free(j);
 			return -1; /* a bad default is a bug; the tests catch it */
 		}
@@ -478,7 +478,8 @@ static void shown_value(const char *v, char *buf, size_t len)
 static int set_key(struct job *j, const char *file, int line, const char *section,
                    const char *name, const char *value, int continuation, struct err *err)
 {
-	char why[OPT_ERR_MAX], loc[JOB_NAME_MAX + 16], hint[80];
+	struct err why;
+	char loc[JOB_NAME_MAX + 16], hint[80];
 	struct job_origin o = {file, line};
 	const struct opt_def *d;
 	int idx, append = 0;
@@ -517,13 +518,13 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 		}
 		append = 1;
 	}
-	if (opt_parse(d, slot(j, d), value, append, why) < 0) {
+	if (opt_parse(d, slot(j, d), value, append, &why) < 0) {
 		char shown[104];
 		if (d->flags & OPT_SECRET)
 			snprintf(shown, sizeof shown, "(%zu characters, not shown)", strlen(value));
 		else
 			shown_value(value, shown, sizeof shown);
-		err_set(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, shown, why);
+		err_set(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, shown, why.msg);
 		return -1;
 	}
 	if (!append)
@@ -780,13 +781,14 @@ void job_key_where(const struct job *j, const char *section, const char *name, c
 int job_key_err(const struct job *j, struct err *err, const char *section,
                 const char *name, const char *fmt, ...)
 {
-	char loc[JOB_NAME_MAX + 16], msg[ERR_MAX];
+	struct err msg;
+	char loc[JOB_NAME_MAX + 16];
 	const struct opt_def *d = job_key_find(section, name);
 	va_list ap;
 
 	origin_str(origin_of(j, section, name), loc, sizeof loc);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(msg.msg, sizeof msg.msg, fmt, ap);
 	va_end(ap);
 	{
 		/* the value as in a job file, but on one line and shortened:
@@ -816,7 +818,7 @@ int job_key_err(const struct job *j, struct err *err, const char *section,
 			}
 		}
 		free(full);
-		err_set(err, "%s: %s.%s = %s: %s", loc, section, name, val, msg);
+		err_set(err, "%s: %s.%s = %s: %s", loc, section, name, val, msg.msg);
 	}
 	return -1;
 }
@@ -905,12 +907,12 @@ int job_check_keys(struct job *j, struct err *err)
 		}
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
-		char why[OPT_ERR_MAX];
+		struct err why;
 		for (int i = 0, n = v && *v ? 1 : 0; i < n; i++) {
 			char set[1024];
 			n = opt_cpusets_pick(v, i, set, sizeof set);
-			if (opt_parse_cpulist(set, NULL, why) < 0)
-				return job_key_err(j, err, "affinity", name, "%s%s", why, n > 1 ?
+			if (opt_parse_cpulist(set, NULL, &why) < 0)
+				return job_key_err(j, err, "affinity", name, "%s%s", why.msg, n > 1 ?
 				                   " in a CPU set of the /-separated list" : "");
 		}
 		/* which nodes exist is the machine's business (place_check); whether
@@ -921,10 +923,10 @@ int job_check_keys(struct job *j, struct err *err)
 			                   "NUMA support (NUMA=0); only none is accepted");
 	}
 	{
-		char why[OPT_ERR_MAX];
+		struct err why;
 		int n;
-		if (opt_parse_pctlist(j->percentiles, NULL, &n, why) < 0)
-			return job_key_err(j, err, "output", "percentiles", "%s", why);
+		if (opt_parse_pctlist(j->percentiles, NULL, &n, &why) < 0)
+			return job_key_err(j, err, "output", "percentiles", "%s", why.msg);
 	}
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))

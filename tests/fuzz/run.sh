@@ -39,7 +39,7 @@ srcs() {
 	case $1 in
 	frame) echo "src/transport/socket/frame.c" ;;
 	job | opt | bundle) echo "$JOBSRC" ;;
-	result) echo "src/core/result.c src/core/stats.c" ;;
+	result) echo "src/core/err.c src/core/result.c src/core/stats.c" ;;
 	ctrl) echo "src/ctrl/ctrl_wire.c src/core/sha256.c" ;;
 	esac
 }
