@@ -28,7 +28,6 @@
 #define PLOT_GROUPS_MAX 64
 #define PLOT_TEXT_MAX 64
 #define PLOT_LABEL_MAX 160
-#define PLOT_ERR_MAX 700
 
 /* What tells results apart, in the order the series' names list them. */
 enum plot_key {

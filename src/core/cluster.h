@@ -35,8 +35,6 @@ struct cluster_child {
 	                      * session.c), also when another run started it; or NULL */
 };
 
-#define CLUSTER_ERR_MAX 512
-
 /* Starts `tfgb CMD --task index` (CMD "serve" or "throughput") with the
  * effective job as a child, as cluster_spawn_serve does; run_id, when not 0,
  * is passed in TFGB_RUN_ID. */

@@ -140,7 +140,6 @@ enum engine_end {
 	ENGINE_FAILED,
 };
 
-#define ENGINE_ERR_MAX 512
 #define ENGINE_REPEAT_MAX 1000
 
 /* Serialized modes: the first ENGINE_SAMPLE_FIRST measured calls of each

@@ -85,12 +85,9 @@ struct opt_def {
 	const char *help;          /* one line, no trailing period */
 };
 
-/* Error detail filled in by the parsers: "must be in [1B, 1KiB)". */
-#define OPT_ERR_MAX 256
-
 /* Parse `text` into the storage at `dst` (which must hold the type's value
  * and, for lists, be initialised); append = 1 adds to a list instead of
- * replacing it.  Returns 0, or -1 with a reason in why[OPT_ERR_MAX]. */
+ * replacing it.  Returns 0, or -1 with a reason in why ("must be in [1B, 1KiB)"). */
 int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, struct err *why);
 
 /* Release what a value owns (lists, strings) and zero it. */

@@ -58,8 +58,6 @@ struct step_cfg {
 	void *barrier_arg;
 };
 
-#define STEP_ERR_MAX 512
-
 enum step_end { STEP_DONE = 0, STEP_INTERRUPTED, STEP_FAILED };
 
 struct step_result {

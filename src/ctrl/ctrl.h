@@ -33,7 +33,6 @@
 #define CTRL_BLOB_MAX (256u << 10)
 #define CTRL_WORKERS_MAX 4096u
 #define CTRL_RUNS 8
-#define CTRL_ERR_MAX 512
 
 struct ctrl_server;
 struct ctrl_client;
