@@ -33,7 +33,11 @@
 //   a ByteBuffer of static slices over buffers made once (no copy), the
 //   completion taken with CompletionQueue::Next on the calling thread.
 //
+// Both sides turn Abseil's mutex deadlock detector off first, as tfgb does
+// (Debian builds Abseil without NDEBUG; see bench/README).
+//
 // Exit status 0, 1 on a failed call or connection, 2 on bad arguments.
+#include <absl/synchronization/mutex.h>
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -335,6 +339,10 @@ int cmd_bandwidth(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	// as tfgb does (grpcx_absl_nodeadlock in src/transport/grpc/grpcx.c):
+	// Debian's Abseil runs its deadlock detector on every absl::Mutex
+	// lock and unlock inside gRPC; a release build of Abseil has none
+	absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle::kIgnore);
 	if (argc < 2)
 		return usage();
 	std::string cmd = argv[1];

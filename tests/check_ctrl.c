@@ -27,6 +27,7 @@
 
 #include "check_tfgb.h"
 #include "ctrl.h"
+#include "grpcx.h"
 #include "util.h"
 
 #define MS 1000000ull
@@ -785,6 +786,15 @@ START_TEST(test_ctrl_token)
 }
 END_TEST
 
+/* The Abseil that libgrpc loads is found and its mutex deadlock detector
+ * set off (grpcx.h): should Debian's Abseil rename the symbol, this fails
+ * instead of every gRPC lock quietly paying for the detector again. */
+START_TEST(test_ctrl_absl_nodeadlock)
+{
+	ck_assert_int_eq(grpcx_absl_nodeadlock(), 1);
+}
+END_TEST
+
 Suite *make_ctrl_suite(void)
 {
 	Suite *s = suite_create("ctrl");
@@ -797,6 +807,7 @@ Suite *make_ctrl_suite(void)
 	tcase_add_test(core, test_ctrl_report_collect);
 	tcase_add_test(core, test_ctrl_collect_waits_for_all);
 	tcase_add_test(core, test_ctrl_runs_interleave);
+	tcase_add_test(core, test_ctrl_absl_nodeadlock);
 	suite_add_tcase(s, core);
 
 	tcase_add_checked_fixture(limits, setup, teardown);

@@ -1,6 +1,7 @@
 /* grpcx.c - gRPC core helpers shared by the transport and the control service. */
 #include "grpcx.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
@@ -44,8 +45,29 @@ static void log_line(gpr_log_func_args *a)
 		fprintf(stderr, "tfgb: grpc: %s (%s:%d)\n", a->message, file, a->line);
 }
 
+int grpcx_absl_nodeadlock(void)
+{
+	/* absl::SetMutexDeadlockDetectionMode(absl::OnDeadlockCycle): Debian's
+	 * inline namespace, then none; the enum class is an int, kIgnore 0 */
+	static const char *const names[] = {
+		"_ZN4absl7debian329SetMutexDeadlockDetectionModeENS0_15OnDeadlockCycleE",
+		"_ZN4absl29SetMutexDeadlockDetectionModeENS_15OnDeadlockCycleE",
+	};
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		void (*set)(int);
+		*(void **)&set = dlsym(RTLD_DEFAULT, names[i]);
+		if (set) {
+			set(0);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static void log_set(void)
 {
+	grpcx_absl_nodeadlock();
 	gpr_set_log_function(log_line);
 }
 

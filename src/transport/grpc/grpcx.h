@@ -15,8 +15,21 @@
 
 /* Routes gRPC's own log lines to stderr as "tfgb: grpc: ..." (once per
  * process), and silences them while quiet is set.  The setting is the
- * process's: the transport and the control service share it. */
+ * process's: the transport and the control service share it.  The same
+ * once-per-process step turns Abseil's mutex deadlock detector off
+ * (grpcx_absl_nodeadlock); call it before grpc_init. */
 void grpcx_log_install(void);
+
+/* Debian builds Abseil without NDEBUG, so every absl::Mutex lock and
+ * unlock inside gRPC core also runs Abseil's deadlock detector (a
+ * process-wide graph of lock order, kept under one global lock): on a
+ * 1 x 10 B Echo server that is 7.9k of the 46k instructions per call
+ * (bench/README).  Release builds of Abseil have no detector; this sets
+ * the mode they run in (absl::SetMutexDeadlockDetectionMode(kIgnore)),
+ * found by its symbol name.  Returns 1 when it was set, 0 when this
+ * Abseil has no such symbol (another inline namespace, or a static
+ * build): then nothing changes.  Call it before gRPC takes a lock. */
+int grpcx_absl_nodeadlock(void);
 void grpcx_log_quiet(int quiet);
 
 /* GPR_CLOCK_MONOTONIC minus the now_ns() clock: both advance together, so

@@ -18,6 +18,9 @@
  * keeps it, into one SCRATCH buffer per client.  A client with a single
  * connection that waits only for replies blocks in recvmsg (SO_RCVTIMEO
  * BLOCK_NS) instead of epoll_wait and a read: one system call per reply.
+ * A connection joins the epoll set only when the client first needs
+ * epoll (a blocked send, a second connection, a wait that may not block),
+ * so that a lone connection's packets never run epoll's wake-up callback.
  * The per-call state (struct scall, behind tr_call.priv) is allocated on a
  * call's first submit and reused: nothing is allocated per call after that.
  *
@@ -191,7 +194,7 @@ struct tr_conn {
 	struct tr_client *c;
 	int fd;                      /* -1 once failed */
 	int fail_status;             /* what later calls complete with once failed */
-	uint32_t ev;                 /* the epoll mask in force */
+	uint32_t ev;                 /* the epoll mask in force; 0: not in the set */
 	struct scall *head, *tail;   /* outstanding calls, oldest first */
 	struct scall *send;          /* the first call not completely written, or NULL */
 	int in_body;                 /* reading the body of head's reply */
@@ -215,6 +218,7 @@ struct tr_client {
 	unsigned char *scratch;      /* SCRATCH bytes, or NULL */
 	struct tr_conn *flush;       /* connections with requests submitted while
 	                              * busy, written at the next reap */
+	size_t unwatched;            /* open connections not in the epoll set */
 };
 
 /* Completes the call with the reply's status and length. */
@@ -232,7 +236,11 @@ static void conn_fail(struct tr_conn *k, int status)
 	struct scall *s, *next;
 
 	if (k->fd >= 0) {
-		epoll_ctl(k->c->epfd, EPOLL_CTL_DEL, k->fd, NULL);
+		if (k->ev)
+			epoll_ctl(k->c->epfd, EPOLL_CTL_DEL, k->fd, NULL);
+		else
+			k->c->unwatched--;
+		k->ev = 0;
 		close(k->fd);
 		k->fd = -1;
 		k->fail_status = status;
@@ -285,16 +293,27 @@ static const char *sk_conn_error(const struct tr_conn *k)
 	return k->why[0] ? k->why : NULL;
 }
 
-static void conn_want(struct tr_conn *k, uint32_t ev)
+/* Sets k's epoll mask; a connection outside the set joins it only for
+ * EPOLLOUT, or when `join` says the client is about to use epoll. */
+static void conn_watch(struct tr_conn *k, uint32_t ev, int join)
 {
 	struct epoll_event e = {.events = ev, .data.ptr = k};
+	int add = !k->ev;
 
-	if (k->fd < 0 || ev == k->ev)
+	if (k->fd < 0 || ev == k->ev || (add && !join && !(ev & EPOLLOUT)))
 		return;
-	if (epoll_ctl(k->c->epfd, EPOLL_CTL_MOD, k->fd, &e) == 0)
+	if (epoll_ctl(k->c->epfd, add ? EPOLL_CTL_ADD : EPOLL_CTL_MOD, k->fd, &e) == 0) {
+		k->c->unwatched -= add;
 		k->ev = ev;
-	else
-		conn_fail(k, TR_UNAVAILABLE);
+		return;
+	}
+	conn_explain(k, "cannot watch the connection (epoll_ctl)");
+	conn_fail(k, TR_UNAVAILABLE);
+}
+
+static void conn_want(struct tr_conn *k, uint32_t ev)
+{
+	conn_watch(k, ev, 0);
 }
 
 /* Moves s's send cursor n bytes on (n <= what is left of s). */
@@ -624,7 +643,6 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	uint64_t start_ns = now_ns();
 	const char *what = NULL;
 	char port[8], target[SK_TARGET_MAX];
-	struct epoll_event ev = {.events = EPOLLIN};
 	struct tr_conn *k;
 	int fd = -ECONNREFUSED, rc;
 
@@ -698,20 +716,10 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	}
 	k->c = c;
 	k->fd = fd;
-	k->ev = EPOLLIN;
 	k->addr = *addr;
 	snprintf(k->target, sizeof k->target, "%s", target);
-	ev.data.ptr = k;
-	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
-		rc = -errno;
-		err_set(err, "cannot watch the connection to '%s': %s", target,
-		         strerror(-rc));
-		free(k->rbuf);
-		free(k);
-		close(fd);
-		return rc;
-	}
 	c->conn[c->nconn++] = k;
+	c->unwatched++; /* joins the epoll set when the client first needs it */
 	*out = k;
 	return 0;
 nomem:
@@ -766,6 +774,22 @@ static int sk_submit(struct tr_conn *k, struct tr_call *call)
 	return 0;
 }
 
+/* Puts every open connection into the epoll set before the client waits
+ * there.  1 when one failed to join (its calls completed), else 0. */
+static int client_watch_all(struct tr_client *c)
+{
+	int failed = 0;
+
+	for (size_t i = 0; i < c->nconn && c->unwatched; i++) {
+		struct tr_conn *k = c->conn[i];
+		if (k->fd < 0 || k->ev)
+			continue;
+		conn_watch(k, k->send ? EPOLLIN | EPOLLOUT : EPOLLIN, 1);
+		failed |= k->fd < 0;
+	}
+	return failed;
+}
+
 static int sk_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns)
 {
 	struct epoll_event ev[64];
@@ -793,6 +817,8 @@ static int sk_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t
 			conn_recv(c->conn[0], 1);
 			continue;
 		}
+		if (c->unwatched && client_watch_all(c))
+			continue; /* a connection failed to join: its calls are done */
 		/* to the nanosecond: an open-loop engine waits for a due time */
 		wait = now >= deadline_ns ? 0 : deadline_ns - now;
 		if (wait > 3600 * 1000000000ull)
