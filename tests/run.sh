@@ -13,7 +13,8 @@
 # machine with every package has none); TFGB_SKIP_UNIT=REASON when the unit
 # runner could not be built and TFGB_SKIP_NOTES="what: reason|..." for parts
 # left out of the build (the Makefile names the missing package);
-# TFGB_TESTS="t_cli t_serve" runs only those scripts.
+# TFGB_TESTS="t_cli t_serve" runs only those scripts; TFGB_KEEP_LOGS=DIR
+# keeps the whole output of each failing script there (DIR/t_foo.log).
 cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 skip=0 part=0 failed="" skips=""
 
@@ -111,6 +112,8 @@ EOT
 		else
 			fail=$((fail + 1)); failed="$failed $t"
 			echo "FAIL: $t (exit $rc)"; sed 's/^/    /' "$out" | tail -n 40
+			[ -z "$TFGB_KEEP_LOGS" ] ||
+				cp "$out" "$TFGB_KEEP_LOGS/$(basename "$t" .sh).log"
 		fi
 	fi
 	rm -f "$out"
