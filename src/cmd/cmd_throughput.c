@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <grpc/grpc.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -75,6 +76,9 @@ struct agg {
 	struct alloc_info *alloc; /* workers: each one's malloc, name "" until it reports */
 	struct place_seen *place; /* workers: where each ran, as it measured itself */
 	struct wresult_res *res;  /* workers: what each used over its run */
+	struct monitor **mon;     /* workers: each one's series, when it sampled itself */
+	struct report_host_res *hosts; /* their hosts, nhosts: the series merged */
+	size_t nhosts;
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
 	struct report_run *runs; /* repeat */
 	uint64_t *run_lat_sum, *run_lat_count, *run_window_total;
@@ -114,10 +118,12 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->alloc = calloc(workers, sizeof *a->alloc);
 	a->place = calloc(workers, sizeof *a->place);
 	a->res = calloc(workers, sizeof *a->res);
+	a->mon = calloc(workers, sizeof *a->mon);
+	a->hosts = calloc(workers, sizeof *a->hosts);
 	stats_init(&a->sum.lat);
 	stats_init(&a->sum.svc);
 	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid &&
-	       a->alloc && a->place && a->res ? 0 : -ENOMEM;
+	       a->alloc && a->place && a->res && a->mon && a->hosts ? 0 : -ENOMEM;
 }
 
 static void agg_free(struct agg *a)
@@ -134,6 +140,12 @@ static void agg_free(struct agg *a)
 	free(a->alloc);
 	free(a->place);
 	free(a->res);
+	for (uint32_t i = 0; a->mon && i < a->workers; i++)
+		monitor_free(a->mon[i]);
+	free(a->mon);
+	for (size_t h = 0; h < a->nhosts; h++)
+		monitor_free((struct monitor *)a->hosts[h].mon);
+	free(a->hosts);
 	free(a->runs);
 	free(a->run_lat_sum);
 	free(a->run_lat_count);
@@ -232,6 +244,8 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	snprintf(a->alloc[worker].version, sizeof a->alloc[worker].version, "%s", w->alloc_version);
 	a->place[worker] = w->place;
 	a->res[worker] = w->res;
+	if (w->mon_len && monitor_unpack(w->mon, w->mon_len, &a->mon[worker]) < 0)
+		a->mon[worker] = NULL; /* checked by wresult_decode: out of memory */
 	a->rps += rps;
 	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
 	if (a->reported == 1 || rps < a->rps_min)
@@ -262,6 +276,33 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 		snprintf(a->sum.err, sizeof a->sum.err, "%s", a->first_err);
 	}
 	return 0;
+}
+
+/* The hosts of the workers that sampled themselves, each with their
+ * series merged (hosts in order of their first worker): what the report's
+ * resources hold when no launcher sampled the processes.  A host left out
+ * for want of memory is left out. */
+static void agg_hosts(struct agg *a)
+{
+	const struct monitor **parts = calloc(a->workers, sizeof *parts);
+
+	for (uint32_t i = 0; parts && i < a->workers; i++) {
+		size_t n = 0, h = a->nhosts;
+		struct monitor *m;
+		int done = !a->mon[i] || !a->host[i];
+		for (uint32_t k = 0; k < i && !done; k++)
+			done = a->mon[k] && a->host[k] && !strcmp(a->host[k], a->host[i]);
+		if (done)
+			continue; /* merged with the host's first worker */
+		for (uint32_t k = i; k < a->workers; k++)
+			if (a->mon[k] && a->host[k] && !strcmp(a->host[k], a->host[i]))
+				parts[n++] = a->mon[k];
+		if (monitor_merge(parts, n, &m) == 0) {
+			a->hosts[h] = (struct report_host_res){.host = a->host[i], .mon = m};
+			a->nhosts++;
+		}
+	}
+	free(parts);
 }
 
 /* Each PS's malloc, asked once the run is over (untimed, one connection
@@ -297,6 +338,32 @@ void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int com
 	ops->fini(ctx);
 }
 
+/* Without a launcher's monitor, each host's series goes to monitor.series
+ * with ".HOST" added when the run spans several hosts, as is when one:
+ * 0 or -1 (said). */
+static int hosts_csv(struct tfgb *t, const struct agg *a)
+{
+	const char *series = t->job.series;
+
+	for (size_t h = 0; h < a->nhosts; h++) {
+		char path[PATH_MAX];
+		int rc;
+		if (strchr(a->hosts[h].host, '/'))
+			rc = -EINVAL; /* a host name is no path */
+		else if (snprintf(path, sizeof path, "%s%s%s", series, a->nhosts > 1 ? "." : "",
+		             a->nhosts > 1 ? a->hosts[h].host : "") >= (int)sizeof path)
+			rc = -ENAMETOOLONG;
+		else
+			rc = monitor_csv_file(a->hosts[h].mon, path);
+		if (rc < 0) {
+			tfgb_error("%s: cannot write the resource series of host %s to '%s': %s",
+			           t->cmd, a->hosts[h].host, path, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Prints the aggregate a of the workers' reports (why: what makes it
  * incomplete, "" when nothing), with the resource series and the latency
  * distribution beside it: 0, or -1 (said). */
@@ -329,7 +396,8 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 	                   .mon_moved = seen * p->total * (j->rpc == RPC_ECHO ? 2 : 1),
 	                   .runs = a->runs, .nruns = a->nruns,
 	                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
-	                   .ivl = a->ivl, .nivl = a->nivl, .ivl_dropped = a->ivl_dropped};
+	                   .ivl = a->ivl, .nivl = a->nivl, .ivl_dropped = a->ivl_dropped,
+	                   .hosts = mon ? NULL : a->hosts, .nhosts = mon ? 0 : a->nhosts};
 	FILE *out = tfgb_out(t);
 	if (!out)
 		return -1;
@@ -342,6 +410,8 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 		           strerror(-rc));
 		return -1;
 	}
+	if (!mon && *j->series && hosts_csv(t, a) < 0)
+		return -1;
 	if (*j->hgrm && (rc = report_hgrm_file(&r, j->hgrm)) < 0) {
 		tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
 		           j->hgrm, strerror(-rc));
@@ -396,6 +466,8 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	agg_runs_finish(&a);
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
+	if (!mon)
+		agg_hosts(&a);
 	launch_ps_allocators(j, ops, !why[0], psinfo);
 	if (print_aggregate(t, ops, &a, why, lost, ps, psinfo, &p, env, mon) < 0)
 		goto out;
@@ -515,7 +587,7 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
                          uint64_t run_id, struct ctrl_client *cc,
                          const struct engine_result *res, int np, const struct report_ivl *ivl,
                          const struct sysinfo_env *env, const struct place_seen *place,
-                         const struct wresult_res *self)
+                         const struct wresult_res *self, const struct monitor *mon)
 {
 	struct wresult *wr = malloc(sizeof *wr);
 	int rc = -1;
@@ -532,12 +604,30 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env->alloc.version);
 		wr->place = *place;
 		wr->res = *self;
+		if (mon) {
+			long n = monitor_pack(mon, wr->mon, sizeof wr->mon);
+			wr->mon_len = n > 0 ? (uint32_t)n : 0; /* < 2 samples: none */
+		}
 		rc = launch_send(t, cc, run_id, (uint32_t)workers, wr);
 	} else {
 		tfgb_error("%s: worker %d: reporting: out of memory", t->cmd, rk->index);
 	}
 	free(wr);
 	return rc;
+}
+
+/* A worker with no launcher above it samples itself from the barrier's
+ * release on, as the launcher samples its processes ([monitor] interval;
+ * *mon NULL when off or under a launcher): TFGB_EXIT_OK or the status of
+ * the error it printed. */
+static int self_monitor(struct tfgb *t, int index, struct monitor **mon)
+{
+	struct monitor_target me = {"worker", index, getpid()};
+
+	*mon = NULL;
+	if (getenv("TFGB_LAUNCHER"))
+		return TFGB_EXIT_OK;
+	return session_monitor(t, &me, 1, NULL, 0, mon);
 }
 
 /* rk: the worker's index and the run's number of workers (size). */
@@ -560,6 +650,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct place_seen place;
 	struct wresult_res self;
 	struct rusage ru0, ru1;
+	struct monitor *mon = NULL;
 	uint64_t run_id = 0, t0;
 
 	sysinfo_collect(&env);
@@ -592,16 +683,20 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	cfg.progress = collector && !t->quiet && isatty(STDERR_FILENO);
 	cfg.on_interval = report_interval;
 	cfg.interval_arg = &ivl;
+	if (self_monitor(t, rk->index, &mon) != TFGB_EXIT_OK)
+		goto out;
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();
 	erc = engine_run(&cfg, &res);
 	getrusage(RUSAGE_SELF, &ru1);
 	wresult_res_of(&self, &ru0, &ru1, now_ns() - t0);
+	monitor_stop(mon);
 	if (erc == -ENOMEM) {
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
 		goto out;
 	}
-	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env, &place, &self) < 0)
+	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env, &place, &self, mon) <
+	    0)
 		goto out_res;
 	if (t->verbose)
 		fprintf(stderr, "tfgb: %s: worker %d: %llu calls in %.3fs\n", t->cmd, rk->index,
@@ -621,6 +716,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 out_res:
 	engine_result_free(&res);
 out:
+	monitor_free(mon);
 	report_ivl_free(&ivl);
 	ctrl_client_close(cc);
 	session_close(&s);

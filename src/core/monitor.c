@@ -1,5 +1,6 @@
 /* monitor.c - samples /proc for a run's processes and the host's network. */
 #include "monitor.h"
+#include "monitor_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -13,50 +14,6 @@
 
 #include "util.h"
 #include "wire.h"
-
-/* One process at one sample: the kernel's cumulative counters. */
-struct psample {
-	uint64_t utime, stime;      /* clock ticks */
-	uint64_t rss, hwm;          /* bytes */
-	uint64_t vcsw, ivcsw;
-	uint64_t rchar, wchar;
-	unsigned char ok;           /* /proc/PID/stat and status were read */
-	unsigned char io;           /* /proc/PID/io was read */
-};
-
-/* One interface at one sample. */
-struct nsample {
-	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
-};
-
-struct proc {
-	char role[MONITOR_ROLE_MAX];
-	int index;
-	pid_t pid;
-	int exited;           /* monitor_exited told its final figures (under lock) */
-	struct psample final;
-};
-
-struct monitor {
-	struct proc *procs;
-	size_t nprocs;
-	char ifname[MONITOR_MAX_IFACES][MONITOR_IFACE_MAX];
-	size_t nif;
-	uint64_t interval0_ns;     /* as asked */
-	uint64_t interval_ns;      /* now, after any thinning */
-	size_t max, n;             /* samples kept per series, at most max */
-	uint64_t *t;               /* [max] now_ns() of each sample */
-	struct psample *ps;        /* [nprocs][max] */
-	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
-	double tick_s;
-	unsigned what;             /* MONITOR_* sampled and reported */
-	struct wire *wire;         /* the run's own connections (monitor_ports), or NULL */
-	/* the thread */
-	pthread_t thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;       /* on CLOCK_MONOTONIC */
-	int running, stop, sync_ok;
-};
 
 /* ---- reading /proc ---- */
 
@@ -400,6 +357,7 @@ void monitor_free(struct monitor *m)
 	wire_free(m->wire);
 	free(m->ns);
 	free(m->ps);
+	free(m->pt);
 	free(m->t);
 	free(m->procs);
 	free(m);
@@ -419,9 +377,28 @@ size_t monitor_nsamples(const struct monitor *m)
 	return m->n;
 }
 
+/* When sample k of process p was taken (its own time in a merged
+ * monitor; 0 for a slot past its last). */
+static uint64_t pt_at(const struct monitor *m, size_t p, size_t k)
+{
+	return m->pt ? m->pt[p * m->max + k] : m->t[k];
+}
+
+/* The time t_s counts from. */
+static uint64_t t_zero(const struct monitor *m)
+{
+	return m->pt ? m->t0 : m->t[0];
+}
+
 double monitor_span_s(const struct monitor *m)
 {
-	return m->n >= 2 ? (double)(m->t[m->n - 1] - m->t[0]) / 1e9 : 0.0;
+	uint64_t last = m->n ? m->t[m->n - 1] : 0;
+
+	for (size_t p = 0; m->pt && p < m->nprocs; p++)
+		for (size_t k = 0; k < m->n; k++)
+			if (pt_at(m, p, k) > last)
+				last = pt_at(m, p, k);
+	return m->n >= 2 && last > t_zero(m) ? (double)(last - t_zero(m)) / 1e9 : 0.0;
 }
 
 double monitor_interval_s(const struct monitor *m)
@@ -461,9 +438,9 @@ static int interval_cpu(const struct monitor *m, size_t p, size_t k, double *use
                         double *sys)
 {
 	const struct psample *a = ps_at(m, p, k - 1), *b = ps_at(m, p, k);
-	double dt = (double)(m->t[k] - m->t[k - 1]) / 1e9;
+	double dt = (double)(pt_at(m, p, k) - pt_at(m, p, k - 1)) / 1e9;
 
-	if (!a->ok || !b->ok || dt <= 0)
+	if (!a->ok || !b->ok || !pt_at(m, p, k - 1) || dt <= 0)
 		return -1;
 	*user = 100.0 * (double)delta(a->utime, b->utime) * m->tick_s / dt;
 	*sys = 100.0 * (double)delta(a->stime, b->stime) * m->tick_s / dt;
@@ -477,9 +454,15 @@ static double role_add(const struct monitor *m, size_t p, struct monitor_role_su
 	size_t f, l, nrss = 0;
 	double rss_sum = 0;
 
+	/* a sampling monitor's processes share its span, a merged one's each
+	 * has its own */
 	r->procs++;
+	if (!m->pt)
+		r->span_s += monitor_span_s(m);
 	if (ok_range(m, p, &f, &l) < 0)
 		return -1;
+	if (m->pt)
+		r->span_s += (double)(pt_at(m, p, l) - pt_at(m, p, f)) / 1e9;
 	r->user_s += (double)delta(ps_at(m, p, f)->utime, ps_at(m, p, l)->utime) * m->tick_s;
 	r->sys_s += (double)delta(ps_at(m, p, f)->stime, ps_at(m, p, l)->stime) * m->tick_s;
 	r->vcsw += delta(ps_at(m, p, f)->vcsw, ps_at(m, p, l)->vcsw);
@@ -504,7 +487,6 @@ static double role_add(const struct monitor *m, size_t p, struct monitor_role_su
 size_t monitor_roles(const struct monitor *m, struct monitor_role_sum *out, size_t max)
 {
 	size_t nroles = 0;
-	double span = monitor_span_s(m);
 
 	for (size_t p = 0; p < m->nprocs; p++) {
 		size_t r, q, nrss = 0;
@@ -532,8 +514,8 @@ size_t monitor_roles(const struct monitor *m, struct monitor_role_sum *out, size
 				}
 			}
 		out[r].rss_avg_bytes = nrss ? (uint64_t)(rss_sum / nrss) : 0;
-		out[r].cpu_avg_pct = span > 0 && out[r].procs ?
-		                     100.0 * (out[r].user_s + out[r].sys_s) / span / out[r].procs : 0;
+		out[r].cpu_avg_pct = out[r].span_s > 0 ?
+		                     100.0 * (out[r].user_s + out[r].sys_s) / out[r].span_s : 0;
 	}
 	return nroles;
 }
@@ -608,9 +590,9 @@ static const char *const res_names[] = {"cpu", "memory", "network", "context_swi
 _Static_assert(MONITOR_ALL == (1 << (sizeof res_names / sizeof res_names[0] - 1)) - 1,
                "one name per MONITOR_* bit");
 
-static double t_s(const struct monitor *m, size_t k)
+static double t_s(const struct monitor *m, uint64_t t)
 {
-	return (double)(m->t[k] - m->t[0]) / 1e9;
+	return (double)(t - t_zero(m)) / 1e9;
 }
 
 static void json_proc(const struct monitor *m, struct json *w, size_t p)
@@ -620,13 +602,13 @@ static void json_proc(const struct monitor *m, struct json *w, size_t p)
 	json_i64(w, "index", m->procs[p].index);
 	json_i64(w, "pid", m->procs[p].pid);
 	json_arr_begin(w, "samples");
-	for (size_t k = 0; k < m->n; k++) {
+	for (size_t k = 0; k < m->n && pt_at(m, p, k); k++) {
 		const struct psample *s = ps_at(m, p, k), *a = k ? ps_at(m, p, k - 1) : NULL;
 		double u, y;
 		int have = k && interval_cpu(m, p, k, &u, &y) == 0;
 
 		json_obj_begin(w, NULL);
-		json_f64(w, "t_s", t_s(m, k), 3);
+		json_f64(w, "t_s", t_s(m, pt_at(m, p, k)), 3);
 		if ((m->what & MONITOR_CPU) && have) {
 			json_f64(w, "cpu_pct", u + y, 1);
 			json_f64(w, "user_pct", u, 1);
@@ -676,7 +658,7 @@ static void json_net(const struct monitor *m, struct json *w)
 			const struct nsample *s = &m->ns[i * m->max + k];
 			const struct nsample *a = k ? s - 1 : NULL;
 			json_obj_begin(w, NULL);
-			json_f64(w, "t_s", t_s(m, k), 3);
+			json_f64(w, "t_s", t_s(m, m->t[k]), 3);
 			if (a) {
 				json_u64(w, "rx_bytes", delta(a->rx_bytes, s->rx_bytes));
 				json_u64(w, "rx_packets", delta(a->rx_packets, s->rx_packets));
@@ -725,6 +707,14 @@ static void json_run_wire(const struct monitor *m, struct json *w, uint64_t move
 void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
                   uint64_t payload_bytes, uint64_t moved_bytes)
 {
+	json_obj_begin(w, key);
+	monitor_json_keys(m, w, calls, payload_bytes, moved_bytes);
+	json_obj_end(w);
+}
+
+void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
+                       uint64_t payload_bytes, uint64_t moved_bytes)
+{
 	struct monitor_role_sum roles[16];
 	size_t nroles = monitor_roles(m, roles, 16);
 	uint64_t rxb, rxp, txb, txp;
@@ -732,7 +722,6 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 	if (nroles > 16)
 		nroles = 16;
 	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
-	json_obj_begin(w, key);
 	json_arr_begin(w, "selected");
 	for (int i = 0; res_names[i]; i++)
 		if (m->what & 1u << i)
@@ -792,7 +781,6 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 		json_run_wire(m, w, moved_bytes);
 	}
 	json_obj_end(w);
-	json_obj_end(w);
 }
 
 /* The CSV columns of each resource, after t_s,kind,role,index,pid,iface. */
@@ -817,12 +805,12 @@ int monitor_csv(const struct monitor *m, FILE *f)
 			fprintf(f, ",%s", csv_groups[g].cols);
 	fputc('\n', f);
 	for (size_t p = 0; p < m->nprocs; p++)
-		for (size_t k = 0; k < m->n; k++) {
+		for (size_t k = 0; k < m->n && pt_at(m, p, k); k++) {
 			const struct psample *s = ps_at(m, p, k), *a = k ? ps_at(m, p, k - 1) : NULL;
 			double u, y;
 			int have = k && interval_cpu(m, p, k, &u, &y) == 0;
 
-			fprintf(f, "%.3f,proc,%s,%d,%d,", t_s(m, k), m->procs[p].role,
+			fprintf(f, "%.3f,proc,%s,%d,%d,", t_s(m, pt_at(m, p, k)), m->procs[p].role,
 			        m->procs[p].index, (int)m->procs[p].pid);
 			if ((w & MONITOR_CPU) && have)
 				fprintf(f, ",%.1f,%.1f,%.1f", u + y, u, y);
@@ -850,7 +838,7 @@ int monitor_csv(const struct monitor *m, FILE *f)
 		for (size_t k = 0; k < m->n; k++) {
 			const struct nsample *s = &m->ns[i * m->max + k];
 			/* kind net_host: the interface's every byte, not only the run's */
-			fprintf(f, "%.3f,net_host,,,,%s", t_s(m, k), m->ifname[i]);
+			fprintf(f, "%.3f,net_host,,,,%s", t_s(m, m->t[k]), m->ifname[i]);
 			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++) {
 				unsigned what = csv_groups[g].what;
 				if ((w & what) && what != MONITOR_NETWORK)
@@ -896,7 +884,7 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 	        monitor_interval_s(m));
 	for (size_t r = 0; r < nroles; r++) {
 		const struct monitor_role_sum *s = &roles[r];
-		double span = monitor_span_s(m), per = span > 0 && s->procs ? span * s->procs : 0;
+		double per = s->span_s;
 		const char *sep = "";
 		if (!(m->what & (MONITOR_CPU | MONITOR_MEMORY | MONITOR_CSW)))
 			break;

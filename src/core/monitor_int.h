@@ -1,0 +1,63 @@
+/* monitor_int.h - private to monitor.c and monitor_pack.c: the
+ * monitor's buffers.  Not part of the API (monitor.h). */
+#ifndef TFGB_MONITOR_INT_H
+#define TFGB_MONITOR_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "monitor.h"
+
+struct wire;
+
+/* One process at one sample: the kernel's cumulative counters. */
+struct psample {
+	uint64_t utime, stime;      /* clock ticks */
+	uint64_t rss, hwm;          /* bytes */
+	uint64_t vcsw, ivcsw;
+	uint64_t rchar, wchar;
+	unsigned char ok;           /* /proc/PID/stat and status were read */
+	unsigned char io;           /* /proc/PID/io was read */
+};
+
+/* One interface at one sample. */
+struct nsample {
+	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+};
+
+struct proc {
+	char role[MONITOR_ROLE_MAX];
+	int index;
+	pid_t pid;
+	int exited;           /* monitor_exited told its final figures (under lock) */
+	struct psample final;
+};
+
+struct monitor {
+	struct proc *procs;
+	size_t nprocs;
+	char ifname[MONITOR_MAX_IFACES][MONITOR_IFACE_MAX];
+	size_t nif;
+	uint64_t interval0_ns;     /* as asked */
+	uint64_t interval_ns;      /* now, after any thinning */
+	size_t max, n;             /* samples kept per series, at most max */
+	uint64_t *t;               /* [max] now_ns() of each sample */
+	/* a merged monitor (monitor_merge): each process's own sample times,
+	 * [nprocs][max], 0 past its last; t is then the network's.  NULL in a
+	 * sampling monitor, whose processes share t */
+	uint64_t *pt;
+	uint64_t t0;               /* merged: the earliest time of all, t_s's zero */
+	struct psample *ps;        /* [nprocs][max] */
+	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
+	double tick_s;
+	unsigned what;             /* MONITOR_* sampled and reported */
+	struct wire *wire;         /* the run's own connections (monitor_ports), or NULL */
+	/* the thread */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;       /* on CLOCK_MONOTONIC */
+	int running, stop, sync_ok;
+};
+
+#endif
