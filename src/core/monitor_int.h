@@ -1,5 +1,6 @@
-/* monitor_int.h - private to monitor.c and monitor_pack.c: the
- * monitor's buffers.  Not part of the API (monitor.h). */
+/* monitor_int.h - a monitor's samples, shared by monitor.c (sampling and
+ * figures) and monitor_out.c (JSON, CSV and text).  Not for other modules:
+ * monitor.h is the interface.  Include monitor.h first. */
 #ifndef TFGB_MONITOR_INT_H
 #define TFGB_MONITOR_INT_H
 
@@ -7,9 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "monitor.h"
-
-struct wire;
+struct wire_sum;
 
 /* One process at one sample: the kernel's cumulative counters. */
 struct psample {
@@ -59,5 +58,37 @@ struct monitor {
 	pthread_cond_t cond;       /* on CLOCK_MONOTONIC */
 	int running, stop, sync_ok;
 };
+
+/* Process p's sample k (p < nprocs, k < max). */
+static inline const struct psample *monitor_ps_at(const struct monitor *m, size_t p, size_t k)
+{
+	return &m->ps[p * m->max + k];
+}
+
+/* When sample k of process p was taken (its own time in a merged
+ * monitor; 0 for a slot past its last). */
+static inline uint64_t monitor_pt_at(const struct monitor *m, size_t p, size_t k)
+{
+	return m->pt ? m->pt[p * m->max + k] : m->t[k];
+}
+
+/* The time the series' t_s counts from. */
+static inline uint64_t monitor_t_zero(const struct monitor *m)
+{
+	return m->pt ? m->t0 : m->t[0];
+}
+
+/* b - a of a counter that should only grow; 0 when it went back. */
+static inline uint64_t monitor_delta(uint64_t a, uint64_t b)
+{
+	return b >= a ? b - a : 0;
+}
+
+/* CPU % of one core of process p over the interval ending at sample k
+ * (k >= 1, both ends read); user and system apart.  -1 when undefined. */
+int monitor_interval_cpu(const struct monitor *m, size_t p, size_t k, double *user,
+                         double *sys);
+/* The run's own connections: ok 0 (with why) when not counted. */
+void monitor_run_wire(const struct monitor *m, struct wire_sum *w);
 
 #endif
