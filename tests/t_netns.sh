@@ -133,6 +133,10 @@ if command -v mpirun >/dev/null 2>&1; then
 			<"$out/$form.json" || fail "mpirun $form run: $(cat "$out/$form.json" "$out/$form.err")"
 		[ "$(grep -c '"benchmark"' "$out/$form.json")" = 1 ] ||
 			fail "mpirun $form: more than one report: $(cat "$out/$form.json")"
+		# the servers of the launch sampled themselves too
+		json_check 'sorted(p["index"] for h in d["resources"]["hosts"] for p in h["processes"]
+			if p["role"] == "ps") == [0, 1]' <"$out/$form.json" ||
+			fail "mpirun $form: the servers' resources are missing: $(cat "$out/$form.json")"
 	done
 	mpi_skipped=
 else

@@ -76,7 +76,8 @@ struct agg {
 	struct alloc_info *alloc; /* workers: each one's malloc, name "" until it reports */
 	struct place_seen *place; /* workers: where each ran, as it measured itself */
 	struct wresult_res *res;  /* workers: what each used over its run */
-	struct monitor **mon;     /* workers: each one's series, when it sampled itself */
+	struct monitor **mon;     /* workers, then PSs: each one's series, when it sampled itself */
+	char (*ps_host)[RESULT_HOST_MAX]; /* PSs of one launch: each one's host, as it said */
 	struct report_host_res *hosts; /* their hosts, nhosts: the series merged */
 	size_t nhosts;
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
@@ -118,12 +119,13 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->alloc = calloc(workers, sizeof *a->alloc);
 	a->place = calloc(workers, sizeof *a->place);
 	a->res = calloc(workers, sizeof *a->res);
-	a->mon = calloc(workers, sizeof *a->mon);
-	a->hosts = calloc(workers, sizeof *a->hosts);
+	a->mon = calloc(workers + nps, sizeof *a->mon);
+	a->ps_host = calloc(nps, sizeof *a->ps_host);
+	a->hosts = calloc(workers + nps, sizeof *a->hosts);
 	stats_init(&a->sum.lat);
 	stats_init(&a->sum.svc);
 	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid &&
-	       a->alloc && a->place && a->res && a->mon && a->hosts ? 0 : -ENOMEM;
+	       a->alloc && a->place && a->res && a->mon && a->ps_host && a->hosts ? 0 : -ENOMEM;
 }
 
 static void agg_free(struct agg *a)
@@ -140,9 +142,10 @@ static void agg_free(struct agg *a)
 	free(a->alloc);
 	free(a->place);
 	free(a->res);
-	for (uint32_t i = 0; a->mon && i < a->workers; i++)
+	for (uint32_t i = 0; a->mon && i < a->workers + a->nps; i++)
 		monitor_free(a->mon[i]);
 	free(a->mon);
+	free(a->ps_host);
 	for (size_t h = 0; h < a->nhosts; h++)
 		monitor_free((struct monitor *)a->hosts[h].mon);
 	free(a->hosts);
@@ -282,27 +285,64 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
  * series merged (hosts in order of their first worker): what the report's
  * resources hold when no launcher sampled the processes.  A host left out
  * for want of memory is left out. */
+static const char *agg_host_of(const struct agg *a, uint32_t i)
+{
+	return !a->mon[i] ? NULL : i < a->workers ? a->host[i] : a->ps_host[i - a->workers];
+}
+
 static void agg_hosts(struct agg *a)
 {
-	const struct monitor **parts = calloc(a->workers, sizeof *parts);
+	uint32_t all = a->workers + a->nps; /* workers, then the PSs of one launch */
+	const struct monitor **parts = calloc(all, sizeof *parts);
 
-	for (uint32_t i = 0; parts && i < a->workers; i++) {
+	for (uint32_t i = 0; parts && i < all; i++) {
+		const char *host = agg_host_of(a, i);
 		size_t n = 0, h = a->nhosts;
 		struct monitor *m;
-		int done = !a->mon[i] || !a->host[i];
+		int done = !host;
 		for (uint32_t k = 0; k < i && !done; k++)
-			done = a->mon[k] && a->host[k] && !strcmp(a->host[k], a->host[i]);
+			done = agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host);
 		if (done)
-			continue; /* merged with the host's first worker */
-		for (uint32_t k = i; k < a->workers; k++)
-			if (a->mon[k] && a->host[k] && !strcmp(a->host[k], a->host[i]))
+			continue; /* merged with the host's first process */
+		for (uint32_t k = i; k < all; k++)
+			if (agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host))
 				parts[n++] = a->mon[k];
 		if (monitor_merge(parts, n, &m) == 0) {
-			a->hosts[h] = (struct report_host_res){.host = a->host[i], .mon = m};
+			a->hosts[h] = (struct report_host_res){.host = host, .mon = m};
 			a->nhosts++;
 		}
 	}
 	free(parts);
+}
+
+static int agg_ps_res(void *arg, uint32_t ps, const void *blob, size_t len)
+{
+	struct agg *a = arg;
+
+	if (ps < a->nps && !a->mon[a->workers + ps] &&
+	    session_res_unpack(blob, len, a->ps_host[ps], &a->mon[a->workers + ps]) < 0)
+		a->ps_host[ps][0] = 0; /* malformed: left out */
+	return 0;
+}
+
+/* The collector of one launch, once every worker has reported: the
+ * launch's servers pass the first end barrier and hand in their own
+ * resources (session.h), which it waits job.timeout for.  Not when they
+ * cannot be reached in that time: the result goes without them. */
+static void agg_ps_collect(struct tfgb *t, struct agg *a)
+{
+	const struct job *j = &t->job;
+	struct ctrl_client *cc = NULL;
+	char err[CTRL_ERR_MAX];
+	uint32_t got = 0;
+
+	if (session_launch_phase(j, &cc, (int)a->nps, (int)a->nps, 0, now_ns() + j->timeout_ns,
+	                         &tfgb_stop) == 0) {
+		t->one_launch = 2;
+		ctrl_collect(cc, cluster_run_id(NULL) ^ LAUNCH_RES_ID, a->nps, 0,
+		             now_ns() + j->timeout_ns, agg_ps_res, a, &got, err, sizeof err);
+	}
+	ctrl_client_close(cc);
 }
 
 /* Each PS's malloc, asked once the run is over (untimed, one connection
@@ -466,6 +506,8 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	agg_runs_finish(&a);
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
+	if (t->one_launch == 1)
+		agg_ps_collect(t, &a);
 	if (!mon)
 		agg_hosts(&a);
 	launch_ps_allocators(j, ops, !why[0], psinfo);
@@ -630,6 +672,21 @@ static int self_monitor(struct tfgb *t, int index, struct monitor **mon)
 	return session_monitor(t, &me, 1, NULL, 0, mon);
 }
 
+/* The collector of one launch: the end barriers its servers wait at,
+ * the first one unless collect_and_print passed it already. */
+static void launch_end(struct tfgb *t)
+{
+	const struct job *j = &t->job;
+	struct ctrl_client *cc = NULL;
+	int np = (int)j->ps_count;
+
+	if (t->one_launch == 2)
+		session_launch_phase(j, &cc, np, np, 1, now_ns() + j->timeout_ns, NULL);
+	else
+		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL, NULL, NULL);
+	ctrl_client_close(cc);
+}
+
 /* rk: the worker's index and the run's number of workers (size). */
 static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
                       int one_launch)
@@ -654,6 +711,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	uint64_t run_id = 0, t0;
 
 	sysinfo_collect(&env);
+	t->one_launch = one_launch;
 	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
@@ -721,7 +779,7 @@ out:
 	ctrl_client_close(cc);
 	session_close(&s);
 	if (collector && one_launch) /* the servers of the launch stop now */
-		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL);
+		launch_end(t);
 	return rc;
 }
 
