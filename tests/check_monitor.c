@@ -617,6 +617,64 @@ START_TEST(test_monitor_zombie_child)
 }
 END_TEST
 
+/* A series packed and unpacked keeps its totals (first and last samples
+ * are always among those kept), at most MONITOR_PACK_SAMPLES of them; two
+ * of them merged keep each process's own figures; every cut or changed
+ * magic is refused. */
+START_TEST(test_monitor_pack_merge)
+{
+	struct monitor_target a = {"worker", 0, child(SPIN)}, b = {"worker", 1, child(IDLE)};
+	struct monitor *mb = NULL, *ua = NULL, *ub = NULL, *host = NULL, *bad = NULL;
+	const struct monitor *parts[2];
+	struct monitor_role_sum r0, r1, rh;
+	static unsigned char buf[MONITOR_PACK_MAX], bufb[MONITOR_PACK_MAX];
+	long n, nb;
+
+	ck_assert_int_eq(monitor_new(&m, &a, 1, 1000000, 0), 0);
+	ck_assert_int_eq(monitor_new(&mb, &b, 1, 1000000, 0), 0);
+	for (int i = 0; i < 100; i++) {
+		monitor_sample(m);
+		monitor_sample(mb);
+		sleep_ms(2);
+	}
+	n = monitor_pack(m, buf, sizeof buf);
+	nb = monitor_pack(mb, bufb, sizeof bufb);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_gt(nb, 0);
+	ck_assert_int_eq(monitor_pack(m, buf, 40), -ENOSPC);
+	ck_assert_int_eq(monitor_unpack(buf, (size_t)n, &ua), 0);
+	ck_assert_int_eq(monitor_unpack(bufb, (size_t)nb, &ub), 0);
+	ck_assert_uint_eq(monitor_nsamples(ua), MONITOR_PACK_SAMPLES);
+	ck_assert_double_eq_tol(monitor_span_s(ua), monitor_span_s(m), 1e-9);
+	r0 = role0();
+	ck_assert_uint_eq(monitor_roles(ua, &r1, 1), 1);
+	ck_assert_double_eq_tol(r0.user_s + r0.sys_s, r1.user_s + r1.sys_s, 1e-9);
+	ck_assert_uint_eq(r0.vcsw, r1.vcsw);
+	ck_assert_double_gt(r1.user_s + r1.sys_s, 0);
+
+	parts[0] = ua;
+	parts[1] = ub;
+	ck_assert_int_eq(monitor_merge(parts, 2, &host), 0);
+	ck_assert_uint_eq(monitor_roles(host, &rh, 1), 1);
+	ck_assert_uint_eq(rh.procs, 2);
+	monitor_roles(ub, &r0, 1);
+	ck_assert_double_eq_tol(rh.user_s + rh.sys_s, r1.user_s + r1.sys_s + r0.user_s + r0.sys_s,
+	                        1e-9);
+	ck_assert_int_eq(monitor_pack(host, buf, sizeof buf), -EINVAL); /* merged */
+
+	for (long cut = 0; cut < n; cut += 7)
+		ck_assert_int_eq(monitor_unpack(buf, (size_t)cut, &bad), -EPROTO);
+	n = monitor_pack(m, buf, sizeof buf);
+	buf[0] ^= 1;
+	ck_assert_int_eq(monitor_unpack(buf, (size_t)n, &bad), -EPROTO);
+	ck_assert_ptr_null(bad);
+	monitor_free(host);
+	monitor_free(ua);
+	monitor_free(ub);
+	monitor_free(mb);
+}
+END_TEST
+
 Suite *make_monitor_suite(void)
 {
 	Suite *s = suite_create("monitor");
@@ -639,6 +697,7 @@ Suite *make_monitor_suite(void)
 	tcase_add_test(tc_limits, test_monitor_rss);
 	tcase_add_test(tc_limits, test_monitor_ctx_switches);
 	tcase_add_test(tc_limits, test_monitor_net_loopback);
+	tcase_add_test(tc_limits, test_monitor_pack_merge);
 	suite_add_tcase(s, tc_limits);
 
 	tcase_add_checked_fixture(tc_errors, monitor_setup, monitor_teardown);

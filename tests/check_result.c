@@ -2,15 +2,18 @@
  * every malformed form. */
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "check_tfgb.h"
+#include "monitor.h"
 #include "result.h"
 
 static struct wresult *a, *b;
 
 /* The bytes after the allocator strings: the placement strings with their
  * lengths, the six resource figures, nivl and ivl_dropped (no intervals). */
-#define TAIL(r) (4 + (long)strlen((r)->place.cpus) + (long)strlen((r)->place.mempolicy) + 48 + 12)
+#define TAIL(r) (4 + (long)strlen((r)->place.cpus) + (long)strlen((r)->place.mempolicy) + 48 + \
+                 4 + (long)(r)->mon_len + 12)
 static unsigned char *buf;
 
 static void setup(void)
@@ -164,7 +167,7 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 6;
+	buf[7] = 7;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
@@ -297,6 +300,38 @@ START_TEST(test_result_rejects_huge_counts)
 }
 END_TEST
 
+/* The worker's own resource series travels whole (checked by
+ * monitor_unpack), and a blob whose series is corrupt is refused. */
+START_TEST(test_result_series)
+{
+	struct monitor_target me = {"worker", 0, getpid()};
+	struct monitor *m = NULL;
+	long n, k;
+
+	ck_assert_int_eq(monitor_new(&m, &me, 1, 1000000, 0), 0);
+	for (int i = 0; i < 3; i++)
+		monitor_sample(m);
+	k = monitor_pack(m, a->mon, sizeof a->mon);
+	monitor_free(m);
+	ck_assert_int_gt(k, 0);
+	a->mon_len = (uint32_t)k;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->mon_len, a->mon_len);
+	ck_assert_mem_eq(b->mon, a->mon, a->mon_len);
+	/* the series' magic, at its start: TAIL counts back past it */
+	buf[n - TAIL(a) + 4 + (long)strlen(a->place.cpus) + (long)strlen(a->place.mempolicy) +
+	    48 + 4] ^= 1;
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	/* no room for it: left out, the rest still travels */
+	n = wresult_encode(a, buf, (size_t)(n - (long)a->mon_len + 20));
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->mon_len, 0);
+}
+END_TEST
+
 Suite *make_result_suite(void)
 {
 	Suite *su = suite_create("result");
@@ -308,6 +343,7 @@ Suite *make_result_suite(void)
 	tcase_add_checked_fixture(errors, setup, teardown);
 	tcase_add_test(core, test_result_round_trip);
 	tcase_add_test(core, test_result_empty_histogram);
+	tcase_add_test(core, test_result_series);
 	tcase_add_test(limits, test_result_worst_case_fits);
 	tcase_add_test(limits, test_result_too_small_buffer);
 	tcase_add_test(limits, test_result_worst_case_runs_fit);

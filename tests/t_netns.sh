@@ -5,7 +5,8 @@
 # hosts the control service one port below); three workers run on the
 # worker host, first by a plain shell loop with --task, then by Open MPI's
 # mpirun (rank and count from OMPI_COMM_WORLD_*); worker 0 alone prints the
-# aggregate, whose per-PS and per-worker counts add up.  mpirun with fewer
+# aggregate, whose per-PS and per-worker counts add up, with the workers'
+# own resource series per host.  mpirun with fewer
 # ranks than cluster.workers is refused (exit 2, naming the variable).  Then
 # servers and workers as one mpirun on the worker host, MPMD (tfgb serve :
 # tfgb throughput) and SPMD, the servers ending with the run.  The
@@ -60,7 +61,13 @@ and sorted((p["role"], p["index"]) for p in d["throughput"]["processes"]) ==
     [("ps", 0), ("ps", 1), ("worker", 0), ("worker", 1), ("worker", 2)]
 and all(p["cpus"] != "unknown" and p["mempolicy"] != "unknown" for p in d["throughput"]["processes"])
 and all(p["user_s"] + p["sys_s"] > 0 and p["rss_peak_bytes"] > 0
-        for p in d["throughput"]["processes"] if p["role"] == "worker")'
+        for p in d["throughput"]["processes"] if p["role"] == "worker")
+and d["resources"]["scope"] == "hosts" and len(d["resources"]["hosts"]) >= 1
+and sorted(p["index"] for h in d["resources"]["hosts"] for p in h["processes"]
+           if p["role"] == "worker") == [0, 1, 2]
+and all(h["samples"] >= 2 and h["net"]["scope"] == "host" and
+        all(r["user_s"] + r["sys_s"] > 0 and r["rss_peak_bytes"] > 0
+            for r in h["summary"]["roles"]) for h in d["resources"]["hosts"])'
 
 # a. one PS per host, by hand; PS 0 also serves the control service
 ip netns exec "$lab-ps0" $TFGB serve -c "$job" --task 0 2>"$out/s0" &
@@ -126,6 +133,10 @@ if command -v mpirun >/dev/null 2>&1; then
 			<"$out/$form.json" || fail "mpirun $form run: $(cat "$out/$form.json" "$out/$form.err")"
 		[ "$(grep -c '"benchmark"' "$out/$form.json")" = 1 ] ||
 			fail "mpirun $form: more than one report: $(cat "$out/$form.json")"
+		# the servers of the launch sampled themselves too
+		json_check 'sorted(p["index"] for h in d["resources"]["hosts"] for p in h["processes"]
+			if p["role"] == "ps") == [0, 1]' <"$out/$form.json" ||
+			fail "mpirun $form: the servers' resources are missing: $(cat "$out/$form.json")"
 	done
 	mpi_skipped=
 else

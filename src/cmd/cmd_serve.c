@@ -226,7 +226,26 @@ struct launch_end {
 	int ps;
 	pthread_t thread;
 	int started;
+	struct monitor *mon; /* itself, from its start ([monitor] interval), or NULL */
 };
+
+/* Once every worker has reported: its own resources to the control
+ * service, for the worker that prints the result (session.h). */
+static void launch_end_res(struct ctrl_client *cc, void *arg)
+{
+	struct launch_end *e = arg;
+	unsigned char *blob = malloc(CTRL_BLOB_MAX);
+	struct err err;
+	long n;
+
+	monitor_stop(e->mon);
+	if (!blob || (n = session_res_pack(e->mon, blob, CTRL_BLOB_MAX)) < 0 ||
+	    ctrl_report(cc, cluster_run_id(NULL) ^ LAUNCH_RES_ID, (uint32_t)e->ps,
+	                (uint32_t)e->j->ps_count, blob, (size_t)n, now_ns() + e->j->timeout_ns, &err) < 0)
+		tfgb_error("serve: PS %d of one launch: its resources did not reach the control "
+		           "service", e->ps);
+	free(blob);
+}
 
 static void *launch_end_main(void *arg)
 {
@@ -235,7 +254,7 @@ static void *launch_end_main(void *arg)
 	int rc;
 
 	rc = session_launch_end(e->j, e->ps, (int)e->j->ps_count, now_ns() + span,
-	                        &tfgb_stop);
+	                        &tfgb_stop, launch_end_res, e);
 	if (rc < 0 && !tfgb_stop)
 		tfgb_error("serve: PS %d of one launch: the run did not end within %.0fs or the "
 		           "control service went away; stopping", e->ps, (double)span / 1e9);
@@ -398,11 +417,16 @@ int cmd_serve(struct tfgb *t)
 	/* started by a benchmark for itself: up while any run holds its lease */
 	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
 		lw = NULL; /* then it stops with its starter, as its parent-death signal says */
-	if (end.ps >= 0)
+	if (end.ps >= 0) { /* it samples itself for the result, as a worker does */
+		struct monitor_target me = {"ps", end.ps, getpid()};
+		if (session_monitor(t, &me, 1, NULL, 0, &end.mon) != TFGB_EXIT_OK)
+			end.mon = NULL; /* said; the run goes on without */
 		end.started = pthread_create(&end.thread, NULL, launch_end_main, &end) == 0;
+	}
 	rc = ops->serve(ctx, &cfg, &err);
 	if (end.started) /* it sees tfgb_stop within a second */
 		pthread_join(end.thread, NULL);
+	monitor_free(end.mon);
 	ctrl_server_stop(ready.ctrl);
 	if (rc < 0) {
 		tfgb_error("serve: %s", err.msg);

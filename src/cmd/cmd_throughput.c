@@ -37,6 +37,7 @@
 
 #include <errno.h>
 #include <grpc/grpc.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -75,6 +76,10 @@ struct agg {
 	struct alloc_info *alloc; /* workers: each one's malloc, name "" until it reports */
 	struct place_seen *place; /* workers: where each ran, as it measured itself */
 	struct wresult_res *res;  /* workers: what each used over its run */
+	struct monitor **mon;     /* workers, then PSs: each one's series, when it sampled itself */
+	char (*ps_host)[RESULT_HOST_MAX]; /* PSs of one launch: each one's host, as it said */
+	struct report_host_res *hosts; /* their hosts, nhosts: the series merged */
+	size_t nhosts;
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
 	struct report_run *runs; /* repeat */
 	uint64_t *run_lat_sum, *run_lat_count, *run_window_total;
@@ -114,10 +119,13 @@ static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repe
 	a->alloc = calloc(workers, sizeof *a->alloc);
 	a->place = calloc(workers, sizeof *a->place);
 	a->res = calloc(workers, sizeof *a->res);
+	a->mon = calloc(workers + nps, sizeof *a->mon);
+	a->ps_host = calloc(nps, sizeof *a->ps_host);
+	a->hosts = calloc(workers + nps, sizeof *a->hosts);
 	stats_init(&a->sum.lat);
 	stats_init(&a->sum.svc);
 	return a->w && a->seen && a->per_ps && a->per_worker && a->worker_rps && a->host && a->pid &&
-	       a->alloc && a->place && a->res ? 0 : -ENOMEM;
+	       a->alloc && a->place && a->res && a->mon && a->ps_host && a->hosts ? 0 : -ENOMEM;
 }
 
 static void agg_free(struct agg *a)
@@ -134,6 +142,13 @@ static void agg_free(struct agg *a)
 	free(a->alloc);
 	free(a->place);
 	free(a->res);
+	for (uint32_t i = 0; a->mon && i < a->workers + a->nps; i++)
+		monitor_free(a->mon[i]);
+	free(a->mon);
+	free(a->ps_host);
+	for (size_t h = 0; h < a->nhosts; h++)
+		monitor_free((struct monitor *)a->hosts[h].mon);
+	free(a->hosts);
 	free(a->runs);
 	free(a->run_lat_sum);
 	free(a->run_lat_count);
@@ -232,6 +247,8 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	snprintf(a->alloc[worker].version, sizeof a->alloc[worker].version, "%s", w->alloc_version);
 	a->place[worker] = w->place;
 	a->res[worker] = w->res;
+	if (w->mon_len && monitor_unpack(w->mon, w->mon_len, &a->mon[worker]) < 0)
+		a->mon[worker] = NULL; /* checked by wresult_decode: out of memory */
 	a->rps += rps;
 	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
 	if (a->reported == 1 || rps < a->rps_min)
@@ -262,6 +279,70 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 		a->sum.err = a->first_err;
 	}
 	return 0;
+}
+
+/* The hosts of the workers that sampled themselves, each with their
+ * series merged (hosts in order of their first worker): what the report's
+ * resources hold when no launcher sampled the processes.  A host left out
+ * for want of memory is left out. */
+static const char *agg_host_of(const struct agg *a, uint32_t i)
+{
+	return !a->mon[i] ? NULL : i < a->workers ? a->host[i] : a->ps_host[i - a->workers];
+}
+
+static void agg_hosts(struct agg *a)
+{
+	uint32_t all = a->workers + a->nps; /* workers, then the PSs of one launch */
+	const struct monitor **parts = calloc(all, sizeof *parts);
+
+	for (uint32_t i = 0; parts && i < all; i++) {
+		const char *host = agg_host_of(a, i);
+		size_t n = 0, h = a->nhosts;
+		struct monitor *m;
+		int done = !host;
+		for (uint32_t k = 0; k < i && !done; k++)
+			done = agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host);
+		if (done)
+			continue; /* merged with the host's first process */
+		for (uint32_t k = i; k < all; k++)
+			if (agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host))
+				parts[n++] = a->mon[k];
+		if (monitor_merge(parts, n, &m) == 0) {
+			a->hosts[h] = (struct report_host_res){.host = host, .mon = m};
+			a->nhosts++;
+		}
+	}
+	free(parts);
+}
+
+static int agg_ps_res(void *arg, uint32_t ps, const void *blob, size_t len)
+{
+	struct agg *a = arg;
+
+	if (ps < a->nps && !a->mon[a->workers + ps] &&
+	    session_res_unpack(blob, len, a->ps_host[ps], &a->mon[a->workers + ps]) < 0)
+		a->ps_host[ps][0] = 0; /* malformed: left out */
+	return 0;
+}
+
+/* The collector of one launch, once every worker has reported: the
+ * launch's servers pass the first end barrier and hand in their own
+ * resources (session.h), which it waits job.timeout for.  Not when they
+ * cannot be reached in that time: the result goes without them. */
+static void agg_ps_collect(struct tfgb *t, struct agg *a)
+{
+	const struct job *j = &t->job;
+	struct ctrl_client *cc = NULL;
+	struct err err;
+	uint32_t got = 0;
+
+	if (session_launch_phase(j, &cc, (int)a->nps, (int)a->nps, 0, now_ns() + j->timeout_ns,
+	                         &tfgb_stop) == 0) {
+		t->one_launch = 2;
+		ctrl_collect(cc, cluster_run_id(NULL) ^ LAUNCH_RES_ID, a->nps, 0,
+		             now_ns() + j->timeout_ns, agg_ps_res, a, &got, &err);
+	}
+	ctrl_client_close(cc);
 }
 
 /* Each PS's malloc, asked once the run is over (untimed, one connection
@@ -297,6 +378,32 @@ void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int com
 	ops->fini(ctx);
 }
 
+/* Without a launcher's monitor, each host's series goes to monitor.series
+ * with ".HOST" added when the run spans several hosts, as is when one:
+ * 0 or -1 (said). */
+static int hosts_csv(struct tfgb *t, const struct agg *a)
+{
+	const char *series = t->job.series;
+
+	for (size_t h = 0; h < a->nhosts; h++) {
+		char path[PATH_MAX];
+		int rc;
+		if (strchr(a->hosts[h].host, '/'))
+			rc = -EINVAL; /* a host name is no path */
+		else if (snprintf(path, sizeof path, "%s%s%s", series, a->nhosts > 1 ? "." : "",
+		             a->nhosts > 1 ? a->hosts[h].host : "") >= (int)sizeof path)
+			rc = -ENAMETOOLONG;
+		else
+			rc = monitor_csv_file(a->hosts[h].mon, path);
+		if (rc < 0) {
+			tfgb_error("%s: cannot write the resource series of host %s to '%s': %s",
+			           t->cmd, a->hosts[h].host, path, strerror(-rc));
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /* Prints the aggregate a of the workers' reports (why: what makes it
  * incomplete, "" when nothing), with the resource series and the latency
  * distribution beside it: 0, or -1 (said). */
@@ -329,7 +436,8 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 	                   .mon_moved = seen * p->total * (j->rpc == RPC_ECHO ? 2 : 1),
 	                   .runs = a->runs, .nruns = a->nruns,
 	                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
-	                   .ivl = a->ivl, .nivl = a->nivl, .ivl_dropped = a->ivl_dropped};
+	                   .ivl = a->ivl, .nivl = a->nivl, .ivl_dropped = a->ivl_dropped,
+	                   .hosts = mon ? NULL : a->hosts, .nhosts = mon ? 0 : a->nhosts};
 	FILE *out = tfgb_out(t);
 	if (!out)
 		return -1;
@@ -342,6 +450,8 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 		           strerror(-rc));
 		return -1;
 	}
+	if (!mon && *j->series && hosts_csv(t, a) < 0)
+		return -1;
 	if (*j->hgrm && (rc = report_hgrm_file(&r, j->hgrm)) < 0) {
 		tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
 		           j->hgrm, strerror(-rc));
@@ -397,6 +507,10 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	agg_runs_finish(&a);
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
+	if (t->one_launch == 1)
+		agg_ps_collect(t, &a);
+	if (!mon)
+		agg_hosts(&a);
 	launch_ps_allocators(j, ops, !why[0], psinfo);
 	if (print_aggregate(t, ops, &a, why, lost, ps, psinfo, &p, env, mon) < 0)
 		goto out;
@@ -515,7 +629,7 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
                          uint64_t run_id, struct ctrl_client *cc,
                          const struct engine_result *res, int np, const struct report_ivl *ivl,
                          const struct sysinfo_env *env, const struct place_seen *place,
-                         const struct wresult_res *self)
+                         const struct wresult_res *self, const struct monitor *mon)
 {
 	struct wresult *wr = malloc(sizeof *wr);
 	int rc = -1;
@@ -532,12 +646,45 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env->alloc.version);
 		wr->place = *place;
 		wr->res = *self;
+		if (mon) {
+			long n = monitor_pack(mon, wr->mon, sizeof wr->mon);
+			wr->mon_len = n > 0 ? (uint32_t)n : 0; /* < 2 samples: none */
+		}
 		rc = launch_send(t, cc, run_id, (uint32_t)workers, wr);
 	} else {
 		tfgb_error("%s: worker %d: reporting: out of memory", t->cmd, rk->index);
 	}
 	free(wr);
 	return rc;
+}
+
+/* A worker with no launcher above it samples itself from the barrier's
+ * release on, as the launcher samples its processes ([monitor] interval;
+ * *mon NULL when off or under a launcher): TFGB_EXIT_OK or the status of
+ * the error it printed. */
+static int self_monitor(struct tfgb *t, int index, struct monitor **mon)
+{
+	struct monitor_target me = {"worker", index, getpid()};
+
+	*mon = NULL;
+	if (getenv("TFGB_LAUNCHER"))
+		return TFGB_EXIT_OK;
+	return session_monitor(t, &me, 1, NULL, 0, mon);
+}
+
+/* The collector of one launch: the end barriers its servers wait at,
+ * the first one unless collect_and_print passed it already. */
+static void launch_end(struct tfgb *t)
+{
+	const struct job *j = &t->job;
+	struct ctrl_client *cc = NULL;
+	int np = (int)j->ps_count;
+
+	if (t->one_launch == 2)
+		session_launch_phase(j, &cc, np, np, 1, now_ns() + j->timeout_ns, NULL);
+	else
+		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL, NULL, NULL);
+	ctrl_client_close(cc);
 }
 
 /* rk: the worker's index and the run's number of workers (size). */
@@ -560,9 +707,11 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct place_seen place;
 	struct wresult_res self;
 	struct rusage ru0, ru1;
+	struct monitor *mon = NULL;
 	uint64_t run_id = 0, t0;
 
 	sysinfo_collect(&env);
+	t->one_launch = one_launch;
 	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
@@ -592,16 +741,20 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	cfg.progress = collector && !t->quiet && isatty(STDERR_FILENO);
 	cfg.on_interval = report_interval;
 	cfg.interval_arg = &ivl;
+	if (self_monitor(t, rk->index, &mon) != TFGB_EXIT_OK)
+		goto out;
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();
 	erc = engine_run(&cfg, &res);
 	getrusage(RUSAGE_SELF, &ru1);
 	wresult_res_of(&self, &ru0, &ru1, now_ns() - t0);
+	monitor_stop(mon);
 	if (erc == -ENOMEM) {
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
 		goto out;
 	}
-	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env, &place, &self) < 0)
+	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env, &place, &self, mon) <
+	    0)
 		goto out_res;
 	if (t->verbose)
 		fprintf(stderr, "tfgb: %s: worker %d: %llu calls in %.3fs\n", t->cmd, rk->index,
@@ -621,11 +774,12 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 out_res:
 	engine_result_free(&res);
 out:
+	monitor_free(mon);
 	report_ivl_free(&ivl);
 	ctrl_client_close(cc);
 	session_close(&s);
 	if (collector && one_launch) /* the servers of the launch stop now */
-		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL);
+		launch_end(t);
 	return rc;
 }
 

@@ -514,7 +514,7 @@ out:
 	session_close(&s); /* deregisters before the gradient goes */
 	free(grad);
 	if (collector && one_launch) /* the servers of the launch stop now */
-		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL);
+		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL, NULL, NULL);
 	return rc;
 }
 

@@ -5,11 +5,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "bebuf.h"
 #include "codec.h"
 #include "lease.h"
 #include "ctrl.h"
 #include "place.h"
+#include "result.h"
 #include "util.h"
 
 int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
@@ -220,13 +223,12 @@ int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
 /* Told apart from a workers' barrier of the same launch. */
 #define LAUNCH_END_ID 0x454e44u /* "END" */
 
-int session_launch_end(const struct job *j, int who, int nps,
-                       uint64_t deadline_ns, volatile sig_atomic_t *stop)
+int session_launch_phase(const struct job *j, struct ctrl_client **cc, int who, int nps,
+                         uint32_t gen, uint64_t deadline_ns, volatile sig_atomic_t *stop)
 {
-	struct ctrl_client *cc = NULL;
 	struct opt_hostport caddr;
 	struct err err;
-	int rc = -1, erc;
+	int erc;
 
 	if (cluster_control_addr(j, &caddr) < 0)
 		return -1;
@@ -234,21 +236,32 @@ int session_launch_end(const struct job *j, int who, int nps,
 		uint64_t slice = now_ns() + 1000000000ull;
 		if (slice > deadline_ns)
 			slice = deadline_ns;
-		if (!cc) { /* the service may not be up yet: PS 0 binds it */
-			erc = ctrl_client_open(&caddr, &j->tls, j->token, slice, &cc, &err);
+		if (!*cc) { /* the service may not be up yet: PS 0 binds it */
+			erc = ctrl_client_open(&caddr, &j->tls, j->token, slice, cc, &err);
 			if (erc == -EACCES)
-				break;
+				return -1;
 			continue;
 		}
 		/* the launch's ids alone: its servers may be given another output
 		 * format than its workers, which changes the job's text */
-		erc = ctrl_barrier(cc, cluster_run_id(NULL) ^ LAUNCH_END_ID, (uint32_t)who, (uint32_t)nps + 1, 0,
-		                   slice, &err);
-		if (erc != -ETIMEDOUT) {
-			rc = erc == 0 ? 0 : -1;
-			break;
-		}
+		erc = ctrl_barrier(*cc, cluster_run_id(NULL) ^ LAUNCH_END_ID, (uint32_t)who,
+		                   (uint32_t)nps + 1, gen, slice, &err);
+		if (erc != -ETIMEDOUT)
+			return erc == 0 ? 0 : -1;
 	}
+	return -1;
+}
+
+int session_launch_end(const struct job *j, int who, int nps, uint64_t deadline_ns,
+                       volatile sig_atomic_t *stop, session_end_fn between, void *arg)
+{
+	struct ctrl_client *cc = NULL;
+	int rc = session_launch_phase(j, &cc, who, nps, 0, deadline_ns, stop);
+
+	if (rc == 0 && between)
+		between(cc, arg);
+	if (rc == 0) /* the collector prints, up to job.timeout for the reports */
+		rc = session_launch_phase(j, &cc, who, nps, 1, now_ns() + 3 * j->timeout_ns, stop);
 	ctrl_client_close(cc);
 	return rc;
 }
@@ -257,4 +270,35 @@ uint64_t session_run_span_ns(const struct job *j)
 {
 	return j->warmup_ns + 5 * j->timeout_ns +
 	       (j->iterations ? 86400ull * 1000000000ull : j->duration_ns * (uint64_t)j->repeat);
+}
+
+long session_res_pack(const struct monitor *mon, unsigned char *buf, size_t cap)
+{
+	struct wbuf w = {buf, 0, cap, 0};
+	char host[RESULT_HOST_MAX] = "";
+	long n = 0;
+
+	if (gethostname(host, sizeof host) != 0)
+		host[0] = 0;
+	host[sizeof host - 1] = 0;
+	be_put_str(&w, host, sizeof host);
+	if (mon && w.len + 4 <= cap)
+		n = monitor_pack(mon, buf + w.len + 4, cap - w.len - 4);
+	be_put(&w, n > 0 ? (uint64_t)n : 0, 4); /* < 2 samples: none */
+	if (w.over)
+		return -1;
+	return (long)w.len + (n > 0 ? n : 0);
+}
+
+int session_res_unpack(const unsigned char *buf, size_t len, char *host, struct monitor **mon)
+{
+	struct rbuf b = {buf, len, 0, 0};
+	size_t n;
+
+	*mon = NULL;
+	be_get_str(&b, host, RESULT_HOST_MAX);
+	n = (size_t)be_get(&b, 4);
+	if (b.bad || n != len - b.at)
+		return -1;
+	return n && monitor_unpack(buf + b.at, n, mon) < 0 ? -1 : 0;
 }

@@ -81,16 +81,37 @@ void session_stop_servers(struct cluster_child *ps, int nps);
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
                     const uint16_t *port, size_t nports, struct monitor **mon);
 
+struct ctrl_client;
+
 /* The end of one launch (tfgb-throughput(1), "One launch"): the launch's
- * servers (who = their PS index) and the worker that printed the result
- * (who = nps) meet at a barrier of their own on the control service (a
- * run id from the launcher's job ids alone, cluster_run_id(NULL)), so that
- * the servers end with the run.  Waits in slices of a second until
+ * servers (who = their PS index) and the worker that prints the result
+ * (who = nps) meet at barriers of their own on the control service (a run
+ * id from the launcher's job ids alone, cluster_run_id(NULL)), so that the
+ * servers end with the run: generation 0 once every worker has reported
+ * (each server then hands in its own resources, LAUNCH_RES_ID), 1 once
+ * the result is printed.  One phase: enters generation gen through *cc
+ * (opened when NULL; the caller closes it), in slices of a second until
  * the barrier releases, it fails for another reason than its slice's
  * deadline (the service is gone), *stop is set (NULL: never) or
  * deadline_ns passes.  0 when released, else -1. */
-int session_launch_end(const struct job *j, int who, int nps,
-                       uint64_t deadline_ns, volatile sig_atomic_t *stop);
+int session_launch_phase(const struct job *j, struct ctrl_client **cc, int who, int nps,
+                         uint32_t gen, uint64_t deadline_ns, volatile sig_atomic_t *stop);
+/* Both phases, between(cc, arg) after the first when not NULL (a server:
+ * its resources). */
+typedef void (*session_end_fn)(struct ctrl_client *cc, void *arg);
+int session_launch_end(const struct job *j, int who, int nps, uint64_t deadline_ns,
+                       volatile sig_atomic_t *stop, session_end_fn between, void *arg);
+/* The run id under which the servers of one launch hand in their
+ * resources (host name and monitor_pack series, session_res_*), xor'd
+ * with cluster_run_id(NULL). */
+#define LAUNCH_RES_ID 0x524553u /* "RES" */
+/* A server's resources as it hands them in: u16 length + its host name,
+ * u32 length + its series (monitor_pack; 0: not sampled).  The length, or
+ * -1 when cap is too small. */
+long session_res_pack(const struct monitor *mon, unsigned char *buf, size_t cap);
+/* Reads one back: 0 with host (RESULT_HOST_MAX bytes) and *mon (NULL when
+ * it sent none), or -1 when malformed. */
+int session_res_unpack(const unsigned char *buf, size_t len, char *host, struct monitor **mon);
 
 /* How long a server of one launch waits for the run to end: job.timeout
  * to start, the warm-up, every window (a day with job.iterations) and four

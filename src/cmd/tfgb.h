@@ -43,6 +43,8 @@ struct tfgb {
 	int local_rank;       /* its rank among its launch's processes on this host:
 	                       * its CPU set of an affinity list (place.h); 0 alone */
 	const char *local_source; /* what says so, for messages; NULL when alone */
+	int one_launch;       /* throughput: its servers started in the same launch (1);
+	                       * 2 once its collector passed the first end barrier */
 	int ini;              /* --ini */
 	int list;             /* --list */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */

@@ -357,6 +357,7 @@ void monitor_free(struct monitor *m)
 	wire_free(m->wire);
 	free(m->ns);
 	free(m->ps);
+	free(m->pt);
 	free(m->t);
 	free(m->procs);
 	free(m);
@@ -378,7 +379,14 @@ size_t monitor_nsamples(const struct monitor *m)
 
 double monitor_span_s(const struct monitor *m)
 {
-	return m->n >= 2 ? (double)(m->t[m->n - 1] - m->t[0]) / 1e9 : 0.0;
+	uint64_t last = m->n ? m->t[m->n - 1] : 0;
+
+	for (size_t p = 0; m->pt && p < m->nprocs; p++)
+		for (size_t k = 0; k < m->n; k++)
+			if (monitor_pt_at(m, p, k) > last)
+				last = monitor_pt_at(m, p, k);
+	return m->n >= 2 && last > monitor_t_zero(m) ?
+	       (double)(last - monitor_t_zero(m)) / 1e9 : 0.0;
 }
 
 double monitor_interval_s(const struct monitor *m)
@@ -408,9 +416,9 @@ int monitor_interval_cpu(const struct monitor *m, size_t p, size_t k, double *us
                          double *sys)
 {
 	const struct psample *a = monitor_ps_at(m, p, k - 1), *b = monitor_ps_at(m, p, k);
-	double dt = (double)(m->t[k] - m->t[k - 1]) / 1e9;
+	double dt = (double)(monitor_pt_at(m, p, k) - monitor_pt_at(m, p, k - 1)) / 1e9;
 
-	if (!a->ok || !b->ok || dt <= 0)
+	if (!a->ok || !b->ok || !monitor_pt_at(m, p, k - 1) || dt <= 0)
 		return -1;
 	*user = 100.0 * (double)monitor_delta(a->utime, b->utime) * m->tick_s / dt;
 	*sys = 100.0 * (double)monitor_delta(a->stime, b->stime) * m->tick_s / dt;
@@ -424,9 +432,15 @@ static double role_add(const struct monitor *m, size_t p, struct monitor_role_su
 	size_t f, l, nrss = 0;
 	double rss_sum = 0;
 
+	/* a sampling monitor's processes share its span, a merged one's each
+	 * has its own */
 	r->procs++;
+	if (!m->pt)
+		r->span_s += monitor_span_s(m);
 	if (ok_range(m, p, &f, &l) < 0)
 		return -1;
+	if (m->pt)
+		r->span_s += (double)(monitor_pt_at(m, p, l) - monitor_pt_at(m, p, f)) / 1e9;
 	r->user_s += (double)monitor_delta(monitor_ps_at(m, p, f)->utime, monitor_ps_at(m, p, l)->utime) * m->tick_s;
 	r->sys_s += (double)monitor_delta(monitor_ps_at(m, p, f)->stime, monitor_ps_at(m, p, l)->stime) * m->tick_s;
 	r->vcsw += monitor_delta(monitor_ps_at(m, p, f)->vcsw, monitor_ps_at(m, p, l)->vcsw);
@@ -451,7 +465,6 @@ static double role_add(const struct monitor *m, size_t p, struct monitor_role_su
 size_t monitor_roles(const struct monitor *m, struct monitor_role_sum *out, size_t max)
 {
 	size_t nroles = 0;
-	double span = monitor_span_s(m);
 
 	for (size_t p = 0; p < m->nprocs; p++) {
 		size_t r, q, nrss = 0;
@@ -479,8 +492,8 @@ size_t monitor_roles(const struct monitor *m, struct monitor_role_sum *out, size
 				}
 			}
 		out[r].rss_avg_bytes = nrss ? (uint64_t)(rss_sum / nrss) : 0;
-		out[r].cpu_avg_pct = span > 0 && out[r].procs ?
-		                     100.0 * (out[r].user_s + out[r].sys_s) / span / out[r].procs : 0;
+		out[r].cpu_avg_pct = out[r].span_s > 0 ?
+		                     100.0 * (out[r].user_s + out[r].sys_s) / out[r].span_s : 0;
 	}
 	return nroles;
 }

@@ -117,6 +117,7 @@ struct monitor_role_sum {
 	uint64_t rss_avg_bytes;   /* mean VmRSS over its processes' samples */
 	uint64_t rss_peak_bytes;  /* the highest VmHWM */
 	uint64_t vcsw, ivcsw;     /* context switches, all its processes */
+	double span_s;            /* its processes' sampled spans, added up */
 };
 
 /* Samples taken, and seconds from the first to the last. */
@@ -145,6 +146,31 @@ double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_b
  * twice, push, pull and ack once): 1 plus the framing's share. */
 double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved_bytes);
 
+/* The binary form of a monitor's series, for a process that measured
+ * itself to hand them to the one that prints the result (result.h): at
+ * most MONITOR_PACK_SAMPLES samples, spread evenly from the first to the
+ * last, of at most MONITOR_PACK_PROCS processes and every interface:
+ * MONITOR_PACK_MAX bytes at most. */
+#define MONITOR_PACK_SAMPLES 64
+#define MONITOR_PACK_PROCS 4
+#define MONITOR_PACK_MAX (40 + MONITOR_PACK_PROCS * 26 + MONITOR_MAX_IFACES * 18 + \
+                          MONITOR_PACK_SAMPLES * (8 + MONITOR_PACK_PROCS * 65 +    \
+                                                  MONITOR_MAX_IFACES * 32))
+/* Packs a stopped monitor of at least two samples into buf (cap bytes):
+ * the length, or -EINVAL (not packable: merged, too many processes, fewer
+ * than two samples), -ENOSPC (cap too small). */
+long monitor_pack(const struct monitor *m, unsigned char *buf, size_t cap);
+/* A monitor (stopped: read it, then monitor_free) from a packed form,
+ * every length and value checked first: 0, -EPROTO when malformed, or
+ * -ENOMEM. */
+int monitor_unpack(const unsigned char *buf, size_t len, struct monitor **out);
+/* One monitor of the processes of parts[0, n) (processes of one host,
+ * whose monotonic clocks agree): each process keeps its own sample times,
+ * t_s counts from the earliest sample of all, and the network series
+ * (host-wide) is that of the part with the most samples.  0, -EINVAL, or
+ * -ENOMEM. */
+int monitor_merge(const struct monitor *const *parts, size_t n, struct monitor **out);
+
 /* Writes the object "resources" under key: selected (the names of the
  * resources sampled), interval_s, span_s, samples,
  * samples_max, clock_tick_s, processes [{role, index, pid, samples: [{t_s,
@@ -158,6 +184,9 @@ double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved
  * in samples are increments over the interval ending at t_s. */
 void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
                   uint64_t payload_bytes, uint64_t moved_bytes);
+/* The same keys into the object open in w. */
+void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
+                       uint64_t payload_bytes, uint64_t moved_bytes);
 /* Writes the series as CSV, one row per process or interface and sample:
  * t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,
  * hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets

@@ -42,6 +42,11 @@ struct monitor {
 	uint64_t interval_ns;      /* now, after any thinning */
 	size_t max, n;             /* samples kept per series, at most max */
 	uint64_t *t;               /* [max] now_ns() of each sample */
+	/* a merged monitor (monitor_merge): each process's own sample times,
+	 * [nprocs][max], 0 past its last; t is then the network's.  NULL in a
+	 * sampling monitor, whose processes share t */
+	uint64_t *pt;
+	uint64_t t0;               /* merged: the earliest time of all, t_s's zero */
 	struct psample *ps;        /* [nprocs][max] */
 	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
 	double tick_s;
@@ -58,6 +63,19 @@ struct monitor {
 static inline const struct psample *monitor_ps_at(const struct monitor *m, size_t p, size_t k)
 {
 	return &m->ps[p * m->max + k];
+}
+
+/* When sample k of process p was taken (its own time in a merged
+ * monitor; 0 for a slot past its last). */
+static inline uint64_t monitor_pt_at(const struct monitor *m, size_t p, size_t k)
+{
+	return m->pt ? m->pt[p * m->max + k] : m->t[k];
+}
+
+/* The time the series' t_s counts from. */
+static inline uint64_t monitor_t_zero(const struct monitor *m)
+{
+	return m->pt ? m->t0 : m->t[0];
 }
 
 /* b - a of a counter that should only grow; 0 when it went back. */

@@ -16,9 +16,9 @@ static const char *const res_names[] = {"cpu", "memory", "network", "context_swi
 _Static_assert(MONITOR_ALL == (1 << (sizeof res_names / sizeof res_names[0] - 1)) - 1,
                "one name per MONITOR_* bit");
 
-static double t_s(const struct monitor *m, size_t k)
+static double t_s(const struct monitor *m, uint64_t t)
 {
-	return (double)(m->t[k] - m->t[0]) / 1e9;
+	return (double)(t - monitor_t_zero(m)) / 1e9;
 }
 
 static void json_proc(const struct monitor *m, struct json *w, size_t p)
@@ -28,13 +28,13 @@ static void json_proc(const struct monitor *m, struct json *w, size_t p)
 	json_i64(w, "index", m->procs[p].index);
 	json_i64(w, "pid", m->procs[p].pid);
 	json_arr_begin(w, "samples");
-	for (size_t k = 0; k < m->n; k++) {
+	for (size_t k = 0; k < m->n && monitor_pt_at(m, p, k); k++) {
 		const struct psample *s = monitor_ps_at(m, p, k), *a = k ? monitor_ps_at(m, p, k - 1) : NULL;
 		double u, y;
 		int have = k && monitor_interval_cpu(m, p, k, &u, &y) == 0;
 
 		json_obj_begin(w, NULL);
-		json_f64(w, "t_s", t_s(m, k), 3);
+		json_f64(w, "t_s", t_s(m, monitor_pt_at(m, p, k)), 3);
 		if ((m->what & MONITOR_CPU) && have) {
 			json_f64(w, "cpu_pct", u + y, 1);
 			json_f64(w, "user_pct", u, 1);
@@ -84,7 +84,7 @@ static void json_net(const struct monitor *m, struct json *w)
 			const struct nsample *s = &m->ns[i * m->max + k];
 			const struct nsample *a = k ? s - 1 : NULL;
 			json_obj_begin(w, NULL);
-			json_f64(w, "t_s", t_s(m, k), 3);
+			json_f64(w, "t_s", t_s(m, m->t[k]), 3);
 			if (a) {
 				json_u64(w, "rx_bytes", monitor_delta(a->rx_bytes, s->rx_bytes));
 				json_u64(w, "rx_packets", monitor_delta(a->rx_packets, s->rx_packets));
@@ -133,6 +133,14 @@ static void json_run_wire(const struct monitor *m, struct json *w, uint64_t move
 void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
                   uint64_t payload_bytes, uint64_t moved_bytes)
 {
+	json_obj_begin(w, key);
+	monitor_json_keys(m, w, calls, payload_bytes, moved_bytes);
+	json_obj_end(w);
+}
+
+void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
+                       uint64_t payload_bytes, uint64_t moved_bytes)
+{
 	struct monitor_role_sum roles[16];
 	size_t nroles = monitor_roles(m, roles, 16);
 	uint64_t rxb, rxp, txb, txp;
@@ -140,7 +148,6 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 	if (nroles > 16)
 		nroles = 16;
 	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
-	json_obj_begin(w, key);
 	json_arr_begin(w, "selected");
 	for (int i = 0; res_names[i]; i++)
 		if (m->what & 1u << i)
@@ -200,7 +207,6 @@ void monitor_json(const struct monitor *m, struct json *w, const char *key, uint
 		json_run_wire(m, w, moved_bytes);
 	}
 	json_obj_end(w);
-	json_obj_end(w);
 }
 
 /* The CSV columns of each resource, after t_s,kind,role,index,pid,iface. */
@@ -225,12 +231,12 @@ int monitor_csv(const struct monitor *m, FILE *f)
 			fprintf(f, ",%s", csv_groups[g].cols);
 	fputc('\n', f);
 	for (size_t p = 0; p < m->nprocs; p++)
-		for (size_t k = 0; k < m->n; k++) {
+		for (size_t k = 0; k < m->n && monitor_pt_at(m, p, k); k++) {
 			const struct psample *s = monitor_ps_at(m, p, k), *a = k ? monitor_ps_at(m, p, k - 1) : NULL;
 			double u, y;
 			int have = k && monitor_interval_cpu(m, p, k, &u, &y) == 0;
 
-			fprintf(f, "%.3f,proc,%s,%d,%d,", t_s(m, k), m->procs[p].role,
+			fprintf(f, "%.3f,proc,%s,%d,%d,", t_s(m, monitor_pt_at(m, p, k)), m->procs[p].role,
 			        m->procs[p].index, (int)m->procs[p].pid);
 			if ((w & MONITOR_CPU) && have)
 				fprintf(f, ",%.1f,%.1f,%.1f", u + y, u, y);
@@ -258,7 +264,7 @@ int monitor_csv(const struct monitor *m, FILE *f)
 		for (size_t k = 0; k < m->n; k++) {
 			const struct nsample *s = &m->ns[i * m->max + k];
 			/* kind net_host: the interface's every byte, not only the run's */
-			fprintf(f, "%.3f,net_host,,,,%s", t_s(m, k), m->ifname[i]);
+			fprintf(f, "%.3f,net_host,,,,%s", t_s(m, m->t[k]), m->ifname[i]);
 			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++) {
 				unsigned what = csv_groups[g].what;
 				if ((w & what) && what != MONITOR_NETWORK)
@@ -304,7 +310,7 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 	        monitor_interval_s(m));
 	for (size_t r = 0; r < nroles; r++) {
 		const struct monitor_role_sum *s = &roles[r];
-		double span = monitor_span_s(m), per = span > 0 && s->procs ? span * s->procs : 0;
+		double per = s->span_s;
 		const char *sep = "";
 		if (!(m->what & (MONITOR_CPU | MONITOR_MEMORY | MONITOR_CSW)))
 			break;

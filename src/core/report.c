@@ -83,6 +83,23 @@ static void tput_processes_json(struct json *w, const struct report_tput *tp,
 	json_arr_end(w);
 }
 
+/* "resources" of a run whose processes sampled themselves: per host, the
+ * keys of a one-host run's and the host's name. */
+static void hosts_json(struct json *w, const struct report *r)
+{
+	json_obj_begin(w, "resources");
+	json_str(w, "scope", "hosts");
+	json_arr_begin(w, "hosts");
+	for (size_t h = 0; h < r->nhosts; h++) {
+		json_obj_begin(w, NULL);
+		json_str(w, "host", r->hosts[h].host);
+		monitor_json_keys(r->hosts[h].mon, w, r->mon_calls, r->mon_bytes, r->mon_moved);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
 /* The latencies' figures, in microseconds. */
 struct lat_us {
 	double min, avg, p50, p90, p99, p999, max, sd;
@@ -370,6 +387,11 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		report_train_text(r->train, f);
 	if (r->mon)
 		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
+	for (size_t h = 0; h < r->nhosts; h++) {
+		fprintf(f, "# resources of host %s, as its processes sampled themselves:\n",
+		        r->hosts[h].host);
+		monitor_text(r->hosts[h].mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
+	}
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
@@ -610,6 +632,8 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		sysinfo_json(&w, "environment", r->env, text);
 	if (r->mon)
 		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
+	else if (r->nhosts)
+		hosts_json(&w, r);
 	json_str(&w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */
 	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {

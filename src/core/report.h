@@ -128,6 +128,12 @@ struct report_run {
 /* A run's figures from the engine's (latency, bandwidth). */
 void report_run_of(const struct engine_run_fig *f, struct report_run *out);
 
+/* One host's resources: its name and the merged series of its processes. */
+struct report_host_res {
+	const char *host;
+	const struct monitor *mon;
+};
+
 struct report;
 /* The runs of a repeated window (report_rep.c): whether r has them
  * (job.repeat > 1 and runs given); the text table and the figures across
@@ -154,6 +160,10 @@ struct report {
 	const struct sysinfo_env *env;  /* JSON "environment", or NULL */
 	const struct report_alloc *alloc; /* each process's malloc, or NULL */
 	const struct monitor *mon;      /* resources (stopped), or NULL */
+	/* a run without the one-machine launcher: each host's processes as
+	 * they sampled themselves (monitor_merge), nhosts of them, or NULL */
+	const struct report_host_res *hosts;
+	size_t nhosts;
 	uint64_t mon_calls, mon_bytes;  /* calls and payload bytes the monitor saw */
 	uint64_t mon_moved;  /* payload bytes those calls moved, both directions */
 	const struct report_run *runs;  /* repeats: nruns runs, or NULL */

@@ -19,6 +19,8 @@
  *     worker ran, as it saw itself),
  *   u64 span_ns, user_ns, sys_ns, rss_peak_bytes, vcsw, ivcsw (its own
  *     resource use, wresult_res; span_ns 0 when not measured),
+ *   u32 mon_len + mon_len bytes (its resource series, monitor_pack; 0 when
+ *     not sampled or when the blob has no room for it),
  *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
  *     calls, errors, bytes, lat_sum_ns, p50_ns, p99_ns, max_ns}
  *     (--interval; nivl <= RESULT_IVL_MAX and what the blob has room for,
@@ -26,16 +28,20 @@
  * Version 4 added warmup_ns, missed, svc and the runs' lat_count (issue 13:
  * calls are counted by completion, latencies per started call); version 5
  * the allocator (job.allocator) and the intervals; version 6 the
- * placement and the resource use (issue 17: every process measured).
+ * placement and the resource use (issue 17: every process measured);
+ * version 7 the resource series.  Only the processes of one run exchange
+ * blobs: another version is refused, and counted as a malformed report.
  */
 #include "result.h"
+
+#include "bebuf.h"
 
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 6u
+#define RESULT_VERSION 7u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -101,54 +107,24 @@ void wresult_res_of(struct wresult_res *out, const struct rusage *a, const struc
 	};
 }
 
-struct wbuf {
-	unsigned char *p;
-	size_t len, cap;
-	int over;
-};
-
-static void put(struct wbuf *w, uint64_t v, int bytes)
-{
-	if (w->len + (size_t)bytes > w->cap) {
-		w->over = 1;
-		return;
-	}
-	for (int i = bytes - 1; i >= 0; i--, v >>= 8)
-		w->p[w->len + (size_t)i] = (unsigned char)v;
-	w->len += (size_t)bytes;
-}
-
-static void put_str(struct wbuf *w, const char *s, size_t max)
-{
-	size_t n = strnlen(s, max - 1);
-
-	put(w, n, 2);
-	if (w->len + n > w->cap) {
-		w->over = 1;
-		return;
-	}
-	memcpy(w->p + w->len, s, n);
-	w->len += n;
-}
-
 /* A histogram, its buckets sparse. */
 static void put_stats(struct wbuf *w, const struct stats *s)
 {
 	uint32_t nb = 0;
 
-	put(w, s->count, 8);
-	put(w, s->min_ns, 8);
-	put(w, s->max_ns, 8);
-	put(w, s->sum_ns, 8);
-	put(w, (uint64_t)(s->sumsq_ns >> 64), 8);
-	put(w, (uint64_t)s->sumsq_ns, 8);
+	be_put(w, s->count, 8);
+	be_put(w, s->min_ns, 8);
+	be_put(w, s->max_ns, 8);
+	be_put(w, s->sum_ns, 8);
+	be_put(w, (uint64_t)(s->sumsq_ns >> 64), 8);
+	be_put(w, (uint64_t)s->sumsq_ns, 8);
 	for (unsigned i = 0; i < STATS_BUCKETS; i++)
 		nb += s->bucket[i] != 0;
-	put(w, nb, 4);
+	be_put(w, nb, 4);
 	for (unsigned i = 0; i < STATS_BUCKETS; i++)
 		if (s->bucket[i]) {
-			put(w, i, 4);
-			put(w, s->bucket[i], 8);
+			be_put(w, i, 4);
+			be_put(w, s->bucket[i], 8);
 		}
 }
 
@@ -159,106 +135,79 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 {
 	struct wbuf w = {buf, 0, cap, 0};
 	size_t room;
-	uint32_t nivl;
+	uint32_t nivl, mon_len;
 
-	put(&w, RESULT_MAGIC, 4);
-	put(&w, RESULT_VERSION, 4);
-	put(&w, r->worker, 4);
-	put(&w, (uint32_t)r->pid, 4);
-	put(&w, (uint32_t)r->end, 4);
-	put_str(&w, r->host, sizeof r->host);
-	put_str(&w, r->err.msg, RESULT_ERR_WIRE);
-	put(&w, r->calls, 8);
-	put(&w, r->errors, 8);
-	put(&w, r->warmup_calls, 8);
-	put(&w, r->bytes, 8);
-	put(&w, r->window_ns, 8);
-	put(&w, r->offered, 8);
-	put(&w, r->warmup_ns, 8);
-	put(&w, r->missed, 8);
-	put(&w, r->ser_sampled, 8);
-	put(&w, r->enc_ns, 8);
-	put(&w, r->dec_ns, 8);
-	put(&w, r->nps, 4);
+	be_put(&w, RESULT_MAGIC, 4);
+	be_put(&w, RESULT_VERSION, 4);
+	be_put(&w, r->worker, 4);
+	be_put(&w, (uint32_t)r->pid, 4);
+	be_put(&w, (uint32_t)r->end, 4);
+	be_put_str(&w, r->host, sizeof r->host);
+	be_put_str(&w, r->err.msg, RESULT_ERR_WIRE);
+	be_put(&w, r->calls, 8);
+	be_put(&w, r->errors, 8);
+	be_put(&w, r->warmup_calls, 8);
+	be_put(&w, r->bytes, 8);
+	be_put(&w, r->window_ns, 8);
+	be_put(&w, r->offered, 8);
+	be_put(&w, r->warmup_ns, 8);
+	be_put(&w, r->missed, 8);
+	be_put(&w, r->ser_sampled, 8);
+	be_put(&w, r->enc_ns, 8);
+	be_put(&w, r->dec_ns, 8);
+	be_put(&w, r->nps, 4);
 	for (uint32_t i = 0; i < r->nps && i < RESULT_PS_MAX; i++)
-		put(&w, r->ps_calls[i], 8);
+		be_put(&w, r->ps_calls[i], 8);
 	put_stats(&w, &r->lat);
 	put_stats(&w, &r->svc);
-	put(&w, r->nruns, 4);
+	be_put(&w, r->nruns, 4);
 	for (uint32_t k = 0; k < r->nruns && k < RESULT_RUNS_MAX; k++) {
-		put(&w, r->runs[k].calls, 8);
-		put(&w, r->runs[k].errors, 8);
-		put(&w, r->runs[k].bytes, 8);
-		put(&w, r->runs[k].window_ns, 8);
-		put(&w, r->runs[k].lat_count, 8);
-		put(&w, r->runs[k].lat_sum_ns, 8);
+		be_put(&w, r->runs[k].calls, 8);
+		be_put(&w, r->runs[k].errors, 8);
+		be_put(&w, r->runs[k].bytes, 8);
+		be_put(&w, r->runs[k].window_ns, 8);
+		be_put(&w, r->runs[k].lat_count, 8);
+		be_put(&w, r->runs[k].lat_sum_ns, 8);
 	}
-	put_str(&w, r->alloc, sizeof r->alloc);
-	put_str(&w, r->alloc_version, sizeof r->alloc_version);
-	put_str(&w, r->place.cpus, sizeof r->place.cpus);
-	put_str(&w, r->place.mempolicy, sizeof r->place.mempolicy);
-	put(&w, r->res.span_ns, 8);
-	put(&w, r->res.user_ns, 8);
-	put(&w, r->res.sys_ns, 8);
-	put(&w, r->res.rss_peak_bytes, 8);
-	put(&w, r->res.vcsw, 8);
-	put(&w, r->res.ivcsw, 8);
+	be_put_str(&w, r->alloc, sizeof r->alloc);
+	be_put_str(&w, r->alloc_version, sizeof r->alloc_version);
+	be_put_str(&w, r->place.cpus, sizeof r->place.cpus);
+	be_put_str(&w, r->place.mempolicy, sizeof r->place.mempolicy);
+	be_put(&w, r->res.span_ns, 8);
+	be_put(&w, r->res.user_ns, 8);
+	be_put(&w, r->res.sys_ns, 8);
+	be_put(&w, r->res.rss_peak_bytes, 8);
+	be_put(&w, r->res.vcsw, 8);
+	be_put(&w, r->res.ivcsw, 8);
+	/* the series when it fits with the intervals' header after it */
+	mon_len = r->mon_len <= MONITOR_PACK_MAX && w.len + 4 + r->mon_len + 12 <= cap ?
+	          r->mon_len : 0;
+	be_put(&w, mon_len, 4);
+	if (!w.over) {
+		memcpy(w.p + w.len, r->mon, mon_len);
+		w.len += mon_len;
+	}
 	/* the intervals that fit: the rest are counted as dropped */
 	room = w.len + 12 <= cap ? (cap - w.len - 12) / RESULT_IVL_BYTES : 0;
 	nivl = r->nivl < RESULT_IVL_MAX ? r->nivl : RESULT_IVL_MAX;
 	if (nivl > room)
 		nivl = (uint32_t)room;
-	put(&w, nivl, 4);
-	put(&w, r->ivl_dropped + (r->nivl - nivl), 8);
+	be_put(&w, nivl, 4);
+	be_put(&w, r->ivl_dropped + (r->nivl - nivl), 8);
 	for (uint32_t k = 0; k < nivl; k++) {
 		const struct engine_ivl_fig *v = &r->ivl[k];
-		put(&w, v->index, 4);
-		put(&w, v->start_ns, 8);
-		put(&w, v->end_ns, 8);
-		put(&w, v->calls, 8);
-		put(&w, v->errors, 8);
-		put(&w, v->bytes, 8);
-		put(&w, v->lat_sum_ns, 8);
-		put(&w, v->p50_ns, 8);
-		put(&w, v->p99_ns, 8);
-		put(&w, v->max_ns, 8);
+		be_put(&w, v->index, 4);
+		be_put(&w, v->start_ns, 8);
+		be_put(&w, v->end_ns, 8);
+		be_put(&w, v->calls, 8);
+		be_put(&w, v->errors, 8);
+		be_put(&w, v->bytes, 8);
+		be_put(&w, v->lat_sum_ns, 8);
+		be_put(&w, v->p50_ns, 8);
+		be_put(&w, v->p99_ns, 8);
+		be_put(&w, v->max_ns, 8);
 	}
 	return w.over ? -1 : (long)w.len;
-}
-
-struct rbuf {
-	const unsigned char *p;
-	size_t len, at;
-	int bad;
-};
-
-static uint64_t get(struct rbuf *b, int bytes)
-{
-	uint64_t v = 0;
-
-	if (b->bad || b->len - b->at < (size_t)bytes) {
-		b->bad = 1;
-		return 0;
-	}
-	for (int i = 0; i < bytes; i++)
-		v = v << 8 | b->p[b->at++];
-	return v;
-}
-
-static void get_str(struct rbuf *b, char *dst, size_t max)
-{
-	size_t n = (size_t)get(b, 2);
-
-	dst[0] = 0;
-	if (b->bad || n >= max || b->len - b->at < n) {
-		b->bad = 1;
-		return;
-	}
-	memcpy(dst, b->p + b->at, n);
-	dst[n] = 0;
-	if (strlen(dst) != n)
-		b->bad = 1; /* no NUL inside */
-	b->at += n;
 }
 
 /* A histogram: buckets in increasing order, none empty, adding up to the
@@ -269,19 +218,19 @@ static int get_stats(struct rbuf *b, struct stats *s)
 	uint32_t nb, last = 0;
 
 	stats_init(s);
-	s->count = get(b, 8);
-	s->min_ns = get(b, 8);
-	s->max_ns = get(b, 8);
-	s->sum_ns = get(b, 8);
-	hi = get(b, 8);
-	lo = get(b, 8);
+	s->count = be_get(b, 8);
+	s->min_ns = be_get(b, 8);
+	s->max_ns = be_get(b, 8);
+	s->sum_ns = be_get(b, 8);
+	hi = be_get(b, 8);
+	lo = be_get(b, 8);
 	s->sumsq_ns = (unsigned __int128)hi << 64 | lo;
-	nb = (uint32_t)get(b, 4);
+	nb = (uint32_t)be_get(b, 4);
 	if (b->bad || nb > STATS_BUCKETS)
 		return -1;
 	for (uint32_t k = 0; k < nb; k++) {
-		uint32_t i = (uint32_t)get(b, 4);
-		uint64_t c = get(b, 8);
+		uint32_t i = (uint32_t)be_get(b, 4);
+		uint64_t c = be_get(b, 8);
 		if (b->bad || i >= STATS_BUCKETS || (k && i <= last) || c == 0 ||
 		    c > UINT64_MAX - total)
 			return -1;
@@ -296,6 +245,24 @@ static int get_stats(struct rbuf *b, struct stats *s)
 	return 0;
 }
 
+/* The resource series, checked whole (monitor_unpack): 0 or -1. */
+static int get_mon(struct rbuf *b, struct wresult *r)
+{
+	struct monitor *m = NULL;
+
+	r->mon_len = (uint32_t)be_get(b, 4);
+	if (b->bad || r->mon_len > MONITOR_PACK_MAX || b->len - b->at < r->mon_len)
+		return -1;
+	if (!r->mon_len)
+		return 0;
+	memcpy(r->mon, b->p + b->at, r->mon_len);
+	b->at += r->mon_len;
+	if (monitor_unpack(r->mon, r->mon_len, &m) < 0)
+		return -1;
+	monitor_free(m);
+	return 0;
+}
+
 int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 {
 	struct rbuf b = {buf, len, 0, 0};
@@ -306,76 +273,78 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	memset(r, 0, offsetof(struct wresult, ps_calls));
 	stats_init(&r->lat);
 	stats_init(&r->svc);
-	if (get(&b, 4) != RESULT_MAGIC || get(&b, 4) != RESULT_VERSION)
+	if (be_get(&b, 4) != RESULT_MAGIC || be_get(&b, 4) != RESULT_VERSION)
 		return -1;
-	r->worker = (uint32_t)get(&b, 4);
-	r->pid = (int32_t)get(&b, 4);
-	r->end = (int32_t)get(&b, 4);
+	r->worker = (uint32_t)be_get(&b, 4);
+	r->pid = (int32_t)be_get(&b, 4);
+	r->end = (int32_t)be_get(&b, 4);
 	if (r->end < ENGINE_DONE || r->end > ENGINE_FAILED)
 		return -1;
-	get_str(&b, r->host, sizeof r->host);
-	get_str(&b, r->err.msg, RESULT_ERR_WIRE);
-	r->calls = get(&b, 8);
-	r->errors = get(&b, 8);
-	r->warmup_calls = get(&b, 8);
-	r->bytes = get(&b, 8);
-	r->window_ns = get(&b, 8);
-	r->offered = get(&b, 8);
-	r->warmup_ns = get(&b, 8);
-	r->missed = get(&b, 8);
-	r->ser_sampled = get(&b, 8);
-	r->enc_ns = get(&b, 8);
-	r->dec_ns = get(&b, 8);
-	r->nps = (uint32_t)get(&b, 4);
+	be_get_str(&b, r->host, sizeof r->host);
+	be_get_str(&b, r->err.msg, RESULT_ERR_WIRE);
+	r->calls = be_get(&b, 8);
+	r->errors = be_get(&b, 8);
+	r->warmup_calls = be_get(&b, 8);
+	r->bytes = be_get(&b, 8);
+	r->window_ns = be_get(&b, 8);
+	r->offered = be_get(&b, 8);
+	r->warmup_ns = be_get(&b, 8);
+	r->missed = be_get(&b, 8);
+	r->ser_sampled = be_get(&b, 8);
+	r->enc_ns = be_get(&b, 8);
+	r->dec_ns = be_get(&b, 8);
+	r->nps = (uint32_t)be_get(&b, 4);
 	if (b.bad || r->nps > RESULT_PS_MAX)
 		return -1;
 	for (uint32_t i = 0; i < r->nps; i++)
-		r->ps_calls[i] = get(&b, 8);
+		r->ps_calls[i] = be_get(&b, 8);
 	if (get_stats(&b, &r->lat) < 0 || get_stats(&b, &r->svc) < 0)
 		return -1;
-	r->nruns = (uint32_t)get(&b, 4);
+	r->nruns = (uint32_t)be_get(&b, 4);
 	if (b.bad || r->nruns > RESULT_RUNS_MAX)
 		return -1;
 	for (uint32_t k = 0; k < r->nruns; k++) {
 		struct wresult_run *u = &r->runs[k];
-		u->calls = get(&b, 8);
-		u->errors = get(&b, 8);
-		u->bytes = get(&b, 8);
-		u->window_ns = get(&b, 8);
-		u->lat_count = get(&b, 8);
-		u->lat_sum_ns = get(&b, 8);
+		u->calls = be_get(&b, 8);
+		u->errors = be_get(&b, 8);
+		u->bytes = be_get(&b, 8);
+		u->window_ns = be_get(&b, 8);
+		u->lat_count = be_get(&b, 8);
+		u->lat_sum_ns = be_get(&b, 8);
 		if (u->calls > UINT64_MAX - run_calls || u->lat_count > UINT64_MAX - run_lats)
 			return -1;
 		run_calls += u->calls;
 		run_lats += u->lat_count;
 	}
-	get_str(&b, r->alloc, sizeof r->alloc);
-	get_str(&b, r->alloc_version, sizeof r->alloc_version);
-	get_str(&b, r->place.cpus, sizeof r->place.cpus);
-	get_str(&b, r->place.mempolicy, sizeof r->place.mempolicy);
-	r->res.span_ns = get(&b, 8);
-	r->res.user_ns = get(&b, 8);
-	r->res.sys_ns = get(&b, 8);
-	r->res.rss_peak_bytes = get(&b, 8);
-	r->res.vcsw = get(&b, 8);
-	r->res.ivcsw = get(&b, 8);
-	r->nivl = (uint32_t)get(&b, 4);
-	r->ivl_dropped = get(&b, 8);
+	be_get_str(&b, r->alloc, sizeof r->alloc);
+	be_get_str(&b, r->alloc_version, sizeof r->alloc_version);
+	be_get_str(&b, r->place.cpus, sizeof r->place.cpus);
+	be_get_str(&b, r->place.mempolicy, sizeof r->place.mempolicy);
+	r->res.span_ns = be_get(&b, 8);
+	r->res.user_ns = be_get(&b, 8);
+	r->res.sys_ns = be_get(&b, 8);
+	r->res.rss_peak_bytes = be_get(&b, 8);
+	r->res.vcsw = be_get(&b, 8);
+	r->res.ivcsw = be_get(&b, 8);
+	if (get_mon(&b, r) < 0)
+		return -1;
+	r->nivl = (uint32_t)be_get(&b, 4);
+	r->ivl_dropped = be_get(&b, 8);
 	if (b.bad || r->nivl > RESULT_IVL_MAX)
 		return -1;
 	for (uint32_t k = 0; k < r->nivl; k++) {
 		struct engine_ivl_fig *v = &r->ivl[k];
 		v->worker = r->worker;
-		v->index = (uint32_t)get(&b, 4);
-		v->start_ns = get(&b, 8);
-		v->end_ns = get(&b, 8);
-		v->calls = get(&b, 8);
-		v->errors = get(&b, 8);
-		v->bytes = get(&b, 8);
-		v->lat_sum_ns = get(&b, 8);
-		v->p50_ns = get(&b, 8);
-		v->p99_ns = get(&b, 8);
-		v->max_ns = get(&b, 8);
+		v->index = (uint32_t)be_get(&b, 4);
+		v->start_ns = be_get(&b, 8);
+		v->end_ns = be_get(&b, 8);
+		v->calls = be_get(&b, 8);
+		v->errors = be_get(&b, 8);
+		v->bytes = be_get(&b, 8);
+		v->lat_sum_ns = be_get(&b, 8);
+		v->p50_ns = be_get(&b, 8);
+		v->p99_ns = be_get(&b, 8);
+		v->max_ns = be_get(&b, 8);
 		if (v->start_ns > v->end_ns)
 			return -1;
 	}

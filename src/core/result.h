@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 
 #include "engine.h"
+#include "monitor.h"
 #include "place.h"
 #include "stats.h"
 
@@ -67,6 +68,11 @@ struct wresult {
 	char alloc_version[64];
 	struct place_seen place;     /* where it ran, measured by itself */
 	struct wresult_res res;      /* its resources over its run */
+	/* its resource series from the barrier's release to its report, packed
+	 * (monitor_pack): a worker with no launcher above it samples itself,
+	 * as the launcher samples its processes; mon_len 0: not sampled, or no
+	 * room left in the blob */
+	uint32_t mon_len;            /* mon: below, past the memsets' reach */
 	uint64_t ps_calls[RESULT_PS_MAX];
 	struct stats lat;
 	struct stats svc;            /* open loop: service times; empty otherwise */
@@ -74,6 +80,7 @@ struct wresult {
 	uint32_t nivl;               /* intervals kept, <= RESULT_IVL_MAX */
 	uint64_t ivl_dropped;        /* intervals not kept */
 	struct engine_ivl_fig ivl[RESULT_IVL_MAX]; /* nivl, worker == this one's */
+	unsigned char mon[MONITOR_PACK_MAX]; /* mon_len bytes */
 };
 
 /* Fills r from an engine result (ps_calls from res->conn_calls, runs from

@@ -39,7 +39,8 @@ static int same_result(const struct wresult *a, const struct wresult *b)
 	       !memcmp(a->ps_calls, b->ps_calls, a->nps * sizeof a->ps_calls[0]) &&
 	       !memcmp(&a->lat, &b->lat, sizeof a->lat) &&
 	       !memcmp(&a->svc, &b->svc, sizeof a->svc) && a->nruns == b->nruns &&
-	       !memcmp(a->runs, b->runs, a->nruns * sizeof a->runs[0]);
+	       !memcmp(a->runs, b->runs, a->nruns * sizeof a->runs[0]) &&
+	       a->mon_len == b->mon_len && !memcmp(a->mon, b->mon, a->mon_len);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);

@@ -39,14 +39,14 @@ srcs() {
 	case $1 in
 	frame) echo "src/transport/socket/frame.c" ;;
 	job | opt | bundle) echo "$JOBSRC" ;;
-	result) echo "src/core/err.c src/core/result.c src/core/stats.c" ;;
+	result) echo "src/core/err.c src/core/result.c src/core/stats.c src/core/bebuf.c src/core/monitor.c src/core/monitor_pack.c src/core/wire.c src/core/util.c" ;;
 	ctrl) echo "src/ctrl/ctrl_wire.c src/core/sha256.c" ;;
 	esac
 }
 libs() {
 	case $1 in
 	job | opt | bundle) $PKG_CONFIG --cflags --libs inih libprotobuf-c ;;
-	result) echo "-lm" ;;
+	result) echo "-lm -lpthread" ;;
 	esac
 }
 maxlen() {
