@@ -11,7 +11,7 @@
  * least every VB_TICK_NS.
  *
  * A connection is a responder only: requests arrive in order in its ring
- * (see tr_verbs.c), and each is answered, in order, from the ring slot it
+ * (PROTOCOL in man/tfgb-verbs.7), and each is answered, in order, from the ring slot it
  * arrived in; a reply waits only for send-queue entries, never for the
  * client (the client's window guarantees room for every reply).  Echo
  * sends the bytes back where they are (the ring slot, or the landing zone
@@ -184,7 +184,7 @@ static const struct pull_buf *pull_bytes(struct srv *s)
 
 /* EchoTensor and AckTensor: request h's body is unpacked and its reply
  * packed (codec_serve), then copied after the header in ring slot p or
- * over the body in the landing zone (see the top of the file).  Returns
+ * over the body in the landing zone (see the top of this file).  Returns
  * the reply's status; with TR_OK, *rlen, *src and *src_mr say what to
  * send. */
 static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr *h,
