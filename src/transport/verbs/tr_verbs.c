@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "net.h"
 #include "util.h"
 
 /* ---- options ------------------------------------------------------------- */
@@ -154,23 +155,6 @@ int vb_hello_decode(const unsigned char b[VB_HELLO_LEN], struct vb_hello *h)
 
 /* ---- the side channel ---------------------------------------------------- */
 
-static int side_wait(int fd, short ev, uint64_t deadline_ns)
-{
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = ev};
-		uint64_t now = now_ns();
-		int r;
-
-		if (now >= deadline_ns)
-			return -ETIMEDOUT;
-		r = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 int vb_side_write(int fd, const void *buf, size_t len, uint64_t deadline_ns)
 {
 	const char *p = buf;
@@ -187,7 +171,7 @@ int vb_side_write(int fd, const void *buf, size_t len, uint64_t deadline_ns)
 			continue;
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		if ((rc = side_wait(fd, POLLOUT, deadline_ns)) < 0)
+		if ((rc = net_wait(fd, POLLOUT, deadline_ns)) < 0)
 			return rc;
 	}
 	return 0;
@@ -211,7 +195,7 @@ int vb_side_read(int fd, void *buf, size_t len, uint64_t deadline_ns)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		if ((rc = side_wait(fd, POLLIN, deadline_ns)) < 0)
+		if ((rc = net_wait(fd, POLLIN, deadline_ns)) < 0)
 			return rc;
 	}
 	return 0;
