@@ -25,7 +25,7 @@ static int sanitized(void)
 
 static void load(struct job *j, const char *name, const char *text)
 {
-	struct job_err err;
+	struct err err;
 
 	ck_assert_int_eq(job_init(j), 0);
 	ck_assert_msg(job_load_string(j, name, text, &err) == 0, "%s", err.msg);
@@ -56,7 +56,7 @@ END_TEST
 START_TEST(test_alloc_glibc_kept_keeps)
 {
 	struct job j;
-	struct job_err err;
+	struct err err;
 	struct alloc_info a;
 	char *b[48];
 
@@ -82,7 +82,7 @@ END_TEST
 START_TEST(test_alloc_glibc_gives_back)
 {
 	struct job j;
-	struct job_err err;
+	struct err err;
 	char *b[48];
 
 	if (sanitized())
@@ -115,7 +115,7 @@ START_TEST(test_alloc_missing_refused)
 	setenv("TFGB_ALLOC_LIBDIR", "/nonexistent/tfgb", 1);
 	for (size_t i = 0; i < sizeof c / sizeof c[0]; i++) {
 		struct job j;
-		struct job_err err;
+		struct err err;
 		char text[64], want[400];
 
 		snprintf(text, sizeof text, "[job]\nwarmup = 1s\nallocator = %s\n", c[i].value);
@@ -138,7 +138,7 @@ END_TEST
 START_TEST(test_alloc_job_handed_over)
 {
 	struct job j, k;
-	struct job_err err;
+	struct err err;
 	const struct opt_def *inflight = job_key_find("job", "inflight");
 	const struct opt_def *seed = job_key_find("job", "seed");
 	char path[64], lines[64], *text;

@@ -53,7 +53,7 @@ static void codec_teardown(void)
 /* Applies overrides (NULL-terminated), validates, allocates the payload. */
 static void make_payload(const char *const *kv)
 {
-	struct job_err err;
+	struct err err;
 
 	payload_free(&pl);
 	job_free(&job);
@@ -368,8 +368,8 @@ START_TEST(test_codec_engine_serialized_modes)
 			struct engine_result r;
 			uint64_t want;
 			fcalls = 0;
-			ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err);
-			ck_assert_msg(r.errors == 0, "%s", r.err);
+			ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err.msg);
+			ck_assert_msg(r.errors == 0, "%s", r.err.msg);
 			ck_assert_uint_eq(r.calls, 640);
 			ck_assert_uint_eq(r.bytes, 640 * pl.total);
 			/* the first ENGINE_SAMPLE_FIRST measured calls, then one in
@@ -409,7 +409,7 @@ START_TEST(test_codec_engine_short_run_sampled)
 			.iterations = 40, .timeout_ns = 2000000000ull, .stop = &stop, .label = "test",
 		};
 		struct engine_result r;
-		ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err);
+		ck_assert_msg(engine_run(&cfg, &r) == 0, "%s", r.err.msg);
 		/* the first call checks every byte: not sampled */
 		ck_assert_uint_eq(r.ser_sampled, ENGINE_SAMPLE_FIRST);
 		ck_assert_uint_gt(r.enc_ns, 0);
@@ -435,7 +435,7 @@ START_TEST(test_codec_engine_no_serialized_pull)
 
 	make_payload(kv);
 	ck_assert_int_eq(engine_run(&cfg, &r), -1);
-	ck_assert_msg(strstr(r.err, "Pull method has no serialized form"), "%s", r.err);
+	ck_assert_msg(strstr(r.err.msg, "Pull method has no serialized form"), "%s", r.err.msg);
 	engine_result_free(&r);
 }
 END_TEST
@@ -723,7 +723,7 @@ END_TEST
 
 static void assert_job_err(const char *const *kv, const char *want)
 {
-	struct job_err err;
+	struct err err;
 	struct job j;
 	int rc = 0;
 
@@ -751,7 +751,7 @@ START_TEST(test_codec_dtype_validation)
 	                        "payload.dtype=int64", "job.mode=serialized", NULL};
 	const char *raw[] = {"payload.dtype=int64", NULL}; /* non-serialized: no check */
 	const char *bad_name[] = {"payload.dtype=float64", NULL};
-	struct job_err err;
+	struct err err;
 	struct job j;
 
 	assert_job_err(uniform, "default: payload.small = 10B: buffer 0 is 10 bytes, not a whole "

@@ -51,15 +51,15 @@ static uint16_t free_port(void)
 
 static void start_server(void)
 {
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	int rc = -1;
 
 	snprintf(addr.host, sizeof addr.host, "127.0.0.1");
 	for (int i = 0; i < 5 && rc < 0; i++) {
 		addr.port = free_port();
-		rc = ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, err, sizeof err);
+		rc = ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, &err);
 	}
-	ck_assert_msg(rc == 0, "ctrl_server_start: %s", err);
+	ck_assert_msg(rc == 0, "ctrl_server_start: %s", err.msg);
 }
 
 static void setup(void)
@@ -83,10 +83,10 @@ static void sleep_ms(unsigned ms)
 static struct ctrl_client *open_client(void)
 {
 	struct ctrl_client *c;
-	char err[CTRL_ERR_MAX];
-	int rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
+	struct err err;
+	int rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, &err);
 
-	ck_assert_msg(rc == 0, "ctrl_client_open: %s", err);
+	ck_assert_msg(rc == 0, "ctrl_client_open: %s", err.msg);
 	return c;
 }
 
@@ -196,7 +196,7 @@ struct bar_arg {
 	atomic_int opened;        /* its client is open: the first call is next */
 	uint64_t t_arrive[2], t_return[2];
 	int rc[2];
-	char err[CTRL_ERR_MAX];
+	struct err err;
 };
 
 static void *bar_thread(void *p)
@@ -204,7 +204,7 @@ static void *bar_thread(void *p)
 	struct bar_arg *a = p;
 	struct ctrl_client *c;
 
-	if (ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, a->err, sizeof a->err) < 0) {
+	if (ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, &a->err) < 0) {
 		a->rc[0] = -999;
 		return NULL;
 	}
@@ -213,7 +213,7 @@ static void *bar_thread(void *p)
 		sleep_ms(a->delay_ms);
 		a->t_arrive[g] = now_ns();
 		a->rc[g] = ctrl_barrier(c, a->run, a->worker, a->workers, (uint32_t)g,
-		                        now_ns() + a->timeout_ns, a->err, sizeof a->err);
+		                        now_ns() + a->timeout_ns, &a->err);
 		a->t_return[g] = now_ns();
 		if (a->rc[g] < 0)
 			break;
@@ -258,13 +258,13 @@ static void report(struct ctrl_client *c, uint64_t run, uint32_t worker, uint32_
                    size_t len)
 {
 	unsigned char *b = malloc(len ? len : 1);
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	int rc;
 
 	ck_assert_ptr_nonnull(b);
 	blob_fill(b, len, worker, run);
-	rc = ctrl_report(c, run, worker, workers, b, len, now_ns() + 5 * SEC, err, sizeof err);
-	ck_assert_msg(rc == 0, "ctrl_report: %s", err);
+	rc = ctrl_report(c, run, worker, workers, b, len, now_ns() + 5 * SEC, &err);
+	ck_assert_msg(rc == 0, "ctrl_report: %s", err.msg);
 	free(b);
 }
 
@@ -286,7 +286,7 @@ START_TEST(test_ctrl_barrier_releases_together)
 		uint64_t last_arrive = 0, first_return = UINT64_MAX;
 		for (int i = 0; i < 3; i++) {
 			ck_assert_msg(a[i].rc[g] == 0, "worker %d gen %d: %d %s", i, g, a[i].rc[g],
-			              a[i].err);
+			              a[i].err.msg);
 			if (a[i].t_arrive[g] > last_arrive)
 				last_arrive = a[i].t_arrive[g];
 			if (a[i].t_return[g] < first_return)
@@ -303,7 +303,7 @@ START_TEST(test_ctrl_report_collect)
 	static const size_t len[3] = {10, CTRL_BLOB_MAX, 0};
 	struct ctrl_client *c = open_client();
 	struct walk w = {0};
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	uint32_t got = 99;
 	int rc;
 
@@ -312,8 +312,8 @@ START_TEST(test_ctrl_report_collect)
 	report(c, 77, 0, 3, len[0]);
 	report(c, 77, 1, 3, 5);    /* replaced by the next one */
 	report(c, 77, 1, 3, len[1]);
-	rc = ctrl_collect(c, 77, 3, 0, now_ns() + 5 * SEC, walk_fn, &w, &got, err, sizeof err);
-	ck_assert_msg(rc == 0, "ctrl_collect: %s", err);
+	rc = ctrl_collect(c, 77, 3, 0, now_ns() + 5 * SEC, walk_fn, &w, &got, &err);
+	ck_assert_msg(rc == 0, "ctrl_collect: %s", err.msg);
 	ck_assert_uint_eq(got, 3);
 	ck_assert_uint_eq(w.n, 3);
 	ck_assert(!w.bad);
@@ -332,7 +332,7 @@ struct collect_arg {
 	atomic_int opened;
 	int rc;
 	struct walk w;
-	char err[CTRL_ERR_MAX];
+	struct err err;
 };
 
 static void *collect_thread(void *p)
@@ -340,12 +340,11 @@ static void *collect_thread(void *p)
 	struct collect_arg *a = p;
 	struct ctrl_client *c;
 
-	if ((a->rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, a->err,
-	                              sizeof a->err)) < 0)
+	if ((a->rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, &a->err)) < 0)
 		return NULL;
 	atomic_store(&a->opened, 1);
 	a->rc = ctrl_collect(c, a->run, a->workers, 0, now_ns() + 10 * SEC, walk_fn, &a->w,
-	                     &a->got, a->err, sizeof a->err);
+	                     &a->got, &a->err);
 	a->t_return = now_ns();
 	ctrl_client_close(c);
 	return NULL;
@@ -366,7 +365,7 @@ START_TEST(test_ctrl_collect_waits_for_all)
 		report(c, 5, i, 3, 100 + i);
 	}
 	pthread_join(t, NULL);
-	ck_assert_msg(a.rc == 0, "ctrl_collect: %s", a.err);
+	ck_assert_msg(a.rc == 0, "ctrl_collect: %s", a.err.msg);
 	ck_assert_uint_ge(a.t_return, t_last);
 	ck_assert_uint_eq(a.got, 3);
 	ck_assert(!a.w.bad);
@@ -379,7 +378,7 @@ START_TEST(test_ctrl_runs_interleave)
 	struct bar_arg a[4];
 	pthread_t t[4];
 	struct ctrl_client *c = open_client();
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	uint32_t got;
 
 	/* threads 0, 1 in run 100; 2, 3 in run 200; arrivals interleave */
@@ -392,7 +391,7 @@ START_TEST(test_ctrl_runs_interleave)
 		pthread_join(t[i], NULL);
 	for (int i = 0; i < 4; i++)
 		for (int g = 0; g < 2; g++)
-			ck_assert_msg(a[i].rc[g] == 0, "thread %d gen %d: %s", i, g, a[i].err);
+			ck_assert_msg(a[i].rc[g] == 0, "thread %d gen %d: %s", i, g, a[i].err.msg);
 	report(c, 100, 1, 2, 11);
 	report(c, 200, 0, 2, 22);
 	report(c, 100, 0, 2, 33);
@@ -400,8 +399,7 @@ START_TEST(test_ctrl_runs_interleave)
 	for (uint64_t run = 100; run <= 200; run += 100) {
 		struct walk w = {0};
 		walk_run = run;
-		ck_assert_int_eq(ctrl_collect(c, run, 2, 0, now_ns() + 5 * SEC, walk_fn, &w, &got, err,
-		                              sizeof err), 0);
+		ck_assert_int_eq(ctrl_collect(c, run, 2, 0, now_ns() + 5 * SEC, walk_fn, &w, &got, &err), 0);
 		ck_assert_uint_eq(got, 2);
 		ck_assert(!w.bad);
 		ck_assert_uint_eq(w.len[0], run == 100 ? 33 : 22);
@@ -417,27 +415,27 @@ START_TEST(test_ctrl_collect_partial)
 {
 	struct ctrl_client *c = open_client();
 	struct walk w = {0};
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	uint32_t got;
 	int rc;
 
 	walk_run = 9;
-	rc = ctrl_collect(c, 9, 3, 1, now_ns() + 5 * SEC, walk_fn, &w, &got, err, sizeof err);
-	ck_assert_msg(rc == 0, "%s", err);
+	rc = ctrl_collect(c, 9, 3, 1, now_ns() + 5 * SEC, walk_fn, &w, &got, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(got, 0);
 	report(c, 9, 2, 3, 20);
 	report(c, 9, 0, 3, 10);
-	rc = ctrl_collect(c, 9, 3, 1, now_ns() + 5 * SEC, walk_fn, &w, &got, err, sizeof err);
-	ck_assert_msg(rc == 0, "%s", err);
+	rc = ctrl_collect(c, 9, 3, 1, now_ns() + 5 * SEC, walk_fn, &w, &got, &err);
+	ck_assert_msg(rc == 0, "%s", err.msg);
 	ck_assert_uint_eq(got, 2);
 	ck_assert_uint_eq(w.worker[0], 0);
 	ck_assert_uint_eq(w.worker[1], 2);
 	ck_assert_uint_eq(w.len[1], 20);
 	ck_assert(!w.bad);
 	/* without partial it waits for worker 1, in vain */
-	rc = ctrl_collect(c, 9, 3, 0, now_ns() + 700 * MS, walk_fn, &w, &got, err, sizeof err);
+	rc = ctrl_collect(c, 9, 3, 0, now_ns() + 700 * MS, walk_fn, &w, &got, &err);
 	ck_assert_int_eq(rc, -ETIMEDOUT);
-	ck_assert_msg(strstr(err, "collect: 2 of 3 reports arrived within 700ms"), "%s", err);
+	ck_assert_msg(strstr(err.msg, "collect: 2 of 3 reports arrived within 700ms"), "%s", err.msg);
 	ctrl_client_close(c);
 }
 END_TEST
@@ -460,7 +458,7 @@ START_TEST(test_ctrl_barrier_timeout)
 	for (int i = 0; i < 2; i++) {
 		uint64_t took = a[i].t_return[0] - a[i].t_arrive[0];
 		ck_assert_int_eq(a[i].rc[0], -ETIMEDOUT);
-		ck_assert_msg(!strcmp(a[i].err, want), "got '%s'", a[i].err);
+		ck_assert_msg(!strcmp(a[i].err.msg, want), "got '%s'", a[i].err.msg);
 		ck_assert_msg(took >= 900 * MS && took < 2 * SEC, "took %llu ms",
 		              (unsigned long long)(took / MS));
 	}
@@ -472,7 +470,7 @@ START_TEST(test_ctrl_lru_eviction)
 	struct collect_arg a = {.run = 1, .workers = 2};
 	struct ctrl_client *c = open_client();
 	struct walk w = {0};
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	uint32_t got;
 	pthread_t t;
 
@@ -485,14 +483,12 @@ START_TEST(test_ctrl_lru_eviction)
 		report(c, run, 0, 1, 4);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(a.rc, -ECONNABORTED);
-	ck_assert_msg(strstr(a.err, "run 0x1 was dropped"), "%s", a.err);
+	ck_assert_msg(strstr(a.err.msg, "run 0x1 was dropped"), "%s", a.err.msg);
 	/* run 2 is still there, run 1 starts anew (and evicts run 2) */
 	walk_run = 2;
-	ck_assert_int_eq(ctrl_collect(c, 2, 1, 1, now_ns() + 5 * SEC, walk_fn, &w, &got, err,
-	                              sizeof err), 0);
+	ck_assert_int_eq(ctrl_collect(c, 2, 1, 1, now_ns() + 5 * SEC, walk_fn, &w, &got, &err), 0);
 	ck_assert_uint_eq(got, 1);
-	ck_assert_int_eq(ctrl_collect(c, 1, 2, 1, now_ns() + 5 * SEC, NULL, NULL, &got, err,
-	                              sizeof err), 0);
+	ck_assert_int_eq(ctrl_collect(c, 1, 2, 1, now_ns() + 5 * SEC, NULL, NULL, &got, &err), 0);
 	ck_assert_uint_eq(got, 0);
 	ctrl_client_close(c);
 }
@@ -502,7 +498,8 @@ END_TEST
 START_TEST(test_ctrl_cancelled_call_dropped)
 {
 	unsigned char b[20];
-	char target[64], err[CTRL_ERR_MAX];
+	struct err err;
+	char target[64];
 	struct ctrl_client *c = open_client();
 	grpc_channel_credentials *cr;
 	grpc_channel *ch;
@@ -548,9 +545,9 @@ START_TEST(test_ctrl_cancelled_call_dropped)
 	sleep_ms(300); /* the server has seen the cancellation */
 
 	/* worker 1 alone: had worker 0's call been kept, this would release */
-	rc = ctrl_barrier(c, 0xabc, 1, 2, 0, now_ns() + 800 * MS, err, sizeof err);
+	rc = ctrl_barrier(c, 0xabc, 1, 2, 0, now_ns() + 800 * MS, &err);
 	ck_assert_int_eq(rc, -ETIMEDOUT);
-	ck_assert_msg(strstr(err, "1 of 2 workers arrived"), "%s", err);
+	ck_assert_msg(strstr(err.msg, "1 of 2 workers arrived"), "%s", err.msg);
 
 	if (resp)
 		grpc_byte_buffer_destroy(resp);
@@ -586,7 +583,7 @@ START_TEST(test_ctrl_stop_with_held_call)
 	srv = NULL;
 	pthread_join(t, NULL);
 	ck_assert_int_eq(a.rc[0], -ECONNREFUSED);
-	ck_assert_msg(strstr(a.err, "stopping"), "%s", a.err);
+	ck_assert_msg(strstr(a.err.msg, "stopping"), "%s", a.err.msg);
 	ck_assert_uint_lt(now_ns() - t0, 3 * SEC);
 }
 END_TEST
@@ -655,26 +652,25 @@ END_TEST
 START_TEST(test_ctrl_workers_mismatch)
 {
 	struct ctrl_client *c = open_client();
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	uint32_t got;
 	int rc;
 
 	report(c, 0x77, 0, 3, 1);
-	rc = ctrl_barrier(c, 0x77, 0, 4, 0, now_ns() + 5 * SEC, err, sizeof err);
+	rc = ctrl_barrier(c, 0x77, 0, 4, 0, now_ns() + 5 * SEC, &err);
 	ck_assert_int_eq(rc, -EPROTO);
-	ck_assert_msg(strstr(err, "run 0x77 has 3 workers, this call says 4"), "%s", err);
-	rc = ctrl_collect(c, 0x77, 2, 1, now_ns() + 5 * SEC, NULL, NULL, &got, err, sizeof err);
+	ck_assert_msg(strstr(err.msg, "run 0x77 has 3 workers, this call says 4"), "%s", err.msg);
+	rc = ctrl_collect(c, 0x77, 2, 1, now_ns() + 5 * SEC, NULL, NULL, &got, &err);
 	ck_assert_int_eq(rc, -EPROTO);
 	/* a generation that has passed */
-	ck_assert_int_eq(ctrl_barrier(c, 0x78, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_barrier(c, 0x78, 0, 1, 1, now_ns() + 5 * SEC, err, sizeof err), 0);
-	rc = ctrl_barrier(c, 0x78, 0, 1, 1, now_ns() + 5 * SEC, err, sizeof err);
+	ck_assert_int_eq(ctrl_barrier(c, 0x78, 0, 1, 0, now_ns() + 5 * SEC, &err), 0);
+	ck_assert_int_eq(ctrl_barrier(c, 0x78, 0, 1, 1, now_ns() + 5 * SEC, &err), 0);
+	rc = ctrl_barrier(c, 0x78, 0, 1, 1, now_ns() + 5 * SEC, &err);
 	ck_assert_int_eq(rc, -EPROTO);
-	ck_assert_msg(strstr(err, "has passed"), "%s", err);
+	ck_assert_msg(strstr(err.msg, "has passed"), "%s", err.msg);
 	/* bad arguments never reach the wire */
-	ck_assert_int_eq(ctrl_barrier(c, 1, 2, 2, 0, now_ns() + SEC, err, sizeof err), -EINVAL);
-	ck_assert_int_eq(ctrl_report(c, 1, 0, 1, "", CTRL_BLOB_MAX + 1, now_ns() + SEC, err,
-	                             sizeof err), -EMSGSIZE);
+	ck_assert_int_eq(ctrl_barrier(c, 1, 2, 2, 0, now_ns() + SEC, &err), -EINVAL);
+	ck_assert_int_eq(ctrl_report(c, 1, 0, 1, "", CTRL_BLOB_MAX + 1, now_ns() + SEC, &err), -EMSGSIZE);
 	ctrl_client_close(c);
 }
 END_TEST
@@ -683,15 +679,16 @@ START_TEST(test_ctrl_open_nothing_listening)
 {
 	struct opt_hostport a = {.host = "127.0.0.1"};
 	struct ctrl_client *c = (void *)1;
-	char err[CTRL_ERR_MAX], want[64];
+	struct err err;
+	char want[64];
 	int rc;
 
 	a.port = free_port();
-	rc = ctrl_client_open(&a, NULL, NULL, now_ns() + 400 * MS, &c, err, sizeof err);
+	rc = ctrl_client_open(&a, NULL, NULL, now_ns() + 400 * MS, &c, &err);
 	ck_assert(rc == -ECONNREFUSED || rc == -ETIMEDOUT);
 	ck_assert_ptr_null(c);
 	snprintf(want, sizeof want, "'127.0.0.1:%u'", a.port);
-	ck_assert_msg(strstr(err, want), "%s", err);
+	ck_assert_msg(strstr(err.msg, want), "%s", err.msg);
 }
 END_TEST
 
@@ -699,18 +696,18 @@ static int late_rc;
 
 static void *late_server(void *p)
 {
-	char err[CTRL_ERR_MAX];
+	struct err err;
 
 	(void)p;
 	sleep_ms(500);
-	late_rc = ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, err, sizeof err);
+	late_rc = ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, &err);
 	return NULL;
 }
 
 /* A client started before the service waits for it. */
 START_TEST(test_ctrl_open_before_server)
 {
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	struct ctrl_client *c;
 	pthread_t t;
 	int rc;
@@ -719,11 +716,11 @@ START_TEST(test_ctrl_open_before_server)
 	snprintf(addr.host, sizeof addr.host, "127.0.0.1");
 	addr.port = free_port();
 	ck_assert_int_eq(pthread_create(&t, NULL, late_server, NULL), 0);
-	rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, err, sizeof err);
+	rc = ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, &err);
 	pthread_join(t, NULL);
 	ck_assert_int_eq(late_rc, 0);
-	ck_assert_msg(rc == 0, "%s", err);
-	ck_assert_int_eq(ctrl_barrier(c, 8, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), 0);
+	ck_assert_msg(rc == 0, "%s", err.msg);
+	ck_assert_int_eq(ctrl_barrier(c, 8, 0, 1, 0, now_ns() + 5 * SEC, &err), 0);
 	ctrl_client_close(c);
 	ctrl_server_stop(srv);
 	srv = NULL;
@@ -733,12 +730,13 @@ END_TEST
 START_TEST(test_ctrl_port_in_use)
 {
 	struct ctrl_server *s2 = (void *)1;
-	char err[CTRL_ERR_MAX], want[64];
+	struct err err;
+	char want[64];
 
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, 0, &s2, err, sizeof err), -EADDRINUSE);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, 0, &s2, &err), -EADDRINUSE);
 	ck_assert_ptr_null(s2);
 	snprintf(want, sizeof want, "cannot listen on '127.0.0.1:%u'", addr.port);
-	ck_assert_msg(strstr(err, want), "%s", err);
+	ck_assert_msg(strstr(err.msg, want), "%s", err.msg);
 }
 END_TEST
 
@@ -748,25 +746,23 @@ START_TEST(test_ctrl_token)
 {
 	static const char tok[] = "s3cret-Token_0123";
 	struct ctrl_client *c;
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	uint32_t got;
 	unsigned char b[20];
 
 	ctrl_server_stop(srv);
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, tok, 0, 0, &srv, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_barrier(c, 5, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), -EACCES);
-	ck_assert_msg(strstr(err, "refused the token") && strstr(err, "sets none") &&
-	              strstr(err, "no tfgb-token"), "%s", err);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, tok, 0, 0, &srv, &err), 0);
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, NULL, now_ns() + 5 * SEC, &c, &err), 0);
+	ck_assert_int_eq(ctrl_barrier(c, 5, 0, 1, 0, now_ns() + 5 * SEC, &err), -EACCES);
+	ck_assert_msg(strstr(err.msg, "refused the token") && strstr(err.msg, "sets none") &&
+	              strstr(err.msg, "no tfgb-token"), "%s", err.msg);
 	ctrl_client_close(c);
-	ck_assert_int_eq(ctrl_client_open(&addr, NULL, "s3cret-Token_0124", now_ns() + 5 * SEC, &c, err,
-	                                  sizeof err), 0);
-	ck_assert_int_eq(ctrl_report(c, 5, 0, 1, "x", 1, now_ns() + 5 * SEC, err, sizeof err),
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, "s3cret-Token_0124", now_ns() + 5 * SEC, &c, &err), 0);
+	ck_assert_int_eq(ctrl_report(c, 5, 0, 1, "x", 1, now_ns() + 5 * SEC, &err),
 	                 -EACCES);
-	ck_assert_msg(strstr(err, "differs") && strstr(err, "wrong token") && !strstr(err, tok),
-	              "%s", err);
-	ck_assert_int_eq(ctrl_collect(c, 5, 1, 1, now_ns() + 5 * SEC, NULL, NULL, &got, err,
-	                              sizeof err), -EACCES);
+	ck_assert_msg(strstr(err.msg, "differs") && strstr(err.msg, "wrong token") && !strstr(err.msg, tok),
+	              "%s", err.msg);
+	ck_assert_int_eq(ctrl_collect(c, 5, 1, 1, now_ns() + 5 * SEC, NULL, NULL, &got, &err), -EACCES);
 	ctrl_client_close(c);
 	grpc_init();
 	barrier_body(b, 5, 0, 1, 0);
@@ -774,18 +770,17 @@ START_TEST(test_ctrl_token)
 	                 GRPC_STATUS_UNAUTHENTICATED);
 	grpc_shutdown();
 	/* the refused calls left nothing behind: run 5 starts clean */
-	ck_assert_int_eq(ctrl_client_open(&addr, NULL, tok, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_barrier(c, 5, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_collect(c, 5, 1, 1, now_ns() + 5 * SEC, NULL, NULL, &got, err,
-	                              sizeof err), 0);
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, tok, now_ns() + 5 * SEC, &c, &err), 0);
+	ck_assert_int_eq(ctrl_barrier(c, 5, 0, 1, 0, now_ns() + 5 * SEC, &err), 0);
+	ck_assert_int_eq(ctrl_collect(c, 5, 1, 1, now_ns() + 5 * SEC, NULL, NULL, &got, &err), 0);
 	ck_assert_uint_eq(got, 0);
 	ctrl_client_close(c);
 
 	/* a service without a token takes calls that carry one */
 	ctrl_server_stop(srv);
-	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_client_open(&addr, NULL, tok, now_ns() + 5 * SEC, &c, err, sizeof err), 0);
-	ck_assert_int_eq(ctrl_barrier(c, 6, 0, 1, 0, now_ns() + 5 * SEC, err, sizeof err), 0);
+	ck_assert_int_eq(ctrl_server_start(&addr, NULL, NULL, 0, 0, &srv, &err), 0);
+	ck_assert_int_eq(ctrl_client_open(&addr, NULL, tok, now_ns() + 5 * SEC, &c, &err), 0);
+	ck_assert_int_eq(ctrl_barrier(c, 6, 0, 1, 0, now_ns() + 5 * SEC, &err), 0);
 	ctrl_client_close(c);
 }
 END_TEST

@@ -739,7 +739,7 @@ END_TEST
 START_TEST(test_doc_conf_equals_defaults)
 {
 	struct job defaults, conf;
-	struct job_err err;
+	struct err err;
 	char *want, *got;
 
 	ck_assert_int_eq(job_init(&defaults), 0);
@@ -772,7 +772,7 @@ START_TEST(test_doc_examples_parse)
 		size_t len = strlen(de->d_name);
 		char path[4096];
 		struct job j;
-		struct job_err err;
+		struct err err;
 		int fig;
 
 		if (len < 5 || strcmp(de->d_name + len - 4, ".ini"))

@@ -211,7 +211,7 @@ START_TEST(test_engine_failed_status_stops)
 	ck_assert_int_eq(r.end, ENGINE_FAILED);
 	ck_assert_uint_eq(r.errors, 1);
 	ck_assert_uint_eq(r.calls, 9);
-	ck_assert_ptr_nonnull(strstr(r.err, "UNAVAILABLE"));
+	ck_assert_ptr_nonnull(strstr(r.err.msg, "UNAVAILABLE"));
 	engine_result_free(&r);
 }
 END_TEST
@@ -224,7 +224,7 @@ START_TEST(test_engine_first_echo_verified)
 	c.iterations = 10;
 	fk.corrupt_at = 1;
 	ck_assert_int_eq(engine_run(&c, &r), -1);
-	ck_assert_ptr_nonnull(strstr(r.err, "differs"));
+	ck_assert_ptr_nonnull(strstr(r.err.msg, "differs"));
 	engine_result_free(&r);
 }
 END_TEST
@@ -238,7 +238,7 @@ START_TEST(test_engine_last_echo_verified)
 	fk.corrupt_at = 11; /* the final, untimed check */
 	ck_assert_int_eq(engine_run(&c, &r), -1);
 	ck_assert_uint_eq(r.calls, 10);
-	ck_assert_ptr_nonnull(strstr(r.err, "differs"));
+	ck_assert_ptr_nonnull(strstr(r.err.msg, "differs"));
 	engine_result_free(&r);
 }
 END_TEST
@@ -272,7 +272,7 @@ START_TEST(test_engine_silent_server_times_out)
 	c.timeout_ns = 200000000ull;
 	fk.silent = 1;
 	ck_assert_int_eq(engine_run(&c, &r), -1);
-	ck_assert_ptr_nonnull(strstr(r.err, "no reply"));
+	ck_assert_ptr_nonnull(strstr(r.err.msg, "no reply"));
 	ck_assert_uint_lt(now_ns() - t0, 2000000000ull);
 	engine_result_free(&r);
 }

@@ -178,19 +178,19 @@ END_TEST
 START_TEST(test_hist_pctlist)
 {
 	double v[OPT_PCT_MAX];
-	char why[OPT_ERR_MAX];
+	struct err why;
 	int n;
 
-	ck_assert_int_eq(opt_parse_pctlist("50, 90,99.9 ,99.999, 100", v, &n, why), 0);
+	ck_assert_int_eq(opt_parse_pctlist("50, 90,99.9 ,99.999, 100", v, &n, &why), 0);
 	ck_assert_int_eq(n, 5);
 	ck_assert(v[0] == 50 && v[2] == 99.9 && v[3] == 99.999 && v[4] == 100);
-	ck_assert_int_eq(opt_parse_pctlist("99", NULL, &n, why), 0);
+	ck_assert_int_eq(opt_parse_pctlist("99", NULL, &n, &why), 0);
 	ck_assert_int_eq(n, 1);
 	static const char *const bad[] = {"", "0", "50, 50", "99, 90", "100.5", "-1", "1e2",
 	                                  "nan", "inf", "50,", "50;90",
 	                                  "1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17"};
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
-		ck_assert_msg(opt_parse_pctlist(bad[i], v, &n, why) == -1, "accepted '%s'", bad[i]);
+		ck_assert_msg(opt_parse_pctlist(bad[i], v, &n, &why) == -1, "accepted '%s'", bad[i]);
 }
 END_TEST
 

@@ -21,7 +21,7 @@
 
 /* Per-test state: a job at its defaults, and a second one for round trips. */
 static struct job job, back;
-static struct job_err err;
+static struct err err;
 
 static void job_setup(void)
 {
@@ -85,7 +85,7 @@ static char *ini_of(const struct job *j)
 static void assert_round_trip(void)
 {
 	char *a = ini_of(&job), *b;
-	struct job_err e2;
+	struct err e2;
 
 	ck_assert_msg(job_load_string(&back, "print-config", a, &e2) == 0, "re-parse: %s", e2.msg);
 	ck_assert_msg(job_validate(&back, &e2) == 0, "re-validate: %s", e2.msg);
@@ -122,11 +122,11 @@ START_TEST(test_job_table_defaults_parse)
 
 	for (const struct opt_def *d = job_keys; d->name; d++, n++) {
 		union any_value v;
-		char why[OPT_ERR_MAX];
+		struct err why;
 		memset(&v, 0, sizeof v);
 		ck_assert_msg(d->def != NULL, "%s.%s has no default", d->section, d->name);
-		ck_assert_msg(opt_parse(d, &v, d->def, 0, why) == 0, "%s.%s default '%s': %s",
-		              d->section, d->name, d->def, why);
+		ck_assert_msg(opt_parse(d, &v, d->def, 0, &why) == 0, "%s.%s default '%s': %s",
+		              d->section, d->name, d->def, why.msg);
 		opt_free_value(d, &v);
 	}
 	ck_assert_uint_eq(n, job_key_count());

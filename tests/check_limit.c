@@ -18,7 +18,7 @@
 #include "validate.h"
 
 static struct job job;
-static struct job_err err;
+static struct err err;
 
 static void limit_setup(void)
 {

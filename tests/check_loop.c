@@ -55,7 +55,7 @@ struct tr_conn {
 	struct tr_conn *next;
 };
 
-static int loop_init(const struct job *j, void **ctx, struct tr_err *err)
+static int loop_init(const struct job *j, void **ctx, struct err *err)
 {
 	(void)j;
 	(void)err;
@@ -74,14 +74,14 @@ static const char *loop_version(void)
 }
 
 static int loop_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-                            struct tr_err *err)
+                            struct err *err)
 {
 	struct tr_client *c = calloc(1, sizeof *c);
 	const struct loop_conf *lc = cfg->section;
 
 	(void)ctx;
 	if (!c) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	c->cfg = *cfg;
@@ -101,14 +101,14 @@ static void loop_client_close(struct tr_client *c)
 }
 
 static int loop_connect(struct tr_client *c, const struct opt_hostport *addr,
-                        uint64_t deadline_ns, struct tr_conn **out, struct tr_err *err)
+                        uint64_t deadline_ns, struct tr_conn **out, struct err *err)
 {
 	struct tr_conn *k = calloc(1, sizeof *k);
 
 	(void)addr;
 	(void)deadline_ns;
 	if (!k) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	k->c = c;
@@ -186,7 +186,7 @@ static const struct tr_entry loop_row = {"loop", &loop_ops, &loop_section, NULL}
 
 /* ---- the tests ---- */
 
-static struct job_err jerr;
+static struct err jerr;
 
 /* A job of transport loop, with the overrides of set (NULL-terminated). */
 static void loop_job(struct tfgb *t, const char *const *set)
@@ -210,7 +210,7 @@ START_TEST(test_loop_job_model)
 	static const char *const set[] = {"loop.fail_every=7", NULL};
 	struct tfgb t;
 	const struct loop_conf *lc;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	char *text;
 	int found = 0;
 
@@ -242,7 +242,7 @@ static void loop_session(struct tfgb *t, const char *const *set, int method, int
                          int nps, struct session *s, struct engine_cfg *cfg)
 {
 	loop_job(t, set);
-	ck_assert_int_eq(session_open(s, t, tr_find(t->job.transport, &(struct tr_err){{0}}), 0,
+	ck_assert_int_eq(session_open(s, t, tr_find(t->job.transport, &(struct err){{0}}), 0,
 	                              method, inflight, nps), TFGB_EXIT_OK);
 	session_engine_cfg(s, cfg);
 }
@@ -287,7 +287,7 @@ START_TEST(test_loop_section_reaches_client)
 	ck_assert_int_eq(s.client->fail_every, 10);
 	ck_assert_int_lt(engine_run(&cfg, &res), 0);
 	ck_assert_uint_eq(res.calls, 9);
-	ck_assert_msg(strstr(res.err, "UNAVAILABLE") != NULL, "%s", res.err);
+	ck_assert_msg(strstr(res.err.msg, "UNAVAILABLE") != NULL, "%s", res.err.msg);
 	engine_result_free(&res);
 	session_close(&s);
 	job_free(&t.job);

@@ -16,7 +16,7 @@ static void model_teardown(void)
 
 static void load(const char *name)
 {
-	struct job_err err;
+	struct err err;
 
 	ck_assert_msg(model_load(&m, name, TFGB_SRCDIR, &err) == 0, "%s", err.msg);
 }
@@ -24,7 +24,7 @@ static void load(const char *name)
 /* Parses text expected to fail; returns the message. */
 static const char *bad(const char *text)
 {
-	static struct job_err err;
+	static struct err err;
 
 	memset(&err, 0, sizeof err);
 	ck_assert_int_eq(model_parse(&m, "t.model", text, strlen(text), &err), -1);
@@ -87,7 +87,7 @@ START_TEST(test_model_round_robin)
 	uint64_t ps[3], sum = 0;
 	const char *text = "model t\na float32 10 trainable\nb float32 20 trainable\n"
 	                   "c float32 30 trainable\nd float32 40 statistic\ne uint8 5 trainable\n";
-	struct job_err err;
+	struct err err;
 
 	ck_assert_msg(model_parse(&m, "t", text, strlen(text), &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(model_place(&m, 3, MODEL_PLACE_ROUND_ROBIN, ps), 0);
@@ -111,7 +111,7 @@ START_TEST(test_model_greedy)
 	const char *text = "model t\na float32 100 trainable\nb float32 10 trainable\n"
 	                   "c float32 10 trainable\nd float32 100 trainable\ne float32 1 trainable\n";
 	const int want[] = {0, 1, 1, 1, 0};
-	struct job_err err;
+	struct err err;
 
 	ck_assert_msg(model_parse(&m, "t", text, strlen(text), &err) == 0, "%s", err.msg);
 	ck_assert_int_eq(model_place(&m, 2, MODEL_PLACE_GREEDY, ps), 0);
@@ -163,7 +163,7 @@ START_TEST(test_model_scalar_and_comments)
 	const char *text = "# a comment\n\n  model   t  \r\n"
 	                   "step int64 scalar statistic # not a comment: 5 fields\n";
 	const char *ok = "# c\nmodel t\n\tstep int64 scalar statistic\r\nw float16 2,3 trainable";
-	struct job_err err;
+	struct err err;
 
 	ck_assert_ptr_nonnull(strstr(bad(text), "t.model:4: more than 4 fields"));
 	ck_assert_msg(model_parse(&m, "t", ok, strlen(ok), &err) == 0, "%s", err.msg);
@@ -209,7 +209,7 @@ END_TEST
 
 START_TEST(test_model_load_errors)
 {
-	struct job_err err;
+	struct err err;
 
 	ck_assert_int_eq(model_load(&m, "resnet", TFGB_SRCDIR, &err), -1);
 	ck_assert_ptr_nonnull(strstr(err.msg, "no such shipped model"));

@@ -212,29 +212,29 @@ END_TEST
 
 START_TEST(test_opt_parse_scalars)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 	uint64_t u = 0;
 	int64_t i = 0;
 	int e = -1;
 	char *s = NULL;
 
-	ck_assert_int_eq(opt_parse(&def_small, &u, "1023B", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_small, &u, "1023B", 0, &why), 0);
 	ck_assert_uint_eq(u, 1023);
-	ck_assert_str_eq(why, "");
-	ck_assert_int_eq(opt_parse(&def_dur, &u, "1.5s", 0, why), 0);
+	ck_assert_str_eq(why.msg, "");
+	ck_assert_int_eq(opt_parse(&def_dur, &u, "1.5s", 0, &why), 0);
 	ck_assert_uint_eq(u, 1500000000);
-	ck_assert_int_eq(opt_parse(&def_int_any, &i, "-12", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_int_any, &i, "-12", 0, &why), 0);
 	ck_assert_int_eq(i, -12);
-	ck_assert_int_eq(opt_parse(&def_enum, &e, "BLUE", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_enum, &e, "BLUE", 0, &why), 0);
 	ck_assert_int_eq(e, 2);
 	for (int k = 0; k < 8; k++) {
 		static const char *const t[] = {"yes", "true", "on", "1", "no", "false", "off", "0"};
-		ck_assert_int_eq(opt_parse(&def_bool, &e, t[k], 0, why), 0);
+		ck_assert_int_eq(opt_parse(&def_bool, &e, t[k], 0, &why), 0);
 		ck_assert_int_eq(e, k < 4);
 	}
-	ck_assert_int_eq(opt_parse(&def_str, &s, "out.json", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_str, &s, "out.json", 0, &why), 0);
 	ck_assert_str_eq(s, "out.json");
-	ck_assert_int_eq(opt_parse(&def_str, &s, "other", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_str, &s, "other", 0, &why), 0);
 	ck_assert_str_eq(s, "other");
 	opt_free_value(&def_str, &s);
 	ck_assert_ptr_null(s);
@@ -244,18 +244,18 @@ END_TEST
 START_TEST(test_opt_enum_list)
 {
 	struct opt_enumlist l = {0};
-	char why[OPT_ERR_MAX];
+	struct err why;
 
-	ck_assert_int_eq(opt_parse(&def_enumlist, &l, "blue, red", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_enumlist, &l, "blue, red", 0, &why), 0);
 	ck_assert_int_eq(l.n, 2);
 	ck_assert_int_eq(l.v[0], 2);
 	ck_assert_int_eq(l.v[1], 0);
 	ck_assert_str_eq(format_of(&def_enumlist, &l), "blue, red");
 	/* a new value replaces the list */
-	ck_assert_int_eq(opt_parse(&def_enumlist, &l, "Green", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_enumlist, &l, "Green", 0, &why), 0);
 	ck_assert_int_eq(l.n, 1);
 	ck_assert_int_eq(l.v[0], 1);
-	ck_assert_int_eq(opt_parse(&def_enumlist, &l, "", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_enumlist, &l, "", 0, &why), 0);
 	ck_assert_int_eq(l.n, 0);
 	ck_assert_str_eq(format_of(&def_enumlist, &l), "");
 }
@@ -264,20 +264,20 @@ END_TEST
 START_TEST(test_opt_size_list)
 {
 	struct opt_sizelist l = {0};
-	char why[OPT_ERR_MAX];
+	struct err why;
 
-	ck_assert_int_eq(opt_parse(&def_sizes, &l, "10B, 4KiB,1MiB", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_sizes, &l, "10B, 4KiB,1MiB", 0, &why), 0);
 	ck_assert_uint_eq(l.n, 3);
 	ck_assert_uint_eq(l.v[0], 10);
 	ck_assert_uint_eq(l.v[1], 4096);
 	ck_assert_uint_eq(l.v[2], MIB);
 	ck_assert_str_eq(format_of(&def_sizes, &l), "10B, 4KiB, 1MiB");
 	/* continuation lines append; a trailing comma ends a line */
-	ck_assert_int_eq(opt_parse(&def_sizes, &l, "7,", 1, why), 0);
+	ck_assert_int_eq(opt_parse(&def_sizes, &l, "7,", 1, &why), 0);
 	ck_assert_uint_eq(l.n, 4);
 	ck_assert_uint_eq(l.v[3], 7);
 	/* a fresh value replaces */
-	ck_assert_int_eq(opt_parse(&def_sizes, &l, "2B", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_sizes, &l, "2B", 0, &why), 0);
 	ck_assert_uint_eq(l.n, 1);
 	ck_assert_uint_eq(l.v[0], 2);
 	opt_free_value(&def_sizes, &l);
@@ -289,9 +289,9 @@ END_TEST
 START_TEST(test_opt_hostport_list)
 {
 	struct opt_hplist l = {0};
-	char why[OPT_ERR_MAX];
+	struct err why;
 
-	ck_assert_int_eq(opt_parse(&def_hosts, &l, "a:1, [::1]:2 ,10.0.0.1:3", 0, why), 0);
+	ck_assert_int_eq(opt_parse(&def_hosts, &l, "a:1, [::1]:2 ,10.0.0.1:3", 0, &why), 0);
 	ck_assert_uint_eq(l.n, 3);
 	ck_assert_str_eq(l.v[1].host, "::1");
 	ck_assert_uint_eq(l.v[2].port, 3);
@@ -392,43 +392,43 @@ END_TEST
 /* Ranges: closed, half-open [min, max), min only, max only. */
 START_TEST(test_opt_range_edges)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 	uint64_t u;
 	int64_t i;
 
-	ck_assert_int_eq(opt_parse(&def_small, &u, "1B", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_small, &u, "1023B", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_small, &u, "0B", 0, why), -1);
-	ck_assert_str_eq(why, "must be in [1B, 1KiB)");
-	ck_assert_int_eq(opt_parse(&def_small, &u, "1KiB", 0, why), -1);
-	ck_assert_str_eq(why, "must be in [1B, 1KiB)");
-	ck_assert_int_eq(opt_parse(&def_large, &u, "10MiB", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_large, &u, "10485761", 0, why), -1);
-	ck_assert_str_eq(why, "must be in [1MiB, 10MiB]");
-	ck_assert_int_eq(opt_parse(&def_large, &u, "1048575", 0, why), -1);
+	ck_assert_int_eq(opt_parse(&def_small, &u, "1B", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_small, &u, "1023B", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_small, &u, "0B", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be in [1B, 1KiB)");
+	ck_assert_int_eq(opt_parse(&def_small, &u, "1KiB", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be in [1B, 1KiB)");
+	ck_assert_int_eq(opt_parse(&def_large, &u, "10MiB", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_large, &u, "10485761", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be in [1MiB, 10MiB]");
+	ck_assert_int_eq(opt_parse(&def_large, &u, "1048575", 0, &why), -1);
 	/* sizes past INT64_MAX are past any bound, not negative */
-	ck_assert_int_eq(opt_parse(&def_large, &u, "18446744073709551615", 0, why), -1);
-	ck_assert_int_eq(opt_parse(&def_int_min, &i, "1", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_int_min, &i, "0", 0, why), -1);
-	ck_assert_str_eq(why, "must be >= 1");
-	ck_assert_int_eq(opt_parse(&def_int_max, &i, "0", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_int_max, &i, "1", 0, why), -1);
-	ck_assert_int_eq(opt_parse(&def_int_any, &i, "-9223372036854775808", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_dur, &u, "1h", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_dur, &u, "3600.000000001s", 0, why), -1);
-	ck_assert_str_eq(why, "must be in [0s, 1h]");
+	ck_assert_int_eq(opt_parse(&def_large, &u, "18446744073709551615", 0, &why), -1);
+	ck_assert_int_eq(opt_parse(&def_int_min, &i, "1", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_int_min, &i, "0", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be >= 1");
+	ck_assert_int_eq(opt_parse(&def_int_max, &i, "0", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_int_max, &i, "1", 0, &why), -1);
+	ck_assert_int_eq(opt_parse(&def_int_any, &i, "-9223372036854775808", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_dur, &u, "1h", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_dur, &u, "3600.000000001s", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be in [0s, 1h]");
 }
 END_TEST
 
 START_TEST(test_opt_list_max_items)
 {
 	struct opt_sizelist l = {0};
-	char why[OPT_ERR_MAX];
+	struct err why;
 
-	ck_assert_int_eq(opt_parse(&def_sizes, &l, "1, 2, 3", 0, why), 0);
-	ck_assert_int_eq(opt_parse(&def_sizes, &l, "4", 1, why), 0);
-	ck_assert_int_eq(opt_parse(&def_sizes, &l, "5", 1, why), -1);
-	ck_assert_str_eq(why, "more than 4 items");
+	ck_assert_int_eq(opt_parse(&def_sizes, &l, "1, 2, 3", 0, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_sizes, &l, "4", 1, &why), 0);
+	ck_assert_int_eq(opt_parse(&def_sizes, &l, "5", 1, &why), -1);
+	ck_assert_str_eq(why.msg, "more than 4 items");
 	opt_free_value(&def_sizes, &l);
 }
 END_TEST
@@ -441,20 +441,21 @@ START_TEST(test_opt_list_wraps)
 		.flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_LIST_APPEND, .max_items = 1000, .help = "h"};
 	struct opt_sizelist l = {0}, back = {0};
 	struct opt_hplist hl = {0};
-	char why[OPT_ERR_MAX], *text, *line, *save;
+	struct err why;
+	char *text, *line, *save;
 	size_t lines = 0;
 
 	for (int i = 0; i < 300; i++) {
 		char item[32];
 		snprintf(item, sizeof item, "%dB", 10485759 - i);
-		ck_assert_int_eq(opt_parse(&def_many, &l, item, 1, why), 0);
+		ck_assert_int_eq(opt_parse(&def_many, &l, item, 1, &why), 0);
 	}
 	text = strdup(format_of(&def_many, &l));
 	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		ck_assert_msg(strlen(line) < 150, "line %zu is %zu bytes", lines, strlen(line));
 		if (lines++)
 			ck_assert_msg(line[0] == ' ', "continuation line %zu is not indented", lines);
-		ck_assert_int_eq(opt_parse(&def_many, &back, line, lines > 1, why), 0);
+		ck_assert_int_eq(opt_parse(&def_many, &back, line, lines > 1, &why), 0);
 	}
 	ck_assert_uint_gt(lines, 1);
 	ck_assert_uint_eq(back.n, 300);
@@ -466,7 +467,7 @@ START_TEST(test_opt_list_wraps)
 		char item[128];
 		snprintf(item, sizeof item, "parameter-server-%02d.a-rather-long-cluster-domain.example.org:%d",
 		         i, 50001 + i);
-		ck_assert_int_eq(opt_parse(&def_hosts, &hl, item, i > 0, why), 0);
+		ck_assert_int_eq(opt_parse(&def_hosts, &hl, item, i > 0, &why), 0);
 	}
 	text = strdup(format_of(&def_hosts, &hl));
 	lines = 0;
@@ -534,7 +535,7 @@ END_TEST
 /* The reason text for each kind of bad value. */
 START_TEST(test_opt_parse_reasons)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 	struct opt_enumlist el = {0};
 	struct opt_sizelist sl = {0};
 	struct opt_hplist hl = {0};
@@ -542,38 +543,38 @@ START_TEST(test_opt_parse_reasons)
 	int64_t i;
 	int e;
 
-	ck_assert_int_eq(opt_parse(&def_int_any, &i, "ten", 0, why), -1);
-	ck_assert_str_eq(why, "not a whole number");
-	ck_assert_int_eq(opt_parse(&def_small, &u, "10X", 0, why), -1);
-	ck_assert_str_eq(why, "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
-	ck_assert_int_eq(opt_parse(&def_dur, &u, "2 weeks", 0, why), -1);
-	ck_assert_str_eq(why, "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds)");
-	ck_assert_int_eq(opt_parse(&def_enum, &e, "purple", 0, why), -1);
-	ck_assert_str_eq(why, "must be one of red | green | blue");
-	ck_assert_int_eq(opt_parse(&def_bool, &e, "maybe", 0, why), -1);
-	ck_assert_str_eq(why, "must be one of yes | no");
-	ck_assert_int_eq(opt_parse(&def_enumlist, &el, "red, purple", 0, why), -1);
-	ck_assert_str_eq(why, "must be one of red | green | blue");
-	ck_assert_int_eq(opt_parse(&def_enumlist, &el, "red, blue, RED", 0, why), -1);
-	ck_assert_str_eq(why, "'red' is listed twice");
-	ck_assert_int_eq(opt_parse(&def_enumlist, &el, ", red", 0, why), -1);
-	ck_assert_str_eq(why, "item 1 is empty");
-	ck_assert_int_eq(opt_parse(&def_sizes, &sl, "1B, 0B", 0, why), -1);
-	ck_assert_str_eq(why, "item 2 '0B': must be in [1B, 10MiB]");
-	ck_assert_int_eq(opt_parse(&def_sizes, &sl, "1B, ,2B", 0, why), -1);
-	ck_assert_str_eq(why, "item 2 is empty");
-	ck_assert_int_eq(opt_parse(&def_sizes, &sl, "1 bytes", 0, why), -1);
-	ck_assert_str_eq(why, "item 1 '1 bytes': not a size (a whole number of bytes with B, K/KiB, "
+	ck_assert_int_eq(opt_parse(&def_int_any, &i, "ten", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "not a whole number");
+	ck_assert_int_eq(opt_parse(&def_small, &u, "10X", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	ck_assert_int_eq(opt_parse(&def_dur, &u, "2 weeks", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds)");
+	ck_assert_int_eq(opt_parse(&def_enum, &e, "purple", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be one of red | green | blue");
+	ck_assert_int_eq(opt_parse(&def_bool, &e, "maybe", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be one of yes | no");
+	ck_assert_int_eq(opt_parse(&def_enumlist, &el, "red, purple", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be one of red | green | blue");
+	ck_assert_int_eq(opt_parse(&def_enumlist, &el, "red, blue, RED", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "'red' is listed twice");
+	ck_assert_int_eq(opt_parse(&def_enumlist, &el, ", red", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "item 1 is empty");
+	ck_assert_int_eq(opt_parse(&def_sizes, &sl, "1B, 0B", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "item 2 '0B': must be in [1B, 10MiB]");
+	ck_assert_int_eq(opt_parse(&def_sizes, &sl, "1B, ,2B", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "item 2 is empty");
+	ck_assert_int_eq(opt_parse(&def_sizes, &sl, "1 bytes", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "item 1 '1 bytes': not a size (a whole number of bytes with B, K/KiB, "
 	                      "M/MiB, G/GiB, KB, MB or GB)");
-	ck_assert_int_eq(opt_parse(&def_hosts, &hl, "a:1, b", 0, why), -1);
-	ck_assert_str_eq(why, "item 2 'b' is not host:port (port in [1, 65535], IPv6 as [addr]:port)");
+	ck_assert_int_eq(opt_parse(&def_hosts, &hl, "a:1, b", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "item 2 'b' is not host:port (port in [1, 65535], IPv6 as [addr]:port)");
 	/* strings are printed back on one line of a job file */
 	{
 		char *str = NULL;
-		ck_assert_int_eq(opt_parse(&def_str, &str, "a\nb", 0, why), -1);
-		ck_assert_str_eq(why, "must be one line, without control characters");
+		ck_assert_int_eq(opt_parse(&def_str, &str, "a\nb", 0, &why), -1);
+		ck_assert_str_eq(why.msg, "must be one line, without control characters");
 		ck_assert_ptr_null(str);
-		ck_assert_int_eq(opt_parse(&def_str, &str, "a\tb", 0, why), 0);
+		ck_assert_int_eq(opt_parse(&def_str, &str, "a\tb", 0, &why), 0);
 		opt_free_value(&def_str, &str);
 	}
 	opt_free_value(&def_sizes, &sl);
@@ -586,24 +587,24 @@ END_TEST
 START_TEST(test_opt_cpulist)
 {
 	unsigned char mask[OPT_CPU_MAX / 8];
-	char why[OPT_ERR_MAX];
+	struct err why;
 
 	memset(mask, 0, sizeof mask);
-	ck_assert_int_eq(opt_parse_cpulist(" 0-3, 8,10-11 ", mask, why), 0);
+	ck_assert_int_eq(opt_parse_cpulist(" 0-3, 8,10-11 ", mask, &why), 0);
 	ck_assert_uint_eq(mask[0], 0x0f);
 	ck_assert_uint_eq(mask[1], 0x0d);
 	for (size_t i = 2; i < sizeof mask; i++)
 		ck_assert_uint_eq(mask[i], 0);
-	ck_assert_int_eq(opt_parse_cpulist("5", NULL, why), 0);
-	ck_assert_int_eq(opt_parse_cpulist("5-3", NULL, why), -1);
-	ck_assert_str_eq(why, "bad CPU range in item 1");
-	ck_assert_int_eq(opt_parse_cpulist("1,4-", NULL, why), -1);
-	ck_assert_str_eq(why, "bad CPU range in item 2");
-	ck_assert_int_eq(opt_parse_cpulist("1023", NULL, why), 0);
-	ck_assert_int_eq(opt_parse_cpulist("1020-1024", NULL, why), -1);
-	ck_assert_str_eq(why, "CPU numbers must be in [0, 1024)");
-	ck_assert_int_eq(opt_parse_cpulist("1;2", NULL, why), -1);
-	ck_assert_str_eq(why, "not a CPU list like 0-3,8 (after item 1)");
+	ck_assert_int_eq(opt_parse_cpulist("5", NULL, &why), 0);
+	ck_assert_int_eq(opt_parse_cpulist("5-3", NULL, &why), -1);
+	ck_assert_str_eq(why.msg, "bad CPU range in item 1");
+	ck_assert_int_eq(opt_parse_cpulist("1,4-", NULL, &why), -1);
+	ck_assert_str_eq(why.msg, "bad CPU range in item 2");
+	ck_assert_int_eq(opt_parse_cpulist("1023", NULL, &why), 0);
+	ck_assert_int_eq(opt_parse_cpulist("1020-1024", NULL, &why), -1);
+	ck_assert_str_eq(why.msg, "CPU numbers must be in [0, 1024)");
+	ck_assert_int_eq(opt_parse_cpulist("1;2", NULL, &why), -1);
+	ck_assert_str_eq(why.msg, "not a CPU list like 0-3,8 (after item 1)");
 }
 END_TEST
 

@@ -34,7 +34,7 @@ static void payload_teardown(void)
 static void layout(const char *kv1, const char *kv2, const char *kv3)
 {
 	const char *kv[] = {kv1, kv2, kv3};
-	struct job_err err;
+	struct err err;
 
 	for (int i = 0; i < 3; i++)
 		if (kv[i])
@@ -181,7 +181,7 @@ START_TEST(test_payload_random)
 	ck_assert_str_eq(letters(&again), first);
 	payload_free(&again);
 
-	ck_assert_int_eq(job_override(&job, "job.seed=2", 9, &(struct job_err){{0}}), 0);
+	ck_assert_int_eq(job_override(&job, "job.seed=2", 9, &(struct err){{0}}), 0);
 	ck_assert_int_eq(payload_layout(&job, &again), 0);
 	for (size_t i = 0; i < 64; i++)
 		differ |= again.buf[i].cat != pl.buf[i].cat;
@@ -222,8 +222,8 @@ START_TEST(test_payload_deterministic)
 	}
 	payload_free(&b);
 
-	ck_assert_int_eq(job_override(&job, "job.seed=2", 9, &(struct job_err){{0}}), 0);
-	ck_assert_int_eq(job_override(&job, "payload.scheme=uniform", 10, &(struct job_err){{0}}), 0);
+	ck_assert_int_eq(job_override(&job, "job.seed=2", 9, &(struct err){{0}}), 0);
+	ck_assert_int_eq(job_override(&job, "payload.scheme=uniform", 10, &(struct err){{0}}), 0);
 	ck_assert_int_eq(payload_layout(&job, &b), 0);
 	ck_assert_int_eq(payload_alloc(&b), 0);
 	/* buffer 0 is small in both; compare what both have */

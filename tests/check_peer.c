@@ -152,7 +152,7 @@ START_TEST(test_peer_errors_verbs)
 	struct opt_hostport a = {.host = "127.0.0.1"};
 	struct tr_client *c;
 	struct tr_conn *k;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct vb_opts o;
 	struct fake f;
 	void *ctx;

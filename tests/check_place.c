@@ -22,7 +22,7 @@
 
 /* Per-test state: a job at its defaults and a fixture node directory. */
 static struct job job;
-static struct job_err err;
+static struct err err;
 static char dir[64];
 
 static void place_setup(void)
@@ -86,7 +86,7 @@ static const char *checked(unsigned roles)
 static int numa_here(void)
 {
 	struct job probe;
-	struct job_err e;
+	struct err e;
 	int ok;
 
 	ck_assert_int_eq(job_init(&probe), 0);
@@ -275,6 +275,7 @@ START_TEST(test_place_apply)
 {
 	unsigned char node0[OPT_CPU_MAX / 8] = {0};
 	char buf[256], kv[48], e[256];
+	struct err why;
 	cpu_set_t before, after;
 	int last = -1, n = 0;
 	FILE *f;
@@ -289,7 +290,7 @@ START_TEST(test_place_apply)
 	ck_assert_ptr_nonnull(fgets(buf, sizeof buf, f));
 	fclose(f);
 	buf[strcspn(buf, "\n")] = 0;
-	ck_assert_int_eq(opt_parse_cpulist(buf, node0, e), 0);
+	ck_assert_int_eq(opt_parse_cpulist(buf, node0, &why), 0);
 	allowed(&before);
 	/* the last CPU of node 0 this process may use */
 	for (int c = 0; c < OPT_CPU_MAX && c < CPU_SETSIZE; c++)

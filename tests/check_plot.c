@@ -11,7 +11,8 @@
 #include "report.h"
 
 static struct plot_set set;
-static char path[64], err[PLOT_ERR_MAX];
+static char path[64];
+static struct err err;
 
 static void plot_teardown(void)
 {
@@ -36,8 +37,8 @@ static int read_text(const char *text)
 	ck_assert_ptr_nonnull(f);
 	fputs(text, f);
 	ck_assert_int_eq(fclose(f), 0);
-	err[0] = 0;
-	return plot_read(&set, path, 0, err, sizeof err);
+	err.msg[0] = 0;
+	return plot_read(&set, path, 0, &err);
 }
 
 START_TEST(test_plot_csv_sweep)
@@ -138,16 +139,16 @@ END_TEST
 START_TEST(test_plot_read_refusals)
 {
 	ck_assert_int_eq(read_text("{\"a\": 1}"), -1);
-	ck_assert_msg(strstr(err, path) && strstr(err, "not a tfgb result"), "%s", err);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "not a tfgb result"), "%s", err.msg);
 	ck_assert_int_eq(read_text("{\"sweep\": {\"key\": \"k\"}, \"results\": []}"), -1);
-	ck_assert_msg(strstr(err, "sweep"), "%s", err);
+	ck_assert_msg(strstr(err.msg, "sweep"), "%s", err.msg);
 	ck_assert_int_eq(read_text("a,b\n1,2\n"), -1);
-	ck_assert_msg(strstr(err, path) && strstr(err, "CSV"), "%s", err);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "CSV"), "%s", err.msg);
 	ck_assert_int_eq(read_text(REPORT_CSV_HEADER "\n"), -1);
-	ck_assert_msg(strstr(err, "no row after the header"), "%s", err);
+	ck_assert_msg(strstr(err.msg, "no row after the header"), "%s", err.msg);
 	ck_assert_int_eq(read_text("{\"benchmark\": "), -1);
-	ck_assert_msg(strstr(err, "line 1"), "%s", err);
-	ck_assert_msg(!strchr(err, '\n'), "more than one line: %s", err);
+	ck_assert_msg(strstr(err.msg, "line 1"), "%s", err.msg);
+	ck_assert_msg(!strchr(err.msg, '\n'), "more than one line: %s", err.msg);
 }
 END_TEST
 

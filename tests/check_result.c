@@ -23,7 +23,7 @@ static void setup(void)
 	a->pid = 4242;
 	strcpy(a->host, "node-3");
 	a->end = ENGINE_FAILED;
-	strcpy(a->err, "Echo call failed with status UNAVAILABLE (14)");
+	strcpy(a->err.msg, "Echo call failed with status UNAVAILABLE (14)");
 	a->calls = 123456;
 	a->errors = 1;
 	a->warmup_calls = 999;
@@ -73,7 +73,7 @@ START_TEST(test_result_round_trip)
 	ck_assert_int_eq(b->pid, 4242);
 	ck_assert_str_eq(b->host, "node-3");
 	ck_assert_int_eq(b->end, ENGINE_FAILED);
-	ck_assert_str_eq(b->err, "Echo call failed with status UNAVAILABLE (14)");
+	ck_assert_str_eq(b->err.msg, "Echo call failed with status UNAVAILABLE (14)");
 	/* job.allocator: the worker's malloc reaches the launcher's report */
 	ck_assert_str_eq(b->alloc, "jemalloc");
 	ck_assert_str_eq(b->alloc_version, a->alloc_version);
@@ -289,7 +289,7 @@ START_TEST(test_result_rejects_huge_counts)
 {
 	/* nps beyond the limit, declared in a hand-made blob */
 	long n = wresult_encode(a, buf, RESULT_BLOB_MAX);
-	size_t at = 4 * 5 + 2 + strlen(a->host) + 2 + strlen(a->err) + 11 * 8;
+	size_t at = 4 * 5 + 2 + strlen(a->host) + 2 + strlen(a->err.msg) + 11 * 8;
 	ck_assert_uint_eq(buf[at + 3], 3); /* the nps field */
 	buf[at] = 0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);

@@ -245,7 +245,7 @@ static struct {
 	atomic_int ready, done;
 	struct opt_hostport addr;
 	struct tr_server_cfg cfg;
-	struct tr_err err;
+	struct err err;
 	void *ctx;
 	int rc;
 	uint64_t stopped_ns;
@@ -290,7 +290,7 @@ static void sleep_ms(int ms)
 
 static void srv_setup(void)
 {
-	struct tr_err err;
+	struct err err;
 	uint64_t until = now_ns() + WAIT_NS;
 
 	memset(&srv, 0, sizeof srv);
@@ -321,7 +321,7 @@ static void srv_teardown(void)
 static struct tr_conn *conn_open(void)
 {
 	struct tr_conn *k = NULL;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	int rc = tr_socket_ops.connect(cl, &srv.addr, now_ns() + WAIT_NS, &k, &err);
 
 	ck_assert_msg(rc == 0, "connect: %s", err.msg);
@@ -646,7 +646,7 @@ START_TEST(test_socket_err_connect)
 {
 	struct opt_hostport a = {.host = "127.0.0.1", .port = free_port()};
 	struct tr_conn *k = NULL;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	char want[64];
 	uint64_t t0 = now_ns();
 	int rc = tr_socket_ops.connect(cl, &a, t0 + 300000000ull, &k, &err);
@@ -668,7 +668,7 @@ START_TEST(test_socket_err_addr_in_use)
 {
 	struct tr_server_cfg cfg = srv.cfg;
 	volatile sig_atomic_t stop = 1;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	char want[64];
 
 	cfg.stop = &stop;
@@ -687,7 +687,7 @@ START_TEST(test_socket_err_peer_closes)
 	socklen_t len = sizeof a;
 	struct opt_hostport hp = {.host = "127.0.0.1"};
 	struct tr_conn *k = NULL;
-	struct tr_err err;
+	struct err err;
 	static unsigned char body[100];
 	struct iovec iov = {body, sizeof body};
 	struct tr_call c[2] = {{.method = TR_ECHO, .iov = &iov, .iovcnt = 1},

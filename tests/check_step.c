@@ -191,7 +191,7 @@ START_TEST(test_step_failure_named)
 	ck_assert_int_eq(step_run(&c, &res), -1);
 	ck_assert_int_eq(res.end, STEP_FAILED);
 	ck_assert_int_eq(res.failed_conn, 1);
-	ck_assert_str_eq(res.err, "push of variable 1 (20 bytes) to PS 1: UNAVAILABLE");
+	ck_assert_str_eq(res.err.msg, "push of variable 1 (20 bytes) to PS 1: UNAVAILABLE");
 	ck_assert_uint_eq(res.steps, 0);
 }
 END_TEST
@@ -203,12 +203,12 @@ START_TEST(test_step_short_reply)
 
 	fk.short_at = 2;
 	ck_assert_int_eq(step_run(&c, &res), -1);
-	ck_assert_str_eq(res.err, "pull of variable 1 to PS 0: the PS sent 19 bytes, expected 20");
+	ck_assert_str_eq(res.err.msg, "pull of variable 1 to PS 0: the PS sent 19 bytes, expected 20");
 	step_result_free(&res);
 	step_setup();
 	fk.short_at = 3;
 	ck_assert_int_eq(step_run(&c, &res), -1);
-	ck_assert_str_eq(res.err,
+	ck_assert_str_eq(res.err.msg,
 	                 "push of variable 0 to PS 0: the PS acknowledged 9 bytes, expected 10");
 }
 END_TEST
@@ -222,21 +222,21 @@ START_TEST(test_step_silent_times_out)
 	c.timeout_ns = 20000000;
 	ck_assert_int_eq(step_run(&c, &res), -1);
 	ck_assert_int_eq(res.failed_conn, 0);
-	ck_assert_ptr_nonnull(strstr(res.err, "no answer from PS 0 for 0.02 s (job.timeout) with 1 transfers"));
+	ck_assert_ptr_nonnull(strstr(res.err.msg, "no answer from PS 0 for 0.02 s (job.timeout) with 1 transfers"));
 }
 END_TEST
 
 static uint64_t barriers[16];
 static int nbarriers, barrier_fail_at = -1;
 
-static int barrier(void *arg, uint64_t step, char *err)
+static int barrier(void *arg, uint64_t step, struct err *err)
 {
 	(void)arg;
 	/* nothing of this step has started yet: every earlier step is done */
 	ck_assert_uint_eq(fk.conn[0].pushes, step);
 	if (nbarriers == barrier_fail_at) {
-		snprintf(err, STEP_ERR_MAX, "barrier %llu: PS 0 control service gone",
-		         (unsigned long long)step);
+		err_set(err, "barrier %llu: PS 0 control service gone",
+		        (unsigned long long)step);
 		return -1;
 	}
 	barriers[nbarriers++] = step;
@@ -262,7 +262,7 @@ START_TEST(test_step_barrier_each_step)
 	nbarriers = 0;
 	barrier_fail_at = 2;
 	ck_assert_int_eq(step_run(&c, &res), -1);
-	ck_assert_str_eq(res.err, "barrier 2: PS 0 control service gone");
+	ck_assert_str_eq(res.err.msg, "barrier 2: PS 0 control service gone");
 	ck_assert_uint_eq(res.steps, 1);
 }
 END_TEST
@@ -292,7 +292,7 @@ START_TEST(test_step_bad_placement)
 	struct step_cfg c = cfg_of(v, 2, 2, 4);
 
 	ck_assert_int_eq(step_run(&c, &res), -1);
-	ck_assert_str_eq(res.err, "variable 1 placed on PS 2 of 2");
+	ck_assert_str_eq(res.err.msg, "variable 1 placed on PS 2 of 2");
 }
 END_TEST
 

@@ -8,7 +8,7 @@
 #include "sweep.h"
 
 static struct sweep s;
-static char why[SWEEP_ERR_MAX];
+static struct err why;
 
 static void sweep_teardown(void)
 {
@@ -19,19 +19,19 @@ static void sweep_teardown(void)
 static void ok(const char *spec)
 {
 	sweep_free(&s);
-	why[0] = 0;
-	ck_assert_msg(sweep_parse(spec, &s, why) == 0, "%s refused: %s", spec, why);
+	why.msg[0] = 0;
+	ck_assert_msg(sweep_parse(spec, &s, &why) == 0, "%s refused: %s", spec, why.msg);
 }
 
 /* spec must be refused with a reason containing each of the words given. */
 static void bad(const char *spec, const char *w1, const char *w2)
 {
 	sweep_free(&s);
-	why[0] = 0;
-	ck_assert_msg(sweep_parse(spec, &s, why) < 0, "%s accepted", spec);
-	ck_assert_msg(strstr(why, w1), "%s: '%s' lacks '%s'", spec, why, w1);
-	ck_assert_msg(!w2 || strstr(why, w2), "%s: '%s' lacks '%s'", spec, why, w2);
-	ck_assert_msg(!strchr(why, '\n'), "%s: more than one line: %s", spec, why);
+	why.msg[0] = 0;
+	ck_assert_msg(sweep_parse(spec, &s, &why) < 0, "%s accepted", spec);
+	ck_assert_msg(strstr(why.msg, w1), "%s: '%s' lacks '%s'", spec, why.msg, w1);
+	ck_assert_msg(!w2 || strstr(why.msg, w2), "%s: '%s' lacks '%s'", spec, why.msg, w2);
+	ck_assert_msg(!strchr(why.msg, '\n'), "%s: more than one line: %s", spec, why.msg);
 }
 
 START_TEST(test_sweep_int_range)

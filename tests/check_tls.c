@@ -16,7 +16,7 @@
 #define KEY "-----BEGIN PRIVATE KEY-----\nMIIEfake\n-----END PRIVATE KEY-----\n"
 
 static struct job job;
-static struct job_err err;
+static struct err err;
 static char dir[] = "/tmp/check_tls.XXXXXX";
 static char cert[300], key[300], ca[300];
 

@@ -21,12 +21,12 @@ static void train_teardown(void)
 
 static void set(const char *kv)
 {
-	struct job_err err;
+	struct err err;
 
 	ck_assert_msg(job_override(&j, kv, 1, &err) == 0, "%s", err.msg);
 }
 
-static int plan(struct job_err *err)
+static int plan(struct err *err)
 {
 	train_plan_free(&p);
 	return train_plan(&j, TFGB_SRCDIR, &p, err);
@@ -36,7 +36,7 @@ static int plan(struct job_err *err)
  * 106 of them stay (53,120 floats), and the PS shares add up to the step. */
 START_TEST(test_train_plan_statistics)
 {
-	struct job_err err;
+	struct err err;
 	uint64_t all, sum = 0;
 
 	set("cluster.ps_count=2");
@@ -60,7 +60,7 @@ END_TEST
  * kernel on PS 0 (kernels and biases alternate). */
 START_TEST(test_train_plan_vgg16_imbalance)
 {
-	struct job_err err;
+	struct err err;
 	uint64_t rr1;
 
 	set("cluster.ps_count=2");
@@ -79,7 +79,7 @@ END_TEST
  * (--list shows such a model all the same). */
 START_TEST(test_train_plan_max_message)
 {
-	struct job_err err;
+	struct err err;
 
 	set("train.model=vgg16");
 	ck_assert_msg(plan(&err) == 0, "%s", err.msg);
@@ -94,7 +94,7 @@ END_TEST
 
 START_TEST(test_train_plan_unknown_model)
 {
-	struct job_err err;
+	struct err err;
 
 	set("train.model=lenet");
 	ck_assert_int_eq(plan(&err), -1);

@@ -108,8 +108,8 @@ void vt_srv_stop(struct vsrv *s)
 void vt_cli_open(struct vcli *v, const struct vb_opts *o, const char *const *set,
                      const struct vsrv *s)
 {
-	struct job_err jerr;
-	struct tr_err err = {{0}};
+	struct err jerr;
+	struct err err = {{0}};
 	struct tr_client_cfg ccfg;
 	struct vb_opts dflt;
 
@@ -473,7 +473,7 @@ START_TEST(test_verbs_engine)
 			.verify_all = !m, .stop = &stop, .label = "verbs"};
 		int rc = engine_run(&cfg, &res);
 
-		ck_assert_msg(rc == 0, "engine_run: %d: %s", rc, res.err);
+		ck_assert_msg(rc == 0, "engine_run: %d: %s", rc, res.err.msg);
 		ck_assert_uint_eq(res.calls, 300);
 		ck_assert_uint_eq(res.errors, 0);
 		engine_result_free(&res);
@@ -543,7 +543,7 @@ START_TEST(test_verbs_tensor_engine)
 
 				ck_assert_msg(rc == 0, "%s, %s payload, %s: engine_run: %d: %s", modes[md],
 				              sz ? "large" : "small", m ? "AckTensor" : "EchoTensor", rc,
-				              res.err);
+				              res.err.msg);
 				ck_assert_uint_eq(res.calls, 100);
 				ck_assert_uint_eq(res.errors, 0);
 				engine_result_free(&res);
@@ -1090,7 +1090,7 @@ START_TEST(test_verbs_err_connect)
 {
 	struct tr_client *c;
 	struct tr_conn *k;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct opt_hostport a = {.host = "127.0.0.1"};
 	struct vb_opts o;
 	void *ctx;
@@ -1125,7 +1125,7 @@ END_TEST
  * probe says so in one line; with a device, it passes. */
 START_TEST(test_verbs_err_probe)
 {
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct job j;
 	char why[256];
 	int n, rc;

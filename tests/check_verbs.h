@@ -25,7 +25,7 @@ struct vsrv {
 	atomic_int ready, done;
 	struct opt_hostport addr;
 	struct tr_server_cfg cfg;
-	struct tr_err err;
+	struct err err;
 	void *ctx;
 	int rc;
 };

@@ -95,7 +95,7 @@ START_TEST(test_verbs_dev_gid_type_mismatch)
 {
 	static const char *const set[] = {"payload.categories=small", NULL};
 	struct vdev_sim_cfg cfg = {0};
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct vb_opts so, co;
 	struct vsrv s;
 	struct vcli v;
@@ -176,7 +176,7 @@ START_TEST(test_verbs_dev_iwarp_refused)
 	struct tr_server_cfg scfg = {0};
 	struct opt_hostport addr = {.host = "127.0.0.1"};
 	volatile sig_atomic_t stop = 1;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct tr_client *c;
 	struct vb_opts o;
 	void *ctx;

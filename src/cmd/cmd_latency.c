@@ -79,8 +79,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct engine_cfg cfg;
 	struct session s = {0};
 	struct opt_hostport addr;
-	struct tr_err terr = {{0}};
-	struct job_err jerr;
+	struct err terr = {{0}};
+	struct err jerr;
 	struct sysinfo_env env;
 	struct monitor *mon = NULL;
 	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
@@ -161,7 +161,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
 	else if (erc < 0)
 		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr.host, addr.port,
-		           res.err);
+		           res.err.msg);
 	engine_result_free(&res);
 out:
 	report_ivl_free(&ivl);

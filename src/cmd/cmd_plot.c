@@ -645,7 +645,8 @@ static void plot_axes(const struct plot_set *s, struct plot_fig *f)
 static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
                      const struct plot_opts *o)
 {
-	char *tmp = malloc(strlen(o->out) + 16), *script = NULL, err[PLOT_ERR_MAX];
+	struct err err;
+	char *tmp = malloc(strlen(o->out) + 16), *script = NULL;
 	size_t len = 0;
 	FILE *ms;
 	int fd, rc = TFGB_EXIT_FAIL;
@@ -665,7 +666,7 @@ static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
 	plot_gp_script(f, s, tmp, o->svg, ms);
 	if (fclose(ms) != 0) {
 		tfgb_error("plot: out of memory");
-	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, err, sizeof err)) == -1) {
+	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, &err)) == -1) {
 		if (errno == ENOENT)
 			tfgb_error("plot: no gnuplot to run ('%s' not found); install it "
 			           "(Debian: apt-get install gnuplot-nox), or name it in GNUPLOT",
@@ -673,12 +674,12 @@ static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
 		else
 			tfgb_error("plot: cannot start gnuplot: %s", strerror(errno));
 	} else if (fd == -2) {
-		tfgb_error("plot: gnuplot failed: %s", err);
+		tfgb_error("plot: gnuplot failed: %s", err.msg);
 	} else if (access(tmp, R_OK) != 0 || rename(tmp, o->out) != 0) {
 		tfgb_error("cannot write the figure to '%s': %s", o->out, strerror(errno));
 	} else {
-		if (*err && !o->quiet)
-			tfgb_error("plot: gnuplot says: %s", err);
+		if (*err.msg && !o->quiet)
+			tfgb_error("plot: gnuplot says: %s", err.msg);
 		rc = TFGB_EXIT_OK;
 	}
 	if (rc != TFGB_EXIT_OK)
@@ -694,7 +695,7 @@ int cmd_plot(struct tfgb *t)
 	struct plot_opts o = {.style = -1, .metric = -1, .xkey = -1, .errbar = PLOT_ERR_MINMAX};
 	struct plot_set s = {0};
 	struct plot_fig *f = NULL;
-	char err[PLOT_ERR_MAX];
+	struct err err;
 	unsigned keys, how = 0;
 	int rc;
 
@@ -707,8 +708,8 @@ int cmd_plot(struct tfgb *t)
 	s.names = t->argv + optind;
 	s.nfiles = t->argc - optind;
 	for (int i = 0; i < s.nfiles; i++)
-		if (plot_read(&s, s.names[i], i, err, sizeof err) < 0) {
-			tfgb_error("%s", err);
+		if (plot_read(&s, s.names[i], i, &err) < 0) {
+			tfgb_error("%s", err.msg);
 			rc = TFGB_EXIT_USAGE;
 			goto out;
 		}

@@ -62,7 +62,7 @@ static int lines_before(const char *text, size_t at)
 /* Checks a result's text (len bytes, NUL-terminated, read from path; not
  * owned by res).  0, or -1 with a one-line err naming the file. */
 static int result_parse(struct result *res, const char *path, const char *text, size_t len,
-                        char *err, size_t errlen)
+                        struct err *err)
 {
 	int rc, line, col;
 	size_t at;
@@ -70,7 +70,7 @@ static int result_parse(struct result *res, const char *path, const char *text, 
 	memset(res, 0, sizeof *res);
 	res->path = path;
 	if (text[strspn(text, " \t\r\n")] != '{') {
-		snprintf(err, errlen, "'%s' is not a tfgb result: not a JSON object (results for "
+		err_set(err, "'%s' is not a tfgb result: not a JSON object (results for "
 		         "reading back are written with -f json)", path);
 		return -1;
 	}
@@ -78,7 +78,7 @@ static int result_parse(struct result *res, const char *path, const char *text, 
 	rc = jsonr_load(&res->r, text + at, len - at);
 	if (rc < 0) {
 		jsonr_where(&res->r, &line, &col);
-		snprintf(err, errlen, "'%s' is not a tfgb result: line %d, column %d: %s", path,
+		err_set(err, "'%s' is not a tfgb result: line %d, column %d: %s", path,
 		         line + lines_before(text, at), col, jsonr_strerror(rc));
 		goto fail;
 	}
@@ -86,7 +86,7 @@ static int result_parse(struct result *res, const char *path, const char *text, 
 	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "tfgb.version")) != JSONR_STRING ||
 	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "benchmark")) != JSONR_STRING ||
 	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "job")) != JSONR_STRING) {
-		snprintf(err, errlen, "'%s' is not a tfgb result: no \"tfgb\", \"benchmark\" and "
+		err_set(err, "'%s' is not a tfgb result: no \"tfgb\", \"benchmark\" and "
 		         "\"job\"; only JSON results (-f json) can be read back", path);
 		goto fail;
 	}
@@ -97,14 +97,14 @@ fail:
 }
 
 /* Reads the file once (input.h: a pipe or FIFO too) and checks it. */
-static int result_open(struct result *res, const char *path, char *err, size_t errlen)
+static int result_open(struct result *res, const char *path, struct err *err)
 {
 	char *text;
 	size_t len;
 
-	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err, errlen) < 0)
+	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err->msg, sizeof err->msg) < 0)
 		return -1;
-	if (result_parse(res, path, text, len, err, errlen) < 0) {
+	if (result_parse(res, path, text, len, err) < 0) {
 		free(text);
 		return -1;
 	}
@@ -169,7 +169,7 @@ int rerun_is_result(const char *text)
 }
 
 int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
-               char **job_text, char *err, size_t errlen)
+               char **job_text, struct err *err)
 {
 	struct result res;
 	char *bench = NULL, *job = NULL, *raw = NULL;
@@ -178,7 +178,7 @@ int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
 		*benchmark = NULL;
 	if (job_text)
 		*job_text = NULL;
-	if (result_parse(&res, path, text, len, err, errlen) < 0)
+	if (result_parse(&res, path, text, len, err) < 0)
 		return -1;
 	if (benchmark && !(bench = jsonr_strdup(&res.r, jsonr_find(&res.r, 0, "benchmark"))))
 		goto oom;
@@ -193,7 +193,7 @@ int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
 		*job_text = job;
 	return 0;
 oom:
-	snprintf(err, errlen, "%s: out of memory", path);
+	err_set(err, "%s: out of memory", path);
 	free(bench);
 	free(raw);
 	free(job);
@@ -204,12 +204,13 @@ oom:
 void rerun_withheld(const char *path, const char *text, size_t tlen, char *buf, size_t len)
 {
 	struct result res;
-	char err[600], name[64];
+	struct err err;
+	char name[64];
 	size_t off = 0;
 	int arr;
 
 	buf[0] = 0;
-	if (result_parse(&res, path, text, tlen, err, sizeof err) < 0)
+	if (result_parse(&res, path, text, tlen, &err) < 0)
 		return;
 	arr = jsonr_find(&res.r, 0, "job_withheld");
 	for (size_t i = 0; arr >= 0 && jsonr_type(&res.r, arr) == JSONR_ARRAY; i++) {
@@ -236,15 +237,16 @@ static const struct {
 int cmd_rerun(struct tfgb *t)
 {
 	const char *path = t->job_path;
-	char err[600], *bench = NULL;
+	struct err err;
+	char *bench = NULL;
 	struct result res;
 
 	if (!path) {
 		tfgb_error("rerun: missing the result file: tfgb rerun RESULT.json");
 		return TFGB_EXIT_USAGE;
 	}
-	if (rerun_read(path, t->job_text, t->job_len, &bench, NULL, err, sizeof err) < 0) {
-		tfgb_error("%s", err);
+	if (rerun_read(path, t->job_text, t->job_len, &bench, NULL, &err) < 0) {
+		tfgb_error("%s", err.msg);
 		return TFGB_EXIT_USAGE;
 	}
 	for (size_t i = 0; i < sizeof runnable / sizeof runnable[0]; i++) {
@@ -253,7 +255,7 @@ int cmd_rerun(struct tfgb *t)
 		free(bench);
 		/* the version that made it, when it is not this one */
 		if (!t->quiet &&
-		    result_parse(&res, path, t->job_text, t->job_len, err, sizeof err) == 0) {
+		    result_parse(&res, path, t->job_text, t->job_len, &err) == 0) {
 			char v[64];
 			if (jsonr_get_str(&res.r, "tfgb.version", v, sizeof v) >= 0 &&
 			    strcmp(v, TFGB_VERSION))
@@ -624,7 +626,7 @@ int cmd_compare(struct tfgb *t)
 		"environment.allocator", "environment.allocator_version",
 	};
 	struct result a, b;
-	char err[600];
+	struct err err;
 	FILE *f = t->out ? t->out : stdout;
 	int ndiff = 0, n;
 
@@ -632,12 +634,12 @@ int cmd_compare(struct tfgb *t)
 		tfgb_error("compare needs two result files: tfgb compare A.json B.json");
 		return TFGB_EXIT_USAGE;
 	}
-	if (result_open(&a, t->argv[0], err, sizeof err) < 0) {
-		tfgb_error("%s", err);
+	if (result_open(&a, t->argv[0], &err) < 0) {
+		tfgb_error("%s", err.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (result_open(&b, t->argv[1], err, sizeof err) < 0) {
-		tfgb_error("%s", err);
+	if (result_open(&b, t->argv[1], &err) < 0) {
+		tfgb_error("%s", err.msg);
 		result_close(&a);
 		return TFGB_EXIT_USAGE;
 	}

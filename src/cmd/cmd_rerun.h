@@ -5,6 +5,8 @@
 
 #include <stddef.h>
 
+#include "err.h"
+
 /* 1 when the text's first non-blank byte is '{' (a JSON result, never a
  * job file), else 0. */
 int rerun_is_result(const char *text);
@@ -14,7 +16,7 @@ int rerun_is_result(const char *text);
  * (either pointer may be NULL).  0, or -1 with a one-line err naming the
  * file. */
 int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
-               char **job_text, char *err, size_t errlen);
+               char **job_text, struct err *err);
 /* Output of a run with --interval --ndjson is NDJSON: interval lines, then
  * the result on the last line.  The offset of the result's text: that last
  * line when the text starts with an interval line, else 0. */

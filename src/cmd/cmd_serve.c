@@ -62,22 +62,22 @@ static void print_addr(const struct opt_hostport *a, FILE *f)
 static void on_ready(void *arg)
 {
 	struct serve_ready *r = arg;
-	char err[CTRL_ERR_MAX];
+	struct err err;
 
 	if (r->control && ctrl_server_start(r->control, &r->t->job.tls, r->t->job.token,
 	                                    r->t->verbose, r->t->job.transport == TRANSPORT_GRPC,
 	                                    &r->ctrl,
-	                                    err, sizeof err) < 0) {
+	                                    &err) < 0) {
 		if (!r->t->job.control.n) {
 			/* a derived address: this server is PS 0 of its own job only
 			 * by default (hand-started servers on consecutive ports, each
 			 * with its own cluster.ps); it serves on, without the service */
 			tfgb_error("serve: warning: no control service: %s; a throughput run with "
-			           "this server as PS 0 needs one: %s", err,
+			           "this server as PS 0 needs one: %s", err.msg,
 			           cluster_control_hint(&r->t->job));
 			r->control = NULL;
 		} else {
-			tfgb_error("serve: control service: %s; %s", err,
+			tfgb_error("serve: control service: %s; %s", err.msg,
 			           cluster_control_hint(&r->t->job));
 			r->ctrl_failed = 1;
 			tfgb_stop = 1;
@@ -194,8 +194,8 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0
 static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *control,
                              struct serve_ready *ready)
 {
-	struct job_err jerr;
-	char err[TR_ERR_MAX];
+	struct err jerr;
+	struct err err;
 
 	if (place_check(&t->job, PLACE_PS, PLACE_NODE_DIR, &jerr) < 0 ||
 	    place_check_local(&t->job, PLACE_PS, t->local_rank,
@@ -203,8 +203,8 @@ static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *contr
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(&t->job, PLACE_PS, t->local_rank, err, sizeof err) < 0) {
-		tfgb_error("serve: %s", err);
+	if (place_apply(&t->job, PLACE_PS, t->local_rank, err.msg, sizeof err.msg) < 0) {
+		tfgb_error("serve: %s", err.msg);
 		return TFGB_EXIT_FAIL;
 	}
 	/* PS 0 hosts the control service, unless a point-to-point benchmark
@@ -260,18 +260,17 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 {
 	struct cluster_rank rk;
 	struct cluster_role role;
-	char err[512];
+	struct err err;
 
 	e->ps = -1;
 	if (t->task >= 0) {
-		cluster_rank(t->task, &rk, err, sizeof err);
+		cluster_rank(t->task, &rk, &err);
 		serve_local(t, &rk);
 		return TFGB_EXIT_OK;
 	}
-	if (cluster_rank(-1, &rk, err, sizeof err) < 0 ||
-	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 1, &rk, &role, err,
-	                 sizeof err) < 0) {
-		tfgb_error("serve: %s", err);
+	if (cluster_rank(-1, &rk, &err) < 0 ||
+	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 1, &rk, &role, &err) < 0) {
+		tfgb_error("serve: %s", err.msg);
 		return TFGB_EXIT_USAGE;
 	}
 	if (role.one_launch) {
@@ -342,8 +341,8 @@ int cmd_serve(struct tfgb *t)
 	struct serve_ready ready = {.t = t, .fd = -1};
 	struct launch_end end = {.ps = -1};
 	struct opt_hostport *addrs, control;
-	struct tr_err err = {{0}};
-	struct job_err jerr;
+	struct err err = {{0}};
+	struct err jerr;
 	static struct tr_serve_count count; /* what -v says at the end */
 	void *ctx = NULL;
 	struct lease_watch *lw = NULL;

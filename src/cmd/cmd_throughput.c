@@ -87,7 +87,7 @@ struct agg {
 	double rps, bps, rps_min, rps_max;
 	uint64_t window_total, warmup_total;
 	int bad_blobs, failed;
-	char first_err[RESULT_ERR_MAX + RESULT_HOST_MAX + 64];
+	struct err first_err;
 };
 
 static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repeat)
@@ -256,10 +256,10 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	if (w->end != ENGINE_DONE && !a->failed) {
 		a->failed = 1;
 		a->sum.end = w->end;
-		snprintf(a->first_err, sizeof a->first_err, "worker %u on %s (pid %d): %s", worker,
+		err_set(&a->first_err, "worker %u on %s (pid %d): %s", worker,
 		         w->host, (int)w->pid,
-		         w->end == ENGINE_INTERRUPTED ? "interrupted" : w->err);
-		snprintf(a->sum.err, sizeof a->sum.err, "%s", a->first_err);
+		         w->end == ENGINE_INTERRUPTED ? "interrupted" : w->err.msg);
+		a->sum.err = a->first_err;
 	}
 	return 0;
 }
@@ -273,7 +273,7 @@ void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int com
                           struct srvinfo *out)
 {
 	uint64_t deadline = now_ns() + j->timeout_ns;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct opt_hostport addr;
 	void *ctx = NULL;
 
@@ -359,7 +359,8 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
                              const struct monitor *mon)
 {
 	const struct job *j = &t->job;
-	char err[CTRL_ERR_MAX], why[1024];
+	struct err err;
+	char why[1024];
 	struct payload p = {0};
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
@@ -374,12 +375,12 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		cluster_ps_addr(j, i, &ps[i]);
-	rc = launch_collect(t, cc, run_id, workers, partial, agg_add, &a, err);
+	rc = launch_collect(t, cc, run_id, workers, partial, agg_add, &a, &err);
 	if (rc < 0) {
 		if (note)
-			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err);
+			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err.msg);
 		else
-			tfgb_error("%s: collecting results: %s", t->cmd, err);
+			tfgb_error("%s: collecting results: %s", t->cmd, err.msg);
 		goto out;
 	}
 	why[0] = 0;
@@ -388,7 +389,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	else if (a.reported < workers)
 		snprintf(why, sizeof why, "%u of %u workers reported", a.reported, workers);
 	else if (a.failed)
-		snprintf(why, sizeof why, "%s", a.first_err);
+		snprintf(why, sizeof why, "%s", a.first_err.msg);
 	if (a.bad_blobs && !why[0])
 		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
 	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
@@ -449,32 +450,31 @@ int launch_send(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_
                 const struct wresult *wr)
 {
 	unsigned char *blob = malloc(RESULT_BLOB_MAX);
-	char err[CTRL_ERR_MAX] = "out of memory";
+	struct err err = {"out of memory"};
 	long blen;
 	int rc = -1;
 
 	if (blob && (blen = wresult_encode(wr, blob, RESULT_BLOB_MAX)) < 0)
-		snprintf(err, sizeof err, "result too large");
+		err_set(&err, "result too large");
 	else if (blob && ctrl_report(cc, run_id, wr->worker, workers, blob, (size_t)blen,
-	                             now_ns() + t->job.timeout_ns, err, sizeof err) == 0)
+	                             now_ns() + t->job.timeout_ns, &err) == 0)
 		rc = 0;
 	if (rc < 0)
-		tfgb_error("%s: worker %u: reporting: %s", t->cmd, wr->worker, err);
+		tfgb_error("%s: worker %u: reporting: %s", t->cmd, wr->worker, err.msg);
 	free(blob);
 	return rc;
 }
 
 int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
-                   int partial, launch_report_fn fn, void *arg, char *err)
+                   int partial, launch_report_fn fn, void *arg, struct err *err)
 {
 	uint64_t timeout = t->job.timeout_ns;
 	uint32_t got = 0;
 	int rc = ctrl_collect(cc, run_id, workers, partial, now_ns() + (partial ? 2 : 1) * timeout,
-	                      fn, arg, &got, err, CTRL_ERR_MAX);
+	                      fn, arg, &got, err);
 
 	if (rc == -ETIMEDOUT && !partial) /* someone never reported: what there is, marked */
-		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + timeout, fn, arg, &got, err,
-		                  CTRL_ERR_MAX);
+		rc = ctrl_collect(cc, run_id, workers, 1, now_ns() + timeout, fn, arg, &got, err);
 	return rc;
 }
 
@@ -485,7 +485,7 @@ int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, u
 {
 	const struct job *j = &t->job;
 	struct opt_hostport addr, caddr;
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	int erc;
 
 	if (cluster_control_addr(j, &caddr) < 0) {
@@ -494,15 +494,15 @@ int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, u
 		return TFGB_EXIT_USAGE;
 	}
 	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, cc,
-	                            err, sizeof err)) < 0 ||
+	                            &err)) < 0 ||
 	    (erc = ctrl_barrier(*cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
-	                        now_ns() + j->timeout_ns, err, sizeof err)) < 0) {
+	                        now_ns() + j->timeout_ns, &err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
 			cluster_ps_addr(j, 0, &addr);
 			tfgb_error("%s: worker %d: PS 0 (%s:%u): %s", t->cmd, rk->index, addr.host,
-			           addr.port, err);
+			           addr.port, err.msg);
 		} else {
-			tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err);
+			tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
 		}
 		return TFGB_EXIT_FAIL;
 	}
@@ -554,7 +554,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct engine_cfg cfg;
 	struct session s = {0};
 	struct opt_hostport addr;
-	struct job_err jerr;
+	struct err jerr;
 	struct sysinfo_env env;
 	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
 	struct place_seen place;
@@ -614,9 +614,9 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	if (erc < 0 && res.failed_conn >= 0 && res.failed_conn < np) {
 		cluster_ps_addr(j, res.failed_conn, &addr);
 		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, rk->index, res.failed_conn,
-		           addr.host, addr.port, res.err);
+		           addr.host, addr.port, res.err.msg);
 	} else if (erc < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, res.err);
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, res.err.msg);
 	}
 out_res:
 	engine_result_free(&res);
@@ -759,7 +759,7 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 	const struct job *j = &t->job;
 	struct monitor_target *mt;
 	uint16_t *port;
-	char err[CLUSTER_ERR_MAX];
+	struct err err;
 	size_t n = 0;
 	int rc;
 
@@ -774,8 +774,8 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 		report_interval_header(stdout, j->format);
 	}
 	for (int i = 0; i < nw; i++) {
-		if (cluster_spawn(j, t->cmd, i, run_id, 0, &wk[i], err, sizeof err) < 0) {
-			tfgb_error("%s: %s", t->cmd, err);
+		if (cluster_spawn(j, t->cmd, i, run_id, 0, &wk[i], &err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err.msg);
 			return TFGB_EXIT_FAIL;
 		}
 	}
@@ -847,14 +847,15 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	struct ctrl_client *cc = NULL;
 	struct ctrl_server *srv = NULL;
 	struct opt_hostport caddr;
-	char err[CLUSTER_ERR_MAX], host[64];
+	struct err err;
+	char host[64];
 	uint64_t run_id = 0;
 	int grpc_up = 0, own_ctrl = 0;
 	struct lprogress prog;
 	struct watch w = {.note = "", .prog = &prog};
 	struct monitor *mon = NULL;
 	struct sysinfo_env env;
-	struct job_err jerr;
+	struct err jerr;
 
 	sysinfo_collect(&env); /* the start time is the run's */
 	lprogress_init(&prog, t, np, nw);
@@ -902,14 +903,12 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	rc = TFGB_EXIT_FAIL;
 	grpc_init();
 	grpc_up = 1;
-	if (own_ctrl && ctrl_server_start(&caddr, &j->tls, j->token, t->verbose, 0, &srv, err,
-	                                  sizeof err) < 0) {
-		tfgb_error("%s: control service: %s; %s", t->cmd, err, cluster_control_hint(j));
+	if (own_ctrl && ctrl_server_start(&caddr, &j->tls, j->token, t->verbose, 0, &srv, &err) < 0) {
+		tfgb_error("%s: control service: %s; %s", t->cmd, err.msg, cluster_control_hint(j));
 		goto out;
 	}
-	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc, err,
-	                     sizeof err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err);
+	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
 		goto out;
 	}
 
@@ -939,12 +938,12 @@ out:
 int cmd_throughput(struct tfgb *t)
 {
 	const struct tr_ops *ops;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct cluster_rank rk;
 	struct cluster_role role;
-	struct job_err jerr;
+	struct err jerr;
 	struct launch launch = {.collect = collect_and_print};
-	char err[512];
+	struct err err;
 
 	/* a job error: before anything else */
 	if (t->job.mode != MODE_NONSERIALIZED && t->job.rpc == RPC_PULL) {
@@ -963,10 +962,9 @@ int cmd_throughput(struct tfgb *t)
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}
-	if (cluster_rank(t->task, &rk, err, sizeof err) < 0 ||
-	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, err,
-	                 sizeof err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err);
+	if (cluster_rank(t->task, &rk, &err) < 0 ||
+	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
 		return TFGB_EXIT_USAGE;
 	}
 	t->local_rank = rk.local >= 0 ? rk.local : 0;

@@ -44,7 +44,7 @@
 static int load_plan(struct tfgb *t, struct train_plan *p)
 {
 	char tree[PATH_MAX];
-	struct job_err err;
+	struct err err;
 
 	if (train_plan(&t->job, tfgb_exe_dir(tree, sizeof tree) == 0 ? tree : NULL, p, &err) < 0) {
 		tfgb_error("%s", err.msg);
@@ -126,7 +126,7 @@ struct tagg {
 	uint64_t window_total;
 	double rps_min, rps_max, rps, bps;
 	int bad_blobs, failed;
-	char first_err[RESULT_ERR_MAX + RESULT_HOST_MAX + 64];
+	struct err first_err;
 };
 
 static void tagg_free(struct tagg *a)
@@ -215,9 +215,9 @@ static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	if (w->end != ENGINE_DONE && !a->failed) {
 		a->failed = 1;
 		a->sum.end = w->end;
-		snprintf(a->first_err, sizeof a->first_err, "worker %u on %s (pid %d): %s", worker,
-		         w->host, (int)w->pid, w->end == ENGINE_INTERRUPTED ? "interrupted" : w->err);
-		snprintf(a->sum.err, sizeof a->sum.err, "%s", a->first_err);
+		err_set(&a->first_err, "worker %u on %s (pid %d): %s", worker,
+		         w->host, (int)w->pid, w->end == ENGINE_INTERRUPTED ? "interrupted" : w->err.msg);
+		a->sum.err = a->first_err;
 	}
 	return 0;
 }
@@ -306,7 +306,8 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
                          const struct monitor *mon)
 {
 	const struct job *j = &t->job;
-	char err[CTRL_ERR_MAX], why[1024];
+	struct err err;
+	char why[1024];
 	struct train_plan pl;
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
@@ -323,9 +324,9 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		cluster_ps_addr(j, i, &ps[i]);
-	if ((rc = launch_collect(t, cc, run_id, workers, partial, tagg_add, &a, err)) < 0) {
+	if ((rc = launch_collect(t, cc, run_id, workers, partial, tagg_add, &a, &err)) < 0) {
 		tfgb_error("%s: %s%scollecting results: %s", t->cmd, note ? note : "",
-		           note ? "; no results: " : "", err);
+		           note ? "; no results: " : "", err.msg);
 		goto out;
 	}
 	why[0] = 0;
@@ -337,7 +338,7 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	else if (a.reported < workers)
 		snprintf(why, sizeof why, "%u of %u workers reported", a.reported, workers);
 	else if (a.failed)
-		snprintf(why, sizeof why, "%s", a.first_err);
+		snprintf(why, sizeof why, "%s", a.first_err.msg);
 	else if (a.bad_blobs)
 		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
 	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
@@ -366,13 +367,13 @@ struct tbarrier {
 };
 
 /* step_cfg.barrier: generation step + 1 of the control service's barrier. */
-static int step_barrier(void *arg, uint64_t step, char *err)
+static int step_barrier(void *arg, uint64_t step, struct err *err)
 {
 	struct tbarrier *b = arg;
 	uint64_t t0 = now_ns();
 
 	if (ctrl_barrier(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
-	                 t0 + b->timeout_ns, err, STEP_ERR_MAX) < 0)
+	                 t0 + b->timeout_ns, err) < 0)
 		return -1;
 	b->passed++;
 	b->wait_ns += now_ns() - t0;
@@ -391,7 +392,7 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 	struct alloc_info al;
 	int rc = -1;
 
-	snprintf(res.err, sizeof res.err, "%s", sr->err);
+	snprintf(res.err.msg, sizeof res.err.msg, "%s", sr->err.msg);
 	if (wr && bytes) {
 		for (int i = 0; sr->bytes_out && i < np; i++) {
 			bytes[i] = sr->bytes_out[i];
@@ -460,9 +461,9 @@ static void say_failure(struct tfgb *t, int index, const struct step_result *sr)
 	if (sr->failed_conn >= 0 && sr->failed_conn < t->job.ps_count) {
 		cluster_ps_addr(&t->job, sr->failed_conn, &addr);
 		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, index, sr->failed_conn,
-		           addr.host, addr.port, sr->err);
+		           addr.host, addr.port, sr->err.msg);
 	} else {
-		tfgb_error("%s: worker %d: %s", t->cmd, index, sr->err);
+		tfgb_error("%s: worker %d: %s", t->cmd, index, sr->err.msg);
 	}
 }
 
@@ -520,13 +521,13 @@ out:
 int cmd_train(struct tfgb *t)
 {
 	const struct tr_ops *ops;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct cluster_rank rk;
 	struct cluster_role role;
 	struct train_plan pl;
-	struct job_err jerr;
+	struct err jerr;
 	struct launch launch = {.collect = collect_train, .run_ns = 86400ull * 1000000000ull};
-	char err[512];
+	struct err err;
 	int rc;
 
 	/* job errors: before anything else */
@@ -550,10 +551,10 @@ int cmd_train(struct tfgb *t)
 	} else if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
 		rc = TFGB_EXIT_FAIL;
-	} else if (cluster_rank(t->task, &rk, err, sizeof err) < 0 ||
+	} else if (cluster_rank(t->task, &rk, &err) < 0 ||
 	           cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role,
-	                        err, sizeof err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err);
+	                        &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
 		rc = TFGB_EXIT_USAGE;
 	} else if (role.ps >= 0) { /* a server of one launch: it finds its rank again */
 		t->local_rank = rk.local >= 0 ? rk.local : 0;

@@ -218,7 +218,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 {
 	static char found[4096];
 	char kv[4200];
-	struct job_err err;
+	struct err err;
 	int inherited;
 
 	if (job_init(&t->job) < 0) {
@@ -244,8 +244,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	} else if (result) {
 		char name[4200], *text;
 		int rc;
-		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, err.msg,
-		               sizeof err.msg) < 0)
+		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, &err) < 0)
 			goto bad;
 		snprintf(name, sizeof name, "%s#job", config); /* line numbers are the job's */
 		rc = job_load_string(&t->job, name, text, &err);
@@ -271,10 +270,10 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	if (fmt) {
 		/* checked here so that the message names -f, not an -s position */
 		const struct opt_def *d = job_key_find("output", "format");
-		char why[OPT_ERR_MAX];
+		struct err why;
 		int f;
-		if (opt_parse(d, &f, fmt, 0, why) < 0) {
-			tfgb_error("-f %s: %s", fmt, why);
+		if (opt_parse(d, &f, fmt, 0, &why) < 0) {
+			tfgb_error("-f %s: %s", fmt, why.msg);
 			return TFGB_EXIT_USAGE;
 		}
 		snprintf(kv, sizeof kv, "output.format=%s", fmt);
@@ -451,14 +450,14 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 	}
 	/* --sweep: its spec is checked before anything else happens */
 	if (o->sweep) {
-		char why[SWEEP_ERR_MAX];
+		struct err why;
 		if (t->interval_ns) {
 			tfgb_error("--interval and --sweep do not go together: a sweep "
 			           "prints one row per run, not lines while it runs");
 			return TFGB_EXIT_USAGE;
 		}
-		if (sweep_parse(o->sweep, sw, why) < 0) {
-			tfgb_error("%s", why);
+		if (sweep_parse(o->sweep, sw, &why) < 0) {
+			tfgb_error("%s", why.msg);
 			return TFGB_EXIT_USAGE;
 		}
 	}
@@ -484,7 +483,7 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 	}
 	/* the job's malloc, before any thread: may start this program again */
 	if (runs_calls(c) || c->fn == cmd_serve) {
-		struct job_err aerr;
+		struct err aerr;
 		if ((rc = alloc_apply(&t->job, main_argv, &aerr)) < 0) {
 			tfgb_error("%s", aerr.msg);
 			return rc == -2 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
@@ -647,7 +646,7 @@ static int cmd_version(struct tfgb *t)
 
 static int cmd_verbs_info(struct tfgb *t)
 {
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 
 	(void)t;
 	if (tr_verbs_info(stdout, &err) < 0) {

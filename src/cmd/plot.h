@@ -21,12 +21,13 @@
 #include <stddef.h>
 #include <stdio.h>
 
+#include "err.h"
+
 #define PLOT_POINTS_MAX 8192
 #define PLOT_SERIES_MAX 24
 #define PLOT_GROUPS_MAX 64
 #define PLOT_TEXT_MAX 64
 #define PLOT_LABEL_MAX 160
-#define PLOT_ERR_MAX 700
 
 /* What tells results apart, in the order the series' names list them. */
 enum plot_key {
@@ -74,7 +75,7 @@ struct plot_set {
 
 /* Reads file number `file` (path, "-" for standard input) and appends its
  * points to s.  0, or -1 with a one-line err naming the file and why. */
-int plot_read(struct plot_set *s, const char *path, int file, char *err, size_t errlen);
+int plot_read(struct plot_set *s, const char *path, int file, struct err *err);
 void plot_set_free(struct plot_set *s);
 
 /* "average latency (us)", "bandwidth (MB/s)", ... */
@@ -126,6 +127,6 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 /* Runs `gnuplot` ($GNUPLOT, else from PATH) on the script, waiting at most
  * timeout_s seconds.  0; -1 when it cannot be started (errno ENOENT: not
  * installed); -2 when it failed or ran out of time, its stderr (cut) in err. */
-int plot_gp_run(const char *script, size_t len, int timeout_s, char *err, size_t errlen);
+int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err);
 
 #endif

@@ -349,7 +349,7 @@ static int wait_deadline(pid_t pid, int timeout_s)
 	return -1;
 }
 
-int plot_gp_run(const char *script, size_t len, int timeout_s, char *err, size_t errlen)
+int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err)
 {
 	const char *prog = getenv("GNUPLOT") && *getenv("GNUPLOT") ? getenv("GNUPLOT") : "gnuplot";
 	char *argv[] = {(char *)prog, NULL};
@@ -358,7 +358,7 @@ int plot_gp_run(const char *script, size_t len, int timeout_s, char *err, size_t
 	int rc = -1, status, e;
 	pid_t pid;
 
-	err[0] = 0;
+	err->msg[0] = 0;
 	if (in < 0 || msg < 0 || posix_spawn_file_actions_init(&fa) != 0) {
 		e = errno;
 		goto out;
@@ -371,15 +371,14 @@ int plot_gp_run(const char *script, size_t len, int timeout_s, char *err, size_t
 	if (e != 0)
 		goto out;
 	status = wait_deadline(pid, timeout_s);
-	read_messages(msg, err, errlen);
+	read_messages(msg, err->msg, sizeof err->msg);
 	rc = -2;
 	if (status == -1)
-		snprintf(err, errlen, "it did not finish in %d s (killed)", timeout_s);
+		err_set(err, "it did not finish in %d s (killed)", timeout_s);
 	else if (WIFSIGNALED(status))
-		snprintf(err + strlen(err), errlen - strlen(err), "%skilled by signal %d",
-		         *err ? "; " : "", WTERMSIG(status));
-	else if (WEXITSTATUS(status) != 0 && !*err)
-		snprintf(err, errlen, "exit status %d, no message", WEXITSTATUS(status));
+		err_append(err, "%skilled by signal %d", err->msg[0] ? "; " : "", WTERMSIG(status));
+	else if (WEXITSTATUS(status) != 0 && !err->msg[0])
+		err_set(err, "exit status %d, no message", WEXITSTATUS(status));
 	else if (WEXITSTATUS(status) == 0)
 		rc = 0;
 out:

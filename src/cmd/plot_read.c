@@ -227,7 +227,7 @@ static int is_result(const struct jsonr *r, int from)
 
 /* A sweep's document: {"sweep": {key, values, unit}, "results": [...]}. */
 static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *path, int file,
-                      char *err, size_t errlen)
+                      struct err *err)
 {
 	int vals = jsonr_find(r, 0, "sweep.values"), res = jsonr_find(r, 0, "results");
 	char key[136], unit[4];
@@ -235,7 +235,7 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 	jtext(r, 0, "sweep.key", key, sizeof key);
 	jtext(r, 0, "sweep.unit", unit, sizeof unit);
 	if (!*key || jsonr_type(r, vals) != JSONR_ARRAY || jsonr_type(r, res) != JSONR_ARRAY) {
-		snprintf(err, errlen, "'%s' is no tfgb sweep: \"sweep\" has no \"key\" and "
+		err_set(err, "'%s' is no tfgb sweep: \"sweep\" has no \"key\" and "
 		         "\"values\", or there is no \"results\" array", path);
 		return -1;
 	}
@@ -243,7 +243,7 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 		struct plot_point *p;
 		int one = jsonr_arr_get(r, res, i);
 		if (!is_result(r, one) || i >= r->tok[vals].count) {
-			snprintf(err, errlen, "'%s': results[%zu] is not a tfgb result, or has no "
+			err_set(err, "'%s': results[%zu] is not a tfgb result, or has no "
 			         "value in sweep.values", path, i);
 			return -1;
 		}
@@ -255,13 +255,13 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 	}
 	return 0;
 full:
-	snprintf(err, errlen, "'%s': more than %d results in all, or out of memory", path,
+	err_set(err, "'%s': more than %d results in all, or out of memory", path,
 	         PLOT_POINTS_MAX);
 	return -1;
 }
 
 static int read_json(struct plot_set *s, const char *text, size_t len, const char *path,
-                     int file, char *err, size_t errlen)
+                     int file, struct err *err)
 {
 	struct jsonr r = {0};
 	struct plot_point *p;
@@ -270,20 +270,20 @@ static int read_json(struct plot_set *s, const char *text, size_t len, const cha
 
 	if ((rc = jsonr_load(&r, text + at, len - at)) < 0) {
 		jsonr_where(&r, &line, &col);
-		snprintf(err, errlen, "'%s' is not a tfgb result: JSON error at line %d, column %d: "
+		err_set(err, "'%s' is not a tfgb result: JSON error at line %d, column %d: "
 		         "%s", path, line, col, jsonr_strerror(rc));
 		jsonr_free(&r);
 		return -1;
 	}
 	if (jsonr_type(&r, jsonr_find(&r, 0, "sweep")) == JSONR_OBJECT) {
-		rc = json_sweep(s, &r, path, file, err, errlen);
+		rc = json_sweep(s, &r, path, file, err);
 	} else if (is_result(&r, 0)) {
 		rc = json_point(s, &r, 0, path, file, &p);
 		if (rc < 0)
-			snprintf(err, errlen, "'%s': more than %d results in all, or out of memory",
+			err_set(err, "'%s': more than %d results in all, or out of memory",
 			         path, PLOT_POINTS_MAX);
 	} else {
-		snprintf(err, errlen, "'%s' is not a tfgb result: no \"benchmark\" and \"job\", "
+		err_set(err, "'%s' is not a tfgb result: no \"benchmark\" and \"job\", "
 		         "nor a sweep's \"sweep\" and \"results\"", path);
 		rc = -1;
 	}
@@ -412,8 +412,7 @@ static char *next_line(char **at)
 /* tfgb's CSV: a header with "benchmark" and "status" (after a swept key
  * when a sweep wrote it), then rows; a header repeated further down (runs'
  * CSV put one after another) starts over; --interval's lines are skipped. */
-static int read_csv(struct plot_set *s, char *text, const char *path, int file, char *err,
-                    size_t errlen)
+static int read_csv(struct plot_set *s, char *text, const char *path, int file, struct err *err)
 {
 	char *head[PLOT_CSV_COLS], *row[PLOT_CSV_COLS], hcopy[PLOT_CSV_LINE_MAX];
 	char *at = text, *line;
@@ -425,7 +424,7 @@ static int read_csv(struct plot_set *s, char *text, const char *path, int file, 
 		if (!*line)
 			continue;
 		if (strlen(line) >= PLOT_CSV_LINE_MAX) {
-			snprintf(err, errlen, "'%s', line %d: longer than %d bytes", path, lineno,
+			err_set(err, "'%s', line %d: longer than %d bytes", path, lineno,
 			         PLOT_CSV_LINE_MAX);
 			return -1;
 		}
@@ -444,14 +443,14 @@ static int read_csv(struct plot_set *s, char *text, const char *path, int file, 
 			continue;
 		if (csv_point(s, head, nhead, row, n, col_of(head, nhead, "benchmark") > 0 ?
 		              head[0] : NULL, path, file) < 0) {
-			snprintf(err, errlen, "'%s': more than %d results in all, or out of memory",
+			err_set(err, "'%s': more than %d results in all, or out of memory",
 			         path, PLOT_POINTS_MAX);
 			return -1;
 		}
 		rows++;
 	}
 	if (!rows) {
-		snprintf(err, errlen, "'%s' is not a tfgb result: neither JSON nor tfgb's CSV "
+		err_set(err, "'%s' is not a tfgb result: neither JSON nor tfgb's CSV "
 		         "(a header with \"benchmark\" and \"status\", then rows)%s", path,
 		         nhead ? ": no row after the header" : "");
 		return -1;
@@ -459,21 +458,21 @@ static int read_csv(struct plot_set *s, char *text, const char *path, int file, 
 	return 0;
 }
 
-int plot_read(struct plot_set *s, const char *path, int file, char *err, size_t errlen)
+int plot_read(struct plot_set *s, const char *path, int file, struct err *err)
 {
 	char *text;
 	size_t len;
 	int rc;
 
-	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err, errlen) < 0)
+	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err->msg, sizeof err->msg) < 0)
 		return -1;
 	if (strlen(text) != len) {
-		snprintf(err, errlen, "'%s' is not a tfgb result: it holds a NUL byte", path);
+		err_set(err, "'%s' is not a tfgb result: it holds a NUL byte", path);
 		rc = -1;
 	} else if (text[strspn(text, " \t\r\n")] == '{') {
-		rc = read_json(s, text, len, path, file, err, errlen);
+		rc = read_json(s, text, len, path, file, err);
 	} else {
-		rc = read_csv(s, text, path, file, err, errlen);
+		rc = read_csv(s, text, path, file, err);
 	}
 	free(text);
 	return rc;

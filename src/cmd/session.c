@@ -23,10 +23,10 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 {
 	const struct job *j = &t->job;
 	struct tr_client_cfg ccfg;
-	struct tr_err terr = {{0}};
+	struct err terr = {{0}};
 	struct opt_hostport addr;
-	struct job_err jerr;
-	char err[CLUSTER_ERR_MAX];
+	struct err jerr;
+	struct err err;
 	int erc;
 
 	*s = (struct session){.t = t, .ops = ops, .index = index, .method = method,
@@ -38,8 +38,8 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(j, PLACE_WORKER, t->local_rank, err, sizeof err) < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, index, err);
+	if (place_apply(j, PLACE_WORKER, t->local_rank, err.msg, sizeof err.msg) < 0) {
+		tfgb_error("%s: worker %d: %s", t->cmd, index, err.msg);
 		return TFGB_EXIT_FAIL;
 	}
 	if (!(s->conns = calloc((size_t)nps, sizeof *s->conns)) || payload_layout(j, &s->p) < 0 ||
@@ -107,17 +107,17 @@ void session_engine_cfg(const struct session *s, struct engine_cfg *cfg)
 static int lease_and_probe(struct tfgb *t, const struct opt_hostport *a,
                            struct cluster_child *c)
 {
-	char err[CLUSTER_ERR_MAX];
+	struct err err;
 	int rc;
 
 	if (!(c->lease = malloc(sizeof *c->lease))) {
 		tfgb_error("%s: out of memory", t->cmd);
 		return -1;
 	}
-	rc = lease_take(a->port, now_ns() + t->job.timeout_ns, &tfgb_stop, c->lease, err,
-	                sizeof err);
+	rc = lease_take(a->port, now_ns() + t->job.timeout_ns, &tfgb_stop, c->lease, err.msg,
+	                sizeof err.msg);
 	if (rc == -EAGAIN) {
-		tfgb_error("%s: PS %d (%s:%u): %s", t->cmd, c->index, a->host, a->port, err);
+		tfgb_error("%s: PS %d (%s:%u): %s", t->cmd, c->index, a->host, a->port, err.msg);
 		return -1;
 	}
 	if (rc < 0) { /* no lock files here: start and stop a server of our own, as before */
@@ -131,8 +131,8 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
                           struct cluster_child *ps)
 {
 	const struct job *j = &t->job;
-	char err[CLUSTER_ERR_MAX];
-	struct job_err jerr;
+	struct err err;
+	struct err jerr;
 	int up;
 
 	for (int i = 0; i < nps; i++)
@@ -153,17 +153,16 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 		}
 		if (ps[i].lease)
 			setenv("TFGB_LEASE", ps[i].lease->path, 1); /* the server watches it */
-		up = cluster_spawn_serve(j, i, flags, &ps[i], err, sizeof err);
+		up = cluster_spawn_serve(j, i, flags, &ps[i], &err);
 		unsetenv("TFGB_LEASE");
 		if (up < 0) {
-			tfgb_error("%s: %s", t->cmd, err);
+			tfgb_error("%s: %s", t->cmd, err.msg);
 			return TFGB_EXIT_FAIL;
 		}
 	}
 	for (int i = 0; i < nps; i++) {
-		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop, err,
-		                                    sizeof err) < 0) {
-			tfgb_error("%s: %s", t->cmd, err);
+		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop, &err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err.msg);
 			return TFGB_EXIT_FAIL;
 		}
 		if (ps[i].lease)
@@ -226,7 +225,7 @@ int session_launch_end(const struct job *j, int who, int nps,
 {
 	struct ctrl_client *cc = NULL;
 	struct opt_hostport caddr;
-	char err[CTRL_ERR_MAX];
+	struct err err;
 	int rc = -1, erc;
 
 	if (cluster_control_addr(j, &caddr) < 0)
@@ -236,7 +235,7 @@ int session_launch_end(const struct job *j, int who, int nps,
 		if (slice > deadline_ns)
 			slice = deadline_ns;
 		if (!cc) { /* the service may not be up yet: PS 0 binds it */
-			erc = ctrl_client_open(&caddr, &j->tls, j->token, slice, &cc, err, sizeof err);
+			erc = ctrl_client_open(&caddr, &j->tls, j->token, slice, &cc, &err);
 			if (erc == -EACCES)
 				break;
 			continue;
@@ -244,7 +243,7 @@ int session_launch_end(const struct job *j, int who, int nps,
 		/* the launch's ids alone: its servers may be given another output
 		 * format than its workers, which changes the job's text */
 		erc = ctrl_barrier(cc, cluster_run_id(NULL) ^ LAUNCH_END_ID, (uint32_t)who, (uint32_t)nps + 1, 0,
-		                   slice, err, sizeof err);
+		                   slice, &err);
 		if (erc != -ETIMEDOUT) {
 			rc = erc == 0 ? 0 : -1;
 			break;

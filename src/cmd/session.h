@@ -145,10 +145,10 @@ int launch_send(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_
 
 /* Collects run_id's reports through fn (ctrl_collect): all of them within
  * job.timeout, else (or with partial) those that are there.  0, or
- * -errno with err (CTRL_ERR_MAX bytes) set. */
+ * -errno with err set. */
 typedef int (*launch_report_fn)(void *arg, uint32_t worker, const void *blob, size_t len);
 int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
-                   int partial, launch_report_fn fn, void *arg, char *err);
+                   int partial, launch_report_fn fn, void *arg, struct err *err);
 
 /* Each PS's malloc (out: ps_count entries), asked once the run is over;
  * not asked when the run did not complete. */

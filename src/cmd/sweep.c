@@ -30,7 +30,7 @@
 /* One value through the key's own parser: range-checked, then written back
  * as a job file writes it. */
 static int parse_value(const struct opt_def *d, const char *text, struct sweep_value *out,
-                       char *why)
+                       struct err *why)
 {
 	union {
 		int64_t i;
@@ -57,7 +57,7 @@ static int parse_value(const struct opt_def *d, const char *text, struct sweep_v
 	}
 	opt_free_value(d, &slot);
 	if (!buf) {
-		snprintf(why, OPT_ERR_MAX, "out of memory");
+		err_set(why, "out of memory");
 		return -1;
 	}
 	snprintf(out->text, sizeof out->text, "%s", buf);
@@ -88,16 +88,16 @@ static int parse_step(const struct opt_def *d, const char *s, int64_t *step, int
 	return 0;
 }
 
-static int add_value(struct sweep *s, const char *text, char *why)
+static int add_value(struct sweep *s, const char *text, struct err *why)
 {
-	char r[OPT_ERR_MAX];
+	struct err r;
 
 	if (s->n == SWEEP_MAX) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: more than %d values", s->name, SWEEP_MAX);
+		err_set(why, "--sweep %s: more than %d values", s->name, SWEEP_MAX);
 		return -1;
 	}
-	if (parse_value(s->key, text, &s->val[s->n], r) < 0) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: value '%.64s' %s", s->name, text, r);
+	if (parse_value(s->key, text, &s->val[s->n], &r) < 0) {
+		err_set(why, "--sweep %s: value '%.64s' %s", s->name, text, r.msg);
 		return -1;
 	}
 	s->n++;
@@ -105,49 +105,50 @@ static int add_value(struct sweep *s, const char *text, char *why)
 }
 
 /* start:end:step, each of start and end in the key's range. */
-static int parse_range(struct sweep *s, char *spec, char *why)
+static int parse_range(struct sweep *s, char *spec, struct err *why)
 {
 	const struct opt_def *d = s->key;
 	char *a = spec, *b = strchr(a, ':'), *c = b ? strchr(b + 1, ':') : NULL, num[48];
+	struct err r;
 	struct sweep_value lo, hi;
 	int64_t step, factor;
 	uint64_t count;
 
 	if (!numeric(d)) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: start:end:step needs a numeric key (int, "
+		err_set(why, "--sweep %s: start:end:step needs a numeric key (int, "
 		         "size or duration); list this key's values with commas", s->name);
 		return -1;
 	}
 	if (!b || !c || strchr(c + 1, ':')) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s=%.64s: a range is start:end:step "
+		err_set(why, "--sweep %s=%.64s: a range is start:end:step "
 		         "(e.g. payload.iovecs=2:10:2)", s->name, spec);
 		return -1;
 	}
 	*b++ = 0;
 	*c++ = 0;
-	if (parse_value(d, a, &lo, num) < 0) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: start '%.64s' %s", s->name, a, num);
+	if (parse_value(d, a, &lo, &r) < 0) {
+		err_set(why, "--sweep %s: start '%.64s' %s", s->name, a, r.msg);
 		return -1;
 	}
-	if (parse_value(d, b, &hi, num) < 0) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: end '%.64s' %s", s->name, b, num);
+	if (parse_value(d, b, &hi, &r) < 0) {
+		err_set(why, "--sweep %s: end '%.64s' %s", s->name, b, r.msg);
 		return -1;
 	}
 	if (parse_step(d, c, &step, &factor) < 0 || (!factor && step == 0)) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step '%.64s' must be a %s other than 0, "
+		err_set(why, "--sweep %s: step '%.64s' must be a %s other than 0, "
 		         "or *N (N in [2, 1000]) to multiply", s->name, c,
 		         d->type == OPT_INT ? "whole number" : d->type == OPT_SIZE ? "size" :
 		         "duration");
 		return -1;
 	}
 	if ((factor || step > 0) ? hi.v < lo.v : hi.v > lo.v) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: end %s is %s start %s, so step %s gives "
+		err_set(why, "--sweep %s: end %s is %s start %s, so step %s gives "
 		         "no value", s->name, hi.text, hi.v < lo.v ? "below" : "above", lo.text, c);
 		return -1;
 	}
 	if (factor) {
 		if (lo.v <= 0) {
-			snprintf(why, SWEEP_ERR_MAX, "--sweep %s: step %s multiplies, so start "
+			err_set(why, "--sweep %s: step %s multiplies, so start "
 			         "must be above 0", s->name, c);
 			return -1;
 		}
@@ -164,7 +165,7 @@ static int parse_range(struct sweep *s, char *spec, char *why)
 	count = (step > 0 ? (uint64_t)hi.v - (uint64_t)lo.v : (uint64_t)lo.v - (uint64_t)hi.v) /
 	        (step > 0 ? (uint64_t)step : -(uint64_t)step) + 1;
 	if (count > SWEEP_MAX) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: %s:%s:%s is %llu values, more than %d",
+		err_set(why, "--sweep %s: %s:%s:%s is %llu values, more than %d",
 		         s->name, lo.text, hi.text, c, (unsigned long long)count, SWEEP_MAX);
 		return -1;
 	}
@@ -179,7 +180,7 @@ static int parse_range(struct sweep *s, char *spec, char *why)
 }
 
 /* v1,v2,...: any scalar key. */
-static int parse_list(struct sweep *s, char *spec, char *why)
+static int parse_list(struct sweep *s, char *spec, struct err *why)
 {
 	for (char *p = spec, *comma;; p = comma + 1) {
 		char *e;
@@ -192,7 +193,7 @@ static int parse_list(struct sweep *s, char *spec, char *why)
 		while (e > p && (e[-1] == ' ' || e[-1] == '\t'))
 			*--e = 0;
 		if (!*p) {
-			snprintf(why, SWEEP_ERR_MAX, "--sweep %s: an empty value in the list", s->name);
+			err_set(why, "--sweep %s: an empty value in the list", s->name);
 			return -1;
 		}
 		if (add_value(s, p, why) < 0)
@@ -210,7 +211,7 @@ static const struct opt_def size_key = {
 	.help = "one buffer of this size (--sweep only)",
 };
 
-int sweep_parse(const char *spec, struct sweep *s, char *why)
+int sweep_parse(const char *spec, struct sweep *s, struct err *why)
 {
 	const char *eq = strchr(spec, '='), *dot = strchr(spec, '.');
 	char section[64], name[64], *values;
@@ -219,7 +220,7 @@ int sweep_parse(const char *spec, struct sweep *s, char *why)
 	memset(s, 0, sizeof *s);
 	if (!eq || !dot || dot > eq || dot == spec || eq == dot + 1 ||
 	    (size_t)(dot - spec) >= sizeof section || (size_t)(eq - dot - 1) >= sizeof name) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep '%.64s' is not SECTION.KEY=VALUES "
+		err_set(why, "--sweep '%.64s' is not SECTION.KEY=VALUES "
 		         "(e.g. payload.iovecs=2:10:2 or payload.scheme=uniform,skew)", spec);
 		return -1;
 	}
@@ -230,18 +231,18 @@ int sweep_parse(const char *spec, struct sweep *s, char *why)
 	s->size = !strcmp(section, "payload") && !strcmp(name, "size");
 	s->key = s->size ? &size_key : job_key_find(section, name);
 	if (!s->key) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep: unknown key '%s.%s' (keys are listed in "
+		err_set(why, "--sweep: unknown key '%s.%s' (keys are listed in "
 		         "tfgb.ini(5))", section, name);
 		return -1;
 	}
 	snprintf(s->name, sizeof s->name, "%s.%s", s->key->section, s->key->name);
 	if (!eq[1]) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: no values after '='", s->name);
+		err_set(why, "--sweep %s: no values after '='", s->name);
 		return -1;
 	}
 	if (s->key->type == OPT_ENUM_LIST || s->key->type == OPT_SIZE_LIST ||
 	    s->key->type == OPT_HOSTPORT_LIST) {
-		snprintf(why, SWEEP_ERR_MAX, "--sweep %s: a list key cannot be swept (its values "
+		err_set(why, "--sweep %s: a list key cannot be swept (its values "
 		         "hold commas themselves)", s->name);
 		return -1;
 	}
@@ -249,7 +250,7 @@ int sweep_parse(const char *spec, struct sweep *s, char *why)
 	values = strdup(eq + 1);
 	if (!s->val || !values) {
 		free(values);
-		snprintf(why, SWEEP_ERR_MAX, "--sweep: out of memory");
+		err_set(why, "--sweep: out of memory");
 		return -1;
 	}
 	rc = strchr(values, ':') ? parse_range(s, values, why) : parse_list(s, values, why);
@@ -611,7 +612,7 @@ static void json_report(const struct sweep *s, char **out, const size_t *len, si
 static int apply(struct job *j, const struct sweep *s, size_t i)
 {
 	char kv[SWEEP_TEXT_MAX + 160];
-	struct job_err e;
+	struct err e;
 
 	if (s->size) {
 		/* one buffer of this size: a custom layout of one entry */

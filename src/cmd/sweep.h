@@ -23,13 +23,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
 #include "opt.h"
 
 struct tfgb;
 
 #define SWEEP_MAX 1000     /* values in one sweep */
 #define SWEEP_TEXT_MAX 192 /* one value as job-file text (strings: OPT_STRING_MAX) */
-#define SWEEP_ERR_MAX 600
 
 struct sweep_value {
 	char text[SWEEP_TEXT_MAX]; /* as a job file writes it: "4", "1MiB", "200ms", "skew" */
@@ -45,9 +45,9 @@ struct sweep {
 };
 
 /* Parses "section.key=VALUES" into s (freed with sweep_free, also after an
- * error).  0, or -1 with a one-line reason in why[SWEEP_ERR_MAX] that names
+ * error).  0, or -1 with a one-line reason in why that names
  * the key, the bad value and the allowed range. */
-int sweep_parse(const char *spec, struct sweep *s, char *why);
+int sweep_parse(const char *spec, struct sweep *s, struct err *why);
 void sweep_free(struct sweep *s);
 
 /* The JSON path of each CSV column after the swept key, NULL-terminated:

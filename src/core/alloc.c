@@ -172,7 +172,7 @@ static void preload_list(const char *first, char *buf, size_t len)
 
 /* Executes this program again with LD_PRELOAD = preload, the job on a
  * memfd.  Returns only on failure, with err set. */
-static int exec_again(const struct job *j, char **argv, const char *preload, struct job_err *err)
+static int exec_again(const struct job *j, char **argv, const char *preload, struct err *err)
 {
 	char *text = job_ini_string(j), path[64], num[16], lines[JOB_MAX_KEYS * 16];
 	const char *src = NULL;
@@ -180,13 +180,13 @@ static int exec_again(const struct job *j, char **argv, const char *preload, str
 	int fd;
 
 	if (!text) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -1;
 	}
 	fd = cluster_job_memfd(text, path, sizeof path);
 	free(text);
 	if (fd < 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot hand the job over for job.allocator: %s",
+		err_set(err, "cannot hand the job over for job.allocator: %s",
 		         strerror(-fd));
 		return -1;
 	}
@@ -203,19 +203,19 @@ static int exec_again(const struct job *j, char **argv, const char *preload, str
 	if (setenv(ENV_FD, num, 1) < 0 || setenv(ENV_SRC, src ? src : "", 1) < 0 ||
 	    setenv(ENV_LINES, lines, 1) < 0 || setenv(ENV_AGAIN, "1", 1) < 0 ||
 	    (preload[0] ? setenv("LD_PRELOAD", preload, 1) : unsetenv("LD_PRELOAD")) < 0) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		close(fd);
 		return -1;
 	}
 	fflush(NULL);
 	execv(cluster_self_exe(), argv);
-	snprintf(err->msg, sizeof err->msg, "job.allocator: cannot execute %s again: %s",
+	err_set(err, "job.allocator: cannot execute %s again: %s",
 	         cluster_self_exe(), strerror(errno));
 	close(fd);
 	return -1;
 }
 
-int alloc_apply(const struct job *j, char **argv, struct job_err *err)
+int alloc_apply(const struct job *j, char **argv, struct err *err)
 {
 	struct alloc_info now;
 	char path[512], preload[4096], host[256] = "?";
@@ -245,7 +245,7 @@ int alloc_apply(const struct job *j, char **argv, struct job_err *err)
 				kept = 1;
 			if (want == ALLOC_GLIBC_KEPT && !kept) {
 				gethostname(host, sizeof host);
-				snprintf(err->msg, sizeof err->msg, "pid %d on %s: job.allocator = "
+				err_set(err, "pid %d on %s: job.allocator = "
 				         "glibc-kept: mallopt refused the settings", (int)getpid(), host);
 				return -1;
 			}
@@ -258,7 +258,7 @@ int alloc_apply(const struct job *j, char **argv, struct job_err *err)
 		char t[300];
 		alloc_text(&now, t, sizeof t);
 		gethostname(host, sizeof host);
-		snprintf(err->msg, sizeof err->msg, "pid %d on %s: job.allocator = %s did not take "
+		err_set(err, "pid %d on %s: job.allocator = %s did not take "
 		         "effect: after executing again with LD_PRELOAD=%s malloc is %s",
 		         (int)getpid(), host, job_allocator_name(want), getenv("LD_PRELOAD") ?
 		         getenv("LD_PRELOAD") : "", t);
@@ -268,7 +268,7 @@ int alloc_apply(const struct job *j, char **argv, struct job_err *err)
 	return exec_again(j, argv, preload, err);
 }
 
-int alloc_job_inherited(struct job *j, const char *name, struct job_err *err)
+int alloc_job_inherited(struct job *j, const char *name, struct err *err)
 {
 	const char *fdv = getenv(ENV_FD), *src = getenv(ENV_SRC), *lines = getenv(ENV_LINES);
 	char *text = NULL;
@@ -281,7 +281,7 @@ int alloc_job_inherited(struct job *j, const char *name, struct job_err *err)
 	fd = atoi(fdv);
 	unsetenv(ENV_FD); /* children get their own job */
 	if (lseek(fd, 0, SEEK_SET) < 0) {
-		snprintf(err->msg, sizeof err->msg, "job.allocator: the job handed over is gone: %s",
+		err_set(err, "job.allocator: the job handed over is gone: %s",
 		         strerror(errno));
 		return -1;
 	}
@@ -289,7 +289,7 @@ int alloc_job_inherited(struct job *j, const char *name, struct job_err *err)
 		if (len + 4096 + 1 > cap) {
 			char *p = realloc(text, cap = cap ? cap * 2 : 16384);
 			if (!p) {
-				snprintf(err->msg, sizeof err->msg, "out of memory");
+				err_set(err, "out of memory");
 				goto out;
 			}
 			text = p;

@@ -51,12 +51,12 @@ struct alloc_info {
  * tfgb again with the allocator preloaded; -2 with err set (exit status 2)
  * when the allocator is not installed; -1 with err set when it could not be
  * applied (exit status 1).  argv is main's. */
-int alloc_apply(const struct job *j, char **argv, struct job_err *err);
+int alloc_apply(const struct job *j, char **argv, struct err *err);
 
 /* When this process is the image alloc_apply executed: loads the job it
  * handed over (effective text and the keys' origins) into j, named `name`
  * in messages, and returns 1; 0 when there is none; -1 with err set. */
-int alloc_job_inherited(struct job *j, const char *name, struct job_err *err);
+int alloc_job_inherited(struct job *j, const char *name, struct err *err);
 
 /* The allocator this process runs with. */
 void alloc_detect(struct alloc_info *a);

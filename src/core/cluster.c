@@ -68,7 +68,7 @@ int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms)
 }
 
 int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_id,
-                  unsigned flags, struct cluster_child *c, char *err, size_t errlen)
+                  unsigned flags, struct cluster_child *c, struct err *err)
 {
 	char *text = job_ini_string(j);
 	char jobpath[64], task[16], fdnum[16], runid[24];
@@ -84,18 +84,18 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 		cluster_ps_addr(j, index, &c->addr);
 	snprintf(runid, sizeof runid, "%016llx", (unsigned long long)run_id);
 	if (!text) {
-		snprintf(err, errlen, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	/* the child reads the job from a memfd: exactly this job, no temp file */
 	if ((mfd = cluster_job_memfd(text, jobpath, sizeof jobpath)) < 0) {
 		rc = mfd;
-		snprintf(err, errlen, "cannot pass the job to %s %d: %s", role, index, strerror(-rc));
+		err_set(err, "cannot pass the job to %s %d: %s", role, index, strerror(-rc));
 		goto out;
 	}
 	if (pipe2(pfd, O_CLOEXEC) < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot create a pipe for %s %d: %s", role, index, strerror(errno));
+		err_set(err, "cannot create a pipe for %s %d: %s", role, index, strerror(errno));
 		goto out;
 	}
 	snprintf(task, sizeof task, "%d", index);
@@ -104,7 +104,7 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 	pid = fork();
 	if (pid < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot start %s %d: fork: %s", role, index, strerror(errno));
+		err_set(err, "cannot start %s %d: fork: %s", role, index, strerror(errno));
 		goto out;
 	}
 	if (pid == 0) {
@@ -181,7 +181,7 @@ void cluster_exit_text(int status, char *buf, size_t len)
 }
 
 int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
-                       volatile sig_atomic_t *stop, char *err, size_t errlen)
+                       volatile sig_atomic_t *stop, struct err *err)
 {
 	char buf[16], how[96];
 	const char *host = c->addr.host;
@@ -194,12 +194,12 @@ int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
 		int ms, n;
 
 		if (*stop) {
-			snprintf(err, errlen, "interrupted while PS %d (%s:%u) was starting", c->index,
+			err_set(err, "interrupted while PS %d (%s:%u) was starting", c->index,
 			         host, c->addr.port);
 			return -1;
 		}
 		if (now >= deadline_ns) {
-			snprintf(err, errlen, "PS %d (tfgb serve, pid %d) did not listen on %s:%u "
+			err_set(err, "PS %d (tfgb serve, pid %d) did not listen on %s:%u "
 			         "within the timeout", c->index, (int)c->pid, host, c->addr.port);
 			return -1;
 		}
@@ -233,7 +233,7 @@ int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
 	} else {
 		snprintf(how, sizeof how, "no readiness report");
 	}
-	snprintf(err, errlen, "PS %d (tfgb serve on %s:%u) failed to start: %s", c->index, host,
+	err_set(err, "PS %d (tfgb serve on %s:%u) failed to start: %s", c->index, host,
 	         c->addr.port, how);
 	return -1;
 }
@@ -263,9 +263,9 @@ void cluster_stop(struct cluster_child *c, int timeout_ms)
 }
 
 int cluster_spawn_serve(const struct job *j, int index, unsigned flags, struct cluster_child *c,
-                        char *err, size_t errlen)
+                        struct err *err)
 {
-	return cluster_spawn(j, "serve", index, 0, flags, c, err, errlen);
+	return cluster_spawn(j, "serve", index, 0, flags, c, err);
 }
 
 int cluster_control_addr(const struct job *j, struct opt_hostport *out)
@@ -329,14 +329,14 @@ int cluster_slurm_batch_step(void)
 
 /* One launcher's variables into r: 1 when its rank is set, 0 when not, -1
  * with err when one is malformed. */
-static int rank_from(size_t i, struct cluster_rank *r, char *err, size_t errlen)
+static int rank_from(size_t i, struct cluster_rank *r, struct err *err)
 {
 	long idx, size, local;
 	int got = env_int(launchers[i].rank, 65535, &idx);
 
 	if (got <= 0) {
 		if (got < 0)
-			snprintf(err, errlen, "environment variable %s is not a rank in [0, 65535]",
+			err_set(err, "environment variable %s is not a rank in [0, 65535]",
 			         launchers[i].rank);
 		return got;
 	}
@@ -344,7 +344,7 @@ static int rank_from(size_t i, struct cluster_rank *r, char *err, size_t errlen)
 	r->source = launchers[i].rank;
 	got = env_int(launchers[i].size, 65536, &size);
 	if (got < 0 || (got > 0 && size < 1)) {
-		snprintf(err, errlen, "environment variable %s is not a count in [1, 65536]",
+		err_set(err, "environment variable %s is not a count in [1, 65536]",
 		         launchers[i].size);
 		return -1;
 	}
@@ -353,7 +353,7 @@ static int rank_from(size_t i, struct cluster_rank *r, char *err, size_t errlen)
 		r->size_source = launchers[i].size;
 	}
 	if ((got = env_int(launchers[i].local, 65535, &local)) < 0) {
-		snprintf(err, errlen, "environment variable %s is not a rank in [0, 65535]",
+		err_set(err, "environment variable %s is not a rank in [0, 65535]",
 		         launchers[i].local);
 		return -1;
 	}
@@ -364,7 +364,7 @@ static int rank_from(size_t i, struct cluster_rank *r, char *err, size_t errlen)
 	return 1;
 }
 
-int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen)
+int cluster_rank(int task, struct cluster_rank *r, struct err *err)
 {
 	*r = (struct cluster_rank){.index = -1, .size = -1, .local = -1};
 	if (task >= 0) {
@@ -380,14 +380,14 @@ int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen)
 			r->batch_step = 1; /* not a task of a step: no rank */
 			continue;
 		}
-		if ((got = rank_from(i, r, err, errlen)) != 0)
+		if ((got = rank_from(i, r, err)) != 0)
 			return got < 0 ? -1 : 0;
 	}
 	return 0;
 }
 
 int cluster_role(const struct job *j, int workers_set, int serve, const struct cluster_rank *r,
-                 struct cluster_role *out, char *err, size_t errlen)
+                 struct cluster_role *out, struct err *err)
 {
 	long np = (long)j->ps_count, nw = (long)j->workers;
 
@@ -409,7 +409,7 @@ int cluster_role(const struct job *j, int workers_set, int serve, const struct c
 	if (serve)
 		return 0; /* a server of its own step: the PS addresses of its host */
 	if (r->size > 0 && workers_set && r->size != nw) {
-		snprintf(err, errlen, "the launcher runs %d processes (%s) but the job has %ld "
+		err_set(err, "the launcher runs %d processes (%s) but the job has %ld "
 		         "parameter servers and %ld workers: launch %ld (every PS and worker, "
 		         "ranks 0..%ld the servers) or %ld (the workers, servers started apart), "
 		         "or change cluster.workers", r->size, r->size_source, np, nw, np + nw,
@@ -421,7 +421,7 @@ int cluster_role(const struct job *j, int workers_set, int serve, const struct c
 	out->worker = r->index;
 	return 0;
 worker_rank:
-	snprintf(err, errlen, "rank %d (%s) of a launch of %d is worker %ld's (ranks 0..%ld are "
+	err_set(err, "rank %d (%s) of a launch of %d is worker %ld's (ranks 0..%ld are "
 	         "the parameter servers): start tfgb throughput there", r->index, r->source,
 	         r->size, r->index - np, np - 1);
 	return -1;

@@ -35,13 +35,11 @@ struct cluster_child {
 	                      * session.c), also when another run started it; or NULL */
 };
 
-#define CLUSTER_ERR_MAX 512
-
 /* Starts `tfgb CMD --task index` (CMD "serve" or "throughput") with the
  * effective job as a child, as cluster_spawn_serve does; run_id, when not 0,
  * is passed in TFGB_RUN_ID. */
 int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_id,
-                  unsigned flags, struct cluster_child *c, char *err, size_t errlen);
+                  unsigned flags, struct cluster_child *c, struct err *err);
 
 /* Flags of cluster_spawn: the server hosts no control service even as PS 0
  * (a point-to-point benchmark's own server). */
@@ -52,13 +50,13 @@ enum { CLUSTER_NO_CONTROL = 1 << 0 };
  * group, killed with SIGTERM if this process dies.  Call it before any
  * transport starts threads.  Returns 0 or -errno with err set. */
 int cluster_spawn_serve(const struct job *j, int index, unsigned flags, struct cluster_child *c,
-                        char *err, size_t errlen);
+                        struct err *err);
 
 /* Waits until the child reports "ready" (it has bound its address), it
  * exits, *stop is set, or deadline_ns (now_ns clock) passes.  Returns 0 when
  * ready, else -1 with err saying why (naming the PS, address and status). */
 int cluster_wait_ready(struct cluster_child *c, uint64_t deadline_ns,
-                       volatile sig_atomic_t *stop, char *err, size_t errlen);
+                       volatile sig_atomic_t *stop, struct err *err);
 
 /* Stops the child: SIGTERM, then SIGKILL after timeout_ms; reaps it.
  * Accepts a child that never started or already stopped. */
@@ -104,7 +102,7 @@ struct cluster_rank {
 	const char *local_source; /* the local rank's, NULL when local is -1 */
 	int batch_step;     /* Slurm's variables were those of a batch script: ignored */
 };
-int cluster_rank(int task, struct cluster_rank *r, char *err, size_t errlen);
+int cluster_rank(int task, struct cluster_rank *r, struct err *err);
 
 /* 1 in the batch script of sbatch(1): SLURM_PROCID and SLURM_JOB_ID are
  * set but no step id (SLURM_STEP_ID, SLURM_STEPID), or the batch step's. */
@@ -125,7 +123,7 @@ struct cluster_role {
 	int one_launch; /* servers and workers started together */
 };
 int cluster_role(const struct job *j, int workers_set, int serve, const struct cluster_rank *r,
-                 struct cluster_role *out, char *err, size_t errlen);
+                 struct cluster_role *out, struct err *err);
 
 /* The id every worker of one launch shares: TFGB_RUN_ID when set (the
  * one-machine launcher sets it), else a hash of the job text and of the

@@ -479,7 +479,7 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 	res->failed_conn = -1;
 	if ((rc = engine_setup(&r)) < 0) {
 		engine_teardown(&r);
-		return rc == -EINVAL ? -1 : rc; /* -EINVAL: res->err says why */
+		return rc == -EINVAL ? -1 : rc; /* -EINVAL: res->err.msg says why */
 	}
 
 	run_windows(&r);

@@ -140,7 +140,6 @@ enum engine_end {
 	ENGINE_FAILED,
 };
 
-#define ENGINE_ERR_MAX 512
 #define ENGINE_REPEAT_MAX 1000
 
 /* Serialized modes: the first ENGINE_SAMPLE_FIRST measured calls of each
@@ -172,7 +171,7 @@ struct engine_result {
 	struct engine_run_fig *runs; /* max(cfg->repeat, 1) entries, nruns filled */
 	int end;                     /* enum engine_end */
 	int failed_conn;             /* connection of the failure, or -1 */
-	char err[ENGINE_ERR_MAX];    /* first failure, one line */
+	struct err err;              /* first failure, one line */
 };
 
 /* Runs the warm-up and the measured window(s).  Returns 0 when the run

@@ -21,7 +21,7 @@ void engine_fail(struct run *r, int conn, const char *fmt, ...)
 	r->res->end = ENGINE_FAILED;
 	r->res->failed_conn = conn;
 	va_start(ap, fmt);
-	vsnprintf(r->res->err, sizeof r->res->err, fmt, ap);
+	vsnprintf(r->res->err.msg, sizeof r->res->err.msg, fmt, ap);
 	va_end(ap);
 }
 

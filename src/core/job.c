@@ -278,11 +278,11 @@ void job_section_free(const struct job_section *s, void *data)
 
 int job_section_defaults(const struct job_section *s, void *data)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 
 	memset(data, 0, s->size);
 	for (size_t i = 0; s->keys[i].name; i++)
-		if (opt_parse(&s->keys[i], (char *)data + s->keys[i].off, s->keys[i].def, 0, why) < 0) {
+		if (opt_parse(&s->keys[i], (char *)data + s->keys[i].off, s->keys[i].def, 0, &why) < 0) {
 			job_section_free(s, data);
 			return -1;
 		}
@@ -388,20 +388,9 @@ static void *slot(struct job *j, const struct opt_def *d)
 	return (char *)j + d->off;
 }
 
-static void seterr(struct job_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-static void seterr(struct job_err *err, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-	va_end(ap);
-}
-
 int job_init(struct job *j)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 
 	memset(j, 0, sizeof *j);
 	snprintf(j->src, sizeof j->src, "(defaults)");
@@ -413,7 +402,7 @@ int job_init(struct job *j)
 	}
 	for (size_t i = 0; job_keys[i].name; i++) {
 		const struct opt_def *d = &job_keys[i];
-		if (opt_parse(d, slot(j, d), d->def, 0, why) < 0) {
+		if (opt_parse(d, slot(j, d), d->def, 0, &why) < 0) {
 			job_free(j);
 			return -1; /* a bad default is a bug; the tests catch it */
 		}
@@ -487,9 +476,10 @@ static void shown_value(const char *v, char *buf, size_t len)
 
 /* Sets one key; `where` names the place for messages. */
 static int set_key(struct job *j, const char *file, int line, const char *section,
-                   const char *name, const char *value, int continuation, struct job_err *err)
+                   const char *name, const char *value, int continuation, struct err *err)
 {
-	char why[OPT_ERR_MAX], loc[JOB_NAME_MAX + 16], hint[80];
+	struct err why;
+	char loc[JOB_NAME_MAX + 16], hint[80];
 	struct job_origin o = {file, line};
 	const struct opt_def *d;
 	int idx, append = 0;
@@ -503,38 +493,38 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 		snprintf(full, sizeof full, "%s.%s", section, name);
 		for (int i = 0; moved_keys[i].old; i++)
 			if (!strcasecmp(moved_keys[i].old, full)) {
-				seterr(err, "%s: %s is now %s (section [%.*s]); rename it", loc,
+				err_set(err, "%s: %s is now %s (section [%.*s]); rename it", loc,
 				       moved_keys[i].old, moved_keys[i].now,
 				       (int)strcspn(moved_keys[i].now, "."), moved_keys[i].now);
 				return -1;
 			}
 		if (suggest_key(section, name, hint, sizeof hint) == 0)
-			seterr(err, "%s: unknown key '%s.%s'; did you mean '%s'?", loc, ss, sn, hint);
+			err_set(err, "%s: unknown key '%s.%s'; did you mean '%s'?", loc, ss, sn, hint);
 		else
-			seterr(err, "%s: unknown key '%s.%s'", loc, ss, sn);
+			err_set(err, "%s: unknown key '%s.%s'", loc, ss, sn);
 		return -1;
 	}
 	d = &job_keys[idx];
 	if (file && j->origin[idx].file == file && strcmp(file, "-s")) {
 		if (!continuation) {
-			seterr(err, "%s: %s.%s is set twice (first on line %d)", loc, d->section,
+			err_set(err, "%s: %s.%s is set twice (first on line %d)", loc, d->section,
 			       d->name, j->origin[idx].line);
 			return -1;
 		}
 		if (!(d->flags & OPT_LIST_APPEND)) {
-			seterr(err, "%s: %s.%s takes one value; only list keys continue on indented lines",
+			err_set(err, "%s: %s.%s takes one value; only list keys continue on indented lines",
 			       loc, d->section, d->name);
 			return -1;
 		}
 		append = 1;
 	}
-	if (opt_parse(d, slot(j, d), value, append, why) < 0) {
+	if (opt_parse(d, slot(j, d), value, append, &why) < 0) {
 		char shown[104];
 		if (d->flags & OPT_SECRET)
 			snprintf(shown, sizeof shown, "(%zu characters, not shown)", strlen(value));
 		else
 			shown_value(value, shown, sizeof shown);
-		seterr(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, shown, why);
+		err_set(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, shown, why.msg);
 		return -1;
 	}
 	if (!append)
@@ -555,7 +545,7 @@ struct reader {
 	                     * takes an indented line as a continuation */
 	int failed;         /* an error is in err, found on line fail_line */
 	int fail_line;
-	struct job_err *err;
+	struct err *err;
 };
 
 static char *reader_next(char *str, int num, void *stream)
@@ -575,7 +565,7 @@ static char *reader_next(char *str, int num, void *stream)
 	/* inih's buffer of num bytes holds the text, a newline and a NUL;
 	 * the same limit with or without a final newline or a CR */
 	if (body + 2 > (size_t)num) {
-		seterr(r->err, "%s:%d: line is %zu characters long, more than inih's limit of %d; "
+		err_set(r->err, "%s:%d: line is %zu characters long, more than inih's limit of %d; "
 		       "split long lists over indented continuation lines",
 		       r->file, r->line, body, num - 2);
 		r->failed = 1;
@@ -607,13 +597,13 @@ static char *reader_next(char *str, int num, void *stream)
 				ok |= !strcasecmp(section_names[i], name);
 			if (!ok) {
 				int at = opt_suggest(name, section_names);
-				char list[JOB_ERR_MAX / 2];
+				char list[ERR_MAX / 2];
 				section_list(list, sizeof list, ", ");
 				if (at >= 0)
-					seterr(r->err, "%s:%d: unknown section '[%s]'; did you mean '[%s]'?",
+					err_set(r->err, "%s:%d: unknown section '[%s]'; did you mean '[%s]'?",
 					       r->file, r->line, name, section_names[at]);
 				else
-					seterr(r->err, "%s:%d: unknown section '[%s]'; sections are %s",
+					err_set(r->err, "%s:%d: unknown section '[%s]'; sections are %s",
 					       r->file, r->line, name, list);
 				r->failed = 1;
 				r->fail_line = r->line;
@@ -632,9 +622,9 @@ static int handler(void *user, const char *section, const char *name, const char
 	if (r->failed)
 		return 0;
 	if (!*section) {
-		char list[JOB_ERR_MAX / 2];
+		char list[ERR_MAX / 2];
 		section_list(list, sizeof list, " or ");
-		seterr(r->err, "%s:%d: key '%s' is outside any section; put it under %s",
+		err_set(r->err, "%s:%d: key '%s' is outside any section; put it under %s",
 		       r->file, r->line, name, list);
 		r->failed = 1;
 		r->fail_line = r->line;
@@ -666,7 +656,7 @@ static const char *intern_name(const char *name)
 	return slot_name;
 }
 
-int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err)
+int job_load_string(struct job *j, const char *name, const char *text, struct err *err)
 {
 	struct reader r = {.job = j, .file = intern_name(name), .p = text, .err = err};
 	int rc;
@@ -676,12 +666,12 @@ int job_load_string(struct job *j, const char *name, const char *text, struct jo
 	if (r.failed && !(rc > 0 && rc < r.fail_line))
 		return -1;
 	if (rc > 0) {
-		seterr(err, "%s:%d: cannot parse this line; expected '[section]', 'key = value' "
+		err_set(err, "%s:%d: cannot parse this line; expected '[section]', 'key = value' "
 		       "or a comment starting with ';' or '#'", r.file, rc);
 		return -1;
 	}
 	if (rc < 0) {
-		seterr(err, "%s: out of memory while parsing", r.file);
+		err_set(err, "%s: out of memory while parsing", r.file);
 		return -1;
 	}
 	snprintf(j->src, sizeof j->src, "%s", name);
@@ -689,20 +679,20 @@ int job_load_string(struct job *j, const char *name, const char *text, struct jo
 }
 
 int job_load_text(struct job *j, const char *name, const char *text, size_t len,
-                  struct job_err *err)
+                  struct err *err)
 {
 	if (len > JOB_TEXT_MAX) {
-		seterr(err, "job file '%s' is too large (over %u MiB)", name, JOB_TEXT_MAX >> 20);
+		err_set(err, "job file '%s' is too large (over %u MiB)", name, JOB_TEXT_MAX >> 20);
 		return -1;
 	}
 	if (strlen(text) != len) {
-		seterr(err, "job file '%s' contains a NUL byte; is it a text file?", name);
+		err_set(err, "job file '%s' contains a NUL byte; is it a text file?", name);
 		return -1;
 	}
 	return job_load_string(j, name, text, err);
 }
 
-int job_load_file(struct job *j, const char *path, struct job_err *err)
+int job_load_file(struct job *j, const char *path, struct err *err)
 {
 	char *text;
 	size_t len;
@@ -716,7 +706,7 @@ int job_load_file(struct job *j, const char *path, struct job_err *err)
 	return rc;
 }
 
-int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
+int job_override(struct job *j, const char *kv, int pos, struct err *err)
 {
 	char section[64], name[64], shown[104], ss[68];
 	const char *dot = strchr(kv, '.'), *eq = strchr(kv, '=');
@@ -724,7 +714,7 @@ int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 
 	shown_value(kv, shown, sizeof shown);
 	if (!dot || !eq || dot > eq) {
-		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, shown);
+		err_set(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, shown);
 		return -1;
 	}
 	sl = (size_t)(dot - kv);
@@ -732,7 +722,7 @@ int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 	while (nl && isspace((unsigned char)dot[nl]))
 		nl--;
 	if (!sl || !nl || sl >= sizeof section || nl >= sizeof name) {
-		seterr(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, shown);
+		err_set(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, shown);
 		return -1;
 	}
 	memcpy(section, kv, sl);
@@ -744,10 +734,10 @@ int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 		shown_value(section, ss, sizeof ss);
 		if (at < 0 || strcasecmp(section_names[at], section) != 0) {
 			if (at >= 0)
-				seterr(err, "-s #%d: unknown section '%s'; did you mean '%s'?", pos, ss,
+				err_set(err, "-s #%d: unknown section '%s'; did you mean '%s'?", pos, ss,
 				       section_names[at]);
 			else
-				seterr(err, "-s #%d: unknown section '%s'", pos, ss);
+				err_set(err, "-s #%d: unknown section '%s'", pos, ss);
 			return -1;
 		}
 	}
@@ -762,7 +752,7 @@ int job_override(struct job *j, const char *kv, int pos, struct job_err *err)
 		while (vl && isspace((unsigned char)eq[vl - 1]))
 			vl--;
 		if (!(value = strndup(eq, vl))) {
-			seterr(err, "-s #%d: out of memory", pos);
+			err_set(err, "-s #%d: out of memory", pos);
 			return -1;
 		}
 		rc = set_key(j, "-s", pos, section, name, value, 0, err);
@@ -788,16 +778,17 @@ void job_key_where(const struct job *j, const char *section, const char *name, c
 	origin_str(origin_of(j, section, name), buf, len);
 }
 
-int job_key_err(const struct job *j, struct job_err *err, const char *section,
+int job_key_err(const struct job *j, struct err *err, const char *section,
                 const char *name, const char *fmt, ...)
 {
-	char loc[JOB_NAME_MAX + 16], msg[JOB_ERR_MAX];
+	struct err msg;
+	char loc[JOB_NAME_MAX + 16];
 	const struct opt_def *d = job_key_find(section, name);
 	va_list ap;
 
 	origin_str(origin_of(j, section, name), loc, sizeof loc);
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof msg, fmt, ap);
+	vsnprintf(msg.msg, sizeof msg.msg, fmt, ap);
 	va_end(ap);
 	{
 		/* the value as in a job file, but on one line and shortened:
@@ -827,7 +818,7 @@ int job_key_err(const struct job *j, struct job_err *err, const char *section,
 			}
 		}
 		free(full);
-		seterr(err, "%s: %s.%s = %s: %s", loc, section, name, val, msg);
+		err_set(err, "%s: %s.%s = %s: %s", loc, section, name, val, msg.msg);
 	}
 	return -1;
 }
@@ -838,7 +829,7 @@ static int layer_of(const struct job_origin *o)
 	return !o->file ? 0 : strcmp(o->file, "-s") ? 1 : 2;
 }
 
-int job_check_keys(struct job *j, struct job_err *err)
+int job_check_keys(struct job *j, struct err *err)
 {
 	int ncat = j->categories.n;
 	uint64_t biggest = 0, total;
@@ -916,12 +907,12 @@ int job_check_keys(struct job *j, struct job_err *err)
 		}
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
-		char why[OPT_ERR_MAX];
+		struct err why;
 		for (int i = 0, n = v && *v ? 1 : 0; i < n; i++) {
 			char set[1024];
 			n = opt_cpusets_pick(v, i, set, sizeof set);
-			if (opt_parse_cpulist(set, NULL, why) < 0)
-				return job_key_err(j, err, "affinity", name, "%s%s", why, n > 1 ?
+			if (opt_parse_cpulist(set, NULL, &why) < 0)
+				return job_key_err(j, err, "affinity", name, "%s%s", why.msg, n > 1 ?
 				                   " in a CPU set of the /-separated list" : "");
 		}
 		/* which nodes exist is the machine's business (place_check); whether
@@ -932,10 +923,10 @@ int job_check_keys(struct job *j, struct job_err *err)
 			                   "NUMA support (NUMA=0); only none is accepted");
 	}
 	{
-		char why[OPT_ERR_MAX];
+		struct err why;
 		int n;
-		if (opt_parse_pctlist(j->percentiles, NULL, &n, why) < 0)
-			return job_key_err(j, err, "output", "percentiles", "%s", why);
+		if (opt_parse_pctlist(j->percentiles, NULL, &n, &why) < 0)
+			return job_key_err(j, err, "output", "percentiles", "%s", why.msg);
 	}
 	/* the sampler's interval: below 10 ms the samples are all tick noise */
 	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
 #include "opt.h"
 
 /* How the payload crosses the wire (see tfgb.ini(5), [job] mode):
@@ -129,12 +130,6 @@ struct job {
 	char src[JOB_NAME_MAX]; /* the job file's name, or "(defaults)" */
 };
 
-/* Error from a job operation: one line, ready to print after "tfgb: ". */
-#define JOB_ERR_MAX 512
-struct job_err {
-	char msg[JOB_ERR_MAX];
-};
-
 /* A section of job keys declared by the module whose behaviour they set
  * (the [socket] keys by the socket transport), as fio's engines declare
  * their options and option_struct_size: its keys, the typed struct they
@@ -148,7 +143,7 @@ struct job_section {
 	size_t size;                /* sizeof the section's struct */
 	/* Optional: the section's own cross-key rules, run by job_validate
 	 * (job_key_err names the key and where it was set).  0 or -1. */
-	int (*check)(const struct job *j, const void *sec, struct job_err *err);
+	int (*check)(const struct job *j, const void *sec, struct err *err);
 };
 
 /* Adds a section after job.c's own sections (in --print-config order) and,
@@ -198,22 +193,22 @@ void job_free(struct job *j);
 /* Reads a job file over the current values: read once, whatever kind of
  * file (input.h: a pipe, a FIFO, "-" for standard input).  -1 with err set
  * on any error: unreadable file, syntax, unknown section or key, bad value. */
-int job_load_file(struct job *j, const char *path, struct job_err *err);
+int job_load_file(struct job *j, const char *path, struct err *err);
 /* Same from a job file's text already read (len bytes, NUL-terminated):
  * refused over JOB_TEXT_MAX or with a NUL byte inside. */
 int job_load_text(struct job *j, const char *name, const char *text, size_t len,
-                  struct job_err *err);
+                  struct err *err);
 /* Same from a string; `name` is used in messages. */
-int job_load_string(struct job *j, const char *name, const char *text, struct job_err *err);
+int job_load_string(struct job *j, const char *name, const char *text, struct err *err);
 /* Applies "section.key=value"; `pos` is the override's 1-based position. */
-int job_override(struct job *j, const char *kv, int pos, struct job_err *err);
+int job_override(struct job *j, const char *kv, int pos, struct err *err);
 /* The cross-key rules of the job model's own keys and every registered
  * section's check, done once every layer is applied.  Also settles what
  * follows from other keys (scheme custom: iovecs = the list's length), so
  * that --print-config always prints a job that re-parses.  The rules that
  * need other modules (payload layout, TLS files, limits) are job_validate's
  * (validate.h), which calls this first. */
-int job_check_keys(struct job *j, struct job_err *err);
+int job_check_keys(struct job *j, struct err *err);
 
 /* The effective job, one [section] per group, every key: a job file that
  * reproduces this job exactly. */
@@ -264,7 +259,7 @@ void job_key_where(const struct job *j, const char *section, const char *name, c
 /* A job error about key section.name, placed where its value came from:
  * "file:line: section.name = value: <message>".  For checks a command
  * makes beyond job_validate.  Always returns -1. */
-int job_key_err(const struct job *j, struct job_err *err, const char *section,
+int job_key_err(const struct job *j, struct err *err, const char *section,
                 const char *name, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
 #endif

@@ -91,14 +91,14 @@ static const char *conns_key(int role)
 }
 
 int limit_check_memory(const struct job *j, int role, uint64_t limit, const char *what,
-                       struct job_err *err)
+                       struct err *err)
 {
 	char need[64], lim[32], per[32], base[32];
 	struct limit_need n;
 	int rc = limit_need(j, role, &n);
 
 	if (rc == -ENOMEM) {
-		snprintf(err->msg, sizeof err->msg, "out of memory checking the job's limits");
+		err_set(err, "out of memory checking the job's limits");
 		return -1;
 	}
 	if (rc == 0 && n.bytes <= limit)
@@ -117,12 +117,12 @@ int limit_check_memory(const struct job *j, int role, uint64_t limit, const char
 	                   human(limit, lim, sizeof lim));
 }
 
-int limit_check_job(const struct job *j, struct job_err *err)
+int limit_check_job(const struct job *j, struct err *err)
 {
 	for (int role = LIMIT_PS; role <= LIMIT_WORKER; role++) {
 		struct limit_need n;
 		if (limit_need(j, role, &n) == -ENOMEM) {
-			snprintf(err->msg, sizeof err->msg, "out of memory checking the job's limits");
+			err_set(err, "out of memory checking the job's limits");
 			return -1;
 		}
 		if (n.calls > LIMIT_CALLS_MAX)
@@ -137,13 +137,13 @@ int limit_check_job(const struct job *j, struct job_err *err)
 	return 0;
 }
 
-int limit_check_wire(const struct job *j, struct job_err *err)
+int limit_check_wire(const struct job *j, struct err *err)
 {
 	char wire[32];
 	uint64_t n;
 
 	if (wire_len(j, &n) < 0) {
-		snprintf(err->msg, sizeof err->msg, "out of memory checking the job's limits");
+		err_set(err, "out of memory checking the job's limits");
 		return -1;
 	}
 	if (n <= j->max_message)
@@ -154,7 +154,7 @@ int limit_check_wire(const struct job *j, struct job_err *err)
 	                   job_mode_name(j->mode), human(n, wire, sizeof wire), n);
 }
 
-int limit_check_monitor(const struct job *j, int64_t nprocs, struct job_err *err)
+int limit_check_monitor(const struct job *j, int64_t nprocs, struct err *err)
 {
 	if (!j->monitor_ns || nprocs <= MONITOR_MAX_PROCS)
 		return 0;
@@ -181,7 +181,7 @@ uint64_t limit_memtotal(const char *path)
 	return total;
 }
 
-int limit_check_host(const struct job *j, int role, struct job_err *err)
+int limit_check_host(const struct job *j, int role, struct err *err)
 {
 	uint64_t total = limit_memtotal("/proc/meminfo");
 

@@ -36,27 +36,27 @@ int limit_need(const struct job *j, int role, struct limit_need *n);
 /* The checks job_validate makes: calls against LIMIT_CALLS_MAX and memory
  * against LIMIT_MEMORY_MAX, for both roles.  0 or -1 with err set (one
  * line naming the key, where it was set, the figure and the limit). */
-int limit_check_job(const struct job *j, struct job_err *err);
+int limit_check_job(const struct job *j, struct err *err);
 
 /* What a command that makes calls checks first: the body on the wire
  * fits the job's server.max_message (the server refuses larger ones;
  * genpayload makes payloads of any size). */
-int limit_check_wire(const struct job *j, struct job_err *err);
+int limit_check_wire(const struct job *j, struct err *err);
 
 /* What the throughput launcher checks before it starts nprocs processes:
  * the resource monitor samples at most MONITOR_MAX_PROCS. */
-int limit_check_monitor(const struct job *j, int64_t nprocs, struct job_err *err);
+int limit_check_monitor(const struct job *j, int64_t nprocs, struct err *err);
 
 /* A job error unless a process of role needs at most `limit` bytes;
  * `what` says what the limit is ("this host's MemTotal"). */
 int limit_check_memory(const struct job *j, int role, uint64_t limit, const char *what,
-                       struct job_err *err);
+                       struct err *err);
 
 /* MemTotal of a /proc/meminfo-like file in bytes; 0 if it cannot be read. */
 uint64_t limit_memtotal(const char *path);
 
 /* limit_check_memory against this host's MemTotal (no check when it is
  * unknown): what a PS or a worker checks as it starts. */
-int limit_check_host(const struct job *j, int role, struct job_err *err);
+int limit_check_host(const struct job *j, int role, struct err *err);
 
 #endif

@@ -24,10 +24,10 @@ static const char *const place_names[] = {
 const char *model_kind_name(int kind) { return kind_names[kind]; }
 const char *model_place_name(int how) { return place_names[how]; }
 
-static int fail(struct job_err *err, const char *file, int line, const char *fmt, ...)
+static int fail(struct err *err, const char *file, int line, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static int fail(struct job_err *err, const char *file, int line, const char *fmt, ...)
+static int fail(struct err *err, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
 	int n = line > 0 ? snprintf(err->msg, sizeof err->msg, "%s:%d: ", file, line)
@@ -84,7 +84,7 @@ static const char *word(const char **p, const char *end, char *buf, size_t cap, 
 }
 
 static int parse_dims(struct model_var *v, const char *s, const char *file, int line,
-                      struct job_err *err)
+                      struct err *err)
 {
 	v->ndims = 0;
 	v->elems = 1;
@@ -117,7 +117,7 @@ static int parse_dims(struct model_var *v, const char *s, const char *file, int 
 }
 
 static int parse_var(struct model *m, const char *p, const char *end, const char *file,
-                     int line, struct job_err *err)
+                     int line, struct err *err)
 {
 	char name[MODEL_NAME_MAX], dt[16], shape[128], kind[16], extra[2];
 	int toolong = 0, d, k;
@@ -181,7 +181,7 @@ static int parse_var(struct model *m, const char *p, const char *end, const char
 }
 
 int model_parse(struct model *m, const char *file, const char *text, size_t len,
-                struct job_err *err)
+                struct err *err)
 {
 	const char *p = text, *end = text + len;
 	int line = 0;
@@ -237,7 +237,7 @@ bad:
 	return -1;
 }
 
-static int read_all(const char *path, char **out, size_t *len, struct job_err *err)
+static int read_all(const char *path, char **out, size_t *len, struct err *err)
 {
 	FILE *f = fopen(path, "r");
 	char *buf = NULL;
@@ -273,7 +273,7 @@ bad:
 	return -1;
 }
 
-int model_load(struct model *m, const char *name, const char *tree, struct job_err *err)
+int model_load(struct model *m, const char *name, const char *tree, struct err *err)
 {
 	char path[4096];
 	size_t nl = strlen(name);

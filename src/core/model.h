@@ -63,14 +63,14 @@ struct model {
 /* Parses a description held in memory; `file` names it in messages
  * ("FILE:LINE: ..." one line).  0, or -1 with err set; m is empty on error. */
 int model_parse(struct model *m, const char *file, const char *text, size_t len,
-                struct job_err *err);
+                struct err *err);
 
 /* Reads and parses a file, read once and at most MODEL_FILE_MAX bytes.  A
  * `name` with a '/' or ending in ".model" is a path; any other names a
  * shipped model, looked up as TREE/conf/models/NAME.model (TREE: the
  * directory of the running tfgb, so a build tree finds its own; NULL to
  * skip) and then DATADIR/models/NAME.model.  0, or -1 with err set. */
-int model_load(struct model *m, const char *name, const char *tree, struct job_err *err);
+int model_load(struct model *m, const char *name, const char *tree, struct err *err);
 
 void model_free(struct model *m);
 

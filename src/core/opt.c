@@ -152,7 +152,7 @@ void opt_format_hostport(const struct opt_hostport *a, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u", a->host, a->port);
 }
 
-int opt_parse_cpulist(const char *s, unsigned char *mask, char *why)
+int opt_parse_cpulist(const char *s, unsigned char *mask, struct err *why)
 {
 	const char *p = s;
 	int count = 0;
@@ -163,20 +163,20 @@ int opt_parse_cpulist(const char *s, unsigned char *mask, char *why)
 
 		p = skip_ws(p);
 		if (parse_u64_prefix(p, &lo, &end) < 0) {
-			snprintf(why, OPT_ERR_MAX, "not a CPU list like 0-3,8 (item %d)", count + 1);
+			err_set(why, "not a CPU list like 0-3,8 (item %d)", count + 1);
 			return -1;
 		}
 		p = end;
 		hi = lo;
 		if (*p == '-') {
 			if (parse_u64_prefix(p + 1, &hi, &end) < 0 || hi < lo) {
-				snprintf(why, OPT_ERR_MAX, "bad CPU range in item %d", count + 1);
+				err_set(why, "bad CPU range in item %d", count + 1);
 				return -1;
 			}
 			p = end;
 		}
 		if (hi >= OPT_CPU_MAX) {
-			snprintf(why, OPT_ERR_MAX, "CPU numbers must be in [0, %d)", OPT_CPU_MAX);
+			err_set(why, "CPU numbers must be in [0, %d)", OPT_CPU_MAX);
 			return -1;
 		}
 		for (uint64_t c = lo; mask && c <= hi; c++)
@@ -186,7 +186,7 @@ int opt_parse_cpulist(const char *s, unsigned char *mask, char *why)
 		if (!*p)
 			return 0;
 		if (*p++ != ',') {
-			snprintf(why, OPT_ERR_MAX, "not a CPU list like 0-3,8 (after item %d)", count);
+			err_set(why, "not a CPU list like 0-3,8 (after item %d)", count);
 			return -1;
 		}
 	}
@@ -209,7 +209,7 @@ int opt_cpusets_pick(const char *s, int index, char *buf, size_t len)
 	}
 }
 
-int opt_parse_pctlist(const char *s, double *v, int *n, char *why)
+int opt_parse_pctlist(const char *s, double *v, int *n, struct err *why)
 {
 	const char *p = s;
 	double last = 0;
@@ -223,17 +223,17 @@ int opt_parse_pctlist(const char *s, double *v, int *n, char *why)
 		x = strtod(p, &end);
 		/* digits and a point only: no sign, exponent, inf or nan */
 		if (end == p || strspn(p, "0123456789.") != (size_t)(end - p)) {
-			snprintf(why, OPT_ERR_MAX, "not a list of percentiles like 50, 99, 99.99 "
+			err_set(why, "not a list of percentiles like 50, 99, 99.99 "
 			         "(item %d)", count + 1);
 			return -1;
 		}
 		if (!(x > 0 && x <= 100) || (count && x <= last)) {
-			snprintf(why, OPT_ERR_MAX, "item %d: each percentile must be in (0, 100] "
+			err_set(why, "item %d: each percentile must be in (0, 100] "
 			         "and above the one before", count + 1);
 			return -1;
 		}
 		if (count == OPT_PCT_MAX) {
-			snprintf(why, OPT_ERR_MAX, "at most %d percentiles", OPT_PCT_MAX);
+			err_set(why, "at most %d percentiles", OPT_PCT_MAX);
 			return -1;
 		}
 		if (v)
@@ -244,7 +244,7 @@ int opt_parse_pctlist(const char *s, double *v, int *n, char *why)
 		if (!*p)
 			break;
 		if (*p++ != ',') {
-			snprintf(why, OPT_ERR_MAX, "not a list of percentiles like 50, 99, 99.99 "
+			err_set(why, "not a list of percentiles like 50, 99, 99.99 "
 			         "(after item %d)", count);
 			return -1;
 		}
@@ -415,24 +415,24 @@ static int in_range(const struct opt_def *d, int64_t v, int is_unsigned)
 	return 1;
 }
 
-static int range_error(const struct opt_def *d, char *why, const char *what)
+static int range_error(const struct opt_def *d, struct err *why, const char *what)
 {
 	char r[160];
 
 	opt_format_range(d, r, sizeof r);
 	if (d->flags & OPT_NONE) { /* "none | [0, 1023]" reads badly after "must be" */
-		snprintf(why, OPT_ERR_MAX, "%smust be none or in %s", what ? what : "",
+		err_set(why, "%smust be none or in %s", what ? what : "",
 		         r + strlen("none | "));
 		return -1;
 	}
-	snprintf(why, OPT_ERR_MAX, "%s%s %s", what ? what : "",
+	err_set(why, "%s%s %s", what ? what : "",
 	         d->type == OPT_ENUM || d->type == OPT_ENUM_LIST || d->type == OPT_BOOL ?
 	         "must be one of" : r[0] == '[' ? "must be in" : "must be", r);
 	return -1;
 }
 
 /* One element of a scalar or list type, range-checked. */
-static int parse_number(const struct opt_def *d, const char *s, int64_t *out, char *why)
+static int parse_number(const struct opt_def *d, const char *s, int64_t *out, struct err *why)
 {
 	uint64_t u;
 	int64_t v;
@@ -444,7 +444,7 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, ch
 			return 0;
 		}
 		if (opt_parse_int(s, &v) < 0) {
-			snprintf(why, OPT_ERR_MAX, "%s", d->flags & OPT_NONE ?
+			err_set(why, "%s", d->flags & OPT_NONE ?
 			         "neither none nor a whole number" : "not a whole number");
 			return -1;
 		}
@@ -452,8 +452,7 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, ch
 	case OPT_SIZE:
 	case OPT_SIZE_LIST:
 		if (opt_parse_size(s, &u) < 0) {
-			snprintf(why, OPT_ERR_MAX,
-			         "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+			err_set(why, "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
 			return -1;
 		}
 		v = (int64_t)u;
@@ -463,8 +462,7 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, ch
 		return 0;
 	case OPT_DURATION:
 		if (opt_parse_duration(s, &u) < 0) {
-			snprintf(why, OPT_ERR_MAX,
-			         "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds)");
+			err_set(why, "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds)");
 			return -1;
 		}
 		v = (int64_t)u;
@@ -533,13 +531,13 @@ static void shown_item(const char *s, char *buf, size_t len)
 /* One item of a list (item is trimmed and non-NULL); count is its 1-based
  * position, for messages. */
 static int parse_item(const struct opt_def *d, void *dst, const char *item, size_t count,
-                      char *why)
+                      struct err *why)
 {
 	size_t *n = d->type == OPT_SIZE_LIST ? &((struct opt_sizelist *)dst)->n :
 	            d->type == OPT_HOSTPORT_LIST ? &((struct opt_hplist *)dst)->n : NULL;
 
 	if (!item[0]) {
-		snprintf(why, OPT_ERR_MAX, "item %zu is empty", count);
+		err_set(why, "item %zu is empty", count);
 		return -1;
 	}
 	if (d->type == OPT_ENUM_LIST) {
@@ -549,32 +547,31 @@ static int parse_item(const struct opt_def *d, void *dst, const char *item, size
 			return range_error(d, why, NULL);
 		for (int i = 0; i < l->n; i++)
 			if (l->v[i] == idx) {
-				snprintf(why, OPT_ERR_MAX, "'%s' is listed twice", d->values[idx]);
+				err_set(why, "'%s' is listed twice", d->values[idx]);
 				return -1;
 			}
 		if (l->n >= OPT_ENUMLIST_MAX) {
-			snprintf(why, OPT_ERR_MAX, "too many items");
+			err_set(why, "too many items");
 			return -1;
 		}
 		l->v[l->n++] = idx;
 		return 0;
 	}
 	if (d->max_items && *n >= d->max_items) {
-		snprintf(why, OPT_ERR_MAX, "more than %zu items", d->max_items);
+		err_set(why, "more than %zu items", d->max_items);
 		return -1;
 	}
 	if (d->type == OPT_SIZE_LIST) {
 		struct opt_sizelist *l = dst;
 		int64_t v;
 		if (parse_number(d, item, &v, why) < 0) {
-			char tmp[OPT_ERR_MAX], shown[33];
+			char shown[33];
 			shown_item(item, shown, sizeof shown);
-			snprintf(tmp, sizeof tmp, "item %zu '%s': %.200s", count, shown, why);
-			memcpy(why, tmp, OPT_ERR_MAX);
+			err_prefix(why, "item %zu '%s': ", count, shown);
 			return -1;
 		}
 		if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
-			snprintf(why, OPT_ERR_MAX, "out of memory");
+			err_set(why, "out of memory");
 			return -1;
 		}
 		l->v[l->n++] = (uint64_t)v;
@@ -584,13 +581,12 @@ static int parse_item(const struct opt_def *d, void *dst, const char *item, size
 		if (opt_parse_hostport(item, &hp) < 0) {
 			char shown[81];
 			shown_item(item, shown, sizeof shown);
-			snprintf(why, OPT_ERR_MAX,
-			         "item %zu '%s' is not host:port (port in [1, 65535], IPv6 as [addr]:port)",
+			err_set(why, "item %zu '%s' is not host:port (port in [1, 65535], IPv6 as [addr]:port)",
 			         count, shown);
 			return -1;
 		}
 		if (list_reserve((void **)&l->v, &l->cap, l->n + 1, sizeof *l->v) < 0) {
-			snprintf(why, OPT_ERR_MAX, "out of memory");
+			err_set(why, "out of memory");
 			return -1;
 		}
 		l->v[l->n++] = hp;
@@ -598,7 +594,7 @@ static int parse_item(const struct opt_def *d, void *dst, const char *item, size
 	return 0;
 }
 
-static int parse_list(const struct opt_def *d, void *dst, const char *text, int append, char *why)
+static int parse_list(const struct opt_def *d, void *dst, const char *text, int append, struct err *why)
 {
 	const char *s = text;
 	size_t count = 0;
@@ -609,7 +605,7 @@ static int parse_list(const struct opt_def *d, void *dst, const char *text, int 
 		opt_free_value(d, dst);
 	while (rc == 0 && (more = next_item(&s, &item)) != 0) {
 		if (more < 0) {
-			snprintf(why, OPT_ERR_MAX, "out of memory");
+			err_set(why, "out of memory");
 			return -1;
 		}
 		rc = parse_item(d, dst, item, ++count, why);
@@ -618,12 +614,12 @@ static int parse_list(const struct opt_def *d, void *dst, const char *text, int 
 	return rc;
 }
 
-int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, char *why)
+int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, struct err *why)
 {
 	int64_t v;
 	int b;
 
-	why[0] = 0;
+	why->msg[0] = 0;
 	switch (d->type) {
 	case OPT_INT:
 		if (parse_number(d, text, &v, why) < 0)
@@ -650,7 +646,7 @@ int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, 
 		char *copy;
 		/* --print-config writes it on one line of a job file */
 		if (strlen(text) > OPT_STRING_MAX) {
-			snprintf(why, OPT_ERR_MAX, "longer than %d characters", OPT_STRING_MAX);
+			err_set(why, "longer than %d characters", OPT_STRING_MAX);
 			return -1;
 		}
 		if ((d->flags & OPT_SECRET) && *text &&
@@ -661,15 +657,15 @@ int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, 
 		}
 		for (const char *c = text; *c; c++)
 			if (*c == ';' && (c == text || isspace((unsigned char)c[-1]))) {
-				snprintf(why, OPT_ERR_MAX, "';' at the start or after a blank starts a comment in a job file");
+				err_set(why, "';' at the start or after a blank starts a comment in a job file");
 				return -1;
 			} else if ((unsigned char)*c < 0x20 && *c != '\t') {
-				snprintf(why, OPT_ERR_MAX, "must be one line, without control characters");
+				err_set(why, "must be one line, without control characters");
 				return -1;
 			}
 		copy = strdup(text);
 		if (!copy) {
-			snprintf(why, OPT_ERR_MAX, "out of memory");
+			err_set(why, "out of memory");
 			return -1;
 		}
 		free(*(char **)dst);

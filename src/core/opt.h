@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
+
 enum opt_type {
 	OPT_INT,           /* int64_t, decimal */
 	OPT_SIZE,          /* uint64_t bytes: 10, 10B, 4K, 4KiB, 4KB, 1M, 1MiB, 1MB, 1G */
@@ -83,13 +85,10 @@ struct opt_def {
 	const char *help;          /* one line, no trailing period */
 };
 
-/* Error detail filled in by the parsers: "must be in [1B, 1KiB)". */
-#define OPT_ERR_MAX 256
-
 /* Parse `text` into the storage at `dst` (which must hold the type's value
  * and, for lists, be initialised); append = 1 adds to a list instead of
- * replacing it.  Returns 0, or -1 with a reason in why[OPT_ERR_MAX]. */
-int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, char *why);
+ * replacing it.  Returns 0, or -1 with a reason in why ("must be in [1B, 1KiB)"). */
+int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, struct err *why);
 
 /* Release what a value owns (lists, strings) and zero it. */
 void opt_free_value(const struct opt_def *d, void *dst);
@@ -111,7 +110,7 @@ int opt_parse_hostport(const char *s, struct opt_hostport *out);
  * mask != NULL, sets bit c of mask[c / 8] for each CPU listed (the caller
  * zeroes mask, OPT_CPU_MAX / 8 bytes).  Returns 0, or -1 with a reason. */
 #define OPT_CPU_MAX 1024
-int opt_parse_cpulist(const char *s, unsigned char *mask, char *why);
+int opt_parse_cpulist(const char *s, unsigned char *mask, struct err *why);
 
 /* CPU sets one per local rank: CPU lists separated by '/' ("0-3/4-7": rank 0
  * on 0-3, rank 1 on 4-7); a list without '/' is one set for every rank.
@@ -123,7 +122,7 @@ int opt_cpusets_pick(const char *s, int index, char *buf, size_t len);
  * (0, 100] and above the one before.  Fills v (may be NULL) and *n.
  * Returns 0, or -1 with a reason. */
 #define OPT_PCT_MAX 16
-int opt_parse_pctlist(const char *s, double *v, int *n, char *why);
+int opt_parse_pctlist(const char *s, double *v, int *n, struct err *why);
 
 /* "host:port", with brackets around an IPv6 address. */
 void opt_format_hostport(const struct opt_hostport *a, char *buf, size_t len);

@@ -59,7 +59,8 @@ static int mask_count(const unsigned char *m)
  * is not a list. */
 static int read_list(const char *path, unsigned char *mask)
 {
-	char line[4096], why[OPT_ERR_MAX];
+	struct err why;
+	char line[4096];
 	FILE *f = fopen(path, "r");
 	char *ok;
 	size_t n;
@@ -74,7 +75,7 @@ static int read_list(const char *path, unsigned char *mask)
 	line[n] = 0;
 	if (n == 0)
 		return 0;
-	if (opt_parse_cpulist(line, mask, why) < 0)
+	if (opt_parse_cpulist(line, mask, &why) < 0)
 		return -1;
 	return mask_count(mask);
 }
@@ -192,11 +193,12 @@ static const char *role_cpus(const struct job *j, int k)
 
 /* Set `set` of the role's CPU list against the role's node. */
 static int check_set(const struct job *j, int k, const char *node_dir, const char *cpus,
-                     struct job_err *err)
+                     struct err *err)
 {
 	unsigned char nodes[MASK_BYTES] = {0}, cm[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
 	int64_t node = role_node(j, k);
-	char list[256], clist[256], where[JOB_NAME_MAX + 16], why[OPT_ERR_MAX];
+	struct err why;
+	char list[256], clist[256], where[JOB_NAME_MAX + 16];
 
 	if (node < 0)
 		return 0;
@@ -213,8 +215,8 @@ static int check_set(const struct job *j, int k, const char *node_dir, const cha
 	}
 	if (!*cpus || node_cpus(node_dir, (long)node, nm) <= 0)
 		return 0; /* no list, or every CPU, or memory only: nothing to intersect */
-	if (opt_parse_cpulist(cpus, cm, why) < 0)
-		return job_key_err(j, err, "affinity", cpu_keys[k], "%s", why);
+	if (opt_parse_cpulist(cpus, cm, &why) < 0)
+		return job_key_err(j, err, "affinity", cpu_keys[k], "%s", why.msg);
 	for (int i = 0; i < MASK_BYTES; i++)
 		if (cm[i] & nm[i])
 			return 0;
@@ -227,7 +229,7 @@ static int check_set(const struct job *j, int k, const char *node_dir, const cha
 }
 
 /* Every CPU set of the role's list (one per local rank) against its node. */
-static int check_role(const struct job *j, int k, const char *node_dir, struct job_err *err)
+static int check_role(const struct job *j, int k, const char *node_dir, struct err *err)
 {
 	const char *cpus = role_cpus(j, k);
 	char set[PLACE_SET_MAX];
@@ -241,7 +243,7 @@ static int check_role(const struct job *j, int k, const char *node_dir, struct j
 	return 0;
 }
 
-int place_check(const struct job *j, unsigned roles, const char *node_dir, struct job_err *err)
+int place_check(const struct job *j, unsigned roles, const char *node_dir, struct err *err)
 {
 	if ((roles & PLACE_PS) && check_role(j, 0, node_dir, err) < 0)
 		return -1;
@@ -251,7 +253,7 @@ int place_check(const struct job *j, unsigned roles, const char *node_dir, struc
 }
 
 int place_check_local(const struct job *j, enum place_role role, int local, const char *source,
-                      struct job_err *err)
+                      struct err *err)
 {
 	int k = role_index(role), n;
 	const char *cpus = role_cpus(j, k);
@@ -271,14 +273,15 @@ int place_apply(const struct job *j, enum place_role role, int local, char *err,
 	int k = role_index(role), have = 0;
 	const char *list_all = role_cpus(j, k);
 	int64_t node = role_node(j, k);
-	char why[OPT_ERR_MAX], list[256], onnode[48] = "", cpus[PLACE_SET_MAX] = "";
+	struct err why;
+	char list[256], onnode[48] = "", cpus[PLACE_SET_MAX] = "";
 	cpu_set_t set;
 
 	if (list_all && *list_all && opt_cpusets_pick(list_all, local, cpus, sizeof cpus) == 1)
 		opt_cpusets_pick(list_all, 0, cpus, sizeof cpus); /* one set for every rank */
 	if (*cpus) {
-		if (opt_parse_cpulist(cpus, mask, why) < 0) {
-			snprintf(err, len, "CPU list '%s': %s", cpus, why);
+		if (opt_parse_cpulist(cpus, mask, &why) < 0) {
+			snprintf(err, len, "CPU list '%s': %s", cpus, why.msg);
 			return -EINVAL;
 		}
 		have = 1;

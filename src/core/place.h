@@ -40,7 +40,7 @@ int place_nodes(const char *node_dir, unsigned char *mask);
  * every CPU and no memory policy is set.
  * Returns 0, or -1 with a job error naming the key, where it was set and
  * this machine's nodes (exit status 2). */
-int place_check(const struct job *j, unsigned roles, const char *node_dir, struct job_err *err);
+int place_check(const struct job *j, unsigned roles, const char *node_dir, struct err *err);
 
 /* The longest CPU set of a /-separated list (opt_cpusets_pick). */
 #define PLACE_SET_MAX 1024
@@ -49,7 +49,7 @@ int place_check(const struct job *j, unsigned roles, const char *node_dir, struc
  * by source, such as "SLURM_LOCALID"): a list of one set serves every
  * rank.  Returns 0, or -1 with a job error naming the key (exit status 2). */
 int place_check_local(const struct job *j, enum place_role role, int local, const char *source,
-                      struct job_err *err);
+                      struct err *err);
 
 /* Places this process as `role` (one of the two), local rank `local` on
  * this host (its CPU set of the role's list; see place_check_local): its

@@ -143,10 +143,10 @@ static void figures_of(const struct report *r, struct figures *f)
 /* output.percentiles, parsed (checked with the job: never fails here). */
 static int pct_list(const struct report *r, double *v)
 {
-	char why[OPT_ERR_MAX];
+	struct err why;
 	int n = 0;
 
-	if (opt_parse_pctlist(r->job->percentiles, v, &n, why) < 0)
+	if (opt_parse_pctlist(r->job->percentiles, v, &n, &why) < 0)
 		return 0;
 	return n;
 }
@@ -373,7 +373,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
-		fprintf(f, "# FAILED: %s\n", res->err);
+		fprintf(f, "# FAILED: %s\n", res->err.msg);
 	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s %10s\n",
 	        "calls", "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us",
 	        "max_us", "stddev_us", "rpc/s", "MB/s", "MiB/s", "Gbit/s");
@@ -596,7 +596,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_str(&w, "status", status_of(r));
 	json_bool(&w, "interrupted", res->end == ENGINE_INTERRUPTED);
 	if (res->end == ENGINE_FAILED)
-		json_str(&w, "error", res->err);
+		json_str(&w, "error", res->err.msg);
 	else
 		json_null(&w, "error");
 	if (r->alloc)

@@ -49,7 +49,7 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 		strcpy(r->host, "?");
 	r->host[sizeof r->host - 1] = 0;
 	r->end = res->end;
-	snprintf(r->err, sizeof r->err, "%.255s", res->err);
+	err_set(&r->err, "%.*s", RESULT_ERR_WIRE - 1, res->err.msg);
 	r->calls = res->calls;
 	r->errors = res->errors;
 	r->warmup_calls = res->warmup_calls;
@@ -167,7 +167,7 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	put(&w, (uint32_t)r->pid, 4);
 	put(&w, (uint32_t)r->end, 4);
 	put_str(&w, r->host, sizeof r->host);
-	put_str(&w, r->err, sizeof r->err);
+	put_str(&w, r->err.msg, RESULT_ERR_WIRE);
 	put(&w, r->calls, 8);
 	put(&w, r->errors, 8);
 	put(&w, r->warmup_calls, 8);
@@ -314,7 +314,7 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	if (r->end < ENGINE_DONE || r->end > ENGINE_FAILED)
 		return -1;
 	get_str(&b, r->host, sizeof r->host);
-	get_str(&b, r->err, sizeof r->err);
+	get_str(&b, r->err.msg, RESULT_ERR_WIRE);
 	r->calls = get(&b, 8);
 	r->errors = get(&b, 8);
 	r->warmup_calls = get(&b, 8);

@@ -18,7 +18,7 @@
 #include "place.h"
 #include "stats.h"
 
-#define RESULT_ERR_MAX 256
+#define RESULT_ERR_WIRE 256 /* a blob's err: fewer bytes than this (struct err: more) */
 #define RESULT_HOST_MAX 64
 #define RESULT_PS_MAX 4096
 #define RESULT_BLOB_MAX (256u << 10) /* CTRL_BLOB_MAX: the worst case fits */
@@ -54,7 +54,7 @@ struct wresult {
 	int32_t pid;
 	char host[RESULT_HOST_MAX];
 	int32_t end;                 /* enum engine_end */
-	char err[RESULT_ERR_MAX];
+	struct err err;
 	uint64_t calls, errors, warmup_calls, bytes, window_ns;
 	uint64_t offered;            /* open loop: calls due in the window, else 0 */
 	uint64_t warmup_ns;          /* the warm-up as run */

@@ -68,7 +68,7 @@ void srvinfo_query(const struct tr_ops *ops, void *trctx, const struct job *j,
 	struct tr_call *done[4];
 	struct tr_client *c = NULL;
 	struct tr_conn *conn = NULL;
-	struct tr_err err = {{0}};
+	struct err err = {{0}};
 	struct tr_client_cfg ccfg;
 	const struct payload nopayload = {0};
 	int got = 0, n, rc;

@@ -41,7 +41,7 @@ static int fail(struct step_state *s, int conn, const char *fmt, ...)
 	if (s->res->end == STEP_FAILED)
 		return -1; /* keep the first */
 	va_start(ap, fmt);
-	vsnprintf(s->res->err, sizeof s->res->err, fmt, ap);
+	vsnprintf(s->res->err.msg, sizeof s->res->err.msg, fmt, ap);
 	va_end(ap);
 	s->res->end = STEP_FAILED;
 	s->res->failed_conn = conn;
@@ -239,7 +239,7 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 	res->failed_conn = -1;
 	for (size_t i = 0; i < cfg->nvars; i++)
 		if (cfg->var[i].conn < 0 || cfg->var[i].conn >= cfg->nconns) {
-			snprintf(res->err, sizeof res->err, "variable %zu placed on PS %d of %d", i,
+			snprintf(res->err.msg, sizeof res->err.msg, "variable %zu placed on PS %d of %d", i,
 			         cfg->var[i].conn, cfg->nconns);
 			res->end = STEP_FAILED;
 			return -1;
@@ -258,7 +258,7 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 			rc = 1;
 			break;
 		}
-		if (cfg->barrier && cfg->barrier(cfg->barrier_arg, k, res->err) != 0) {
+		if (cfg->barrier && cfg->barrier(cfg->barrier_arg, k, &res->err) != 0) {
 			res->end = STEP_FAILED;
 			rc = -1;
 			break;

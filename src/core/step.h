@@ -53,12 +53,10 @@ struct step_cfg {
 	volatile sig_atomic_t *stop; /* set by a signal: end after the current step */
 	/* synchronous training: called before every step (warm-up included)
 	 * with the step's number from 0; non-zero ends the run as failed (the
-	 * callback writes why into err, STEP_ERR_MAX bytes); NULL: asynchronous */
-	int (*barrier)(void *arg, uint64_t step, char *err);
+	 * callback writes why into err); NULL: asynchronous */
+	int (*barrier)(void *arg, uint64_t step, struct err *err);
 	void *barrier_arg;
 };
-
-#define STEP_ERR_MAX 512
 
 enum step_end { STEP_DONE = 0, STEP_INTERRUPTED, STEP_FAILED };
 
@@ -72,7 +70,7 @@ struct step_result {
 	uint64_t bytes;                /* variable bytes moved per measured step, both ways */
 	int end;                       /* enum step_end */
 	int failed_conn;               /* or -1 */
-	char err[STEP_ERR_MAX];
+	struct err err;
 };
 
 /* Runs the warm-up and measured steps.  0 when every step completed, 1 when

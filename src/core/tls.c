@@ -94,9 +94,9 @@ static int has_block(const char *text, const char *label)
 /* Reads key `name` (path) when set and checks that it holds a `label`
  * block.  0, or -1 with err. */
 static int load(struct job *j, const char *name, const char *path, const char *label,
-                char **out, struct job_err *err)
+                char **out, struct err *err)
 {
-	char why[JOB_ERR_MAX / 2];
+	char why[ERR_MAX / 2];
 
 	if (!*path)
 		return 0;
@@ -108,7 +108,7 @@ static int load(struct job *j, const char *name, const char *path, const char *l
 	return 0;
 }
 
-int tls_check(struct job *j, struct job_err *err)
+int tls_check(struct job *j, struct err *err)
 {
 	static const char *const names[] = {"tls_cert", "tls_key", "tls_ca"};
 	const char *paths[] = {j->tls_cert, j->tls_key, j->tls_ca};

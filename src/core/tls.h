@@ -15,7 +15,7 @@
 
 /* The cross-key rules of the TLS keys, then reads the files they name into
  * j->tls (replacing what an earlier call read).  0, or -1 with err. */
-int tls_check(struct job *j, struct job_err *err);
+int tls_check(struct job *j, struct err *err);
 
 /* Frees what tls_check read; accepts a zeroed struct. */
 void tls_free(struct job_tls *t);

@@ -50,7 +50,7 @@ const char *train_class_name(int cls)
 	return cls >= 0 && cls < MODEL_CLASS_COUNT ? class_names[cls] : "?";
 }
 
-int train_plan_fits(const struct job *j, const struct train_plan *p, struct job_err *err)
+int train_plan_fits(const struct job *j, const struct train_plan *p, struct err *err)
 {
 	if (p->max_bytes <= j->max_message)
 		return 0;
@@ -93,10 +93,10 @@ static int plan_vars(struct train_plan *p, int statistics)
 	return 0;
 }
 
-int train_plan(const struct job *j, const char *tree, struct train_plan *p, struct job_err *err)
+int train_plan(const struct job *j, const char *tree, struct train_plan *p, struct err *err)
 {
 	const struct train_conf *c = train_conf_of(j);
-	struct job_err merr;
+	struct err merr;
 
 	memset(p, 0, sizeof *p);
 	p->nps = (int)j->ps_count;
@@ -110,7 +110,7 @@ int train_plan(const struct job *j, const char *tree, struct train_plan *p, stru
 		goto fail;
 	}
 	if (plan_vars(p, c->statistics) < 0) {
-		snprintf(err->msg, sizeof err->msg, "train: out of memory for model '%s'", p->m.name);
+		err_set(err, "train: out of memory for model '%s'", p->m.name);
 		goto fail;
 	}
 	if (p->nvars == 0) {

@@ -50,11 +50,11 @@ struct train_plan {
 /* Loads the job's model (`tree`: see model_load), places it over
  * cluster.ps_count PSs and lists what travels.  0, or -1 with err set to a
  * job error naming train.model ("file:line: train.model = x: why"). */
-int train_plan(const struct job *j, const char *tree, struct train_plan *p, struct job_err *err);
+int train_plan(const struct job *j, const char *tree, struct train_plan *p, struct err *err);
 
 /* 0 when every transferred variable fits in server.max_message, else -1
  * with err naming that key and the size it needs. */
-int train_plan_fits(const struct job *j, const struct train_plan *p, struct job_err *err);
+int train_plan_fits(const struct job *j, const struct train_plan *p, struct err *err);
 void train_plan_free(struct train_plan *p);
 
 /* Table 1's class names, CAT_SMALL .. MODEL_CLASS_OVER: "small" .. "over_large". */

@@ -10,7 +10,7 @@
 /* [payload] dtype: in the serialized modes every buffer holds whole
  * elements.  Checked on the layout itself, so that a category no buffer
  * uses is no error. */
-static int check_dtype(const struct job *j, struct job_err *err)
+static int check_dtype(const struct job *j, struct err *err)
 {
 	unsigned el = job_dtype_size(j->dtype);
 	char where[JOB_NAME_MAX + 16];
@@ -20,7 +20,7 @@ static int check_dtype(const struct job *j, struct job_err *err)
 	if (el == 1 || j->mode == MODE_NONSERIALIZED) /* raw bytes declare no type */
 		return 0;
 	if (payload_layout(j, &p) < 0) {
-		snprintf(err->msg, sizeof err->msg, "out of memory checking payload.dtype");
+		err_set(err, "out of memory checking payload.dtype");
 		return -1;
 	}
 	job_key_where(j, "payload", "dtype", where, sizeof where);
@@ -36,7 +36,7 @@ static int check_dtype(const struct job *j, struct job_err *err)
 	return rc;
 }
 
-int job_validate(struct job *j, struct job_err *err)
+int job_validate(struct job *j, struct err *err)
 {
 	if (job_check_keys(j, err) < 0 || check_dtype(j, err) < 0 || tls_check(j, err) < 0)
 		return -1;

@@ -15,6 +15,6 @@
  * that --print-config always prints a job that re-parses, and reads the TLS
  * files into j->tls.  0, or -1 with err: one line naming the key, where it
  * was set and what is allowed. */
-int job_validate(struct job *j, struct job_err *err);
+int job_validate(struct job *j, struct err *err);
 
 #endif

@@ -33,7 +33,6 @@
 #define CTRL_BLOB_MAX (256u << 10)
 #define CTRL_WORKERS_MAX 4096u
 #define CTRL_RUNS 8
-#define CTRL_ERR_MAX 512
 
 struct ctrl_server;
 struct ctrl_client;
@@ -57,7 +56,7 @@ struct ctrl_client;
  * service's thread polls itself (any other transport). */
 int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls,
                       const char *token, int verbose, int polled,
-                      struct ctrl_server **out, char *err, size_t errlen);
+                      struct ctrl_server **out, struct err *err);
 /* Stops it: pending calls are cancelled; accepts NULL. */
 void ctrl_server_stop(struct ctrl_server *s);
 
@@ -68,7 +67,7 @@ void ctrl_server_stop(struct ctrl_server *s);
  * its token fails with -EACCES and err saying so. */
 int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
                      const char *token, uint64_t deadline_ns, struct ctrl_client **out,
-                     char *err, size_t errlen);
+                     struct err *err);
 void ctrl_client_close(struct ctrl_client *c); /* accepts NULL */
 /* A ctrl_client is used by one thread at a time. */
 
@@ -76,12 +75,12 @@ void ctrl_client_close(struct ctrl_client *c); /* accepts NULL */
  * -ETIMEDOUT at deadline_ns with err saying how many had arrived; other
  * -errno with err on failure (e.g. workers differs between callers). */
 int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
-                 uint32_t gen, uint64_t deadline_ns, char *err, size_t errlen);
+                 uint32_t gen, uint64_t deadline_ns, struct err *err);
 
 /* Hands in worker's result blob for run_id (a second report replaces the
  * first). */
 int ctrl_report(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
-                const void *blob, size_t len, uint64_t deadline_ns, char *err, size_t errlen);
+                const void *blob, size_t len, uint64_t deadline_ns, struct err *err);
 
 /* Called once per report collected, in worker order; a non-zero return
  * stops the walk and is returned by ctrl_collect. */
@@ -91,7 +90,6 @@ typedef int (*ctrl_report_fn)(void *arg, uint32_t worker, const void *blob, size
  * what is there now (partial = 1), and walks them.  *got is set to the
  * number of reports walked.  -ETIMEDOUT at deadline_ns. */
 int ctrl_collect(struct ctrl_client *c, uint64_t run_id, uint32_t workers, int partial,
-                 uint64_t deadline_ns, ctrl_report_fn fn, void *arg, uint32_t *got, char *err,
-                 size_t errlen);
+                 uint64_t deadline_ns, ctrl_report_fn fn, void *arg, uint32_t *got, struct err *err);
 
 #endif

@@ -36,7 +36,7 @@ struct ctrl_client {
 
 int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
                      const char *token, uint64_t deadline_ns, struct ctrl_client **out,
-                     char *err, size_t errlen)
+                     struct err *err)
 {
 	grpc_arg args[] = {GRPCX_CLIENT_ARGS}; /* the backoff notices PS 0 starting late */
 	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
@@ -48,7 +48,7 @@ int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
 
 	*out = NULL;
 	if (!c) {
-		snprintf(err, errlen, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	grpc_init();
@@ -70,7 +70,7 @@ int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
 	st = grpcx_wait_ready(c->ch, c->gpr_off, deadline_ns);
 	if (st != GRPC_CHANNEL_READY) {
 		grpcx_within(start_ns, deadline_ns, within, sizeof within);
-		snprintf(err, errlen, "cannot reach the control service at '%s' within %s: %s",
+		err_set(err, "cannot reach the control service at '%s' within %s: %s",
 		         c->target, within, grpcx_fail_text(st, addr, tls));
 		ctrl_client_close(c);
 		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
@@ -122,7 +122,7 @@ static const struct {
 /* Makes one call; 0 with *reply (the caller destroys it; may be NULL), or
  * -errno with err set. */
 static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t nparts,
-                       uint64_t deadline_ns, grpc_byte_buffer **reply, char *err, size_t errlen)
+                       uint64_t deadline_ns, grpc_byte_buffer **reply, struct err *err)
 {
 	uint64_t start_ns = now_ns();
 	uint64_t call_ns = deadline_ns > UINT64_MAX - CTRL_GRACE_MS * 1000000ull
@@ -156,7 +156,7 @@ static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t n
 		                                .status = &st, .status_details = &details}},
 	};
 	if (!call || grpc_call_start_batch(call, ops, 6, ops, NULL) != GRPC_CALL_OK) {
-		snprintf(err, errlen, "control service at '%s': %s: cannot start the call", c->target,
+		err_set(err, "control service at '%s': %s: cannot start the call", c->target,
 		         ctrl_method_name[m]);
 		rc = -EIO;
 		goto out;
@@ -179,18 +179,18 @@ static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t n
 	if (st == GRPC_STATUS_DEADLINE_EXCEEDED) {
 		grpcx_within(start_ns, deadline_ns, within, sizeof within);
 		if (sscanf(d, "%u of %u", &k, &n) == 2) /* the service's own answer */
-			snprintf(err, errlen, "control service at '%s': %s: %s within %s", c->target,
+			err_set(err, "control service at '%s': %s: %s within %s", c->target,
 			         ctrl_method_name[m], d, within);
 		else
-			snprintf(err, errlen, "control service at '%s': %s: no reply within %s",
+			err_set(err, "control service at '%s': %s: no reply within %s",
 			         c->target, ctrl_method_name[m], within);
 	} else if (st == GRPC_STATUS_UNAUTHENTICATED) {
-		snprintf(err, errlen, "control service at '%s' refused the token (%s): %s: %s",
+		err_set(err, "control service at '%s' refused the token (%s): %s: %s",
 		         c->target, c->nmd ? "cluster.token differs from the service's" :
 		         "it requires a cluster.token and this job sets none",
 		         ctrl_method_name[m], d[0] ? d : "no details");
 	} else {
-		snprintf(err, errlen, "control service at '%s': %s: %s (%s)", c->target,
+		err_set(err, "control service at '%s': %s: %s (%s)", c->target,
 		         ctrl_method_name[m], d[0] ? d : "no details", status_map[st].name);
 	}
 out:
@@ -207,26 +207,25 @@ out:
 
 /* -EINVAL with err unless 1 <= workers <= max and worker < workers. */
 static int client_check(const struct ctrl_client *c, int m, uint32_t worker, uint32_t workers,
-                        char *err, size_t errlen)
+                        struct err *err)
 {
 	if (workers >= 1 && workers <= CTRL_WORKERS_MAX && worker < workers)
 		return 0;
-	snprintf(err, errlen, "control service at '%s': %s: worker %u of %u workers is out of "
+	err_set(err, "control service at '%s': %s: worker %u of %u workers is out of "
 	         "range (1..%u workers)", c->target, ctrl_method_name[m], worker, workers,
 	         CTRL_WORKERS_MAX);
 	return -EINVAL;
 }
 
-static int client_bad_reply(const struct ctrl_client *c, int m, const char *what, char *err,
-                            size_t errlen)
+static int client_bad_reply(const struct ctrl_client *c, int m, const char *what, struct err *err)
 {
-	snprintf(err, errlen, "control service at '%s': %s: malformed reply: %s", c->target,
+	err_set(err, "control service at '%s': %s: malformed reply: %s", c->target,
 	         ctrl_method_name[m], what);
 	return -EPROTO;
 }
 
 int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
-                 uint32_t gen, uint64_t deadline_ns, char *err, size_t errlen)
+                 uint32_t gen, uint64_t deadline_ns, struct err *err)
 {
 	struct ctrl_req rq = {.run_id = run_id, .worker = worker, .workers = workers, .gen = gen};
 	unsigned char b[REQ_HDR_MAX];
@@ -234,15 +233,15 @@ int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32
 	grpc_slice part, all;
 	int rc;
 
-	if ((rc = client_check(c, M_BARRIER, worker, workers, err, errlen)) < 0)
+	if ((rc = client_check(c, M_BARRIER, worker, workers, err)) < 0)
 		return rc;
 	part = grpc_slice_from_static_buffer(b, ctrl_req_encode(M_BARRIER, &rq, b));
-	rc = client_call(c, M_BARRIER, &part, 1, deadline_ns, &reply, err, errlen);
+	rc = client_call(c, M_BARRIER, &part, 1, deadline_ns, &reply, err);
 	if (rc < 0)
 		return rc;
 	all = reply ? grpcx_body_slice(reply) : grpc_empty_slice();
 	if (ctrl_barrier_reply_check(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), run_id) < 0)
-		rc = client_bad_reply(c, M_BARRIER, "not the 8-byte run id", err, errlen);
+		rc = client_bad_reply(c, M_BARRIER, "not the 8-byte run id", err);
 	grpc_slice_unref(all);
 	if (reply)
 		grpc_byte_buffer_destroy(reply);
@@ -250,7 +249,7 @@ int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32
 }
 
 int ctrl_report(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
-                const void *blob, size_t len, uint64_t deadline_ns, char *err, size_t errlen)
+                const void *blob, size_t len, uint64_t deadline_ns, struct err *err)
 {
 	struct ctrl_req rq = {.run_id = run_id, .worker = worker, .workers = workers,
 	                      .blob_len = (uint32_t)len};
@@ -259,24 +258,23 @@ int ctrl_report(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_
 	grpc_byte_buffer *reply;
 	int rc;
 
-	if ((rc = client_check(c, M_REPORT, worker, workers, err, errlen)) < 0)
+	if ((rc = client_check(c, M_REPORT, worker, workers, err)) < 0)
 		return rc;
 	if (len > CTRL_BLOB_MAX) {
-		snprintf(err, errlen, "control service at '%s': report: %zu bytes exceed the "
+		err_set(err, "control service at '%s': report: %zu bytes exceed the "
 		         "limit of %u", c->target, len, CTRL_BLOB_MAX);
 		return -EMSGSIZE;
 	}
 	parts[0] = grpc_slice_from_static_buffer(b, ctrl_req_encode(M_REPORT, &rq, b));
 	parts[1] = grpc_slice_from_static_buffer(len ? blob : "", len);
-	rc = client_call(c, M_REPORT, parts, 2, deadline_ns, &reply, err, errlen);
+	rc = client_call(c, M_REPORT, parts, 2, deadline_ns, &reply, err);
 	if (reply)
 		grpc_byte_buffer_destroy(reply);
 	return rc;
 }
 
 int ctrl_collect(struct ctrl_client *c, uint64_t run_id, uint32_t workers, int partial,
-                 uint64_t deadline_ns, ctrl_report_fn fn, void *arg, uint32_t *got, char *err,
-                 size_t errlen)
+                 uint64_t deadline_ns, ctrl_report_fn fn, void *arg, uint32_t *got, struct err *err)
 {
 	struct ctrl_req rq = {.run_id = run_id, .workers = workers, .partial = partial ? 1 : 0};
 	unsigned char b[REQ_HDR_MAX];
@@ -289,17 +287,17 @@ int ctrl_collect(struct ctrl_client *c, uint64_t run_id, uint32_t workers, int p
 	int rc;
 
 	*got = 0;
-	if ((rc = client_check(c, M_COLLECT, 0, workers, err, errlen)) < 0)
+	if ((rc = client_check(c, M_COLLECT, 0, workers, err)) < 0)
 		return rc;
 	part = grpc_slice_from_static_buffer(b, ctrl_req_encode(M_COLLECT, &rq, b));
-	rc = client_call(c, M_COLLECT, &part, 1, deadline_ns, &reply, err, errlen);
+	rc = client_call(c, M_COLLECT, &part, 1, deadline_ns, &reply, err);
 	if (rc < 0)
 		return rc;
 	all = reply ? grpcx_body_slice(reply) : grpc_empty_slice();
 	/* check it all before the first callback */
 	if (ctrl_collect_reply_check(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), workers,
 	                             &count, &what) < 0)
-		rc = client_bad_reply(c, M_COLLECT, what, err, errlen);
+		rc = client_bad_reply(c, M_COLLECT, what, err);
 	while (rc == 0 && *got < count &&
 	       ctrl_collect_reply_next(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), &off, &w,
 	                               &blob, &bl) == 0) {

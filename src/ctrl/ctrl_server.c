@@ -656,7 +656,7 @@ static grpc_completion_queue *ctrl_cq_make(int polled)
 
 int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls,
                       const char *token, int verbose, int polled,
-                      struct ctrl_server **out, char *err, size_t errlen)
+                      struct ctrl_server **out, struct err *err)
 {
 	grpc_arg args[] = {
 		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, {.integer = RECV_MAX}},
@@ -671,7 +671,7 @@ int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls
 
 	*out = NULL;
 	if (!s) {
-		snprintf(err, errlen, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	grpcx_log_install();
@@ -695,7 +695,7 @@ int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls
 	grpc_server_credentials_release(creds);
 	grpcx_log_quiet(!verbose);
 	if (!bound) {
-		snprintf(err, errlen, "cannot listen on '%s': %s", s->target, grpcx_listen_text(tls, addr));
+		err_set(err, "cannot listen on '%s': %s", s->target, grpcx_listen_text(tls, addr));
 		ctrl_server_stop(s);
 		return -EADDRINUSE;
 	}
@@ -703,14 +703,14 @@ int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls
 	for (int m = 0; m <= M_UNKNOWN; m++) {
 		struct ccall *c = ccall_new(m);
 		if (!c) {
-			snprintf(err, errlen, "out of memory");
+			err_set(err, "out of memory");
 			ctrl_server_stop(s);
 			return -ENOMEM;
 		}
 		srv_request(s, c);
 	}
 	if (pthread_create(&s->thread, NULL, srv_thread, s) != 0) {
-		snprintf(err, errlen, "cannot start the control service's thread");
+		err_set(err, "cannot start the control service's thread");
 		ctrl_server_stop(s);
 		return -EAGAIN;
 	}

@@ -54,22 +54,22 @@ int tr_register(const struct tr_entry *e)
 	return tr_registry_init();
 }
 
-const struct tr_ops *tr_find(int transport, struct tr_err *err)
+const struct tr_ops *tr_find(int transport, struct err *err)
 {
 	const struct tr_entry *e = transport >= 0 && transport < registered ? &registry[transport]
 	                                                                    : NULL;
 
 	if (!e) {
-		snprintf(err->msg, sizeof err->msg, "unknown transport %d", transport);
+		err_set(err, "unknown transport %d", transport);
 		return NULL;
 	}
 	if (e->ops && e->ops->size != sizeof(struct tr_ops)) {
-		snprintf(err->msg, sizeof err->msg, "transport '%s' was built against another "
+		err_set(err, "transport '%s' was built against another "
 		         "interface version", e->name);
 		return NULL;
 	}
 	if (!e->ops || !e->ops->name)
-		snprintf(err->msg, sizeof err->msg, "transport '%s' %s; use transport = grpc",
+		err_set(err, "transport '%s' %s; use transport = grpc",
 		         e->name, e->why);
 	return e->ops;
 }
@@ -91,7 +91,7 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
 	};
 }
 
-int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err)
+int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err)
 {
 	return ops->probe ? ops->probe(j, err) : 0;
 }

@@ -8,7 +8,7 @@
  * Threading: a tr_client and its connections are used by one thread.
  * Errors: functions return 0 (or a count) on success and a negative errno
  * value on failure; where a message helps (connect, serve) the transport
- * writes one line into a struct tr_err.
+ * writes one line into a struct err.
  */
 #ifndef TFGB_TRANSPORT_H
 #define TFGB_TRANSPORT_H
@@ -19,6 +19,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "err.h"
 #include "job.h"
 #include "payload.h"
 #include "rpc.h"
@@ -32,11 +33,6 @@ const char *tr_method_path(int method);
 const char *tr_method_name(int method);
 /* "RESOURCE_EXHAUSTED" for 8, "status 99" style text for others. */
 const char *tr_status_name(int status);
-
-#define TR_ERR_MAX 512
-struct tr_err {
-	char msg[TR_ERR_MAX];
-};
 
 /* One call.  The engine owns the memory (preallocated, reused: no
  * allocation per call); the transport keeps its per-call state behind priv. */
@@ -124,7 +120,7 @@ struct tr_ops {
 	unsigned caps;
 
 	/* process-wide set-up and tear-down (grpc_init/grpc_shutdown) */
-	int (*init)(const struct job *j, void **ctx, struct tr_err *err);
+	int (*init)(const struct job *j, void **ctx, struct err *err);
 	void (*fini)(void *ctx);
 	/* version text of the library underneath, e.g. "gRPC 1.51.1 (core 29.0.0)" */
 	const char *(*version)(void);
@@ -132,16 +128,16 @@ struct tr_ops {
 	/* Server: binds cfg->addrs, serves until *cfg->stop, then drains or
 	 * cancels in-flight calls and returns 0; -errno with err on failure
 	 * (e.g. an address in use). */
-	int (*serve)(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
+	int (*serve)(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 
 	/* Client. */
 	int (*client_open)(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-	                   struct tr_err *err);
+	                   struct err *err);
 	void (*client_close)(struct tr_client *c); /* closes its connections too */
 	/* Opens a connection and waits until it is ready or deadline_ns
 	 * (now_ns() clock) passes. */
 	int (*connect)(struct tr_client *c, const struct opt_hostport *addr,
-	               uint64_t deadline_ns, struct tr_conn **out, struct tr_err *err);
+	               uint64_t deadline_ns, struct tr_conn **out, struct err *err);
 	/* Starts a call; 0 when started, -EAGAIN when the connection has no
 	 * room now (retry after a reap), other -errno on failure. */
 	int (*submit)(struct tr_conn *conn, struct tr_call *call);
@@ -156,7 +152,7 @@ struct tr_ops {
 	 * transport for job j at all (a device, a library), called by every
 	 * command right after tr_find and before it starts any process.  0, or
 	 * -errno with one line in err. */
-	int (*probe)(const struct job *j, struct tr_err *err);
+	int (*probe)(const struct job *j, struct err *err);
 	/* Optional: registers [addr, addr + len) (the payload) once, before any
 	 * call, so that no call registers memory.  0 or -errno. */
 	int (*reg_mem)(struct tr_client *c, void *addr, size_t len);
@@ -169,7 +165,7 @@ struct tr_ops {
 };
 
 /* ops->probe if the transport has one, else 0. */
-int tr_probe(const struct tr_ops *ops, const struct job *j, struct tr_err *err);
+int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err);
 
 /* A row of the transport registry (transport.c). */
 struct tr_entry {
@@ -199,6 +195,6 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
 
 /* The registry: the ops of a compiled-in transport, or NULL (with err
  * saying why: not built, or not compiled in). */
-const struct tr_ops *tr_find(int transport, struct tr_err *err);
+const struct tr_ops *tr_find(int transport, struct err *err);
 
 #endif

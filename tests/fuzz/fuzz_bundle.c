@@ -108,7 +108,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	static const char *const kv[] = {"payload.categories=small", "payload.iovecs=3",
 	                                 "payload.small=10B", NULL};
-	struct job_err err;
+	struct err err;
 	const char *dir = getenv("FUZZ_BUNDLE_SEEDS");
 
 	(void)argc;

@@ -38,7 +38,7 @@ static void die(const char *what, const char *detail, const char *text)
 	__builtin_trap();
 }
 
-static void check_err(const struct job_err *err)
+static void check_err(const struct err *err)
 {
 	static int lax = -1;
 	size_t n = strnlen(err->msg, sizeof err->msg);
@@ -63,7 +63,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char *buf = malloc(size + 1), *text, *p, *end, *s1 = NULL, *s2 = NULL;
 	const char *ov[MAX_OVERRIDES];
 	struct job j, k;
-	struct job_err err;
+	struct err err;
 	int nov = 0, ok;
 
 	if (!buf)

@@ -228,17 +228,18 @@ static void fuzz_hostport(const char *text)
 static void fuzz_cpulist(const char *text)
 {
 	unsigned char m[OPT_CPU_MAX / 8] = {0}, r[OPT_CPU_MAX / 8] = {0}, m2[OPT_CPU_MAX / 8] = {0};
-	char why[OPT_ERR_MAX], list[OPT_CPU_MAX * 10];
+	struct err why;
+	char list[OPT_CPU_MAX * 10];
 	size_t o = 0;
-	int rc = opt_parse_cpulist(text, m, why), rr = ref_cpulist(text, r);
+	int rc = opt_parse_cpulist(text, m, &why), rr = ref_cpulist(text, r);
 
 	if (rc != rr || (rc == 0 && memcmp(m, r, sizeof m)))
-		die("opt_parse_cpulist disagrees with the reference", text, rc ? why : NULL);
+		die("opt_parse_cpulist disagrees with the reference", text, rc ? why.msg : NULL);
 	if (rc) {
-		CHECK(strnlen(why, sizeof why) > 0 && strnlen(why, sizeof why) < sizeof why, text);
+		CHECK(strnlen(why.msg, sizeof why.msg) > 0 && strnlen(why.msg, sizeof why.msg) < sizeof why.msg, text);
 		return;
 	}
-	CHECK(opt_parse_cpulist(text, NULL, why) == 0, text);
+	CHECK(opt_parse_cpulist(text, NULL, &why) == 0, text);
 	for (int c = 0; c < OPT_CPU_MAX;) {
 		int e;
 		if (!(m[c / 8] >> (c % 8) & 1)) {
@@ -252,7 +253,7 @@ static void fuzz_cpulist(const char *text)
 			o += (size_t)snprintf(list + o, sizeof list - o, "-%d", e);
 		c = e + 1;
 	}
-	CHECK(opt_parse_cpulist(list, m2, why) == 0 && !memcmp(m, m2, sizeof m), list);
+	CHECK(opt_parse_cpulist(list, m2, &why) == 0 && !memcmp(m, m2, sizeof m), list);
 }
 
 /* The value of key d formatted as opt_format writes it (malloc'd). */
@@ -332,33 +333,34 @@ static int ref_list(const struct opt_def *d, const char *text)
 static void fuzz_key(const struct opt_def *d, const char *text)
 {
 	static struct job a, b; /* zeroed storage: empty lists, NULL strings */
-	char why[OPT_ERR_MAX], range[8], detail[200];
+	struct err why;
+	char range[8], detail[200];
 	char *t1, *t2;
 	int rc;
 
 	opt_format_range(d, range, sizeof range); /* truncated on purpose */
 	CHECK(strnlen(range, sizeof range) < sizeof range, d->name);
-	memset(why, 'x', sizeof why);
-	rc = opt_parse(d, (char *)&a + d->off, text, 0, why);
+	memset(why.msg, 'x', sizeof why.msg);
+	rc = opt_parse(d, (char *)&a + d->off, text, 0, &why);
 	if (rc < 0) {
-		size_t n = strnlen(why, sizeof why);
+		size_t n = strnlen(why.msg, sizeof why.msg);
 		const char *lax = getenv("TFGB_FUZZ_LAX");
-		CHECK(n > 0 && n < sizeof why, text);
-		if (!(lax && *lax == '1') && memchr(why, '\n', n))
-			die("a reason is not one line", text, why);
+		CHECK(n > 0 && n < sizeof why.msg, text);
+		if (!(lax && *lax == '1') && memchr(why.msg, '\n', n))
+			die("a reason is not one line", text, why.msg);
 	}
 	if (d->type == OPT_ENUM_LIST || d->type == OPT_SIZE_LIST || d->type == OPT_HOSTPORT_LIST) {
 		int rr = ref_list(d, text);
 		if (rr != rc) {
 			snprintf(detail, sizeof detail, "key %s.%s: opt_parse says %d, item by item %d (%s)",
-			         d->section, d->name, rc, rr, rc ? why : "accepted");
+			         d->section, d->name, rc, rr, rc ? why.msg : "accepted");
 			die("a list's verdict differs from its items' verdicts", text, detail);
 		}
 	}
 	if (rc == 0) {
 		t1 = format_value(d, (char *)&a + d->off);
-		if (opt_parse(d, (char *)&b + d->off, t1, 0, why) < 0) {
-			snprintf(detail, sizeof detail, "key %s.%s: %s", d->section, d->name, why);
+		if (opt_parse(d, (char *)&b + d->off, t1, 0, &why) < 0) {
+			snprintf(detail, sizeof detail, "key %s.%s: %s", d->section, d->name, why.msg);
 			die("what opt_format wrote does not parse", t1, detail);
 		}
 		t2 = format_value(d, (char *)&b + d->off);

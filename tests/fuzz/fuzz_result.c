@@ -32,7 +32,7 @@ static unsigned char enc1[RESULT_BLOB_MAX], enc2[RESULT_BLOB_MAX];
 static int same_result(const struct wresult *a, const struct wresult *b)
 {
 	return a->worker == b->worker && a->pid == b->pid && !strcmp(a->host, b->host) &&
-	       a->end == b->end && !strcmp(a->err, b->err) && a->calls == b->calls &&
+	       a->end == b->end && !strcmp(a->err.msg, b->err.msg) && a->calls == b->calls &&
 	       a->errors == b->errors && a->warmup_calls == b->warmup_calls &&
 	       a->bytes == b->bytes && a->window_ns == b->window_ns && a->offered == b->offered &&
 	       a->warmup_ns == b->warmup_ns && a->missed == b->missed && a->nps == b->nps &&
@@ -69,7 +69,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (rc < 0)
 		return 0;
 
-	CHECK(memchr(r1.host, 0, sizeof r1.host) && memchr(r1.err, 0, sizeof r1.err));
+	CHECK(memchr(r1.host, 0, sizeof r1.host) && memchr(r1.err.msg, 0, sizeof r1.err.msg));
 	CHECK(r1.end >= ENGINE_DONE && r1.end <= ENGINE_FAILED);
 	CHECK(r1.nps <= RESULT_PS_MAX);
 	CHECK(r1.nruns <= RESULT_RUNS_MAX);

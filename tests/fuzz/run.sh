@@ -29,7 +29,7 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}
 ALL="frame job opt result ctrl bundle"
 
 # what reading a job links: the key table and every check job_validate makes
-JOBSRC="src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c src/core/codec.c"
+JOBSRC="src/core/err.c src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c src/core/codec.c"
 JOBSRC="$JOBSRC src/core/input.c src/core/rng.c"
 JOBSRC="$JOBSRC src/transport/socket/sk_conf.c src/transport/verbs/vb_conf.c"
 JOBSRC="$JOBSRC gen/tfgb.pb-c.c"
@@ -39,7 +39,7 @@ srcs() {
 	case $1 in
 	frame) echo "src/transport/socket/frame.c" ;;
 	job | opt | bundle) echo "$JOBSRC" ;;
-	result) echo "src/core/result.c src/core/stats.c" ;;
+	result) echo "src/core/err.c src/core/result.c src/core/stats.c" ;;
 	ctrl) echo "src/ctrl/ctrl_wire.c src/core/sha256.c" ;;
 	esac
 }

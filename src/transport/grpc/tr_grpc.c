@@ -75,7 +75,7 @@ static void bb_add(grpc_byte_buffer *bb, const void *base, size_t len)
 		                      grpc_slice_from_static_buffer(base, len));
 }
 
-static int g_init(const struct job *j, void **ctx, struct tr_err *err)
+static int g_init(const struct job *j, void **ctx, struct err *err)
 {
 	(void)j;
 	(void)err;
@@ -127,7 +127,7 @@ struct tr_conn {
 	void *method[NMETHODS];     /* grpc_channel_register_call handles */
 	char target[TARGET_MAX];
 	uint16_t port;
-	char why[TR_ERR_MAX];       /* the first failed call's explanation, "" until then */
+	char why[ERR_MAX];       /* the first failed call's explanation, "" until then */
 };
 
 struct tr_client {
@@ -145,13 +145,13 @@ struct tr_client {
 static atomic_long g_conn_serial;
 
 static int g_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-                         struct tr_err *err)
+                         struct err *err)
 {
 	struct tr_client *c = calloc(1, sizeof *c);
 
 	(void)ctx;
 	if (!c) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	c->tls = cfg ? cfg->tls : NULL;
@@ -163,7 +163,7 @@ static int g_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_c
 }
 
 static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
-                     struct tr_conn **out, struct tr_err *err)
+                     struct tr_conn **out, struct err *err)
 {
 	uint64_t start_ns = now_ns();
 	grpc_arg args[] = {
@@ -205,21 +205,21 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 
 	st = grpcx_wait_ready_why(k->ch, c->gpr_off, deadline_ns, addr, c->tls, why, sizeof why);
 	if (st != GRPC_CHANNEL_READY && why[0]) { /* told at once: waiting would not help */
-		snprintf(err->msg, sizeof err->msg, "'%s' is not a tfgb gRPC server: %s", k->target,
+		err_set(err, "'%s' is not a tfgb gRPC server: %s", k->target,
 		         why);
 		return -EPROTO;
 	}
 	if (st != GRPC_CHANNEL_READY) {
 		char within[32];
 		grpcx_within(start_ns, deadline_ns, within, sizeof within);
-		snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s",
+		err_set(err, "cannot connect to '%s' within %s: %s",
 		         k->target, within, grpcx_fail_text(st, addr, c->tls));
 		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
 	}
 	*out = k;
 	return 0;
 nomem:
-	snprintf(err->msg, sizeof err->msg, "out of memory");
+	err_set(err, "out of memory");
 	return -ENOMEM;
 }
 
@@ -841,7 +841,7 @@ static int srv_wait_shutdown(grpc_completion_queue *cq, int ms)
 	return grpc_completion_queue_next(cq, dl, NULL).type == GRPC_OP_COMPLETE;
 }
 
-static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
+static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
 	grpc_arg args[] = {
 		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
@@ -859,7 +859,7 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 
 	(void)ctx;
 	if (cfg->max_message == 0 || cfg->max_message > INT32_MAX) {
-		snprintf(err->msg, sizeof err->msg, "max_message must be in [1B, 2GiB)");
+		err_set(err, "max_message must be in [1B, 2GiB)");
 		return -EINVAL;
 	}
 	pull_pattern_init(&s.pull, cfg->max_message);
@@ -868,7 +868,7 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 	s.info_len = cfg->info_len;
 	s.q = calloc((size_t)nq, sizeof *s.q);
 	if (!s.q) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		pull_pattern_fini(&s.pull);
 		return -ENOMEM;
 	}
@@ -891,7 +891,7 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 		char target[TARGET_MAX];
 		opt_format_hostport(&cfg->addrs[i], target, sizeof target);
 		if (grpc_server_add_http2_port(s.server, target, creds) == 0) {
-			snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
+			err_set(err, "cannot listen on '%s': %s", target,
 			         grpcx_listen_text(cfg->tls, &cfg->addrs[i]));
 			rc = -EADDRINUSE;
 		}
@@ -904,10 +904,10 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *er
 		grpc_server_start(s.server);
 		for (int i = 0; i < nq && rc == 0; i++) {
 			if (srv_slots_make(&s.q[i], i == 0) < 0) {
-				snprintf(err->msg, sizeof err->msg, "out of memory");
+				err_set(err, "out of memory");
 				rc = -ENOMEM;
 			} else if (pthread_create(&s.q[i].thread, NULL, srv_thread, &s.q[i]) != 0) {
-				snprintf(err->msg, sizeof err->msg, "cannot start %d server threads", nq);
+				err_set(err, "cannot start %d server threads", nq);
 				rc = -EAGAIN;
 			} else {
 				s.q[i].thread_started = 1;

@@ -138,12 +138,12 @@ ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc)
 	}
 }
 
-static int sk_init(const struct job *j, void **ctx, struct tr_err *err)
+static int sk_init(const struct job *j, void **ctx, struct err *err)
 {
 	struct sk_opts *o = calloc(1, sizeof *o);
 
 	if (!o) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	opts_from_conf(j ? job_section_get(j, &tr_socket_section) : NULL, o);
@@ -218,7 +218,7 @@ struct tr_conn {
 	struct tr_conn *flush_next;
 	char target[SK_TARGET_MAX];
 	struct opt_hostport addr;
-	char why[TR_ERR_MAX - SK_TARGET_MAX]; /* why it failed, "" until then (conn_explain) */
+	char why[ERR_MAX - SK_TARGET_MAX]; /* why it failed, "" until then (conn_explain) */
 	struct iovec siov[SEND_IOV];
 };
 
@@ -553,12 +553,12 @@ static int conn_recv(struct tr_conn *k, int block)
 }
 
 static int sk_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-                          struct tr_err *err)
+                          struct err *err)
 {
 	struct tr_client *c = calloc(1, sizeof *c);
 
 	if (!c) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	if (ctx)
@@ -568,7 +568,7 @@ static int sk_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_
 	c->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (c->epfd < 0) {
 		int e = errno;
-		snprintf(err->msg, sizeof err->msg, "cannot create an epoll set: %s", strerror(e));
+		err_set(err, "cannot create an epoll set: %s", strerror(e));
 		free(c);
 		return -e;
 	}
@@ -597,7 +597,7 @@ static int connect_one(const struct addrinfo *ai, const struct sk_opts *o, uint6
 }
 
 static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
-                      struct tr_conn **out, struct tr_err *err)
+                      struct tr_conn **out, struct err *err)
 {
 	struct addrinfo *res = NULL;
 	uint64_t start_ns = now_ns();
@@ -609,7 +609,7 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 
 	opt_format_hostport(addr, target, sizeof target);
 	if (net_resolve(addr->host, addr->port, 0, &res, why, sizeof why) < 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot resolve '%s': %s", addr->host, why);
+		err_set(err, "cannot resolve '%s': %s", addr->host, why);
 		return -EHOSTUNREACH;
 	}
 	/* a server that is still starting refuses: try again until the deadline */
@@ -646,13 +646,13 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	}
 	if (fd < 0) {
 		if (what) {
-			snprintf(err->msg, sizeof err->msg, "cannot set %s on the connection to '%s': %s",
+			err_set(err, "cannot set %s on the connection to '%s': %s",
 			         what, target, strerror(-fd));
 		} else {
 			char within[32];
 			uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;
 			opt_format_duration(ms * 1000000, within, sizeof within);
-			snprintf(err->msg, sizeof err->msg, "cannot connect to '%s' within %s: %s", target,
+			err_set(err, "cannot connect to '%s' within %s: %s", target,
 			         within, strerror(-fd));
 		}
 		return fd;
@@ -680,7 +680,7 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	ev.data.ptr = k;
 	if (epoll_ctl(c->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
 		rc = -errno;
-		snprintf(err->msg, sizeof err->msg, "cannot watch the connection to '%s': %s", target,
+		err_set(err, "cannot watch the connection to '%s': %s", target,
 		         strerror(-rc));
 		free(k->rbuf);
 		free(k);
@@ -692,7 +692,7 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	return 0;
 nomem:
 	close(fd);
-	snprintf(err->msg, sizeof err->msg, "out of memory");
+	err_set(err, "out of memory");
 	return -ENOMEM;
 }
 

@@ -58,6 +58,6 @@ void sk_drain_errqueue(int fd);
 ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc);
 
 /* The serve op: see struct tr_ops.  ctx is the struct sk_opts from init. */
-int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
+int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 
 #endif

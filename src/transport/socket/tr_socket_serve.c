@@ -721,7 +721,7 @@ static void *srv_loop(void *arg)
 }
 
 /* Binds every address `a` resolves to.  Returns 0 or -errno with err set. */
-static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err *err)
+static int srv_listen(struct srv *s, const struct opt_hostport *a, struct err *err)
 {
 	struct addrinfo *res = NULL, *ai;
 	char target[SK_TARGET_MAX], gai[64];
@@ -730,8 +730,7 @@ static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err
 
 	opt_format_hostport(a, target, sizeof target);
 	if (net_resolve(a->host, a->port, 1, &res, gai, sizeof gai) < 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': cannot resolve '%s': %s",
-		         target, a->host, gai);
+		err_set(err, "cannot listen on '%s': cannot resolve '%s': %s", target, a->host, gai);
 		return -EADDRNOTAVAIL;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {
@@ -740,7 +739,7 @@ static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err
 
 		if (!v) {
 			freeaddrinfo(res);
-			snprintf(err->msg, sizeof err->msg, "out of memory");
+			err_set(err, "out of memory");
 			return -ENOMEM;
 		}
 		s->ls = v;
@@ -754,7 +753,7 @@ static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err
 		    (rc = sk_opts_apply_buffers(fd, &s->o, &what)) < 0) {
 			close(fd);
 			freeaddrinfo(res);
-			snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': cannot set %s: %s",
+			err_set(err, "cannot listen on '%s': cannot set %s: %s",
 			         target, what ? what : "SO_REUSEADDR", strerror(-rc));
 			return rc;
 		}
@@ -773,7 +772,7 @@ static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err
 	if (last == -EADDRINUSE || !bound) {
 		char why[200];
 		rc = last == -EADDRINUSE || !last ? -EADDRINUSE : last;
-		snprintf(err->msg, sizeof err->msg, "cannot listen on '%s': %s", target,
+		err_set(err, "cannot listen on '%s': %s", target,
 		         peer_bind_text(last ? -last : EADDRINUSE, a->port, why, sizeof why));
 		return rc;
 	}
@@ -784,7 +783,7 @@ static int srv_listen(struct srv *s, const struct opt_hostport *a, struct tr_err
  * so that one that cannot be set (busy_poll without CAP_NET_ADMIN) stops
  * the server at its start, naming the key, instead of dropping every
  * connection later.  0 or -errno with err set. */
-static int srv_try_opts(const struct sk_opts *o, struct tr_err *err)
+static int srv_try_opts(const struct sk_opts *o, struct err *err)
 {
 	const char *what = NULL;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), rc;
@@ -794,18 +793,18 @@ static int srv_try_opts(const struct sk_opts *o, struct tr_err *err)
 	rc = sk_opts_apply_conn(fd, o, &what);
 	close(fd);
 	if (rc < 0)
-		snprintf(err->msg, sizeof err->msg, "cannot set %s on connections: %s", what,
+		err_set(err, "cannot set %s on connections: %s", what,
 		         strerror(-rc));
 	return rc;
 }
 
-int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
+int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
 	struct srv s = {.cfg = cfg};
 	int rc = 0, nt = cfg->threads > 0 ? cfg->threads : 1;
 
 	if (cfg->max_message == 0 || cfg->max_message > SIZE_MAX / 2) {
-		snprintf(err->msg, sizeof err->msg, "max_message must be in [1B, 2GiB)");
+		err_set(err, "max_message must be in [1B, 2GiB)");
 		return -EINVAL;
 	}
 	if (ctx)
@@ -813,7 +812,7 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 	pull_pattern_init(&s.pull, cfg->max_message);
 	s.t = calloc((size_t)nt, sizeof *s.t);
 	if (!s.t) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		rc = -ENOMEM;
 		goto out_lock;
 	}
@@ -837,7 +836,7 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 		t->epfd = epoll_create1(EPOLL_CLOEXEC);
 		if (t->epfd < 0 || (rc = srv_watch_listeners(t)) < 0) {
 			rc = rc ? rc : -errno;
-			snprintf(err->msg, sizeof err->msg, "cannot create an epoll set: %s",
+			err_set(err, "cannot create an epoll set: %s",
 			         strerror(-rc));
 		}
 	}
@@ -847,7 +846,7 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 		cfg->ready(cfg->ready_arg);
 	for (int i = 1; i < nt; i++) {
 		if (pthread_create(&s.t[i].thread, NULL, srv_loop, &s.t[i]) != 0) {
-			snprintf(err->msg, sizeof err->msg, "cannot start %d server threads", nt);
+			err_set(err, "cannot start %d server threads", nt);
 			rc = -EAGAIN;
 			atomic_store(&s.quit, 1);
 			break;
@@ -862,7 +861,7 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 	for (int i = 0; i < nt && rc == 0; i++)
 		if (s.t[i].rc < 0) {
 			rc = s.t[i].rc;
-			snprintf(err->msg, sizeof err->msg, "waiting for connections failed: %s",
+			err_set(err, "waiting for connections failed: %s",
 			         strerror(-rc));
 		}
 out_threads:

@@ -488,12 +488,12 @@ uint32_t vb_psn(void)
 /* ---- context, probe, info ------------------------------------------------ */
 
 int tr_verbs_ctx_new(const struct vb_opts *o, const struct vdev_ops *dev, void **ctx,
-                     struct tr_err *err)
+                     struct err *err)
 {
 	struct vb_ctx *x = calloc(1, sizeof *x);
 
 	if (!x) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	x->o = *o;
@@ -515,7 +515,7 @@ int tr_verbs_ctx_new(const struct vb_opts *o, const struct vdev_ops *dev, void *
 	return 0;
 }
 
-static int vb_init(const struct job *j, void **ctx, struct tr_err *err)
+static int vb_init(const struct job *j, void **ctx, struct err *err)
 {
 	struct vb_opts o;
 
@@ -534,13 +534,13 @@ static const char *vb_version(void)
 	                       : "verbs (built without verbs, VERBS=0)";
 }
 
-int tr_verbs_probe(const struct job *j, struct tr_err *err)
+int tr_verbs_probe(const struct job *j, struct err *err)
 {
 	struct vb_opts o;
 	struct vdev_open_cfg oc;
 	struct vdev_attr attr;
 	struct vdev *d;
-	char why[TR_ERR_MAX - 64];
+	char why[ERR_MAX - 64];
 	int n;
 
 	vb_opts_from_job(j, &o);
@@ -549,12 +549,12 @@ int tr_verbs_probe(const struct job *j, struct tr_err *err)
 		snprintf(why, sizeof why, "no RDMA device found (ibv_get_device_list returned 0 "
 		         "devices)");
 	if (n <= 0) {
-		snprintf(err->msg, sizeof err->msg, "%s; use transport = socket or grpc", why);
+		err_set(err, "%s; use transport = socket or grpc", why);
 		return n < 0 ? n : -ENODEV;
 	}
 	oc = (struct vdev_open_cfg){.device = o.device, .port = o.port};
 	if ((n = vdev_ibv_ops.open(&oc, &d, &attr, why, sizeof why)) < 0) {
-		snprintf(err->msg, sizeof err->msg, "%s; use transport = socket or grpc", why);
+		err_set(err, "%s; use transport = socket or grpc", why);
 		return n;
 	}
 	if ((n = vb_device_check(&attr, why, sizeof why)) == 0 &&
@@ -562,11 +562,11 @@ int tr_verbs_probe(const struct job *j, struct tr_err *err)
 		n = -ENODEV;
 	vdev_ibv_ops.close(d);
 	if (n < 0)
-		snprintf(err->msg, sizeof err->msg, "%s", why);
+		err_set(err, "%s", why);
 	return n;
 }
 
-int tr_verbs_info(FILE *f, struct tr_err *err)
+int tr_verbs_info(FILE *f, struct err *err)
 {
 	return vdev_ibv_info(f, err->msg, sizeof err->msg);
 }

@@ -25,13 +25,13 @@
  * tfgb would use, on f.  0, or -ENODEV / -ENOSYS with err saying why there
  * is nothing to list ("no RDMA device found (...)", "tfgb was built without
  * verbs (VERBS=0)"): the command then prints it and exits 1. */
-int tr_verbs_info(FILE *f, struct tr_err *err);
+int tr_verbs_info(FILE *f, struct err *err);
 
 /* The probe: whether this process can use the verbs transport with job j
  * (a device, the named one if verbs.device is set).  0, or -errno with one
  * line in err, such as "no RDMA device found (ibv_get_device_list
  * returned 0 devices); use transport = socket or grpc". */
-int tr_verbs_probe(const struct job *j, struct tr_err *err);
+int tr_verbs_probe(const struct job *j, struct err *err);
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -67,7 +67,7 @@ struct vb_ctx {
 	const struct vdev_ops *dev;
 };
 int tr_verbs_ctx_new(const struct vb_opts *o, const struct vdev_ops *dev, void **ctx,
-                     struct tr_err *err);
+                     struct err *err);
 
 /* ---- the message header (PROTOCOL in man/tfgb-verbs.7) -------------------- */
 
@@ -285,13 +285,13 @@ static inline uint64_t vb_align(uint64_t n)
 }
 
 /* The ops of struct tr_ops: the server (tr_verbs_serve.c) ... */
-int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err);
+int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 /* ... and the client (tr_verbs_client.c). */
 int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-                   struct tr_err *err);
+                   struct err *err);
 void vb_client_close(struct tr_client *c);
 int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
-               struct tr_conn **out, struct tr_err *err);
+               struct tr_conn **out, struct err *err);
 int vb_submit(struct tr_conn *k, struct tr_call *call);
 int vb_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t deadline_ns);
 void vb_call_release(struct tr_call *call);

@@ -46,7 +46,7 @@ struct tr_conn {
 	struct vb_ep ep;
 	int fd;                        /* the side channel */
 	int failed, fail_status;
-	char why[TR_ERR_MAX];
+	char why[ERR_MAX];
 	char target[VB_TARGET_MAX];    /* the PS, "host:port" */
 	uint32_t eager;                /* E, agreed */
 	uint32_t peer_slot_size;

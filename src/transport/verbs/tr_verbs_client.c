@@ -489,7 +489,7 @@ static int conn_poll(struct tr_conn *k)
 		if (kind != VB_WR_RECV)
 			vb_ep_sent(&k->ep, wc[i].wr_id);
 		if (wc[i].status != VDEV_WC_SUCCESS) {
-			char why[TR_ERR_MAX / 2];
+			char why[ERR_MAX / 2];
 			vb_conn_fail(k, TR_UNAVAILABLE, "%s with '%s' failed: %s", wr_what(kind), k->target,
 			          vdev_wc_describe(wc[i].status, wc[i].vendor_err, why, sizeof why));
 			continue;
@@ -516,7 +516,7 @@ static int poll_all(struct tr_client *c)
  * deadlines. */
 static void check_sides(struct tr_client *c)
 {
-	char why[TR_ERR_MAX - 64];
+	char why[ERR_MAX - 64];
 
 	if (vb_async_fatal(c->dev, c->d, why, sizeof why))
 		for (size_t i = 0; i < c->nconn; i++)

@@ -18,7 +18,7 @@
 #include "util.h"
 
 int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
-                   struct tr_err *err)
+                   struct err *err)
 {
 	struct vb_ctx own;
 	const struct vb_ctx *x = ctx;
@@ -37,7 +37,7 @@ int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client 
 	if (!(c = calloc(1, sizeof *c)) ||
 	    !(c->sge = calloc((size_t)VDEV_POST_MAX * VB_SGE_MAX, sizeof *c->sge))) {
 		free(c);
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	c->o = x->o;
@@ -53,7 +53,7 @@ int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client 
 		c->o.eager_max = c->attr.max_msg_sz - VB_HDR_LEN;
 	c->sges = VB_SGE_MAX;
 	if (c->o.poll_event && (rc = c->dev->chan_create(c->d, &c->ch)) < 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot create a completion channel on '%s': %s",
+		err_set(err, "cannot create a completion channel on '%s': %s",
 		         c->attr.name, strerror(-rc));
 		goto out_close;
 	}
@@ -112,7 +112,7 @@ static const char *refusal(unsigned status)
 }
 
 /* This end's GID for the side channel fd: chosen by its local address. */
-static int conn_gid(struct tr_conn *k, struct tr_err *err)
+static int conn_gid(struct tr_conn *k, struct err *err)
 {
 	struct tr_client *c = k->c;
 	struct sockaddr_storage ss;
@@ -139,7 +139,7 @@ static size_t mine_hello(const struct vb_hello *h, unsigned char *b)
  * something else): says what it is in err, from a second connection that
  * sends the n bytes of hello and reads the answer. */
 static void side_peer(const char *host, unsigned side, const unsigned char *hello, size_t n,
-                      struct tr_err *err)
+                      struct err *err)
 {
 	struct opt_hostport a = {.port = (uint16_t)side};
 	unsigned char got[256], copy[VB_HELLO_LEN];
@@ -150,7 +150,7 @@ static void side_peer(const char *host, unsigned side, const unsigned char *hell
 	memcpy(copy, hello, n < sizeof copy ? n : sizeof copy);
 	r = peer_sniff(&a, copy, n < sizeof copy ? n : sizeof copy, got, sizeof got, 1000);
 	peer_describe(got, r > 0 ? (size_t)r : 0, why, sizeof why);
-	snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s%s%s:%u' (the verbs side "
+	err_set(err, "no verbs hello from '%s%s%s:%u' (the verbs side "
 	         "channel): %s", strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "",
 	         side, why);
 }
@@ -164,7 +164,7 @@ static void conn_free(struct tr_conn *k)
 }
 
 int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
-               struct tr_conn **out, struct tr_err *err)
+               struct tr_conn **out, struct err *err)
 {
 	unsigned char b[VB_HELLO_LEN];
 	struct vb_hello mine = {0}, peer;
@@ -173,7 +173,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	int rc;
 
 	if (!(k = calloc(1, sizeof *k))) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	k->c = c;
@@ -181,7 +181,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	snprintf(k->target, sizeof k->target, strchr(addr->host, ':') ? "[%s]:%u" : "%s:%u",
 	         addr->host, addr->port);
 	if (side > 65535) {
-		snprintf(err->msg, sizeof err->msg, "PS port %u has no port above it for the verbs "
+		err_set(err, "PS port %u has no port above it for the verbs "
 		         "side channel", addr->port);
 		rc = -EINVAL;
 		goto out_free;
@@ -190,7 +190,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		goto out_free;
 	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
 		rc = k->fd;
-		snprintf(err->msg, sizeof err->msg, "cannot connect to the verbs side channel of "
+		err_set(err, "cannot connect to the verbs side channel of "
 		         "'%s' (port %u): %s", k->target, side,
 		         rc == -EHOSTUNREACH ? "unknown host" : strerror(-rc));
 		goto out_free;
@@ -214,7 +214,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		if (rc == -ECONNRESET) {
 			side_peer(addr->host, side, b, mine_hello(&mine, b), err);
 		} else {
-			snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u): %s",
+			err_set(err, "no verbs hello from '%s' (port %u): %s",
 			         k->target, side, strerror(-rc));
 		}
 		goto out_free;
@@ -233,12 +233,12 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		if (rc < 0) { /* not a hello: say what answered */
 			char why[160];
 			peer_describe(b, sizeof b, why, sizeof why);
-			snprintf(err->msg, sizeof err->msg, "no verbs hello from '%s' (port %u, the "
+			err_set(err, "no verbs hello from '%s' (port %u, the "
 			         "verbs side channel): %s", k->target, side, why);
 			rc = -EPROTO;
 			goto out_free;
 		}
-		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' refused the connection: "
+		err_set(err, "the verbs server at '%s' refused the connection: "
 		         "%s", k->target, peer.version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
 		         : refusal(peer.status));
 		rc = -ECONNREFUSED;
@@ -247,7 +247,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	if (peer.slots < 1 || peer.slots > k->ep.slots || peer.eager_max > c->o.eager_max ||
 	    peer.slot_size < VB_HDR_LEN + peer.eager_max || peer.mtu < 256 ||
 	    (c->rz_want && peer.rz_size && !peer.rz_addr)) {
-		snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' answered a hello that "
+		err_set(err, "the verbs server at '%s' answered a hello that "
 		         "does not fit this client's (slots %u, eager_max %u)", k->target, peer.slots,
 		         peer.eager_max);
 		rc = -EPROTO;
@@ -267,7 +267,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	if (peer.mtu < mtu)
 		mtu = peer.mtu;
 	if ((rc = vb_ep_connect(&k->ep, &c->attr, &peer, mtu)) < 0) {
-		snprintf(err->msg, sizeof err->msg, "cannot connect the queue pair to '%s' (MTU %u, "
+		err_set(err, "cannot connect the queue pair to '%s' (MTU %u, "
 		         "%s): %s", k->target, mtu, vb_global(&c->attr, peer.lid) ? "global route"
 		         : "LID route", strerror(-rc));
 		goto out_free;
@@ -278,7 +278,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		size_t cap = c->capconn ? 2 * c->capconn : 8;
 		struct tr_conn **v = realloc(c->conn, cap * sizeof *v);
 		if (!v) {
-			snprintf(err->msg, sizeof err->msg, "out of memory");
+			err_set(err, "out of memory");
 			rc = -ENOMEM;
 			goto out_free;
 		}

@@ -94,7 +94,7 @@ struct sconn {
 	uint32_t recvd, replied;       /* requests arrived, requests answered */
 	int dead;
 	char peer[OPT_HOST_MAX + 16];
-	char why[TR_ERR_MAX];
+	char why[ERR_MAX];
 };
 
 struct srv_thread {
@@ -388,7 +388,7 @@ static int sconn_poll(struct srv *s, struct sconn *k)
 		if (kind != VB_WR_RECV)
 			vb_ep_sent(&k->ep, wc[i].wr_id);
 		if (wc[i].status != VDEV_WC_SUCCESS) {
-			char why[TR_ERR_MAX], st[TR_ERR_MAX - 32];
+			char why[ERR_MAX], st[ERR_MAX - 32];
 			snprintf(why, sizeof why, "%s failed: %s",
 			         kind == VB_WR_RECV ? "a receive" : "a reply",
 			         vdev_wc_describe(wc[i].status, wc[i].vendor_err, st, sizeof st));
@@ -550,7 +550,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	struct vb_hello cl, mine = {0};
 	struct srv_thread *t = &s->t[0];
 	struct sconn *k;
-	char err[TR_ERR_MAX];
+	char err[ERR_MAX];
 	uint32_t slots, eager;
 	unsigned mtu;
 
@@ -699,7 +699,7 @@ static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
 	return fd;
 }
 
-int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
+int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
 	struct srv s = {.x = ctx, .cfg = cfg};
 	struct vdev_open_cfg oc = {.device = s.x->o.device, .port = s.x->o.port};
@@ -724,7 +724,7 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 	s.nt = cfg->threads < 1 ? 1 : cfg->threads > VB_THREADS_MAX ? VB_THREADS_MAX : cfg->threads;
 	s.t = calloc((size_t)s.nt, sizeof *s.t);
 	if (!s.lfd || !pf || !s.t) {
-		snprintf(err->msg, sizeof err->msg, "out of memory");
+		err_set(err, "out of memory");
 		rc = -ENOMEM;
 		goto out_dev;
 	}
@@ -748,12 +748,12 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct tr_err *err)
 		pthread_cond_init(&t->cond, &ca);
 		pthread_condattr_destroy(&ca);
 		if (s.x->o.poll_event && (rc = s.x->dev->chan_create(s.d, &t->ch)) < 0) {
-			snprintf(err->msg, sizeof err->msg, "cannot create a completion channel: %s",
+			err_set(err, "cannot create a completion channel: %s",
 			         strerror(-rc));
 			goto out_threads;
 		}
 		if ((rc = -pthread_create(&t->tid, NULL, thread_main, t)) < 0) {
-			snprintf(err->msg, sizeof err->msg, "cannot start a server thread: %s",
+			err_set(err, "cannot start a server thread: %s",
 			         strerror(-rc));
 			goto out_threads;
 		}
