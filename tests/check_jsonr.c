@@ -398,6 +398,9 @@ Suite *make_jsonr_suite(void)
 	tcase_add_test(tc_limits, test_jsonr_long_values);
 	suite_add_tcase(s, tc_limits);
 
+	/* 20000 mutated documents: well within a second alone, several on a
+	 * loaded machine (Check's default is 4 s) */
+	tcase_set_timeout(tc_errors, 30);
 	tcase_add_checked_fixture(tc_errors, jsonr_setup, jsonr_teardown);
 	tcase_add_test(tc_errors, test_jsonr_malformed);
 	tcase_add_test(tc_errors, test_jsonr_where);

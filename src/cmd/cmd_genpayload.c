@@ -36,12 +36,7 @@ static void print_json(const struct tfgb *t, const struct payload *p, FILE *f)
 	json_obj_begin(&w, NULL);
 	json_str(&w, "scheme", job_scheme_name(t->job.scheme));
 	json_u64(&w, "seed", p->seed);
-	json_u64(&w, "iovecs", p->n);
-	json_u64(&w, "bytes", p->total);
-	json_obj_begin(&w, "counts");
-	for (int c = 0; c < CAT_COUNT; c++)
-		json_u64(&w, job_cat_name(c), p->count[c]);
-	json_obj_end(&w);
+	payload_json(&w, p);
 	json_arr_begin(&w, "buffers");
 	for (size_t i = 0; i < p->n; i++) {
 		json_obj_begin(&w, NULL);

@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "util.h"
 
 void cluster_ps_addr(const struct job *j, int index, struct opt_hostport *out)
@@ -52,35 +53,18 @@ int cluster_host_is_local(const char *host)
 
 int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res, *ai;
-	char port[8];
-	int up = 0;
+	struct addrinfo *res;
+	char why[128];
+	int fd;
 
-	snprintf(port, sizeof port, "%u", addr->port);
-	if (getaddrinfo(addr->host, port, &hints, &res) != 0)
+	if (net_resolve(addr->host, addr->port, 0, &res, why, sizeof why) < 0)
 		return 0;
-	for (ai = res; ai && !up; ai = ai->ai_next) {
-		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-		struct pollfd pfd;
-		int soerr = 0;
-		socklen_t sl = sizeof soerr;
-
-		if (fd < 0)
-			continue;
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-			up = 1;
-		} else if (errno == EINPROGRESS) {
-			pfd.fd = fd;
-			pfd.events = POLLOUT;
-			if (poll(&pfd, 1, timeout_ms) == 1 &&
-			    getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl) == 0 && soerr == 0)
-				up = 1;
-		}
-		close(fd);
-	}
+	fd = net_connect_any(res, now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000);
 	freeaddrinfo(res);
-	return up;
+	if (fd < 0)
+		return 0;
+	close(fd);
+	return 1;
 }
 
 int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_id,

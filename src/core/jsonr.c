@@ -161,43 +161,43 @@ static int scan_string(struct parser *p)
 	return 0;
 }
 
+/* One or more digits at *i, *i moved past them: 0, -JSONR_EEOF at the
+ * end of the text, -JSONR_ENUMBER on another byte. */
+static int scan_digits(const struct parser *p, size_t *i)
+{
+	if (*i >= p->len)
+		return -JSONR_EEOF;
+	if (!is_digit(p->s[*i]))
+		return -JSONR_ENUMBER;
+	while (*i < p->len && is_digit(p->s[*i]))
+		(*i)++;
+	return 0;
+}
+
 /* Scans a number starting at p->pos (a '-' or a digit). */
 static int scan_number(struct parser *p)
 {
 	const unsigned char *s = p->s;
 	size_t i = p->pos, start = p->pos;
+	int rc;
 
 	if (s[i] == '-')
 		i++;
-	if (i >= p->len)
-		goto eof;
-	if (s[i] == '0') {
+	if (i < p->len && s[i] == '0')
 		i++;
-	} else if (is_digit(s[i])) {
-		while (i < p->len && is_digit(s[i]))
-			i++;
-	} else {
-		goto bad;
-	}
+	else if ((rc = scan_digits(p, &i)) < 0)
+		goto fail;
 	if (i < p->len && s[i] == '.') {
 		i++;
-		if (i >= p->len)
-			goto eof;
-		if (!is_digit(s[i]))
-			goto bad;
-		while (i < p->len && is_digit(s[i]))
-			i++;
+		if ((rc = scan_digits(p, &i)) < 0)
+			goto fail;
 	}
 	if (i < p->len && (s[i] == 'e' || s[i] == 'E')) {
 		i++;
 		if (i < p->len && (s[i] == '+' || s[i] == '-'))
 			i++;
-		if (i >= p->len)
-			goto eof;
-		if (!is_digit(s[i]))
-			goto bad;
-		while (i < p->len && is_digit(s[i]))
-			i++;
+		if ((rc = scan_digits(p, &i)) < 0)
+			goto fail;
 	}
 	if (i - start > JSONR_MAX_NUMBER) {
 		p->pos = start;
@@ -205,12 +205,9 @@ static int scan_number(struct parser *p)
 	}
 	p->pos = i;
 	return 0;
-eof:
+fail:
 	p->pos = i;
-	return -JSONR_EEOF;
-bad:
-	p->pos = i;
-	return -JSONR_ENUMBER;
+	return rc;
 }
 
 static int scan_literal(struct parser *p, const char *word)

@@ -8,8 +8,19 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "json.h"
 #include "place.h"
 #include "rng.h"
+
+void payload_json(struct json *w, const struct payload *p)
+{
+	json_u64(w, "iovecs", p->n);
+	json_u64(w, "bytes", p->total);
+	json_obj_begin(w, "counts");
+	for (int c = 0; c < CAT_COUNT; c++)
+		json_u64(w, job_cat_name(c), p->count[c]);
+	json_obj_end(w);
+}
 
 void payload_skew_counts(size_t n, int k, size_t out[])
 {

@@ -38,6 +38,12 @@ struct payload {
  * have passed job_validate.  Returns 0 or -ENOMEM. */
 int payload_layout(const struct job *j, struct payload *p);
 
+/* The layout's "iovecs", "bytes" and "counts" (buffers per category) as
+ * members of the JSON object w is in: a result's "payload" and
+ * genpayload's document say it alike. */
+struct json;
+void payload_json(struct json *w, const struct payload *p);
+
 /* Skew counts: spreads n buffers over the k categories of `cats` (in rank
  * order, bias first) with weights 6:3:1, largest remainders; when n >= k a
  * category left empty takes one buffer from the one furthest above its exact

@@ -485,12 +485,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_obj_begin(&w, "payload");
 	/* train: the payload of one step, every transferred variable */
 	json_str(&w, "scheme", r->train ? "model" : job_scheme_name(j->scheme));
-	json_u64(&w, "iovecs", p->n);
-	json_u64(&w, "bytes", p->total);
-	json_obj_begin(&w, "counts");
-	for (int c = 0; c < CAT_COUNT; c++)
-		json_u64(&w, job_cat_name(c), p->count[c]);
-	json_obj_end(&w);
+	payload_json(&w, p);
 	json_arr_begin(&w, "sizes");
 	for (size_t i = 0; i < p->n; i++)
 		json_u64(&w, NULL, p->buf[i].len);

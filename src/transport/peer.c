@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "util.h"
 
 const unsigned char peer_h2_preface[] = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
@@ -147,52 +148,18 @@ static int ms_left(uint64_t deadline)
 	return now >= deadline ? 0 : (int)((deadline - now + 999999) / 1000000);
 }
 
-/* A connected socket to one of res's addresses, or -errno. */
-static int sniff_connect(struct addrinfo *res, uint64_t deadline)
-{
-	int fd = -ECONNREFUSED;
-
-	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-		struct pollfd p;
-		int e = 0;
-		socklen_t el = sizeof e;
-
-		fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-		if (fd < 0) {
-			fd = -errno;
-			continue;
-		}
-		if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
-			e = errno;
-		} else {
-			p = (struct pollfd){.fd = fd, .events = POLLOUT};
-			if (poll(&p, 1, ms_left(deadline)) <= 0)
-				e = ETIMEDOUT;
-			else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &el) < 0)
-				e = errno;
-		}
-		if (e == 0)
-			return fd;
-		close(fd);
-		fd = -e;
-	}
-	return fd;
-}
-
 int peer_sniff(const struct opt_hostport *addr, const void *hello, size_t len,
                unsigned char *buf, size_t cap, int timeout_ms)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000;
 	size_t got = 0;
-	char port[8];
+	char why[128];
 	int fd;
 
-	snprintf(port, sizeof port, "%u", addr->port);
-	if (getaddrinfo(addr->host, port, &hints, &res) != 0)
+	if (net_resolve(addr->host, addr->port, 0, &res, why, sizeof why) < 0)
 		return -EHOSTUNREACH;
-	fd = sniff_connect(res, deadline);
+	fd = net_connect_any(res, deadline);
 	freeaddrinfo(res);
 	if (fd < 0)
 		return fd;

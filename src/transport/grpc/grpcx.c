@@ -15,6 +15,7 @@
 #include <grpc/support/log.h>
 
 #include "cluster.h"
+#include "net.h"
 #include "peer.h"
 #include "util.h"
 
@@ -208,13 +209,11 @@ grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
  * errno of the first that cannot (EHOSTUNREACH: it does not resolve). */
 static int bind_errno(const struct opt_hostport *addr)
 {
-	struct addrinfo hints = {.ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE};
 	struct addrinfo *res;
-	char port[8];
+	char why[128];
 	int e = 0, one = 1;
 
-	snprintf(port, sizeof port, "%u", addr->port);
-	if (getaddrinfo(addr->host, port, &hints, &res) != 0)
+	if (net_resolve(addr->host, addr->port, 1, &res, why, sizeof why) < 0)
 		return EHOSTUNREACH;
 	for (struct addrinfo *ai = res; ai && !e; ai = ai->ai_next) {
 		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);

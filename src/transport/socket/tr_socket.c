@@ -60,6 +60,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "net.h"
 #include "peer.h"
 #include "sk_conf.h"
 #include "tr_call.h"
@@ -122,6 +123,21 @@ void sk_drain_errqueue(int fd)
 		m.msg_controllen = sizeof cbuf;
 		if (recvmsg(fd, &m, MSG_ERRQUEUE | MSG_DONTWAIT) < 0)
 			break;
+	}
+}
+
+ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc)
+{
+	if (zc)
+		sk_drain_errqueue(fd);
+	for (;;) {
+		ssize_t n = sendmsg(fd, m, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
+		if (n >= 0)
+			return n;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return -EAGAIN;
+		if (errno != EINTR)
+			return -errno;
 	}
 }
 
@@ -376,22 +392,18 @@ static int conn_send(struct tr_conn *k)
 			if (call_iov(s, k->siov, &nv) < 0)
 				break;
 		m.msg_iovlen = (size_t)nv;
-		if (zc) /* bounded by one call's notifications, whatever the wait */
-			sk_drain_errqueue(k->fd);
-		n = sendmsg(k->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
+		n = sk_sendmsg(k->fd, &m, zc);
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (n == -EAGAIN)
 				break;
-			if (errno == ENOBUFS && zc) { /* out of optmem for pinned pages: copy */
+			if (n == -ENOBUFS && zc) { /* out of optmem for pinned pages: copy */
 				for (struct scall *s = k->send; s; s = s->qnext)
 					s->zc = 0;
 				continue;
 			}
-			conn_explain(k, errno == EPIPE || errno == ECONNRESET
+			conn_explain(k, n == -EPIPE || n == -ECONNRESET
 			                    ? "the server closed the connection while a request was "
-			                      "being sent" : strerror(errno));
+			                      "being sent" : strerror((int)-n));
 			conn_fail(k, TR_UNAVAILABLE);
 			return -1;
 		}
@@ -590,46 +602,15 @@ static int sk_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_
 static int connect_one(const struct addrinfo *ai, const struct sk_opts *o, uint64_t deadline_ns,
                        const char **what)
 {
-	int fd, e = 0;
-	socklen_t elen = sizeof e;
+	int fd, e;
 
 	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
 	if (fd < 0)
 		return -errno;
-	if ((e = sk_opts_apply_buffers(fd, o, what)) < 0)
-		goto out_close;
-	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
+	/* the buffers before connect: the window scale is agreed in the SYN */
+	if ((e = sk_opts_apply_buffers(fd, o, what)) == 0 &&
+	    (e = net_connect_wait(fd, ai, deadline_ns)) == 0)
 		return fd;
-	if (errno != EINPROGRESS) {
-		e = -errno;
-		goto out_close;
-	}
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = POLLOUT};
-		uint64_t now = now_ns();
-		int ms, r;
-
-		if (now >= deadline_ns) {
-			e = -ETIMEDOUT;
-			goto out_close;
-		}
-		ms = (int)((deadline_ns - now + 999999) / 1000000);
-		r = poll(&p, 1, ms);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			e = -errno;
-			goto out_close;
-		}
-		if (r > 0)
-			break;
-	}
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
-		e = errno;
-	if (e == 0)
-		return fd;
-	e = -e;
-out_close:
 	close(fd);
 	return e;
 }
@@ -637,21 +618,16 @@ out_close:
 static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
                       struct tr_conn **out, struct err *err)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-	                         .ai_protocol = IPPROTO_TCP};
 	struct addrinfo *res = NULL;
 	uint64_t start_ns = now_ns();
 	const char *what = NULL;
-	char port[8], target[SK_TARGET_MAX];
+	char target[SK_TARGET_MAX], why[128];
 	struct tr_conn *k;
 	int fd = -ECONNREFUSED, rc;
 
 	opt_format_hostport(addr, target, sizeof target);
-	snprintf(port, sizeof port, "%u", addr->port);
-	rc = getaddrinfo(addr->host, port, &hints, &res);
-	if (rc != 0) {
-		err_set(err, "cannot resolve '%s': %s", addr->host,
-		         rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+	if (net_resolve(addr->host, addr->port, 0, &res, why, sizeof why) < 0) {
+		err_set(err, "cannot resolve '%s': %s", addr->host, why);
 		return -EHOSTUNREACH;
 	}
 	/* a server that is still starting refuses: try again until the deadline */

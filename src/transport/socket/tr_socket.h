@@ -50,6 +50,13 @@ int sk_opts_apply_conn(int fd, const struct sk_opts *o, const char **what);
  * only to keep the queue from growing. */
 void sk_drain_errqueue(int fd);
 
+/* One non-blocking sendmsg(2) of m on fd, MSG_ZEROCOPY when zc (the error
+ * queue drained first, so it stays short whatever the wait: the server's
+ * blocking wait does not see EPOLLERR).  The bytes sent; -EAGAIN when the
+ * socket is full; -ENOBUFS with zc: out of optmem for pinned pages, send
+ * again without zc; else -errno (EINTR is retried). */
+ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc);
+
 /* The serve op: see struct tr_ops.  ctx is the struct sk_opts from init. */
 int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 

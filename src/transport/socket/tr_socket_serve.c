@@ -72,6 +72,7 @@
 
 #include "codec.h"
 #include "frame.h"
+#include "net.h"
 #include "payload.h"
 #include "peer.h"
 #include "util.h"
@@ -406,15 +407,11 @@ static int sconn_flush(struct sconn *k)
 			v[i].iov_len = o->len - skip;
 		}
 		m.msg_iovlen = i;
-		if (zc) /* sconn_block does not see EPOLLERR: keep the queue short */
-			sk_drain_errqueue(k->fd);
-		n = sendmsg(k->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
+		n = sk_sendmsg(k->fd, &m, zc);
 		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			if (errno == EAGAIN || errno == EWOULDBLOCK)
+			if (n == -EAGAIN)
 				return 0;
-			if (errno == ENOBUFS && zc) {
+			if (n == -ENOBUFS && zc) {
 				for (i = 0; i < k->ocount; i++)
 					k->out[(k->ohead + i) % SRV_OSEG].zc = 0;
 				continue;
@@ -726,19 +723,14 @@ static void *srv_loop(void *arg)
 /* Binds every address `a` resolves to.  Returns 0 or -errno with err set. */
 static int srv_listen(struct srv *s, const struct opt_hostport *a, struct err *err)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-	                         .ai_protocol = IPPROTO_TCP, .ai_flags = AI_PASSIVE};
 	struct addrinfo *res = NULL, *ai;
-	char port[8], target[SK_TARGET_MAX];
+	char target[SK_TARGET_MAX], gai[64];
 	const char *what = NULL;
 	int rc, bound = 0, last = 0;
 
 	opt_format_hostport(a, target, sizeof target);
-	snprintf(port, sizeof port, "%u", a->port);
-	rc = getaddrinfo(a->host, port, &hints, &res);
-	if (rc != 0) {
-		err_set(err, "cannot listen on '%s': cannot resolve '%s': %s",
-		         target, a->host, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+	if (net_resolve(a->host, a->port, 1, &res, gai, sizeof gai) < 0) {
+		err_set(err, "cannot listen on '%s': cannot resolve '%s': %s", target, a->host, gai);
 		return -EADDRNOTAVAIL;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {

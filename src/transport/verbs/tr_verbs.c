@@ -1,109 +1,14 @@
 /* tr_verbs.c - the verbs transport: the methods of proto/tfgb.proto over RDMA RC queue
- * pairs.  This file holds the protocol's codecs, the side channel, the
- * endpoint both sides build, the options and the ops table; the client is
- * tr_verbs_client.c, the server tr_verbs_serve.c.
+ * pairs.  This file holds the protocol's codecs (the side channel's hello
+ * and the message header), the side channel, the endpoint both sides
+ * build, the options and the ops table; the client is tr_verbs_client.c and
+ * tr_verbs_conn.c, the server tr_verbs_serve.c.
  *
- * The design follows the adaptive RDMA gRPC runtime (AR-gRPC, HiPC 2018):
- * small messages go eagerly through pre-registered slots, several small
- * iovecs coalesced into one; large ones by rendezvous, written with zero
- * copy from the caller's registered iovecs; calls are pipelined; payload
- * memory is registered once, never per call.
- *
- * SET-UP.  A TCP side channel on the PS port + 1 (VB_SIDE_PORT_OFFSET).
- * The client sends a hello; the server sizes its side from it (slots,
- * eager size, landing zone), creates and connects its QP, posts its
- * receives and answers with its own hello; the client connects its QP on
- * the answer.  Neither sends a message before its peer's receives are
- * posted.  The side channel stays open: its close (a process exiting)
- * ends the connection at the other end.  Hello, 96 bytes, big-endian:
- *
- *     off size field
- *       0  4   magic 0x54464756 ("TFGV")
- *       4  2   version: 2
- *       6  2   status: 0; the server's refusal: 1 version, 2 resources, 3 device,
- *              4 GID type (the refusal carries the server's GID fields)
- *       8  4   qpn
- *      12  4   psn: first packet sequence number (24 bits)
- *      16  2   lid: InfiniBand LID (0 on RoCE)
- *      18  2   mtu: path MTU in bytes the sender can use; both take the smaller
- *      20 16   gid: the entry this end routes with (vb_gid_pick)
- *      36  4   slots: client: its receive ring; server: the agreed count, min of both
- *      40  4   slot_size: bytes per ring slot (header + eager body, multiple of 64)
- *      44  4   ring rkey
- *      48  8   ring address
- *      56  8   landing-zone address (0: none)
- *      64  4   landing-zone rkey
- *      68  4   eager_max: client: its own; server: the agreed E, min of both
- *      72  8   landing-zone size: client: what it asks of the server; server: granted
- *      80  8   limit: client: its largest request body; server: its max_message
- *      88  1   gid type: 1 InfiniBand, 2 RoCE v1, 3 RoCE v2
- *      89  1   gid index in the sender's table (for messages)
- *      90  6   reserved, 0
- *
- * MESSAGES.  Every message is one RDMA WRITE with immediate into ring slot
- * seq % slots of the peer, imm = seq (the request's number on the
- * connection, from 0; a reply has its request's); it consumes one
- * bufferless receive.  The slot starts with a 48-byte header whose first
- * 16 bytes are those of the socket framing (frame.h), so methods, statuses
- * and lengths mean what proto/tfgb.proto says:
- *
- *     off size field
- *       0  4   magic 0x54464742 ("TFGB")
- *       4  2   method: 1..5; 0x8000 | method in a reply
- *       6  2   status: 0 in a request; the gRPC status code in a reply
- *       8  8   length: body bytes (0 in an error reply)
- *      16  4   seq: the request's number
- *      20  2   kind: 0 eager: the body follows the header in the slot
- *                    1 rendezvous: the body is in the receiver's landing zone at off
- *                    2 header only: a request longer than the server's max_message,
- *                      sent without its body (it gets RESOURCE_EXHAUSTED)
- *      22  2   reserved, 0
- *      24  8   off: rendezvous: where the body is in the receiver's landing zone
- *      32  8   reply_off: request: where a rendezvous reply goes in the client's zone
- *      40  8   reply_cap: request: bytes reserved there; 0: the reply must be eager
- *
- * EAGER (length <= E, the agreed eager_max): the client copies the header
- * and the iovecs into its staging slot seq % slots (small iovecs coalesce
- * into one message) and writes them with one WRITE_IMM, inline when the
- * whole message fits verbs.inline.  The server answers from the very ring
- * slot the request arrived in, its header rewritten in place: Echo's body
- * is already there, Ack's 8 bytes are written there, Pull's body is
- * gathered from a registered pattern buffer as a second SGE.
- *
- * RENDEZVOUS (length > E): the sender writes the body with RDMA WRITEs
- * whose SGE lists are the registered buffers themselves (at most the QP's
- * max_send_sge per WRITE, as many WRITEs as the iovecs need), then the
- * header with WRITE_IMM; RC ordering puts the body in place before the
- * header's completion.  A request's body goes to an offset the client
- * chose in the server's landing zone; a reply's to the space the client
- * reserved in its own zone and named in the request (reply_off), so a
- * rendezvous costs no extra round trip.  The server echoes straight from
- * its landing zone; EchoTensor and AckTensor (the serialized modes) are
- * unpacked where the body landed and their packed reply is copied into the
- * request's own slot or landing-zone space, registered memory it owns until
- * the client has the reply (tr_verbs_serve.c).
- *
- * FLOW CONTROL: replies are the credits.  The client owns every
- * allocation and keeps at most `slots` requests whose replies it has not
- * consumed.  When it consumes reply k, request k's ring slot at the
- * server, reply k's ring slot at the client, the landing-zone space of
- * request k's body and of reply k's body are all free again (in order: the
- * zones are FIFO rings).  Receives are reposted before they can be needed:
- * the server reposts slot k's before replying to request k, the client
- * reposts slot k's before it can send request k + slots.  So no side
- * writes into a slot or zone the other still reads, no message finds no
- * receive (an RNR NAK means a bug: the QPs retry 6 times, then fail), and
- * no credit message exists.  Calls beyond the window, or waiting for zone
- * space or send-queue entries, wait in order on the client: submit never
- * refuses.
- *
- * FAILURES: a failed work request or a reply that breaks the protocol
- * fails the client's connection: its QP goes to the error state, its calls
- * complete UNAVAILABLE (INTERNAL for a protocol breach), later ones at once
- * with the same status; tr_verbs_conn_error() says why.  A side channel
- * closed by the server does the same.  The server drops a connection whose
- * request breaks the header (its client sees the side channel close) and
- * answers bad requests with the statuses of proto/tfgb.proto.
+ * The protocol (the hello and header layouts, eager and rendezvous
+ * messages, replies as credits, failures) is described in the PROTOCOL
+ * section of man/tfgb-verbs.7; methods, statuses and lengths are those of
+ * proto/tfgb.proto.  A change to the wire changes that page and
+ * VB_VERSION together.
  */
 #include "tr_verbs.h"
 
@@ -117,6 +22,7 @@
 #include <unistd.h>
 
 #include "frame.h"
+#include "net.h"
 #include "util.h"
 
 /* ---- options ------------------------------------------------------------- */
@@ -249,23 +155,6 @@ int vb_hello_decode(const unsigned char b[VB_HELLO_LEN], struct vb_hello *h)
 
 /* ---- the side channel ---------------------------------------------------- */
 
-static int side_wait(int fd, short ev, uint64_t deadline_ns)
-{
-	for (;;) {
-		struct pollfd p = {.fd = fd, .events = ev};
-		uint64_t now = now_ns();
-		int r;
-
-		if (now >= deadline_ns)
-			return -ETIMEDOUT;
-		r = poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000));
-		if (r > 0)
-			return 0;
-		if (r < 0 && errno != EINTR)
-			return -errno;
-	}
-}
-
 int vb_side_write(int fd, const void *buf, size_t len, uint64_t deadline_ns)
 {
 	const char *p = buf;
@@ -282,7 +171,7 @@ int vb_side_write(int fd, const void *buf, size_t len, uint64_t deadline_ns)
 			continue;
 		if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		if ((rc = side_wait(fd, POLLOUT, deadline_ns)) < 0)
+		if ((rc = net_wait(fd, POLLOUT, deadline_ns)) < 0)
 			return rc;
 	}
 	return 0;
@@ -306,7 +195,7 @@ int vb_side_read(int fd, void *buf, size_t len, uint64_t deadline_ns)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
 			return -errno;
-		if ((rc = side_wait(fd, POLLIN, deadline_ns)) < 0)
+		if ((rc = net_wait(fd, POLLIN, deadline_ns)) < 0)
 			return rc;
 	}
 	return 0;

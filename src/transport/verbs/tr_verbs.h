@@ -69,7 +69,7 @@ struct vb_ctx {
 int tr_verbs_ctx_new(const struct vb_opts *o, const struct vdev_ops *dev, void **ctx,
                      struct err *err);
 
-/* ---- the message header (see tr_verbs.c) ---------------------------------- */
+/* ---- the message header (PROTOCOL in man/tfgb-verbs.7) -------------------- */
 
 #define VB_HDR_LEN 48
 #define VB_ALIGN 64           /* slots, landing-zone allocations */
@@ -101,7 +101,7 @@ void vb_hdr_decode(const unsigned char b[VB_HDR_LEN], struct vb_hdr *h);
  * bundle tfgb encodes), so it reserves the request's length. */
 #define VB_BUNDLE_ACK_MAX 32
 
-/* ---- the side-channel hello (see tr_verbs.c) ------------------------------ */
+/* ---- the side-channel hello (PROTOCOL in man/tfgb-verbs.7) ---------------- */
 
 #define VB_HELLO_LEN 96
 #define VB_HELLO_MAGIC 0x54464756u /* "TFGV" */

@@ -8,7 +8,7 @@
  * A connection is a FIFO of calls: head .. send are fully posted and wait
  * for their replies (which come in order), send .. tail wait to be posted.
  * pump() starts the next call when the window, the landing zones and the
- * send queue allow (see FLOW CONTROL in tr_verbs.c) and posts as many of
+ * send queue allow (Flow control in man/tfgb-verbs.7) and posts as many of
  * its work requests as the send queue takes; the rest goes out when
  * completions free entries.  The per-call state (struct vcall, behind
  * tr_call.priv) is allocated on a call's first submit and reused: after

@@ -8,13 +8,12 @@
 
 #include <errno.h>
 #include <netdb.h>
-#include <poll.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "net.h"
 #include "peer.h"
 #include "util.h"
 
@@ -91,47 +90,15 @@ out_free:
  * -errno. */
 static int side_connect(const char *host, unsigned port, uint64_t deadline_ns)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-	struct addrinfo *res = NULL;
-	char ps[8];
-	int fd = -ECONNREFUSED;
+	struct addrinfo *res;
+	char why[128];
+	int fd;
 
-	snprintf(ps, sizeof ps, "%u", port);
-	if (getaddrinfo(host, ps, &hints, &res) != 0)
+	if (net_resolve(host, port, 0, &res, why, sizeof why) < 0)
 		return -EHOSTUNREACH;
-	for (;;) {
-		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			int e = 0;
-			socklen_t elen = sizeof e;
-			struct pollfd p;
-			uint64_t now;
-
-			fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-			if (fd < 0) {
-				fd = -errno;
-				continue;
-			}
-			if (connect(fd, ai->ai_addr, ai->ai_addrlen) < 0 && errno != EINPROGRESS) {
-				e = errno;
-			} else {
-				p = (struct pollfd){.fd = fd, .events = POLLOUT};
-				now = now_ns();
-				if (now >= deadline_ns ||
-				    poll(&p, 1, (int)((deadline_ns - now + 999999) / 1000000)) <= 0)
-					e = ETIMEDOUT;
-				else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &elen) < 0)
-					e = errno;
-			}
-			if (e == 0)
-				goto out;
-			close(fd);
-			fd = -e;
-		}
-		if (fd != -ECONNREFUSED || now_ns() + VB_RETRY_NS >= deadline_ns)
-			break;
+	while ((fd = net_connect_any(res, deadline_ns)) == -ECONNREFUSED &&
+	       now_ns() + VB_RETRY_NS < deadline_ns)
 		nanosleep(&(struct timespec){0, (long)VB_RETRY_NS}, NULL);
-	}
-out:
 	freeaddrinfo(res);
 	return fd;
 }

@@ -11,7 +11,7 @@
  * least every VB_TICK_NS.
  *
  * A connection is a responder only: requests arrive in order in its ring
- * (see tr_verbs.c), and each is answered, in order, from the ring slot it
+ * (PROTOCOL in man/tfgb-verbs.7), and each is answered, in order, from the ring slot it
  * arrived in; a reply waits only for send-queue entries, never for the
  * client (the client's window guarantees room for every reply).  Echo
  * sends the bytes back where they are (the ring slot, or the landing zone
@@ -70,6 +70,7 @@
 
 #include "codec.h"
 #include "frame.h"
+#include "net.h"
 #include "payload.h"
 #include "peer.h"
 #include "util.h"
@@ -184,7 +185,7 @@ static const struct pull_buf *pull_bytes(struct srv *s)
 
 /* EchoTensor and AckTensor: request h's body is unpacked and its reply
  * packed (codec_serve), then copied after the header in ring slot p or
- * over the body in the landing zone (see the top of the file).  Returns
+ * over the body in the landing zone (see the top of this file).  Returns
  * the reply's status; with TR_OK, *rlen, *src and *src_mr say what to
  * send. */
 static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr *h,
@@ -659,12 +660,10 @@ static void accept_ready(struct srv *s, int lfd)
 /* A listening socket on a's host, port + 1.  The socket, or -errno. */
 static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
 {
-	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
-	                         .ai_flags = AI_PASSIVE};
 	struct addrinfo *res = NULL;
 	unsigned side = a->port + VB_SIDE_PORT_OFFSET;
 	const char *fmt = strchr(a->host, ':') ? "[%s]:%u" : "%s:%u";
-	char ps[8], target[OPT_HOST_MAX + 16];
+	char gai[128], target[OPT_HOST_MAX + 16];
 	int fd = -EADDRNOTAVAIL, one = 1, rc;
 
 	snprintf(target, sizeof target, fmt, a->host, a->port);
@@ -673,9 +672,8 @@ static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
 		         "channel", a->port, target);
 		return -EINVAL;
 	}
-	snprintf(ps, sizeof ps, "%u", side);
-	if ((rc = getaddrinfo(a->host, ps, &hints, &res)) != 0) {
-		snprintf(err, errlen, "cannot resolve '%s': %s", a->host, gai_strerror(rc));
+	if (net_resolve(a->host, side, 1, &res, gai, sizeof gai) < 0) {
+		snprintf(err, errlen, "cannot resolve '%s': %s", a->host, gai);
 		return -EADDRNOTAVAIL;
 	}
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {

@@ -184,7 +184,7 @@ struct vdev_qp_cap {
 };
 
 /* What a QP needs to know of its peer to connect (the fields of the
- * side-channel exchange; see tr_verbs.c). */
+ * side-channel hello; PROTOCOL in man/tfgb-verbs.7). */
 struct vdev_peer {
 	uint32_t qpn;
 	uint32_t psn;     /* the peer's first send PSN (24 bits) */

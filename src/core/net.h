@@ -1,0 +1,32 @@
+/* net.h - TCP addresses and connects with a deadline, shared by the
+ * transports (their connections and side channels), the peer probes and
+ * the cluster's readiness probe. */
+#ifndef TFGB_NET_H
+#define TFGB_NET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct addrinfo;
+
+/* The TCP addresses host:port resolves to, any family; passive: for
+ * bind(2) (AI_PASSIVE).  0 with *res to free with freeaddrinfo(3), or -1
+ * with why holding getaddrinfo's reason (errno's text for EAI_SYSTEM). */
+int net_resolve(const char *host, unsigned port, int passive, struct addrinfo **res,
+                char *why, size_t whylen);
+
+/* Waits until fd has one of events (poll(2)'s) or deadline_ns (now_ns
+ * clock) comes: 0, -ETIMEDOUT, or -errno (poll's, EINTR aside). */
+int net_wait(int fd, short events, uint64_t deadline_ns);
+
+/* Connects fd (a non-blocking stream socket of ai's family) to ai, waiting
+ * until deadline_ns (now_ns clock).  0, or -errno (-ETIMEDOUT when the
+ * deadline came first); fd stays open either way. */
+int net_connect_wait(int fd, const struct addrinfo *ai, uint64_t deadline_ns);
+
+/* A connected non-blocking, close-on-exec socket to the first of res's
+ * addresses that accepts before deadline_ns, or -errno of the last one
+ * tried (-ECONNREFUSED when res is empty). */
+int net_connect_any(const struct addrinfo *res, uint64_t deadline_ns);
+
+#endif
