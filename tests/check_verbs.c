@@ -591,7 +591,8 @@ static size_t varint3(unsigned char *b, size_t v)
 	return 3;
 }
 
-/* Raw EchoTensor and AckTensor calls, eager and rendezvous: a good body
+/* Raw EchoTensor and AckTensor calls, and their in-place twins, eager and
+ * rendezvous: a good body
  * comes back byte for byte (EchoTensor) or counted (AckTensor); a corrupt
  * one gets INVALID_ARGUMENT, and a reply longer than the client reserved
  * (a bundle whose dtype is a 5-byte varint of -1, which protobuf-c packs
@@ -602,7 +603,10 @@ START_TEST(test_verbs_tensor_statuses)
 	struct vsrv s;
 
 	vt_srv_start(&s, NULL, 64u << 20);
-	for (int sz = 0; sz < 2; sz++) {
+	for (int sz = 0; sz < 4; sz++) {
+		/* sz & 2: the in-place twins (mode tensorflow), answered the same */
+		const int echo = sz & 2 ? TR_ECHO_TENSOR_ZC : TR_ECHO_TENSOR;
+		const int ack = sz & 2 ? TR_ACK_TENSOR_ZC : TR_ACK_TENSOR;
 		const char *buf[16];
 		struct codec *ce;
 		struct vcli v;
@@ -614,7 +618,7 @@ START_TEST(test_verbs_tensor_statuses)
 		uint64_t got, bytes;
 		uint32_t tensors;
 
-		vt_cli_open(&v, NULL, tensor_set(buf, sizes[sz], "job.mode=serialized",
+		vt_cli_open(&v, NULL, tensor_set(buf, sizes[sz & 1], "job.mode=serialized",
 		                              "payload.dtype=uint8"), &s);
 		ck_assert_int_eq(codec_open(&ce, &v.p, MODE_SERIALIZED, DTYPE_UINT8, TR_ECHO_TENSOR), 0);
 		len = codec_request_len(ce);
@@ -626,27 +630,27 @@ START_TEST(test_verbs_tensor_statuses)
 		codec_encode(ce, req, &slot_iov, &iov, &iovcnt);
 		ck_assert_int_eq(iovcnt, 1);
 		ck_assert_uint_eq(iov[0].iov_len, len);
-		ck_assert_uint_eq(len > 16384, sz); /* eager, rendezvous */
+		ck_assert_uint_eq(len > 16384, sz & 1); /* eager, rendezvous */
 		memcpy(bad, req, len);
 		bad[0] = 0x0f; /* field 1, wire type 7: no such wire type */
 
 		for (int round = 0; round < 2; round++) {
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, bad, len, resp, cap, &got),
+			ck_assert_int_eq(tensor_call(&v, echo, bad, len, resp, cap, &got),
 			                 TR_INVALID_ARGUMENT);
 			ck_assert_uint_eq(got, 0);
-			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, bad, len, resp, cap, &got),
+			ck_assert_int_eq(tensor_call(&v, ack, bad, len, resp, cap, &got),
 			                 TR_INVALID_ARGUMENT);
 			memset(resp, 0, cap);
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, echo, req, len, resp, cap, &got), TR_OK);
 			ck_assert_uint_eq(got, len);
 			ck_assert(memcmp(resp, req, len) == 0);
 			ck_assert_int_eq(codec_check(ce, resp, (size_t)got, 1, (char[128]){0}, 128), 0);
-			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, ack, req, len, resp, cap, &got), TR_OK);
 			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
 			ck_assert_uint_eq(bytes, v.p.total);
 			ck_assert_uint_eq(tensors, v.p.n);
 		}
-		if (sz) { /* a reply 5 bytes longer than its rendezvous request */
+		if (sz & 1) { /* a reply 5 bytes longer than its rendezvous request */
 			size_t n = 20000, bl = 0;
 			unsigned char *b = calloc(1, n + 32);
 			ck_assert_ptr_nonnull(b);
@@ -657,14 +661,14 @@ START_TEST(test_verbs_tensor_statuses)
 			b[bl++] = 0x22;                        /* content, n bytes */
 			bl += varint3(b + bl, n);
 			bl += n;
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, b, bl, resp, cap, &got),
+			ck_assert_int_eq(tensor_call(&v, echo, b, bl, resp, cap, &got),
 			                 TR_RESOURCE_EXHAUSTED);
 			ck_assert_uint_eq(got, 0);
-			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, b, bl, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, ack, b, bl, resp, cap, &got), TR_OK);
 			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
 			ck_assert_uint_eq(bytes, n);
 			ck_assert_uint_eq(tensors, 1);
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, echo, req, len, resp, cap, &got), TR_OK);
 			ck_assert_uint_eq(got, len);
 			free(b);
 		}

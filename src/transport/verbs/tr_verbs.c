@@ -49,7 +49,7 @@
  *
  *     off size field
  *       0  4   magic 0x54464742 ("TFGB")
- *       4  2   method: 1..5; 0x8000 | method in a reply
+ *       4  2   method: 1..8; 0x8000 | method in a reply
  *       6  2   status: 0 in a request; the gRPC status code in a reply
  *       8  8   length: body bytes (0 in an error reply)
  *      16  4   seq: the request's number
