@@ -138,144 +138,6 @@ static void figures_of(const struct report *r, struct figures *f)
 	f->dec_us = res->ser_sampled ? (double)res->dec_ns / (double)res->ser_sampled / 1e3 : 0;
 }
 
-/* ---- repeats ---- */
-
-/* The figures compared across runs: name (JSON key, CSV prefix), text
- * heading, and the value of one run. */
-struct rep_fig {
-	const char *name, *head;
-	double (*of)(const struct report_run *u);
-};
-
-static double fig_rps(const struct report_run *u) { return u->rps; }
-static double fig_mbps(const struct report_run *u) { return u->bytes_per_s / 1e6; }
-static double fig_avg(const struct report_run *u) { return u->avg_us; }
-static double fig_p50(const struct report_run *u) { return u->p50_us; }
-static double fig_p99(const struct report_run *u) { return u->p99_us; }
-
-static const struct rep_fig rep_figs[] = {
-	{"rpc_per_s", "rpc/s", fig_rps},
-	{"MBps", "MB/s", fig_mbps},
-	{"avg_us", "avg_us", fig_avg},
-	{"p50_us", "p50_us", fig_p50},
-	{"p99_us", "p99_us", fig_p99},
-	{0},
-};
-
-void report_run_of(const struct engine_run_fig *f, struct report_run *out)
-{
-	out->calls = f->calls;
-	out->errors = f->errors;
-	out->bytes = f->bytes;
-	out->window_ns = f->window_ns;
-	out->rps = engine_run_rate(f);
-	out->bytes_per_s = engine_run_bytes_per_s(f);
-	out->avg_us = engine_run_mean_ns(f) / 1e3;
-	out->p50_us = (double)f->p50_ns / 1e3;
-	out->p99_us = (double)f->p99_ns / 1e3;
-}
-
-static int repeated(const struct report *r)
-{
-	return r->job->repeat > 1 && r->runs && r->nruns > 0;
-}
-
-/* Mean, stddev and CI of figure `k` across the runs; 0 when a run lacks it
- * (NaN: the throughput percentiles). */
-static int rep_ci(const struct report *r, const struct rep_fig *k, struct stats_ci *ci)
-{
-	double x[ENGINE_REPEAT_MAX];
-	uint32_t n = r->nruns < ENGINE_REPEAT_MAX ? r->nruns : ENGINE_REPEAT_MAX;
-
-	for (uint32_t i = 0; i < n; i++)
-		if (isnan(x[i] = k->of(&r->runs[i])))
-			return 0;
-	stats_ci95(x, n, ci);
-	return 1;
-}
-
-static void rep_text(const struct report *r, FILE *f)
-{
-	struct stats_ci ci;
-
-	fprintf(f, "# repeat: %u runs\n#%5s %12s %7s %10s %12s %10s %10s %10s %10s\n", r->nruns,
-	        "run", "calls", "errors", "window_s", "rpc/s", "MB/s", "avg_us", "p50_us",
-	        "p99_us");
-	for (uint32_t i = 0; i < r->nruns; i++) {
-		const struct report_run *u = &r->runs[i];
-		fprintf(f, "%6u %12" PRIu64 " %7" PRIu64 " %10.3f %12.1f %10.2f %10.2f", i + 1,
-		        u->calls, u->errors, (double)u->window_ns / 1e9, u->rps, u->bytes_per_s / 1e6,
-		        u->avg_us);
-		/* "-": not known (throughput percentiles) */
-		if (isnan(u->p50_us))
-			fprintf(f, " %10s %10s\n", "-", "-");
-		else
-			fprintf(f, " %10.2f %10.2f\n", u->p50_us, u->p99_us);
-	}
-	fprintf(f, "# across runs: mean, sample stddev, 95%% confidence interval (Student t, "
-	        "%u dof)\n#%11s %12s %12s %12s %12s\n", r->nruns - 1, "figure", "mean", "stddev",
-	        "ci95_low", "ci95_high");
-	for (const struct rep_fig *k = rep_figs; k->name; k++)
-		if (rep_ci(r, k, &ci))
-			fprintf(f, "%12s %12.2f %12.2f %12.2f %12.2f\n", k->head, ci.mean, ci.sd, ci.lo,
-			        ci.hi);
-}
-
-static void rep_csv_head(FILE *f)
-{
-	fprintf(f, ",runs");
-	for (const struct rep_fig *k = rep_figs; k->name; k++)
-		fprintf(f, ",%s_mean,%s_stddev,%s_ci95_low,%s_ci95_high", k->name, k->name, k->name,
-		        k->name);
-}
-
-static void rep_csv(const struct report *r, FILE *f)
-{
-	struct stats_ci ci;
-
-	fprintf(f, ",%u", r->nruns);
-	for (const struct rep_fig *k = rep_figs; k->name; k++)
-		if (rep_ci(r, k, &ci))
-			fprintf(f, ",%.3f,%.3f,%.3f,%.3f", ci.mean, ci.sd, ci.lo, ci.hi);
-		else
-			fprintf(f, ",,,,"); /* not known (throughput percentiles) */
-}
-
-static void rep_json(const struct report *r, struct json *w)
-{
-	struct stats_ci ci;
-
-	json_obj_begin(w, "repeat");
-	json_u64(w, "runs", r->nruns);
-	json_obj_begin(w, "figures");
-	for (const struct rep_fig *k = rep_figs; k->name; k++) {
-		if (!rep_ci(r, k, &ci))
-			continue;
-		json_obj_begin(w, k->name);
-		json_f64(w, "mean", ci.mean, 3);
-		json_f64(w, "stddev", ci.sd, 3);
-		json_f64(w, "ci95_low", ci.lo, 3);
-		json_f64(w, "ci95_high", ci.hi, 3);
-		json_obj_end(w);
-	}
-	json_obj_end(w);
-	json_arr_begin(w, "per_run");
-	for (uint32_t i = 0; i < r->nruns; i++) {
-		const struct report_run *u = &r->runs[i];
-		json_obj_begin(w, NULL);
-		json_u64(w, "calls", u->calls);
-		json_u64(w, "errors", u->errors);
-		json_u64(w, "bytes", u->bytes);
-		json_f64(w, "duration_s", (double)u->window_ns / 1e9, 6);
-		for (const struct rep_fig *k = rep_figs; k->name; k++)
-			if (!isnan(k->of(u)))
-				json_f64(w, k->name, k->of(u), 3);
-		json_obj_end(w);
-	}
-	json_arr_end(w);
-	json_obj_end(w);
-}
-
 /* ---- the latency distribution ---- */
 
 /* output.percentiles, parsed (checked with the job: never fails here). */
@@ -529,8 +391,8 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	if (report_empty(res))
 		fprintf(f, "# EMPTY: no call completed in the %.3fs window; set a longer "
 		        "job.duration\n", (double)res->window_ns / 1e9);
-	if (repeated(r))
-		rep_text(r, f);
+	if (report_repeated(r))
+		report_rep_text(r, f);
 }
 
 static void print_csv(const struct report *r, const struct figures *g, FILE *f)
@@ -539,8 +401,8 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	const struct engine_result *res = r->res;
 
 	fputs(REPORT_CSV_HEADER, f);
-	if (repeated(r))
-		rep_csv_head(f);
+	if (report_repeated(r))
+		report_rep_csv_head(f);
 	fprintf(f, "\n");
 	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64 ",", r->command,
 	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
@@ -560,12 +422,10 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	else
 		fprintf(f, ",,,");
 	fprintf(f, "%s", status_of(r));
-	if (repeated(r))
-		rep_csv(r, f);
+	if (report_repeated(r))
+		report_rep_csv(r, f);
 	fprintf(f, "\n");
 }
-
-static void ivl_json_all(const struct report *r, struct json *w);
 
 static int print_json(const struct report *r, const struct figures *g, FILE *f)
 {
@@ -635,10 +495,10 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		json_f64(&w, "Gbps", g->mbps * 8 / 1e3, 4); /* for comparing with link rates */
 	}
 	pct_json(r, &w);
-	if (repeated(r))
-		rep_json(r, &w);
+	if (report_repeated(r))
+		report_rep_json(r, &w);
 	if (r->interval_ns && !r->ndjson)
-		ivl_json_all(r, &w);
+		report_ivl_json(r, &w);
 	if (g->ser) {
 		json_obj_begin(&w, "serialization");
 		json_str(&w, "dtype", job_dtype_name(j->dtype));
@@ -782,124 +642,4 @@ int report_print(const struct report *r, FILE *f)
 		print_text(r, &g, f);
 		return 0;
 	}
-}
-
-/* ---- intervals ---- */
-
-void report_interval_header(FILE *f, int format)
-{
-	if (format == FMT_TEXT)
-		fprintf(f, "#%6s %8s %9s %9s %12s %7s %12s %10s %10s %10s %10s %10s\n", "worker",
-		        "interval", "start_s", "end_s", "calls", "errors", "rpc/s", "MB/s", "avg_us",
-		        "p50_us", "p99_us", "max_us");
-	else if (format == FMT_CSV)
-		fprintf(f, "type,worker,interval,start_s,end_s,calls,errors,rpc_per_s,MBps,avg_us,"
-		        "p50_us,p99_us,max_us\n");
-	else
-		return;
-	fflush(f);
-}
-
-void report_ivl_fig_of(const struct engine_interval *iv, uint32_t worker,
-                       struct engine_ivl_fig *out)
-{
-	*out = (struct engine_ivl_fig){
-		.worker = worker, .index = iv->index, .start_ns = iv->start_ns, .end_ns = iv->end_ns,
-		.calls = iv->calls, .errors = iv->errors, .bytes = iv->bytes,
-		.lat_sum_ns = iv->lat->sum_ns, .p50_ns = stats_quantile(iv->lat, 0.50),
-		.p99_ns = stats_quantile(iv->lat, 0.99), .max_ns = iv->lat->max_ns,
-	};
-}
-
-int report_ivl_keep(struct report_ivl *o, uint32_t cap)
-{
-	o->cap = cap < REPORT_IVL_MAX ? cap : REPORT_IVL_MAX;
-	o->n = 0;
-	o->dropped = 0;
-	o->fig = calloc(o->cap ? o->cap : 1, sizeof *o->fig);
-	return o->fig ? 0 : -1;
-}
-
-void report_ivl_free(struct report_ivl *o)
-{
-	free(o->fig);
-	o->fig = NULL;
-	o->cap = o->n = 0;
-}
-
-/* One interval as a JSON object; `type` adds "type": "interval" first
- * (--ndjson lines). */
-static void ivl_json(struct json *w, const struct engine_ivl_fig *v, int type)
-{
-	double len_s = (double)(v->end_ns - v->start_ns) / 1e9;
-
-	json_obj_begin(w, NULL);
-	if (type)
-		json_str(w, "type", "interval");
-	json_u64(w, "worker", v->worker);
-	json_u64(w, "interval", v->index);
-	json_f64(w, "start_s", (double)v->start_ns / 1e9, 6);
-	json_f64(w, "end_s", (double)v->end_ns / 1e9, 6);
-	json_u64(w, "calls", v->calls);
-	json_u64(w, "errors", v->errors);
-	json_f64(w, "rpc_per_s", len_s > 0 ? (double)v->calls / len_s : 0, 2);
-	json_f64(w, "MBps", len_s > 0 ? (double)v->bytes / len_s / 1e6 : 0, 3);
-	json_obj_begin(w, "latency_us");
-	json_f64(w, "avg", v->calls ? (double)v->lat_sum_ns / (double)v->calls / 1e3 : 0, 3);
-	json_f64(w, "p50", (double)v->p50_ns / 1e3, 3);
-	json_f64(w, "p99", (double)v->p99_ns / 1e3, 3);
-	json_f64(w, "max", (double)v->max_ns / 1e3, 3);
-	json_obj_end(w);
-	json_obj_end(w);
-}
-
-/* The result's "intervals" (JSON document, --interval set). */
-static void ivl_json_all(const struct report *r, struct json *w)
-{
-	json_f64(w, "interval_s", (double)r->interval_ns / 1e9, 3);
-	json_arr_begin(w, "intervals");
-	for (uint32_t i = 0; r->ivl && i < r->nivl; i++)
-		ivl_json(w, &r->ivl[i], 0);
-	json_arr_end(w);
-	json_u64(w, "intervals_dropped", r->ivl_dropped);
-}
-
-void report_interval(void *arg, const struct engine_interval *iv)
-{
-	struct report_ivl *o = arg;
-	struct engine_ivl_fig v;
-	double len_s = (double)(iv->end_ns - iv->start_ns) / 1e9;
-	double rps = len_s > 0 ? (double)iv->calls / len_s : 0;
-	double mbps = len_s > 0 ? (double)iv->bytes / len_s / 1e6 : 0;
-	double avg = stats_mean(iv->lat) / 1e3, max = (double)iv->lat->max_ns / 1e3;
-	double p50 = (double)stats_quantile(iv->lat, 0.50) / 1e3;
-	double p99 = (double)stats_quantile(iv->lat, 0.99) / 1e3;
-	struct json w;
-
-	if (o->fig) { /* kept for the document: no output now */
-		if (o->n < o->cap)
-			report_ivl_fig_of(iv, o->worker, &o->fig[o->n++]);
-		else
-			o->dropped++;
-		return;
-	}
-	switch (o->format) {
-	case FMT_JSON:
-		report_ivl_fig_of(iv, o->worker, &v);
-		json_init(&w, o->f, 0);
-		ivl_json(&w, &v, 1);
-		json_finish(&w);
-		break;
-	case FMT_CSV:
-		fprintf(o->f, "interval,%u,%u,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%.2f,%.3f,%.3f,%.3f,"
-		        "%.3f,%.3f\n", o->worker, iv->index, (double)iv->start_ns / 1e9,
-		        (double)iv->end_ns / 1e9, iv->calls, iv->errors, rps, mbps, avg, p50, p99, max);
-		break;
-	default:
-		fprintf(o->f, "%7u %8u %9.3f %9.3f %12" PRIu64 " %7" PRIu64 " %12.1f %10.2f %10.2f "
-		        "%10.2f %10.2f %10.2f\n", o->worker, iv->index, (double)iv->start_ns / 1e9,
-		        (double)iv->end_ns / 1e9, iv->calls, iv->errors, rps, mbps, avg, p50, p99, max);
-		break;
-	}
-	fflush(o->f); /* one write per line: worker processes share the stream */
 }

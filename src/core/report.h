@@ -128,6 +128,17 @@ struct report_run {
 /* A run's figures from the engine's (latency, bandwidth). */
 void report_run_of(const struct engine_run_fig *f, struct report_run *out);
 
+struct report;
+/* The runs of a repeated window (report_rep.c): whether r has them
+ * (job.repeat > 1 and runs given); the text table and the figures across
+ * runs; the CSV columns after REPORT_CSV_HEADER's (header, then values);
+ * the JSON "repeat" object. */
+int report_repeated(const struct report *r);
+void report_rep_text(const struct report *r, FILE *f);
+void report_rep_csv_head(FILE *f);
+void report_rep_csv(const struct report *r, FILE *f);
+void report_rep_json(const struct report *r, struct json *w);
+
 struct report {
 	const char *benchmark;          /* "TF-gRPC-P2P-Latency" */
 	const char *command;            /* "latency" */
@@ -182,6 +193,9 @@ void report_ivl_fig_of(const struct engine_interval *iv, uint32_t worker,
 void report_interval_header(FILE *f, int format);
 /* engine_cfg.on_interval: one line, one write (the stream flushed after it). */
 void report_interval(void *arg, const struct engine_interval *iv);
+/* The JSON document's "interval_s", "intervals" (r->ivl) and
+ * "intervals_dropped" (report_ivl.c). */
+void report_ivl_json(const struct report *r, struct json *w);
 
 /* The CSV header line (without its newline); a sweep's CSV repeats these
  * columns after the swept key's (sweep.c). */

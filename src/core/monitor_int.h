@@ -1,0 +1,76 @@
+/* monitor_int.h - a monitor's samples, shared by monitor.c (sampling and
+ * figures) and monitor_out.c (JSON, CSV and text).  Not for other modules:
+ * monitor.h is the interface.  Include monitor.h first. */
+#ifndef TFGB_MONITOR_INT_H
+#define TFGB_MONITOR_INT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct wire_sum;
+
+/* One process at one sample: the kernel's cumulative counters. */
+struct psample {
+	uint64_t utime, stime;      /* clock ticks */
+	uint64_t rss, hwm;          /* bytes */
+	uint64_t vcsw, ivcsw;
+	uint64_t rchar, wchar;
+	unsigned char ok;           /* /proc/PID/stat and status were read */
+	unsigned char io;           /* /proc/PID/io was read */
+};
+
+/* One interface at one sample. */
+struct nsample {
+	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+};
+
+struct proc {
+	char role[MONITOR_ROLE_MAX];
+	int index;
+	pid_t pid;
+	int exited;           /* monitor_exited told its final figures (under lock) */
+	struct psample final;
+};
+
+struct monitor {
+	struct proc *procs;
+	size_t nprocs;
+	char ifname[MONITOR_MAX_IFACES][MONITOR_IFACE_MAX];
+	size_t nif;
+	uint64_t interval0_ns;     /* as asked */
+	uint64_t interval_ns;      /* now, after any thinning */
+	size_t max, n;             /* samples kept per series, at most max */
+	uint64_t *t;               /* [max] now_ns() of each sample */
+	struct psample *ps;        /* [nprocs][max] */
+	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
+	double tick_s;
+	unsigned what;             /* MONITOR_* sampled and reported */
+	struct wire *wire;         /* the run's own connections (monitor_ports), or NULL */
+	/* the thread */
+	pthread_t thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;       /* on CLOCK_MONOTONIC */
+	int running, stop, sync_ok;
+};
+
+/* Process p's sample k (p < nprocs, k < max). */
+static inline const struct psample *monitor_ps_at(const struct monitor *m, size_t p, size_t k)
+{
+	return &m->ps[p * m->max + k];
+}
+
+/* b - a of a counter that should only grow; 0 when it went back. */
+static inline uint64_t monitor_delta(uint64_t a, uint64_t b)
+{
+	return b >= a ? b - a : 0;
+}
+
+/* CPU % of one core of process p over the interval ending at sample k
+ * (k >= 1, both ends read); user and system apart.  -1 when undefined. */
+int monitor_interval_cpu(const struct monitor *m, size_t p, size_t k, double *user,
+                         double *sys);
+/* The run's own connections: ok 0 (with why) when not counted. */
+void monitor_run_wire(const struct monitor *m, struct wire_sum *w);
+
+#endif

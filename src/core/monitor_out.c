@@ -1,0 +1,359 @@
+/* monitor_out.c - a monitor's samples and figures as JSON, CSV and text
+ * lines (monitor.c samples them). */
+#include "monitor.h"
+
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "json.h"
+#include "monitor_int.h"
+#include "wire.h"
+
+/* The names of the MONITOR_* bits, as [monitor] resources writes them:
+ * name i for bit i (job.c binds the bits to enum monitor_res). */
+static const char *const res_names[] = {"cpu", "memory", "network", "context_switches", NULL};
+_Static_assert(MONITOR_ALL == (1 << (sizeof res_names / sizeof res_names[0] - 1)) - 1,
+               "one name per MONITOR_* bit");
+
+static double t_s(const struct monitor *m, size_t k)
+{
+	return (double)(m->t[k] - m->t[0]) / 1e9;
+}
+
+static void json_proc(const struct monitor *m, struct json *w, size_t p)
+{
+	json_obj_begin(w, NULL);
+	json_str(w, "role", m->procs[p].role);
+	json_i64(w, "index", m->procs[p].index);
+	json_i64(w, "pid", m->procs[p].pid);
+	json_arr_begin(w, "samples");
+	for (size_t k = 0; k < m->n; k++) {
+		const struct psample *s = monitor_ps_at(m, p, k), *a = k ? monitor_ps_at(m, p, k - 1) : NULL;
+		double u, y;
+		int have = k && monitor_interval_cpu(m, p, k, &u, &y) == 0;
+
+		json_obj_begin(w, NULL);
+		json_f64(w, "t_s", t_s(m, k), 3);
+		if ((m->what & MONITOR_CPU) && have) {
+			json_f64(w, "cpu_pct", u + y, 1);
+			json_f64(w, "user_pct", u, 1);
+			json_f64(w, "sys_pct", y, 1);
+		} else if (m->what & MONITOR_CPU) {
+			json_null(w, "cpu_pct");
+			json_null(w, "user_pct");
+			json_null(w, "sys_pct");
+		}
+		if ((m->what & MONITOR_MEMORY) && s->ok) {
+			json_u64(w, "rss_bytes", s->rss);
+			json_u64(w, "hwm_bytes", s->hwm);
+		} else if (m->what & MONITOR_MEMORY) {
+			json_null(w, "rss_bytes");
+			json_null(w, "hwm_bytes");
+		}
+		if ((m->what & MONITOR_CSW) && have) {
+			json_u64(w, "vcsw", monitor_delta(a->vcsw, s->vcsw));
+			json_u64(w, "ivcsw", monitor_delta(a->ivcsw, s->ivcsw));
+		} else if (m->what & MONITOR_CSW) {
+			json_null(w, "vcsw");
+			json_null(w, "ivcsw");
+		}
+		if ((m->what & MONITOR_NETWORK) && have && a->io && s->io) {
+			json_u64(w, "rchar", monitor_delta(a->rchar, s->rchar));
+			json_u64(w, "wchar", monitor_delta(a->wchar, s->wchar));
+		} else if (m->what & MONITOR_NETWORK) {
+			json_null(w, "rchar");
+			json_null(w, "wchar");
+		}
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+static void json_net(const struct monitor *m, struct json *w)
+{
+	json_obj_begin(w, "net");
+	json_str(w, "scope", "host"); /* every byte of this host, not only the run's */
+	json_arr_begin(w, "interfaces");
+	for (size_t i = 0; i < m->nif; i++) {
+		json_obj_begin(w, NULL);
+		json_str(w, "name", m->ifname[i]);
+		json_arr_begin(w, "samples");
+		for (size_t k = 0; k < m->n; k++) {
+			const struct nsample *s = &m->ns[i * m->max + k];
+			const struct nsample *a = k ? s - 1 : NULL;
+			json_obj_begin(w, NULL);
+			json_f64(w, "t_s", t_s(m, k), 3);
+			if (a) {
+				json_u64(w, "rx_bytes", monitor_delta(a->rx_bytes, s->rx_bytes));
+				json_u64(w, "rx_packets", monitor_delta(a->rx_packets, s->rx_packets));
+				json_u64(w, "tx_bytes", monitor_delta(a->tx_bytes, s->tx_bytes));
+				json_u64(w, "tx_packets", monitor_delta(a->tx_packets, s->tx_packets));
+			} else {
+				json_null(w, "rx_bytes");
+				json_null(w, "rx_packets");
+				json_null(w, "tx_bytes");
+				json_null(w, "tx_packets");
+			}
+			json_obj_end(w);
+		}
+		json_arr_end(w);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+/* "run_wire": the run's own connections (wire.h). */
+static void json_run_wire(const struct monitor *m, struct json *w, uint64_t moved_bytes)
+{
+	struct wire_sum s;
+
+	monitor_run_wire(m, &s);
+	json_obj_begin(w, "run_wire");
+	json_str(w, "scope", "run");
+	json_bool(w, "measured", s.ok);
+	if (s.ok) {
+		json_u64(w, "connections", s.conns);
+		json_u64(w, "closed", s.closed);
+		json_u64(w, "to_ps_bytes", s.to_ps);
+		json_u64(w, "from_ps_bytes", s.from_ps);
+		json_u64(w, "bytes", s.to_ps + s.from_ps);
+		json_u64(w, "payload_bytes_moved", moved_bytes);
+		json_f64(w, "bytes_per_payload_byte",
+		         monitor_run_wire_per_payload_byte(m, moved_bytes), 4);
+		json_bool(w, "partial", s.partial);
+	}
+	if (!s.ok || s.partial)
+		json_str(w, "why", s.why);
+	json_obj_end(w);
+}
+
+void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
+                  uint64_t payload_bytes, uint64_t moved_bytes)
+{
+	struct monitor_role_sum roles[16];
+	size_t nroles = monitor_roles(m, roles, 16);
+	uint64_t rxb, rxp, txb, txp;
+
+	if (nroles > 16)
+		nroles = 16;
+	monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
+	json_obj_begin(w, key);
+	json_arr_begin(w, "selected");
+	for (int i = 0; res_names[i]; i++)
+		if (m->what & 1u << i)
+			json_str(w, NULL, res_names[i]);
+	json_arr_end(w);
+	json_f64(w, "interval_s", monitor_interval_s(m), 3);
+	json_f64(w, "span_s", monitor_span_s(m), 3);
+	json_u64(w, "samples", m->n);
+	json_u64(w, "samples_max", m->max);
+	json_f64(w, "clock_tick_s", m->tick_s, 4);
+	json_arr_begin(w, "processes");
+	for (size_t p = 0; p < m->nprocs; p++)
+		json_proc(m, w, p);
+	json_arr_end(w);
+	if (m->what & MONITOR_NETWORK)
+		json_net(m, w);
+	json_obj_begin(w, "summary");
+	json_arr_begin(w, "roles");
+	for (size_t r = 0; r < nroles; r++) {
+		json_obj_begin(w, NULL);
+		json_str(w, "role", roles[r].role);
+		json_u64(w, "processes", roles[r].procs);
+		if (m->what & MONITOR_CPU) {
+			json_f64(w, "user_s", roles[r].user_s, 3);
+			json_f64(w, "sys_s", roles[r].sys_s, 3);
+			json_f64(w, "cpu_avg_pct", roles[r].cpu_avg_pct, 1);
+			json_f64(w, "cpu_peak_pct", roles[r].cpu_peak_pct, 1);
+		}
+		if (m->what & MONITOR_MEMORY) {
+			json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
+			json_u64(w, "rss_peak_bytes", roles[r].rss_peak_bytes);
+		}
+		if (m->what & MONITOR_CSW) {
+			json_u64(w, "vcsw", roles[r].vcsw);
+			json_u64(w, "ivcsw", roles[r].ivcsw);
+		}
+		if (m->what & MONITOR_CPU)
+			json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, roles[r].role, calls),
+			         9);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	if (m->what & MONITOR_NETWORK) {
+		json_str(w, "net_scope", "host");
+		json_u64(w, "net_rx_bytes", rxb);
+		json_u64(w, "net_rx_packets", rxp);
+		json_u64(w, "net_tx_bytes", txb);
+		json_u64(w, "net_tx_packets", txp);
+	}
+	json_u64(w, "calls", calls);
+	json_u64(w, "payload_bytes", payload_bytes);
+	if (m->what & MONITOR_CPU)
+		json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, NULL, calls), 9);
+	if (m->what & MONITOR_NETWORK) {
+		json_f64(w, "host_tx_bytes_per_payload_byte",
+		         monitor_wire_per_payload_byte(m, payload_bytes), 4);
+		json_run_wire(m, w, moved_bytes);
+	}
+	json_obj_end(w);
+	json_obj_end(w);
+}
+
+/* The CSV columns of each resource, after t_s,kind,role,index,pid,iface. */
+static const struct {
+	unsigned what;
+	const char *cols;
+	int n;
+} csv_groups[] = {
+	{MONITOR_CPU, "cpu_pct,user_pct,sys_pct", 3},
+	{MONITOR_MEMORY, "rss_bytes,hwm_bytes", 2},
+	{MONITOR_CSW, "vcsw,ivcsw", 2},
+	{MONITOR_NETWORK, "rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets", 6},
+};
+
+int monitor_csv(const struct monitor *m, FILE *f)
+{
+	const unsigned w = m->what;
+
+	fputs("t_s,kind,role,index,pid,iface", f);
+	for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++)
+		if (w & csv_groups[g].what)
+			fprintf(f, ",%s", csv_groups[g].cols);
+	fputc('\n', f);
+	for (size_t p = 0; p < m->nprocs; p++)
+		for (size_t k = 0; k < m->n; k++) {
+			const struct psample *s = monitor_ps_at(m, p, k), *a = k ? monitor_ps_at(m, p, k - 1) : NULL;
+			double u, y;
+			int have = k && monitor_interval_cpu(m, p, k, &u, &y) == 0;
+
+			fprintf(f, "%.3f,proc,%s,%d,%d,", t_s(m, k), m->procs[p].role,
+			        m->procs[p].index, (int)m->procs[p].pid);
+			if ((w & MONITOR_CPU) && have)
+				fprintf(f, ",%.1f,%.1f,%.1f", u + y, u, y);
+			else if (w & MONITOR_CPU)
+				fputs(",,,", f);
+			if ((w & MONITOR_MEMORY) && s->ok)
+				fprintf(f, ",%llu,%llu", (unsigned long long)s->rss,
+				        (unsigned long long)s->hwm);
+			else if (w & MONITOR_MEMORY)
+				fputs(",,", f);
+			if ((w & MONITOR_CSW) && have)
+				fprintf(f, ",%llu,%llu", (unsigned long long)monitor_delta(a->vcsw, s->vcsw),
+				        (unsigned long long)monitor_delta(a->ivcsw, s->ivcsw));
+			else if (w & MONITOR_CSW)
+				fputs(",,", f);
+			if ((w & MONITOR_NETWORK) && have && a->io && s->io)
+				fprintf(f, ",%llu,%llu,,,,",
+				        (unsigned long long)monitor_delta(a->rchar, s->rchar),
+				        (unsigned long long)monitor_delta(a->wchar, s->wchar));
+			else if (w & MONITOR_NETWORK)
+				fputs(",,,,,,", f);
+			fputc('\n', f);
+		}
+	for (size_t i = 0; (w & MONITOR_NETWORK) && i < m->nif; i++)
+		for (size_t k = 0; k < m->n; k++) {
+			const struct nsample *s = &m->ns[i * m->max + k];
+			/* kind net_host: the interface's every byte, not only the run's */
+			fprintf(f, "%.3f,net_host,,,,%s", t_s(m, k), m->ifname[i]);
+			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++) {
+				unsigned what = csv_groups[g].what;
+				if ((w & what) && what != MONITOR_NETWORK)
+					fprintf(f, "%.*s", csv_groups[g].n, ",,,,,,");
+			}
+			if (k)
+				fprintf(f, ",,,%llu,%llu,%llu,%llu\n",
+				        (unsigned long long)monitor_delta(s[-1].rx_bytes, s->rx_bytes),
+				        (unsigned long long)monitor_delta(s[-1].rx_packets, s->rx_packets),
+				        (unsigned long long)monitor_delta(s[-1].tx_bytes, s->tx_bytes),
+				        (unsigned long long)monitor_delta(s[-1].tx_packets, s->tx_packets));
+			else
+				fputs(",,,,,,\n", f);
+		}
+	return ferror(f) ? -1 : 0;
+}
+
+int monitor_csv_file(const struct monitor *m, const char *path)
+{
+	FILE *f = fopen(path, "w");
+	int rc;
+
+	if (!f)
+		return -errno;
+	rc = monitor_csv(m, f);
+	if (fclose(f) != 0 || rc < 0)
+		return -(errno ? errno : EIO);
+	return 0;
+}
+
+void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes,
+                  uint64_t moved_bytes)
+{
+	struct monitor_role_sum roles[16];
+	size_t nroles = monitor_roles(m, roles, 16);
+	uint64_t rxb, rxp, txb, txp;
+	double cpu = monitor_cpu_s_per_call(m, NULL, calls);
+	double wire = monitor_wire_per_payload_byte(m, payload_bytes);
+
+	if (nroles > 16)
+		nroles = 16;
+	fprintf(f, "# resources: %zu samples over %.3fs, every %.3fs\n", m->n, monitor_span_s(m),
+	        monitor_interval_s(m));
+	for (size_t r = 0; r < nroles; r++) {
+		const struct monitor_role_sum *s = &roles[r];
+		double span = monitor_span_s(m), per = span > 0 && s->procs ? span * s->procs : 0;
+		const char *sep = "";
+		if (!(m->what & (MONITOR_CPU | MONITOR_MEMORY | MONITOR_CSW)))
+			break;
+		fprintf(f, "# resources: %s x%u: ", s->role, s->procs);
+		if (m->what & MONITOR_CPU) {
+			fprintf(f, "CPU %.1f%% of a core (user %.1f%%, system %.1f%%), peak %.1f%%",
+			        s->cpu_avg_pct, per > 0 ? 100.0 * s->user_s / per : 0.0,
+			        per > 0 ? 100.0 * s->sys_s / per : 0.0, s->cpu_peak_pct);
+			sep = "; ";
+		}
+		if (m->what & MONITOR_MEMORY) {
+			fprintf(f, "%sRSS %.1f MiB, peak %.1f MiB", sep,
+			        (double)s->rss_avg_bytes / 1048576.0,
+			        (double)s->rss_peak_bytes / 1048576.0);
+			sep = "; ";
+		}
+		if (m->what & MONITOR_CSW)
+			fprintf(f, "%scontext switches %llu voluntary, %llu involuntary", sep,
+			        (unsigned long long)s->vcsw, (unsigned long long)s->ivcsw);
+		fputc('\n', f);
+	}
+	if (m->what & MONITOR_NETWORK) {
+		struct wire_sum ws;
+		double run = monitor_run_wire_per_payload_byte(m, moved_bytes);
+		monitor_run_wire(m, &ws);
+		if (ws.ok) {
+			fprintf(f, "# network, this run (%u connection%s, %u closed): to the PSs %.3f MB, "
+			        "back %.3f MB", ws.conns, ws.conns == 1 ? "" : "s", ws.closed,
+			        (double)ws.to_ps / 1e6,
+			        (double)ws.from_ps / 1e6);
+			if (isfinite(run))
+				fprintf(f, "; %.3f wire bytes per payload byte moved", run);
+			if (ws.partial)
+				fprintf(f, "; partial: %s", ws.why);
+			fputc('\n', f);
+		} else {
+			fprintf(f, "# network, this run: not measured (%s)\n", ws.why);
+		}
+		monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
+		fprintf(f, "# network, host-wide, all traffic (%zu interfaces): in %.3f MB, "
+		        "%llu packets; out %.3f MB, "
+		        "%llu packets", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
+		        (double)txb / 1e6, (unsigned long long)txp);
+		if (isfinite(wire))
+			fprintf(f, "; %.3f bytes out per payload byte", wire);
+		if ((m->what & MONITOR_CPU) && isfinite(cpu))
+			fprintf(f, "; CPU %.1f us per RPC", cpu * 1e6);
+		fputc('\n', f);
+	} else if ((m->what & MONITOR_CPU) && isfinite(cpu)) {
+		fprintf(f, "# resources: CPU %.1f us per RPC\n", cpu * 1e6);
+	}
+}
