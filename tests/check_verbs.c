@@ -29,6 +29,7 @@
 #include "frame.h"
 #include "payload.h"
 #include "srvinfo.h"
+#include "step.h"
 #include "tr_verbs.h"
 #include "util.h"
 #include "validate.h"
@@ -86,7 +87,7 @@ void vt_srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_message)
 	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &s->ctx, &s->err), 0);
 	s->cfg = (struct tr_server_cfg){.addrs = &s->addr, .naddrs = 1, .max_message = max_message,
 	                                .threads = 2, .stop = &s->stop, .ready = on_ready,
-	                                .ready_arg = s, .info = vinfo,
+	                                .ready_arg = s, .info = vinfo, .count = &s->count,
 	                                .info_len = srvinfo_pack("verbs", vinfo, sizeof vinfo)};
 	ck_assert_int_eq(pthread_create(&s->thread, NULL, serve_thread, s), 0);
 	until = now_ns() + WAIT_NS;
@@ -557,6 +558,60 @@ START_TEST(test_verbs_tensor_engine)
 			vt_cli_close(&v);
 		}
 	vt_srv_stop(&s);
+	vt_assert_no_leak();
+}
+END_TEST
+
+/* Training steps (step.h, what `tfgb train` runs) over the simulation: two
+ * PSs (two connections to one server stand for them), variables from 4 B
+ * to 1 MiB so that pulls and pushes go eager and by rendezvous, 4 in
+ * flight per connection; every byte accounted for on both sides. */
+START_TEST(test_verbs_train_steps)
+{
+	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=1MiB",
+	                                  "job.inflight=4", NULL};
+	static const struct step_var var[] = {{0, 1u << 20}, {1, 4},   {0, 36864}, {1, 1000},
+	                                      {0, 256},      {1, 600000}, {0, 64}, {1, 16384}};
+	const size_t n = sizeof var / sizeof var[0];
+	uint64_t sum[2] = {0, 0}, nv[2] = {0, 0}, all;
+	static volatile sig_atomic_t stop;
+	struct tr_err err = {{0}};
+	struct tr_conn *conns[2];
+	struct step_result res;
+	struct step_cfg c;
+	struct vsrv s;
+	struct vcli v;
+
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
+	conns[0] = v.k;
+	ck_assert_msg(tr_verbs_ops.connect(v.c, &s.addr, now_ns() + WAIT_NS, &conns[1], &err) == 0,
+	              "%s", err.msg);
+	c = (struct step_cfg){.ops = &tr_verbs_ops, .client = v.c, .conns = conns, .nconns = 2,
+	                      .var = var, .nvars = n, .grad = v.p.iov[0].iov_base, .inflight = 4,
+	                      .warmup_steps = 1, .steps = 4, .timeout_ns = WAIT_NS, .stop = &stop};
+	ck_assert_msg(step_run(&c, &res) == 0, "step_run: %s", res.err);
+	ck_assert_uint_eq(res.steps, 4);
+	ck_assert_uint_eq(res.step.count, 4);
+	for (size_t i = 0; i < n; i++) {
+		sum[var[i].conn] += var[i].bytes;
+		nv[var[i].conn]++;
+	}
+	for (int k = 0; k < 2; k++) { /* an 8-byte Pull and the gradient out, the variable and
+	                               * an 8-byte Ack in, per variable per step */
+		ck_assert_uint_eq(res.bytes_out[k], 4 * (8 * nv[k] + sum[k]));
+		ck_assert_uint_eq(res.bytes_in[k], 4 * (sum[k] + 8 * nv[k]));
+	}
+	step_result_free(&res);
+	ck_assert_ptr_null(tr_verbs_conn_error(conns[1]));
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	/* the server saw the warm-up step too: 5 steps */
+	all = sum[0] + sum[1];
+	ck_assert_uint_eq(atomic_load(&s.count.calls[TR_PULL]), 5 * n);
+	ck_assert_uint_eq(atomic_load(&s.count.calls[TR_ACK]), 5 * n);
+	ck_assert_uint_eq(atomic_load(&s.count.req_bytes), 5 * (8 * n + all));
+	ck_assert_uint_eq(atomic_load(&s.count.reply_bytes), 5 * (all + 8 * n));
 	vt_assert_no_leak();
 }
 END_TEST
@@ -1385,6 +1440,7 @@ static void add_cases(Suite *s, int roce)
 	tcase_add_test(tc[0], test_verbs_pipelined_connections);
 	tcase_add_test(tc[0], test_verbs_engine);
 	tcase_add_test(tc[0], test_verbs_tensor_engine);
+	tcase_add_test(tc[0], test_verbs_train_steps);
 	tcase_add_test(tc[0], test_verbs_tensor_statuses);
 	tcase_add_test(tc[1], test_verbs_limits_sge_split);
 	tcase_add_test(tc[1], test_verbs_limits_zero_copy);
