@@ -29,6 +29,7 @@ static struct payload pl;
 static struct codec *cs, *ct; /* serialized, tensorflow */
 static struct codec_arena arena;
 static struct codec_buf out;
+static struct codec_tf tf;     /* the server's tensorflow mode */
 
 static void codec_setup(void)
 {
@@ -46,6 +47,7 @@ static void codec_teardown(void)
 	cs = ct = NULL;
 	codec_buf_free(&out);
 	codec_arena_free(&arena);
+	codec_tf_free(&tf);
 	payload_free(&pl);
 	job_free(&job);
 }
@@ -111,6 +113,29 @@ static unsigned char *encode_flat(struct codec *c, size_t *len)
 	}
 	free(slot);
 	return flat;
+}
+
+/* codec_tf_serve of b (len bytes) cut in segments of step bytes (0: one
+ * segment); with flat, the reply is copied to a malloc'd *flat. */
+static int tf_serve_cut(int method, const unsigned char *b, size_t len, size_t step,
+                        size_t limit, unsigned char **flat)
+{
+	size_t nseg = step && len ? (len + step - 1) / step : 1;
+	struct iovec *seg = calloc(nseg, sizeof *seg);
+	int rc;
+
+	ck_assert_ptr_nonnull(seg);
+	for (size_t i = 0; i < nseg; i++) {
+		size_t at = step ? i * step : 0;
+		seg[i] = (struct iovec){(void *)(b + at), step && len - at > step ? step : len - at};
+	}
+	rc = codec_tf_serve(&tf, method, seg, nseg, len, limit);
+	if (rc == 0 && flat) {
+		ck_assert_ptr_nonnull(*flat = malloc(tf.len + 1));
+		codec_tf_flatten(&tf, seg, nseg, *flat);
+	}
+	free(seg);
+	return rc;
 }
 
 /* ---- core ---------------------------------------------------------------- */
@@ -183,6 +208,58 @@ START_TEST(test_codec_round_trip)
 					              tr_method_name(m), k ? "tensorflow" : "serialized", why);
 					free(req);
 				}
+			}
+}
+END_TEST
+
+/* The server's tensorflow mode, the request in segments of every size:
+ * the same reply bytes as protobuf-c's (an EchoTensor's is its request),
+ * contents of 1 KiB and more left in the request, never copied, and the
+ * reply in place over the request. */
+START_TEST(test_codec_tf_serve_round_trip)
+{
+	static const size_t steps[] = {0, 1, 7, 1000, 4096};
+
+	for (int s = 0; s < 4; s++)
+		for (int d = 0; d < 4; d += 3)
+			for (int m = TR_ECHO_TENSOR; m <= TR_ACK_TENSOR; m++) {
+				int zc = m == TR_ECHO_TENSOR ? TR_ECHO_TENSOR_ZC : TR_ACK_TENSOR_ZC;
+				size_t len, shared = 0;
+				unsigned char *req, *rep;
+				make_scheme(s, d);
+				open_codecs(m);
+				req = encode_flat(ct, &len);
+				ck_assert_int_eq(codec_serve(&arena, m, req, len, &out, LIMIT), 0);
+				for (size_t i = 0; i < pl.n; i++)
+					shared += m == TR_ECHO_TENSOR && pl.buf[i].len >= CODEC_TF_SHARE_MIN;
+				for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
+					size_t own = 0, refs = 0;
+					ck_assert_int_eq(tf_serve_cut(zc, req, len, steps[k], LIMIT, &rep), 0);
+					ck_assert_msg(tf.len == out.len && !memcmp(rep, out.p, out.len),
+					              "%s/%s/%s, segments of %zu: reply differs from protobuf-c's",
+					              schemes[s], dtypes[d], tr_method_name(m), steps[k]);
+					ck_assert_uint_eq(tf.tensors, pl.n);
+					for (size_t i = 0; i < tf.npiece; i++) {
+						const struct codec_piece *pc = &tf.piece[i];
+						if (pc->own) {
+							own += pc->len;
+							continue;
+						}
+						refs++;
+						ck_assert_uint_ge(pc->len, CODEC_TF_SHARE_MIN);
+						/* where the content lies in the request, and where it goes */
+						ck_assert_uint_eq(steps[k] ? pc->seg * steps[k] + pc->seg_off : pc->seg_off,
+						                  pc->off);
+					}
+					ck_assert_uint_eq(refs, shared);
+					free(rep);
+				}
+				if (m == TR_ECHO_TENSOR) {
+					ck_assert_int_eq(tf_serve_cut(zc, req, len, 0, LIMIT, NULL), 0);
+					ck_assert_int_eq(codec_tf_in_place(&tf, req, len), 1);
+					ck_assert(!memcmp(req, out.p, len)); /* unchanged: it was canonical */
+				}
+				free(req);
 			}
 }
 END_TEST
@@ -323,11 +400,22 @@ static int fake_submit(struct tr_conn *conn, struct tr_call *c)
 		len += c->iov[i].iov_len;
 	}
 	fcalls++;
-	c->status = codec_serve(&farena, c->method, flat, len, &fout, LIMIT) == 0 ? TR_OK
-	                                                                          : TR_INVALID_ARGUMENT;
-	c->resp_len = c->status == TR_OK ? fout.len : 0;
-	if (c->resp_len)
-		memcpy(c->resp_buf, fout.p, c->resp_len < c->resp_cap ? c->resp_len : c->resp_cap);
+	if (c->method == TR_ECHO_TENSOR_ZC || c->method == TR_ACK_TENSOR_ZC) {
+		/* the tensorflow mode's twins: the in-place server, made flat */
+		unsigned char *rep = NULL;
+		c->status = tf_serve_cut(c->method, flat, len, 4096, LIMIT, &rep) == 0
+		            ? TR_OK : TR_INVALID_ARGUMENT;
+		c->resp_len = c->status == TR_OK ? tf.len : 0;
+		if (c->resp_len)
+			memcpy(c->resp_buf, rep, c->resp_len < c->resp_cap ? c->resp_len : c->resp_cap);
+		free(rep);
+	} else {
+		c->status = codec_serve(&farena, c->method, flat, len, &fout, LIMIT) == 0
+		            ? TR_OK : TR_INVALID_ARGUMENT;
+		c->resp_len = c->status == TR_OK ? fout.len : 0;
+		if (c->resp_len)
+			memcpy(c->resp_buf, fout.p, c->resp_len < c->resp_cap ? c->resp_len : c->resp_cap);
+	}
 	ck_assert_int_lt(fq_tail - fq_head, FAKE_MAX);
 	fq[fq_tail++ % FAKE_MAX] = c;
 	return 0;
@@ -498,6 +586,26 @@ START_TEST(test_codec_noncanonical_accepted)
 	ck_assert_uint_eq(v[0].content_len, 3);
 	ck_assert(!memcmp(v[0].content, "abc", 3));
 	tfgb__v1__tensor_bundle__free_unpacked(m, NULL);
+	/* tensorflow mode: the same tensors, canonical, unknown fields dropped;
+	 * not the request's layout, so not in place */
+	{
+		unsigned char *rep, *again;
+		struct codec_view w[2];
+		ck_assert_int_eq(tf_serve_cut(TR_ECHO_TENSOR_ZC, b, bn, 3, LIMIT, &rep), 0);
+		ck_assert_int_eq(codec_walk_bundle(rep, tf.len, w, 2), 1);
+		ck_assert(w[0].name_len == 5 && !memcmp(w[0].name, "iov/0", 5));
+		ck_assert_int_eq(w[0].dtype, -2);
+		ck_assert(w[0].nshape == 3 && w[0].shape[1] == 300 && w[0].shape[2] == 129);
+		ck_assert(w[0].content_len == 3 && !memcmp(w[0].content, "abc", 3));
+		ck_assert_int_eq(codec_serve(&arena, TR_ECHO_TENSOR, rep, tf.len, &out, LIMIT), 0);
+		ck_assert(out.len == tf.len && !memcmp(out.p, rep, tf.len));
+		ck_assert_int_eq(tf_serve_cut(TR_ECHO_TENSOR_ZC, rep, out.len, 0, LIMIT, &again), 0);
+		ck_assert(tf.len == out.len && !memcmp(again, rep, out.len));
+		ck_assert_int_eq(tf_serve_cut(TR_ECHO_TENSOR_ZC, b, bn, 0, LIMIT, NULL), 0);
+		ck_assert_int_eq(codec_tf_in_place(&tf, b, bn), 0);
+		free(rep);
+		free(again);
+	}
 	/* the server answers it: re-encoded canonically, unknown fields kept */
 	ck_assert_int_eq(codec_serve(&arena, TR_ACK_TENSOR, b, bn, &out, LIMIT), 0);
 	{
@@ -524,6 +632,11 @@ START_TEST(test_codec_empty)
 	ck_assert_int_eq(codec_serve(&arena, TR_ACK_TENSOR, NULL, 0, &out, LIMIT), 0);
 	ck_assert_uint_eq(out.len, 0); /* BundleAck {0, 0} is the empty encoding */
 	ck_assert_int_eq(codec_serve(&arena, TR_ECHO, NULL, 0, &out, LIMIT), -EINVAL);
+	ck_assert_int_eq(tf_serve_cut(TR_ECHO_TENSOR_ZC, NULL, 0, 0, LIMIT, NULL), 0);
+	ck_assert_uint_eq(tf.len, 0);
+	ck_assert_int_eq(tf_serve_cut(TR_ACK_TENSOR_ZC, NULL, 0, 0, LIMIT, NULL), 0);
+	ck_assert_uint_eq(tf.len, 0);
+	ck_assert_int_eq(tf_serve_cut(TR_ECHO_TENSOR, NULL, 0, 0, LIMIT, NULL), -EINVAL);
 }
 END_TEST
 
@@ -549,6 +662,16 @@ START_TEST(test_codec_serve_arena_limit)
 	codec_arena_free(&arena);
 	ck_assert_int_eq(codec_serve(&arena, TR_ACK_TENSOR, b, 2 * n, &out, 256 << 10), -ENOMEM);
 	ck_assert_uint_le(arena.cap, 256 << 10);
+	/* tensorflow mode: an AckTensor needs no memory per tensor; an
+	 * EchoTensor's own bytes are its request's, bounded by the limit */
+	ck_assert_int_eq(tf_serve_cut(TR_ACK_TENSOR_ZC, b, 2 * n, 0, 8192, NULL), 0);
+	ck_assert_uint_eq(tf.tensors, n);
+	ck_assert_int_eq(tf_serve_cut(TR_ECHO_TENSOR_ZC, b, 2 * n, 0, LIMIT, NULL), 0);
+	ck_assert_uint_eq(tf.len, 2 * n);
+	ck_assert_uint_eq(tf.npiece, 1);
+	codec_tf_free(&tf);
+	ck_assert_int_eq(tf_serve_cut(TR_ECHO_TENSOR_ZC, b, 2 * n, 0, 16 << 10, NULL), -ENOMEM);
+	ck_assert_uint_le(tf.own.cap + tf.cap * sizeof *tf.piece, 16 << 10);
 	free(b);
 }
 END_TEST
@@ -582,6 +705,9 @@ static void assert_walk_agrees(const unsigned char *b, size_t len, const char *w
 	long n = codec_walk_bundle(b, len, v, 8);
 	Tfgb__V1__TensorBundle *m = tfgb__v1__tensor_bundle__unpack(NULL, len, b);
 
+	/* the server's tensorflow mode, in segments of 3 bytes, agrees */
+	ck_assert_msg((tf_serve_cut(TR_ECHO_TENSOR_ZC, b, len, 3, LIMIT, NULL) == 0) == (n >= 0),
+	              "%s: the tensorflow server and the walker disagree", what);
 	if (n >= 0) {
 		ck_assert_msg(m != NULL, "%s: the walker accepts what protobuf-c refuses", what);
 		ck_assert_uint_eq(m->n_tensors, (size_t)n);
@@ -809,6 +935,7 @@ Suite *make_codec_suite(void)
 	tcase_add_test(tc_core, test_codec_tensorflow_is_protobuf_c);
 	tcase_add_test(tc_core, test_codec_tensorflow_iovecs_point_at_payload);
 	tcase_add_test(tc_core, test_codec_round_trip);
+	tcase_add_test(tc_core, test_codec_tf_serve_round_trip);
 	tcase_add_test(tc_core, test_codec_walk_matches_unpack);
 	tcase_add_test(tc_core, test_codec_check_finds_mismatch);
 	tcase_add_test(tc_core, test_codec_dtype_declared);

@@ -154,7 +154,7 @@ END_TEST
 
 START_TEST(test_frame_err_method)
 {
-	static const unsigned bad_req[] = {0, 7, 0x7fff, FRAME_REPLY | 1, 0xffff};
+	static const unsigned bad_req[] = {0, 9, 0x7fff, FRAME_REPLY | 1, 0xffff};
 	unsigned char b[FRAME_HDR_LEN];
 	struct frame_hdr h;
 
@@ -482,6 +482,107 @@ START_TEST(test_socket_pipeline)
 }
 END_TEST
 
+static size_t varint_put(unsigned char *b, uint64_t v)
+{
+	size_t n = 0;
+
+	for (; v >= 0x80; v >>= 7)
+		b[n++] = (unsigned char)(v | 0x80);
+	b[n++] = (unsigned char)v;
+	return n;
+}
+
+/* A canonical TensorBundle of n uint8 tensors of sz bytes each ("iov/<i>",
+ * shape [sz], content from payload_pattern); malloc'd, its length in *len. */
+static unsigned char *bundle_make(size_t n, size_t sz, size_t *len)
+{
+	unsigned char *b = malloc(n * (sz + 48) + 1), *q = b;
+
+	ck_assert_ptr_nonnull(b);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char h[48];
+		size_t hl = 0, tl;
+		char name[24];
+		size_t nl = (size_t)snprintf(name, sizeof name, "iov/%zu", i);
+		unsigned char dim[10];
+		size_t dl = varint_put(dim, sz);
+		h[hl++] = 0x0a;
+		h[hl++] = (unsigned char)nl;
+		memcpy(h + hl, name, nl);
+		hl += nl;
+		h[hl++] = 0x10;
+		h[hl++] = 4;
+		h[hl++] = 0x1a;
+		h[hl++] = (unsigned char)dl;
+		memcpy(h + hl, dim, dl);
+		hl += dl;
+		h[hl++] = 0x22;
+		hl += varint_put(h + hl, sz);
+		tl = hl + sz;
+		*q++ = 0x0a;
+		q += varint_put(q, tl);
+		memcpy(q, h, hl);
+		q += hl;
+		payload_pattern(3, (uint32_t)i, 0, q, sz);
+		q += sz;
+	}
+	*len = (size_t)(q - b);
+	return b;
+}
+
+/* EchoTensorZeroCopy and AckTensorZeroCopy, 8 in flight on one
+ * connection: bundles that arrive whole in the input buffer, that have
+ * more pieces than the reply ring holds, and that go to the tensor input
+ * buffer; an EchoTensor's reply is its (canonical) request again. */
+START_TEST(test_socket_tensor_zero_copy)
+{
+	enum { N = 8 };
+	static const size_t shape[][2] = {{3, 2000}, {300, 1500}, {3, 300000}, {40, 16}};
+	struct tr_conn *k = conn_open();
+	struct tr_call c[N], *done[N];
+
+	memset(c, 0, sizeof c);
+	for (size_t sh = 0; sh < sizeof shape / sizeof shape[0]; sh++) {
+		size_t len;
+		unsigned char *req = bundle_make(shape[sh][0], shape[sh][1], &len), *resp[N];
+		struct iovec iov = {req, len};
+		uint64_t until = now_ns() + WAIT_NS;
+		int got = 0;
+
+		ck_assert_uint_le(len, MAXMSG);
+		for (int i = 0; i < N; i++) {
+			ck_assert_ptr_nonnull(resp[i] = calloc(1, len + 1));
+			c[i] = (struct tr_call){.method = i % 2 ? TR_ACK_TENSOR_ZC : TR_ECHO_TENSOR_ZC,
+			                        .iov = &iov, .iovcnt = 1, .resp_buf = resp[i],
+			                        .resp_cap = len, .priv = c[i].priv};
+			ck_assert_int_eq(tr_socket_ops.submit(k, &c[i]), 0);
+		}
+		while (got < N && now_ns() < until)
+			got += tr_socket_ops.reap(cl, done + got, N - got, until);
+		ck_assert_msg(got == N, "bundle %zu: %d of %d replies", sh, got, N);
+		for (int i = 0; i < N; i++) {
+			ck_assert_int_eq(c[i].status, TR_OK);
+			if (i % 2) {
+				unsigned char want[32], *q = want;
+				*q++ = 0x08;
+				q += varint_put(q, shape[sh][0] * shape[sh][1]);
+				*q++ = 0x10;
+				q += varint_put(q, shape[sh][0]);
+				ck_assert_uint_eq(c[i].resp_len, (size_t)(q - want));
+				ck_assert_mem_eq(resp[i], want, (size_t)(q - want));
+			} else {
+				ck_assert_uint_eq(c[i].resp_len, len);
+				ck_assert_msg(!memcmp(resp[i], req, len), "bundle %zu: echo differs", sh);
+			}
+			free(resp[i]);
+		}
+		free(req);
+	}
+	for (int i = 0; i < N; i++)
+		tr_socket_ops.call_release(&c[i]);
+}
+END_TEST
+
 /* ---- socket: limits ---- */
 
 START_TEST(test_socket_limits_max_message)
@@ -587,19 +688,22 @@ START_TEST(test_socket_err_statuses)
 	iov.iov_len = 9;
 	call_run(k, &c);
 	ck_assert_int_eq(c.status, TR_INVALID_ARGUMENT);
-	c.method = TR_ECHO_TENSOR; /* 9 zero bytes: no TensorBundle */
-	call_run(k, &c);
-	ck_assert_int_eq(c.status, TR_INVALID_ARGUMENT);
-	c.method = TR_ACK_TENSOR;
-	call_run(k, &c);
-	ck_assert_int_eq(c.status, TR_INVALID_ARGUMENT);
-	ck_assert_uint_eq(c.resp_len, 0);
+	/* 9 zero bytes: no TensorBundle, for every tensor method (the
+	 * in-place twins refuse it alike) */
+	for (int m = TR_ECHO_TENSOR; m <= TR_ACK_TENSOR_ZC; m++) {
+		if (m == TR_INFO)
+			continue;
+		c.method = m;
+		call_run(k, &c);
+		ck_assert_int_eq(c.status, TR_INVALID_ARGUMENT);
+		ck_assert_uint_eq(c.resp_len, 0);
+	}
 	/* and the connection still serves */
 	c.method = TR_ECHO;
 	call_run(k, &c);
 	ck_assert_int_eq(c.status, TR_OK);
 	ck_assert_uint_eq(c.resp_len, 9);
-	ck_assert_int_eq(tr_socket_ops.submit(k, &(struct tr_call){.method = 7}), -EINVAL);
+	ck_assert_int_eq(tr_socket_ops.submit(k, &(struct tr_call){.method = 9}), -EINVAL);
 	tr_socket_ops.call_release(&c);
 }
 END_TEST
@@ -614,7 +718,7 @@ START_TEST(test_socket_err_bad_header_closes)
 	} bad[] = {
 		{"bad magic", "GET / HTTP/1.1\r\n"},
 		{"method 0", "TFGB\0\0\0\0\0\0\0\0\0\0\0\0"},
-		{"method 7", "TFGB\0\7\0\0\0\0\0\0\0\0\0\0"},
+		{"method 9", "TFGB\0\11\0\0\0\0\0\0\0\0\0\0"},
 		{"a reply as request", "TFGB\x80\1\0\0\0\0\0\0\0\0\0\0"},
 		{"status 1", "TFGB\0\1\0\1\0\0\0\0\0\0\0\0"},
 	};
@@ -738,6 +842,7 @@ Suite *make_socket_suite(void)
 	tcase_add_test(core, test_socket_echo);
 	tcase_add_test(core, test_socket_ack_and_pull);
 	tcase_add_test(core, test_socket_pipeline);
+	tcase_add_test(core, test_socket_tensor_zero_copy);
 	tcase_add_test(core, test_socket_info);
 	tcase_add_test(limits, test_socket_limits_max_message);
 	tcase_add_test(limits, test_socket_limits_stop);

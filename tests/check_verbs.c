@@ -29,6 +29,7 @@
 #include "frame.h"
 #include "payload.h"
 #include "srvinfo.h"
+#include "step.h"
 #include "tr_verbs.h"
 #include "util.h"
 #include "validate.h"
@@ -86,7 +87,7 @@ void vt_srv_start(struct vsrv *s, const struct vb_opts *o, uint64_t max_message)
 	ck_assert_int_eq(tr_verbs_ctx_new(o, &vdev_sim_ops, &s->ctx, &s->err), 0);
 	s->cfg = (struct tr_server_cfg){.addrs = &s->addr, .naddrs = 1, .max_message = max_message,
 	                                .threads = 2, .stop = &s->stop, .ready = on_ready,
-	                                .ready_arg = s, .info = vinfo,
+	                                .ready_arg = s, .info = vinfo, .count = &s->count,
 	                                .info_len = srvinfo_pack("verbs", vinfo, sizeof vinfo)};
 	ck_assert_int_eq(pthread_create(&s->thread, NULL, serve_thread, s), 0);
 	until = now_ns() + WAIT_NS;
@@ -561,6 +562,60 @@ START_TEST(test_verbs_tensor_engine)
 }
 END_TEST
 
+/* Training steps (step.h, what `tfgb train` runs) over the simulation: two
+ * PSs (two connections to one server stand for them), variables from 4 B
+ * to 1 MiB so that pulls and pushes go eager and by rendezvous, 4 in
+ * flight per connection; every byte accounted for on both sides. */
+START_TEST(test_verbs_train_steps)
+{
+	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=1MiB",
+	                                  "job.inflight=4", NULL};
+	static const struct step_var var[] = {{0, 1u << 20}, {1, 4},   {0, 36864}, {1, 1000},
+	                                      {0, 256},      {1, 600000}, {0, 64}, {1, 16384}};
+	const size_t n = sizeof var / sizeof var[0];
+	uint64_t sum[2] = {0, 0}, nv[2] = {0, 0}, all;
+	static volatile sig_atomic_t stop;
+	struct err err = {{0}};
+	struct tr_conn *conns[2];
+	struct step_result res;
+	struct step_cfg c;
+	struct vsrv s;
+	struct vcli v;
+
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
+	conns[0] = v.k;
+	ck_assert_msg(tr_verbs_ops.connect(v.c, &s.addr, now_ns() + WAIT_NS, &conns[1], &err) == 0,
+	              "%s", err.msg);
+	c = (struct step_cfg){.ops = &tr_verbs_ops, .client = v.c, .conns = conns, .nconns = 2,
+	                      .var = var, .nvars = n, .grad = v.p.iov[0].iov_base, .inflight = 4,
+	                      .warmup_steps = 1, .steps = 4, .timeout_ns = WAIT_NS, .stop = &stop};
+	ck_assert_msg(step_run(&c, &res) == 0, "step_run: %s", res.err.msg);
+	ck_assert_uint_eq(res.steps, 4);
+	ck_assert_uint_eq(res.step.count, 4);
+	for (size_t i = 0; i < n; i++) {
+		sum[var[i].conn] += var[i].bytes;
+		nv[var[i].conn]++;
+	}
+	for (int k = 0; k < 2; k++) { /* an 8-byte Pull and the gradient out, the variable and
+	                               * an 8-byte Ack in, per variable per step */
+		ck_assert_uint_eq(res.bytes_out[k], 4 * (8 * nv[k] + sum[k]));
+		ck_assert_uint_eq(res.bytes_in[k], 4 * (sum[k] + 8 * nv[k]));
+	}
+	step_result_free(&res);
+	ck_assert_ptr_null(tr_verbs_conn_error(conns[1]));
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
+	/* the server saw the warm-up step too: 5 steps */
+	all = sum[0] + sum[1];
+	ck_assert_uint_eq(atomic_load(&s.count.calls[TR_PULL]), 5 * n);
+	ck_assert_uint_eq(atomic_load(&s.count.calls[TR_ACK]), 5 * n);
+	ck_assert_uint_eq(atomic_load(&s.count.req_bytes), 5 * (8 * n + all));
+	ck_assert_uint_eq(atomic_load(&s.count.reply_bytes), 5 * (all + 8 * n));
+	vt_assert_no_leak();
+}
+END_TEST
+
 /* One raw call of method with body b (len bytes), its reply in resp (cap
  * bytes).  The call's status. */
 static int tensor_call(struct vcli *v, int method, const void *b, size_t len, void *resp,
@@ -591,7 +646,8 @@ static size_t varint3(unsigned char *b, size_t v)
 	return 3;
 }
 
-/* Raw EchoTensor and AckTensor calls, eager and rendezvous: a good body
+/* Raw EchoTensor and AckTensor calls, and their in-place twins, eager and
+ * rendezvous: a good body
  * comes back byte for byte (EchoTensor) or counted (AckTensor); a corrupt
  * one gets INVALID_ARGUMENT, and a reply longer than the client reserved
  * (a bundle whose dtype is a 5-byte varint of -1, which protobuf-c packs
@@ -602,7 +658,10 @@ START_TEST(test_verbs_tensor_statuses)
 	struct vsrv s;
 
 	vt_srv_start(&s, NULL, 64u << 20);
-	for (int sz = 0; sz < 2; sz++) {
+	for (int sz = 0; sz < 4; sz++) {
+		/* sz & 2: the in-place twins (mode tensorflow), answered the same */
+		const int echo = sz & 2 ? TR_ECHO_TENSOR_ZC : TR_ECHO_TENSOR;
+		const int ack = sz & 2 ? TR_ACK_TENSOR_ZC : TR_ACK_TENSOR;
 		const char *buf[16];
 		struct codec *ce;
 		struct vcli v;
@@ -614,7 +673,7 @@ START_TEST(test_verbs_tensor_statuses)
 		uint64_t got, bytes;
 		uint32_t tensors;
 
-		vt_cli_open(&v, NULL, tensor_set(buf, sizes[sz], "job.mode=serialized",
+		vt_cli_open(&v, NULL, tensor_set(buf, sizes[sz & 1], "job.mode=serialized",
 		                              "payload.dtype=uint8"), &s);
 		ck_assert_int_eq(codec_open(&ce, &v.p, MODE_SERIALIZED, DTYPE_UINT8, TR_ECHO_TENSOR), 0);
 		len = codec_request_len(ce);
@@ -626,27 +685,27 @@ START_TEST(test_verbs_tensor_statuses)
 		codec_encode(ce, req, &slot_iov, &iov, &iovcnt);
 		ck_assert_int_eq(iovcnt, 1);
 		ck_assert_uint_eq(iov[0].iov_len, len);
-		ck_assert_uint_eq(len > 16384, sz); /* eager, rendezvous */
+		ck_assert_uint_eq(len > 16384, sz & 1); /* eager, rendezvous */
 		memcpy(bad, req, len);
 		bad[0] = 0x0f; /* field 1, wire type 7: no such wire type */
 
 		for (int round = 0; round < 2; round++) {
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, bad, len, resp, cap, &got),
+			ck_assert_int_eq(tensor_call(&v, echo, bad, len, resp, cap, &got),
 			                 TR_INVALID_ARGUMENT);
 			ck_assert_uint_eq(got, 0);
-			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, bad, len, resp, cap, &got),
+			ck_assert_int_eq(tensor_call(&v, ack, bad, len, resp, cap, &got),
 			                 TR_INVALID_ARGUMENT);
 			memset(resp, 0, cap);
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, echo, req, len, resp, cap, &got), TR_OK);
 			ck_assert_uint_eq(got, len);
 			ck_assert(memcmp(resp, req, len) == 0);
 			ck_assert_int_eq(codec_check(ce, resp, (size_t)got, 1, (char[128]){0}, 128), 0);
-			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, ack, req, len, resp, cap, &got), TR_OK);
 			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
 			ck_assert_uint_eq(bytes, v.p.total);
 			ck_assert_uint_eq(tensors, v.p.n);
 		}
-		if (sz) { /* a reply 5 bytes longer than its rendezvous request */
+		if (sz & 1) { /* a reply 5 bytes longer than its rendezvous request */
 			size_t n = 20000, bl = 0;
 			unsigned char *b = calloc(1, n + 32);
 			ck_assert_ptr_nonnull(b);
@@ -657,14 +716,14 @@ START_TEST(test_verbs_tensor_statuses)
 			b[bl++] = 0x22;                        /* content, n bytes */
 			bl += varint3(b + bl, n);
 			bl += n;
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, b, bl, resp, cap, &got),
+			ck_assert_int_eq(tensor_call(&v, echo, b, bl, resp, cap, &got),
 			                 TR_RESOURCE_EXHAUSTED);
 			ck_assert_uint_eq(got, 0);
-			ck_assert_int_eq(tensor_call(&v, TR_ACK_TENSOR, b, bl, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, ack, b, bl, resp, cap, &got), TR_OK);
 			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
 			ck_assert_uint_eq(bytes, n);
 			ck_assert_uint_eq(tensors, 1);
-			ck_assert_int_eq(tensor_call(&v, TR_ECHO_TENSOR, req, len, resp, cap, &got), TR_OK);
+			ck_assert_int_eq(tensor_call(&v, echo, req, len, resp, cap, &got), TR_OK);
 			ck_assert_uint_eq(got, len);
 			free(b);
 		}
@@ -1381,6 +1440,7 @@ static void add_cases(Suite *s, int roce)
 	tcase_add_test(tc[0], test_verbs_pipelined_connections);
 	tcase_add_test(tc[0], test_verbs_engine);
 	tcase_add_test(tc[0], test_verbs_tensor_engine);
+	tcase_add_test(tc[0], test_verbs_train_steps);
 	tcase_add_test(tc[0], test_verbs_tensor_statuses);
 	tcase_add_test(tc[1], test_verbs_limits_sge_split);
 	tcase_add_test(tc[1], test_verbs_limits_zero_copy);

@@ -28,6 +28,7 @@ struct vsrv {
 	struct err err;
 	void *ctx;
 	int rc;
+	struct tr_serve_count count;   /* what it answered */
 };
 
 struct vcli {

@@ -166,24 +166,25 @@ def ld(f, b):
     return bytes([f << 3 | 2]) + bytes(v) + b
 def bundle(sizes):
     return b"".join(ld(1, ld(1, b"iov/%d" % i) + b"\x10\x04" + ld(3, bytes([sz & 0x7f | 0x80, sz >> 7]) if sz > 127 else bytes([sz])) + ld(4, bytes([i]) * sz)) for i, sz in enumerate(sizes))
-s = conn()
-for m, body in ((4, b"\xff\xff"), (5, b"\x0a\x05ab"), (4, bundle([100, 3000])[:50])):
-    s.sendall(hdr(m, len(body)) + body)
-    got = reply(s)
-    if got != (0x8000 | m, 3, b""): sys.exit("bad body %r: got %r" % (body[:8], got[:2]))
-small = bundle([10, 1000])
-s.sendall(hdr(4, len(small)) + small)
-if reply(s) != (0x8004, 0, small): sys.exit("EchoTensor after the bad bodies")
-big = bundle([10000] * 100)  # 1 MB: received into tin, not the input buffer
-n = 6
-t = threading.Thread(target=lambda: [s.sendall(hdr(4 if i % 2 == 0 else 5, len(big)) + big) for i in range(n)])
-t.start()
-for i in range(n):
-    m, st, r = reply(s)
-    want = (0x8004, 0, big) if i % 2 == 0 else (0x8005, 0, b"\x08\xc0\x84\x3d\x10\x64")
-    if (m, st, r) != want: sys.exit("pipelined call %d: got %#x %d, %d bytes" % (i, m, st, len(r)))
-t.join()
-s.close()
+for e, a in ((4, 5), (7, 8)):  # EchoTensor, AckTensor; their in-place forms
+    s = conn()
+    for m, body in ((e, b"\xff\xff"), (a, b"\x0a\x05ab"), (e, bundle([100, 3000])[:50])):
+        s.sendall(hdr(m, len(body)) + body)
+        got = reply(s)
+        if got != (0x8000 | m, 3, b""): sys.exit("bad body %r: got %r" % (body[:8], got[:2]))
+    small = bundle([10, 1000])
+    s.sendall(hdr(e, len(small)) + small)
+    if reply(s) != (0x8000 | e, 0, small): sys.exit("method %d after the bad bodies" % e)
+    big = bundle([10000] * 100)  # 1 MB: received into tin, not the input buffer
+    n = 6
+    t = threading.Thread(target=lambda: [s.sendall(hdr(e if i % 2 == 0 else a, len(big)) + big) for i in range(n)])
+    t.start()
+    for i in range(n):
+        m, st, r = reply(s)
+        want = (0x8000 | e, 0, big) if i % 2 == 0 else (0x8000 | a, 0, b"\x08\xc0\x84\x3d\x10\x64")
+        if (m, st, r) != want: sys.exit("pipelined call %d: got %#x %d, %d bytes" % (i, m, st, len(r)))
+    t.join()
+    s.close()
 s = conn()
 s.sendall(hdr(4, maxmsg + 1))
 if reply(s)[:2] != (0x8004, 8): sys.exit("EchoTensor over max_message is not RESOURCE_EXHAUSTED")

@@ -304,7 +304,8 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 /* -v's last line: what the server answered (tr_serve_count). */
 static void served_text(struct tr_serve_count *c)
 {
-	static const int m[] = {TR_PULL, TR_ACK, TR_ECHO, TR_ECHO_TENSOR, TR_ACK_TENSOR};
+	static const int m[] = {TR_PULL, TR_ACK, TR_ECHO, TR_ECHO_TENSOR, TR_ACK_TENSOR,
+	                        TR_ECHO_TENSOR_ZC, TR_ACK_TENSOR_ZC};
 	uint64_t all = 0;
 
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)

@@ -105,19 +105,77 @@ static unsigned char *varint_put(unsigned char *p, uint64_t v)
 	return p;
 }
 
-/* A varint of at most max bytes (bits past 64 are dropped). */
-static int varint_getn(const unsigned char **pp, const unsigned char *end, uint64_t *out,
-                       int max)
+/* ---- the walker ---------------------------------------------------------- */
+
+enum { WT_VARINT = 0, WT_64BIT = 1, WT_LEN = 2, WT_32BIT = 5 };
+
+/* A cursor over a body in segments (one for a flat buffer, a gRPC byte
+ * buffer's slices): segment i, byte at of it, pos bytes read so far.  Every
+ * read is bounded by an `end` (a position), so a cursor never passes the
+ * body; a segment boundary may fall anywhere, inside a varint too. */
+struct rd {
+	const struct iovec *seg;
+	size_t nseg, i, at;
+	uint64_t pos;
+};
+
+/* Moves past exhausted segments; only called with bytes left before end. */
+static void rd_norm(struct rd *r)
 {
-	const unsigned char *p = *pp;
+	while (r->at == r->seg[r->i].iov_len) {
+		r->i++;
+		r->at = 0;
+	}
+}
+
+static int rd_byte(struct rd *r, uint64_t end, unsigned char *b)
+{
+	if (r->pos >= end)
+		return -1;
+	rd_norm(r);
+	*b = ((const unsigned char *)r->seg[r->i].iov_base)[r->at++];
+	r->pos++;
+	return 0;
+}
+
+/* Skips n bytes; with dst, copies them there; with nul, fails on a NUL. */
+static int rd_take(struct rd *r, uint64_t end, uint64_t n, unsigned char *dst, int nul)
+{
+	if (n > end - r->pos)
+		return -1;
+	while (n) {
+		const unsigned char *p;
+		size_t k;
+
+		rd_norm(r);
+		p = (const unsigned char *)r->seg[r->i].iov_base + r->at;
+		k = r->seg[r->i].iov_len - r->at;
+		if (k > n)
+			k = (size_t)n;
+		if (nul && memchr(p, 0, k))
+			return -1;
+		if (dst) {
+			memcpy(dst, p, k);
+			dst += k;
+		}
+		r->at += k;
+		r->pos += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/* A varint of at most max bytes (bits past 64 are dropped). */
+static int rd_varintn(struct rd *r, uint64_t end, uint64_t *out, int max)
+{
 	uint64_t v = 0;
+	unsigned char b;
 
 	for (int shift = 0; shift < 7 * max; shift += 7) {
-		if (p == end)
+		if (rd_byte(r, end, &b) < 0)
 			return -1;
-		v |= (uint64_t)(*p & 0x7f) << shift;
-		if (!(*p++ & 0x80)) {
-			*pp = p;
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80)) {
 			*out = v;
 			return 0;
 		}
@@ -126,126 +184,139 @@ static int varint_getn(const unsigned char **pp, const unsigned char *end, uint6
 }
 
 /* A value: at most 10 bytes, as protobuf-c reads them. */
-static int varint_get(const unsigned char **pp, const unsigned char *end, uint64_t *out)
+static int rd_varint(struct rd *r, uint64_t end, uint64_t *out)
 {
-	return varint_getn(pp, end, out, 10);
+	return rd_varintn(r, end, out, 10);
 }
-
-/* ---- the walker ---------------------------------------------------------- */
-
-enum { WT_VARINT = 0, WT_64BIT = 1, WT_LEN = 2, WT_32BIT = 5 };
 
 /* Reads a key: at most 5 bytes, as protobuf-c reads it, and a field number
  * from 1 to 2^29 - 1 (protobuf-c takes 0 and larger numbers as unknown
  * fields; they are not valid protobuf). */
-static int key_get(const unsigned char **p, const unsigned char *end, uint32_t *field, int *wt)
+static int key_get(struct rd *r, uint64_t end, uint32_t *field, int *wt)
 {
 	uint64_t key;
 
-	if (varint_getn(p, end, &key, 5) < 0 || key >> 32 || key >> 3 == 0)
+	if (rd_varintn(r, end, &key, 5) < 0 || key >> 32 || key >> 3 == 0)
 		return -1;
 	*field = (uint32_t)(key >> 3);
 	*wt = (int)(key & 7);
 	return 0;
 }
 
-/* Reads a length-delimited value's extent; the length takes at most 5
- * bytes and 32 bits, as in protobuf-c. */
-static int len_get(const unsigned char **p, const unsigned char *end, const unsigned char **at,
-                   size_t *len)
+/* Reads a length-delimited value's length (at most 5 bytes and 32 bits,
+ * as in protobuf-c) and checks that the value fits before end. */
+static int len_get(struct rd *r, uint64_t end, uint64_t *len)
 {
-	uint64_t n;
-
-	if (varint_getn(p, end, &n, 5) < 0 || n >> 32 || n > (uint64_t)(end - *p))
+	if (rd_varintn(r, end, len, 5) < 0 || *len >> 32 || *len > end - r->pos)
 		return -1;
-	*at = *p;
-	*len = (size_t)n;
-	*p += n;
 	return 0;
 }
 
 /* Skips the value of an unknown field; groups (wire types 3 and 4) and the
  * undefined types 6 and 7 are refused, as protobuf-c refuses them. */
-static int skip_value(const unsigned char **p, const unsigned char *end, int wt)
+static int skip_value(struct rd *r, uint64_t end, int wt)
 {
-	const unsigned char *at;
 	uint64_t v;
-	size_t n;
 
 	switch (wt) {
 	case WT_VARINT:
-		return varint_get(p, end, &v);
+		return rd_varint(r, end, &v);
 	case WT_64BIT:
 	case WT_32BIT:
-		n = wt == WT_64BIT ? 8 : 4;
-		if ((size_t)(end - *p) < n)
-			return -1;
-		*p += n;
-		return 0;
+		return rd_take(r, end, wt == WT_64BIT ? 8 : 4, NULL, 0);
 	case WT_LEN:
-		return len_get(p, end, &at, &n);
+		return len_get(r, end, &v) < 0 ? -1 : rd_take(r, end, v, NULL, 0);
 	default:
 		return -1;
 	}
 }
 
-static void shape_add(struct codec_view *v, uint64_t d)
+/* One walked tensor: the last of each singular field, as protobuf-c keeps
+ * it; name and content as cursors at their first byte. */
+struct tensor_walk {
+	struct rd name, content;
+	uint64_t name_len, content_len;
+	int32_t dtype;
+	size_t nshape;                  /* dimensions seen; the first CODEC_SHAPE_MAX kept */
+	int64_t shape[CODEC_SHAPE_MAX];
+	uint64_t shape_bytes;           /* their varints, as a packed field holds them */
+};
+
+static void shape_add(struct tensor_walk *t, uint64_t d)
 {
-	if (v->nshape < CODEC_SHAPE_MAX)
-		v->shape[v->nshape] = (int64_t)d;
-	v->nshape++;
+	if (t->nshape < CODEC_SHAPE_MAX)
+		t->shape[t->nshape] = (int64_t)d;
+	t->nshape++;
+	t->shape_bytes += varint_len(d);
 }
 
-static int walk_tensor(const unsigned char *p, size_t len, struct codec_view *v)
+/* Reads one shape field of wire type wt: each dimension is added to t
+ * (when not NULL) and written as a varint at *q (when not NULL). */
+static int walk_shape(struct rd *r, uint64_t end, int wt, struct tensor_walk *t,
+                      unsigned char **q)
 {
-	const unsigned char *end = p + len, *at;
-	uint64_t x;
+	uint64_t x, n, qend;
+
+	if (wt == WT_VARINT) {
+		if (rd_varint(r, end, &x) < 0)
+			return -1;
+		if (t)
+			shape_add(t, x);
+		if (q)
+			*q = varint_put(*q, x);
+		return 0;
+	}
+	if (wt != WT_LEN || len_get(r, end, &n) < 0)
+		return -1;
+	for (qend = r->pos + n; r->pos < qend;) {
+		if (rd_varint(r, qend, &x) < 0)
+			return -1;
+		if (t)
+			shape_add(t, x);
+		if (q)
+			*q = varint_put(*q, x);
+	}
+	return 0;
+}
+
+static int walk_tensor(struct rd *r, uint64_t end, struct tensor_walk *t)
+{
+	uint64_t x, n;
 	uint32_t field;
-	size_t n;
 	int wt;
 
-	memset(v, 0, sizeof *v);
-	while (p < end) {
-		if (key_get(&p, end, &field, &wt) < 0)
+	memset(t, 0, sizeof *t);
+	while (r->pos < end) {
+		if (key_get(r, end, &field, &wt) < 0)
 			return -1;
 		switch (field) {
 		case 1: /* name: protobuf-c makes it a C string, so a NUL in it would
 			 * cut it short; refused, as nothing could echo it faithfully */
-			if (wt != WT_LEN || len_get(&p, end, &v->name, &v->name_len) < 0 ||
-			    memchr(v->name, 0, v->name_len))
+			if (wt != WT_LEN || len_get(r, end, &n) < 0)
+				return -1;
+			t->name = *r;
+			t->name_len = n;
+			if (rd_take(r, end, n, NULL, 1) < 0)
 				return -1;
 			break;
 		case 2: /* dtype: int32, sent as a 64-bit varint when negative */
-			if (wt != WT_VARINT || varint_get(&p, end, &x) < 0)
+			if (wt != WT_VARINT || rd_varint(r, end, &x) < 0)
 				return -1;
-			v->dtype = (int32_t)(uint32_t)x;
+			t->dtype = (int32_t)(uint32_t)x;
 			break;
 		case 3: /* shape: packed (proto3) or one value per key */
-			if (wt == WT_VARINT) {
-				if (varint_get(&p, end, &x) < 0)
-					return -1;
-				shape_add(v, x);
-			} else if (wt == WT_LEN) {
-				const unsigned char *q, *qend;
-				if (len_get(&p, end, &q, &n) < 0)
-					return -1;
-				for (qend = q + n; q < qend;) {
-					if (varint_get(&q, qend, &x) < 0)
-						return -1;
-					shape_add(v, x);
-				}
-			} else {
+			if (walk_shape(r, end, wt, t, NULL) < 0)
 				return -1;
-			}
 			break;
 		case 4: /* content */
-			if (wt != WT_LEN || len_get(&p, end, &at, &n) < 0)
+			if (wt != WT_LEN || len_get(r, end, &n) < 0)
 				return -1;
-			v->content = n ? at : NULL;
-			v->content_len = n;
+			t->content = *r;
+			t->content_len = n;
+			rd_take(r, end, n, NULL, 0); /* len_get saw it fits */
 			break;
 		default:
-			if (skip_value(&p, end, wt) < 0)
+			if (skip_value(r, end, wt) < 0)
 				return -1;
 			break;
 		}
@@ -253,55 +324,99 @@ static int walk_tensor(const unsigned char *p, size_t len, struct codec_view *v)
 	return 0;
 }
 
-long codec_walk_bundle(const void *buf, size_t len, struct codec_view *v, size_t max)
-{
-	const unsigned char *p = buf, *end, *at;
-	struct codec_view spare;
-	uint32_t field;
-	long n = 0;
-	size_t tlen;
-	int wt;
+/* Called per tensor i of a walked bundle; at is a cursor at the tensor's
+ * first field, end its end.  A negative return stops the walk. */
+typedef int (*tensor_fn)(void *arg, long i, const struct tensor_walk *t, const struct rd *at,
+                         uint64_t end);
 
-	if (!len)
-		return 0;
-	for (end = p + len; p < end;) {
-		if (key_get(&p, end, &field, &wt) < 0)
+/* Walks a TensorBundle of len bytes in nseg segments.  The number of
+ * tensors, -EBADMSG, or what fn returned when negative. */
+static long walk_bundle(const struct iovec *seg, size_t nseg, uint64_t len, tensor_fn fn,
+                        void *arg)
+{
+	struct rd r = {.seg = seg, .nseg = nseg};
+	struct tensor_walk t;
+	uint32_t field;
+	uint64_t tlen;
+	long n = 0;
+	int wt, rc;
+
+	while (r.pos < len) {
+		if (key_get(&r, len, &field, &wt) < 0)
 			return -EBADMSG;
 		if (field != 1) {
-			if (skip_value(&p, end, wt) < 0)
+			if (skip_value(&r, len, wt) < 0)
 				return -EBADMSG;
 			continue;
 		}
-		if (wt != WT_LEN || len_get(&p, end, &at, &tlen) < 0 ||
-		    walk_tensor(at, tlen, (size_t)n < max ? &v[n] : &spare) < 0)
+		if (wt != WT_LEN || len_get(&r, len, &tlen) < 0)
 			return -EBADMSG;
+		struct rd at = r;
+		if (walk_tensor(&r, r.pos + tlen, &t) < 0)
+			return -EBADMSG;
+		if (fn && (rc = fn(arg, n, &t, &at, at.pos + tlen)) < 0)
+			return rc;
 		n++;
 	}
 	return n;
 }
 
+struct view_walk {
+	const unsigned char *base;
+	struct codec_view *v;
+	size_t max;
+};
+
+static int view_of(void *arg, long i, const struct tensor_walk *t, const struct rd *at,
+                   uint64_t end)
+{
+	struct view_walk *w = arg;
+	struct codec_view *v;
+
+	(void)at;
+	(void)end;
+	if ((size_t)i >= w->max)
+		return 0;
+	v = &w->v[i];
+	v->name = w->base + t->name.pos;
+	v->name_len = (size_t)t->name_len;
+	v->dtype = t->dtype;
+	v->nshape = t->nshape;
+	memcpy(v->shape, t->shape, sizeof v->shape);
+	v->content = t->content_len ? w->base + t->content.pos : NULL;
+	v->content_len = (size_t)t->content_len;
+	return 0;
+}
+
+long codec_walk_bundle(const void *buf, size_t len, struct codec_view *v, size_t max)
+{
+	struct iovec seg = {(void *)buf, len};
+	struct view_walk w = {buf, v, max};
+
+	return walk_bundle(&seg, 1, len, max ? view_of : NULL, &w);
+}
+
 int codec_walk_ack(const void *buf, size_t len, uint64_t *bytes, uint32_t *tensors)
 {
-	const unsigned char *p = buf, *end = p + len;
+	struct iovec seg = {(void *)buf, len};
+	struct rd r = {.seg = &seg, .nseg = 1};
 	uint32_t field;
 	uint64_t x;
 	int wt;
 
 	*bytes = 0;
 	*tensors = 0;
-	if (!len)
-		return 0;
-	while (p < end) {
-		if (key_get(&p, end, &field, &wt) < 0)
+	while (r.pos < len) {
+		if (key_get(&r, len, &field, &wt) < 0)
 			return -EBADMSG;
 		if (field == 1 || field == 2) {
-			if (wt != WT_VARINT || varint_get(&p, end, &x) < 0)
+			if (wt != WT_VARINT || rd_varint(&r, len, &x) < 0)
 				return -EBADMSG;
 			if (field == 1)
 				*bytes = x;
 			else
 				*tensors = (uint32_t)x;
-		} else if (skip_value(&p, end, wt) < 0) {
+		} else if (skip_value(&r, len, wt) < 0) {
 			return -EBADMSG;
 		}
 	}
@@ -332,18 +447,28 @@ struct codec {
 };
 
 /* Bytes of one Tensor's encoding as protobuf-c packs it in proto3: fields
- * in number order, each omitted at its zero value, shape packed. */
-static size_t tensor_len(size_t name_len, int32_t dtype, uint64_t dim, size_t content_len)
+ * in number order, each omitted at its zero value, shape packed
+ * (shape_bytes: its varints; nshape 0: no shape field). */
+static uint64_t tensor_len_of(uint64_t name_len, int32_t dtype, size_t nshape,
+                              uint64_t shape_bytes, uint64_t content_len)
 {
-	size_t l = 1 + varint_len(varint_len(dim)) + varint_len(dim);
+	uint64_t l = 0;
 
 	if (name_len)
 		l += 1 + varint_len(name_len) + name_len;
 	if (dtype)
 		l += 1 + varint_len((uint64_t)(int64_t)dtype);
+	if (nshape)
+		l += 1 + varint_len(shape_bytes) + shape_bytes;
 	if (content_len)
 		l += 1 + varint_len(content_len) + content_len;
 	return l;
+}
+
+/* The same for a tensor of one dimension, dim. */
+static size_t tensor_len(size_t name_len, int32_t dtype, uint64_t dim, size_t content_len)
+{
+	return (size_t)tensor_len_of(name_len, dtype, 1, varint_len(dim), content_len);
 }
 
 /* Writes everything of tensor i's bundle entry that precedes its content:
@@ -438,10 +563,10 @@ int codec_open(struct codec **out, const struct payload *p, int mode, int dtype,
 	int rc;
 
 	*out = NULL;
-	if ((mode != MODE_SERIALIZED && mode != MODE_TENSORFLOW) ||
-	    (method != TR_ECHO_TENSOR && method != TR_ACK_TENSOR) || dtype < DTYPE_UINT8 ||
-	    dtype > DTYPE_INT64)
+	if ((mode != MODE_SERIALIZED && mode != MODE_TENSORFLOW) || !tr_method_tensor(method) ||
+	    dtype < DTYPE_UINT8 || dtype > DTYPE_INT64)
 		return -EINVAL;
+	method = tr_method_echoes(method) ? TR_ECHO_TENSOR : TR_ACK_TENSOR;
 	for (size_t i = 0; i < p->n; i++)
 		if (p->buf[i].len % job_dtype_size(dtype))
 			return -EINVAL;
@@ -774,4 +899,211 @@ int codec_serve(struct codec_arena *a, int method, const void *req, size_t len,
 	}
 	codec_arena_reset(a);
 	return 0;
+}
+
+/* ---- the server's side, tensorflow mode ---------------------------------- */
+
+static int tf_reserve(struct codec_tf *t, size_t own, size_t pieces, size_t limit)
+{
+	if (own > t->own.cap) {
+		size_t cap = t->own.cap ? t->own.cap : 4096;
+		unsigned char *m;
+		while (cap < own)
+			cap *= 2;
+		if (cap + t->cap * sizeof *t->piece > limit || !(m = realloc(t->own.p, cap)))
+			return -ENOMEM;
+		t->own.p = m;
+		t->own.cap = cap;
+	}
+	if (pieces > t->cap) {
+		size_t cap = t->cap ? t->cap : 64;
+		struct codec_piece *m;
+		while (cap < pieces)
+			cap *= 2;
+		if (t->own.cap + cap * sizeof *t->piece > limit ||
+		    !(m = realloc(t->piece, cap * sizeof *m)))
+			return -ENOMEM;
+		t->piece = m;
+		t->cap = cap;
+	}
+	return 0;
+}
+
+/* Own bytes [at, own.len) were written: the last piece grows, or a new
+ * one starts (pieces has room: tf_reserve). */
+static void tf_own_piece(struct codec_tf *t, size_t at)
+{
+	struct codec_piece *last = t->npiece ? &t->piece[t->npiece - 1] : NULL;
+
+	if (t->own.len == at)
+		return;
+	if (last && last->own && last->off + last->len == at)
+		last->len += t->own.len - at;
+	else
+		t->piece[t->npiece++] = (struct codec_piece){.own = 1, .off = at,
+		                                             .len = t->own.len - at};
+}
+
+struct tf_walk {
+	struct codec_tf *t;
+	size_t limit;
+};
+
+/* EchoTensor: tensor i's header re-encoded into own bytes, its content a
+ * piece of the request (copied with the header when small). */
+static int tf_echo_tensor(void *arg, long i, const struct tensor_walk *w, const struct rd *at,
+                          uint64_t end)
+{
+	struct tf_walk *tw = arg;
+	struct codec_tf *t = tw->t;
+	uint64_t tl = tensor_len_of(w->name_len, w->dtype, w->nshape, w->shape_bytes,
+	                            w->content_len);
+	int share = w->content_len >= CODEC_TF_SHARE_MIN;
+	uint64_t hl = 1 + varint_len(tl) + tl - (share ? w->content_len : 0);
+	size_t start = t->own.len;
+	unsigned char *q;
+	struct rd r;
+	uint32_t field = 0;
+	int wt = 0;
+
+	(void)i;
+	if (hl > tw->limit || tf_reserve(t, t->own.len + (size_t)hl, t->npiece + 2, tw->limit) < 0)
+		return -ENOMEM;
+	q = t->own.p + t->own.len;
+	*q++ = 1 << 3 | WT_LEN;
+	q = varint_put(q, tl);
+	if (w->name_len) {
+		*q++ = 1 << 3 | WT_LEN;
+		q = varint_put(q, w->name_len);
+		r = w->name;
+		rd_take(&r, r.pos + w->name_len, w->name_len, q, 0);
+		q += w->name_len;
+	}
+	if (w->dtype) {
+		*q++ = 2 << 3 | WT_VARINT;
+		q = varint_put(q, (uint64_t)(int64_t)w->dtype);
+	}
+	if (w->nshape) { /* the walk saw them all: a second pass writes them */
+		*q++ = 3 << 3 | WT_LEN;
+		q = varint_put(q, w->shape_bytes);
+		for (r = *at; r.pos < end;) {
+			key_get(&r, end, &field, &wt);
+			if (field == 3)
+				walk_shape(&r, end, wt, NULL, &q);
+			else
+				skip_value(&r, end, wt);
+		}
+	}
+	if (w->content_len) {
+		*q++ = 4 << 3 | WT_LEN;
+		q = varint_put(q, w->content_len);
+		if (!share) {
+			r = w->content;
+			rd_take(&r, r.pos + w->content_len, w->content_len, q, 0);
+			q += w->content_len;
+		}
+	}
+	t->own.len = (size_t)(q - t->own.p);
+	tf_own_piece(t, start);
+	if (share) {
+		r = w->content;
+		rd_norm(&r);
+		t->piece[t->npiece++] = (struct codec_piece){
+			.seg = r.i, .seg_off = r.at, .off = (size_t)r.pos, .len = (size_t)w->content_len};
+	}
+	t->len += (size_t)(1 + varint_len(tl) + tl);
+	return 0;
+}
+
+static int tf_ack_tensor(void *arg, long i, const struct tensor_walk *w, const struct rd *at,
+                         uint64_t end)
+{
+	struct tf_walk *tw = arg;
+
+	(void)i;
+	(void)at;
+	(void)end;
+	tw->t->bytes += w->content_len;
+	return 0;
+}
+
+int codec_tf_serve(struct codec_tf *t, int method, const struct iovec *seg, size_t nseg,
+                   size_t len, size_t limit)
+{
+	struct tf_walk tw = {t, limit};
+	unsigned char *q;
+	long n;
+
+	if (method != TR_ECHO_TENSOR_ZC && method != TR_ACK_TENSOR_ZC)
+		return -EINVAL;
+	t->own.len = t->npiece = t->len = 0;
+	t->bytes = 0;
+	n = walk_bundle(seg, nseg, len, method == TR_ECHO_TENSOR_ZC ? tf_echo_tensor : tf_ack_tensor,
+	                &tw);
+	if (n < 0)
+		return n == -ENOMEM ? -ENOMEM : -EBADMSG;
+	t->tensors = (uint32_t)n;
+	if (method == TR_ECHO_TENSOR_ZC)
+		return 0;
+	/* BundleAck {bytes, tensors}, zero fields omitted as protobuf-c does */
+	if (tf_reserve(t, 32, 1, limit) < 0)
+		return -ENOMEM;
+	q = t->own.p;
+	if (t->bytes) {
+		*q++ = 1 << 3 | WT_VARINT;
+		q = varint_put(q, t->bytes);
+	}
+	if (t->tensors) {
+		*q++ = 2 << 3 | WT_VARINT;
+		q = varint_put(q, t->tensors);
+	}
+	t->own.len = t->len = (size_t)(q - t->own.p);
+	tf_own_piece(t, 0);
+	return 0;
+}
+
+void codec_tf_flatten(const struct codec_tf *t, const struct iovec *seg, size_t nseg,
+                      unsigned char *dst)
+{
+	for (size_t i = 0; i < t->npiece; i++) {
+		const struct codec_piece *pc = &t->piece[i];
+		if (pc->own) {
+			memcpy(dst, t->own.p + pc->off, pc->len);
+		} else {
+			struct rd r = {.seg = seg, .nseg = nseg, .i = pc->seg, .at = pc->seg_off,
+			               .pos = pc->off};
+			rd_take(&r, pc->off + pc->len, pc->len, dst, 0);
+		}
+		dst += pc->len;
+	}
+}
+
+int codec_tf_in_place(const struct codec_tf *t, unsigned char *body, size_t len)
+{
+	size_t at = 0;
+
+	if (t->len != len)
+		return 0;
+	for (size_t i = 0; i < t->npiece; at += t->piece[i++].len)
+		if (!t->piece[i].own && t->piece[i].off != at)
+			return 0;
+	at = 0;
+	for (size_t i = 0; i < t->npiece; at += t->piece[i++].len)
+		if (t->piece[i].own)
+			memcpy(body + at, t->own.p + t->piece[i].off, t->piece[i].len);
+	return 1;
+}
+
+void codec_tf_trim(struct codec_tf *t, size_t keep)
+{
+	if (t->own.cap + t->cap * sizeof *t->piece > keep)
+		codec_tf_free(t);
+}
+
+void codec_tf_free(struct codec_tf *t)
+{
+	codec_buf_free(&t->own);
+	free(t->piece);
+	t->piece = NULL;
+	t->npiece = t->cap = t->len = 0;
 }

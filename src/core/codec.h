@@ -19,8 +19,15 @@
  *    wire-format walker that validates it and locates each content in
  *    place.
  *
- * The server side (EchoTensor, AckTensor) is protobuf-c in both modes:
- * codec_serve.  Nothing here prints; errors are negative errno values, and
+ * The server answers each mode as the worker makes it.  EchoTensor and
+ * AckTensor, which the serialized mode calls (and a worker that states no
+ * mode), are protobuf-c: codec_serve unpacks and repacks.  Their in-place
+ * twins EchoTensorZeroCopy and AckTensorZeroCopy, which the tensorflow
+ * mode calls, are codec_tf_serve: it walks the request where it lies (in
+ * segments: a gRPC byte buffer's slices), re-encodes each tensor's header
+ * as TensorFlow's grpc_tensor_coding.cc does, and lists the reply as
+ * pieces: its own header bytes and ranges of the request for contents,
+ * which the transport sends without copying them.  Nothing here prints; errors are negative errno values, and
  * the checks of a reply describe a mismatch in a caller's buffer.
  */
 #ifndef TFGB_CODEC_H
@@ -156,6 +163,59 @@ struct codec_buf {
  * another method. */
 int codec_serve(struct codec_arena *a, int method, const void *req, size_t len,
                 struct codec_buf *out, size_t limit);
+
+/* ---- the server's side, tensorflow mode ------------------------------ */
+
+/* One piece of a reply: own bytes (codec_tf.own.p + off) or a range of the
+ * request: off is its position in the body, seg and seg_off the segment
+ * and the offset in it where it starts (it may run over several). */
+struct codec_piece {
+	int own;
+	size_t seg, seg_off;
+	size_t off, len;
+};
+
+/* A content shorter than this travels in the own bytes with its header
+ * (a copy), as TensorFlow copies tensors under 1 KiB: a piece per tiny
+ * tensor would cost more than the copy, and bounds the pieces of any
+ * reply by its length / CODEC_TF_SHARE_MIN. */
+#define CODEC_TF_SHARE_MIN 1024
+
+/* A reply in pieces, kept between calls (no allocation once it has
+ * served the largest request of a steady stream). */
+struct codec_tf {
+	struct codec_buf own;          /* headers (and small contents) */
+	struct codec_piece *piece;
+	size_t npiece, cap;
+	size_t len;                    /* the reply's bytes: the pieces' sum */
+	uint64_t bytes;                /* AckTensor: content bytes walked */
+	uint32_t tensors;              /* tensors walked */
+};
+
+/* Answers one EchoTensorZeroCopy or AckTensorZeroCopy request of len
+ * bytes in nseg segments into t: for EchoTensor the bundle again, each
+ * tensor canonical as protobuf-c packs it (the last of each singular
+ * field, shape packed, zero values and unknown fields left out: TensorFlow's
+ * parser drops unknown fields too), its content a piece of the request;
+ * for AckTensor a BundleAck in own bytes.  It accepts what codec_serve
+ * accepts.  Returns 0, -EBADMSG (not a TensorBundle), -ENOMEM (t would
+ * need more than limit bytes, or memory ran out), -EINVAL (another
+ * method).  The pieces point into the request: it must outlive them. */
+int codec_tf_serve(struct codec_tf *t, int method, const struct iovec *seg, size_t nseg,
+                   size_t len, size_t limit);
+/* Copies the reply's t->len bytes to dst (for a transport that cannot send
+ * pieces). */
+void codec_tf_flatten(const struct codec_tf *t, const struct iovec *seg, size_t nseg,
+                      unsigned char *dst);
+/* When the reply has the request's layout (same length, every content
+ * piece where it is in the request: any bundle tfgb's worker encodes),
+ * writes the own pieces over the request body of len bytes, so that the
+ * body is the reply, and returns 1; else 0, body untouched. */
+int codec_tf_in_place(const struct codec_tf *t, unsigned char *body, size_t len);
+/* Frees t's memory if it holds more than keep bytes. */
+void codec_tf_trim(struct codec_tf *t, size_t keep);
+/* Accepts a zeroed struct. */
+void codec_tf_free(struct codec_tf *t);
 
 /* Makes out hold at least cap bytes.  0 or -ENOMEM. */
 int codec_buf_reserve(struct codec_buf *b, size_t cap);

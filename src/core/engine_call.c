@@ -32,7 +32,7 @@ static void encode(struct run *r, struct slot *s)
 {
 	uint64_t t, n;
 
-	if (r->wire == TR_ECHO_TENSOR) {
+	if (tr_method_echoes(r->wire)) {
 		s->verify = r->cfg->verify_all || r->verify_next;
 		r->verify_next = 0;
 	}
@@ -188,7 +188,12 @@ static int setup_serialized(struct run *r)
 		     tr_method_name(cfg->method));
 		return -EINVAL;
 	}
-	r->wire = cfg->method == TR_ECHO ? TR_ECHO_TENSOR : TR_ACK_TENSOR;
+	/* the tensorflow mode calls the in-place twins, so that the server
+	 * answers as TensorFlow would (codec.h) */
+	if (cfg->mode == MODE_TENSORFLOW)
+		r->wire = cfg->method == TR_ECHO ? TR_ECHO_TENSOR_ZC : TR_ACK_TENSOR_ZC;
+	else
+		r->wire = cfg->method == TR_ECHO ? TR_ECHO_TENSOR : TR_ACK_TENSOR;
 	rc = codec_open(&r->codec, cfg->payload, cfg->mode, cfg->dtype, r->wire);
 	if (rc == -EINVAL) {
 		engine_fail(r, -1, "a payload buffer is not a whole number of %s elements",

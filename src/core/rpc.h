@@ -13,7 +13,23 @@ enum tr_method {
 	TR_ECHO_TENSOR = 4,
 	TR_ACK_TENSOR = 5,
 	TR_INFO = 6,        /* untimed: who the server is (srvinfo.h) */
+	TR_ECHO_TENSOR_ZC = 7, /* EchoTensor's bundle, answered in place (mode tensorflow) */
+	TR_ACK_TENSOR_ZC = 8,  /* AckTensor's, likewise */
+	TR_METHOD_LAST = TR_ACK_TENSOR_ZC,
 };
+
+/* The tensor methods: their bundles (codec.h). */
+static inline int tr_method_tensor(int m)
+{
+	return m == TR_ECHO_TENSOR || m == TR_ACK_TENSOR || m == TR_ECHO_TENSOR_ZC ||
+	       m == TR_ACK_TENSOR_ZC;
+}
+
+/* Echo's and EchoTensor's kin: the reply is the request again. */
+static inline int tr_method_echoes(int m)
+{
+	return m == TR_ECHO || m == TR_ECHO_TENSOR || m == TR_ECHO_TENSOR_ZC;
+}
 
 /* gRPC status codes, the numbers on the wire. */
 enum tr_status {

@@ -38,7 +38,7 @@ static inline int tr_cstate_get(struct tr_call *call, size_t size, struct tr_cst
 {
 	struct tr_cstate *s = call->priv;
 
-	if (call->method < TR_ECHO || call->method > TR_INFO || call->iovcnt < 0)
+	if (call->method < TR_ECHO || call->method > TR_METHOD_LAST || call->iovcnt < 0)
 		return -EINVAL;
 	if (!s) {
 		if (!(s = call->priv = calloc(1, size)))

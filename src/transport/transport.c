@@ -83,7 +83,8 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
 	*cfg = (struct tr_client_cfg){
 		.inflight = inflight < 1 ? 1 : inflight,
 		.max_request = wire, /* a Pull's 8 bytes name a reply this big */
-		.max_reply = method == TR_ACK || method == TR_ACK_TENSOR ? 0 : wire,
+		.max_reply = method == TR_ACK || method == TR_ACK_TENSOR || method == TR_ACK_TENSOR_ZC
+	             ? 0 : wire,
 		.max_iov = j->mode == MODE_NONSERIALIZED ? (uint32_t)p->n : 0,
 		.timeout_ns = j->timeout_ns,
 		.tls = &j->tls,
@@ -99,22 +100,25 @@ int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err)
 static const char *const method_names[] = {
 	[TR_ECHO] = "Echo", [TR_ACK] = "Ack", [TR_PULL] = "Pull",
 	[TR_ECHO_TENSOR] = "EchoTensor", [TR_ACK_TENSOR] = "AckTensor", [TR_INFO] = "Info",
+	[TR_ECHO_TENSOR_ZC] = "EchoTensorZeroCopy", [TR_ACK_TENSOR_ZC] = "AckTensorZeroCopy",
 };
 
 static const char *const method_paths[] = {
 	[TR_ECHO] = "/tfgb.v1.Bench/Echo", [TR_ACK] = "/tfgb.v1.Bench/Ack",
 	[TR_PULL] = "/tfgb.v1.Bench/Pull", [TR_ECHO_TENSOR] = "/tfgb.v1.Bench/EchoTensor",
 	[TR_ACK_TENSOR] = "/tfgb.v1.Bench/AckTensor", [TR_INFO] = "/tfgb.v1.Bench/Info",
+	[TR_ECHO_TENSOR_ZC] = "/tfgb.v1.Bench/EchoTensorZeroCopy",
+	[TR_ACK_TENSOR_ZC] = "/tfgb.v1.Bench/AckTensorZeroCopy",
 };
 
 const char *tr_method_path(int m)
 {
-	return m >= TR_ECHO && m <= TR_INFO ? method_paths[m] : NULL;
+	return m >= TR_ECHO && m <= TR_METHOD_LAST ? method_paths[m] : NULL;
 }
 
 const char *tr_method_name(int m)
 {
-	return m >= TR_ECHO && m <= TR_INFO ? method_names[m] : "?";
+	return m >= TR_ECHO && m <= TR_METHOD_LAST ? method_names[m] : "?";
 }
 
 const char *tr_status_name(int s)

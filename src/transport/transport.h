@@ -72,11 +72,10 @@ struct tr_server_cfg {
 };
 
 /* What a server answered: calls answered OK per method (enum tr_method;
- * Info not counted), their request bodies' bytes and reply bodies' bytes
- * (a tensor method's reply: not counted).  Every serving thread adds to
+ * Info not counted), their request bodies' bytes and reply bodies' bytes.  Every serving thread adds to
  * it with relaxed atomics (one add per field per call, no lock); read it
  * once serve has returned. */
-#define TR_METHOD_SLOTS 8
+#define TR_METHOD_SLOTS 16 /* > TR_METHOD_LAST */
 struct tr_serve_count {
 	_Atomic uint64_t calls[TR_METHOD_SLOTS];
 	_Atomic uint64_t req_bytes, reply_bytes;

@@ -1,9 +1,11 @@
 /* fuzz_bundle.c - libFuzzer target for the TensorBundle decoders of the
  * serialized modes (src/core/codec.c): codec_serve, which every server transport
- * runs on the untrusted body of an EchoTensor or AckTensor request, and
+ * runs on the untrusted body of an EchoTensor or AckTensor request,
+ * codec_tf_serve, which it runs on the body of an EchoTensorZeroCopy or
+ * AckTensorZeroCopy request (the tensorflow mode) in segments, and
  * codec_check, which a worker runs on a reply.
  *
- * Input: one selector byte, then the body.  Selector % 6:
+ * Input: one selector byte, then the body.  Selector % 8:
  *   0, 1  a request to codec_serve as EchoTensor, AckTensor.  It returns 0,
  *         -EBADMSG or -ENOMEM and nothing else; it accepts exactly what the
  *         wire-format walker codec_walk_bundle accepts (the walker is meant
@@ -15,6 +17,14 @@
  *         buffers): serialized EchoTensor, serialized AckTensor, tensorflow
  *         EchoTensor, tensorflow AckTensor; selector bit 7 asks for a
  *         check of every byte.  It returns 0 or -EBADMSG with a message.
+ *   6, 7  a request to codec_tf_serve as EchoTensorZeroCopy,
+ *         AckTensorZeroCopy, cut in segments of (selector & 0x7f) / 8
+ *         bytes (0: one).  It returns 0, -EBADMSG or -ENOMEM; it accepts
+ *         what the walker accepts; an EchoTensor reply walks to the same
+ *         tensors, is canonical (protobuf-c's codec_serve gives it back
+ *         byte for byte, and so does codec_tf_serve of it in one segment),
+ *         and when it is made in place it is the body; an AckTensor reply
+ *         is the walked count and content bytes.
  * Bodies are copied to buffers of their exact size for ASan.
  *
  * Seeds (tests/fuzz/corpus/bundle/): with FUZZ_BUNDLE_SEEDS=DIR in the
@@ -48,6 +58,7 @@ static struct codec *codec[4]; /* serialized echo, ack; tensorflow echo, ack */
 static struct codec_arena arena;
 static struct codec_buf out, out2;
 static struct codec_view va[VIEWS], vb[VIEWS];
+static struct codec_tf tf, tf2;
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -176,6 +187,57 @@ static void serve(int method, const unsigned char *b, size_t len)
 	CHECK(out2.len == out.len && !memcmp(out2.p, out.p, out.len));
 }
 
+/* codec_tf_serve of b cut in segments of step bytes (0: one segment). */
+static void serve_tf(int method, unsigned char *b, size_t len, size_t step)
+{
+	struct iovec seg[4096 + 1];
+	size_t nseg = 0, at = 0;
+	unsigned char *flat;
+	long n = codec_walk_bundle(b, len, va, VIEWS), n2;
+	int rc;
+
+	do {
+		size_t k = step && len - at > step ? step : len - at;
+		seg[nseg++] = (struct iovec){b + at, k};
+		at += k;
+	} while (at < len);
+	rc = codec_tf_serve(&tf, method, seg, nseg, len, LIMIT);
+	CHECK(rc == 0 || rc == -EBADMSG || rc == -ENOMEM);
+	if (rc == -ENOMEM)
+		return;
+	CHECK((rc == 0) == (n >= 0));
+	if (rc < 0)
+		return;
+	CHECK(tf.tensors == (uint32_t)n);
+	CHECK((flat = malloc(tf.len ? tf.len : 1)));
+	codec_tf_flatten(&tf, seg, nseg, flat);
+	if (method == TR_ACK_TENSOR_ZC) {
+		uint64_t bytes = 0, got_bytes;
+		uint32_t tensors;
+		CHECK(codec_walk_ack(flat, tf.len, &got_bytes, &tensors) == 0);
+		for (long i = 0; i < n && n <= VIEWS; i++)
+			bytes += va[i].content_len;
+		CHECK(n > VIEWS || got_bytes == bytes);
+		CHECK(tensors == (uint32_t)n);
+		free(flat);
+		return;
+	}
+	n2 = codec_walk_bundle(flat, tf.len, vb, VIEWS);
+	CHECK(n2 == n);
+	for (long i = 0; i < n && i < VIEWS; i++)
+		CHECK(same_view(&va[i], &vb[i]));
+	CHECK(codec_serve(&arena, TR_ECHO_TENSOR, flat, tf.len, &out2, LIMIT) == 0);
+	CHECK(out2.len == tf.len && !memcmp(out2.p, flat, tf.len));
+	seg[0] = (struct iovec){flat, tf.len};
+	CHECK(codec_tf_serve(&tf2, method, seg, 1, tf.len, LIMIT) == 0);
+	CHECK(tf2.len == tf.len);
+	CHECK(codec_tf_in_place(&tf2, flat, tf.len) == 1); /* canonical: in place */
+	CHECK(out2.len == tf.len && !memcmp(out2.p, flat, tf.len));
+	if (codec_tf_in_place(&tf, b, len))
+		CHECK(len == tf.len && !memcmp(b, out2.p, len));
+	free(flat);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned char *b;
@@ -189,9 +251,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	b = malloc(len ? len : 1);
 	CHECK(b);
 	memcpy(b, data + 1, len);
-	sel = (data[0] & 0x7f) % 6;
+	sel = (data[0] & 0x7f) % 8;
 	if (sel < 2) {
 		serve(sel ? TR_ACK_TENSOR : TR_ECHO_TENSOR, b, len);
+	} else if (sel >= 6) {
+		serve_tf(sel == 7 ? TR_ACK_TENSOR_ZC : TR_ECHO_TENSOR_ZC, b, len,
+		         (size_t)(data[0] & 0x7f) / 8);
 	} else {
 		why[0] = 0;
 		rc = codec_check(codec[sel - 2], b, len, data[0] >> 7, why, sizeof why);

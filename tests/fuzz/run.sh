@@ -10,8 +10,8 @@
 #   result  the worker result blob decoder, and encode -> decode round trips
 #   ctrl    the control service's request decoders and Collect reply check
 #           (src/ctrl/ctrl_wire.c), and its token comparison
-#   bundle  the TensorBundle decoders of the serialized modes (src/core/codec.c):
-#           the server's codec_serve against the wire walker, the worker's
+#   bundle  the TensorBundle decoders of the tensor modes (src/core/codec.c):
+#           the server's codec_serve and codec_tf_serve against the wire walker, the worker's
 #           codec_check of replies
 #
 # New inputs and crash files go to a temporary directory, kept and printed

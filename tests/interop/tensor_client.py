@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tensor_client.py - EchoTensor and AckTensor (serialized modes) of the wire
+"""tensor_client.py - EchoTensor and AckTensor (and their in-place forms) of the wire
 contract (proto/tfgb.proto) called with real protobuf messages: python3-grpcio
 and the classes protoc generates from proto/tfgb.proto at run time (pbgen.py),
 nothing from tfgb.
@@ -12,7 +12,10 @@ The checks: bundles of every dtype, empty and partly empty tensors and a
 1 MiB content come back equal from EchoTensor (as messages and as bytes);
 AckTensor answers BundleAck {bytes: sum of the content lengths, tensors};
 bodies that do not parse get INVALID_ARGUMENT and a body over max_message
-RESOURCE_EXHAUSTED, and the server answers again after each.
+RESOURCE_EXHAUSTED, and the server answers again after each.  Every check
+runs twice: on EchoTensor and AckTensor, then on their in-place forms
+EchoTensorZeroCopy and AckTensorZeroCopy (mode tensorflow), which must
+answer alike.
 """
 import argparse
 import os
@@ -29,10 +32,15 @@ DTYPES = {"uint8": (4, 1), "float32": (1, 4), "float16": (19, 2), "int64": (9, 8
 
 
 class Checks:
-    def __init__(self):
+    def __init__(self, zc=""):
         self.failed = 0
+        self.zc = zc
 
     def expect(self, what, ok, detail=""):
+        """what names EchoTensor and AckTensor: the methods with zc after them"""
+        if self.zc:
+            what = what.replace("EchoTensor", "EchoTensor" + self.zc).replace(
+                "AckTensor", "AckTensor" + self.zc)
         if ok:
             print("ok:", what)
         else:
@@ -60,17 +68,18 @@ def bundle(pb, sizes, dtype="uint8"):
     return b
 
 
-def run(pb, channel, max_message):
-    k = Checks()
-    echo = channel.unary_unary(SERVICE + "EchoTensor",
+def run(pb, channel, max_message, zc=""):
+    """zc = "ZeroCopy": the same checks of the in-place methods (mode tensorflow)."""
+    k = Checks(zc)
+    echo = channel.unary_unary(SERVICE + "EchoTensor" + zc,
                                request_serializer=pb.TensorBundle.SerializeToString,
                                response_deserializer=pb.TensorBundle.FromString)
-    echo_raw = channel.unary_unary(SERVICE + "EchoTensor", request_serializer=None,
+    echo_raw = channel.unary_unary(SERVICE + "EchoTensor" + zc, request_serializer=None,
                                    response_deserializer=None)
-    ack = channel.unary_unary(SERVICE + "AckTensor",
+    ack = channel.unary_unary(SERVICE + "AckTensor" + zc,
                               request_serializer=pb.TensorBundle.SerializeToString,
                               response_deserializer=pb.BundleAck.FromString)
-    ack_raw = channel.unary_unary(SERVICE + "AckTensor", request_serializer=None,
+    ack_raw = channel.unary_unary(SERVICE + "AckTensor" + zc, request_serializer=None,
                                   response_deserializer=pb.BundleAck.FromString)
 
     for dtype in DTYPES:
@@ -168,7 +177,7 @@ def main():
     channel = grpc.insecure_channel("%s:%d" % (host, a.port),
                                     options=[("grpc.max_receive_message_length", -1),
                                              ("grpc.max_send_message_length", -1)])
-    failed = run(pb, channel, a.max_message)
+    failed = run(pb, channel, a.max_message) + run(pb, channel, a.max_message, "ZeroCopy")
     print("%d check%s failed" % (failed, "" if failed == 1 else "s") if failed
           else "all checks passed")
     return 1 if failed else 0

@@ -221,6 +221,9 @@ def main():
         "Pull": raw(b.pull),
         "EchoTensor": raw(b.echo_tensor),
         "AckTensor": raw(b.ack_tensor),
+        # the in-place forms answer the same messages (proto/tfgb.proto)
+        "EchoTensorZeroCopy": raw(b.echo_tensor),
+        "AckTensorZeroCopy": raw(b.ack_tensor),
     })
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=a.threads),

@@ -26,6 +26,10 @@
  * buffer.  These buffers and arenas are kept between calls up to
  * CODEC_KEEP bytes each, so a steady stream of like payloads allocates
  * nothing; one queue's arena is bounded by CODEC_ARENA_LIMIT.
+ * EchoTensorZeroCopy and AckTensorZeroCopy (mode tensorflow) walk the
+ * request in its slices (codec_tf_serve, the slices listed in the queue's
+ * seg array) and reply with the slot's own header bytes and sub-slices of
+ * the received slices for the contents: new references, no copy.
  *
  * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
@@ -59,7 +63,7 @@
 #include "sysinfo.h"
 #include "util.h"
 
-#define NMETHODS (TR_INFO + 1) /* indexed by enum tr_method; 0 unused */
+#define NMETHODS (TR_METHOD_LAST + 1) /* indexed by enum tr_method; 0 unused */
 #define TARGET_MAX (OPT_HOST_MAX + 16)
 
 /* ---- common ------------------------------------------------------------ */
@@ -450,10 +454,11 @@ static void g_call_release(struct tr_call *call)
 #define SRV_DEPTH 8
 #define SRV_SLOTS (4 * SRV_DEPTH)
 
-enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_INFO, SRV_NREG,
-       SRV_UNKNOWN = SRV_NREG };
+enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_INFO, SRV_ECHO_TZC,
+       SRV_ACK_TZC, SRV_NREG, SRV_UNKNOWN = SRV_NREG };
 static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL, TR_ECHO_TENSOR,
-                                         TR_ACK_TENSOR, TR_INFO};
+                                         TR_ACK_TENSOR, TR_INFO, TR_ECHO_TENSOR_ZC,
+                                         TR_ACK_TENSOR_ZC};
 
 /* One outstanding request and, once it arrives, its reply. */
 struct srv_slot {
@@ -471,6 +476,7 @@ struct srv_slot {
 	grpc_slice status_msg;
 	unsigned char ack[8];
 	struct codec_buf out;       /* EchoTensor/AckTensor reply, until it is sent */
+	struct codec_tf tf;         /* *TensorZeroCopy: the reply's own bytes, until sent */
 	int cancelled;
 };
 
@@ -490,6 +496,8 @@ struct srv_q {
 	/* EchoTensor/AckTensor, used by this queue's thread one call at a time */
 	struct codec_arena arena;   /* the unpacked request */
 	struct codec_buf in;        /* a request that came in several slices, made flat */
+	struct iovec *seg;          /* *TensorZeroCopy: the request's slices, walked */
+	size_t seg_cap;
 };
 
 struct srv {
@@ -546,6 +554,7 @@ static void srv_release(struct srv_slot *sl)
 		grpc_call_details_init(&sl->details);
 	}
 	codec_buf_trim(&sl->out, CODEC_KEEP);
+	codec_tf_trim(&sl->tf, CODEC_KEEP);
 }
 
 static grpc_byte_buffer *srv_reply_bytes(struct srv_slot *sl, const void *base, size_t len)
@@ -629,6 +638,67 @@ static grpc_status_code srv_tensor(struct srv_slot *sl, const char **msg)
 	return GRPC_STATUS_OK;
 }
 
+/* Adds len bytes of the request's slices from slice i, offset at, to the
+ * reply: sub-slices, each a new reference to the received memory. */
+static void srv_add_range(grpc_slice_buffer *to, const grpc_slice_buffer *from, size_t i,
+                          size_t at, size_t len)
+{
+	for (; len; i++, at = 0) {
+		size_t n = GRPC_SLICE_LENGTH(from->slices[i]) - at;
+		if (n > len)
+			n = len;
+		if (n)
+			grpc_slice_buffer_add(to, grpc_slice_sub(from->slices[i], at, at + n));
+		len -= n;
+	}
+}
+
+/* EchoTensorZeroCopy and AckTensorZeroCopy: the request walked in its
+ * slices (codec_tf_serve), the reply made of the slot's own bytes and of
+ * references to the request's contents; a status, and *out when OK. */
+static grpc_status_code srv_tensor_zc(struct srv_slot *sl, grpc_byte_buffer **out,
+                                      const char **msg)
+{
+	struct srv_q *q = sl->q;
+	grpc_slice_buffer *sb, *rb;
+	int rc;
+
+	if (!sl->req || sl->req->type != GRPC_BB_RAW) {
+		*msg = "EchoTensor and AckTensor take one request message";
+		return GRPC_STATUS_INVALID_ARGUMENT;
+	}
+	sb = &sl->req->data.raw.slice_buffer;
+	if (sb->count > q->seg_cap) {
+		struct iovec *v = realloc(q->seg, sb->count * sizeof *v);
+		if (!v) {
+			*msg = "server out of memory for the request";
+			return GRPC_STATUS_RESOURCE_EXHAUSTED;
+		}
+		q->seg = v;
+		q->seg_cap = sb->count;
+	}
+	for (size_t i = 0; i < sb->count; i++)
+		q->seg[i] = (struct iovec){GRPC_SLICE_START_PTR(sb->slices[i]),
+		                           GRPC_SLICE_LENGTH(sb->slices[i])};
+	rc = codec_tf_serve(&sl->tf, srv_method[sl->kind], q->seg, sb->count, sb->length,
+	                    CODEC_ARENA_LIMIT(q->s->max_message));
+	if (rc < 0) {
+		*msg = rc == -EBADMSG ? "request does not parse as a tfgb.v1.TensorBundle"
+		                      : "server out of memory decoding the request";
+		return rc == -EBADMSG ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_RESOURCE_EXHAUSTED;
+	}
+	*out = srv_reply_bytes(sl, NULL, 0);
+	rb = &(*out)->data.raw.slice_buffer;
+	for (size_t i = 0; i < sl->tf.npiece; i++) {
+		const struct codec_piece *pc = &sl->tf.piece[i];
+		if (pc->own)
+			bb_add(*out, sl->tf.own.p + pc->off, pc->len);
+		else
+			srv_add_range(rb, sb, pc->seg, pc->seg_off, pc->len);
+	}
+	return GRPC_STATUS_OK;
+}
+
 static void srv_done(struct srv_slot *sl);
 
 /* Answers a call that just arrived: one batch of up to four ops. */
@@ -684,6 +754,10 @@ static void srv_reply(struct srv_slot *sl)
 		if (st == GRPC_STATUS_OK)
 			out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
 		break;
+	case SRV_ECHO_TZC:
+	case SRV_ACK_TZC:
+		st = srv_tensor_zc(sl, &out, &msg);
+		break;
 	case SRV_INFO: /* whatever the request holds */
 		out = srv_reply_bytes(sl, s->info, s->info_len);
 		break;
@@ -695,7 +769,7 @@ static void srv_reply(struct srv_slot *sl)
 	if (st == GRPC_STATUS_OK && s->count)
 		tr_serve_counted(s->count, srv_method[sl->kind],
 		                 sl->req ? grpc_byte_buffer_length(sl->req) : 0,
-		                 out && sl->kind < SRV_ECHO_TENSOR ? grpc_byte_buffer_length(out) : 0);
+		                 out ? grpc_byte_buffer_length(out) : 0);
 	sl->status_msg = msg ? grpc_slice_from_static_string(msg) : grpc_empty_slice();
 	nops = grpcx_reply_ops(ops, out, st, msg ? &sl->status_msg : NULL);
 	memset(&ops[nops], 0, sizeof ops[nops]);
@@ -824,11 +898,13 @@ static void srv_slots_free(struct srv_q *q)
 		if (sl->reply)
 			grpc_byte_buffer_destroy(sl->reply);
 		codec_buf_free(&sl->out);
+		codec_tf_free(&sl->tf);
 		free(sl);
 	}
 	q->all = NULL;
 	codec_buf_free(&q->in);
 	codec_arena_free(&q->arena);
+	free(q->seg);
 }
 
 /* Waits on the shutdown queue until the server's shutdown tag arrives or

@@ -27,7 +27,7 @@
  * the buffer fills up), it never grows a buffer.  Per thread: one
  * SRV_SCRATCH (1 MiB); per server: the Pull pattern (max_message).
  *
- * Bad requests (proto/tfgb.proto): a bad magic, a method outside 1..5 or a
+ * Bad requests (proto/tfgb.proto): a bad magic, a method outside 1..8 or a
  * non-zero status closes that connection at once (a bad header closes that
  * connection only).  A request longer than max_message is never read into
  * memory: it gets RESOURCE_EXHAUSTED, then the server shuts its side down
@@ -53,6 +53,15 @@
  * each: per connection up to two bodies of max_message bytes while a
  * tensor call is being served, per thread an arena bounded by
  * CODEC_ARENA_LIMIT.
+ *
+ * EchoTensorZeroCopy and AckTensorZeroCopy (mode tensorflow) take their
+ * body the same way (in buf, or received into tin), walk it in place
+ * (codec_tf_serve into the connection's tf) and queue the reply as its
+ * pieces: tf's own header bytes, and the contents where they lie in buf
+ * (counted in bufrefs, as Echo's) or in tin, never copied.  A reply with
+ * more pieces than the ring holds is queued as the ring drains
+ * (tensor_zc_push); trefs counts the queued segments that point into tin,
+ * tout or tf, and the next request is parsed once it is 0.
  */
 #include "tr_socket.h"
 
@@ -104,7 +113,7 @@ struct oseg {
 	const unsigned char *p;
 	size_t len;
 	unsigned char inbuf; /* points into the connection's input buffer */
-	unsigned char tout;  /* points into the connection's tensor output buffer */
+	unsigned char tout;  /* points into a tensor buffer of the connection (tin, tout, tf) */
 	unsigned char zc;    /* send with MSG_ZEROCOPY */
 	unsigned char inl[FRAME_HDR_LEN + 8];
 };
@@ -133,7 +142,9 @@ struct sconn {
 	const unsigned char *tbody;  /* the whole body, in buf or in tin */
 	struct codec_buf tin;        /* a body that did not arrive whole in buf */
 	struct codec_buf tout;       /* an EchoTensor reply, until it has left */
-	int tout_busy;               /* tout is queued in the ring */
+	struct codec_tf tf;          /* a *TensorZeroCopy reply in pieces, until it has left */
+	size_t tf_next, tf_end;      /* its pieces not yet queued: [tf_next, tf_end) */
+	unsigned trefs;              /* queued segments that point into tin, tout or tf */
 	struct oseg out[SRV_OSEG];   /* ring */
 	unsigned ohead, ocount;
 	size_t ooff;                 /* bytes of out[ohead] already written */
@@ -178,6 +189,7 @@ static void sconn_close(struct sconn *k)
 	munmap(k->buf, SRV_BUF);
 	codec_buf_free(&k->tin);
 	codec_buf_free(&k->tout);
+	codec_tf_free(&k->tf);
 	free(k);
 }
 
@@ -226,6 +238,56 @@ static void reply_bytes(struct sconn *k, const unsigned char *p, size_t len, int
 	k->bufrefs += (unsigned)inbuf;
 }
 
+/* Queues a segment of a tensor buffer of the connection. */
+static void reply_tensor(struct sconn *k, const unsigned char *p, size_t len)
+{
+	struct oseg *o = oseg_push(k);
+
+	o->p = p;
+	o->len = len;
+	o->tout = 1;
+	k->trefs++;
+}
+
+/* Queues the pieces of a *TensorZeroCopy reply while the ring has room:
+ * own bytes from tf, contents from the body where it was received (buf
+ * or tin), never copied. */
+static void tensor_zc_push(struct sconn *k)
+{
+	int inbuf = k->tbody >= k->buf && k->tbody < k->buf + SRV_BUF;
+
+	for (; k->tf_next < k->tf_end && k->ocount < SRV_OSEG; k->tf_next++) {
+		const struct codec_piece *pc = &k->tf.piece[k->tf_next];
+		if (pc->own)
+			reply_tensor(k, k->tf.own.p + pc->off, pc->len);
+		else if (inbuf)
+			reply_bytes(k, k->tbody + pc->off, pc->len, 1, 0);
+		else
+			reply_tensor(k, k->tbody + pc->off, pc->len);
+	}
+}
+
+/* EchoTensorZeroCopy and AckTensorZeroCopy: the body k->tbody has been
+ * read whole; walked in place.  The reply's length. */
+static uint64_t tensor_zc_done(struct sconn *k)
+{
+	struct iovec seg = {(void *)k->tbody, (size_t)k->total};
+	int rc = codec_tf_serve(&k->tf, (int)k->method, &seg, 1, (size_t)k->total,
+	                        CODEC_ARENA_LIMIT(k->t->s->cfg->max_message));
+
+	if (rc < 0) {
+		codec_tf_trim(&k->tf, CODEC_KEEP);
+		codec_buf_trim(&k->tin, CODEC_KEEP);
+		reply_hdr(k, rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED, 0, NULL);
+		return 0;
+	}
+	reply_hdr(k, TR_OK, k->tf.len, NULL);
+	k->tf_next = 0;
+	k->tf_end = k->tf.npiece;
+	tensor_zc_push(k);
+	return k->tf.len;
+}
+
 /* EchoTensor and AckTensor: the body k->tbody has been read whole. */
 static void tensor_done(struct sconn *k)
 {
@@ -251,11 +313,7 @@ static void tensor_done(struct sconn *k)
 		o->len = k->tout.len;
 		return;
 	}
-	o = oseg_push(k);
-	o->p = k->tout.p;
-	o->len = k->tout.len;
-	o->tout = 1;
-	k->tout_busy = 1;
+	reply_tensor(k, k->tout.p, k->tout.len);
 }
 
 /* The body of the current request has been read: its reply. */
@@ -284,8 +342,14 @@ static void request_done(struct sconn *k)
 		}
 		break;
 	case BODY_TENSOR:
-		tensor_done(k);
-		tr_serve_counted(s->cfg->count, k->method, k->total, 0);
+		if (k->method == TR_ECHO_TENSOR_ZC || k->method == TR_ACK_TENSOR_ZC) {
+			n = tensor_zc_done(k);
+		} else {
+			k->tout.len = 0;
+			tensor_done(k);
+			n = k->tout.len;
+		}
+		tr_serve_counted(s->cfg->count, k->method, k->total, n);
 		break;
 	case BODY_INFO: /* whatever the request held; the reply outlives the server's calls */
 		reply_hdr(k, TR_OK, s->cfg->info_len, NULL);
@@ -306,8 +370,10 @@ static int sconn_parse(struct sconn *k)
 	while (k->state == CS_OPEN && k->ocount + 2 <= SRV_OSEG) {
 		uint64_t n;
 
-		/* an EchoTensor reply in tout leaves before the next request */
-		if (k->rq == RQ_HDR && k->tout_busy)
+		/* a tensor reply leaves before the next request */
+		if (k->rq == RQ_HDR && k->tf_next < k->tf_end)
+			tensor_zc_push(k);
+		if (k->rq == RQ_HDR && (k->trefs || k->tf_next < k->tf_end))
 			return 0;
 		if (k->rq == RQ_HDR) {
 			struct frame_hdr h;
@@ -347,6 +413,8 @@ static int sconn_parse(struct sconn *k)
 				break;
 			case TR_ECHO_TENSOR:
 			case TR_ACK_TENSOR:
+			case TR_ECHO_TENSOR_ZC:
+			case TR_ACK_TENSOR_ZC:
 				k->body = BODY_TENSOR;
 				k->tbody = NULL;
 				/* not all here: it goes to tin, as large as the body */
@@ -428,9 +496,10 @@ static int sconn_flush(struct sconn *k)
 			n -= (ssize_t)rest;
 			k->ooff = 0;
 			k->bufrefs -= o->inbuf;
-			if (o->tout) {
-				k->tout_busy = 0;
+			if (o->tout && !--k->trefs && k->tf_next == k->tf_end) {
 				codec_buf_trim(&k->tout, CODEC_KEEP);
+				codec_buf_trim(&k->tin, CODEC_KEEP);
+				codec_tf_trim(&k->tf, CODEC_KEEP);
 			}
 			k->ohead = (k->ohead + 1) % SRV_OSEG;
 			k->ocount--;
@@ -526,15 +595,17 @@ static int sconn_advance(struct sconn *k, int r)
 	/* parse and write until neither moves: a full ring or buffer frees up
 	 * as replies leave; bounded by the bytes already in the buffer.  A
 	 * request whose body was read past the buffer (scratch, tin) and whose
-	 * reply left at once moves neither head nor the ring: count it too */
+	 * reply left at once moves neither head nor the ring: count it too,
+	 * and the pieces of a tensor reply queued since */
 	for (;;) {
 		unsigned before = k->ocount;
-		size_t head = k->head;
+		size_t head = k->head, tf_next = k->tf_next;
 		uint64_t nreq = k->nreq;
 
 		if (sconn_parse(k) < 0 || sconn_flush(k) < 0)
 			goto close;
-		if (k->ocount == before && k->head == head && k->nreq == nreq)
+		if (k->ocount == before && k->head == head && k->nreq == nreq &&
+		    k->tf_next == tf_next)
 			break;
 	}
 	if (!k->ocount && k->state == CS_DRAIN)
@@ -577,7 +648,7 @@ static int sconn_block(struct sthread *t)
 	int r;
 
 	if (t->nconn != 1 || t->block_rounds >= SRV_BLOCK_ROUNDS || k->state != CS_OPEN ||
-	    k->ocount || !sconn_room(k))
+	    k->ocount || k->tf_next < k->tf_end || !sconn_room(k))
 		return 0;
 	t->block_rounds++;
 	r = sconn_recv(k, 0, 0);

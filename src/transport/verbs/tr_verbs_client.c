@@ -382,9 +382,9 @@ int vb_submit(struct tr_conn *k, struct tr_call *call)
 		s->kind = body <= k->eager ? VB_EAGER : VB_RNDV;
 		if (s->kind == VB_RNDV && vb_align(body) > k->srz.size)
 			return -EMSGSIZE;
-		if (call->method == TR_ECHO || call->method == TR_ECHO_TENSOR) {
+		if (tr_method_echoes(call->method)) {
 			expect = body;
-		} else if (call->method == TR_ACK_TENSOR) {
+		} else if (tr_method_tensor(call->method)) { /* AckTensor */
 			expect = VB_BUNDLE_ACK_MAX;
 		} else if (call->method == TR_INFO) {
 			expect = TR_INFO_MAX;

@@ -34,7 +34,13 @@
  * Both places are the request's until the client has the reply, so the
  * worker's arena and buffer are free again once serve_one returns.  They
  * grow on the first tensor call and are kept up to CODEC_KEEP bytes each;
- * only calls bigger than that allocate.  A body that does not parse gets
+ * only calls bigger than that allocate.  EchoTensorZeroCopy and
+ * AckTensorZeroCopy (mode tensorflow) walk the body where it arrived
+ * (codec_tf_serve, no arena); an EchoTensor reply with the request's
+ * layout (any bundle a tfgb worker sends) has its re-encoded headers
+ * written over the request's and goes back from there as an Echo does,
+ * its contents never moved; another is made flat in the reply buffer and
+ * placed as above (serve_tensor_zc).  A body that does not parse gets
  * INVALID_ARGUMENT; one whose unpack needs more than CODEC_ARENA_LIMIT, or a
  * reply longer than the client reserved or than its request's places,
  * RESOURCE_EXHAUSTED; the connection goes on.
@@ -43,7 +49,7 @@
  * RESOURCE_EXHAUSTED (its body was not sent, or is ignored), a Pull whose
  * body is not 8 bytes INVALID_ARGUMENT, EchoTensor and AckTensor as
  * above; the connection goes on.  A header that breaks the protocol
- * (magic, method outside 1..5, status, sequence, kind, a body outside the
+ * (magic, method outside 1..8, status, sequence, kind, a body outside the
  * ring slot or landing zone) or a failed work request drops that
  * connection only: its QP, CQ and memory are released and its side
  * channel closed, which the client sees.
@@ -110,6 +116,7 @@ struct srv_thread {
 	size_t nconn, capconn;
 	struct codec_arena arena;      /* EchoTensor/AckTensor: the unpacked request ... */
 	struct codec_buf out;          /* ... and its packed reply, for one call */
+	struct codec_tf tf;            /* *TensorZeroCopy: the reply's pieces, for one call */
 };
 
 /* The Pull pattern, registered. */
@@ -183,6 +190,37 @@ static const struct pull_buf *pull_bytes(struct srv *s)
 	return b;
 }
 
+/* EchoTensorZeroCopy and AckTensorZeroCopy: request h's body is walked
+ * where it arrived (codec_tf_serve).  An EchoTensor reply with the
+ * request's layout (any bundle a tfgb worker sends) is the body itself
+ * once the re-encoded headers are written over the request's: 1, with
+ * *src and *src_mr set, contents not moved.  Else the reply is made flat
+ * in the worker's reply buffer (a copy; a BundleAck's 20 bytes at most):
+ * 0, for serve_tensor to place it; or -EBADMSG, -ENOMEM. */
+static int serve_tensor_zc(struct srv *s, struct sconn *k, const struct vb_hdr *h,
+                           unsigned char *body, const unsigned char **src,
+                           const struct vdev_mr **src_mr)
+{
+	struct srv_thread *t = k->t;
+	struct iovec seg = {body, (size_t)h->len};
+	int rc = codec_tf_serve(&t->tf, h->method, &seg, 1, (size_t)h->len,
+	                        CODEC_ARENA_LIMIT(s->cfg->max_message));
+
+	if (rc == 0 && h->method == TR_ECHO_TENSOR_ZC &&
+	    codec_tf_in_place(&t->tf, body, (size_t)h->len)) {
+		*src = body;
+		*src_mr = h->kind == VB_RNDV ? k->ep.rz_mr : k->ep.mem_mr;
+		rc = 1;
+	} else if (rc == 0 && codec_buf_reserve(&t->out, t->tf.len ? t->tf.len : 1) < 0) {
+		rc = -ENOMEM;
+	} else if (rc == 0) {
+		codec_tf_flatten(&t->tf, &seg, 1, t->out.p);
+		t->out.len = t->tf.len;
+	}
+	codec_tf_trim(&t->tf, CODEC_KEEP);
+	return rc;
+}
+
 /* EchoTensor and AckTensor: request h's body is unpacked and its reply
  * packed (codec_serve), then copied after the header in ring slot p or
  * over the body in the landing zone (see the top of this file).  Returns
@@ -200,9 +238,17 @@ static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr
 	unsigned status = TR_OK;
 	int rc;
 
-	rc = codec_serve(&t->arena, h->method, body, (size_t)h->len, out,
-	                 CODEC_ARENA_LIMIT(s->cfg->max_message));
-	codec_arena_trim(&t->arena, CODEC_KEEP);
+	if (h->method == TR_ECHO_TENSOR_ZC || h->method == TR_ACK_TENSOR_ZC) {
+		rc = serve_tensor_zc(s, k, h, (unsigned char *)body, src, src_mr);
+		if (rc > 0) { /* the body is the reply */
+			*rlen = h->len;
+			return TR_OK;
+		}
+	} else {
+		rc = codec_serve(&t->arena, h->method, body, (size_t)h->len, out,
+		                 CODEC_ARENA_LIMIT(s->cfg->max_message));
+		codec_arena_trim(&t->arena, CODEC_KEEP);
+	}
 	if (rc < 0) {
 		status = rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED;
 	} else if (out->len > k->eager && out->len > h->reply_cap) {
@@ -295,6 +341,8 @@ static int serve_one(struct srv *s, struct sconn *k)
 		}
 		case TR_ECHO_TENSOR:
 		case TR_ACK_TENSOR:
+		case TR_ECHO_TENSOR_ZC:
+		case TR_ACK_TENSOR_ZC:
 			r.status = (uint16_t)serve_tensor(s, k, &h, p, &rlen, &src, &src_mr);
 			break;
 		case TR_INFO: /* into the slot, as Ack's count; the client left room */
@@ -335,8 +383,7 @@ static int serve_one(struct srv *s, struct sconn *k)
 	if (r.status)
 		rlen = 0;
 	else
-		tr_serve_counted(cfg->count, h.method, h.len,
-		                 h.method == TR_ECHO_TENSOR || h.method == TR_ACK_TENSOR ? 0 : rlen);
+		tr_serve_counted(cfg->count, h.method, h.len, rlen);
 	r.len = rlen;
 	/* the receive goes back before the reply: the client may send request
 	 * seq + slots as soon as it has this reply */
@@ -790,6 +837,7 @@ out_threads:
 		free(t->conn);
 		codec_arena_free(&t->arena);
 		codec_buf_free(&t->out);
+		codec_tf_free(&t->tf);
 		pthread_cond_destroy(&t->cond);
 		pthread_mutex_destroy(&t->lock);
 	}
