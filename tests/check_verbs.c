@@ -699,7 +699,8 @@ START_TEST(test_verbs_tensor_statuses)
 			ck_assert_int_eq(tensor_call(&v, echo, req, len, resp, cap, &got), TR_OK);
 			ck_assert_uint_eq(got, len);
 			ck_assert(memcmp(resp, req, len) == 0);
-			ck_assert_int_eq(codec_check(ce, resp, (size_t)got, 1, (char[128]){0}, 128), 0);
+			ck_assert_int_eq(codec_check(ce, resp, (size_t)got, 1, &(struct err){{0}}),
+			                 0);
 			ck_assert_int_eq(tensor_call(&v, ack, req, len, resp, cap, &got), TR_OK);
 			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
 			ck_assert_uint_eq(bytes, v.p.total);

@@ -91,10 +91,9 @@ out_free:
 static int side_connect(const char *host, unsigned port, uint64_t deadline_ns)
 {
 	struct addrinfo *res;
-	char why[128];
 	int fd;
 
-	if (net_resolve(host, port, 0, &res, why, sizeof why) < 0)
+	if (net_resolve(host, port, 0, &res, NULL) < 0)
 		return -EHOSTUNREACH;
 	while ((fd = net_connect_any(res, deadline_ns)) == -ECONNREFUSED &&
 	       now_ns() + VB_RETRY_NS < deadline_ns)
@@ -186,7 +185,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		rc = -EINVAL;
 		goto out_free;
 	}
-	if ((rc = peer_resolve(addr->host, err->msg, sizeof err->msg)) < 0)
+	if ((rc = peer_resolve(addr->host, err)) < 0)
 		goto out_free;
 	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
 		rc = k->fd;

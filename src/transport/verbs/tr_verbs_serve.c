@@ -705,22 +705,22 @@ static void accept_ready(struct srv *s, int lfd)
 }
 
 /* A listening socket on a's host, port + 1.  The socket, or -errno. */
-static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
+static int listen_side(const struct opt_hostport *a, struct err *err)
 {
 	struct addrinfo *res = NULL;
 	unsigned side = a->port + VB_SIDE_PORT_OFFSET;
 	const char *fmt = strchr(a->host, ':') ? "[%s]:%u" : "%s:%u";
-	char gai[128], target[OPT_HOST_MAX + 16];
+	char target[OPT_HOST_MAX + 16];
 	int fd = -EADDRNOTAVAIL, one = 1, rc;
 
 	snprintf(target, sizeof target, fmt, a->host, a->port);
 	if (side > 65535) {
-		snprintf(err, errlen, "PS port %u of '%s' has no port above it for the verbs side "
-		         "channel", a->port, target);
+		err_set(err, "PS port %u of '%s' has no port above it for the verbs side channel",
+		        a->port, target);
 		return -EINVAL;
 	}
-	if (net_resolve(a->host, side, 1, &res, gai, sizeof gai) < 0) {
-		snprintf(err, errlen, "cannot resolve '%s': %s", a->host, gai);
+	if (net_resolve(a->host, side, 1, &res, err) < 0) {
+		err_prefix(err, "cannot resolve '%s': ", a->host);
 		return -EADDRNOTAVAIL;
 	}
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -740,8 +740,8 @@ static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
 	freeaddrinfo(res);
 	if (fd < 0) {
 		char why[200];
-		snprintf(err, errlen, "cannot listen on port %u, the verbs side channel of PS '%s': %s",
-		         side, target, peer_bind_text(-fd, side, why, sizeof why));
+		err_set(err, "cannot listen on port %u, the verbs side channel of PS '%s': %s",
+		        side, target, peer_bind_text(-fd, side, why, sizeof why));
 	}
 	return fd;
 }
@@ -776,7 +776,7 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		goto out_dev;
 	}
 	for (s.nl = 0; s.nl < cfg->naddrs; s.nl++) {
-		if ((rc = listen_side(&cfg->addrs[s.nl], err->msg, sizeof err->msg)) < 0)
+		if ((rc = listen_side(&cfg->addrs[s.nl], err)) < 0)
 			goto out_listen;
 		s.lfd[s.nl] = rc;
 		pf[s.nl] = (struct pollfd){.fd = rc, .events = POLLIN};
