@@ -30,7 +30,7 @@ ALL="frame job opt result ctrl bundle"
 
 # what reading a job links: the key table and every check job_validate makes
 JOBSRC="src/core/err.c src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c src/core/codec.c"
-JOBSRC="$JOBSRC src/core/input.c src/core/rng.c"
+JOBSRC="$JOBSRC src/core/input.c src/core/rng.c src/core/json.c"
 JOBSRC="$JOBSRC src/transport/socket/sk_conf.c src/transport/verbs/vb_conf.c"
 JOBSRC="$JOBSRC gen/tfgb.pb-c.c"
 
