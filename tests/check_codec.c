@@ -185,7 +185,7 @@ END_TEST
  * by codec_serve (protobuf-c) and the reply checked by the codec. */
 START_TEST(test_codec_round_trip)
 {
-	char why[256];
+	struct err why;
 
 	for (int s = 0; s < 4; s++)
 		for (int d = 0; d < 4; d++)
@@ -202,10 +202,11 @@ START_TEST(test_codec_round_trip)
 						ck_assert(!memcmp(out.p, req, len)); /* re-encoded: the same */
 					}
 					ck_assert_uint_le(out.len, codec_reply_cap(c));
-					why[0] = 0;
-					ck_assert_msg(codec_check(c, out.p, out.len, 1, why, sizeof why) == 0,
+					why.msg[0] = 0;
+					ck_assert_msg(codec_check(c, out.p, out.len, 1, &why) == 0,
 					              "%s/%s/%s/%s: %s", schemes[s], dtypes[d],
-					              tr_method_name(m), k ? "tensorflow" : "serialized", why);
+					              tr_method_name(m), k ? "tensorflow" : "serialized",
+					              why.msg);
 					free(req);
 				}
 			}
@@ -310,7 +311,7 @@ END_TEST
 START_TEST(test_codec_check_finds_mismatch)
 {
 	const char *kv[] = {"payload.categories=small, medium", "payload.iovecs=4", NULL};
-	char why[256];
+	struct err why;
 	size_t len;
 	unsigned char *req;
 
@@ -321,20 +322,22 @@ START_TEST(test_codec_check_finds_mismatch)
 		req = encode_flat(c, &len);
 		/* the last content byte: only a verifying check sees it */
 		req[len - 1] ^= 0x40;
-		ck_assert_int_eq(codec_check(c, req, len, 0, why, sizeof why), 0);
-		ck_assert_int_eq(codec_check(c, req, len, 1, why, sizeof why), -EBADMSG);
-		ck_assert_msg(strstr(why, "tensor 3 differs from the payload at byte 10239"), "%s", why);
+		ck_assert_int_eq(codec_check(c, req, len, 0, &why), 0);
+		ck_assert_int_eq(codec_check(c, req, len, 1, &why), -EBADMSG);
+		ck_assert_msg(strstr(why.msg, "tensor 3 differs from the payload at byte 10239"),
+		              "%s", why.msg);
 		req[len - 1] ^= 0x40;
 		/* the name of tensor 0: "iov/0" -> "iov/9" */
 		req[8] = '9';
-		ck_assert_int_eq(codec_check(c, req, len, 0, why, sizeof why), -EBADMSG);
-		ck_assert_msg(strstr(why, "tensor 0 is named 'iov/9', expected 'iov/0'"), "%s", why);
+		ck_assert_int_eq(codec_check(c, req, len, 0, &why), -EBADMSG);
+		ck_assert_msg(strstr(why.msg, "tensor 0 is named 'iov/9', expected 'iov/0'"), "%s",
+		              why.msg);
 		/* a bundle of three of the four tensors */
 		size_t cut = len;
 		while (cut > 0 && codec_walk_bundle(req, cut, NULL, 0) != 3)
 			cut--;
-		ck_assert_int_eq(codec_check(c, req, cut, 0, why, sizeof why), -EBADMSG);
-		ck_assert_msg(strstr(why, "3 tensors, expected 4"), "%s", why);
+		ck_assert_int_eq(codec_check(c, req, cut, 0, &why), -EBADMSG);
+		ck_assert_msg(strstr(why.msg, "3 tensors, expected 4"), "%s", why.msg);
 		free(req);
 	}
 	/* AckTensor: the counts must be the payload's */
@@ -346,11 +349,11 @@ START_TEST(test_codec_check_finds_mismatch)
 		a.bytes = pl.total;
 		a.tensors = 4;
 		len = tfgb__v1__bundle_ack__pack(&a, buf);
-		ck_assert_int_eq(codec_check(c, buf, len, 0, why, sizeof why), 0);
+		ck_assert_int_eq(codec_check(c, buf, len, 0, &why), 0);
 		a.bytes = pl.total - 1;
 		len = tfgb__v1__bundle_ack__pack(&a, buf);
-		ck_assert_int_eq(codec_check(c, buf, len, 0, why, sizeof why), -EBADMSG);
-		ck_assert_msg(strstr(why, "BundleAck counts"), "%s", why);
+		ck_assert_int_eq(codec_check(c, buf, len, 0, &why), -EBADMSG);
+		ck_assert_msg(strstr(why.msg, "BundleAck counts"), "%s", why.msg);
 	}
 }
 END_TEST
@@ -680,7 +683,7 @@ START_TEST(test_codec_many_tensors)
 {
 	const char *kv[] = {"payload.categories=small", "payload.iovecs=5000", "payload.small=8B",
 	                    "payload.dtype=int64", NULL};
-	char why[256];
+	struct err why;
 
 	make_payload(kv);
 	open_codecs(TR_ECHO_TENSOR);
@@ -689,7 +692,7 @@ START_TEST(test_codec_many_tensors)
 		size_t len;
 		unsigned char *req = encode_flat(c, &len);
 		ck_assert_int_eq(codec_serve(&arena, TR_ECHO_TENSOR, req, len, &out, LIMIT), 0);
-		ck_assert_msg(codec_check(c, out.p, out.len, 1, why, sizeof why) == 0, "%s", why);
+		ck_assert_msg(codec_check(c, out.p, out.len, 1, &why) == 0, "%s", why.msg);
 		free(req);
 	}
 }
@@ -724,7 +727,8 @@ START_TEST(test_codec_truncated_rejected)
 {
 	const char *kv[] = {"payload.categories=small, medium", "payload.iovecs=3",
 	                    "payload.medium=1KiB", NULL};
-	char why[256], what[64];
+	char what[64];
+	struct err why;
 	unsigned char *req;
 	size_t len;
 
@@ -736,9 +740,9 @@ START_TEST(test_codec_truncated_rejected)
 			snprintf(what, sizeof what, "%zu of %zu bytes", cut, len);
 			assert_walk_agrees(req, cut, what);
 			if (m == TR_ECHO_TENSOR) {
-				ck_assert_msg(codec_check(cs, req, cut, 0, why, sizeof why) == -EBADMSG, "%s",
+				ck_assert_msg(codec_check(cs, req, cut, 0, &why) == -EBADMSG, "%s",
 				              what);
-				ck_assert_msg(codec_check(ct, req, cut, 0, why, sizeof why) == -EBADMSG, "%s",
+				ck_assert_msg(codec_check(ct, req, cut, 0, &why) == -EBADMSG, "%s",
 				              what);
 			}
 			/* the server refuses every cut inside a tensor */

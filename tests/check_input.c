@@ -15,7 +15,8 @@
 #include "input.h"
 #include "util.h"
 
-static char *text, err[600];
+static char *text;
+static struct err err;
 static size_t len;
 
 /* A pipe holding `data` with its write end closed, as "/dev/fd/N"; the
@@ -38,12 +39,12 @@ START_TEST(test_input_pipe)
 	int fd;
 	const char *path = piped("[payload]\nscheme = skew\n", 24, &fd);
 
-	ck_assert_int_eq(input_read(path, "job file", 100, 100, &text, &len, err, sizeof err), 0);
+	ck_assert_int_eq(input_read(path, "job file", 100, 100, &text, &len, &err), 0);
 	ck_assert_uint_eq(len, 24);
 	ck_assert_str_eq(text, "[payload]\nscheme = skew\n");
 	free(text);
 	/* read once: the pipe is empty now */
-	ck_assert_int_eq(input_read(path, "job file", 100, 100, &text, &len, err, sizeof err), 0);
+	ck_assert_int_eq(input_read(path, "job file", 100, 100, &text, &len, &err), 0);
 	ck_assert_uint_eq(len, 0);
 	ck_assert_str_eq(text, "");
 	free(text);
@@ -61,28 +62,28 @@ START_TEST(test_input_limits)
 
 	memset(big, ';', sizeof big);
 	path = piped(big, 100, &fd);
-	ck_assert_int_eq(input_read(path, "job file", 100, 150, &text, &len, err, sizeof err), 0);
+	ck_assert_int_eq(input_read(path, "job file", 100, 150, &text, &len, &err), 0);
 	ck_assert_uint_eq(len, 100);
 	free(text);
 	close(fd);
 	path = piped(big, 101, &fd);
-	ck_assert_int_eq(input_read(path, "job file", 100, 150, &text, &len, err, sizeof err), -1);
+	ck_assert_int_eq(input_read(path, "job file", 100, 150, &text, &len, &err), -1);
 	snprintf(want, sizeof want, "job file '%s' is too large (over 0 MiB)", path);
-	ck_assert_str_eq(err, want);
+	ck_assert_str_eq(err.msg, want);
 	ck_assert_ptr_null(text);
 	close(fd);
 	big[3] = '{';
 	big[0] = big[1] = ' ';
 	big[2] = '\n';
 	path = piped(big, 150, &fd);
-	ck_assert_int_eq(input_read(path, "job file", 100, 150, &text, &len, err, sizeof err), 0);
+	ck_assert_int_eq(input_read(path, "job file", 100, 150, &text, &len, &err), 0);
 	ck_assert_uint_eq(len, 150);
 	free(text);
 	close(fd);
 	path = piped(big, 151, &fd);
-	ck_assert_int_eq(input_read(path, "result", 100, 150, &text, &len, err, sizeof err), -1);
+	ck_assert_int_eq(input_read(path, "result", 100, 150, &text, &len, &err), -1);
 	snprintf(want, sizeof want, "result '%s' is too large (over 0 MiB, a JSON result)", path);
-	ck_assert_str_eq(err, want);
+	ck_assert_str_eq(err.msg, want);
 	close(fd);
 }
 END_TEST
@@ -101,11 +102,11 @@ START_TEST(test_input_fifo)
 	ck_assert_int_eq(mkfifo(path, 0600), 0);
 	t0 = now_ns();
 	ck_assert_int_eq(input_read_wait(path, "job file", 100, 100, 300000000ull, &text, &len,
-	                                 err, sizeof err), -1);
+	                                 &err), -1);
 	ck_assert_uint_ge(now_ns() - t0, 300000000ull);
 	snprintf(want, sizeof want, "job file '%s': nothing to read for 0.3s; is anything "
 	         "writing to it?", path);
-	ck_assert_str_eq(err, want);
+	ck_assert_str_eq(err.msg, want);
 
 	pid = fork();
 	ck_assert_int_ge(pid, 0);
@@ -116,7 +117,7 @@ START_TEST(test_input_fifo)
 		_exit(fd < 0 || write(fd, "[job]\n", 6) != 6);
 	}
 	ck_assert_int_eq(input_read_wait(path, "job file", 100, 100, 30000000000ull, &text, &len,
-	                                 err, sizeof err), 0);
+	                                 &err), 0);
 	ck_assert_str_eq(text, "[job]\n");
 	free(text);
 	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
@@ -127,11 +128,11 @@ END_TEST
 
 START_TEST(test_input_errors)
 {
-	ck_assert_int_eq(input_read("/nonexistent/x", "job file", 100, 100, &text, &len, err,
-	                            sizeof err), -1);
-	ck_assert_str_eq(err, "cannot open job file '/nonexistent/x': No such file or directory");
-	ck_assert_int_eq(input_read("/", "result", 100, 100, &text, &len, err, sizeof err), -1);
-	ck_assert_str_eq(err, "cannot read result '/': Is a directory");
+	ck_assert_int_eq(input_read("/nonexistent/x", "job file", 100, 100, &text, &len, &err), -1);
+	ck_assert_str_eq(err.msg,
+	                 "cannot open job file '/nonexistent/x': No such file or directory");
+	ck_assert_int_eq(input_read("/", "result", 100, 100, &text, &len, &err), -1);
+	ck_assert_str_eq(err.msg, "cannot read result '/': Is a directory");
 }
 END_TEST
 

@@ -274,7 +274,8 @@ static void allowed(cpu_set_t *s)
 START_TEST(test_place_apply)
 {
 	unsigned char node0[OPT_CPU_MAX / 8] = {0};
-	char buf[256], kv[48], e[256];
+	char buf[256], kv[48];
+	struct err e;
 	struct err why;
 	cpu_set_t before, after;
 	int last = -1, n = 0;
@@ -301,7 +302,7 @@ START_TEST(test_place_apply)
 	snprintf(kv, sizeof kv, "affinity.worker_cpus=%d", last);
 	set(kv, 1);
 	set("affinity.worker_numa_node=0", 2);
-	ck_assert_msg(place_apply(&job, PLACE_WORKER, 0, e, sizeof e) == 0, "%s", e);
+	ck_assert_msg(place_apply(&job, PLACE_WORKER, 0, &e) == 0, "%s", e.msg);
 	allowed(&after);
 	for (int c = 0; c < CPU_SETSIZE; c++)
 		n += CPU_ISSET(c, &after);
@@ -335,11 +336,11 @@ END_TEST
 
 START_TEST(test_place_apply_bad_cpu)
 {
-	char e[256];
+	struct err e;
 
 	set("affinity.ps_cpus=1000", 1);
-	ck_assert_int_eq(place_apply(&job, PLACE_PS, 0, e, sizeof e), -EINVAL);
-	ck_assert_str_eq(e, "cannot run on CPUs '1000': Invalid argument");
+	ck_assert_int_eq(place_apply(&job, PLACE_PS, 0, &e), -EINVAL);
+	ck_assert_str_eq(e.msg, "cannot run on CPUs '1000': Invalid argument");
 }
 END_TEST
 
@@ -376,7 +377,8 @@ START_TEST(test_place_apply_local)
 {
 	cpu_set_t before, after;
 	int first = -1, last = -1;
-	char kv[64], e[256];
+	char kv[64];
+	struct err e;
 
 	allowed(&before);
 	for (int c = 0; c < CPU_SETSIZE; c++)
@@ -391,7 +393,7 @@ START_TEST(test_place_apply_local)
 	set(kv, 1);
 	for (int local = 0; local < 2; local++) {
 		int want = local ? last : first;
-		ck_assert_msg(place_apply(&job, PLACE_WORKER, local, e, sizeof e) == 0, "%s", e);
+		ck_assert_msg(place_apply(&job, PLACE_WORKER, local, &e) == 0, "%s", e.msg);
 		allowed(&after);
 		ck_assert_int_eq(CPU_COUNT(&after), 1);
 		ck_assert(CPU_ISSET(want, &after));

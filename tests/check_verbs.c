@@ -699,7 +699,8 @@ START_TEST(test_verbs_tensor_statuses)
 			ck_assert_int_eq(tensor_call(&v, echo, req, len, resp, cap, &got), TR_OK);
 			ck_assert_uint_eq(got, len);
 			ck_assert(memcmp(resp, req, len) == 0);
-			ck_assert_int_eq(codec_check(ce, resp, (size_t)got, 1, (char[128]){0}, 128), 0);
+			ck_assert_int_eq(codec_check(ce, resp, (size_t)got, 1, &(struct err){{0}}),
+			                 0);
 			ck_assert_int_eq(tensor_call(&v, ack, req, len, resp, cap, &got), TR_OK);
 			ck_assert_int_eq(codec_walk_ack(resp, (size_t)got, &bytes, &tensors), 0);
 			ck_assert_uint_eq(bytes, v.p.total);
@@ -1097,17 +1098,17 @@ START_TEST(test_verbs_err_bad_header_drops)
 	struct vsrv s;
 	struct vcli v;
 	struct run r;
-	char err[256];
+	struct err err;
 	int fd;
 	uint64_t until;
 
 	vt_srv_start(&s, NULL, 64u << 20);
 	/* a raw peer: its own QP, the hello, then a message with a bad magic */
 	vb_opts_default(&o);
-	ck_assert_int_eq(vdev_sim_ops.open(&oc, &d, &attr, err, sizeof err), 0);
-	ck_assert_int_eq(vb_ep_open(&e, &vdev_sim_ops, d, &attr, &o, NULL, 4, 128, 1, 0, 1, err,
-	                            sizeof err), 0);
-	e.gid = *vb_gid_pick(&attr, -1, NULL, err, sizeof err);
+	ck_assert_int_eq(vdev_sim_ops.open(&oc, &d, &attr, &err), 0);
+	ck_assert_int_eq(vb_ep_open(&e, &vdev_sim_ops, d, &attr, &o, NULL, 4, 128, 1, 0, 1, &err),
+	                 0);
+	e.gid = *vb_gid_pick(&attr, -1, NULL, &err);
 	fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 	{
 		struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
@@ -1186,11 +1187,11 @@ START_TEST(test_verbs_err_probe)
 {
 	struct err err = {{0}};
 	struct job j;
-	char why[256];
+	struct err why;
 	int n, rc;
 
 	ck_assert_int_eq(job_init(&j), 0);
-	n = vdev_ibv_ops.count(why, sizeof why);
+	n = vdev_ibv_ops.count(&why);
 	rc = tr_verbs_probe(&j, &err);
 	if (n == 0) {
 		ck_assert_int_eq(rc, -ENODEV);
@@ -1225,13 +1226,13 @@ static void pair_open(struct simpair *p, unsigned access1)
 {
 	const struct vdev_ops *o = &vdev_sim_ops;
 	struct vdev_open_cfg oc = {.port = 1};
-	char err[128];
+	struct err err;
 
 	memset(p, 0, sizeof *p);
 	for (int i = 0; i < 2; i++) {
 		struct vdev_qp_cap cap = {.send_depth = 8, .recv_depth = 8, .max_send_sge = 4,
 		                          .max_recv_sge = 2, .max_inline = 64};
-		ck_assert_int_eq(o->open(&oc, &p->d[i], &p->a[i], err, sizeof err), 0);
+		ck_assert_int_eq(o->open(&oc, &p->d[i], &p->a[i], &err), 0);
 		ck_assert_int_eq(o->cq_create(p->d[i], 64, NULL, &p->cq[i]), 0);
 		ck_assert_int_eq(o->qp_create(p->d[i], p->cq[i], p->cq[i], &cap, &p->qp[i], &p->qpn[i]),
 		                 0);
@@ -1242,11 +1243,11 @@ static void pair_open(struct simpair *p, unsigned access1)
 		                           VDEV_REMOTE_READ, &p->mr[i]), 0);
 	}
 	for (int i = 0; i < 2; i++) {
-		const struct vdev_gid *g = vb_gid_pick(&p->a[!i], -1, NULL, err, sizeof err);
+		const struct vdev_gid *g = vb_gid_pick(&p->a[!i], -1, NULL, &err);
 		struct vdev_peer peer = {.qpn = p->qpn[!i], .lid = p->a[!i].lid, .mtu = 4096,
 		                         .global = vb_global(&p->a[i], p->a[!i].lid),
-		                         .sgid_index = vb_gid_pick(&p->a[i], -1, NULL, err,
-		                                                   sizeof err)->index};
+		                         .sgid_index =
+		                                 vb_gid_pick(&p->a[i], -1, NULL, &err)->index};
 		memcpy(peer.gid, g->raw, 16);
 		ck_assert_int_eq(o->qp_connect(p->qp[i], &peer, 0), 0);
 	}
@@ -1396,9 +1397,9 @@ START_TEST(test_verbs_sim_event_wait)
 	struct vdev *d;
 	uint32_t qpn;
 	uint64_t t0;
-	char err[128];
+	struct err err;
 
-	ck_assert_int_eq(o->open(&oc, &d, &a, err, sizeof err), 0);
+	ck_assert_int_eq(o->open(&oc, &d, &a, &err), 0);
 	ck_assert_int_eq(o->chan_create(d, &ch), 0);
 	ck_assert_int_eq(o->cq_create(d, 16, ch, &cq), 0);
 	ck_assert_int_eq(o->qp_create(d, cq, cq, &cap, &qp, &qpn), 0);

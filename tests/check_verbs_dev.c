@@ -138,7 +138,7 @@ START_TEST(test_verbs_dev_gid_pick)
 	struct vdev_attr a = {.name = "mlx5_0", .link_layer = VDEV_LINK_ETH, .ngid = 4};
 	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x0a000205)};
 	const struct vdev_gid *g;
-	char why[256];
+	struct err why;
 
 	for (int i = 0; i < 4; i++) {
 		a.gid[i].index = i;
@@ -152,19 +152,19 @@ START_TEST(test_verbs_dev_gid_pick)
 			memcpy(a.gid[i].raw + 12, &sin.sin_addr, 4);
 		}
 	}
-	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, why, sizeof why)->index, 3);
+	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, &why)->index, 3);
 	sin.sin_addr.s_addr = htonl(0x0a000206); /* an address the table does not hold */
-	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, why, sizeof why)->index, 1);
-	ck_assert_int_eq(vb_gid_pick(&a, -1, NULL, why, sizeof why)->index, 1);
-	ck_assert_int_eq(vb_gid_pick(&a, 2, NULL, why, sizeof why)->index, 2);
-	ck_assert_ptr_null(vb_gid_pick(&a, 7, NULL, why, sizeof why));
-	ck_assert_msg(strstr(why, "GID index 7 of 'mlx5_0' is empty") && strstr(why, "RoCE v2"),
-	              "%s", why);
+	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, &why)->index, 1);
+	ck_assert_int_eq(vb_gid_pick(&a, -1, NULL, &why)->index, 1);
+	ck_assert_int_eq(vb_gid_pick(&a, 2, NULL, &why)->index, 2);
+	ck_assert_ptr_null(vb_gid_pick(&a, 7, NULL, &why));
+	ck_assert_msg(strstr(why.msg, "GID index 7 of 'mlx5_0' is empty") &&
+	              strstr(why.msg, "RoCE v2"), "%s", why.msg);
 	a.link_layer = VDEV_LINK_IB;
 	a.gid[0].type = a.gid[1].type = VDEV_GID_IB;
-	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, why, sizeof why)->index, 0);
+	ck_assert_int_eq(vb_gid_pick(&a, -1, (struct sockaddr *)&sin, &why)->index, 0);
 	a.ngid = 0;
-	g = vb_gid_pick(&a, -1, NULL, why, sizeof why);
+	g = vb_gid_pick(&a, -1, NULL, &why);
 	ck_assert_ptr_null(g);
 }
 END_TEST
@@ -215,7 +215,7 @@ START_TEST(test_verbs_dev_cq_flush_full)
 	struct vb_opts o;
 	struct vdev_sge sge;
 	struct vdev_wc wc[32];
-	char err[256];
+	struct err err;
 	uint32_t posted = 0;
 	int n, got = 0;
 
@@ -223,12 +223,12 @@ START_TEST(test_verbs_dev_cq_flush_full)
 	vb_opts_default(&o);
 	o.send_depth = 257; /* 257 entries of 256 bytes: a 128 KiB queue, 512 granted */
 	for (int i = 0; i < 2; i++) {
-		ck_assert_int_eq(vdev_sim_ops.open(&oc, &d[i], &attr[i], err, sizeof err), 0);
+		ck_assert_int_eq(vdev_sim_ops.open(&oc, &d[i], &attr[i], &err), 0);
 		if (i == 1)
 			vdev_sim_hold_recvs(1); /* the receiver never reposts in time */
 		ck_assert_msg(vb_ep_open(&e[i], &vdev_sim_ops, d[i], &attr[i], &o, NULL, 4, 128, 1, 0,
-		                         1, err, sizeof err) == 0, "%s", err);
-		e[i].gid = *vb_gid_pick(&attr[i], -1, NULL, err, sizeof err);
+		                         1, &err) == 0, "%s", err.msg);
+		e[i].gid = *vb_gid_pick(&attr[i], -1, NULL, &err);
 		memset(&h[i], 0, sizeof h[i]);
 		vb_ep_hello(&e[i], &attr[i], 4096, &h[i]);
 	}
@@ -495,12 +495,12 @@ START_TEST(test_verbs_dev_sim_enforces)
 	struct vdev_mr *bad;
 	struct vdev_qp *extra;
 	uint32_t xqpn;
-	char err[256];
+	struct err err;
 
 	for (int i = 0; i < 2; i++) {
 		struct vdev_qp_cap cap = {.send_depth = 8, .recv_depth = 8, .max_send_sge = 3,
 		                          .max_recv_sge = 1};
-		ck_assert_int_eq(o->open(&oc, &d[i], &a[i], err, sizeof err), 0);
+		ck_assert_int_eq(o->open(&oc, &d[i], &a[i], &err), 0);
 		ck_assert_int_eq(o->cq_create(d[i], 64, NULL, &cq[i]), 0);
 		ck_assert_int_eq(o->qp_create(d[i], cq[i], cq[i], &cap, &qp[i], &qpn[i]), 0);
 		ck_assert_uint_eq(cap.send_depth, 8);
@@ -512,11 +512,10 @@ START_TEST(test_verbs_dev_sim_enforces)
 	/* 4096 entries of 704 bytes: 65536 blocks, past max_qp_wr (32768) */
 	ck_assert_int_eq(o->qp_create(d[0], cq[0], cq[0], &big, &extra, &xqpn), -EINVAL);
 	for (int i = 0; i < 2; i++) { /* QP 1 expects PSN 100, QP 0 sends from 7 */
-		const struct vdev_gid *g = vb_gid_pick(&a[!i], -1, NULL, err, sizeof err);
+		const struct vdev_gid *g = vb_gid_pick(&a[!i], -1, NULL, &err);
 		struct vdev_peer peer = {.qpn = qpn[!i], .lid = a[!i].lid, .mtu = 4096,
 		                         .psn = i ? 100 : 0, .global = vb_global(&a[i], a[!i].lid),
-		                         .sgid_index = vb_gid_pick(&a[i], -1, NULL, err,
-		                                                   sizeof err)->index};
+		                         .sgid_index = vb_gid_pick(&a[i], -1, NULL, &err)->index};
 		memcpy(peer.gid, g->raw, 16);
 		ck_assert_int_eq(o->qp_connect(qp[i], &peer, i ? 0 : 7), 0);
 	}

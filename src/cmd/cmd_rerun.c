@@ -102,7 +102,7 @@ static int result_open(struct result *res, const char *path, struct err *err)
 	char *text;
 	size_t len;
 
-	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err->msg, sizeof err->msg) < 0)
+	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err) < 0)
 		return -1;
 	if (result_parse(res, path, text, len, err) < 0) {
 		free(text);

@@ -203,7 +203,7 @@ static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *contr
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(&t->job, PLACE_PS, t->local_rank, err.msg, sizeof err.msg) < 0) {
+	if (place_apply(&t->job, PLACE_PS, t->local_rank, &err) < 0) {
 		tfgb_error("serve: %s", err.msg);
 		return TFGB_EXIT_FAIL;
 	}

@@ -235,7 +235,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	if (config && !inherited) {
 		size_t max = result ? JSONR_MAX_LEN : JOB_TEXT_MAX;
 		if (input_read(config, result ? "result" : "job file", max, JSONR_MAX_LEN,
-		               &t->job_text, &t->job_len, err.msg, sizeof err.msg) < 0)
+		               &t->job_text, &t->job_len, &err) < 0)
 			goto bad;
 		result = result || rerun_is_result(t->job_text);
 	}

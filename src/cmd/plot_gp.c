@@ -314,16 +314,17 @@ static int memfile(const char *name, const char *data, size_t len)
 	return fd;
 }
 
-/* gnuplot's messages, one line: newlines as "; ", cut to errlen. */
-static void read_messages(int fd, char *err, size_t errlen)
+/* gnuplot's messages, one line in err: newlines as spaces, cut to fit. */
+static void read_messages(int fd, struct err *err)
 {
-	ssize_t n = pread(fd, err, errlen - 1, 0);
+	char *m = err->msg;
+	ssize_t n = pread(fd, m, sizeof err->msg - 1, 0);
 	size_t len = n > 0 ? (size_t)n : 0;
 
-	while (len && strchr("\n\r ", err[len - 1]))
+	while (len && strchr("\n\r ", m[len - 1]))
 		len--;
-	err[len] = 0;
-	for (char *p = err; *p; p++)
+	m[len] = 0;
+	for (char *p = m; *p; p++)
 		if (*p == '\n' || *p == '\r' || *p == '\t')
 			*p = ' ';
 }
@@ -371,7 +372,7 @@ int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err)
 	if (e != 0)
 		goto out;
 	status = wait_deadline(pid, timeout_s);
-	read_messages(msg, err->msg, sizeof err->msg);
+	read_messages(msg, err);
 	rc = -2;
 	if (status == -1)
 		err_set(err, "it did not finish in %d s (killed)", timeout_s);

@@ -464,7 +464,7 @@ int plot_read(struct plot_set *s, const char *path, int file, struct err *err)
 	size_t len;
 	int rc;
 
-	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err->msg, sizeof err->msg) < 0)
+	if (input_read(path, "result", JSONR_MAX_LEN, JSONR_MAX_LEN, &text, &len, err) < 0)
 		return -1;
 	if (strlen(text) != len) {
 		err_set(err, "'%s' is not a tfgb result: it holds a NUL byte", path);

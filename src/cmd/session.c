@@ -41,7 +41,7 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (place_apply(j, PLACE_WORKER, t->local_rank, err.msg, sizeof err.msg) < 0) {
+	if (place_apply(j, PLACE_WORKER, t->local_rank, &err) < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, index, err.msg);
 		return TFGB_EXIT_FAIL;
 	}
@@ -117,8 +117,7 @@ static int lease_and_probe(struct tfgb *t, const struct opt_hostport *a,
 		tfgb_error("%s: out of memory", t->cmd);
 		return -1;
 	}
-	rc = lease_take(a->port, now_ns() + t->job.timeout_ns, &tfgb_stop, c->lease, err.msg,
-	                sizeof err.msg);
+	rc = lease_take(a->port, now_ns() + t->job.timeout_ns, &tfgb_stop, c->lease, &err);
 	if (rc == -EAGAIN) {
 		tfgb_error("%s: PS %d (%s:%u): %s", t->cmd, c->index, a->host, a->port, err.msg);
 		return -1;

@@ -54,10 +54,9 @@ int cluster_host_is_local(const char *host)
 int cluster_tcp_probe(const struct opt_hostport *addr, int timeout_ms)
 {
 	struct addrinfo *res;
-	char why[128];
 	int fd;
 
-	if (net_resolve(addr->host, addr->port, 0, &res, why, sizeof why) < 0)
+	if (net_resolve(addr->host, addr->port, 0, &res, NULL) < 0)
 		return 0;
 	fd = net_connect_any(res, now_ns() + (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 1000000);
 	freeaddrinfo(res);

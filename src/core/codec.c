@@ -680,7 +680,7 @@ static void shown_name(const unsigned char *s, size_t len, char *buf, size_t cap
 }
 
 static int check_tensor(const struct codec *c, size_t i, const struct codec_view *v, int verify,
-                        char *why, size_t wl)
+                        struct err *err)
 {
 	const struct payload_buf *b = &c->p->buf[i];
 	size_t name_len = strlen(c->names[i]);
@@ -688,67 +688,66 @@ static int check_tensor(const struct codec *c, size_t i, const struct codec_view
 
 	if (v->name_len != name_len || memcmp(v->name, c->names[i], name_len)) {
 		shown_name(v->name, v->name_len, shown, sizeof shown);
-		snprintf(why, wl, "tensor %zu is named '%s', expected '%s'", i, shown, c->names[i]);
+		err_set(err, "tensor %zu is named '%s', expected '%s'", i, shown, c->names[i]);
 		return -EBADMSG;
 	}
 	if (v->dtype != c->dtype) {
-		snprintf(why, wl, "tensor %zu has dtype %d, expected %d", i, (int)v->dtype,
-		         (int)c->dtype);
+		err_set(err, "tensor %zu has dtype %d, expected %d", i, (int)v->dtype,
+		        (int)c->dtype);
 		return -EBADMSG;
 	}
 	if (v->nshape != 1 || (uint64_t)v->shape[0] != b->len / c->el) {
 		if (v->nshape == 1)
-			snprintf(why, wl, "tensor %zu has shape [%lld], expected [%llu]", i,
-			         (long long)v->shape[0], (unsigned long long)(b->len / c->el));
+			err_set(err, "tensor %zu has shape [%lld], expected [%llu]", i,
+			        (long long)v->shape[0], (unsigned long long)(b->len / c->el));
 		else
-			snprintf(why, wl, "tensor %zu has %zu dimensions, expected 1", i, v->nshape);
+			err_set(err, "tensor %zu has %zu dimensions, expected 1", i, v->nshape);
 		return -EBADMSG;
 	}
 	if (v->content_len != b->len) {
-		snprintf(why, wl, "tensor %zu has %zu content bytes, expected %llu", i, v->content_len,
-		         (unsigned long long)b->len);
+		err_set(err, "tensor %zu has %zu content bytes, expected %llu", i, v->content_len,
+		        (unsigned long long)b->len);
 		return -EBADMSG;
 	}
 	if (verify && b->len) {
 		int64_t at = payload_compare(c->p, b->off, v->content, v->content_len);
 		if (at >= 0) {
-			snprintf(why, wl, "tensor %zu differs from the payload at byte %llu of the tensor",
-			         i, (unsigned long long)((uint64_t)at - b->off));
+			err_set(err, "tensor %zu differs from the payload at byte %llu of the "
+			        "tensor", i, (unsigned long long)((uint64_t)at - b->off));
 			return -EBADMSG;
 		}
 	}
 	return 0;
 }
 
-static int check_count(const struct codec *c, size_t got, char *why, size_t wl)
+static int check_count(const struct codec *c, size_t got, struct err *err)
 {
 	if (got == c->n)
 		return 0;
-	snprintf(why, wl, "bundle has %zu tensors, expected %zu", got, c->n);
+	err_set(err, "bundle has %zu tensors, expected %zu", got, c->n);
 	return -EBADMSG;
 }
 
-static int check_ack(const struct codec *c, uint64_t bytes, uint32_t tensors, char *why,
-                     size_t wl)
+static int check_ack(const struct codec *c, uint64_t bytes, uint32_t tensors, struct err *err)
 {
 	if (bytes == c->p->total && tensors == c->n)
 		return 0;
-	snprintf(why, wl, "BundleAck counts %llu bytes in %u tensors, expected %llu in %zu",
-	         (unsigned long long)bytes, tensors, (unsigned long long)c->p->total, c->n);
+	err_set(err, "BundleAck counts %llu bytes in %u tensors, expected %llu in %zu",
+	        (unsigned long long)bytes, tensors, (unsigned long long)c->p->total, c->n);
 	return -EBADMSG;
 }
 
-static int unpack_failed(const struct codec *c, const char *what, char *why, size_t wl)
+static int unpack_failed(const struct codec *c, const char *what, struct err *err)
 {
 	if (c->arena.exhausted)
-		snprintf(why, wl, "needs more than the %zu-byte decode arena", c->arena.cap);
+		err_set(err, "needs more than the %zu-byte decode arena", c->arena.cap);
 	else
-		snprintf(why, wl, "does not parse as a tfgb.v1.%s", what);
+		err_set(err, "does not parse as a tfgb.v1.%s", what);
 	return -EBADMSG;
 }
 
 static int check_serialized(struct codec *c, const void *reply, size_t len, int verify,
-                            char *why, size_t wl)
+                            struct err *err)
 {
 	static const uint8_t empty[1];
 	const uint8_t *data = len ? reply : empty;
@@ -758,13 +757,13 @@ static int check_serialized(struct codec *c, const void *reply, size_t len, int 
 	if (c->method == TR_ACK_TENSOR) {
 		Tfgb__V1__BundleAck *a = tfgb__v1__bundle_ack__unpack(&c->arena.pa, len, data);
 		if (!a)
-			return unpack_failed(c, "BundleAck", why, wl);
-		return check_ack(c, a->bytes, a->tensors, why, wl);
+			return unpack_failed(c, "BundleAck", err);
+		return check_ack(c, a->bytes, a->tensors, err);
 	}
 	Tfgb__V1__TensorBundle *b = tfgb__v1__tensor_bundle__unpack(&c->arena.pa, len, data);
 	if (!b)
-		return unpack_failed(c, "TensorBundle", why, wl);
-	if ((rc = check_count(c, b->n_tensors, why, wl)) < 0)
+		return unpack_failed(c, "TensorBundle", err);
+	if ((rc = check_count(c, b->n_tensors, err)) < 0)
 		return rc;
 	for (size_t i = 0; i < c->n; i++) {
 		const Tfgb__V1__Tensor *t = b->tensors[i];
@@ -775,14 +774,14 @@ static int check_serialized(struct codec *c, const void *reply, size_t len, int 
 		};
 		if (t->n_shape)
 			v.shape[0] = t->shape[0];
-		if ((rc = check_tensor(c, i, &v, verify, why, wl)) < 0)
+		if ((rc = check_tensor(c, i, &v, verify, err)) < 0)
 			return rc;
 	}
 	return 0;
 }
 
 static int check_tensorflow(struct codec *c, const void *reply, size_t len, int verify,
-                            char *why, size_t wl)
+                            struct err *err)
 {
 	long n;
 	int rc;
@@ -791,29 +790,28 @@ static int check_tensorflow(struct codec *c, const void *reply, size_t len, int 
 		uint64_t bytes;
 		uint32_t tensors;
 		if (codec_walk_ack(reply, len, &bytes, &tensors) < 0) {
-			snprintf(why, wl, "does not parse as a tfgb.v1.BundleAck");
+			err_set(err, "does not parse as a tfgb.v1.BundleAck");
 			return -EBADMSG;
 		}
-		return check_ack(c, bytes, tensors, why, wl);
+		return check_ack(c, bytes, tensors, err);
 	}
 	if ((n = codec_walk_bundle(reply, len, c->views, c->n)) < 0) {
-		snprintf(why, wl, "does not parse as a tfgb.v1.TensorBundle");
+		err_set(err, "does not parse as a tfgb.v1.TensorBundle");
 		return -EBADMSG;
 	}
-	if ((rc = check_count(c, (size_t)n, why, wl)) < 0)
+	if ((rc = check_count(c, (size_t)n, err)) < 0)
 		return rc;
 	for (size_t i = 0; i < c->n; i++)
-		if ((rc = check_tensor(c, i, &c->views[i], verify, why, wl)) < 0)
+		if ((rc = check_tensor(c, i, &c->views[i], verify, err)) < 0)
 			return rc;
 	return 0;
 }
 
-int codec_check(struct codec *c, const void *reply, size_t len, int verify, char *why,
-                size_t whylen)
+int codec_check(struct codec *c, const void *reply, size_t len, int verify, struct err *err)
 {
 	if (c->mode == MODE_SERIALIZED)
-		return check_serialized(c, reply, len, verify, why, whylen);
-	return check_tensorflow(c, reply, len, verify, why, whylen);
+		return check_serialized(c, reply, len, verify, err);
+	return check_tensorflow(c, reply, len, verify, err);
 }
 
 /* ---- the server's side --------------------------------------------------- */

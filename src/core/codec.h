@@ -39,6 +39,7 @@
 
 #include <protobuf-c/protobuf-c.h>
 
+#include "err.h"
 #include "payload.h"
 
 /* ---- arena: protobuf-c's allocator over one block -------------------- */
@@ -133,10 +134,9 @@ void codec_encode(struct codec *c, unsigned char *slot, struct iovec *slot_iov,
  * and with verify != 0 every content byte; AckTensor: BundleAck.bytes =
  * the payload's bytes and .tensors = its iovecs.  Serialized mode unpacks
  * with protobuf-c into the codec's arena, tensorflow mode walks the reply
- * in place.  Returns 0, or -EBADMSG with one line in why (no allocation
+ * in place.  Returns 0, or -EBADMSG with one line in err (no allocation
  * either way). */
-int codec_check(struct codec *c, const void *reply, size_t len, int verify, char *why,
-                size_t whylen);
+int codec_check(struct codec *c, const void *reply, size_t len, int verify, struct err *err);
 
 /* ---- the server's side ----------------------------------------------- */
 

@@ -121,16 +121,15 @@ int engine_check(struct run *r, struct slot *s)
 		return -1;
 	}
 	if (r->codec) {
-		char why[256];
+		struct err why;
 		if (c->resp_len > c->resp_cap) {
 			engine_fail(r, s->conn, "%s reply has %llu bytes, more than the %llu expected",
 			     tr_method_name(c->method), (unsigned long long)c->resp_len,
 			     (unsigned long long)c->resp_cap);
 			return -1;
 		}
-		if (codec_check(r->codec, s->reply, (size_t)c->resp_len, s->verify, why,
-		                sizeof why) < 0) {
-			engine_fail(r, s->conn, "%s reply: %s", tr_method_name(c->method), why);
+		if (codec_check(r->codec, s->reply, (size_t)c->resp_len, s->verify, &why) < 0) {
+			engine_fail(r, s->conn, "%s reply: %s", tr_method_name(c->method), why.msg);
 			return -1;
 		}
 		return 0;

@@ -5,12 +5,17 @@
 #include <stdio.h>
 #include <string.h>
 
+void err_vset(struct err *e, const char *fmt, va_list ap)
+{
+	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+}
+
 void err_set(struct err *e, const char *fmt, ...)
 {
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+	err_vset(e, fmt, ap);
 	va_end(ap);
 }
 

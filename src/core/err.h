@@ -16,6 +16,8 @@
 #ifndef TFGB_ERR_H
 #define TFGB_ERR_H
 
+#include <stdarg.h>
+
 #define ERR_MAX 1024
 
 struct err {
@@ -24,6 +26,8 @@ struct err {
 
 /* Sets e's message from a printf format (cut to ERR_MAX - 1 bytes). */
 void err_set(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* The same, from a va_list (a function of printf's shape passing its own). */
+void err_vset(struct err *e, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 /* Puts a printf-formatted context before e's message: with fmt "%s: " and
  * "verbs", "no device" becomes "verbs: no device". */
 void err_prefix(struct err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -35,7 +35,7 @@ static int wait_readable(int fd, uint64_t wait_ns)
 }
 
 int input_read_wait(const char *path, const char *what, size_t max, size_t json_max,
-                    uint64_t wait_ns, char **text, size_t *len, char *err, size_t errlen)
+                    uint64_t wait_ns, char **text, size_t *len, struct err *err)
 {
 	int stdin_ = !strcmp(path, "-");
 	int fd = stdin_ ? 0 : open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -51,19 +51,19 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 	shown_name(path, name, sizeof name);
 	/* O_NONBLOCK: opening a FIFO blocks until a writer comes, with no deadline */
 	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s %s: %s", what, name, strerror(errno));
+		err_set(err, "cannot open %s %s: %s", what, name, strerror(errno));
 		return -1;
 	}
 	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "cannot read %s %s: %s", what, name, strerror(errno));
+		err_set(err, "cannot read %s %s: %s", what, name, strerror(errno));
 		goto close_fd;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "cannot read %s %s: %s", what, name, strerror(EISDIR));
+		err_set(err, "cannot read %s %s: %s", what, name, strerror(EISDIR));
 		goto close_fd;
 	}
 	if (isatty(fd)) {
-		snprintf(err, errlen, "%s %s is a terminal; give a file, or pipe one in", what, name);
+		err_set(err, "%s %s is a terminal; give a file, or pipe one in", what, name);
 		goto close_fd;
 	}
 	/* a pipe, FIFO, socket or device: every read waits with a deadline.  A
@@ -79,7 +79,7 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 			if (want > lim + 2)
 				want = lim + 2; /* one byte over the limit tells "too large" */
 			if (!(more = realloc(buf, want))) {
-				snprintf(err, errlen, "%s %s: out of memory reading it", what, name);
+				err_set(err, "%s %s: out of memory reading it", what, name);
 				goto free_buf;
 			}
 			buf = more;
@@ -88,8 +88,8 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 		if (streamed) {
 			int w = wait_readable(fd, wait_ns);
 			if (w == 0) {
-				snprintf(err, errlen, "%s %s: nothing to read for %gs; is anything "
-				         "writing to it?", what, name, (double)wait_ns / 1e9);
+				err_set(err, "%s %s: nothing to read for %gs; is anything "
+				        "writing to it?", what, name, (double)wait_ns / 1e9);
 				goto free_buf;
 			}
 			if (w < 0)
@@ -108,15 +108,15 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 		if (blank < n)
 			lim = buf[blank] == '{' ? json_max : max;
 		if (n > lim) {
-			snprintf(err, errlen, "%s %s is too large (over %zu MiB%s)", what, name,
-			         lim >> 20, lim == json_max && lim != max ? ", a JSON result" : "");
+			err_set(err, "%s %s is too large (over %zu MiB%s)", what, name,
+			        lim >> 20, lim == json_max && lim != max ? ", a JSON result" : "");
 			goto free_buf;
 		}
 	}
 	if (!stdin_)
 		close(fd);
 	if (!buf && !(buf = malloc(1))) {
-		snprintf(err, errlen, "%s %s: out of memory reading it", what, name);
+		err_set(err, "%s %s: out of memory reading it", what, name);
 		return -1;
 	}
 	buf[n] = 0;
@@ -124,7 +124,7 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 	*len = n;
 	return 0;
 read_error:
-	snprintf(err, errlen, "cannot read %s %s: %s", what, name, strerror(errno));
+	err_set(err, "cannot read %s %s: %s", what, name, strerror(errno));
 free_buf:
 	free(buf);
 close_fd:
@@ -134,7 +134,7 @@ close_fd:
 }
 
 int input_read(const char *path, const char *what, size_t max, size_t json_max, char **text,
-               size_t *len, char *err, size_t errlen)
+               size_t *len, struct err *err)
 {
-	return input_read_wait(path, what, max, json_max, INPUT_WAIT_NS, text, len, err, errlen);
+	return input_read_wait(path, what, max, json_max, INPUT_WAIT_NS, text, len, err);
 }

@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 /* How long a pipe, FIFO or device may stay silent (no byte, no end of file)
  * before the read is given up: a FIFO nobody writes to ends with an error
  * naming the file instead of a hang. */
@@ -26,10 +28,10 @@
  * benchmark can wait for).  `what` names the kind of file in messages
  * ("job file", "result").  0, or -1 with one line in err naming the file. */
 int input_read(const char *path, const char *what, size_t max, size_t json_max, char **text,
-               size_t *len, char *err, size_t errlen);
+               size_t *len, struct err *err);
 
 /* The same, with the silence allowed given (tests use a short one). */
 int input_read_wait(const char *path, const char *what, size_t max, size_t json_max,
-                    uint64_t wait_ns, char **text, size_t *len, char *err, size_t errlen);
+                    uint64_t wait_ns, char **text, size_t *len, struct err *err);
 
 #endif

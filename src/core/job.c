@@ -698,8 +698,7 @@ int job_load_file(struct job *j, const char *path, struct err *err)
 	size_t len;
 	int rc;
 
-	if (input_read(path, "job file", JOB_TEXT_MAX, JOB_TEXT_MAX, &text, &len, err->msg,
-	               sizeof err->msg) < 0)
+	if (input_read(path, "job file", JOB_TEXT_MAX, JOB_TEXT_MAX, &text, &len, err) < 0)
 		return -1;
 	rc = job_load_text(j, path, text, len, err);
 	free(text);

@@ -75,7 +75,7 @@ static void unlink_both(const char *lease_path)
 }
 
 int lease_take(uint16_t port, uint64_t deadline_ns, volatile sig_atomic_t *stop,
-               struct lease *l, char *err, size_t errlen)
+               struct lease *l, struct err *err)
 {
 	char start[sizeof l->path];
 	int rc;
@@ -102,8 +102,8 @@ int lease_take(uint16_t port, uint64_t deadline_ns, volatile sig_atomic_t *stop,
 	}
 	if (rc < 0 || (rc = lock_until(l->lease_fd, LOCK_SH, deadline_ns, stop)) < 0) {
 		if (rc == -EAGAIN)
-			snprintf(err, errlen, "another run on port %u held %s for the whole "
-			         "job.timeout (it was starting or stopping its server there)", port, start);
+			err_set(err, "another run on port %u held %s for the whole job.timeout "
+			        "(it was starting or stopping its server there)", port, start);
 		lease_close(l);
 		return rc;
 	}

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 #define LEASE_POLL_MS 100 /* how often a leased server looks at its lease */
 
 struct lease {
@@ -37,7 +39,7 @@ struct lease {
  * the turn did not come in time; another -errno when the lock files cannot
  * be had (the caller goes on without a lease, as before leases). */
 int lease_take(uint16_t port, uint64_t deadline_ns, volatile sig_atomic_t *stop,
-               struct lease *l, char *err, size_t errlen);
+               struct lease *l, struct err *err);
 
 /* The run has found or started its server: other runs may look now. */
 void lease_looked(struct lease *l);

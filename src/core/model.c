@@ -30,14 +30,14 @@ static int fail(struct err *err, const char *file, int line, const char *fmt, ..
 static int fail(struct err *err, const char *file, int line, const char *fmt, ...)
 {
 	va_list ap;
-	int n = line > 0 ? snprintf(err->msg, sizeof err->msg, "%s:%d: ", file, line)
-	                 : snprintf(err->msg, sizeof err->msg, "%s: ", file);
 
-	if (n < 0 || (size_t)n >= sizeof err->msg)
-		n = 0;
 	va_start(ap, fmt);
-	vsnprintf(err->msg + n, sizeof err->msg - (size_t)n, fmt, ap);
+	err_vset(err, fmt, ap);
 	va_end(ap);
+	if (line > 0)
+		err_prefix(err, "%s:%d: ", file, line);
+	else
+		err_prefix(err, "%s: ", file);
 	return -1;
 }
 

@@ -13,7 +13,7 @@
 #include "util.h"
 
 int net_resolve(const char *host, unsigned port, int passive, struct addrinfo **res,
-                char *why, size_t whylen)
+                struct err *err)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 	                         .ai_protocol = IPPROTO_TCP, .ai_flags = passive ? AI_PASSIVE : 0};
@@ -24,7 +24,8 @@ int net_resolve(const char *host, unsigned port, int passive, struct addrinfo **
 	*res = NULL;
 	if ((rc = getaddrinfo(host, ps, &hints, res)) == 0)
 		return 0;
-	snprintf(why, whylen, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+	if (err)
+		err_set(err, "%s", rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 	return -1;
 }
 

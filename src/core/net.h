@@ -7,13 +7,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "err.h"
+
 struct addrinfo;
 
 /* The TCP addresses host:port resolves to, any family; passive: for
  * bind(2) (AI_PASSIVE).  0 with *res to free with freeaddrinfo(3), or -1
- * with why holding getaddrinfo's reason (errno's text for EAI_SYSTEM). */
+ * with err (when not NULL) holding getaddrinfo's reason (errno's text for
+ * EAI_SYSTEM). */
 int net_resolve(const char *host, unsigned port, int passive, struct addrinfo **res,
-                char *why, size_t whylen);
+                struct err *err);
 
 /* Waits until fd has one of events (poll(2)'s) or deadline_ns (now_ns
  * clock) comes: 0, -ETIMEDOUT, or -errno (poll's, EINTR aside). */

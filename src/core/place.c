@@ -98,7 +98,7 @@ static void node_mask(long node, unsigned long *nodes)
 
 /* The process's memory policy: MPOL_BIND to the node, so that every page it
  * touches from now on (the transport's buffers too) comes from there. */
-static int bind_memory(long node, char *err, size_t len)
+static int bind_memory(long node, struct err *err)
 {
 	unsigned long nodes[MASK_BYTES / sizeof(unsigned long)] = {0};
 
@@ -108,7 +108,7 @@ static int bind_memory(long node, char *err, size_t len)
 	/* maxnode counts one past the last bit, as libnuma passes it */
 	if (set_mempolicy(MPOL_BIND, nodes, 8 * sizeof nodes + 1) < 0) {
 		int e = errno;
-		snprintf(err, len, "cannot bind memory to NUMA node %ld: %s", node, strerror(e));
+		err_set(err, "cannot bind memory to NUMA node %ld: %s", node, strerror(e));
 		return -e;
 	}
 	bound_node = (int)node;
@@ -134,9 +134,9 @@ static int kernel_numa(void)
 	return 0;
 }
 
-static int bind_memory(long node, char *err, size_t len)
+static int bind_memory(long node, struct err *err)
 {
-	snprintf(err, len, "cannot bind memory to NUMA node %ld: built without NUMA support", node);
+	err_set(err, "cannot bind memory to NUMA node %ld: built without NUMA support", node);
 	return -ENOTSUP;
 }
 
@@ -267,7 +267,7 @@ int place_check_local(const struct job *j, enum place_role role, int local, cons
 	                   "or one for every rank", n, local, source, local + 1);
 }
 
-int place_apply(const struct job *j, enum place_role role, int local, char *err, size_t len)
+int place_apply(const struct job *j, enum place_role role, int local, struct err *err)
 {
 	unsigned char mask[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
 	int k = role_index(role), have = 0;
@@ -281,7 +281,7 @@ int place_apply(const struct job *j, enum place_role role, int local, char *err,
 		opt_cpusets_pick(list_all, 0, cpus, sizeof cpus); /* one set for every rank */
 	if (*cpus) {
 		if (opt_parse_cpulist(cpus, mask, &why) < 0) {
-			snprintf(err, len, "CPU list '%s': %s", cpus, why.msg);
+			err_set(err, "CPU list '%s': %s", cpus, why.msg);
 			return -EINVAL;
 		}
 		have = 1;
@@ -300,11 +300,11 @@ int place_apply(const struct job *j, enum place_role role, int local, char *err,
 		if (sched_setaffinity(0, sizeof set, &set) < 0) {
 			int e = errno;
 			mask_format(mask, list, sizeof list);
-			snprintf(err, len, "cannot run on CPUs '%s'%s: %s", list, onnode, strerror(e));
+			err_set(err, "cannot run on CPUs '%s'%s: %s", list, onnode, strerror(e));
 			return -e;
 		}
 	}
-	return node >= 0 ? bind_memory((long)node, err, len) : 0;
+	return node >= 0 ? bind_memory((long)node, err) : 0;
 }
 
 /* get_mempolicy(2) through its system call, so that a NUMA=0 build still

@@ -56,7 +56,7 @@ int place_check_local(const struct job *j, enum place_role role, int local, cons
  * CPUs, then its memory policy.  Call it before the role's memory is allocated: pages touched
  * after it come from the node.  Returns 0, or -errno with err saying why
  * (a CPU or node this process may not use). */
-int place_apply(const struct job *j, enum place_role role, int local, char *err, size_t len);
+int place_apply(const struct job *j, enum place_role role, int local, struct err *err);
 
 /* Binds len bytes at mem (page-aligned, not yet touched) to the node this
  * process was bound to by place_apply; nothing when it was not.  Returns 0

@@ -17,26 +17,26 @@ void tls_free(struct job_tls *t)
 	t->cert = t->key = t->ca = NULL;
 }
 
-/* 1 when fd is a regular file, else 0 with why in buf. */
-static int regular(int fd, char *why, size_t len)
+/* 1 when fd is a regular file, else 0 with why set. */
+static int regular(int fd, struct err *why)
 {
 	struct stat st;
 
 	if (fstat(fd, &st) < 0)
-		snprintf(why, len, "cannot read it: %s", strerror(errno));
+		err_set(why, "cannot read it: %s", strerror(errno));
 	else if (S_ISDIR(st.st_mode))
-		snprintf(why, len, "cannot read it: %s", strerror(EISDIR));
+		err_set(why, "cannot read it: %s", strerror(EISDIR));
 	else if (!S_ISREG(st.st_mode))
-		snprintf(why, len, "cannot read it: not a regular file");
+		err_set(why, "cannot read it: not a regular file");
 	else
 		return 1;
 	return 0;
 }
 
-/* Reads a whole PEM file into *out (NUL-terminated).  0, or -1 with why in
- * buf (the message around it names the path).  Only a regular file: a FIFO
+/* Reads a whole PEM file into *out (NUL-terminated).  0, or -1 with why
+ * set (the message around it names the path).  Only a regular file: a FIFO
  * or a device could block the job check or never end. */
-static int read_pem(const char *path, char **out, char *why, size_t len)
+static int read_pem(const char *path, char **out, struct err *why)
 {
 	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	char *text = NULL;
@@ -44,15 +44,15 @@ static int read_pem(const char *path, char **out, char *why, size_t len)
 	size_t n;
 
 	if (fd < 0) {
-		snprintf(why, len, "cannot open it: %s", strerror(errno));
+		err_set(why, "cannot open it: %s", strerror(errno));
 		return -1;
 	}
-	if (!regular(fd, why, len)) {
+	if (!regular(fd, why)) {
 		close(fd);
 		return -1;
 	}
 	if (!(f = fdopen(fd, "r")) || !(text = malloc(TLS_PEM_MAX + 1))) {
-		snprintf(why, len, "out of memory reading it");
+		err_set(why, "out of memory reading it");
 		if (f)
 			fclose(f);
 		else
@@ -61,9 +61,9 @@ static int read_pem(const char *path, char **out, char *why, size_t len)
 	}
 	n = fread(text, 1, TLS_PEM_MAX + 1, f);
 	if (ferror(f)) {
-		snprintf(why, len, "cannot read it: %s", strerror(errno));
+		err_set(why, "cannot read it: %s", strerror(errno));
 	} else if (n > TLS_PEM_MAX) {
-		snprintf(why, len, "the file is over 1MiB; is it a PEM file?");
+		err_set(why, "the file is over 1MiB; is it a PEM file?");
 	} else {
 		char *fit = realloc(text, n + 1); /* kept for the whole run */
 		fclose(f);
@@ -96,12 +96,12 @@ static int has_block(const char *text, const char *label)
 static int load(struct job *j, const char *name, const char *path, const char *label,
                 char **out, struct err *err)
 {
-	char why[ERR_MAX / 2];
+	struct err why;
 
 	if (!*path)
 		return 0;
-	if (read_pem(path, out, why, sizeof why) < 0)
-		return job_key_err(j, err, "server", name, "%s", why);
+	if (read_pem(path, out, &why) < 0)
+		return job_key_err(j, err, "server", name, "%s", why.msg);
 	if (strlen(*out) == 0 || !has_block(*out, label))
 		return job_key_err(j, err, "server", name, "the file holds no PEM %s "
 		                   "(-----BEGIN %s-----)", label, label);

@@ -92,15 +92,15 @@ void peer_describe(const unsigned char *b, size_t n, char *out, size_t len)
 	snprintf(out, len, "it is not a tfgb server (its reply starts with %s, '%s')", hex, line);
 }
 
-int peer_resolve(const char *host, char *err, size_t errlen)
+int peer_resolve(const char *host, struct err *err)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
 	struct addrinfo *res;
 	int rc = getaddrinfo(host, NULL, &hints, &res);
 
 	if (rc != 0) {
-		snprintf(err, errlen, "cannot resolve '%s': %s", host,
-		         rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		err_set(err, "cannot resolve '%s': %s", host,
+		        rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
 		return -EHOSTUNREACH;
 	}
 	freeaddrinfo(res);
@@ -154,10 +154,9 @@ int peer_sniff(const struct opt_hostport *addr, const void *hello, size_t len,
 	struct addrinfo *res;
 	uint64_t deadline = now_ns() + (uint64_t)timeout_ms * 1000000;
 	size_t got = 0;
-	char why[128];
 	int fd;
 
-	if (net_resolve(addr->host, addr->port, 0, &res, why, sizeof why) < 0)
+	if (net_resolve(addr->host, addr->port, 0, &res, NULL) < 0)
 		return -EHOSTUNREACH;
 	fd = net_connect_any(res, deadline);
 	freeaddrinfo(res);

@@ -58,7 +58,7 @@ int peer_identify(const struct opt_hostport *addr, const void *hello, size_t len
 
 /* Resolves host (getaddrinfo, TCP) to see that it names an address:
  * 0, or -EHOSTUNREACH with "cannot resolve 'host': <gai_strerror>" in err. */
-int peer_resolve(const char *host, char *err, size_t errlen);
+int peer_resolve(const char *host, struct err *err);
 
 /* Why bind() of port failed with errno e, for "cannot listen on 'addr':
  * ..." messages: for EACCES "permission denied: port 80 needs privileges

@@ -88,7 +88,7 @@ static void write_seeds(const char *dir)
 		const struct iovec *iov;
 		const unsigned char *rb;
 		size_t len = 0, rlen;
-		char why[256];
+		struct err why;
 		int n;
 
 		codec_encode(codec[i], slot, &siov, &iov, &n);
@@ -107,7 +107,7 @@ static void write_seeds(const char *dir)
 		/* the worker's expected reply: an EchoTensor's is its request */
 		rb = i & 1 ? out.p : flat;
 		rlen = i & 1 ? out.len : len;
-		CHECK(codec_check(codec[i], rb, rlen, 1, why, sizeof why) == 0);
+		CHECK(codec_check(codec[i], rb, rlen, 1, &why) == 0);
 		snprintf(name, sizeof name, "reply_%s", names[i]);
 		seed_file(dir, name, 0x80 | (2 + i), rb, rlen);
 		free(flat);
@@ -241,7 +241,7 @@ static void serve_tf(int method, unsigned char *b, size_t len, size_t step)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned char *b;
-	char why[256];
+	struct err why;
 	size_t len;
 	int sel, rc;
 
@@ -258,9 +258,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		serve_tf(sel == 7 ? TR_ACK_TENSOR_ZC : TR_ECHO_TENSOR_ZC, b, len,
 		         (size_t)(data[0] & 0x7f) / 8);
 	} else {
-		why[0] = 0;
-		rc = codec_check(codec[sel - 2], b, len, data[0] >> 7, why, sizeof why);
-		CHECK(rc == 0 || (rc == -EBADMSG && why[0] && strlen(why) < sizeof why));
+		why.msg[0] = 0;
+		rc = codec_check(codec[sel - 2], b, len, data[0] >> 7, &why);
+		CHECK(rc == 0 ||
+		      (rc == -EBADMSG && why.msg[0] && strlen(why.msg) < sizeof why.msg));
 	}
 	free(b);
 	return 0;

@@ -113,7 +113,7 @@ static int tls_client(const struct job_tls *tls)
  * client, plaintext for a TLS client): 1 with why set, else 0 (nothing
  * listens yet, or a gRPC server that failed for a passing reason). */
 static int hopeless_peer(const struct opt_hostport *addr, const struct job_tls *tls,
-                         uint64_t deadline_ns, char *why, size_t len)
+                         uint64_t deadline_ns, struct err *why)
 {
 	unsigned char b[256];
 	uint64_t now = now_ns();
@@ -127,19 +127,19 @@ static int hopeless_peer(const struct opt_hostport *addr, const struct job_tls *
 	case PEER_HTTP2:
 		if (!tls_client(tls))
 			return 0;
-		snprintf(why, len, "the TLS handshake failed: it speaks plaintext gRPC; unset "
-		         "server.tls_ca, or give the server tls_cert and tls_key");
+		err_set(why, "the TLS handshake failed: it speaks plaintext gRPC; unset "
+		        "server.tls_ca, or give the server tls_cert and tls_key");
 		return 1;
 	case PEER_TLS:
 		if (tls_client(tls))
 			return 0; /* a certificate question: said at the deadline */
-		snprintf(why, len, "it accepts TCP connections but speaks TLS, not plaintext gRPC; "
-		         "if the server uses TLS, set server.tls_ca");
+		err_set(why, "it accepts TCP connections but speaks TLS, not plaintext gRPC; "
+		        "if the server uses TLS, set server.tls_ca");
 		return 1;
 	case PEER_NONE:
 		return 0;
 	default:
-		peer_describe(b, (size_t)n, why, len);
+		peer_describe(b, (size_t)n, why->msg, sizeof why->msg);
 		return 1;
 	}
 }
@@ -147,13 +147,13 @@ static int hopeless_peer(const struct opt_hostport *addr, const struct job_tls *
 grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
                                              uint64_t deadline_ns,
                                              const struct opt_hostport *addr,
-                                             const struct job_tls *tls, char *why, size_t len)
+                                             const struct job_tls *tls, struct err *why)
 {
 	grpc_completion_queue *wcq = grpc_completion_queue_create_for_next(NULL);
 	grpc_connectivity_state st, last = GRPC_CHANNEL_IDLE;
 
-	if (why && len)
-		*why = 0;
+	if (why)
+		why->msg[0] = 0;
 	for (;;) {
 		st = grpc_channel_check_connectivity_state(ch, 1);
 		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN ||
@@ -161,7 +161,7 @@ grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
 			break;
 		/* each new failure: a peer that is not what we want is told at once */
 		if (addr && why && st == GRPC_CHANNEL_TRANSIENT_FAILURE && last != st &&
-		    hopeless_peer(addr, tls, deadline_ns, why, len))
+		    hopeless_peer(addr, tls, deadline_ns, why))
 			break;
 		last = st;
 		grpc_channel_watch_connectivity_state(ch, st, grpcx_deadline(offset, deadline_ns), wcq,
@@ -176,7 +176,7 @@ grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
 
 grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns)
 {
-	return grpcx_wait_ready_why(ch, offset, deadline_ns, NULL, NULL, NULL, 0);
+	return grpcx_wait_ready_why(ch, offset, deadline_ns, NULL, NULL, NULL);
 }
 
 void grpcx_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len)
@@ -210,10 +210,9 @@ grpc_channel_credentials *grpcx_channel_creds(const struct job_tls *tls)
 static int bind_errno(const struct opt_hostport *addr)
 {
 	struct addrinfo *res;
-	char why[128];
 	int e = 0, one = 1;
 
-	if (net_resolve(addr->host, addr->port, 1, &res, why, sizeof why) < 0)
+	if (net_resolve(addr->host, addr->port, 1, &res, NULL) < 0)
 		return EHOSTUNREACH;
 	for (struct addrinfo *ai = res; ai && !e; ai = ai->ai_next) {
 		int fd = socket(ai->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
@@ -230,7 +229,7 @@ static int bind_errno(const struct opt_hostport *addr)
 
 const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostport *addr)
 {
-	static _Thread_local char text[256];
+	static _Thread_local struct err text;
 	int e = bind_errno(addr);
 
 	/* gRPC refuses a key that does not belong to its certificate only by
@@ -238,11 +237,11 @@ const char *grpcx_listen_text(const struct job_tls *tls, const struct opt_hostpo
 	if (tls && tls->cert && e == 0)
 		return "gRPC refused server.tls_cert and server.tls_key: does the key belong to the "
 		       "certificate?";
-	if (e == EHOSTUNREACH && peer_resolve(addr->host, text, sizeof text) < 0)
-		return text;
+	if (e == EHOSTUNREACH && peer_resolve(addr->host, &text) < 0)
+		return text.msg;
 	if (e == 0) /* it binds now: it did not a moment ago */
 		return "address in use or not local";
-	return peer_bind_text(e, addr->port, text, sizeof text);
+	return peer_bind_text(e, addr->port, text.msg, sizeof text.msg);
 }
 
 const char *grpcx_fail_text(grpc_connectivity_state st, const struct opt_hostport *addr,

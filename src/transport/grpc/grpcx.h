@@ -62,14 +62,14 @@ gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns);
 /* Waits until ch is READY, SHUTDOWN or deadline_ns; returns the last state. */
 grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns);
 /* The same for a channel to addr with the credentials of tls, which also
- * returns TRANSIENT_FAILURE at once, with why (len bytes) saying what the
+ * returns TRANSIENT_FAILURE at once, with why (when not NULL) saying what the
  * peer is, when the failure is one that waiting will not cure: the peer is
  * not a gRPC server (peer.h), or it speaks TLS to a plaintext client or
  * plaintext to a TLS one.  why is "" otherwise. */
 grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
                                              uint64_t deadline_ns,
                                              const struct opt_hostport *addr,
-                                             const struct job_tls *tls, char *why, size_t len);
+                                             const struct job_tls *tls, struct err *why);
 /* The time from start_ns to deadline_ns, to the millisecond, for "cannot
  * connect ... within 10s" messages. */
 void grpcx_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len);

@@ -180,11 +180,11 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 	grpc_channel_credentials *creds;
 	grpc_connectivity_state st;
 	struct tr_conn *k;
-	char why[192];
+	struct err why;
 	int rc;
 
 	/* a name gRPC cannot resolve would only show as a timeout */
-	if ((rc = peer_resolve(addr->host, err->msg, sizeof err->msg)) < 0)
+	if ((rc = peer_resolve(addr->host, err)) < 0)
 		return rc;
 	if (c->nconn == c->capconn) {
 		size_t cap = c->capconn ? 2 * c->capconn : 8;
@@ -207,10 +207,9 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 		k->method[m] = grpc_channel_register_call(k->ch, tr_method_path(m), NULL, NULL);
 	c->conn[c->nconn++] = k;
 
-	st = grpcx_wait_ready_why(k->ch, c->gpr_off, deadline_ns, addr, c->tls, why, sizeof why);
-	if (st != GRPC_CHANNEL_READY && why[0]) { /* told at once: waiting would not help */
-		err_set(err, "'%s' is not a tfgb gRPC server: %s", k->target,
-		         why);
+	st = grpcx_wait_ready_why(k->ch, c->gpr_off, deadline_ns, addr, c->tls, &why);
+	if (st != GRPC_CHANNEL_READY && why.msg[0]) { /* told at once: waiting would not help */
+		err_set(err, "'%s' is not a tfgb gRPC server: %s", k->target, why.msg);
 		return -EPROTO;
 	}
 	if (st != GRPC_CHANNEL_READY) {

@@ -621,13 +621,13 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	struct addrinfo *res = NULL;
 	uint64_t start_ns = now_ns();
 	const char *what = NULL;
-	char target[SK_TARGET_MAX], why[128];
+	char target[SK_TARGET_MAX];
 	struct tr_conn *k;
 	int fd = -ECONNREFUSED, rc;
 
 	opt_format_hostport(addr, target, sizeof target);
-	if (net_resolve(addr->host, addr->port, 0, &res, why, sizeof why) < 0) {
-		err_set(err, "cannot resolve '%s': %s", addr->host, why);
+	if (net_resolve(addr->host, addr->port, 0, &res, err) < 0) {
+		err_prefix(err, "cannot resolve '%s': ", addr->host);
 		return -EHOSTUNREACH;
 	}
 	/* a server that is still starting refuses: try again until the deadline */

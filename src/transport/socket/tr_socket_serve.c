@@ -795,13 +795,13 @@ static void *srv_loop(void *arg)
 static int srv_listen(struct srv *s, const struct opt_hostport *a, struct err *err)
 {
 	struct addrinfo *res = NULL, *ai;
-	char target[SK_TARGET_MAX], gai[64];
+	char target[SK_TARGET_MAX];
 	const char *what = NULL;
 	int rc, bound = 0, last = 0;
 
 	opt_format_hostport(a, target, sizeof target);
-	if (net_resolve(a->host, a->port, 1, &res, gai, sizeof gai) < 0) {
-		err_set(err, "cannot listen on '%s': cannot resolve '%s': %s", target, a->host, gai);
+	if (net_resolve(a->host, a->port, 1, &res, err) < 0) {
+		err_prefix(err, "cannot listen on '%s': cannot resolve '%s': ", target, a->host);
 		return -EADDRNOTAVAIL;
 	}
 	for (ai = res; ai; ai = ai->ai_next) {

@@ -313,7 +313,7 @@ static int ep_qp(struct vb_ep *e, struct vdev *d, const struct vdev_attr *attr,
 int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
                const struct vdev_attr *attr, const struct vb_opts *o, struct vdev_chan *ch,
                uint32_t slots, uint32_t slot_size, int stage, size_t rz_len, uint32_t sges,
-               char *err, size_t errlen)
+               struct err *err)
 {
 	uint32_t sd = o->send_depth < attr->max_qp_wr ? o->send_depth : attr->max_qp_wr;
 	uint32_t sge = attr->max_sge < VB_SGE_MAX ? attr->max_sge : VB_SGE_MAX;
@@ -330,9 +330,9 @@ int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
 	if (slots > attr->max_qp_wr)
 		slots = attr->max_qp_wr;
 	if ((uint64_t)sd + slots + 8 > attr->max_cqe) {
-		snprintf(err, errlen, "send_depth %u + recv_depth %u exceed the %u completions a CQ "
-		         "of '%s' holds; lower verbs.send_depth or verbs.recv_depth", sd, slots,
-		         attr->max_cqe, attr->name);
+		err_set(err, "send_depth %u + recv_depth %u exceed the %u completions a CQ "
+		        "of '%s' holds; lower verbs.send_depth or verbs.recv_depth", sd, slots,
+		        attr->max_cqe, attr->name);
 		return -EINVAL;
 	}
 	e->slots = slots;
@@ -375,12 +375,12 @@ int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
 	return 0;
 fail:
 	if (what_len)
-		snprintf(err, errlen, "cannot %s on '%s' (%zu bytes): %s%s", what, attr->name,
-		         what_len, strerror(-rc), rc == -ENOMEM || rc == -EPERM || rc == -EFAULT
-		         ? "; is the locked-memory limit (ulimit -l) too low?" : "");
+		err_set(err, "cannot %s on '%s' (%zu bytes): %s%s", what, attr->name,
+		        what_len, strerror(-rc), rc == -ENOMEM || rc == -EPERM || rc == -EFAULT
+		        ? "; is the locked-memory limit (ulimit -l) too low?" : "");
 	else
-		snprintf(err, errlen, "cannot %s on '%s' (send_depth %u, %u SGEs, recv_depth %u): %s",
-		         what, attr->name, sd, sge, slots, strerror(-rc));
+		err_set(err, "cannot %s on '%s' (send_depth %u, %u SGEs, recv_depth %u): %s",
+		        what, attr->name, sd, sge, slots, strerror(-rc));
 	vb_ep_close(e);
 	return rc;
 }
@@ -540,35 +540,30 @@ int tr_verbs_probe(const struct job *j, struct err *err)
 	struct vdev_open_cfg oc;
 	struct vdev_attr attr;
 	struct vdev *d;
-	char why[ERR_MAX - 64];
 	int n;
 
 	vb_opts_from_job(j, &o);
-	n = vdev_ibv_ops.count(why, sizeof why);
+	n = vdev_ibv_ops.count(err);
 	if (n == 0)
-		snprintf(why, sizeof why, "no RDMA device found (ibv_get_device_list returned 0 "
-		         "devices)");
+		err_set(err, "no RDMA device found (ibv_get_device_list returned 0 devices)");
 	if (n <= 0) {
-		err_set(err, "%s; use transport = socket or grpc", why);
+		err_append(err, "; use transport = socket or grpc");
 		return n < 0 ? n : -ENODEV;
 	}
 	oc = (struct vdev_open_cfg){.device = o.device, .port = o.port};
-	if ((n = vdev_ibv_ops.open(&oc, &d, &attr, why, sizeof why)) < 0) {
-		err_set(err, "%s; use transport = socket or grpc", why);
+	if ((n = vdev_ibv_ops.open(&oc, &d, &attr, err)) < 0) {
+		err_append(err, "; use transport = socket or grpc");
 		return n;
 	}
-	if ((n = vb_device_check(&attr, why, sizeof why)) == 0 &&
-	    !vb_gid_pick(&attr, o.gid_index, NULL, why, sizeof why))
+	if ((n = vb_device_check(&attr, err)) == 0 && !vb_gid_pick(&attr, o.gid_index, NULL, err))
 		n = -ENODEV;
 	vdev_ibv_ops.close(d);
-	if (n < 0)
-		err_set(err, "%s", why);
 	return n;
 }
 
 int tr_verbs_info(FILE *f, struct err *err)
 {
-	return vdev_ibv_info(f, err->msg, sizeof err->msg);
+	return vdev_ibv_info(f, err);
 }
 
 const struct tr_ops tr_verbs_ops = {

@@ -162,7 +162,7 @@ int vb_side_closed(int fd);
  * key and 'tfgb verbs-info', when want is not a non-empty entry or the
  * table is empty. */
 const struct vdev_gid *vb_gid_pick(const struct vdev_attr *a, int want,
-                                   const struct sockaddr *local, char *why, size_t whylen);
+                                   const struct sockaddr *local, struct err *why);
 /* "RoCE v2", "RoCE v1", "IB". */
 const char *vb_gid_type_str(int type);
 /* "index 3 ::ffff:10.0.0.1 (RoCE v2)" into buf; returns buf. */
@@ -228,7 +228,7 @@ struct vb_ep {
 int vb_ep_open(struct vb_ep *e, const struct vdev_ops *dev, struct vdev *d,
                const struct vdev_attr *attr, const struct vb_opts *o, struct vdev_chan *ch,
                uint32_t slots, uint32_t slot_size, int stage, size_t rz_len, uint32_t sges,
-               char *err, size_t errlen);
+               struct err *err);
 /* Releases everything; accepts a zeroed or partly opened endpoint. */
 void vb_ep_close(struct vb_ep *e);
 /* Fills the hello fields this end describes (QP, ring, landing zone). */
@@ -239,7 +239,7 @@ void vb_ep_hello(const struct vb_ep *e, const struct vdev_attr *attr, unsigned m
  * only shows as lost packets, IBV_WC_RETRY_EXC_ERR).  0, or -EPROTO with
  * why naming both GIDs, `peer` being the other host's name. */
 int vb_gid_check(const struct vb_ep *e, const struct vdev_attr *attr, const struct vb_hello *p,
-                 const char *peer, char *why, size_t whylen);
+                 const char *peer, struct err *why);
 /* Connects the QP to the peer of hello p, over path MTU mtu. */
 int vb_ep_connect(struct vb_ep *e, const struct vdev_attr *attr, const struct vb_hello *p,
                   unsigned mtu);
@@ -271,11 +271,11 @@ unsigned vb_mtu(const struct vb_opts *o, const struct vdev_attr *attr);
 int vb_global(const struct vdev_attr *attr, uint16_t peer_lid);
 /* Whether the transport can use the device: IB transport (InfiniBand or
  * RoCE), not iWARP.  0, or -EPROTONOSUPPORT with err saying why. */
-int vb_device_check(const struct vdev_attr *attr, char *err, size_t errlen);
+int vb_device_check(const struct vdev_attr *attr, struct err *err);
 /* Reads the device's async events: 1 with why when the port or device is
  * gone (see vdev_ops.async_poll), 0 when not (an error reading them
  * counts as none: the work requests will tell). */
-int vb_async_fatal(const struct vdev_ops *dev, struct vdev *d, char *why, size_t whylen);
+int vb_async_fatal(const struct vdev_ops *dev, struct vdev *d, struct err *why);
 /* A fresh 24-bit PSN. */
 uint32_t vb_psn(void);
 /* Rounds up to VB_ALIGN. */

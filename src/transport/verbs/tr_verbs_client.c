@@ -516,11 +516,11 @@ static int poll_all(struct tr_client *c)
  * deadlines. */
 static void check_sides(struct tr_client *c)
 {
-	char why[ERR_MAX - 64];
+	struct err why;
 
-	if (vb_async_fatal(c->dev, c->d, why, sizeof why))
+	if (vb_async_fatal(c->dev, c->d, &why))
 		for (size_t i = 0; i < c->nconn; i++)
-			vb_conn_fail(c->conn[i], TR_UNAVAILABLE, "%s", why);
+			vb_conn_fail(c->conn[i], TR_UNAVAILABLE, "%s", why.msg);
 	for (size_t i = 0; i < c->nconn; i++) {
 		struct tr_conn *k = c->conn[i];
 		if (!k->failed && vb_side_closed(k->fd))

@@ -44,9 +44,9 @@ int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client 
 	c->dev = x->dev;
 	dlist_init(&c->done);
 	oc = (struct vdev_open_cfg){.device = c->o.device, .port = c->o.port};
-	if ((rc = c->dev->open(&oc, &c->d, &c->attr, err->msg, sizeof err->msg)) < 0)
+	if ((rc = c->dev->open(&oc, &c->d, &c->attr, err)) < 0)
 		goto out_free;
-	if ((rc = vb_device_check(&c->attr, err->msg, sizeof err->msg)) < 0)
+	if ((rc = vb_device_check(&c->attr, err)) < 0)
 		goto out_close;
 	/* an eager message (header and body) is one work request */
 	if (c->attr.max_msg_sz && c->o.eager_max > c->attr.max_msg_sz - VB_HDR_LEN)
@@ -91,10 +91,9 @@ out_free:
 static int side_connect(const char *host, unsigned port, uint64_t deadline_ns)
 {
 	struct addrinfo *res;
-	char why[128];
 	int fd;
 
-	if (net_resolve(host, port, 0, &res, why, sizeof why) < 0)
+	if (net_resolve(host, port, 0, &res, NULL) < 0)
 		return -EHOSTUNREACH;
 	while ((fd = net_connect_any(res, deadline_ns)) == -ECONNREFUSED &&
 	       now_ns() + VB_RETRY_NS < deadline_ns)
@@ -121,8 +120,7 @@ static int conn_gid(struct tr_conn *k, struct err *err)
 
 	if (getsockname(k->fd, (struct sockaddr *)&ss, &sl) < 0)
 		ss.ss_family = AF_UNSPEC;
-	if (!(g = vb_gid_pick(&c->attr, c->o.gid_index, (struct sockaddr *)&ss, err->msg,
-	                      sizeof err->msg)))
+	if (!(g = vb_gid_pick(&c->attr, c->o.gid_index, (struct sockaddr *)&ss, err)))
 		return -ENODEV;
 	k->ep.gid = *g;
 	return 0;
@@ -186,7 +184,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		rc = -EINVAL;
 		goto out_free;
 	}
-	if ((rc = peer_resolve(addr->host, err->msg, sizeof err->msg)) < 0)
+	if ((rc = peer_resolve(addr->host, err)) < 0)
 		goto out_free;
 	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
 		rc = k->fd;
@@ -197,7 +195,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	}
 	rc = vb_ep_open(&k->ep, c->dev, c->d, &c->attr, &c->o, c->ch, c->o.recv_depth,
 	                (uint32_t)vb_align(VB_HDR_LEN + c->o.eager_max), 1, c->rz_want, c->sges,
-	                err->msg, sizeof err->msg);
+	                err);
 	if (rc < 0 || (rc = conn_gid(k, err)) < 0)
 		goto out_free;
 	if (k->ep.grant[0] && !c->granted) { /* once per client: every connection asks alike */
@@ -221,11 +219,9 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	}
 	if (rc == 0 && vb_hello_decode(b, &peer) == 0 && peer.version == VB_VERSION &&
 	    peer.status == VB_REFUSE_GID) {
-		int n = snprintf(err->msg, sizeof err->msg, "the verbs server at '%s' refused the "
-		                 "connection: ", k->target);
-		if (n > 0 && (size_t)n < sizeof err->msg)
-			vb_gid_check(&k->ep, &c->attr, &peer, "the server", err->msg + n,
-			             sizeof err->msg - (size_t)n);
+		err->msg[0] = 0; /* no GID mismatch: the bare refusal */
+		vb_gid_check(&k->ep, &c->attr, &peer, "the server", err);
+		err_prefix(err, "the verbs server at '%s' refused the connection: ", k->target);
 		rc = -ECONNREFUSED;
 		goto out_free;
 	}
@@ -256,7 +252,7 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 	{
 		char who[VB_TARGET_MAX + 16];
 		snprintf(who, sizeof who, "the server '%s'", k->target);
-		if ((rc = vb_gid_check(&k->ep, &c->attr, &peer, who, err->msg, sizeof err->msg)) < 0)
+		if ((rc = vb_gid_check(&k->ep, &c->attr, &peer, who, err)) < 0)
 			goto out_free;
 	}
 	k->ep.slots = peer.slots;

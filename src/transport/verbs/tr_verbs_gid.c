@@ -45,7 +45,7 @@ static int addr_gid(const struct sockaddr *sa, uint8_t g[16])
 }
 
 const struct vdev_gid *vb_gid_pick(const struct vdev_attr *a, int want,
-                                   const struct sockaddr *local, char *why, size_t whylen)
+                                   const struct sockaddr *local, struct err *why)
 {
 	const struct vdev_gid *v2 = NULL;
 	uint8_t mine[16];
@@ -55,15 +55,15 @@ const struct vdev_gid *vb_gid_pick(const struct vdev_attr *a, int want,
 		for (int i = 0; i < a->ngid; i++)
 			if (a->gid[i].index == want)
 				return &a->gid[i];
-		snprintf(why, whylen, "GID index %d of '%s' is empty; set verbs.gid_index to a %s "
-		         "entry, or to none to let tfgb choose ('tfgb verbs-info' lists them)", want,
-		         a->name, a->link_layer == VDEV_LINK_ETH ? "RoCE v2" : "valid");
+		err_set(why, "GID index %d of '%s' is empty; set verbs.gid_index to a %s "
+		        "entry, or to none to let tfgb choose ('tfgb verbs-info' lists them)", want,
+		        a->name, a->link_layer == VDEV_LINK_ETH ? "RoCE v2" : "valid");
 		return NULL;
 	}
 	if (a->ngid == 0) {
-		snprintf(why, whylen, "the GID table of '%s' is empty%s ('tfgb verbs-info' lists the "
-		         "ports)", a->name, a->link_layer == VDEV_LINK_ETH
-		         ? ": the Ethernet port has no IP address" : "");
+		err_set(why, "the GID table of '%s' is empty%s ('tfgb verbs-info' lists the "
+		        "ports)", a->name, a->link_layer == VDEV_LINK_ETH
+		        ? ": the Ethernet port has no IP address" : "");
 		return NULL;
 	}
 	if (a->link_layer != VDEV_LINK_ETH) {
@@ -84,33 +84,33 @@ const struct vdev_gid *vb_gid_pick(const struct vdev_attr *a, int want,
 }
 
 int vb_gid_check(const struct vb_ep *e, const struct vdev_attr *attr, const struct vb_hello *p,
-                 const char *peer, char *why, size_t whylen)
+                 const char *peer, struct err *why)
 {
 	char m[VB_GID_TEXT], o[VB_GID_TEXT];
 
 	if (!vb_global(attr, p->lid) || p->gid_type == e->gid.type)
 		return 0;
-	snprintf(why, whylen, "the GID types differ: this host routes with GID %s, %s with GID %s; "
-	         "RoCE v1 and v2 packets never meet: set verbs.gid_index on both hosts to entries "
-	         "of one type (RoCE v2), or to none ('tfgb verbs-info' lists them)",
-	         vb_gid_text(e->gid.raw, e->gid.index, e->gid.type, m, sizeof m), peer,
-	         vb_gid_text(p->gid, p->gid_index, p->gid_type, o, sizeof o));
+	err_set(why, "the GID types differ: this host routes with GID %s, %s with GID %s; "
+	        "RoCE v1 and v2 packets never meet: set verbs.gid_index on both hosts to entries "
+	        "of one type (RoCE v2), or to none ('tfgb verbs-info' lists them)",
+	        vb_gid_text(e->gid.raw, e->gid.index, e->gid.type, m, sizeof m), peer,
+	        vb_gid_text(p->gid, p->gid_index, p->gid_type, o, sizeof o));
 	return -EPROTO;
 }
 
-int vb_device_check(const struct vdev_attr *attr, char *err, size_t errlen)
+int vb_device_check(const struct vdev_attr *attr, struct err *err)
 {
 	if (attr->transport == VDEV_TRANSPORT_IB)
 		return 0;
-	snprintf(err, errlen, "RDMA device '%s' is %s: the verbs transport needs InfiniBand or "
-	         "RoCE (connections without the RDMA connection manager, RDMA WRITE with "
-	         "immediate); use transport = socket, or set verbs.device to another device",
-	         attr->name, attr->transport == VDEV_TRANSPORT_IWARP ? "an iWARP device"
-	         : "of an unknown transport");
+	err_set(err, "RDMA device '%s' is %s: the verbs transport needs InfiniBand or "
+	        "RoCE (connections without the RDMA connection manager, RDMA WRITE with "
+	        "immediate); use transport = socket, or set verbs.device to another device",
+	        attr->name, attr->transport == VDEV_TRANSPORT_IWARP ? "an iWARP device"
+	        : "of an unknown transport");
 	return -EPROTONOSUPPORT;
 }
 
-int vb_async_fatal(const struct vdev_ops *dev, struct vdev *d, char *why, size_t whylen)
+int vb_async_fatal(const struct vdev_ops *dev, struct vdev *d, struct err *why)
 {
-	return dev->async_poll && dev->async_poll(d, why, whylen) > 0;
+	return dev->async_poll && dev->async_poll(d, why) > 0;
 }

@@ -573,8 +573,7 @@ static void refuse(int fd, unsigned status, const struct vdev_gid *g)
 
 /* k's GID, chosen by the local address of its side channel fd: the
  * entry, or NULL with err. */
-static const struct vdev_gid *conn_gid(struct srv *s, struct sconn *k, int fd, char *err,
-                                       size_t errlen)
+static const struct vdev_gid *conn_gid(struct srv *s, struct sconn *k, int fd, struct err *err)
 {
 	struct sockaddr_storage ss;
 	socklen_t sl = sizeof ss;
@@ -582,7 +581,7 @@ static const struct vdev_gid *conn_gid(struct srv *s, struct sconn *k, int fd, c
 
 	if (getsockname(fd, (struct sockaddr *)&ss, &sl) < 0)
 		ss.ss_family = AF_UNSPEC;
-	if ((g = vb_gid_pick(&s->attr, s->x->o.gid_index, (struct sockaddr *)&ss, err, errlen)))
+	if ((g = vb_gid_pick(&s->attr, s->x->o.gid_index, (struct sockaddr *)&ss, err)))
 		k->ep.gid = *g;
 	return g;
 }
@@ -597,7 +596,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	struct vb_hello cl, mine = {0};
 	struct srv_thread *t = &s->t[0];
 	struct sconn *k;
-	char err[ERR_MAX];
+	struct err err;
 	uint32_t slots, eager;
 	unsigned mtu;
 
@@ -632,10 +631,10 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	k->t = t;
 	snprintf(k->peer, sizeof k->peer, "%s", peer);
 	if (vb_ep_open(&k->ep, s->x->dev, s->d, &s->attr, o, t->ch, slots,
-	               (uint32_t)vb_align(VB_HDR_LEN + eager), 0, rz, 2, err, sizeof err) < 0) {
+	               (uint32_t)vb_align(VB_HDR_LEN + eager), 0, rz, 2, &err) < 0) {
 		if (s->cfg->verbose)
 			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: %s\n", peer,
-			        err);
+			        err.msg);
 		refuse(fd, VB_REFUSE_RESOURCES, NULL);
 		sconn_free(k);
 		return;
@@ -654,11 +653,10 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 		sconn_free(k);
 		return;
 	}
-	if (!conn_gid(s, k, fd, err, sizeof err) || vb_gid_check(&k->ep, &s->attr, &cl,
-	                                                          peer, err, sizeof err) < 0) {
+	if (!conn_gid(s, k, fd, &err) || vb_gid_check(&k->ep, &s->attr, &cl, peer, &err) < 0) {
 		if (s->cfg->verbose)
 			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: %s\n", peer,
-			        err);
+			        err.msg);
 		refuse(fd, k->ep.gid.type ? VB_REFUSE_GID : VB_REFUSE_DEVICE,
 		       k->ep.gid.type ? &k->ep.gid : NULL);
 		sconn_free(k);
@@ -705,22 +703,22 @@ static void accept_ready(struct srv *s, int lfd)
 }
 
 /* A listening socket on a's host, port + 1.  The socket, or -errno. */
-static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
+static int listen_side(const struct opt_hostport *a, struct err *err)
 {
 	struct addrinfo *res = NULL;
 	unsigned side = a->port + VB_SIDE_PORT_OFFSET;
 	const char *fmt = strchr(a->host, ':') ? "[%s]:%u" : "%s:%u";
-	char gai[128], target[OPT_HOST_MAX + 16];
+	char target[OPT_HOST_MAX + 16];
 	int fd = -EADDRNOTAVAIL, one = 1, rc;
 
 	snprintf(target, sizeof target, fmt, a->host, a->port);
 	if (side > 65535) {
-		snprintf(err, errlen, "PS port %u of '%s' has no port above it for the verbs side "
-		         "channel", a->port, target);
+		err_set(err, "PS port %u of '%s' has no port above it for the verbs side channel",
+		        a->port, target);
 		return -EINVAL;
 	}
-	if (net_resolve(a->host, side, 1, &res, gai, sizeof gai) < 0) {
-		snprintf(err, errlen, "cannot resolve '%s': %s", a->host, gai);
+	if (net_resolve(a->host, side, 1, &res, err) < 0) {
+		err_prefix(err, "cannot resolve '%s': ", a->host);
 		return -EADDRNOTAVAIL;
 	}
 	for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
@@ -740,8 +738,8 @@ static int listen_side(const struct opt_hostport *a, char *err, size_t errlen)
 	freeaddrinfo(res);
 	if (fd < 0) {
 		char why[200];
-		snprintf(err, errlen, "cannot listen on port %u, the verbs side channel of PS '%s': %s",
-		         side, target, peer_bind_text(-fd, side, why, sizeof why));
+		err_set(err, "cannot listen on port %u, the verbs side channel of PS '%s': %s",
+		        side, target, peer_bind_text(-fd, side, why, sizeof why));
 	}
 	return fd;
 }
@@ -757,12 +755,11 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 	atomic_init(&s.stop, 0);
 	atomic_init(&s.pull, NULL);
 	pthread_mutex_init(&s.pull_lock, NULL);
-	if ((rc = s.x->dev->open(&oc, &s.d, &s.attr, err->msg, sizeof err->msg)) < 0) {
-		size_t n = strlen(err->msg);
-		snprintf(err->msg + n, sizeof err->msg - n, "; use transport = socket or grpc");
+	if ((rc = s.x->dev->open(&oc, &s.d, &s.attr, err)) < 0) {
+		err_append(err, "; use transport = socket or grpc");
 		goto out;
 	}
-	if ((rc = vb_device_check(&s.attr, err->msg, sizeof err->msg)) < 0) {
+	if ((rc = vb_device_check(&s.attr, err)) < 0) {
 		s.x->dev->close(s.d);
 		goto out;
 	}
@@ -776,7 +773,7 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		goto out_dev;
 	}
 	for (s.nl = 0; s.nl < cfg->naddrs; s.nl++) {
-		if ((rc = listen_side(&cfg->addrs[s.nl], err->msg, sizeof err->msg)) < 0)
+		if ((rc = listen_side(&cfg->addrs[s.nl], err)) < 0)
 			goto out_listen;
 		s.lfd[s.nl] = rc;
 		pf[s.nl] = (struct pollfd){.fd = rc, .events = POLLIN};
@@ -815,7 +812,7 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 			if (pf[i].revents & POLLIN)
 				accept_ready(&s, s.lfd[i]);
 		/* a port gone down ends the server: its connections cannot go on */
-		if (vb_async_fatal(s.x->dev, s.d, err->msg, sizeof err->msg)) {
+		if (vb_async_fatal(s.x->dev, s.d, err)) {
 			rc = -ENETDOWN;
 			break;
 		}

@@ -35,6 +35,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "err.h"
+
 struct vdev;      /* an open device port with its protection domain */
 struct vdev_cq;
 struct vdev_qp;
@@ -213,9 +215,9 @@ struct vdev_ops {
 
 	/* How many devices there are (0 is an answer, not an error), or
 	 * -errno with err saying why (e.g. built without verbs). */
-	int (*count)(char *err, size_t errlen);
+	int (*count)(struct err *err);
 	int (*open)(const struct vdev_open_cfg *cfg, struct vdev **out, struct vdev_attr *attr,
-	            char *err, size_t errlen);
+	            struct err *err);
 	void (*close)(struct vdev *d);
 
 	int (*reg_mr)(struct vdev *d, void *addr, size_t len, unsigned access,
@@ -261,7 +263,7 @@ struct vdev_ops {
 	 * fatal error), with why saying which, e.g. "port 1 of 'mlx5_0' went
 	 * down (IBV_EVENT_PORT_ERR)"; 0 when there is none (or only harmless
 	 * ones); -errno. */
-	int (*async_poll)(struct vdev *d, char *why, size_t whylen);
+	int (*async_poll)(struct vdev *d, struct err *why);
 };
 
 extern const struct vdev_ops vdev_ibv_ops;
@@ -270,7 +272,7 @@ extern const struct vdev_ops vdev_sim_ops;
 /* Lists every device, port, link layer, GID and the limits tfgb would use
  * on f, one block per device (the body of `tfgb verbs-info`).  0, or
  * -errno with err saying why there is nothing to list. */
-int vdev_ibv_info(FILE *f, char *err, size_t errlen);
+int vdev_ibv_info(FILE *f, struct err *err);
 
 /* ---- the simulation's controls (vdev_sim.c) ---------------------------- */
 

@@ -183,14 +183,14 @@ struct ibv_device **vdev_ibv_device_list(int *n)
 	return list;
 }
 
-static int ibv_count(char *err, size_t errlen)
+static int ibv_count(struct err *err)
 {
 	struct ibv_device **list = NULL;
 	int n;
 
 	list = vdev_ibv_device_list(&n);
 	if (n < 0)
-		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
+		err_set(err, "cannot list RDMA devices: %s", strerror(-n));
 	if (list)
 		ibv_free_device_list(list);
 	return n;
@@ -254,7 +254,7 @@ void vdev_ibv_gid_table(struct ibv_context *ctx, uint8_t port, int len, uint8_t 
 }
 
 static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
-                        struct vdev_attr *attr, char *err, size_t errlen)
+                        struct vdev_attr *attr, struct err *err)
 {
 	struct ibv_device **list;
 	struct ibv_device *dev = NULL;
@@ -265,7 +265,7 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 
 	list = vdev_ibv_device_list(&n);
 	if (n < 0) {
-		snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
+		err_set(err, "cannot list RDMA devices: %s", strerror(-n));
 		return n;
 	}
 	for (int i = 0; i < n && !dev; i++)
@@ -273,18 +273,18 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 			dev = list[i];
 	if (!dev) {
 		if (n == 0)
-			snprintf(err, errlen, "no RDMA device found (ibv_get_device_list returned 0 "
-			         "devices)");
+			err_set(err, "no RDMA device found (ibv_get_device_list returned 0 "
+			        "devices)");
 		else
-			snprintf(err, errlen, "no RDMA device named '%s' ('tfgb verbs-info' lists "
-			         "them)", cfg->device);
+			err_set(err, "no RDMA device named '%s' ('tfgb verbs-info' lists "
+			        "them)", cfg->device);
 		if (list)
 			ibv_free_device_list(list);
 		return -ENODEV;
 	}
 	if (!(d = calloc(1, sizeof *d))) {
 		ibv_free_device_list(list);
-		snprintf(err, errlen, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	d->port = cfg->port;
@@ -293,28 +293,28 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 	ibv_free_device_list(list);
 	if (!d->ctx) {
 		rc = errno ? errno : ENODEV;
-		snprintf(err, errlen, "cannot open RDMA device '%s': %s", d->attr.name, strerror(rc));
+		err_set(err, "cannot open RDMA device '%s': %s", d->attr.name, strerror(rc));
 		goto out_free;
 	}
 	if ((rc = ibv_query_device(d->ctx, &da)) != 0) {
-		snprintf(err, errlen, "cannot query RDMA device '%s': %s", d->attr.name, strerror(rc));
+		err_set(err, "cannot query RDMA device '%s': %s", d->attr.name, strerror(rc));
 		goto out_close;
 	}
 	if (cfg->port < 1 || cfg->port > da.phys_port_cnt) {
 		rc = ENODEV;
-		snprintf(err, errlen, "RDMA device '%s' has no port %d (it has %d)", d->attr.name,
-		         cfg->port, da.phys_port_cnt);
+		err_set(err, "RDMA device '%s' has no port %d (it has %d)", d->attr.name,
+		        cfg->port, da.phys_port_cnt);
 		goto out_close;
 	}
 	if ((rc = ibv_query_port(d->ctx, (uint8_t)cfg->port, &pa)) != 0) {
-		snprintf(err, errlen, "cannot query port %d of '%s': %s", cfg->port, d->attr.name,
-		         strerror(rc));
+		err_set(err, "cannot query port %d of '%s': %s", cfg->port, d->attr.name,
+		        strerror(rc));
 		goto out_close;
 	}
 	if (pa.state != IBV_PORT_ACTIVE) {
 		rc = ENETDOWN;
-		snprintf(err, errlen, "port %d of RDMA device '%s' is not active (%s)", cfg->port,
-		         d->attr.name, ibv_port_state_str(pa.state));
+		err_set(err, "port %d of RDMA device '%s' is not active (%s)", cfg->port,
+		        d->attr.name, ibv_port_state_str(pa.state));
 		goto out_close;
 	}
 	dev = d->ctx->device;
@@ -329,14 +329,14 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 	fl = fcntl(d->ctx->async_fd, F_GETFL);
 	if (fl < 0 || fcntl(d->ctx->async_fd, F_SETFL, fl | O_NONBLOCK) < 0) {
 		rc = errno;
-		snprintf(err, errlen, "cannot set up the async events of '%s': %s", d->attr.name,
-		         strerror(rc));
+		err_set(err, "cannot set up the async events of '%s': %s", d->attr.name,
+		        strerror(rc));
 		goto out_close;
 	}
 	if (!(d->pd = ibv_alloc_pd(d->ctx))) {
 		rc = errno ? errno : ENOMEM;
-		snprintf(err, errlen, "cannot allocate a protection domain on '%s': %s",
-		         d->attr.name, strerror(rc));
+		err_set(err, "cannot allocate a protection domain on '%s': %s",
+		        d->attr.name, strerror(rc));
 		goto out_close;
 	}
 	d->attr.max_sge = (uint32_t)da.max_sge;
@@ -688,7 +688,7 @@ static int ibv_post_rcv(struct vdev_qp *q, uint64_t wr_id, const struct vdev_sge
  * connections; everything else (a port coming up, a QP's last WQE, path
  * migration) is acknowledged and let be: a failed QP shows in its work
  * requests' completions. */
-static int ibv_async_poll(struct vdev *d, char *why, size_t whylen)
+static int ibv_async_poll(struct vdev *d, struct err *why)
 {
 	struct ibv_async_event ev;
 	int fatal = 0;
@@ -699,12 +699,12 @@ static int ibv_async_poll(struct vdev *d, char *why, size_t whylen)
 		               t == IBV_EVENT_DEVICE_FATAL || t == IBV_EVENT_CQ_ERR)) {
 			fatal = 1;
 			if (t == IBV_EVENT_PORT_ERR)
-				snprintf(why, whylen, "port %d of '%s' went down (IBV_EVENT_PORT_ERR: %s)",
-				         d->port, d->attr.name, ibv_event_type_str(t));
+				err_set(why, "port %d of '%s' went down (IBV_EVENT_PORT_ERR: %s)",
+				        d->port, d->attr.name, ibv_event_type_str(t));
 			else
-				snprintf(why, whylen, "RDMA device '%s' reported %s (%s)", d->attr.name,
-				         ibv_event_type_str(t), t == IBV_EVENT_DEVICE_FATAL
-				         ? "IBV_EVENT_DEVICE_FATAL" : "IBV_EVENT_CQ_ERR");
+				err_set(why, "RDMA device '%s' reported %s (%s)", d->attr.name,
+				        ibv_event_type_str(t), t == IBV_EVENT_DEVICE_FATAL
+				        ? "IBV_EVENT_DEVICE_FATAL" : "IBV_EVENT_CQ_ERR");
 		}
 		ibv_ack_async_event(&ev);
 	}
@@ -750,19 +750,19 @@ char *vdev_wc_describe(int status, uint32_t vendor_err, char *buf, size_t len)
 	return buf;
 }
 
-static int nv_count(char *err, size_t errlen)
+static int nv_count(struct err *err)
 {
-	snprintf(err, errlen, NO_VERBS);
+	err_set(err, NO_VERBS);
 	return -ENOSYS;
 }
 
 static int nv_open(const struct vdev_open_cfg *cfg, struct vdev **out, struct vdev_attr *attr,
-                   char *err, size_t errlen)
+                   struct err *err)
 {
 	(void)cfg;
 	(void)out;
 	(void)attr;
-	snprintf(err, errlen, NO_VERBS);
+	err_set(err, NO_VERBS);
 	return -ENOSYS;
 }
 

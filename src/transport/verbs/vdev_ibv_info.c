@@ -51,7 +51,7 @@ static void info_gids(FILE *f, struct ibv_context *ctx, uint8_t port, int len, u
 		fprintf(f, "      gid_index none takes %d\n", pick >= 0 ? pick : a.gid[0].index);
 }
 
-int vdev_ibv_info(FILE *f, char *err, size_t errlen)
+int vdev_ibv_info(FILE *f, struct err *err)
 {
 	struct ibv_device **list;
 	int n = 0;
@@ -59,10 +59,10 @@ int vdev_ibv_info(FILE *f, char *err, size_t errlen)
 	list = vdev_ibv_device_list(&n);
 	if (n <= 0) {
 		if (n < 0)
-			snprintf(err, errlen, "cannot list RDMA devices: %s", strerror(-n));
+			err_set(err, "cannot list RDMA devices: %s", strerror(-n));
 		else
-			snprintf(err, errlen, "no RDMA device found (ibv_get_device_list returned 0 "
-			         "devices)");
+			err_set(err, "no RDMA device found (ibv_get_device_list returned 0 "
+			        "devices)");
 		if (list)
 			ibv_free_device_list(list);
 		return n < 0 ? n : -ENODEV;
@@ -109,10 +109,10 @@ int vdev_ibv_info(FILE *f, char *err, size_t errlen)
 
 #else /* !TFGB_HAVE_VERBS */
 
-int vdev_ibv_info(FILE *f, char *err, size_t errlen)
+int vdev_ibv_info(FILE *f, struct err *err)
 {
 	(void)f;
-	snprintf(err, errlen, "tfgb was built without verbs (VERBS=0)");
+	err_set(err, "tfgb was built without verbs (VERBS=0)");
 	return -ENOSYS;
 }
 

@@ -135,12 +135,11 @@ uint64_t vdev_sim_mr_gathered(const struct vdev_mr *mr)
 
 /* ---- devices ------------------------------------------------------------- */
 
-static int sim_count(char *err, size_t errlen)
+static int sim_count(struct err *err)
 {
 	int n;
 
 	(void)err;
-	(void)errlen;
 	pthread_mutex_lock(&sim_fab.lock);
 	sim_setup();
 	n = sim_fab.cfg.ndevices;
@@ -176,7 +175,7 @@ static void gid_table(struct vdev *d)
 }
 
 static int sim_open(const struct vdev_open_cfg *cfg, struct vdev **out, struct vdev_attr *attr,
-                    char *err, size_t errlen)
+                    struct err *err)
 {
 	struct vdev *d;
 	int idx = 0;
@@ -190,21 +189,21 @@ static int sim_open(const struct vdev_open_cfg *cfg, struct vdev **out, struct v
 		    (idx = (int)strtol(cfg->device + 3, &end, 10)) < 0 || *end ||
 		    end == cfg->device + 3 || idx >= sim_fab.cfg.ndevices) {
 			pthread_mutex_unlock(&sim_fab.lock);
-			snprintf(err, errlen, "no RDMA device named '%s' (the simulation has sim0 "
-			         "to sim%d)", cfg->device, sim_fab.cfg.ndevices - 1);
+			err_set(err, "no RDMA device named '%s' (the simulation has sim0 "
+			        "to sim%d)", cfg->device, sim_fab.cfg.ndevices - 1);
 			return -ENODEV;
 		}
 	}
 	snprintf(name, sizeof name, "sim%d", idx);
 	if (cfg->port != 1) {
 		pthread_mutex_unlock(&sim_fab.lock);
-		snprintf(err, errlen, "device '%s' has no port %d (it has port 1)", name, cfg->port);
+		err_set(err, "device '%s' has no port %d (it has port 1)", name, cfg->port);
 		return -ENODEV;
 	}
 	d = calloc(1, sizeof *d);
 	if (!d) {
 		pthread_mutex_unlock(&sim_fab.lock);
-		snprintf(err, errlen, "out of memory");
+		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	d->lid = sim_fab.next_lid++;
@@ -478,7 +477,7 @@ static int sim_cq_poll(struct vdev_cq *cq, struct vdev_wc *wc, int max)
 
 /* ---- async events -------------------------------------------------------- */
 
-static int sim_async_poll(struct vdev *d, char *why, size_t whylen)
+static int sim_async_poll(struct vdev *d, struct err *why)
 {
 	int fatal;
 
@@ -487,8 +486,8 @@ static int sim_async_poll(struct vdev *d, char *why, size_t whylen)
 	d->async_seen = sim_fab.async_gen;
 	pthread_mutex_unlock(&sim_fab.lock);
 	if (fatal)
-		snprintf(why, whylen, "port 1 of '%s' went down (IBV_EVENT_PORT_ERR: port error)",
-		         d->attr.name);
+		err_set(why, "port 1 of '%s' went down (IBV_EVENT_PORT_ERR: port error)",
+		        d->attr.name);
 	return fatal;
 }
 
