@@ -61,6 +61,7 @@
 #include "session.h"
 #include "transport.h"
 #include "util.h"
+#include "wctl.h"
 
 /* ---- aggregation of the workers' reports ---- */
 
@@ -328,19 +329,25 @@ static int agg_ps_res(void *arg, uint32_t ps, const void *blob, size_t len)
 /* The collector of one launch, once every worker has reported: the
  * launch's servers pass the first end barrier and hand in their own
  * resources (session.h), which it waits job.timeout for.  Not when they
- * cannot be reached in that time: the result goes without them. */
-static void agg_ps_collect(struct tfgb *t, struct agg *a)
+ * cannot be reached in that time, nor when a PS is known dead (ps_lost:
+ * the barrier would never fill): the result goes without them, and the
+ * servers still waiting are told the run is over (session_launch_abort),
+ * so that the run costs no second timeout at launch_end. */
+static void agg_ps_collect(struct tfgb *t, struct agg *a, int ps_lost)
 {
 	const struct job *j = &t->job;
 	struct ctrl_client *cc = NULL;
 	struct err err;
 	uint32_t got = 0;
 
-	if (session_launch_phase(j, &cc, (int)a->nps, (int)a->nps, 0, now_ns() + j->timeout_ns,
-	                         &tfgb_stop) == 0) {
+	if (!ps_lost && session_launch_phase(j, &cc, (int)a->nps, (int)a->nps, 0,
+	                                     now_ns() + j->timeout_ns, &tfgb_stop) == 0) {
 		t->one_launch = 2;
 		ctrl_collect(cc, cluster_run_id(NULL) ^ LAUNCH_RES_ID, a->nps, 0,
 		             now_ns() + j->timeout_ns, agg_ps_res, a, &got, &err);
+	} else {
+		session_launch_abort(j, &cc);
+		t->one_launch = 3;
 	}
 	ctrl_client_close(cc);
 }
@@ -460,22 +467,56 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 	return 0;
 }
 
+/* A report already taken from the first service is not taken twice. */
+static int agg_add_new(void *arg, uint32_t worker, const void *blob, size_t len)
+{
+	struct agg *a = arg;
+
+	return worker < a->workers && a->seen[worker] ? 0 : agg_add(arg, worker, blob, len);
+}
+
+/* Collects the run's reports through cc, then those still missing through
+ * cc2 when not NULL, into a: 0, or -1 (said, with note). */
+static int collect_reports(struct tfgb *t, struct ctrl_client *cc, struct ctrl_client *cc2,
+                           uint64_t run_id, uint32_t workers, int partial, const char *note,
+                           struct agg *a)
+{
+	struct err err;
+	uint32_t got = 0;
+
+	if (launch_collect(t, cc, run_id, workers, partial, agg_add, a, &err) < 0) {
+		if (note)
+			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err.msg);
+		else
+			tfgb_error("%s: collecting results: %s", t->cmd, err.msg);
+		return -1;
+	}
+	if (cc2 && a->reported < workers) /* PS 0's copies: gone is no error */
+		ctrl_collect(cc2, run_id, workers, 1, now_ns() + t->job.timeout_ns, agg_add_new, a,
+		             &got, &err);
+	return 0;
+}
+
 /* Collects the run's reports and prints the aggregate.  `note` names a
  * process that failed (NULL if none); env and mon (stopped), when not
- * NULL, add the environment and the resources.  Returns the exit status. */
-static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
-                             uint64_t run_id, uint32_t workers, int partial, const char *note,
-                             const struct report_lost *lost, const struct sysinfo_env *env,
-                             const struct monitor *mon)
+ * NULL, add the environment and the resources.  wc: a worker's view of
+ * the run when no launcher is above it (cc2: PS 0's service when cc is
+ * worker 0's, see wctl.h), which names a process that died; NULL for the
+ * launcher.  Returns the exit status. */
+static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+                         uint64_t run_id, uint32_t workers, int partial, const char *note,
+                         const struct report_lost *lost, const struct sysinfo_env *env,
+                         const struct monitor *mon, const struct wctl *wc,
+                         struct ctrl_client *cc2)
 {
 	const struct job *j = &t->job;
-	struct err err;
-	char why[1024];
+	char why[1024], how[RESULT_HOST_MAX + 64], host[RESULT_HOST_MAX], lnote[256];
+	struct report_lost found;
 	struct payload p = {0};
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
 	struct agg a;
-	int rc, status = TFGB_EXIT_FAIL;
+	int status = TFGB_EXIT_FAIL;
 
 	if (agg_init(&a, workers, (uint32_t)j->ps_count, (uint32_t)j->repeat) < 0 ||
 	    payload_layout(j, &p) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
@@ -485,13 +526,17 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		cluster_ps_addr(j, i, &ps[i]);
-	rc = launch_collect(t, cc, run_id, workers, partial, agg_add, &a, &err);
-	if (rc < 0) {
-		if (note)
-			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err.msg);
-		else
-			tfgb_error("%s: collecting results: %s", t->cmd, err.msg);
+	if (collect_reports(t, cc, cc2, run_id, workers, partial, note, &a) < 0)
 		goto out;
+	if (wc && !lost && wctl_lost(wc, j, ops, a.seen, a.failed, &found, how, sizeof how, host,
+	                             sizeof host)) {
+		lost = &found;
+		if (found.pid > 0)
+			snprintf(lnote, sizeof lnote, "%s %d (pid %d on %s): %s", found.role[0] == 'p' ?
+			         "PS" : "worker", found.index, found.pid, found.host, found.how);
+		else
+			snprintf(lnote, sizeof lnote, "PS %d on %s: %s", found.index, found.host, found.how);
+		note = note ? note : lnote;
 	}
 	why[0] = 0;
 	if (note)
@@ -508,7 +553,7 @@ static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ct
 	if (a.nivl)
 		qsort(a.ivl, a.nivl, sizeof *a.ivl, ivl_cmp);
 	if (t->one_launch == 1)
-		agg_ps_collect(t, &a);
+		agg_ps_collect(t, &a, lost && !strcmp(lost->role, "ps"));
 	if (!mon)
 		agg_hosts(&a);
 	launch_ps_allocators(j, ops, !why[0], psinfo);
@@ -536,6 +581,15 @@ out:
 	payload_free(&p);
 	agg_free(&a);
 	return status;
+}
+
+static int collect_and_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+                             uint64_t run_id, uint32_t workers, int partial, const char *note,
+                             const struct report_lost *lost, const struct sysinfo_env *env,
+                             const struct monitor *mon)
+{
+	return collect_print(t, ops, cc, run_id, workers, partial, note, lost, env, mon, NULL,
+	                     NULL);
 }
 
 /* ---- a worker ---- */
@@ -592,10 +646,11 @@ int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint
 	return rc;
 }
 
-/* Meets the other workers at the control service's barrier: 0, or the
- * exit status of the error it printed. */
-int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
-                   struct ctrl_client **cc)
+/* Meets the other workers at the control service's barrier, with wc's
+ * hello before it and its meeting after (NULL: none, under a launcher): 0,
+ * or the exit status of the error it printed. */
+static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int workers,
+                        uint64_t run_id, struct ctrl_client **cc, struct wctl *wc)
 {
 	const struct job *j = &t->job;
 	struct opt_hostport addr, caddr;
@@ -608,7 +663,9 @@ int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, u
 		return TFGB_EXIT_USAGE;
 	}
 	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, cc,
-	                            &err)) < 0 ||
+	                            &err)) == 0 && wc && wctl_hello(t, wc, *cc) < 0)
+		return TFGB_EXIT_FAIL;
+	if (erc < 0 ||
 	    (erc = ctrl_barrier(*cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
 	                        now_ns() + j->timeout_ns, &err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
@@ -620,13 +677,21 @@ int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, u
 		}
 		return TFGB_EXIT_FAIL;
 	}
+	if (wc)
+		wctl_meet(t, wc, *cc);
 	return TFGB_EXIT_OK;
+}
+
+int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
+                   struct ctrl_client **cc)
+{
+	return control_meet(t, rk, workers, run_id, cc, NULL);
 }
 
 /* Sends the worker's figures to the control service, with the intervals
  * kept in ivl and the malloc env names: 0 or -1 (said). */
-static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int workers,
-                         uint64_t run_id, struct ctrl_client *cc,
+static int worker_report(struct tfgb *t, const struct cluster_rank *rk, struct wctl *wc,
+                         struct ctrl_client *cc,
                          const struct engine_result *res, int np, const struct report_ivl *ivl,
                          const struct sysinfo_env *env, const struct place_seen *place,
                          const struct wresult_res *self, const struct monitor *mon)
@@ -650,7 +715,7 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, int work
 			long n = monitor_pack(mon, wr->mon, sizeof wr->mon);
 			wr->mon_len = n > 0 ? (uint32_t)n : 0; /* < 2 samples: none */
 		}
-		rc = launch_send(t, cc, run_id, (uint32_t)workers, wr);
+		rc = wctl_send(t, wc, cc, wr);
 	} else {
 		tfgb_error("%s: worker %d: reporting: out of memory", t->cmd, rk->index);
 	}
@@ -673,13 +738,16 @@ static int self_monitor(struct tfgb *t, int index, struct monitor **mon)
 }
 
 /* The collector of one launch: the end barriers its servers wait at,
- * the first one unless collect_and_print passed it already. */
+ * the first one unless collect_print passed it already (2) or gave the
+ * servers up (3: told them the run is over). */
 static void launch_end(struct tfgb *t)
 {
 	const struct job *j = &t->job;
 	struct ctrl_client *cc = NULL;
 	int np = (int)j->ps_count;
 
+	if (t->one_launch == 3)
+		return;
 	if (t->one_launch == 2)
 		session_launch_phase(j, &cc, np, np, 1, now_ns() + j->timeout_ns, NULL);
 	else
@@ -687,20 +755,36 @@ static void launch_end(struct tfgb *t)
 	ctrl_client_close(cc);
 }
 
+/* Says why a worker's run failed (erc < 0), naming the PS of the call
+ * that failed. */
+static void worker_failure(struct tfgb *t, int index, int erc, const struct engine_result *res)
+{
+	struct opt_hostport addr;
+
+	if (erc < 0 && res->failed_conn >= 0 && res->failed_conn < t->job.ps_count) {
+		cluster_ps_addr(&t->job, res->failed_conn, &addr);
+		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, index, res->failed_conn,
+		           addr.host, addr.port, res->err.msg);
+	} else if (erc < 0) {
+		tfgb_error("%s: worker %d: %s", t->cmd, index, res->err.msg);
+	}
+}
+
 /* rk: the worker's index and the run's number of workers (size). */
 static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
                       int one_launch)
 {
 	const struct job *j = &t->job;
-	/* the one-machine launcher collects itself; otherwise worker 0 does */
-	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
+	/* the one-machine launcher collects itself; otherwise worker 0 does
+	 * (or worker 1, when worker 0 is gone: wctl.h) */
+	int alone = !getenv("TFGB_LAUNCHER"), collector = alone && rk->index == 0;
 	int workers = rk->size, rc, erc, np = (int)j->ps_count;
 	int method = j->rpc == RPC_ECHO ? TR_ECHO : j->rpc == RPC_PULL ? TR_PULL : TR_ACK;
 	struct ctrl_client *cc = NULL;
 	struct engine_result res = {0};
 	struct engine_cfg cfg;
 	struct session s = {0};
-	struct opt_hostport addr;
+	struct wctl wc = {0};
 	struct err jerr;
 	struct sysinfo_env env;
 	struct report_ivl ivl = {.f = stdout, .format = j->format, .worker = (uint32_t)rk->index};
@@ -719,6 +803,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	if ((rc = launch_worker_id(t, rk, workers, &run_id)) != TFGB_EXIT_OK)
 		return rc;
 	if ((rc = session_open(&s, t, ops, rk->index, method, (int)j->inflight, np)) !=
+	    TFGB_EXIT_OK ||
+	    (rc = wctl_open(&wc, t, ops, rk->index, (uint32_t)workers, run_id, alone)) !=
 	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
@@ -729,7 +815,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	}
 	if (collector && t->interval_ns)
 		report_interval_header(stdout, j->format);
-	if ((rc = launch_barrier(t, rk, workers, run_id, &cc)) != TFGB_EXIT_OK)
+	if ((rc = control_meet(t, rk, workers, run_id, &cc, alone ? &wc : NULL)) != TFGB_EXIT_OK)
 		goto out;
 	lprogress_worker_go(); /* the launcher's progress line: the warm-up starts */
 	rc = TFGB_EXIT_FAIL;
@@ -753,30 +839,25 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
 		goto out;
 	}
-	if (worker_report(t, rk, workers, run_id, cc, &res, np, &ivl, &env, &place, &self, mon) <
-	    0)
+	if (worker_report(t, rk, &wc, cc, &res, np, &ivl, &env, &place, &self, mon) < 0)
 		goto out_res;
 	if (t->verbose)
 		fprintf(stderr, "tfgb: %s: worker %d: %llu calls in %.3fs\n", t->cmd, rk->index,
 		        (unsigned long long)res.calls, (double)res.window_ns / 1e9);
+	collector = alone && wctl_collector(&wc);
 	if (collector)
-		rc = collect_and_print(t, ops, cc, run_id, (uint32_t)workers, 0, NULL, NULL, &env,
-		                       NULL);
+		rc = collect_print(t, ops, wctl_primary(&wc, cc), run_id, (uint32_t)workers, 0, NULL,
+		                   NULL, &env, NULL, &wc, wctl_secondary(&wc, cc));
 	else
 		rc = erc == 0 ? TFGB_EXIT_OK : TFGB_EXIT_FAIL;
-	if (erc < 0 && res.failed_conn >= 0 && res.failed_conn < np) {
-		cluster_ps_addr(j, res.failed_conn, &addr);
-		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, rk->index, res.failed_conn,
-		           addr.host, addr.port, res.err.msg);
-	} else if (erc < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, res.err.msg);
-	}
+	worker_failure(t, rk->index, erc, &res);
 out_res:
 	engine_result_free(&res);
 out:
 	monitor_free(mon);
 	report_ivl_free(&ivl);
 	ctrl_client_close(cc);
+	wctl_close(&wc); /* its service last: every report is in, or never comes */
 	session_close(&s);
 	if (collector && one_launch) /* the servers of the launch stop now */
 		launch_end(t);

@@ -221,6 +221,37 @@ int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
 
 /* Told apart from a workers' barrier of the same launch. */
 #define LAUNCH_END_ID 0x454e44u /* "END" */
+/* The collector's word that the run is over without the end barriers. */
+#define LAUNCH_ABORT_ID 0x41424f5254u /* "ABORT" */
+
+static int launch_none(void *arg, uint32_t worker, const void *blob, size_t len)
+{
+	(void)arg, (void)worker, (void)blob, (void)len;
+	return 0;
+}
+
+/* Whether the collector has said the run is over (session_launch_abort). */
+static int launch_aborted(struct ctrl_client *cc, uint64_t deadline_ns)
+{
+	struct err err;
+	uint32_t got = 0;
+
+	return ctrl_collect(cc, cluster_run_id(NULL) ^ LAUNCH_ABORT_ID, 1, 1, deadline_ns,
+	                    launch_none, NULL, &got, &err) == 0 && got > 0;
+}
+
+void session_launch_abort(const struct job *j, struct ctrl_client **cc)
+{
+	struct opt_hostport caddr;
+	struct err err;
+	unsigned char one = 1;
+	uint64_t deadline = now_ns() + j->timeout_ns;
+
+	if (!*cc && (cluster_control_addr(j, &caddr) < 0 ||
+	             ctrl_client_open(&caddr, &j->tls, j->token, deadline, cc, &err) < 0))
+		return; /* PS 0's service is gone: its servers end on their own */
+	ctrl_report(*cc, cluster_run_id(NULL) ^ LAUNCH_ABORT_ID, 0, 1, &one, 1, deadline, &err);
+}
 
 int session_launch_phase(const struct job *j, struct ctrl_client **cc, int who, int nps,
                          uint32_t gen, uint64_t deadline_ns, volatile sig_atomic_t *stop)
@@ -247,6 +278,8 @@ int session_launch_phase(const struct job *j, struct ctrl_client **cc, int who, 
 		                   (uint32_t)nps + 1, gen, slice, &err);
 		if (erc != -ETIMEDOUT)
 			return erc == 0 ? 0 : -1;
+		if (who < nps && launch_aborted(*cc, now_ns() + 1000000000ull))
+			return -1; /* a PS is dead: this barrier never fills */
 	}
 	return -1;
 }

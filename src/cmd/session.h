@@ -96,6 +96,14 @@ struct ctrl_client;
  * deadline_ns passes.  0 when released, else -1. */
 int session_launch_phase(const struct job *j, struct ctrl_client **cc, int who, int nps,
                          uint32_t gen, uint64_t deadline_ns, volatile sig_atomic_t *stop);
+/* The collector's word to the servers of one launch that the run is over
+ * without the end barriers (a PS died, so they would never fill): a Report
+ * under its own run id on PS 0's service, through *cc (opened when NULL;
+ * the caller closes it), within job.timeout.  A server waiting at an end
+ * barrier looks for it after each second's slice (session_launch_phase
+ * then fails), so that it stops within about a second.  Nothing happens
+ * when PS 0's service is gone: its servers' calls fail then. */
+void session_launch_abort(const struct job *j, struct ctrl_client **cc);
 /* Both phases, between(cc, arg) after the first when not NULL (a server:
  * its resources). */
 typedef void (*session_end_fn)(struct ctrl_client *cc, void *arg);

@@ -81,3 +81,35 @@ int net_connect_any(const struct addrinfo *res, uint64_t deadline_ns)
 	}
 	return fd;
 }
+
+int net_route_host(const char *host, unsigned port, char *out, size_t cap, struct err *err)
+{
+	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM};
+	struct addrinfo *res = NULL;
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	char ps[8];
+	int fd = -1, rc;
+
+	snprintf(ps, sizeof ps, "%u", port);
+	if ((rc = getaddrinfo(host, ps, &hints, &res)) != 0) {
+		err_set(err, "'%s': %s", host, rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+		return -1;
+	}
+	/* a datagram socket's connect(2) picks the route and its source
+	 * address without sending anything */
+	rc = -1;
+	if ((fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0 ||
+	    connect(fd, res->ai_addr, res->ai_addrlen) < 0 ||
+	    getsockname(fd, (struct sockaddr *)&ss, &len) < 0)
+		err_set(err, "no route to '%s': %s", host, strerror(errno));
+	else if ((rc = getnameinfo((struct sockaddr *)&ss, len, out, (socklen_t)cap, NULL, 0,
+	                           NI_NUMERICHOST)) != 0)
+		err_set(err, "the local address of the route to '%s': %s", host, gai_strerror(rc));
+	else
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return rc == 0 ? 0 : -1;
+}

@@ -32,4 +32,10 @@ int net_connect_wait(int fd, const struct addrinfo *ai, uint64_t deadline_ns);
  * tried (-ECONNREFUSED when res is empty). */
 int net_connect_any(const struct addrinfo *res, uint64_t deadline_ns);
 
+/* The numeric address (no brackets) this host sends from to reach
+ * host:port, as the routing table picks it (a datagram socket's connect(2):
+ * nothing is sent), into out (cap bytes, NI_MAXHOST fits any): the address
+ * the other hosts of a run can reach this one at.  0, or -1 with err. */
+int net_route_host(const char *host, unsigned port, char *out, size_t cap, struct err *err);
+
 #endif

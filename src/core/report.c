@@ -375,11 +375,15 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 				        i);
 		fprintf(f, "\n# worker %s: slowest %.1f, fastest %.1f\n", r->train ? "steps/s" : "rpc/s",
 		        tp->rps_min, tp->rps_max);
-		if (tp->lost)
+		if (tp->lost && tp->lost->pid > 0)
 			fprintf(f, "# PARTIAL: %s %d (pid %d on %s) died: %s; the figures are those "
 			        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
 			        tp->lost->index, tp->lost->pid, tp->lost->host, tp->lost->how,
 			        tp->reported);
+		else if (tp->lost) /* a PS on another host: its pid is not known */
+			fprintf(f, "# PARTIAL: %s %d (on %s) died: %s; the figures are those "
+			        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
+			        tp->lost->index, tp->lost->host, tp->lost->how, tp->reported);
 		if (tp->incomplete)
 			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 	}
@@ -606,7 +610,10 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 			json_obj_begin(&w, "lost");
 			json_str(&w, "role", tp->lost->role);
 			json_i64(&w, "index", tp->lost->index);
-			json_i64(&w, "pid", tp->lost->pid);
+			if (tp->lost->pid > 0)
+				json_i64(&w, "pid", tp->lost->pid);
+			else
+				json_null(&w, "pid"); /* not known */
 			json_str(&w, "host", tp->lost->host);
 			json_str(&w, "end", tp->lost->how);
 			json_obj_end(&w);

@@ -57,6 +57,9 @@ struct ctrl_client;
 int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls,
                       const char *token, int verbose, int polled,
                       struct ctrl_server **out, struct err *err);
+/* The port it listens on: addr's, or the one the kernel picked when addr's
+ * port is 0. */
+uint16_t ctrl_server_port(const struct ctrl_server *s);
 /* Stops it: pending calls are cancelled; accepts NULL. */
 void ctrl_server_stop(struct ctrl_server *s);
 

@@ -146,6 +146,7 @@ struct ctrl_server {
 	struct run run[CTRL_RUNS];
 	struct ctrl_token token;      /* calls must present it, when set */
 	char target[TARGET_MAX];
+	uint16_t port;                /* bound: addr's, or the kernel's pick for port 0 */
 };
 
 static struct ccall *ccall_new(int kind)
@@ -699,6 +700,7 @@ int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls
 		ctrl_server_stop(s);
 		return -EADDRINUSE;
 	}
+	s->port = (uint16_t)bound;
 	grpc_server_start(s->server);
 	for (int m = 0; m <= M_UNKNOWN; m++) {
 		struct ccall *c = ccall_new(m);
@@ -717,6 +719,11 @@ int ctrl_server_start(const struct opt_hostport *addr, const struct job_tls *tls
 	s->thread_started = 1;
 	*out = s;
 	return 0;
+}
+
+uint16_t ctrl_server_port(const struct ctrl_server *s)
+{
+	return s->port;
 }
 
 void ctrl_server_stop(struct ctrl_server *s)
