@@ -27,6 +27,7 @@
 
 #include "check_tfgb.h"
 #include "ctrl.h"
+#include "net.h"
 #include "grpcx.h"
 #include "util.h"
 
@@ -741,6 +742,32 @@ START_TEST(test_ctrl_port_in_use)
 }
 END_TEST
 
+/* Port 0 (worker 0's own service, src/cmd/wctl.c): the kernel picks a
+ * port, ctrl_server_port says which, and a client reaches it there at the
+ * address net_route_host gives for a route to a loopback peer. */
+START_TEST(test_ctrl_port_zero)
+{
+	struct opt_hostport a = {.port = 0};
+	struct ctrl_server *s2 = NULL;
+	struct ctrl_client *c;
+	struct err err;
+
+	ck_assert_int_eq(net_route_host("127.0.0.1", 9, a.host, sizeof a.host, &err), 0);
+	ck_assert_str_eq(a.host, "127.0.0.1");
+	ck_assert_int_eq(ctrl_server_start(&a, NULL, NULL, 0, 0, &s2, &err), 0);
+	a.port = ctrl_server_port(s2);
+	ck_assert_uint_gt(a.port, 0);
+	ck_assert_uint_ne(a.port, addr.port);
+	ck_assert_int_eq(ctrl_client_open(&a, NULL, NULL, now_ns() + 5 * SEC, &c, &err), 0);
+	ck_assert_int_eq(ctrl_barrier(c, 9, 0, 1, 0, now_ns() + 5 * SEC, &err), 0);
+	ctrl_client_close(c);
+	ctrl_server_stop(s2);
+	ck_assert_uint_eq(ctrl_server_port(srv), addr.port);
+	ck_assert_int_eq(net_route_host("no-such-host.invalid", 9, a.host, sizeof a.host, &err), -1);
+	ck_assert_msg(strstr(err.msg, "no-such-host.invalid"), "%s", err.msg);
+}
+END_TEST
+
 /* With a token, a call must present it: none or a wrong one is refused
  * UNAUTHENTICATED, named as a token problem, and the service keeps serving. */
 START_TEST(test_ctrl_token)
@@ -825,6 +852,7 @@ Suite *make_ctrl_suite(void)
 	tcase_add_test(errors, test_ctrl_workers_mismatch);
 	tcase_add_test(errors, test_ctrl_open_nothing_listening);
 	tcase_add_test(errors, test_ctrl_port_in_use);
+	tcase_add_test(errors, test_ctrl_port_zero);
 	tcase_add_test(errors, test_ctrl_token);
 	suite_add_tcase(s, errors);
 

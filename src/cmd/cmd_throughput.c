@@ -10,8 +10,10 @@
  *    Connects to every PS, meets the others at the control service's
  *    barrier, runs the warm-up and the window on its own clock from the
  *    barrier's release, and reports its figures there.  Without the
- *    one-machine launcher above it, worker 0 collects every report and
- *    prints the aggregate.
+ *    one-machine launcher above it, worker 0 hosts a control service of
+ *    its own as well, collects every report and prints the aggregate
+ *    (worker 1 when worker 0 is gone: wctl.h), naming a process that
+ *    died.
  *  - launcher: neither of the above.  Starts the local PS processes that
  *    are not running yet and W worker processes on this machine, watches
  *    them, collects the reports and prints the aggregate.  A process that
@@ -663,9 +665,8 @@ static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int worke
 		return TFGB_EXIT_USAGE;
 	}
 	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, cc,
-	                            &err)) == 0 && wc && wctl_hello(t, wc, *cc) < 0)
-		return TFGB_EXIT_FAIL;
-	if (erc < 0 ||
+	                            &err)) < 0 ||
+	    (wc && (erc = wctl_hello(wc, *cc, now_ns() + j->timeout_ns, &err)) < 0) ||
 	    (erc = ctrl_barrier(*cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
 	                        now_ns() + j->timeout_ns, &err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */

@@ -72,12 +72,11 @@ void wctl_close(struct wctl *w)
 	*w = (struct wctl){0};
 }
 
-int wctl_hello(struct tfgb *t, struct wctl *w, struct ctrl_client *cc)
+int wctl_hello(struct wctl *w, struct ctrl_client *cc, uint64_t deadline_ns, struct err *err)
 {
 	unsigned char blob[HELLO_MAX];
 	struct wbuf b = {blob, 0, sizeof blob, 0};
 	char host[RESULT_HOST_MAX] = "";
-	struct err err;
 
 	if (gethostname(host, sizeof host) != 0)
 		host[0] = 0;
@@ -86,12 +85,8 @@ int wctl_hello(struct tfgb *t, struct wctl *w, struct ctrl_client *cc)
 	be_put_str(&b, host, sizeof host);
 	be_put_str(&b, w->w0addr.host, sizeof w->w0addr.host);
 	be_put(&b, w->w0addr.port, 2);
-	if (ctrl_report(cc, w->run_id ^ WCTL_HELLO_ID, (uint32_t)w->index, w->workers, blob, b.len,
-	                now_ns() + t->job.timeout_ns, &err) < 0) {
-		tfgb_error("%s: worker %d: %s", t->cmd, w->index, err.msg);
-		return -1;
-	}
-	return 0;
+	return ctrl_report(cc, w->run_id ^ WCTL_HELLO_ID, (uint32_t)w->index, w->workers, blob,
+	                   b.len, deadline_ns, err);
 }
 
 static int hello_add(void *arg, uint32_t worker, const void *blob, size_t len)

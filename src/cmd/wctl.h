@@ -64,8 +64,8 @@ int wctl_open(struct wctl *w, struct tfgb *t, const struct tr_ops *ops, int inde
 void wctl_close(struct wctl *w);
 
 /* Before the start barrier, on PS 0's service (cc): the worker's hello.
- * 0, or -1 (said). */
-int wctl_hello(struct tfgb *t, struct wctl *w, struct ctrl_client *cc);
+ * 0, or -errno with err set (ctrl_report's). */
+int wctl_hello(struct wctl *w, struct ctrl_client *cc, uint64_t deadline_ns, struct err *err);
 /* After the release: every worker's hello, and a client of worker 0's
  * service when it announced one (a failure to reach it is said; the
  * worker then reports to PS 0's alone). */
