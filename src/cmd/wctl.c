@@ -149,9 +149,10 @@ int wctl_send(struct tfgb *t, struct wctl *w, struct ctrl_client *cc, const stru
 		else
 			w->w0_gone = 1;
 	}
-	/* worker 0 collects from its own service; the others keep a copy at
-	 * PS 0's for worker 1, should worker 0 be gone */
-	if (blen >= 0 && (w->index != 0 || !w->w0) &&
+	/* worker 0 collects from its own service (PS 0's when its own
+	 * failed); the others keep a copy at PS 0's for worker 1, should
+	 * worker 0 be gone */
+	if (blen >= 0 && (w->index != 0 || !took) &&
 	    ctrl_report(cc, w->run_id, wr->worker, w->workers, blob, (size_t)blen, deadline,
 	                &err) == 0)
 		took = 1;
@@ -207,7 +208,7 @@ int wctl_lost(const struct wctl *w, const struct job *j, const struct tr_ops *op
 	if (missing == w->workers)
 		return 0;
 	snprintf(host, hostlen, "%s", w->host[missing][0] ? w->host[missing] : "an unknown host");
-	snprintf(how, howlen, "no report within %.0fs", (double)j->timeout_ns / 1e9);
+	snprintf(how, howlen, "no report within %gs", (double)j->timeout_ns / 1e9);
 	*lost = (struct report_lost){.role = "worker", .index = (int)missing,
 	                             .pid = w->pid[missing], .host = host, .how = how};
 	return 1;
