@@ -1,5 +1,6 @@
 /* check_result.c - a worker's result blob: round trip and rejection of
  * every malformed form. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -332,6 +333,48 @@ START_TEST(test_result_series)
 }
 END_TEST
 
+/* The fuzz seed `name` (tests/fuzz/corpus/result) decoded into a: the
+ * decoder's return. */
+static int seed_decode(const char *name)
+{
+	static unsigned char seed[RESULT_BLOB_MAX + 1];
+	char path[128];
+	size_t n;
+	FILE *f;
+
+	snprintf(path, sizeof path, "tests/fuzz/corpus/result/%s", name);
+	ck_assert_msg((f = fopen(path, "rb")) != NULL, "cannot open %s", path);
+	n = fread(seed, 1, sizeof seed, f);
+	fclose(f);
+	return wresult_decode(a, seed, n);
+}
+
+/* The fuzz seeds: those of this version (v<N>_*, written by
+ * tests/fuzz/gen_result.c) decode and reach the version's last fields (a
+ * series, intervals, resources, a host); the older ones are refusal cases.
+ * Another version without new seeds fails here: run gen_result again. */
+START_TEST(test_result_fuzz_seeds)
+{
+	static const char *const old[] = {"empty", "extremes", "failed", "interrupted_open_loop",
+	                                  "max_strings_ps", "repeat_runs", "two_ps"};
+
+	for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
+		ck_assert_msg(seed_decode(old[i]) == -1, "%s: an old version decodes", old[i]);
+	ck_assert_msg(seed_decode("v7_open_loop_runs") == 0,
+	              "v7_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
+	ck_assert_uint_eq(a->nruns, 3);
+	ck_assert_uint_gt(a->svc.count, 0);
+	ck_assert_int_eq(seed_decode("v7_series_intervals"), 0);
+	ck_assert_uint_gt(a->mon_len, 0);
+	ck_assert_uint_eq(a->nivl, 4);
+	ck_assert_uint_gt(a->res.span_ns, 0);
+	ck_assert_str_eq(a->alloc, "glibc");
+	ck_assert_int_eq(seed_decode("v7_failed"), 0);
+	ck_assert_str_eq(a->host, "node-17.cluster.example");
+	ck_assert_int_eq(a->end, ENGINE_FAILED);
+}
+END_TEST
+
 Suite *make_result_suite(void)
 {
 	Suite *su = suite_create("result");
@@ -349,6 +392,7 @@ Suite *make_result_suite(void)
 	tcase_add_test(limits, test_result_worst_case_runs_fit);
 	tcase_add_test(core, test_result_runs);
 	tcase_add_test(core, test_result_intervals);
+	tcase_add_test(core, test_result_fuzz_seeds);
 	tcase_add_test(errors, test_result_rejects_truncation);
 	tcase_add_test(errors, test_result_rejects_trailing_and_corruption);
 	tcase_add_test(errors, test_result_rejects_huge_counts);

@@ -15,7 +15,8 @@
 #include "payload.h"
 #include "tr_verbs.h"
 
-#define WAIT_NS 10000000000ull
+/* the longest wait for anything: 10 s, times TFGB_TEST_SLOW */
+#define WAIT_NS ((uint64_t)(10e9 * tfgb_test_slow()))
 
 /* ---- harness: a server thread and a client over the simulation ---------- */
 

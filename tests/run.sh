@@ -20,14 +20,21 @@ pass=0 fail=0 skip=0 part=0 failed="" skips=""
 
 # A loaded machine (other builds and tests beside this one) stretches every
 # run: unless TFGB_TEST_SLOW is given, deadlines and measured windows are
-# scaled by the load per CPU (tests/lib.sh: load_slow).  Bounds on counts
-# and plateaus do not change.
+# scaled by the load per CPU (tests/lib.sh: load_slow), measured again
+# before each script (the load of a long run changes), and Check's own
+# timeouts by the same factor (CK_TIMEOUT_MULTIPLIER, unless given).
+# Bounds on counts and plateaus do not change.
 . tests/lib.sh
-if [ -z "$TFGB_TEST_SLOW" ]; then
+slow_given=${TFGB_TEST_SLOW:+1} slow_was=1
+# measure_slow: TFGB_TEST_SLOW for what runs next; says so when it changed
+measure_slow() {
+	[ -n "$slow_given" ] && return
 	TFGB_TEST_SLOW=$(load_slow)
-	[ "$TFGB_TEST_SLOW" = 1 ] ||
-		echo "TFGB_TEST_SLOW=$TFGB_TEST_SLOW: load $(cut -d' ' -f1 /proc/loadavg) on $(nproc) CPUs"
-fi
+	[ "$TFGB_TEST_SLOW" = "$slow_was" ] ||
+		echo "TFGB_TEST_SLOW=$TFGB_TEST_SLOW: load $(cut -d' ' -f1,2 /proc/loadavg) on $(nproc) CPUs"
+	slow_was=$TFGB_TEST_SLOW
+}
+measure_slow
 export TFGB_TEST_SLOW
 
 # note KIND WHAT REASON: one skip line now, and again in the closing list
@@ -51,7 +58,9 @@ if [ -n "$TFGB_SKIP_UNIT" ]; then
 	skip=$((skip + 1)); note SKIP tests/check_tfgb "$TFGB_SKIP_UNIT"
 elif [ -x tests/check_tfgb ]; then
 	out=$(mktemp)
-	CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60} TFGB_STRICT=0 ./tests/check_tfgb >"$out" 2>&1
+	CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60} \
+		CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-$TFGB_TEST_SLOW} \
+		TFGB_STRICT=0 ./tests/check_tfgb >"$out" 2>&1
 	rc=$?
 	grep -v '^SKIP' "$out"
 	# unit: P passed, F failed, S skipped (tests/check_main.c)
@@ -86,6 +95,7 @@ for t in tests/t_*.sh; do
 		case " $TFGB_TESTS " in *" $(basename "$t" .sh) "*) ;; *) continue ;; esac
 	fi
 	out=$(mktemp)
+	measure_slow
 	# a server that found its port taken (another test on this machine
 	# drew the same one between free_ports and listen) is not this test's
 	# failure: the script runs again, at most twice, on fresh ports
@@ -111,7 +121,7 @@ EOT
 			skip=$((skip + 1)); note SKIP "$t" "$(tail -n 1 "$out")"
 		else
 			fail=$((fail + 1)); failed="$failed $t"
-			echo "FAIL: $t (exit $rc)"; sed 's/^/    /' "$out" | tail -n 40
+			echo "FAIL: $t (exit $rc, TFGB_TEST_SLOW=$TFGB_TEST_SLOW)"; sed 's/^/    /' "$out" | tail -n 40
 			[ -z "$TFGB_KEEP_LOGS" ] ||
 				cp "$out" "$TFGB_KEEP_LOGS/$(basename "$t" .sh).log"
 		fi

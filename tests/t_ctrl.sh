@@ -181,7 +181,7 @@ echo "ok: a held Barrier of a killed client is dropped"
 # a control port in use: exit 1, naming it, no ready line
 other=$(free_port)
 : >"$tmp/ready2"
-TFGB_READY_FD=4 timeout 20 $TFGB serve -s cluster.ps="127.0.0.1:$other" \
+TFGB_READY_FD=4 timeout "$(slow 20)" $TFGB serve -s cluster.ps="127.0.0.1:$other" \
 	-s cluster.control="127.0.0.1:$cport" 4>"$tmp/ready2" 2>"$tmp/err2"
 rc=$?
 cat "$tmp/err2"
@@ -193,7 +193,7 @@ wait_closed "$other" 5 || fail "PS port $other still listens after the failed st
 echo "ok: a control port in use fails tfgb serve with status 1"
 
 # PS 1 alone hosts no control service
-timeout 20 $TFGB serve -s cluster.ps="127.0.0.1:$other" -s cluster.ps_count=2 --task 1 \
+timeout "$(slow 20)" $TFGB serve -s cluster.ps="127.0.0.1:$other" -s cluster.ps_count=2 --task 1 \
 	2>"$tmp/err3" &
 p1=$!
 wait_listening $((other + 1)) 10 || fail "PS 1 did not listen: $(cat "$tmp/err3")"

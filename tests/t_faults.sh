@@ -213,9 +213,9 @@ serve_client() {
 	# thread's poll after multi-MiB messages (like grpc/grpc#41050): slow,
 	# not wrong: a note
 	kill -TERM "$srv"
-	wait_exit "$srv" 12
+	wait_exit "$srv" $((12 * SLOW))
 	if [ "$rc" = running ]; then
-		bad "$tr serve: still running 12 s after SIGTERM (after the killed clients)"
+		bad "$tr serve: still running $((12 * SLOW)) s after SIGTERM (after the killed clients)"
 	elif [ "$rc" != 0 ]; then
 		bad "$tr serve: exit status $rc after SIGTERM: $(cat "$out/srv.err")"
 	elif [ "$took_ms" -gt 2000 ]; then

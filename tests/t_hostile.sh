@@ -351,7 +351,7 @@ hostile_round() {
 		flood() {
 			name=$1 total=$2 path=$3
 			shift 3
-			timeout 30 h2load -n "$total" "$@" -d "$out/echo.bin" -H 'content-type: application/grpc' \
+			timeout "$(slow 30)" h2load -n "$total" "$@" -d "$out/echo.bin" -H 'content-type: application/grpc' \
 				-H 'te: trailers' "http://127.0.0.1:$port$path" >"$out/h2load" 2>&1
 			line=$(grep '^requests:' "$out/h2load")
 			sample

@@ -68,10 +68,10 @@ for cmd in "genpayload" "latency --print-config"; do
 	# a FIFO whose writer comes after tfgb opened it, then goes
 	mkfifo "$tmp/fifo"
 	# (each side bounded: a tfgb that opens it twice would wait forever)
-	(sleep 0.3; timeout 60 sh -c 'printf "$1" >"$2"' sh "$JOB" "$tmp/fifo") &
+	(sleep 0.3; timeout "$(slow 60)" sh -c 'printf "$1" >"$2"' sh "$JOB" "$tmp/fifo") &
 	writer=$!
 	# shellcheck disable=SC2086
-	timeout 60 "$tfgb" $cmd -c "$tmp/fifo" >"$tmp/out" 2>"$tmp/err"
+	timeout "$(slow 60)" "$tfgb" $cmd -c "$tmp/fifo" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
 	wait "$writer"
 	writer=
@@ -94,9 +94,9 @@ refused "rerun - (a job file, not a result)" "'-' is not a tfgb result"
 # a FIFO nobody writes to: the deadline, not a hang (timeout is the backstop)
 mkfifo "$tmp/nowriter"
 start=$(date +%s)
-timeout 60 "$tfgb" genpayload -c "$tmp/nowriter" >"$tmp/out" 2>"$tmp/err"
+timeout "$(slow 60)" "$tfgb" genpayload -c "$tmp/nowriter" >"$tmp/out" 2>"$tmp/err"
 rc=$?
-[ "$rc" = 124 ] && bad "a FIFO with no writer: still waiting after 60s"
+[ "$rc" = 124 ] && bad "a FIFO with no writer: still waiting after $(slow 60)s"
 refused "a FIFO with no writer" "job file '$tmp/nowriter': nothing to read for 10s"
 [ $(($(date +%s) - start)) -ge 9 ] || bad "a FIFO with no writer: refused before its 10s"
 

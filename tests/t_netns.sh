@@ -83,7 +83,7 @@ netns_listening "$lab-wk" 127.0.0.1 $PORT && fail "something listens on the work
 # b. workers by a shell loop, --task 2, 1, 0 on the worker host
 for i in 2 1 0; do
 	# shellcheck disable=SC2086 # $in_wk is a command prefix
-	timeout 30 $in_wk $TFGB throughput -c "$job" -q --task $i -f json \
+	timeout "$(slow 30)" $in_wk $TFGB throughput -c "$job" -q --task $i -f json \
 		>"$out/w$i.json" 2>"$out/w$i.err" &
 	eval "w$i=\$!"
 done
@@ -100,7 +100,7 @@ if command -v mpirun >/dev/null 2>&1; then
 		--mca oob_tcp_if_include lo --mca btl self"
 	rc=0
 	# shellcheck disable=SC2086 # $in_wk and $mpi are command prefixes
-	timeout 30 $in_wk $mpi -np 3 $TFGB throughput -c "$job" -q -f json \
+	timeout "$(slow 30)" $in_wk $mpi -np 3 $TFGB throughput -c "$job" -q -f json \
 		>"$out/m.json" 2>"$out/m.err" || rc=$?
 	[ "$rc" = 0 ] || fail "mpirun -np 3 exited $rc: $(cat "$out/m.err")"
 	json_check "$sums" <"$out/m.json" || fail "mpirun run: $(cat "$out/m.json" "$out/m.err")"
@@ -108,7 +108,7 @@ if command -v mpirun >/dev/null 2>&1; then
 
 	rc=0
 	# shellcheck disable=SC2086 # $in_wk and $mpi are command prefixes
-	timeout 30 $in_wk $mpi -np 2 $TFGB throughput -c "$job" -q -f json \
+	timeout "$(slow 30)" $in_wk $mpi -np 2 $TFGB throughput -c "$job" -q -f json \
 		>"$out/x.json" 2>"$out/x.err" || rc=$?
 	[ "$rc" = 2 ] || fail "mpirun -np 2 with workers = 3: exit $rc, expected 2: $(cat "$out/x.err")"
 	grep -q "OMPI_COMM_WORLD_SIZE" "$out/x.err" ||
@@ -127,7 +127,7 @@ if command -v mpirun >/dev/null 2>&1; then
 		fi
 		rc=0
 		# shellcheck disable=SC2086 # $in_wk and $mpi are command prefixes
-		timeout 60 $in_wk $mpi "$@" >"$out/$form.json" 2>"$out/$form.err" || rc=$?
+		timeout "$(slow 60)" $in_wk $mpi "$@" >"$out/$form.json" 2>"$out/$form.err" || rc=$?
 		[ "$rc" = 0 ] || fail "mpirun $form one launch exited $rc: $(cat "$out/$form.err")"
 		json_check "$(echo "$sums" | sed "s/$PS0:$PORT/$WK:$((PORT + 10))/; s/$PS1:$PORT/$WK:$((PORT + 11))/")" \
 			<"$out/$form.json" || fail "mpirun $form run: $(cat "$out/$form.json" "$out/$form.err")"

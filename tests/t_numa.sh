@@ -94,12 +94,12 @@ expect() {
 		got=$(placement "$1") || fail "$2 (pid $1) is gone: $(cat "$out/err")"
 		satisfies "$got" "$3" "$4" && return 0
 		i=$((i + 1))
-		[ $i -gt 300 ] && fail "$2 (pid $1): $got; want cpus $3, policy $4"
+		[ $i -gt $((300 * SLOW)) ] && fail "$2 (pid $1): $got; want cpus $3, policy $4"
 		sleep 0.1
 	done
 }
 
-# children PID PATTERN: waits up to 30 s for N=$3 exec'd children whose
+# children PID PATTERN: waits up to 30 s (times SLOW) for N=$3 exec'd children whose
 # command line contains PATTERN (before exec a child still shows ours)
 children() {
 	i=0
@@ -109,7 +109,7 @@ children() {
 		done)
 		[ "$(echo "$k" | grep -c .)" = "$3" ] && { echo "$k"; return 0; }
 		i=$((i + 1))
-		[ $i -gt 300 ] && return 1
+		[ $i -gt $((300 * SLOW)) ] && return 1
 		sleep 0.1
 	done
 }
@@ -120,7 +120,7 @@ stop() {
 	i=0
 	while kill -0 "$lpid" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -gt 300 ] && { kill -KILL "$lpid"; fail "$1 did not stop on SIGINT"; }
+		[ $i -gt $((300 * SLOW)) ] && { kill -KILL "$lpid"; fail "$1 did not stop on SIGINT"; }
 		sleep 0.1
 	done
 	wait "$lpid" 2>/dev/null

@@ -129,7 +129,7 @@ sw=$!
 i=0
 until listening "$port"; do
 	i=$((i + 1))
-	[ "$i" -gt 200 ] && fail "the sweep's first run did not start: $(cat "$out/e")"
+	[ "$i" -gt $((200 * SLOW)) ] && fail "the sweep's first run did not start: $(cat "$out/e")"
 	sleep 0.1
 done
 sleep 0.5
@@ -140,7 +140,7 @@ kill -INT "$sw"
 i=0
 while kill -0 "$sw" 2>/dev/null; do
 	i=$((i + 1))
-	[ "$i" -gt 300 ] && fail "the sweep did not stop within 30 s of SIGINT"
+	[ "$i" -gt $((300 * SLOW)) ] && fail "the sweep did not stop within $((30 * SLOW)) s of SIGINT"
 	sleep 0.1
 done
 rc=0

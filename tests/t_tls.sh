@@ -57,7 +57,7 @@ start_serve() {
 	i=0
 	until grep -q '^ready$' "$out/ready"; do
 		i=$((i + 1))
-		[ "$i" -gt 200 ] && { cat "$out/serve.err"; fail "serve $* did not get ready"; }
+		[ "$i" -gt $((200 * SLOW)) ] && { cat "$out/serve.err"; fail "serve $* did not get ready"; }
 		sleep 0.1
 	done
 }

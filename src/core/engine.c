@@ -427,8 +427,10 @@ static void run_windows(struct run *r)
 		if (r->phase == PH_MEASURE && r->t_end && now >= r->t_end &&
 		    window_end(r, r->t_end, now) < 0)
 			stop_at(r, now, 0);
-		if (r->ivl_next && now >= r->ivl_next)
-			interval_flush(r, now); /* this reap's calls are the next interval's */
+		/* this reap's calls are the next interval's; after the last window
+		 * only the last, partial one, ending with it (engine_run) */
+		if (r->ivl_next && now >= r->ivl_next && r->phase != PH_DRAIN)
+			interval_flush(r, now);
 		if (*cfg->stop && r->phase != PH_DRAIN) {
 			res->end = ENGINE_INTERRUPTED;
 			stop_at(r, now, 0);

@@ -5,8 +5,10 @@
  * Input: a blob.  Checks, with the blob copied to a buffer of its exact
  * size so that ASan sees any read past it:
  *   - wresult_decode is deterministic and, on failure, returns -1;
- *   - what decodes is sane: host and err NUL-terminated within their
- *     arrays, end a valid enum engine_end, nps <= RESULT_PS_MAX, each
+ *   - what decodes is sane: host, err, the allocator and placement
+ *     strings NUL-terminated within their arrays, end a valid enum
+ *     engine_end, nps <= RESULT_PS_MAX, nivl <= RESULT_IVL_MAX with each
+ *     interval's start <= end, a series (mon_len > 0) that unpacks, each
  *     histogram's (latencies, service times) buckets add up to its count,
  *     min <= max when count > 0, nruns <= RESULT_RUNS_MAX;
  *   - it encodes (wresult_encode) within RESULT_BLOB_MAX, the encoding
@@ -40,7 +42,13 @@ static int same_result(const struct wresult *a, const struct wresult *b)
 	       !memcmp(&a->lat, &b->lat, sizeof a->lat) &&
 	       !memcmp(&a->svc, &b->svc, sizeof a->svc) && a->nruns == b->nruns &&
 	       !memcmp(a->runs, b->runs, a->nruns * sizeof a->runs[0]) &&
-	       a->mon_len == b->mon_len && !memcmp(a->mon, b->mon, a->mon_len);
+	       a->mon_len == b->mon_len && !memcmp(a->mon, b->mon, a->mon_len) &&
+	       !strcmp(a->alloc, b->alloc) && !strcmp(a->alloc_version, b->alloc_version) &&
+	       !strcmp(a->place.cpus, b->place.cpus) &&
+	       !strcmp(a->place.mempolicy, b->place.mempolicy) &&
+	       !memcmp(&a->res, &b->res, sizeof a->res) && a->nivl == b->nivl &&
+	       a->ivl_dropped == b->ivl_dropped &&
+	       !memcmp(a->ivl, b->ivl, a->nivl * sizeof a->ivl[0]);
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
@@ -74,6 +82,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(r1.end >= ENGINE_DONE && r1.end <= ENGINE_FAILED);
 	CHECK(r1.nps <= RESULT_PS_MAX);
 	CHECK(r1.nruns <= RESULT_RUNS_MAX);
+	CHECK(memchr(r1.alloc, 0, sizeof r1.alloc) &&
+	      memchr(r1.alloc_version, 0, sizeof r1.alloc_version));
+	CHECK(memchr(r1.place.cpus, 0, sizeof r1.place.cpus) &&
+	      memchr(r1.place.mempolicy, 0, sizeof r1.place.mempolicy));
+	CHECK(r1.nivl <= RESULT_IVL_MAX && r1.mon_len <= MONITOR_PACK_MAX);
+	for (uint32_t i = 0; i < r1.nivl; i++)
+		CHECK(r1.ivl[i].start_ns <= r1.ivl[i].end_ns);
+	if (r1.mon_len) {
+		struct monitor *m = NULL;
+		CHECK(monitor_unpack(r1.mon, r1.mon_len, &m) == 0 && m);
+		monitor_free(m);
+	}
 	for (unsigned i = 0; i < STATS_BUCKETS; i++) {
 		CHECK(r1.lat.bucket[i] <= UINT64_MAX - total);
 		total += r1.lat.bucket[i];
