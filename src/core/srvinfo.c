@@ -16,7 +16,7 @@ size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
 	Tfgb__V1__ServerInfo m = TFGB__V1__SERVER_INFO__INIT;
 	struct alloc_info a;
 	struct place_seen pl;
-	char host[64] = "";
+	char host[64] = "", node[16] = "none";
 
 	alloc_detect(&a);
 	if (gethostname(host, sizeof host) != 0)
@@ -31,8 +31,11 @@ size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
 	place_measure(&pl); /* as placed when it started: cmd_serve placed it first */
 	m.cpus = pl.cpus;
 	m.mempolicy = pl.mempolicy;
-	/* every field is bounded: 64 + 16 + 64 + 64 + 10 + 128 + 64 + short
-	 * names < 1024 */
+	if (pl.numa_node >= 0)
+		snprintf(node, sizeof node, "%d", pl.numa_node);
+	m.numa_node = node;
+	/* every field is bounded: 64 + 16 + 64 + 64 + 10 + 128 + 64 + 16 +
+	 * short names < 1024 */
 	if (tfgb__v1__server_info__get_packed_size(&m) > cap)
 		return 0;
 	return tfgb__v1__server_info__pack(&m, buf);
@@ -54,6 +57,10 @@ int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
 	out->pid = m->pid;
 	snprintf(out->place.cpus, sizeof out->place.cpus, "%s", m->cpus);
 	snprintf(out->place.mempolicy, sizeof out->place.mempolicy, "%s", m->mempolicy);
+	/* -1: unbound; -2: not told (an older server) */
+	out->place.numa_node = !*m->numa_node ? -2 : (int)opt_rank_int(m->numa_node);
+	if (out->place.numa_node > PLACE_NODE_MAX)
+		out->place.numa_node = -2;
 	if (!out->alloc.name[0])
 		snprintf(out->why, sizeof out->why, "its Info reply names no allocator");
 	tfgb__v1__server_info__free_unpacked(m, NULL);

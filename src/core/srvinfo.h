@@ -23,7 +23,8 @@ struct srvinfo {
 	char version[32];         /* the server's tfgb version, or "" */
 	char host[64];
 	int64_t pid;              /* 0 when not known */
-	struct place_seen place;  /* its CPUs and memory policy; "" when not known */
+	struct place_seen place;  /* its CPUs, memory policy ("" when not known)
+	                           * and node (-2 when not known) */
 	char why[160];            /* why it is not known, or "" */
 };
 
