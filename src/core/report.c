@@ -406,6 +406,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		        r->hosts[h].host);
 		monitor_text(r->hosts[h].mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	}
+	report_ps_text(r, f);
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
@@ -643,6 +644,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
 	else if (r->nhosts)
 		hosts_json(&w, r);
+	report_ps_json(r, &w);
 	json_str(&w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */
 	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {
