@@ -208,7 +208,7 @@ assert roles == [("ps", 0), ("worker", 0), ("worker", 1)], roles
 for p in procs:
     assert p["numa_node"] == 0 and p["mempolicy"] == "bind:0", p
 PYEOF
-json_check "$out/rank.json"
+schema_check "$out/rank.json" || fail "node list 0/0: the result is not valid"
 # without the keys the node is null
 $TFGB throughput -c "$out/job.ini" -q -f json -o "$out/norank.json" -s job.duration=1s \
 	2>"$out/err" || fail "unbound run: $(cat "$out/err")"

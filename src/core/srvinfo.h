@@ -52,7 +52,7 @@ void srvinfo_req_pack(unsigned char *buf, unsigned kind, uint64_t run_id, uint64
 
 /* The figures a server keeps of itself (srvself.c): a ring of its own
  * samples every [monitor] interval of its job (the last SRVSELF_SAMPLES: 17
- * minutes at 1s; 40 KiB per interface), taken by a thread of its own, and
+ * minutes at 1s; about 600 KiB), taken by a thread of its own, and
  * the runs that announced themselves (the last SRVSELF_RUNS).  Its reply function is the
  * transport's info_fn (transport.h): only Info calls take its locks. */
 #define SRVSELF_SAMPLES 1024
