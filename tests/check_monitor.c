@@ -20,6 +20,8 @@
 #include "json.h"
 #include "jsonr.h"
 #include "monitor.h"
+#include "srvinfo.h"
+#include "util.h"
 
 /* Per-test state: a monitor and the children a test started. */
 static struct monitor *m;
@@ -421,6 +423,119 @@ START_TEST(test_monitor_thinning)
 }
 END_TEST
 
+/* Ring mode keeps the newest samples at the interval asked (the oldest
+ * quarter goes when it is full); a window of it starts at the last sample
+ * before its start and keeps at most the samples asked, first and last. */
+START_TEST(test_monitor_ring_window)
+{
+	struct monitor_target t = {"ps", 0, getpid()};
+	struct monitor *w;
+	uint64_t ts[20], mid;
+
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 1000000, 8), 0);
+	monitor_ring(m);
+	for (int i = 0; i < 20; i++) {
+		ts[i] = now_ns();
+		monitor_sample(m);
+		ck_assert_uint_le(monitor_nsamples(m), 8);
+		sleep_ms(2);
+	}
+	ck_assert_double_eq_tol(monitor_interval_s(m), 0.001, 1e-12); /* never thinned */
+	/* 20 samples in 8 slots: 8, 6 + 1, 6 + 2, ... samples 12 to 19 stay */
+	ck_assert_uint_eq(monitor_nsamples(m), 8);
+	ck_assert_int_eq(monitor_window(m, 0, ts[13], 16, &w), -ENOENT); /* 12 alone */
+	ck_assert_int_eq(monitor_window(m, 0, ts[14], 16, &w), 0);
+	ck_assert_uint_eq(monitor_nsamples(w), 2);
+	monitor_free(w);
+	/* samples 16 to 19 (taken after ts[i]) with 15 as their base */
+	mid = ts[16];
+	ck_assert_int_eq(monitor_window(m, mid, now_ns(), 16, &w), 0);
+	ck_assert_uint_eq(monitor_nsamples(w), 5);
+	ck_assert_double_lt(monitor_span_s(w), (double)(now_ns() - ts[15]) / 1e9);
+	monitor_free(w);
+	ck_assert_int_eq(monitor_window(m, mid, now_ns(), 2, &w), 0);
+	ck_assert_uint_eq(monitor_nsamples(w), 2);
+	ck_assert_double_gt(monitor_span_s(w), (double)(ts[19] - ts[16]) / 1e9);
+	monitor_free(w);
+	/* nothing there: before the ring's oldest, or past its newest */
+	ck_assert_int_eq(monitor_window(m, 0, ts[0], 16, &w), -ENOENT);
+	ck_assert_int_eq(monitor_window(m, now_ns(), now_ns() + 1000000000ull, 16, &w), -ENOENT);
+	ck_assert_int_eq(monitor_window(m, 0, now_ns(), 1, &w), -EINVAL);
+}
+END_TEST
+
+/* A server's own figures through its Info reply: the runs that overlap a
+ * window are counted (two at once: shared), a request that is not an
+ * InfoRequest gets the plain reply, and a begin none. */
+START_TEST(test_monitor_server_self)
+{
+	static unsigned char out[TR_INFO_MAX];
+	unsigned char info[TR_INFO_MAX], req[SRVINFO_REQ_LEN];
+	struct srvself *s;
+	struct srvinfo si = {0};
+	struct job j;
+	struct err e;
+	size_t len, n;
+
+	ck_assert_int_eq(job_init(&j), 0);
+	ck_assert_int_eq(job_override(&j, "monitor.interval=10ms", 1, &e), 0);
+	len = srvinfo_pack("grpc", info, sizeof info);
+	ck_assert_int_eq(srvself_new(&j, 3, info, len, &s), 0);
+	ck_assert_uint_eq(srvself_reply(s, NULL, 0, out, sizeof out), 0);
+	srvinfo_req_pack(req, SRVINFO_BEGIN, 1, 60ull * 1000000000ull, 0);
+	ck_assert_uint_eq(srvself_reply(s, req, sizeof req, out, sizeof out), 0);
+	srvinfo_req_pack(req, SRVINFO_BEGIN, 2, 60ull * 1000000000ull, 0);
+	ck_assert_uint_eq(srvself_reply(s, req, sizeof req, out, sizeof out), 0);
+	req[0] ^= 1; /* not an InfoRequest */
+	ck_assert_uint_eq(srvself_reply(s, req, sizeof req, out, sizeof out), 0);
+	sleep_ms(100);
+	/* run 1 ends, run 2 still goes: shared */
+	srvinfo_req_pack(req, SRVINFO_END, 1, 90000000ull, 0);
+	n = srvself_reply(s, req, sizeof req, out, sizeof out);
+	ck_assert_uint_gt(n, len);
+	ck_assert_mem_eq(out, info, len); /* the plain reply, then its own figures */
+	ck_assert_int_eq(srvinfo_unpack(out, n, &si), 0);
+	ck_assert_int_eq(si.self, 1);
+	ck_assert_uint_eq(si.runs, 2);
+	ck_assert_uint_eq(si.window_ns, 90000000ull);
+	ck_assert_msg(si.mon, "no figures: %s", si.res_why);
+	ck_assert_uint_ge(monitor_nsamples(si.mon), 2);
+	ck_assert_uint_le(monitor_nsamples(si.mon), SRVSELF_REPLY_SAMPLES);
+	srvinfo_clear(&si);
+	/* run 2 ends; a run 3 after both is alone */
+	srvinfo_req_pack(req, SRVINFO_END, 2, 90000000ull, 0);
+	ck_assert_int_eq(srvinfo_unpack(out, srvself_reply(s, req, sizeof req, out, sizeof out),
+	                                &si), 0);
+	ck_assert_uint_eq(si.runs, 2);
+	srvinfo_clear(&si);
+	sleep_ms(50);
+	srvinfo_req_pack(req, SRVINFO_BEGIN, 3, 60ull * 1000000000ull, 0);
+	srvself_reply(s, req, sizeof req, out, sizeof out);
+	sleep_ms(50);
+	srvinfo_req_pack(req, SRVINFO_END, 3, 30000000ull, 0);
+	ck_assert_int_eq(srvinfo_unpack(out, srvself_reply(s, req, sizeof req, out, sizeof out),
+	                                &si), 0);
+	ck_assert_uint_eq(si.runs, 1);
+	srvinfo_clear(&si);
+	/* a reply with no room for the series goes without it, and says so */
+	srvinfo_req_pack(req, SRVINFO_END, 3, 90000000ull, 0);
+	n = srvself_reply(s, req, sizeof req, out, len + 64);
+	ck_assert_int_eq(srvinfo_unpack(out, n, &si), 0);
+	ck_assert_ptr_null(si.mon);
+	ck_assert_str_eq(si.res_why, "its series does not fit the transport's reply");
+	srvself_free(s);
+	/* without sampling (monitor.interval = 0) it says so */
+	ck_assert_int_eq(job_override(&j, "monitor.interval=0", 2, &e), 0);
+	ck_assert_int_eq(srvself_new(&j, 0, info, len, &s), 0);
+	ck_assert_int_eq(srvinfo_unpack(out, srvself_reply(s, req, sizeof req, out, sizeof out),
+	                                &si), 0);
+	ck_assert_int_eq(si.self, 0);
+	ck_assert_ptr_nonnull(strstr(si.res_why, "does not sample itself"));
+	srvself_free(s);
+	job_free(&j);
+}
+END_TEST
+
 START_TEST(test_monitor_rss)
 {
 	struct monitor_target t = {"ps", 0, child(BIG)};
@@ -691,6 +806,8 @@ Suite *make_monitor_suite(void)
 	tcase_add_checked_fixture(tc_limits, monitor_setup, monitor_teardown);
 	tcase_set_timeout(tc_limits, 20);
 	tcase_add_test(tc_limits, test_monitor_thinning);
+	tcase_add_test(tc_limits, test_monitor_ring_window);
+	tcase_add_test(tc_limits, test_monitor_server_self);
 	tcase_add_test(tc_limits, test_monitor_rss);
 	tcase_add_test(tc_limits, test_monitor_ctx_switches);
 	tcase_add_test(tc_limits, test_monitor_net_loopback);

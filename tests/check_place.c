@@ -101,27 +101,33 @@ static int numa_here(void)
 START_TEST(test_place_keys_parse)
 {
 	const struct opt_def *d = job_key_find("affinity", "ps_numa_node");
-	char range[64], *ini;
+	char range[96], *ini;
 
 	ck_assert_ptr_nonnull(d);
-	ck_assert_int_eq(job.ps_numa_node, -1);
-	ck_assert_int_eq(job.worker_numa_node, -1);
+	ck_assert_str_eq(job.ps_numa_node, "none");
+	ck_assert_str_eq(job.worker_numa_node, "none");
 	opt_format_range(d, range, sizeof range);
-	ck_assert_str_eq(range, "none | [0, 1023]");
+	ck_assert_str_eq(range, "none | [0, 1023], one per local rank separated by /");
 	set("affinity.ps_numa_node=3", 1);
 	set("affinity.worker_numa_node= 0 ", 2);
-	ck_assert_int_eq(job.ps_numa_node, 3);
-	ck_assert_int_eq(job.worker_numa_node, 0);
+	ck_assert_str_eq(job.ps_numa_node, "3");
+	ck_assert_str_eq(job.worker_numa_node, "0");
 	ini = job_ini_string(&job);
 	ck_assert_ptr_nonnull(strstr(ini, "\nps_numa_node = 3\nworker_numa_node = 0\n"));
 	free(ini);
 	set("affinity.ps_numa_node=None", 3);
-	ck_assert_int_eq(job.ps_numa_node, -1);
+	ck_assert_str_eq(job.ps_numa_node, "none");
 	ini = job_ini_string(&job);
 	ck_assert_ptr_nonnull(strstr(ini, "\nps_numa_node = none\n"));
 	free(ini);
 	set("affinity.worker_numa_node=1023", 4);
-	ck_assert_int_eq(job.worker_numa_node, 1023);
+	ck_assert_str_eq(job.worker_numa_node, "1023");
+	/* one per local rank, stored canonical */
+	set("affinity.worker_numa_node= 0 / 1/NONE", 5);
+	ck_assert_str_eq(job.worker_numa_node, "0/1/none");
+	ck_assert_int_eq(opt_rank_int("1"), 1);
+	ck_assert_int_eq(opt_rank_int("none"), -1);
+	ck_assert_int_eq(opt_rank_int(""), -1);
 }
 END_TEST
 
@@ -138,6 +144,13 @@ START_TEST(test_place_keys_bad)
 	/* the word belongs to these keys only */
 	ck_assert_int_eq(job_override(&job, "server.threads=none", 4, &err), -1);
 	ck_assert_str_eq(err.msg, "-s #4: server.threads = none: not a whole number");
+	/* a list: the item and the rank it is for */
+	ck_assert_int_eq(job_override(&job, "affinity.ps_numa_node=0/1024", 5, &err), -1);
+	ck_assert_str_eq(err.msg, "-s #5: affinity.ps_numa_node = 0/1024: must be none or in "
+	                 "[0, 1023] (item 2 of the /-separated list, local rank 1's)");
+	ck_assert_int_eq(job_override(&job, "affinity.worker_numa_node=0//1", 6, &err), -1);
+	ck_assert_str_eq(err.msg, "-s #6: affinity.worker_numa_node = 0//1: neither none nor a "
+	                 "whole number (item 2 of the /-separated list, local rank 1's)");
 }
 END_TEST
 
@@ -372,6 +385,69 @@ START_TEST(test_place_local_sets)
 }
 END_TEST
 
+/* NUMA nodes per local rank, handed out and refused as the CPU sets are. */
+START_TEST(test_place_local_nodes)
+{
+	set("affinity.worker_numa_node=0/1", 1);
+	ck_assert_int_eq(place_check_local(&job, PLACE_WORKER, 1, "SLURM_LOCALID", &err), 0);
+	ck_assert_int_eq(place_check_local(&job, PLACE_WORKER, 2, "SLURM_LOCALID", &err), -1);
+	ck_assert_str_eq(err.msg, "-s #1: affinity.worker_numa_node = 0/1: has 2 NUMA nodes (one "
+	                 "per local rank, separated by '/'), too few for local rank 2 "
+	                 "(SLURM_LOCALID): give at least 3, or one for every rank");
+	/* one node serves every rank; the CPU list is checked first */
+	set("affinity.worker_numa_node=0", 2);
+	ck_assert_int_eq(place_check_local(&job, PLACE_WORKER, 9, "--task", &err), 0);
+	set("affinity.worker_cpus=0/1", 3);
+	ck_assert_int_eq(place_check_local(&job, PLACE_WORKER, 2, "--task", &err), -1);
+	ck_assert_ptr_nonnull(strstr(err.msg, "affinity.worker_cpus = 0/1: has 2 CPU sets"));
+	ck_assert_int_eq(place_check_local(&job, PLACE_PS, 5, "--task", &err), 0);
+}
+END_TEST
+
+/* Every rank's node against the machine's: the one that lacks names its rank. */
+START_TEST(test_place_check_rank_nodes)
+{
+	two_nodes();
+	if (!numa_here())
+		TFGB_SKIP("no NUMA here (tfgb built with NUMA=0, or the kernel has no NUMA "
+		          "support): node 1 is refused for any rank");
+	set("affinity.ps_numa_node=0/1", 1);
+	ck_assert_ptr_null(checked(PLACE_PS));
+	set("affinity.ps_numa_node=1/0/2", 2);
+	ck_assert_str_eq(checked(PLACE_PS), "-s #2: affinity.ps_numa_node = 1/0/2: this machine "
+	                 "has NUMA nodes 0-1 (local rank 2's node 2)");
+	/* each rank's CPU set against its own node: rank 1 runs on 4-7, node 1 */
+	set("affinity.ps_cpus=0-3/4-7", 3);
+	set("affinity.ps_numa_node=0/1", 4);
+	ck_assert_ptr_null(checked(PLACE_PS));
+	set("affinity.ps_numa_node=1/0", 5);
+	ck_assert_str_eq(checked(PLACE_PS), "-s #5: affinity.ps_numa_node = 1/0: NUMA node 1 has "
+	                 "CPUs 4-7, none of them in affinity.ps_cpus = 0-3 (-s #3) (local rank "
+	                 "0's node 1)");
+}
+END_TEST
+
+/* Local rank 1 of "none/0" is bound to node 0 and says so; rank 0 is not. */
+START_TEST(test_place_apply_rank_node)
+{
+	struct place_seen seen;
+	cpu_set_t before;
+	struct err e;
+
+	if (!TFGB_HAVE_NUMA)
+		TFGB_SKIP("tfgb built with NUMA=0 (libnuma-dev)");
+	allowed(&before);
+	set("affinity.worker_numa_node=none/0", 1);
+	ck_assert_msg(place_apply(&job, PLACE_WORKER, 0, &e) == 0, "%s", e.msg);
+	place_measure(&seen);
+	ck_assert_int_eq(seen.numa_node, -1);
+	ck_assert_msg(place_apply(&job, PLACE_WORKER, 1, &e) == 0, "%s", e.msg);
+	place_measure(&seen);
+	ck_assert_int_eq(seen.numa_node, 0);
+	ck_assert_int_eq(sched_setaffinity(0, sizeof before, &before), 0);
+}
+END_TEST
+
 /* Local rank 1 of "first/last" runs on the last CPU alone, rank 0 on the first. */
 START_TEST(test_place_apply_local)
 {
@@ -415,6 +491,7 @@ Suite *make_place_suite(void)
 	tcase_add_test(tc_core, test_place_validate_build);
 	tcase_add_test(tc_core, test_place_nodes);
 	tcase_add_test(tc_core, test_place_local_sets);
+	tcase_add_test(tc_core, test_place_local_nodes);
 	suite_add_tcase(s, tc_core);
 
 	tcase_add_checked_fixture(tc_errors, place_setup, place_teardown);
@@ -422,12 +499,14 @@ Suite *make_place_suite(void)
 	tcase_add_test(tc_errors, test_place_check_one_node);
 	tcase_add_test(tc_errors, test_place_check_cpus);
 	tcase_add_test(tc_errors, test_place_check_unreadable);
+	tcase_add_test(tc_errors, test_place_check_rank_nodes);
 	suite_add_tcase(s, tc_errors);
 
 	tcase_add_checked_fixture(tc_apply, place_setup, place_teardown);
 	tcase_add_test(tc_apply, test_place_apply);
 	tcase_add_test(tc_apply, test_place_apply_bad_cpu);
 	tcase_add_test(tc_apply, test_place_apply_local);
+	tcase_add_test(tc_apply, test_place_apply_rank_node);
 	suite_add_tcase(s, tc_apply);
 	return s;
 }

@@ -12,8 +12,8 @@
 static struct wresult *a, *b;
 
 /* The bytes after the allocator strings: the placement strings with their
- * lengths, the six resource figures, nivl and ivl_dropped (no intervals). */
-#define TAIL(r) (4 + (long)strlen((r)->place.cpus) + (long)strlen((r)->place.mempolicy) + 48 + \
+ * lengths, the NUMA node, the six resource figures, nivl and ivl_dropped (no intervals). */
+#define TAIL(r) (4 + (long)strlen((r)->place.cpus) + (long)strlen((r)->place.mempolicy) + 4 + 48 + \
                  4 + (long)(r)->mon_len + 12)
 static unsigned char *buf;
 
@@ -48,6 +48,7 @@ static void setup(void)
 	strcpy(a->alloc_version, "5.3.0-0-g54eaed1d8b56b1aa528be3bdd1877e59c56fa90c");
 	strcpy(a->place.cpus, "0-3,8");
 	strcpy(a->place.mempolicy, "bind:1");
+	a->place.numa_node = 1;
 	a->res = (struct wresult_res){.span_ns = 12000000001ull, .user_ns = 9000000002ull,
 	                              .sys_ns = 3000000003ull, .rss_peak_bytes = 41943040,
 	                              .vcsw = 1234, .ivcsw = 56};
@@ -84,6 +85,7 @@ START_TEST(test_result_round_trip)
 	/* issue 17: where it ran and what it used, as it measured itself */
 	ck_assert_str_eq(b->place.cpus, "0-3,8");
 	ck_assert_str_eq(b->place.mempolicy, "bind:1");
+	ck_assert_int_eq(b->place.numa_node, 1);
 	ck_assert_uint_eq(b->res.span_ns, 12000000001ull);
 	ck_assert_uint_eq(b->res.user_ns, 9000000002ull);
 	ck_assert_uint_eq(b->res.sys_ns, 3000000003ull);
@@ -168,7 +170,7 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 7;
+	buf[7] = 8;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
@@ -323,7 +325,7 @@ START_TEST(test_result_series)
 	ck_assert_mem_eq(b->mon, a->mon, a->mon_len);
 	/* the series' magic, at its start: TAIL counts back past it */
 	buf[n - TAIL(a) + 4 + (long)strlen(a->place.cpus) + (long)strlen(a->place.mempolicy) +
-	    48 + 4] ^= 1;
+	    4 + 48 + 4] ^= 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 	/* no room for it: left out, the rest still travels */
 	n = wresult_encode(a, buf, (size_t)(n - (long)a->mon_len + 20));

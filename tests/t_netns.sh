@@ -6,7 +6,8 @@
 # worker host, first by a plain shell loop with --task, then by Open MPI's
 # mpirun (rank and count from OMPI_COMM_WORLD_*); worker 0 alone prints the
 # aggregate, whose per-PS and per-worker counts add up, with the workers'
-# own resource series per host.  mpirun with fewer
+# own resource series per host and, in the --task run, the hand-started
+# servers' own figures over its span (ps_resources: not shared).  mpirun with fewer
 # ranks than cluster.workers is refused (exit 2, naming the variable).  Then
 # servers and workers as one mpirun on the worker host, MPMD (tfgb serve :
 # tfgb throughput) and SPMD, the servers ending with the run.  The
@@ -92,6 +93,14 @@ for i in 0 1 2; do
 done
 json_check "$sums" <"$out/w0.json" || fail "--task run: $(cat "$out/w0.json" "$out/w0.err")"
 [ ! -s "$out/w1.json" ] && [ ! -s "$out/w2.json" ] || fail "workers 1 and 2 printed a report"
+# the hand-started servers measured themselves over worker 0's span of the
+# run, each on its own host's clock, and served this run alone
+json_check 'sorted((p["index"], p["samples_itself"], p["runs"], p["shared"]) for p in d["ps_resources"])
+    == [(0, True, 1, False), (1, True, 1, False)]
+and all(p["samples"] >= 2 and p["processes"][0]["role"] == "ps" and
+        p["summary"]["roles"][0]["user_s"] + p["summary"]["roles"][0]["sys_s"] > 0
+        for p in d["ps_resources"])' <"$out/w0.json" ||
+	fail "--task run: the servers' own figures: $(cat "$out/w0.json")"
 
 # c, d. workers by Open MPI; tfgb uses no MPI for data, and mpirun's own
 # traffic (its out-of-band channel) stays on the worker host's loopback

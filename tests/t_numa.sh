@@ -9,6 +9,9 @@
 # latency worker and its PS likewise.  A node this machine lacks, or one
 # sharing no CPU with the list, is refused with status 2 by serve, latency
 # and throughput, naming the key, where it was set and the machine's nodes.
+# A node per local rank ("0/0") binds each process to its rank's node and
+# the result's processes record it; "0/N" with a node N this machine lacks
+# is refused with status 2 naming the key and local rank 1.
 # (Mems_allowed_list in /proc/PID/status is the cpuset's, which binding
 # does not change: numa_maps shows the policy.)
 . tests/lib.sh
@@ -191,4 +194,40 @@ rc=$?
 [ $rc = 2 ] || fail "node 0 with ps_cpus $far: exit $rc, want 2: $(cat "$out/err")"
 grep -qF "affinity.ps_numa_node = 0: NUMA node 0 has CPUs $(cat $nd/node0/cpulist), none of them in affinity.ps_cpus = $far (-s #1)" \
 	"$out/err" || fail "intersection: $(cat "$out/err")"
+# 6. a node per local rank: "0/0" binds each worker and the PS (the
+# launcher's --task is the local rank) and each process records its node
+$TFGB throughput -c "$out/job.ini" -q -f json -o "$out/rank.json" -s job.duration=1s \
+	-s affinity.worker_numa_node=0/0 -s affinity.ps_numa_node=0/0 2>"$out/err" ||
+	fail "node list 0/0: $(cat "$out/err")"
+$PY - "$out/rank.json" <<'PYEOF' || fail "node list 0/0: processes do not record node 0"
+import json, sys
+d = json.load(open(sys.argv[1]))
+procs = d["throughput"]["processes"]
+roles = sorted((p["role"], p["index"]) for p in procs)
+assert roles == [("ps", 0), ("worker", 0), ("worker", 1)], roles
+for p in procs:
+    assert p["numa_node"] == 0 and p["mempolicy"] == "bind:0", p
+PYEOF
+schema_check "$out/rank.json" || fail "node list 0/0: the result is not valid"
+# without the keys the node is null
+$TFGB throughput -c "$out/job.ini" -q -f json -o "$out/norank.json" -s job.duration=1s \
+	2>"$out/err" || fail "unbound run: $(cat "$out/err")"
+$PY -c 'import json, sys
+procs = json.load(open(sys.argv[1]))["throughput"]["processes"]
+sys.exit(0 if len(procs) == 3 and all(p["numa_node"] is None for p in procs) else 1)' \
+	"$out/norank.json" || fail "unbound run: numa_node is not null"
+# "0/$bad": local rank 1's node is refused before anything starts, naming the key
+for key in worker_numa_node ps_numa_node; do
+	$TFGB throughput -c "$out/job.ini" -q -s affinity.$key="0/$bad" >/dev/null 2>"$out/err"
+	rc=$?
+	[ $rc = 2 ] || fail "$key 0/$bad: exit $rc, want 2: $(cat "$out/err")"
+	grep -qxF "tfgb: -s #1: affinity.$key = 0/$bad: this machine has NUMA $have (local rank 1's node $bad)" \
+		"$out/err" || fail "$key 0/$bad: $(cat "$out/err")"
+done
+$TFGB serve -c "$out/job.ini" -q -s affinity.ps_numa_node="0/$bad" 2>"$out/err"
+rc=$?
+[ $rc = 2 ] || fail "serve, ps_numa_node 0/$bad: exit $rc, want 2"
+grep -qF "affinity.ps_numa_node = 0/$bad: this machine has NUMA $have (local rank 1's node $bad)" \
+	"$out/err" || fail "serve 0/$bad: $(cat "$out/err")"
+[ -z "$(pids_matching "$out/job.ini")" ] || fail "a refused node list left processes"
 echo "PASS: t_numa"

@@ -354,6 +354,33 @@ static void serve_cfg(struct tfgb *t, const struct tr_ops *ops, struct opt_hostp
 	ready->threads = cfg->threads;
 }
 
+/* A server not of one launch samples itself into a ring, for the runs
+ * that ask it for its figures over their window (srvinfo.h): Info's
+ * replies come from there.  Without it (monitor.interval = 0, or out of
+ * memory) it answers as before. */
+static void serve_self(struct tfgb *t, const struct opt_hostport *first, struct tr_server_cfg *cfg,
+                       struct srvself **self)
+{
+	int ps = 0;
+	int rc;
+
+	for (int i = 0; i < t->job.ps_count; i++) { /* its index: its first address's */
+		struct opt_hostport a;
+		cluster_ps_addr(&t->job, i, &a);
+		if (a.port == first->port && !strcmp(a.host, first->host)) {
+			ps = i;
+			break;
+		}
+	}
+	if ((rc = srvself_new(&t->job, ps, cfg->info, cfg->info_len, self)) < 0) {
+		tfgb_error("serve: warning: it cannot sample itself: %s; runs get no figures of it",
+		           strerror(-rc));
+		return;
+	}
+	cfg->info_fn = srvself_reply;
+	cfg->info_arg = *self;
+}
+
 int cmd_serve(struct tfgb *t)
 {
 	const struct tr_ops *ops;
@@ -366,6 +393,7 @@ int cmd_serve(struct tfgb *t)
 	static struct tr_serve_count count; /* what -v says at the end */
 	void *ctx = NULL;
 	struct lease_watch *lw = NULL;
+	struct srvself *self = NULL;
 	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
 
 	ready.fd = ready_fd_from_env();
@@ -414,6 +442,8 @@ int cmd_serve(struct tfgb *t)
 		goto out_addrs;
 	}
 	serve_cfg(t, ops, addrs, n, &ready, &count, &cfg);
+	if (end.ps < 0) /* not of one launch: it keeps its own figures for the runs that ask */
+		serve_self(t, &addrs[0], &cfg, &self);
 
 	/* started by a benchmark for itself: up while any run holds its lease */
 	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
@@ -428,6 +458,7 @@ int cmd_serve(struct tfgb *t)
 	if (end.started) /* it sees tfgb_stop within a second */
 		pthread_join(end.thread, NULL);
 	monitor_free(end.mon);
+	srvself_free(self);
 	ctrl_server_stop(ready.ctrl);
 	if (rc < 0) {
 		tfgb_error("serve: %s", err.msg);

@@ -354,15 +354,50 @@ static void agg_ps_collect(struct tfgb *t, struct agg *a, int ps_lost)
 	ctrl_client_close(cc);
 }
 
+/* The PSs whose own figures the run asks for: those it announced itself to. */
+static int ps_asked(const struct tfgb *t, int i)
+{
+	return t && t->ps_since_ns && !(t->ps_own && t->ps_own[i]);
+}
+
+void launch_ps_announce(struct tfgb *t, const struct tr_ops *ops)
+{
+	const struct job *j = &t->job;
+	uint64_t deadline = now_ns() + j->timeout_ns;
+	unsigned char req[SRVINFO_REQ_LEN];
+	struct srvinfo info = {0};
+	struct err terr = {{0}};
+	struct opt_hostport addr;
+	void *ctx = NULL;
+
+	/* its own id: two runs of one job (one run id) are two runs to a server */
+	while (!t->ps_ask_id)
+		if (getrandom(&t->ps_ask_id, sizeof t->ps_ask_id, 0) != sizeof t->ps_ask_id)
+			t->ps_ask_id = now_ns() ^ (uint64_t)getpid() << 32;
+	if (ops->init(j, &ctx, &terr) < 0)
+		return;
+	t->ps_since_ns = now_ns();
+	srvinfo_req_pack(req, SRVINFO_BEGIN, t->ps_ask_id, session_run_span_ns(j), 0);
+	for (int i = 0; i < j->ps_count && now_ns() < deadline; i++) {
+		if (!ps_asked(t, i))
+			continue;
+		cluster_ps_addr(j, i, &addr);
+		srvinfo_query_req(ops, ctx, j, &addr, deadline, req, &info);
+		srvinfo_clear(&info); /* a begin's reply has no figures */
+	}
+	ops->fini(ctx);
+}
+
 /* Each PS's malloc, asked once the run is over (untimed, one connection
  * per PS, all within one timeout): the process printing the result asks,
  * so that the workers' measured connections never carry it.  Not after a
  * run that did not complete: a PS may be gone or stopped, and its answer
  * would hold the report back by the timeout. */
 void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
-                          struct srvinfo *out)
+                          struct srvinfo *out, const struct tfgb *t)
 {
 	uint64_t deadline = now_ns() + j->timeout_ns;
+	unsigned char req[SRVINFO_REQ_LEN];
 	struct err terr = {{0}};
 	struct opt_hostport addr;
 	void *ctx = NULL;
@@ -379,8 +414,12 @@ void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int com
 	}
 	for (int i = 0; i < j->ps_count; i++) {
 		cluster_ps_addr(j, i, &addr);
+		/* its own figures: over the run's time as this process measured it */
+		if (ps_asked(t, i))
+			srvinfo_req_pack(req, SRVINFO_END, t->ps_ask_id, now_ns() - t->ps_since_ns, 0);
 		if (now_ns() < deadline)
-			srvinfo_query(ops, ctx, j, &addr, deadline, &out[i]);
+			srvinfo_query_req(ops, ctx, j, &addr, deadline, ps_asked(t, i) ? req : NULL,
+			                  &out[i]);
 		else
 			snprintf(out[i].why, sizeof out[i].why, "not asked: out of time");
 	}
@@ -558,7 +597,7 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		agg_ps_collect(t, &a, lost && !strcmp(lost->role, "ps"));
 	if (!mon)
 		agg_hosts(&a);
-	launch_ps_allocators(j, ops, !why[0], psinfo);
+	launch_ps_allocators(j, ops, !why[0], psinfo, t);
 	if (print_aggregate(t, ops, &a, why, lost, ps, psinfo, &p, env, mon) < 0)
 		goto out;
 	if (lost) {
@@ -579,6 +618,8 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	}
 out:
 	free(ps);
+	for (int i = 0; psinfo && i < j->ps_count; i++)
+		srvinfo_clear(&psinfo[i]);
 	free(psinfo);
 	payload_free(&p);
 	agg_free(&a);
@@ -816,6 +857,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	}
 	if (collector && t->interval_ns)
 		report_interval_header(stdout, j->format);
+	if (collector && !one_launch) /* the servers of one launch sample themselves */
+		launch_ps_announce(t, ops);
 	if ((rc = control_meet(t, rk, workers, run_id, &cc, alone ? &wc : NULL)) != TFGB_EXIT_OK)
 		goto out;
 	lprogress_worker_go(); /* the launcher's progress line: the warm-up starts */
@@ -1074,6 +1117,26 @@ static int launcher_control(struct tfgb *t, const struct tr_ops *ops,
 	return TFGB_EXIT_OK;
 }
 
+/* The PSs the launcher started are its own children, in its monitor; the
+ * others (started by hand, or by another run) are announced the run, and
+ * asked for their own figures at its end. */
+static void launcher_announce(struct tfgb *t, const struct tr_ops *ops,
+                              const struct cluster_child *ps, int np)
+{
+	unsigned char *own = calloc((size_t)np, 1);
+	int others = 0;
+
+	if (!own)
+		return; /* then no PS is asked: its figures would count twice */
+	for (int i = 0; i < np; i++) {
+		own[i] = ps[i].pid > 0;
+		others += !own[i];
+	}
+	t->ps_own = own;
+	if (others)
+		launch_ps_announce(t, ops);
+}
+
 int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 {
 	const struct job *j = &t->job;
@@ -1147,6 +1210,7 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 		tfgb_error("%s: %s", t->cmd, err.msg);
 		goto out;
 	}
+	launcher_announce(t, ops, ps, np);
 
 	/* watch the processes until every worker is done */
 	watch(t, ps, np, wk, nw, mon, host, l->run_ns, &w);
@@ -1168,6 +1232,8 @@ out:
 		session_stop_servers(ps, np);
 	free(ps);
 	free(wk);
+	free((unsigned char *)t->ps_own);
+	t->ps_own = NULL;
 	return rc;
 }
 

@@ -342,7 +342,7 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	else if (a.bad_blobs)
 		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
 	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
-	launch_ps_allocators(j, ops, !why[0], psinfo);
+	launch_ps_allocators(j, ops, !why[0], psinfo, NULL);
 	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0)
 		goto out;
 	if (why[0])

@@ -180,8 +180,17 @@ int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint
                    int partial, launch_report_fn fn, void *arg, struct err *err);
 
 /* Each PS's malloc (out: ps_count entries), asked once the run is over;
- * not asked when the run did not complete. */
+ * not asked when the run did not complete.  With t (NULL: not) and a run
+ * that announced itself (launch_ps_announce), the PSs it announced itself
+ * to are asked for their own figures over the time since, too (free them
+ * with srvinfo_clear). */
 void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
-                          struct srvinfo *out);
+                          struct srvinfo *out, const struct tfgb *t);
+/* Announces the run to each PS that this process does not sample itself
+ * (t->ps_own), so that the PS counts it among the runs it serves and keeps
+ * its own figures of the run's time (srvinfo.h): untimed, one connection
+ * per PS, within job.timeout, before the run's window.  Sets t->ps_ask_id and
+ * t->ps_since_ns. */
+void launch_ps_announce(struct tfgb *t, const struct tr_ops *ops);
 
 #endif

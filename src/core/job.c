@@ -178,12 +178,14 @@ static const struct opt_def core_keys[] = {
 	 .help = "list of CPUs the PS processes may run on, like 0-3,8; empty is any"},
 	{"affinity", "worker_cpus", OPT_STRING, J(worker_cpus), "",
 	 .help = "list of CPUs the worker processes may run on; empty is any"},
-	{"affinity", "ps_numa_node", OPT_INT, J(ps_numa_node), "none", .min = 0,
-	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
-	 .help = "the NUMA node whose CPUs and memory the PS processes use; none leaves them unbound"},
-	{"affinity", "worker_numa_node", OPT_INT, J(worker_numa_node), "none", .min = 0,
-	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
-	 .help = "the NUMA node whose CPUs and memory the workers use; none leaves them unbound"},
+	{"affinity", "ps_numa_node", OPT_STRING, J(ps_numa_node), "none", .min = 0,
+	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE | OPT_PER_RANK,
+	 .help = "the NUMA node whose CPUs and memory the PSs use, or one per local rank (0/1); "
+	         "none: unbound"},
+	{"affinity", "worker_numa_node", OPT_STRING, J(worker_numa_node), "none", .min = 0,
+	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE | OPT_PER_RANK,
+	 .help = "the NUMA node whose CPUs and memory workers use, or one per local rank (0/1); "
+	         "none: unbound"},
 
 	{0},
 };
@@ -917,7 +919,7 @@ int job_check_keys(struct job *j, struct err *err)
 		/* which nodes exist is the machine's business (place_check); whether
 		 * any can be bound is the build's */
 		name = k ? "worker_numa_node" : "ps_numa_node";
-		if (!TFGB_HAVE_NUMA && (k ? j->worker_numa_node : j->ps_numa_node) >= 0)
+		if (!TFGB_HAVE_NUMA && strcmp(k ? j->worker_numa_node : j->ps_numa_node, "none"))
 			return job_key_err(j, err, "affinity", name, "this tfgb was built without "
 			                   "NUMA support (NUMA=0); only none is accepted");
 	}

@@ -120,7 +120,9 @@ struct job {
 	struct job_tls tls;                /* their contents */
 	/* [affinity] */
 	char *ps_cpus, *worker_cpus;
-	int64_t ps_numa_node, worker_numa_node; /* -1: none (unbound) */
+	/* "none" (unbound), a node, or one per local rank ("0/1", opt.h's
+	 * OPT_PER_RANK; place.h hands them out) */
+	char *ps_numa_node, *worker_numa_node;
 	/* the sections other modules declare (job_register), each at its
 	 * job_section_at() offset: no key of theirs is a field of struct job */
 	_Alignas(16) unsigned char sections[JOB_SECTION_BYTES];

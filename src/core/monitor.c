@@ -150,11 +150,33 @@ static void thin(struct monitor *m)
 	m->interval_ns *= 2;
 }
 
+/* Ring mode: drops the oldest quarter of the samples (under lock). */
+static void drop_oldest(struct monitor *m)
+{
+	size_t drop = m->max / 4, keep = m->n - drop;
+
+	pthread_mutex_lock(&m->lock);
+	memmove(m->t, m->t + drop, keep * sizeof *m->t);
+	for (size_t p = 0; p < m->nprocs; p++)
+		memmove(&m->ps[p * m->max], &m->ps[p * m->max + drop], keep * sizeof *m->ps);
+	for (size_t i = 0; i < m->nif; i++)
+		memmove(&m->ns[i * m->max], &m->ns[i * m->max + drop], keep * sizeof *m->ns);
+	m->n = keep;
+	pthread_mutex_unlock(&m->lock);
+}
+
+void monitor_ring(struct monitor *m)
+{
+	m->ring = 1;
+}
+
 void monitor_sample(struct monitor *m)
 {
 	size_t k;
 
-	if (m->n == m->max)
+	if (m->n == m->max && m->ring)
+		drop_oldest(m);
+	else if (m->n == m->max)
 		thin(m);
 	k = m->n;
 	m->t[k] = now_ns();
@@ -175,7 +197,11 @@ void monitor_sample(struct monitor *m)
 		read_net(m, k);
 	if ((m->what & MONITOR_NETWORK) && m->wire)
 		wire_sample(m->wire);
+	if (m->ring) /* slot k is written: readers may see it now */
+		pthread_mutex_lock(&m->lock);
 	m->n = k + 1;
+	if (m->ring)
+		pthread_mutex_unlock(&m->lock);
 }
 
 int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,

@@ -106,6 +106,19 @@ void monitor_exited(struct monitor *m, pid_t pid, const struct rusage *ru);
 void monitor_stop(struct monitor *m);
 /* Accepts NULL; stops the thread first if it still runs. */
 void monitor_free(struct monitor *m);
+/* Ring mode, for a server that samples itself for as long as it runs
+ * (tfgb-serve(1)): when the buffer fills up, its oldest quarter is dropped
+ * instead of thinning, so it always holds the last max_samples samples at
+ * the interval asked.  Before monitor_start. */
+void monitor_ring(struct monitor *m);
+/* A new stopped monitor of m's samples taken from from_ns to to_ns (the
+ * now_ns() clock), with the last sample before from_ns as the counters'
+ * base when m has one, at most max_samples (>= 2) spread evenly, the first
+ * and last among them.  Safe while m's thread samples in ring mode (it
+ * takes the monitor's lock, which only the sampler and readers take).
+ * 0, -ENOENT when fewer than two samples fall there, or -ENOMEM. */
+int monitor_window(struct monitor *m, uint64_t from_ns, uint64_t to_ns, size_t max_samples,
+                   struct monitor **out);
 
 /* Totals over the samples taken (last minus first), per role. */
 struct monitor_role_sum {

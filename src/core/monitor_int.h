@@ -57,6 +57,7 @@ struct monitor {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;       /* on CLOCK_MONOTONIC */
 	int running, stop, sync_ok;
+	int ring;                  /* monitor_ring: n and the samples change under lock */
 };
 
 /* Process p's sample k (p < nprocs, k < max). */

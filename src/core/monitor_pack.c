@@ -19,6 +19,7 @@
 #include "monitor_int.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -238,5 +239,51 @@ int monitor_merge(const struct monitor *const *parts, size_t n, struct monitor *
 		merge_procs(m, parts[i], &np);
 	}
 	*out = m;
+	return 0;
+}
+
+int monitor_window(struct monitor *m, uint64_t from_ns, uint64_t to_ns, size_t max_samples,
+                   struct monitor **out)
+{
+	size_t f = 0, l, count, n;
+	struct monitor *w;
+
+	*out = NULL;
+	if (max_samples < 2)
+		return -EINVAL;
+	pthread_mutex_lock(&m->lock);
+	/* the last sample at or before from_ns is the base; l the last by to_ns */
+	while (f + 1 < m->n && m->t[f + 1] <= from_ns)
+		f++;
+	for (l = f; l + 1 < m->n && m->t[l + 1] <= to_ns; l++)
+		;
+	count = m->n && m->t[f] <= to_ns ? l - f + 1 : 0;
+	if (count < 2) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOENT;
+	}
+	n = count < max_samples ? count : max_samples;
+	if (!(w = mon_alloc(m->nprocs, n, 0))) {
+		pthread_mutex_unlock(&m->lock);
+		return -ENOMEM;
+	}
+	memcpy(w->procs, m->procs, m->nprocs * sizeof *m->procs);
+	memcpy(w->ifname, m->ifname, sizeof w->ifname);
+	w->nif = m->nif;
+	w->what = m->what;
+	w->tick_s = m->tick_s;
+	w->interval0_ns = m->interval0_ns;
+	w->interval_ns = m->interval_ns * ((count - 1) / (n - 1));
+	w->n = n;
+	for (size_t j = 0; j < n; j++) {
+		size_t k = f + j * (count - 1) / (n - 1);
+		w->t[j] = m->t[k];
+		for (size_t p = 0; p < m->nprocs; p++)
+			w->ps[p * n + j] = m->ps[p * m->max + k];
+		for (size_t i = 0; i < m->nif; i++)
+			w->ns[i * n + j] = m->ns[i * m->max + k];
+	}
+	pthread_mutex_unlock(&m->lock);
+	*out = w;
 	return 0;
 }

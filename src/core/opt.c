@@ -372,7 +372,13 @@ void opt_format_range(const struct opt_def *d, char *buf, size_t len)
 		snprintf(buf, len, "yes | no");
 		return;
 	case OPT_STRING:
-		if (d->flags & OPT_SECRET)
+		if (d->flags & OPT_PER_RANK) {
+			struct opt_def one = *d;
+			one.type = OPT_INT;
+			opt_format_range(&one, buf, len);
+			off = strlen(buf);
+			snprintf(buf + off, len - off, ", one per local rank separated by /");
+		} else if (d->flags & OPT_SECRET)
 			snprintf(buf, len, "empty, or %" PRId64 " to %" PRId64 " characters of %s", d->min, d->max,
 			         OPT_SECRET_SHOWN);
 		else
@@ -614,6 +620,50 @@ static int parse_list(const struct opt_def *d, void *dst, const char *text, int 
 	return rc;
 }
 
+/* An OPT_PER_RANK value: each '/'-separated item an OPT_INT of d's range,
+ * stored canonical ("none", "0/1"). */
+static int parse_per_rank(const struct opt_def *d, char **dst, const char *text,
+                          struct err *why)
+{
+	struct opt_def one = *d;
+	char item[64], canon[OPT_STRING_MAX + 1];
+	size_t off = 0;
+	int n = 1;
+
+	one.type = OPT_INT;
+	canon[0] = 0;
+	for (int i = 0; i < n; i++) {
+		int64_t v;
+		n = opt_cpusets_pick(text, i, item, sizeof item);
+		if (parse_number(&one, item, &v, why) < 0) {
+			if (n > 1)
+				snprintf(why->msg + strlen(why->msg), sizeof why->msg - strlen(why->msg),
+				         " (item %d of the /-separated list, local rank %d's)", i + 1, i);
+			return -1;
+		}
+		if (v < 0)
+			off += (size_t)snprintf(canon + off, sizeof canon - off, "%snone", i ? "/" : "");
+		else
+			off += (size_t)snprintf(canon + off, sizeof canon - off, "%s%" PRId64,
+			                        i ? "/" : "", v);
+	}
+	free(*dst);
+	if (!(*dst = strdup(canon))) {
+		err_set(why, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int64_t opt_rank_int(const char *item)
+{
+	int64_t v;
+
+	if (!item || !*item || !strcasecmp(skip_ws(item), "none") || opt_parse_int(item, &v) < 0)
+		return -1;
+	return v;
+}
+
 int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, struct err *why)
 {
 	int64_t v;
@@ -649,6 +699,8 @@ int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, 
 			err_set(why, "longer than %d characters", OPT_STRING_MAX);
 			return -1;
 		}
+		if (d->flags & OPT_PER_RANK)
+			return parse_per_rank(d, dst, text, why);
 		if ((d->flags & OPT_SECRET) && *text &&
 		    (text[strspn(text, OPT_SECRET_CHARS)] || (int64_t)strlen(text) < d->min ||
 		     (int64_t)strlen(text) > d->max)) {

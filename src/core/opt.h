@@ -64,6 +64,11 @@ enum {
 	/* STRING: a secret.  Empty, or min..max characters of OPT_SECRET_CHARS;
 	 * results (job_ini_public) and error messages never show its value */
 	OPT_SECRET = 1 << 5,
+	/* STRING: one value per local rank, separated by '/' ("0/1"; one value
+	 * serves every rank), each an OPT_INT of the key's range (and "none"
+	 * with OPT_NONE); stored canonical ("0/1", "none").  Pick a rank's
+	 * value with opt_cpusets_pick and opt_rank_int. */
+	OPT_PER_RANK = 1 << 6,
 };
 
 /* What a secret may be made of: base64, base64url and hex digits all fit,
@@ -117,6 +122,11 @@ int opt_parse_cpulist(const char *s, unsigned char *mask, struct err *why);
  * Copies set `index` into buf (len bytes; "" when index is beyond the
  * sets) and returns how many sets s has (at least 1). */
 int opt_cpusets_pick(const char *s, int index, char *buf, size_t len);
+
+/* The value of one item of an OPT_PER_RANK list (as opt_cpusets_pick copies
+ * it): -1 for "none" or an empty item, else the number (checked when the
+ * key was set). */
+int64_t opt_rank_int(const char *item);
 
 /* Percentile lists: "50, 99, 99.99", up to OPT_PCT_MAX numbers, each in
  * (0, 100] and above the one before.  Fills v (may be NULL) and *n.

@@ -173,6 +173,9 @@ static int node_cpus(const char *node_dir, long node, unsigned char *mask)
 }
 
 static const char *const node_keys[] = {"ps_numa_node", "worker_numa_node"};
+
+/* The node place_apply bound this process to by the job, or -1 (place_seen). */
+static int applied_node = -1;
 static const char *const cpu_keys[] = {"ps_cpus", "worker_cpus"};
 
 /* The role's keys: 0 for the PS, 1 for a worker. */
@@ -181,7 +184,7 @@ static int role_index(enum place_role role)
 	return role == PLACE_WORKER;
 }
 
-static int64_t role_node(const struct job *j, int k)
+static const char *role_nodes(const struct job *j, int k)
 {
 	return k ? j->worker_numa_node : j->ps_numa_node;
 }
@@ -191,17 +194,46 @@ static const char *role_cpus(const struct job *j, int k)
 	return k ? j->worker_cpus : j->ps_cpus;
 }
 
-/* Set `set` of the role's CPU list against the role's node. */
-static int check_set(const struct job *j, int k, const char *node_dir, const char *cpus,
+/* Local rank `local`'s item of a per-rank list (CPU sets or nodes, '/'
+ * separated): a list of one item serves every rank, a rank beyond a longer
+ * list gets "" (place_check_local refuses it first).  Returns how many
+ * items the list has (0 for an empty or NULL list). */
+static int rank_item(const char *list, int local, char *buf, size_t len)
+{
+	int n;
+
+	buf[0] = 0;
+	if (!list || !*list)
+		return 0;
+	n = opt_cpusets_pick(list, local, buf, len);
+	if (n == 1)
+		opt_cpusets_pick(list, 0, buf, len);
+	return n;
+}
+
+/* The node of local rank `local` of the role, or -1 (none). */
+static int64_t rank_node(const struct job *j, int k, int local)
+{
+	char item[32];
+
+	rank_item(role_nodes(j, k), local, item, sizeof item);
+	return opt_rank_int(item);
+}
+
+/* Local rank i's node of the role against this machine's nodes, and its
+ * CPU set `cpus` against the node's CPUs. */
+static int check_set(const struct job *j, int k, int i, const char *node_dir, const char *cpus,
                      struct err *err)
 {
 	unsigned char nodes[MASK_BYTES] = {0}, cm[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
-	int64_t node = role_node(j, k);
+	int64_t node = rank_node(j, k, i);
 	struct err why;
-	char list[256], clist[256], where[JOB_NAME_MAX + 16];
+	char list[256], clist[256], where[JOB_NAME_MAX + 16], rank[64] = "";
 
 	if (node < 0)
 		return 0;
+	if (strchr(role_nodes(j, k), '/'))
+		snprintf(rank, sizeof rank, " (local rank %d's node %lld)", i, (long long)node);
 	if (!kernel_numa()) /* it cannot bind memory: it counts as one node, 0 */
 		nodes[0] = 1;
 	else if (place_nodes(node_dir, nodes) < 0)
@@ -209,35 +241,38 @@ static int check_set(const struct job *j, int k, const char *node_dir, const cha
 		                   "cannot read this machine's NUMA nodes from %s/online", node_dir);
 	if (!bit(nodes, (long)node)) {
 		mask_format(nodes, list, sizeof list);
-		return job_key_err(j, err, "affinity", node_keys[k], "this machine has NUMA node%s %s%s",
+		return job_key_err(j, err, "affinity", node_keys[k], "this machine has NUMA node%s %s%s%s",
 		                   mask_count(nodes) == 1 ? "" : "s", list,
-		                   kernel_numa() ? "" : " (its kernel has no NUMA support)");
+		                   kernel_numa() ? "" : " (its kernel has no NUMA support)", rank);
 	}
 	if (!*cpus || node_cpus(node_dir, (long)node, nm) <= 0)
 		return 0; /* no list, or every CPU, or memory only: nothing to intersect */
 	if (opt_parse_cpulist(cpus, cm, &why) < 0)
 		return job_key_err(j, err, "affinity", cpu_keys[k], "%s", why.msg);
-	for (int i = 0; i < MASK_BYTES; i++)
-		if (cm[i] & nm[i])
+	for (int b = 0; b < MASK_BYTES; b++)
+		if (cm[b] & nm[b])
 			return 0;
 	mask_format(nm, list, sizeof list);
 	mask_format(cm, clist, sizeof clist);
 	job_key_where(j, "affinity", cpu_keys[k], where, sizeof where);
 	return job_key_err(j, err, "affinity", node_keys[k],
-	                   "NUMA node %lld has CPUs %s, none of them in affinity.%s = %s (%s)",
-	                   (long long)node, list, cpu_keys[k], clist, where);
+	                   "NUMA node %lld has CPUs %s, none of them in affinity.%s = %s (%s)%s",
+	                   (long long)node, list, cpu_keys[k], clist, where, rank);
 }
 
-/* Every CPU set of the role's list (one per local rank) against its node. */
+/* Every local rank the role's lists name (a CPU set and a node each)
+ * against this machine. */
 static int check_role(const struct job *j, int k, const char *node_dir, struct err *err)
 {
-	const char *cpus = role_cpus(j, k);
-	char set[PLACE_SET_MAX];
+	char set[PLACE_SET_MAX], node[32];
 	int n = 1;
 
 	for (int i = 0; i < n; i++) {
-		n = cpus && *cpus ? opt_cpusets_pick(cpus, i, set, sizeof set) : (set[0] = 0, 1);
-		if (check_set(j, k, node_dir, set, err) < 0)
+		int nc = rank_item(role_cpus(j, k), i, set, sizeof set);
+		int nn = rank_item(role_nodes(j, k), i, node, sizeof node);
+		n = nc > n ? nc : n;
+		n = nn > n ? nn : n;
+		if (check_set(j, k, i, node_dir, set, err) < 0)
 			return -1;
 	}
 	return 0;
@@ -255,30 +290,33 @@ int place_check(const struct job *j, unsigned roles, const char *node_dir, struc
 int place_check_local(const struct job *j, enum place_role role, int local, const char *source,
                       struct err *err)
 {
-	int k = role_index(role), n;
-	const char *cpus = role_cpus(j, k);
-	char set[PLACE_SET_MAX];
+	int k = role_index(role);
+	const char *const list[2] = {role_cpus(j, k), role_nodes(j, k)};
+	const char *const key[2] = {cpu_keys[k], node_keys[k]};
+	const char *const what[2] = {"CPU sets", "NUMA nodes"};
+	char item[PLACE_SET_MAX];
 
-	if (!cpus || !*cpus || (n = opt_cpusets_pick(cpus, local, set, sizeof set)) == 1 ||
-	    local < n)
-		return 0;
-	return job_key_err(j, err, "affinity", cpu_keys[k], "has %d CPU sets (one per local rank, "
-	                   "separated by '/'), too few for local rank %d (%s): give at least %d, "
-	                   "or one for every rank", n, local, source, local + 1);
+	for (int l = 0; l < 2; l++) {
+		int n = rank_item(list[l], local, item, sizeof item);
+		if (n <= 1 || local < n)
+			continue;
+		return job_key_err(j, err, "affinity", key[l], "has %d %s (one per local rank, "
+		                   "separated by '/'), too few for local rank %d (%s): give at least "
+		                   "%d, or one for every rank", n, what[l], local, source, local + 1);
+	}
+	return 0;
 }
 
 int place_apply(const struct job *j, enum place_role role, int local, struct err *err)
 {
 	unsigned char mask[MASK_BYTES] = {0}, nm[MASK_BYTES] = {0};
-	int k = role_index(role), have = 0;
-	const char *list_all = role_cpus(j, k);
-	int64_t node = role_node(j, k);
+	int k = role_index(role), have = 0, rc;
+	int64_t node = rank_node(j, k, local);
 	struct err why;
 	char list[256], onnode[48] = "", cpus[PLACE_SET_MAX] = "";
 	cpu_set_t set;
 
-	if (list_all && *list_all && opt_cpusets_pick(list_all, local, cpus, sizeof cpus) == 1)
-		opt_cpusets_pick(list_all, 0, cpus, sizeof cpus); /* one set for every rank */
+	rank_item(role_cpus(j, k), local, cpus, sizeof cpus);
 	if (*cpus) {
 		if (opt_parse_cpulist(cpus, mask, &why) < 0) {
 			err_set(err, "CPU list '%s': %s", cpus, why.msg);
@@ -304,7 +342,10 @@ int place_apply(const struct job *j, enum place_role role, int local, struct err
 			return -e;
 		}
 	}
-	return node >= 0 ? bind_memory((long)node, err) : 0;
+	if (node >= 0 && (rc = bind_memory((long)node, err)) < 0)
+		return rc;
+	applied_node = (int)node;
+	return 0;
 }
 
 /* get_mempolicy(2) through its system call, so that a NUMA=0 build still
@@ -320,6 +361,7 @@ void place_measure(struct place_seen *out)
 	int mode = 0;
 	size_t off;
 
+	out->numa_node = applied_node;
 	snprintf(out->cpus, sizeof out->cpus, "unknown");
 	if (sched_getaffinity(0, sizeof set, &set) == 0) {
 		for (int c = 0; c < OPT_CPU_MAX && c < CPU_SETSIZE; c++)

@@ -2,7 +2,9 @@
  *
  * [affinity] ps_cpus / worker_cpus pin a role's processes to a CPU list, or
  * each local rank to its own CPU set of a list of sets ("0-3/4-7");
- * ps_numa_node / worker_numa_node bind them to a NUMA node: the node's CPUs
+ * ps_numa_node / worker_numa_node bind them to a NUMA node, or each local
+ * rank to its own node of a list ("0/1", handed out as the CPU sets are):
+ * the node's CPUs
  * (intersected with the CPU list when both are given) and its memory (the
  * process's memory policy, and the payload buffers explicitly).  Each
  * process places itself when it starts, however it was started.
@@ -45,14 +47,16 @@ int place_check(const struct job *j, unsigned roles, const char *node_dir, struc
 /* The longest CPU set of a /-separated list (opt_cpusets_pick). */
 #define PLACE_SET_MAX 1024
 
-/* Checks that the role's CPU list has a set for local rank `local` (named
- * by source, such as "SLURM_LOCALID"): a list of one set serves every
- * rank.  Returns 0, or -1 with a job error naming the key (exit status 2). */
+/* Checks that the role's CPU list has a set, and its node list a node, for
+ * local rank `local` (named by source, such as "SLURM_LOCALID"): a list of
+ * one item serves every rank.  Returns 0, or -1 with a job error naming the
+ * key (exit status 2). */
 int place_check_local(const struct job *j, enum place_role role, int local, const char *source,
                       struct err *err);
 
 /* Places this process as `role` (one of the two), local rank `local` on
- * this host (its CPU set of the role's list; see place_check_local): its
+ * this host (its CPU set and node of the role's lists; see
+ * place_check_local): its
  * CPUs, then its memory policy.  Call it before the role's memory is allocated: pages touched
  * after it come from the node.  Returns 0, or -errno with err saying why
  * (a CPU or node this process may not use). */
@@ -72,6 +76,7 @@ int place_mem(void *mem, size_t len);
 struct place_seen {
 	char cpus[PLACE_SEEN_MAX];
 	char mempolicy[PLACE_SEEN_MAX / 2];
+	int numa_node; /* the node place_apply bound it to (its local rank's), or -1 */
 };
 void place_measure(struct place_seen *out);
 

@@ -35,6 +35,18 @@ static const char *status_of(const struct report *r)
 	       "failed";
 }
 
+/* "numa_node": the node the job bound a process to; null when unbound,
+ * "unknown" when an older server did not say. */
+static void node_json(struct json *w, int node)
+{
+	if (node >= 0)
+		json_i64(w, "numa_node", node);
+	else if (node == -1)
+		json_null(w, "numa_node");
+	else
+		json_str(w, "numa_node", "unknown");
+}
+
 /* "processes": every process of a throughput run that measured itself,
  * workers (their reports) then PSs (their Info replies): role, index,
  * host, pid, the CPUs and memory policy it ran with, and a worker's own
@@ -55,6 +67,7 @@ static void tput_processes_json(struct json *w, const struct report_tput *tp,
 		json_i64(w, "pid", tp->worker_pid[i]);
 		json_str(w, "cpus", tp->worker_place[i].cpus);
 		json_str(w, "mempolicy", tp->worker_place[i].mempolicy);
+		node_json(w, tp->worker_place[i].numa_node);
 		json_f64(w, "span_s", span, 3);
 		json_f64(w, "user_s", (double)u->user_ns / 1e9, 3);
 		json_f64(w, "sys_s", (double)u->sys_ns / 1e9, 3);
@@ -78,6 +91,7 @@ static void tput_processes_json(struct json *w, const struct report_tput *tp,
 		json_i64(w, "pid", s->pid);
 		json_str(w, "cpus", s->place.cpus[0] ? s->place.cpus : "unknown");
 		json_str(w, "mempolicy", s->place.mempolicy[0] ? s->place.mempolicy : "unknown");
+		node_json(w, s->place.numa_node);
 		json_obj_end(w);
 	}
 	json_arr_end(w);
@@ -396,6 +410,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		        r->hosts[h].host);
 		monitor_text(r->hosts[h].mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	}
+	report_ps_text(r, f);
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
@@ -636,6 +651,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
 	else if (r->nhosts)
 		hosts_json(&w, r);
+	report_ps_json(r, &w);
 	json_str(&w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */
 	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {

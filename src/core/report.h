@@ -144,6 +144,11 @@ void report_rep_text(const struct report *r, FILE *f);
 void report_rep_csv_head(FILE *f);
 void report_rep_csv(const struct report *r, FILE *f);
 void report_rep_json(const struct report *r, struct json *w);
+/* The servers' own figures (report_ps.c): whether any PS was asked for
+ * them (alloc->ps), and their text lines and JSON array "ps_resources". */
+int report_ps_has(const struct report *r);
+void report_ps_text(const struct report *r, FILE *f);
+void report_ps_json(const struct report *r, struct json *w);
 
 struct report {
 	const char *benchmark;          /* "TF-gRPC-P2P-Latency" */

@@ -16,7 +16,8 @@
  *   u16 len + allocator name, u16 len + its version (the worker's malloc
  *     as alloc_detect found it; empty when not known),
  *   u16 len + CPU list, u16 len + memory policy (place_measure: where the
- *     worker ran, as it saw itself),
+ *     worker ran, as it saw itself), i32 NUMA node it was bound to by the
+ *     job (-1: none; -1 .. PLACE_NODE_MAX),
  *   u64 span_ns, user_ns, sys_ns, rss_peak_bytes, vcsw, ivcsw (its own
  *     resource use, wresult_res; span_ns 0 when not measured),
  *   u32 mon_len + mon_len bytes (its resource series, monitor_pack; 0 when
@@ -29,7 +30,8 @@
  * calls are counted by completion, latencies per started call); version 5
  * the allocator (job.allocator) and the intervals; version 6 the
  * placement and the resource use (issue 17: every process measured);
- * version 7 the resource series.  Only the processes of one run exchange
+ * version 7 the resource series; version 8 the NUMA node (a node per
+ * local rank).  Only the processes of one run exchange
  * blobs: another version is refused, and counted as a malformed report.
  */
 #include "result.h"
@@ -41,7 +43,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 7u
+#define RESULT_VERSION 8u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -50,6 +52,7 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 	r->nivl = 0;
 	r->ivl_dropped = 0;
 	r->worker = worker;
+	r->place.numa_node = -1; /* not placed until the caller says */
 	r->pid = (int32_t)getpid();
 	if (gethostname(r->host, sizeof r->host) != 0)
 		strcpy(r->host, "?");
@@ -173,6 +176,7 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	be_put_str(&w, r->alloc_version, sizeof r->alloc_version);
 	be_put_str(&w, r->place.cpus, sizeof r->place.cpus);
 	be_put_str(&w, r->place.mempolicy, sizeof r->place.mempolicy);
+	be_put(&w, (uint32_t)r->place.numa_node, 4);
 	be_put(&w, r->res.span_ns, 8);
 	be_put(&w, r->res.user_ns, 8);
 	be_put(&w, r->res.sys_ns, 8);
@@ -320,6 +324,9 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	be_get_str(&b, r->alloc_version, sizeof r->alloc_version);
 	be_get_str(&b, r->place.cpus, sizeof r->place.cpus);
 	be_get_str(&b, r->place.mempolicy, sizeof r->place.mempolicy);
+	r->place.numa_node = (int)(int32_t)be_get(&b, 4);
+	if (r->place.numa_node < -1 || r->place.numa_node > PLACE_NODE_MAX)
+		return -1;
 	r->res.span_ns = be_get(&b, 8);
 	r->res.user_ns = be_get(&b, 8);
 	r->res.sys_ns = be_get(&b, 8);

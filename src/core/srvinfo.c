@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include "tfgb.pb-c.h"
+#include "bebuf.h"
+#include "monitor.h"
 #include "place.h"
 #include "util.h"
 #include "version.h"
@@ -16,7 +18,7 @@ size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
 	Tfgb__V1__ServerInfo m = TFGB__V1__SERVER_INFO__INIT;
 	struct alloc_info a;
 	struct place_seen pl;
-	char host[64] = "";
+	char host[64] = "", node[16] = "none";
 
 	alloc_detect(&a);
 	if (gethostname(host, sizeof host) != 0)
@@ -31,11 +33,53 @@ size_t srvinfo_pack(const char *transport, unsigned char *buf, size_t cap)
 	place_measure(&pl); /* as placed when it started: cmd_serve placed it first */
 	m.cpus = pl.cpus;
 	m.mempolicy = pl.mempolicy;
-	/* every field is bounded: 64 + 16 + 64 + 64 + 10 + 128 + 64 + short
-	 * names < 1024 */
+	if (pl.numa_node >= 0)
+		snprintf(node, sizeof node, "%d", pl.numa_node);
+	m.numa_node = node;
+	/* every field is bounded: 64 + 16 + 64 + 64 + 10 + 128 + 64 + 16 +
+	 * short names < 1024 */
 	if (tfgb__v1__server_info__get_packed_size(&m) > cap)
 		return 0;
 	return tfgb__v1__server_info__pack(&m, buf);
+}
+
+void srvinfo_clear(struct srvinfo *s)
+{
+	monitor_free(s->mon);
+	s->mon = NULL;
+}
+
+void srvinfo_req_pack(unsigned char *buf, unsigned kind, uint64_t run_id, uint64_t span_ns,
+                      uint64_t ago_ns)
+{
+	struct wbuf w = {buf, 0, SRVINFO_REQ_LEN, 0};
+
+	be_put(&w, SRVINFO_REQ_MAGIC, 4);
+	be_put(&w, kind, 4);
+	be_put(&w, run_id, 8);
+	be_put(&w, span_ns, 8);
+	be_put(&w, ago_ns, 8);
+}
+
+/* The fields of a server's own figures (10 to 14). */
+static void unpack_self(const Tfgb__V1__ServerInfo *m, struct srvinfo *out)
+{
+	int rc;
+
+	out->self = m->samples_itself;
+	out->runs = m->runs;
+	out->window_ns = m->window_ns;
+	if (!m->samples_itself) {
+		snprintf(out->res_why, sizeof out->res_why, "it does not sample itself (a tfgb serve "
+		         "older than this one, or monitor.interval = 0 in its job)");
+	} else if (!m->resources.len) {
+		snprintf(out->res_why, sizeof out->res_why, "%.110s", *m->resources_why ?
+		         m->resources_why : "no samples in the window");
+	} else if ((rc = monitor_unpack(m->resources.data, m->resources.len, &out->mon)) < 0) {
+		snprintf(out->res_why, sizeof out->res_why, "its figures do not parse (%s)",
+		         strerror(-rc));
+		out->mon = NULL;
+	}
 }
 
 int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
@@ -54,8 +98,13 @@ int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
 	out->pid = m->pid;
 	snprintf(out->place.cpus, sizeof out->place.cpus, "%s", m->cpus);
 	snprintf(out->place.mempolicy, sizeof out->place.mempolicy, "%s", m->mempolicy);
+	/* -1: unbound; -2: not told (an older server) */
+	out->place.numa_node = !*m->numa_node ? -2 : (int)opt_rank_int(m->numa_node);
+	if (out->place.numa_node > PLACE_NODE_MAX)
+		out->place.numa_node = -2;
 	if (!out->alloc.name[0])
 		snprintf(out->why, sizeof out->why, "its Info reply names no allocator");
+	unpack_self(m, out);
 	tfgb__v1__server_info__free_unpacked(m, NULL);
 	return 0;
 }
@@ -63,8 +112,17 @@ int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
 void srvinfo_query(const struct tr_ops *ops, void *trctx, const struct job *j,
                    const struct opt_hostport *addr, uint64_t deadline_ns, struct srvinfo *out)
 {
-	unsigned char reply[TR_INFO_MAX];
-	struct tr_call call = {.method = TR_INFO, .resp_buf = reply, .resp_cap = sizeof reply};
+	srvinfo_query_req(ops, trctx, j, addr, deadline_ns, NULL, out);
+}
+
+void srvinfo_query_req(const struct tr_ops *ops, void *trctx, const struct job *j,
+                       const struct opt_hostport *addr, uint64_t deadline_ns,
+                       const unsigned char *req, struct srvinfo *out)
+{
+	static _Thread_local unsigned char reply[TR_INFO_MAX];
+	struct iovec body = {(void *)req, req ? SRVINFO_REQ_LEN : 0};
+	struct tr_call call = {.method = TR_INFO, .resp_buf = reply, .resp_cap = sizeof reply,
+	                       .iov = req ? &body : NULL, .iovcnt = req ? 1 : 0};
 	struct tr_call *done[4];
 	struct tr_client *c = NULL;
 	struct tr_conn *conn = NULL;

@@ -24,8 +24,11 @@
 #include "payload.h"
 #include "rpc.h"
 
-/* The longest Info reply a client takes (and a server sends). */
-#define TR_INFO_MAX 1024
+/* The longest Info reply a client takes (and a server sends): a
+ * ServerInfo, with a server's own resource figures when asked (srvinfo.h). */
+#define TR_INFO_MAX 16384
+/* The bytes of an Info request a server reads (the rest is ignored). */
+#define TR_INFO_REQ_MAX 64
 
 /* Full method path for gRPC: "/tfgb.v1.Bench/Echo"; NULL if unknown. */
 const char *tr_method_path(int method);
@@ -68,6 +71,13 @@ struct tr_server_cfg {
 	const struct job_tls *tls;        /* grpc: TLS when it has cert and key */
 	const void *info;                 /* the reply to Info (a packed ServerInfo), */
 	size_t info_len;                  /* kept until serve returns */
+	/* when not NULL, the reply to Info instead: called on a serving thread
+	 * with the request's first bytes (at most TR_INFO_REQ_MAX), it packs
+	 * the reply into out (cap bytes, at least 1024) and returns its length
+	 * (0: the static info).  Only Info calls it: never on another method's path */
+	size_t (*info_fn)(void *arg, const unsigned char *req, size_t req_len, unsigned char *out,
+	                  size_t cap);
+	void *info_arg;
 	struct tr_serve_count *count;     /* what was served, or NULL */
 };
 

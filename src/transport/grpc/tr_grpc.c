@@ -508,6 +508,9 @@ struct srv {
 	const void *info;             /* the Info reply (tr_server_cfg) */
 	struct tr_serve_count *count; /* tr_server_cfg's, or NULL */
 	size_t info_len;
+	size_t (*info_fn)(void *arg, const unsigned char *req, size_t req_len, unsigned char *out,
+	                  size_t cap);
+	void *info_arg;
 };
 
 /* Requests the next call into sl; -1 (nothing requested) once the server
@@ -565,25 +568,49 @@ static grpc_byte_buffer *srv_reply_bytes(struct srv_slot *sl, const void *base, 
 	return sl->reply;
 }
 
-static int read_u64be(grpc_byte_buffer *bb, uint64_t *out)
+/* The first bytes of bb (at most cap) into b: how many. */
+static size_t read_prefix(grpc_byte_buffer *bb, unsigned char *b, size_t cap)
 {
 	grpc_byte_buffer_reader rd;
-	unsigned char b[8];
 	grpc_slice *s;
 	size_t got = 0;
 
-	if (grpc_byte_buffer_length(bb) != 8 || !grpc_byte_buffer_reader_init(&rd, bb))
-		return -1;
-	while (got < 8 && grpc_byte_buffer_reader_peek(&rd, &s)) {
-		size_t n = GRPC_SLICE_LENGTH(*s) < 8 - got ? GRPC_SLICE_LENGTH(*s) : 8 - got;
+	if (!grpc_byte_buffer_reader_init(&rd, bb))
+		return 0;
+	while (got < cap && grpc_byte_buffer_reader_peek(&rd, &s)) {
+		size_t n = GRPC_SLICE_LENGTH(*s) < cap - got ? GRPC_SLICE_LENGTH(*s) : cap - got;
 		memcpy(b + got, GRPC_SLICE_START_PTR(*s), n);
 		got += n;
 	}
 	grpc_byte_buffer_reader_destroy(&rd);
+	return got;
+}
+
+static int read_u64be(grpc_byte_buffer *bb, uint64_t *out)
+{
+	unsigned char b[8];
+
+	if (grpc_byte_buffer_length(bb) != 8 || read_prefix(bb, b, 8) != 8)
+		return -1;
 	*out = 0;
 	for (int i = 0; i < 8; i++)
 		*out = *out << 8 | b[i];
-	return got == 8 ? 0 : -1;
+	return 0;
+}
+
+/* Info's reply: the server's own (info_fn) into the slot's buffer, kept
+ * until the reply is sent, else the static one. */
+static grpc_byte_buffer *srv_info(struct srv_slot *sl)
+{
+	struct srv *s = sl->q->s;
+	unsigned char req[TR_INFO_REQ_MAX];
+	size_t n = 0, len;
+
+	if (s->info_fn && codec_buf_reserve(&sl->out, TR_INFO_MAX) == 0) {
+		len = sl->req ? read_prefix(sl->req, req, sizeof req) : 0;
+		n = s->info_fn(s->info_arg, req, len, sl->out.p, TR_INFO_MAX);
+	}
+	return n ? srv_reply_bytes(sl, sl->out.p, n) : srv_reply_bytes(sl, s->info, s->info_len);
 }
 
 /* The request body as one block: its only slice, or a copy in q->in.
@@ -758,7 +785,7 @@ static void srv_reply(struct srv_slot *sl)
 		st = srv_tensor_zc(sl, &out, &msg);
 		break;
 	case SRV_INFO: /* whatever the request holds */
-		out = srv_reply_bytes(sl, s->info, s->info_len);
+		out = srv_info(sl);
 		break;
 	default:
 		st = GRPC_STATUS_UNIMPLEMENTED;
@@ -941,6 +968,8 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 	s.info = cfg->info;
 	s.count = cfg->count;
 	s.info_len = cfg->info_len;
+	s.info_fn = cfg->info_fn;
+	s.info_arg = cfg->info_arg;
 	s.q = calloc((size_t)nq, sizeof *s.q);
 	if (!s.q) {
 		err_set(err, "out of memory");

@@ -137,7 +137,7 @@ struct sconn {
 	unsigned drop_status;        /* BODY_DROP: the status of its reply */
 	uint64_t left, total;        /* body bytes still to read, body length */
 	uint64_t nreq;               /* requests answered: progress, for sconn_advance */
-	unsigned char arg[8];        /* Pull's request */
+	unsigned char arg[TR_INFO_REQ_MAX]; /* Pull's request, Info's first bytes */
 	/* EchoTensor and AckTensor */
 	const unsigned char *tbody;  /* the whole body, in buf or in tin */
 	struct codec_buf tin;        /* a body that did not arrive whole in buf */
@@ -351,9 +351,20 @@ static void request_done(struct sconn *k)
 		}
 		tr_serve_counted(s->cfg->count, k->method, k->total, n);
 		break;
-	case BODY_INFO: /* whatever the request held; the reply outlives the server's calls */
-		reply_hdr(k, TR_OK, s->cfg->info_len, NULL);
-		reply_bytes(k, s->cfg->info, s->cfg->info_len, 0, 0);
+	case BODY_INFO: /* the server's own reply (in tout, sent before the next
+	                 * request is read), else the static one, which outlives the calls */
+		n = 0;
+		if (s->cfg->info_fn && codec_buf_reserve(&k->tout, TR_INFO_MAX) == 0)
+			n = s->cfg->info_fn(s->cfg->info_arg, k->arg, k->total < sizeof k->arg ?
+			                    (size_t)k->total : sizeof k->arg, k->tout.p, TR_INFO_MAX);
+		if (n) {
+			k->tout.len = (size_t)n;
+			reply_hdr(k, TR_OK, n, NULL);
+			reply_tensor(k, k->tout.p, (size_t)n);
+		} else {
+			reply_hdr(k, TR_OK, s->cfg->info_len, NULL);
+			reply_bytes(k, s->cfg->info, s->cfg->info_len, 0, 0);
+		}
 		break;
 	default:
 		reply_hdr(k, k->drop_status, 0, NULL);
@@ -438,8 +449,11 @@ static int sconn_parse(struct sconn *k)
 			n = k->left;
 		if (k->body == BODY_ECHO)
 			reply_bytes(k, k->buf + k->head, (size_t)n, 1, 0);
-		else if (k->body == BODY_PULL)
-			memcpy(k->arg + (k->total - k->left), k->buf + k->head, (size_t)n);
+		else if ((k->body == BODY_PULL || k->body == BODY_INFO) &&
+		         k->total - k->left < sizeof k->arg) /* Pull's 8 bytes, Info's first */
+			memcpy(k->arg + (k->total - k->left), k->buf + k->head,
+			       (size_t)(n < sizeof k->arg - (k->total - k->left) ?
+			                n : sizeof k->arg - (k->total - k->left)));
 		else if (k->body == BODY_TENSOR && n == k->total)
 			k->tbody = k->buf + k->head; /* whole in buf: unpacked there */
 		else if (k->body == BODY_TENSOR) {

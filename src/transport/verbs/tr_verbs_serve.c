@@ -226,6 +226,26 @@ static int serve_tensor_zc(struct srv *s, struct sconn *k, const struct vb_hdr *
  * over the body in the landing zone (see the top of this file).  Returns
  * the reply's status; with TR_OK, *rlen, *src and *src_mr say what to
  * send. */
+/* Info's reply into out (cap bytes: the request's slot, so its first bytes
+ * are read first): the server's own (info_fn), else the static one.  0, or
+ * -1 when the static one does not fit. */
+static int serve_info(const struct tr_server_cfg *cfg, const struct vb_hdr *h,
+                      const unsigned char *body, unsigned char *out, size_t cap, uint64_t *len)
+{
+	unsigned char req[TR_INFO_REQ_MAX];
+	size_t n = h->len < sizeof req ? (size_t)h->len : sizeof req;
+
+	memcpy(req, body, n);
+	*len = cfg->info_fn ? cfg->info_fn(cfg->info_arg, req, n, out, cap) : 0;
+	if (*len)
+		return 0;
+	if (cfg->info_len > cap)
+		return -1;
+	memcpy(out, cfg->info, cfg->info_len);
+	*len = cfg->info_len;
+	return 0;
+}
+
 static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr *h,
                              unsigned char *p, uint64_t *rlen, const unsigned char **src,
                              const struct vdev_mr **src_mr)
@@ -346,12 +366,11 @@ static int serve_one(struct srv *s, struct sconn *k)
 			r.status = (uint16_t)serve_tensor(s, k, &h, p, &rlen, &src, &src_mr);
 			break;
 		case TR_INFO: /* into the slot, as Ack's count; the client left room */
-			if (cfg->info_len > k->ep.slot_size - VB_HDR_LEN) {
+			if (serve_info(cfg, &h, body, p + VB_HDR_LEN, k->ep.slot_size - VB_HDR_LEN,
+			               &rlen) < 0) {
 				r.status = TR_RESOURCE_EXHAUSTED;
 				break;
 			}
-			memcpy(p + VB_HDR_LEN, cfg->info, cfg->info_len);
-			rlen = cfg->info_len;
 			src = p + VB_HDR_LEN;
 			src_mr = k->ep.mem_mr;
 			break;
