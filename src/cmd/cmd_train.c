@@ -487,7 +487,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	b.workers = (uint32_t)workers;
 	if ((rc = session_open_sized(&s, t, ops, rk->index, TR_PULL,
 	                             (int)train_conf_of(j)->inflight, np,
-	                             train_plan_wire_max(j, pl))) !=
+	                             train_plan_wire_max(j, pl) +
+	                             (j->mode == MODE_NONSERIALIZED ? 0 : STEP_REPLY_SLACK))) !=
 	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;

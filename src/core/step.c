@@ -272,7 +272,7 @@ static int setup_tensors(struct step_state *s)
 
 	for (size_t i = 0; i < cfg->nvars; i++) {
 		size_t h = CODEC_PULL_HDR_MAX(strlen(cfg->var[i].t.name));
-		size_t b = (size_t)codec_var_bundle_len(&cfg->var[i].t) + 64;
+		size_t b = (size_t)codec_var_bundle_len(&cfg->var[i].t) + STEP_REPLY_SLACK;
 
 		total += 2 * ALIGN64(h) + ALIGN64(b);
 		if (b > most)
@@ -288,7 +288,7 @@ static int setup_tensors(struct step_state *s)
 		sl->req = s->block + at;
 		sl->hdr = sl->req + h;
 		sl->buf = sl->hdr + h;
-		sl->cap = (size_t)codec_var_bundle_len(t) + 64;
+		sl->cap = (size_t)codec_var_bundle_len(t) + STEP_REPLY_SLACK;
 		at += 2 * h + ALIGN64(sl->cap);
 		sl->req_len = codec_var_pull(t, MODE_TENSORFLOW, sl->req);
 		sl->hdr_len = codec_var_header(t, sl->hdr);

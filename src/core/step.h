@@ -52,6 +52,11 @@
 #include "stats.h"
 #include "transport.h"
 
+/* Bytes a tensor mode's pull reply may exceed the variable's bundle by (a
+ * peer that encodes it differently): the room each reply gets, which the
+ * client's reply buffers must allow for. */
+#define STEP_REPLY_SLACK 64
+
 /* One variable's transfer: the connection of its PS, its bytes, and, for
  * the tensor modes, the tensor its calls name (t.bytes == bytes). */
 struct step_var {
