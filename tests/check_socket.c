@@ -154,7 +154,7 @@ END_TEST
 
 START_TEST(test_frame_err_method)
 {
-	static const unsigned bad_req[] = {0, 9, 0x7fff, FRAME_REPLY | 1, 0xffff};
+	static const unsigned bad_req[] = {0, FRAME_METHOD_MAX + 1, 0x7fff, FRAME_REPLY | 1, 0xffff};
 	unsigned char b[FRAME_HDR_LEN];
 	struct frame_hdr h;
 
@@ -168,7 +168,7 @@ START_TEST(test_frame_err_method)
 	frame_encode(b, 1, 0, 8);
 	ck_assert_int_eq(frame_parse(b, sizeof b, 1, 100, &h), FRAME_BAD_METHOD);
 	/* bad method before bad status and length */
-	frame_encode(b, 9, 3, 1000);
+	frame_encode(b, FRAME_METHOD_MAX + 1, 3, 1000);
 	ck_assert_int_eq(frame_parse(b, sizeof b, 0, 10, &h), FRAME_BAD_METHOD);
 }
 END_TEST
@@ -688,9 +688,9 @@ START_TEST(test_socket_err_statuses)
 	iov.iov_len = 9;
 	call_run(k, &c);
 	ck_assert_int_eq(c.status, TR_INVALID_ARGUMENT);
-	/* 9 zero bytes: no TensorBundle, for every tensor method (the
-	 * in-place twins refuse it alike) */
-	for (int m = TR_ECHO_TENSOR; m <= TR_ACK_TENSOR_ZC; m++) {
+	/* 9 zero bytes: no TensorBundle (nor TensorPull), for every tensor
+	 * method (the in-place twins refuse it alike) */
+	for (int m = TR_ECHO_TENSOR; m <= TR_PULL_TENSOR_ZC; m++) {
 		if (m == TR_INFO)
 			continue;
 		c.method = m;
@@ -703,7 +703,8 @@ START_TEST(test_socket_err_statuses)
 	call_run(k, &c);
 	ck_assert_int_eq(c.status, TR_OK);
 	ck_assert_uint_eq(c.resp_len, 9);
-	ck_assert_int_eq(tr_socket_ops.submit(k, &(struct tr_call){.method = 9}), -EINVAL);
+	ck_assert_int_eq(tr_socket_ops.submit(k, &(struct tr_call){.method = TR_METHOD_LAST + 1}),
+	                 -EINVAL);
 	tr_socket_ops.call_release(&c);
 }
 END_TEST
@@ -718,7 +719,7 @@ START_TEST(test_socket_err_bad_header_closes)
 	} bad[] = {
 		{"bad magic", "GET / HTTP/1.1\r\n"},
 		{"method 0", "TFGB\0\0\0\0\0\0\0\0\0\0\0\0"},
-		{"method 9", "TFGB\0\11\0\0\0\0\0\0\0\0\0\0"},
+		{"method 11", "TFGB\0\13\0\0\0\0\0\0\0\0\0\0"},
 		{"a reply as request", "TFGB\x80\1\0\0\0\0\0\0\0\0\0\0"},
 		{"status 1", "TFGB\0\1\0\1\0\0\0\0\0\0\0\0"},
 	};

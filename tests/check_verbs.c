@@ -562,19 +562,39 @@ START_TEST(test_verbs_tensor_engine)
 }
 END_TEST
 
-/* Training steps (step.h, what `tfgb train` runs) over the simulation: two
- * PSs (two connections to one server stand for them), variables from 4 B
- * to 1 MiB so that pulls and pushes go eager and by rendezvous, 4 in
- * flight per connection; every byte accounted for on both sides. */
-START_TEST(test_verbs_train_steps)
+static int tensor_call(struct vcli *v, int method, const void *b, size_t len, void *resp,
+                       size_t cap, uint64_t *resp_len);
+
+/* The variables of test_verbs_train_steps as tensors. */
+static const struct step_var train_tensors[] = {
+	{.conn = 0, .bytes = 1u << 20, .t = {"dense/kernel", 1, 2, {512, 512}, 1u << 20}},
+	{.conn = 1, .bytes = 4, .t = {"dense/bias", 1, 1, {1}, 4}},
+	{.conn = 0, .bytes = 36864, .t = {"conv/kernel", 1, 4, {3, 3, 32, 32}, 36864}},
+	{.conn = 1, .bytes = 1000, .t = {"bytes", 4, 1, {1000}, 1000}},
+	{.conn = 0, .bytes = 256, .t = {"bn/gamma", 1, 1, {64}, 256}},
+	{.conn = 1, .bytes = 600000, .t = {"embedding", 1, 1, {150000}, 600000}},
+	{.conn = 0, .bytes = 64, .t = {"global_step", 9, 1, {8}, 64}},
+	{.conn = 1, .bytes = 16384, .t = {"half", 19, 1, {8192}, 16384}},
+};
+
+/* Training steps (step.h, what `tfgb train` runs) over the simulation in
+ * a mode, the n variables of var: two PSs (two connections to one server
+ * stand for them), 4 in flight per connection, 1 warm-up and 4 measured
+ * steps; every request and reply byte accounted for on both sides.
+ * Non-serialized: an 8-byte Pull and the gradient out, the variable and an
+ * 8-byte Ack in; the tensor modes: PullTensor* naming each variable,
+ * AckTensor* with its bundle. */
+static void train_mode(int mode, const struct step_var *var, size_t n)
 {
 	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=1MiB",
 	                                  "job.inflight=4", NULL};
-	static const struct step_var var[] = {{0, 1u << 20}, {1, 4},   {0, 36864}, {1, 1000},
-	                                      {0, 256},      {1, 600000}, {0, 64}, {1, 16384}};
-	const size_t n = sizeof var / sizeof var[0];
-	uint64_t sum[2] = {0, 0}, nv[2] = {0, 0}, all;
+	int pull = mode == MODE_TENSORFLOW ? TR_PULL_TENSOR_ZC
+	           : mode == MODE_SERIALIZED ? TR_PULL_TENSOR : TR_PULL;
+	int push = mode == MODE_TENSORFLOW ? TR_ACK_TENSOR_ZC
+	           : mode == MODE_SERIALIZED ? TR_ACK_TENSOR : TR_ACK;
+	uint64_t out[2] = {0, 0}, in[2] = {0, 0};
 	static volatile sig_atomic_t stop;
+	unsigned char h[CODEC_PULL_HDR_MAX(64)];
 	struct err err = {{0}};
 	struct tr_conn *conns[2];
 	struct step_result res;
@@ -588,30 +608,93 @@ START_TEST(test_verbs_train_steps)
 	ck_assert_msg(tr_verbs_ops.connect(v.c, &s.addr, now_ns() + WAIT_NS, &conns[1], &err) == 0,
 	              "%s", err.msg);
 	c = (struct step_cfg){.ops = &tr_verbs_ops, .client = v.c, .conns = conns, .nconns = 2,
-	                      .var = var, .nvars = n, .grad = v.p.iov[0].iov_base, .inflight = 4,
-	                      .warmup_steps = 1, .steps = 4, .timeout_ns = WAIT_NS, .stop = &stop};
+	                      .var = var, .nvars = n, .grad = v.p.iov[0].iov_base,
+	                      .mode = mode, .inflight = 4, .warmup_steps = 1, .steps = 4,
+	                      .timeout_ns = WAIT_NS, .stop = &stop};
 	ck_assert_msg(step_run(&c, &res) == 0, "step_run: %s", res.err.msg);
 	ck_assert_uint_eq(res.steps, 4);
-	ck_assert_uint_eq(res.step.count, 4);
 	for (size_t i = 0; i < n; i++) {
-		sum[var[i].conn] += var[i].bytes;
-		nv[var[i].conn]++;
+		const struct step_var *t = &var[i];
+		uint64_t b = mode == MODE_NONSERIALIZED ? t->bytes : codec_var_bundle_len(&t->t);
+		/* BundleAck {bytes, tensors 1} */
+		uint64_t ack = 1 + (t->bytes < 128 ? 1 : t->bytes < 16384 ? 2 : 3) + 2;
+		if (mode == MODE_NONSERIALIZED) {
+			out[t->conn] += 8 + b;
+			in[t->conn] += b + 8;
+		} else {
+			out[t->conn] += codec_var_pull(&t->t, mode, h) + b;
+			in[t->conn] += b + ack;
+		}
 	}
-	for (int k = 0; k < 2; k++) { /* an 8-byte Pull and the gradient out, the variable and
-	                               * an 8-byte Ack in, per variable per step */
-		ck_assert_uint_eq(res.bytes_out[k], 4 * (8 * nv[k] + sum[k]));
-		ck_assert_uint_eq(res.bytes_in[k], 4 * (sum[k] + 8 * nv[k]));
+	for (int k = 0; k < 2; k++) {
+		ck_assert_uint_eq(res.bytes_out[k], 4 * out[k]);
+		ck_assert_uint_eq(res.bytes_in[k], 4 * in[k]);
 	}
 	step_result_free(&res);
 	ck_assert_ptr_null(tr_verbs_conn_error(conns[1]));
 	vt_cli_close(&v);
 	vt_srv_stop(&s);
 	/* the server saw the warm-up step too: 5 steps */
-	all = sum[0] + sum[1];
-	ck_assert_uint_eq(atomic_load(&s.count.calls[TR_PULL]), 5 * n);
-	ck_assert_uint_eq(atomic_load(&s.count.calls[TR_ACK]), 5 * n);
-	ck_assert_uint_eq(atomic_load(&s.count.req_bytes), 5 * (8 * n + all));
-	ck_assert_uint_eq(atomic_load(&s.count.reply_bytes), 5 * (all + 8 * n));
+	ck_assert_uint_eq(atomic_load(&s.count.calls[pull]), 5 * n);
+	ck_assert_uint_eq(atomic_load(&s.count.calls[push]), 5 * n);
+	ck_assert_uint_eq(atomic_load(&s.count.req_bytes), 5 * (out[0] + out[1]));
+	ck_assert_uint_eq(atomic_load(&s.count.reply_bytes), 5 * (in[0] + in[1]));
+	vt_assert_no_leak();
+}
+
+/* Raw training steps: variables from 4 B to 1 MiB so that pulls and pushes
+ * go eager and by rendezvous. */
+START_TEST(test_verbs_train_steps)
+{
+	static const struct step_var var[] = {
+		{.conn = 0, .bytes = 1u << 20}, {.conn = 1, .bytes = 4}, {.conn = 0, .bytes = 36864},
+		{.conn = 1, .bytes = 1000}, {.conn = 0, .bytes = 256}, {.conn = 1, .bytes = 600000},
+		{.conn = 0, .bytes = 64}, {.conn = 1, .bytes = 16384}};
+
+	train_mode(MODE_NONSERIALIZED, var, sizeof var / sizeof var[0]);
+}
+END_TEST
+
+/* The tensorflow mode: every variable, eager and rendezvous (the pulls'
+ * contents gathered from the server's registered pattern). */
+START_TEST(test_verbs_train_tensorflow)
+{
+	train_mode(MODE_TENSORFLOW, train_tensors,
+	                  sizeof train_tensors / sizeof train_tensors[0]);
+}
+END_TEST
+
+/* The serialized mode: PullTensor's packed reply goes out of the ring
+ * slot, so variables whose bundle fits there; a larger one is refused
+ * RESOURCE_EXHAUSTED (tfgb-verbs(7)). */
+START_TEST(test_verbs_train_serialized_eager)
+{
+	const struct step_var small[] = {train_tensors[1], train_tensors[3], train_tensors[4],
+	                                 train_tensors[6]};
+	static const char *const set[] = {"payload.scheme=custom", "payload.iovec=1MiB",
+	                                  "job.inflight=4", NULL};
+	unsigned char req[CODEC_PULL_HDR_MAX(64)];
+	size_t cap = (size_t)codec_var_bundle_len(&train_tensors[0].t);
+	void *reply = malloc(cap);
+	uint64_t len;
+	struct vsrv s;
+	struct vcli v;
+
+	train_mode(MODE_SERIALIZED, small, 4);
+	vt_srv_start(&s, NULL, 64u << 20);
+	vt_cli_open(&v, NULL, set, &s);
+	ck_assert_int_eq(tensor_call(&v, TR_PULL_TENSOR, req,
+	                             codec_var_pull(&train_tensors[0].t, MODE_SERIALIZED, req),
+	                             reply, cap, &len),
+	                 TR_RESOURCE_EXHAUSTED);
+	ck_assert_int_eq(tensor_call(&v, TR_PULL_TENSOR_ZC, req,
+	                             codec_var_pull(&train_tensors[0].t, MODE_TENSORFLOW, req),
+	                             reply, cap, &len),
+	                 TR_OK);
+	ck_assert_uint_eq(len, cap);
+	free(reply);
+	vt_cli_close(&v);
+	vt_srv_stop(&s);
 	vt_assert_no_leak();
 }
 END_TEST
@@ -1442,6 +1525,8 @@ static void add_cases(Suite *s, int roce)
 	tcase_add_test(tc[0], test_verbs_engine);
 	tcase_add_test(tc[0], test_verbs_tensor_engine);
 	tcase_add_test(tc[0], test_verbs_train_steps);
+	tcase_add_test(tc[0], test_verbs_train_tensorflow);
+	tcase_add_test(tc[0], test_verbs_train_serialized_eager);
 	tcase_add_test(tc[0], test_verbs_tensor_statuses);
 	tcase_add_test(tc[1], test_verbs_limits_sge_split);
 	tcase_add_test(tc[1], test_verbs_limits_zero_copy);

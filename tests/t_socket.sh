@@ -183,7 +183,7 @@ peak = rss0
 s = conn(); s.sendall(b"\x00garbage!" * 200); closed(s, "garbage")
 s = conn(); s.sendall(hdr(1, 0, 10)[:7]); time.sleep(0.05); s.close()
 s = conn(); s.sendall(hdr(1, 0, 10)[:7]); s.shutdown(socket.SHUT_WR); closed(s, "truncated header")
-s = conn(); s.sendall(hdr(9, 0, 0)); closed(s, "unknown method")
+s = conn(); s.sendall(hdr(11, 0, 0)); closed(s, "unknown method")
 s = conn(); s.sendall(hdr(0x8001, 0, 0)); closed(s, "a reply sent as a request")
 s = conn(); s.sendall(hdr(1, 3, 0)); closed(s, "non-zero status")
 

@@ -1,6 +1,8 @@
 #!/bin/sh
 # tfgb train: 2 PSs x 3 workers with ResNet-50 on loopback, over grpc and
-# socket.  Every byte of every step is accounted for on both sides: the
+# socket, in the three modes (raw Pull and Ack; PullTensorZeroCopy and
+# AckTensorZeroCopy; PullTensor and AckTensor).  Every byte of every step
+# is accounted for on both sides: the
 # workers' bytes per PS equal the model's placement (computed here from
 # conf/models/resnet50.model, independently of model.c) x steps x workers,
 # each way, and the PSs' own counters (tfgb serve -v) agree, warm-up steps
@@ -40,28 +42,54 @@ INI
 J="-c $out/job.ini -q"
 
 # The placement of conf/models/resnet50.model over 2 PSs, as
-# "vars0 bytes0 vars1 bytes1", computed from the file itself.
+# "vars0 bytes0 vars1 bytes1", computed from the file itself; with a mode
+# (non-serialized, tensorflow, serialized) also the request and the reply
+# body bytes of one step per PS, "sent0 recv0 sent1 recv1", the tensor
+# modes' protobuf encodings worked out here (proto/tfgb.proto: a
+# TensorPull, a one-tensor TensorBundle, a BundleAck).
 place() {
-	$PY - "$1" <<'PY'
+	$PY - "$1" "${2:-}" <<'PY'
 import sys
-how = sys.argv[1]
+how, mode = sys.argv[1], sys.argv[2]
 size = {"float32": 4, "float16": 2, "uint8": 1, "int64": 8}
+number = {"float32": 1, "float16": 19, "uint8": 4, "int64": 9}
+def vlen(v):
+    n = 1
+    while v >= 0x80:
+        v >>= 7
+        n += 1
+    return n
+def field(n):  # a length-delimited field of n bytes, left out when empty
+    return 1 + vlen(n) + n if n else 0
+def wire(name, dt, dims, b):
+    sb = sum(vlen(d) for d in dims)
+    pull = field(len(name)) + 1 + vlen(number[dt]) + field(sb)
+    tl = pull + field(b)
+    bundle = 1 + vlen(tl) + tl
+    ack = (1 + vlen(b) if b else 0) + 2
+    if mode == "non-serialized":
+        return 8 + b, b + 8
+    return pull + bundle, bundle + ack
 var = []
 for line in open("conf/models/resnet50.model"):
     f = line.split()
     if not f or f[0].startswith("#") or f[0] == "model":
         continue
+    dims = [] if f[2] == "scalar" else [int(d) for d in f[2].split(",")]
     n = 1
-    if f[2] != "scalar":
-        for d in f[2].split(","):
-            n *= int(d)
-    var.append(n * size[f[1]])
-load, cnt = [0, 0], [0, 0]
-for i, b in enumerate(var):
+    for d in dims:
+        n *= d
+    var.append((f[0], f[1], dims, n * size[f[1]]))
+load, cnt, io = [0, 0], [0, 0], [0, 0, 0, 0]
+for i, (name, dt, dims, b) in enumerate(var):
     k = i % 2 if how == "round_robin" else (0 if load[0] <= load[1] else 1)
     load[k] += b
     cnt[k] += 1
-print(cnt[0], load[0], cnt[1], load[1])
+    if mode:
+        out, back = wire(name, dt, dims, b)
+        io[2 * k] += out
+        io[2 * k + 1] += back
+print(cnt[0], load[0], cnt[1], load[1], *(io if mode else []))
 PY
 }
 rr=$(place round_robin)
@@ -79,14 +107,14 @@ done
 $TFGB train $J --list | grep -q '^# Table 1 classes of the 267 transferred: small 60, medium 178, large 29, over large (> 10 MiB) 0$' ||
 	fail "--list: Table 1 classes of resnet50 differ"
 
-# check JSON TRANSPORT PLACEMENT SYNC: the workers' bytes per PS
+# check JSON TRANSPORT PLACEMENT SYNC [MODE]: the workers' bytes per PS
 check() {
-	set -- "$1" "$2" "$(place "$3")" "$4"
+	set -- "$1" "$2" "$(place "$3" "${5:-non-serialized}")" "$4"
 	$PY - "$@" "$steps" "$warm" <<'PY' || return 1
 import json, sys
 path, tr, plan, sync, steps, warm = sys.argv[1:7]
 steps, warm, sync = int(steps), int(warm), sync == "yes"
-n0, b0, n1, b1 = map(int, plan.split())
+n0, b0, n1, b1, s0, r0, s1, r1 = map(int, plan.split())
 d = json.load(open(path))
 t = d["train"]
 def no(why):
@@ -95,13 +123,13 @@ if d["benchmark"] != "train" or d["transport"] != tr or d["status"] != "ok":
     no("not an ok train run over %s: %s %s" % (tr, d["benchmark"], d["status"]))
 if d["calls"] != 3 * steps or d["warmup_calls"] != 3 * warm:
     no("steps: %d measured, %d warm-up" % (d["calls"], d["warmup_calls"]))
-for k, (n, b) in enumerate([(n0, b0), (n1, b1)]):
+for k, (n, b, s, r) in enumerate([(n0, b0, s0, r0), (n1, b1, s1, r1)]):
     p = t["per_ps"][k]
-    want = 3 * steps * (b + 8 * n)
     if (p["variables"], p["bytes_per_step"]) != (n, b):
         no("PS %d plan: %s, want %d vars %d bytes" % (k, p, n, b))
-    if p["sent"] != want or p["received"] != want:
-        no("PS %d: sent %d received %d, want %d each" % (k, p["sent"], p["received"], want))
+    if p["sent"] != 3 * steps * s or p["received"] != 3 * steps * r:
+        no("PS %d: sent %d received %d, want %d and %d" % (k, p["sent"], p["received"],
+                                                          3 * steps * s, 3 * steps * r))
     if d["throughput"]["per_ps"][k] != 2 * n * 3 * steps:
         no("PS %d: %d transfers" % (k, d["throughput"]["per_ps"][k]))
 if t["transferred"] != n0 + n1 or t["sync"] != sync:
@@ -115,44 +143,49 @@ PY
 	schema_check "$1" || return 1
 }
 
-# served ERRFILE PLACEMENT: the PS's -v line agrees with the placement,
-# warm-up steps included
+# served ERRFILE PLACEMENT PS MODE: the PS's -v line agrees with the
+# placement and the mode's methods, warm-up steps included
 served() {
 	line=$(grep 'tfgb serve: stopped: answered' "$1") || return 1
-	set -- "$1" "$(place "$2")" "$3"
-	$PY - "$line" "$2" "$3" "$steps" "$warm" <<'PY'
+	set -- "$1" "$(place "$2" "$4")" "$3" "$4"
+	$PY - "$line" "$2" "$3" "$steps" "$warm" "$4" <<'PY'
 import re, sys
-line, plan, k, steps, warm = sys.argv[1:6]
+line, plan, k, steps, warm, mode = sys.argv[1:7]
 k, all_steps = int(k), 3 * (int(steps) + int(warm))
-n, b = list(map(int, plan.split()))[2 * k: 2 * k + 2]
-m = re.search(r"answered (\d+) calls \(Pull (\d+), Ack (\d+), .*\), (\d+) request bytes, "
-              r"(\d+) reply bytes", line)
-want = (2 * n * all_steps, n * all_steps, n * all_steps, all_steps * (b + 8 * n),
-        all_steps * (b + 8 * n))
-got = tuple(map(int, m.groups()))
+plan = list(map(int, plan.split()))
+n, s, r = plan[2 * k], plan[4 + 2 * k], plan[5 + 2 * k]
+pull, push = {"non-serialized": ("Pull", "Ack"), "tensorflow": ("PullTensorZeroCopy", "AckTensorZeroCopy"),
+              "serialized": ("PullTensor", "AckTensor")}[mode]
+m = re.search(r"answered (\d+) calls \((.*)\), (\d+) request bytes, (\d+) reply bytes", line)
+calls = dict((c.rsplit(" ", 1)[0], int(c.rsplit(" ", 1)[1])) for c in m.group(2).split(", "))
+want = (2 * n * all_steps, n * all_steps, n * all_steps, all_steps * s, all_steps * r)
+got = (int(m.group(1)), calls[pull], calls[push], int(m.group(3)), int(m.group(4)))
 if got != want:
     print("PS %d served %s, want %s" % (k, got, want)); sys.exit(1)
 PY
 }
 
-# 1. PSs started by hand with -v; synchronous, round-robin; grpc, socket
+# 1. PSs started by hand with -v; synchronous, round-robin; grpc, socket;
+# each mode (the tensor modes: PullTensor* and AckTensor*)
 for tr in grpc socket; do
+for mode in non-serialized tensorflow serialized; do
 	$TFGB serve $J -v -s job.transport=$tr --task 0 2>"$out/ps0.err" &
 	p0=$!
 	$TFGB serve $J -v -s job.transport=$tr --task 1 2>"$out/ps1.err" &
 	p1=$!
 	bg="$p0 $p1"
 	wait_listening "$base" && wait_listening $((base + 1)) || fail "$tr: servers did not start"
-	$TFGB train $J -s job.transport=$tr -f json >"$out/t.json" 2>"$out/err" ||
-		fail "$tr: train exited $?: $(cat "$out/err")"
+	$TFGB train $J -s job.transport=$tr -s job.mode=$mode -f json >"$out/t.json" 2>"$out/err" ||
+		fail "$tr $mode: train exited $?: $(cat "$out/err")"
 	kill -TERM $p0 $p1
 	wait $p0 $p1
 	bg=
-	why=$(check "$out/t.json" $tr round_robin yes) || fail "$tr: $why"
+	why=$(check "$out/t.json" $tr round_robin yes $mode) || fail "$tr $mode: $why"
 	for k in 0 1; do
-		why=$(served "$out/ps$k.err" round_robin $k) ||
-			fail "$tr: PS $k's counters: $why $(tail -n 2 "$out/ps$k.err")"
+		why=$(served "$out/ps$k.err" round_robin $k $mode) ||
+			fail "$tr $mode: PS $k's counters: $why $(tail -n 2 "$out/ps$k.err")"
 	done
+done
 done
 
 # 2. the launcher starts the PSs: asynchronous greedy over socket, text
@@ -191,7 +224,9 @@ printf 'model broken\nw float32 3,x trainable\n' >"$out/bad.model"
 refuse "train.model = $out/bad.model: $out/bad.model:2: " -s train.model="$out/bad.model"
 refuse 'server.max_message = 1MiB: is smaller than model .* largest variable (9437184 bytes)' \
 	-s server.max_message=1MiB
-refuse 'job.mode = serialized: ' -s job.mode=serialized
+# the tensor modes carry a bundle: its header too must fit
+refuse 'server.max_message = 9MiB: is smaller than model .* largest variable.s bundle (94372[0-9][0-9] bytes)' \
+	-s server.max_message=9437184 -s job.mode=tensorflow
 printf '[train]\nsteps = 0\n' >"$out/zero.ini"
 $TFGB train -c "$out/zero.ini" 2>"$out/r.err"
 [ $? -eq 2 ] && grep -q "zero.ini:2: train.steps = 0: " "$out/r.err" ||

@@ -305,7 +305,8 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 static void served_text(struct tr_serve_count *c)
 {
 	static const int m[] = {TR_PULL, TR_ACK, TR_ECHO, TR_ECHO_TENSOR, TR_ACK_TENSOR,
-	                        TR_ECHO_TENSOR_ZC, TR_ACK_TENSOR_ZC};
+	                        TR_ECHO_TENSOR_ZC, TR_ACK_TENSOR_ZC, TR_PULL_TENSOR,
+	                        TR_PULL_TENSOR_ZC};
 	uint64_t all = 0;
 
 	for (size_t i = 0; i < sizeof m / sizeof *m; i++)

@@ -445,7 +445,8 @@ static int steps_run(struct tfgb *t, const struct session *s, const struct train
 	const struct train_conf *c = train_conf_of(&t->job);
 	struct step_cfg cfg = {
 		.ops = s->ops, .client = s->client, .conns = s->conns, .nconns = s->nconns,
-		.var = pl->var, .nvars = pl->nvars, .grad = grad, .inflight = (int)c->inflight,
+		.var = pl->var, .nvars = pl->nvars, .grad = grad, .mode = t->job.mode,
+		.inflight = (int)c->inflight,
 		.warmup_steps = (uint64_t)c->warmup_steps, .steps = (uint64_t)c->steps,
 		.timeout_ns = t->job.timeout_ns, .stop = &tfgb_stop,
 		.barrier = c->sync ? step_barrier : NULL, .barrier_arg = b,
@@ -485,7 +486,9 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		sysinfo_collect(&env);
 	b.workers = (uint32_t)workers;
 	if ((rc = session_open_sized(&s, t, ops, rk->index, TR_PULL,
-	                             (int)train_conf_of(j)->inflight, np, pl->max_bytes)) !=
+	                             (int)train_conf_of(j)->inflight, np,
+	                             train_plan_wire_max(j, pl) +
+	                             (j->mode == MODE_NONSERIALIZED ? 0 : STEP_REPLY_SLACK))) !=
 	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
@@ -530,13 +533,6 @@ int cmd_train(struct tfgb *t)
 	struct err err;
 	int rc;
 
-	/* job errors: before anything else */
-	if (t->job.mode != MODE_NONSERIALIZED) {
-		job_key_err(&t->job, &jerr, "job", "mode",
-		            "train sends raw tensors only so far; use mode = non-serialized");
-		tfgb_error("%s", jerr.msg);
-		return TFGB_EXIT_USAGE;
-	}
 	if ((rc = load_plan(t, &pl)) != 0)
 		return rc;
 	if (t->list) {

@@ -279,7 +279,9 @@ static int walk_shape(struct rd *r, uint64_t end, int wt, struct tensor_walk *t,
 	return 0;
 }
 
-static int walk_tensor(struct rd *r, uint64_t end, struct tensor_walk *t)
+/* Walks one Tensor (with_content 1) or TensorPull (0: field 4 is unknown)
+ * from r to end. */
+static int walk_tensor(struct rd *r, uint64_t end, struct tensor_walk *t, int with_content)
 {
 	uint64_t x, n;
 	uint32_t field;
@@ -309,6 +311,11 @@ static int walk_tensor(struct rd *r, uint64_t end, struct tensor_walk *t)
 				return -1;
 			break;
 		case 4: /* content */
+			if (!with_content) {
+				if (skip_value(r, end, wt) < 0)
+					return -1;
+				break;
+			}
 			if (wt != WT_LEN || len_get(r, end, &n) < 0)
 				return -1;
 			t->content = *r;
@@ -352,7 +359,7 @@ static long walk_bundle(const struct iovec *seg, size_t nseg, uint64_t len, tens
 		if (wt != WT_LEN || len_get(&r, len, &tlen) < 0)
 			return -EBADMSG;
 		struct rd at = r;
-		if (walk_tensor(&r, r.pos + tlen, &t) < 0)
+		if (walk_tensor(&r, r.pos + tlen, &t, 1) < 0)
 			return -EBADMSG;
 		if (fn && (rc = fn(arg, n, &t, &at, at.pos + tlen)) < 0)
 			return rc;
@@ -1104,4 +1111,320 @@ void codec_tf_free(struct codec_tf *t)
 	free(t->piece);
 	t->piece = NULL;
 	t->npiece = t->cap = t->len = 0;
+}
+
+/* ---- PullTensor ---------------------------------------------------------- */
+
+/* Bytes per element of TensorFlow DataType number dt, 0 for one tfgb does
+ * not know (job_dtype_number's four). */
+static unsigned dt_size(int32_t dt)
+{
+	switch (dt) {
+	case 1: return 4;  /* DT_FLOAT */
+	case 4: return 1;  /* DT_UINT8 */
+	case 9: return 8;  /* DT_INT64 */
+	case 19: return 2; /* DT_HALF */
+	default: return 0;
+	}
+}
+
+/* A pull's dtype and shape: its content bytes in *bytes.  0, -EBADMSG (a
+ * dtype tfgb does not know, a negative dimension, more than
+ * CODEC_SHAPE_MAX of them) or -EFBIG (more than max bytes). */
+static int pull_check(int32_t dtype, size_t nshape, const int64_t *shape, uint64_t max,
+                      uint64_t *bytes)
+{
+	uint64_t n = dt_size(dtype);
+
+	if (!n || nshape > CODEC_SHAPE_MAX)
+		return -EBADMSG;
+	for (size_t i = 0; i < nshape; i++)
+		if (shape[i] < 0)
+			return -EBADMSG;
+	for (size_t i = 0; i < nshape; i++)
+		if (shape[i] == 0)
+			n = 0;
+	for (size_t i = 0; i < nshape && n; i++) {
+		if (n > max / (uint64_t)shape[i])
+			return -EFBIG;
+		n *= (uint64_t)shape[i];
+	}
+	if (n > max)
+		return -EFBIG;
+	*bytes = n;
+	return 0;
+}
+
+/* Writes a tensor's fields before its content, as protobuf-c packs them:
+ * with bundle, preceded by TensorBundle.tensors' key and length; name from
+ * cursor `name` (name_len bytes); content's key and length when it has
+ * any.  Returns the end.  At most CODEC_PULL_HDR_MAX(name_len) bytes. */
+static unsigned char *tensor_head(unsigned char *q, struct rd name, uint64_t name_len,
+                                  int32_t dtype, size_t nshape, const int64_t *shape,
+                                  uint64_t content_len, int bundle)
+{
+	uint64_t sb = 0;
+
+	for (size_t i = 0; i < nshape; i++)
+		sb += varint_len((uint64_t)shape[i]);
+	if (bundle) {
+		*q++ = 1 << 3 | WT_LEN;
+		q = varint_put(q, tensor_len_of(name_len, dtype, nshape, sb, content_len));
+	}
+	if (name_len) {
+		*q++ = 1 << 3 | WT_LEN;
+		q = varint_put(q, name_len);
+		rd_take(&name, name.pos + name_len, name_len, q, 0);
+		q += name_len;
+	}
+	if (dtype) {
+		*q++ = 2 << 3 | WT_VARINT;
+		q = varint_put(q, (uint64_t)(int64_t)dtype);
+	}
+	if (nshape) {
+		*q++ = 3 << 3 | WT_LEN;
+		q = varint_put(q, sb);
+		for (size_t i = 0; i < nshape; i++)
+			q = varint_put(q, (uint64_t)shape[i]);
+	}
+	if (content_len) {
+		*q++ = 4 << 3 | WT_LEN;
+		q = varint_put(q, content_len);
+	}
+	return q;
+}
+
+int codec_pull_tf(struct codec_tf *t, const struct iovec *seg, size_t nseg, size_t len,
+                  uint64_t max_content, size_t limit)
+{
+	struct rd r = {.seg = seg, .nseg = nseg};
+	struct tensor_walk w;
+	uint64_t bytes;
+	int rc;
+
+	t->own.len = t->npiece = t->len = 0;
+	t->bytes = 0;
+	t->tensors = 0;
+	if (walk_tensor(&r, len, &w, 0) < 0)
+		return -EBADMSG;
+	if ((rc = pull_check(w.dtype, w.nshape, w.shape, max_content, &bytes)) < 0)
+		return rc;
+	if (CODEC_PULL_HDR_MAX(w.name_len) > limit ||
+	    tf_reserve(t, CODEC_PULL_HDR_MAX((size_t)w.name_len), 1, limit) < 0)
+		return -ENOMEM;
+	t->own.len = (size_t)(tensor_head(t->own.p, w.name, w.name_len, w.dtype, w.nshape, w.shape,
+	                                  bytes, 1) - t->own.p);
+	tf_own_piece(t, 0);
+	t->bytes = bytes;
+	t->tensors = 1;
+	t->len = t->own.len + (size_t)bytes;
+	return 0;
+}
+
+int codec_pull_serve(struct codec_arena *a, const void *req, size_t len, uint64_t max_content,
+                     const void *(*content)(void *arg, uint64_t n), void *arg,
+                     struct codec_buf *out, size_t limit)
+{
+	static const uint8_t empty[1];
+	const uint8_t *data = len ? req : empty;
+	struct iovec seg = {(void *)data, len};
+	struct rd r = {.seg = &seg, .nseg = 1};
+	Tfgb__V1__TensorPull *p;
+	Tfgb__V1__Tensor t = TFGB__V1__TENSOR__INIT;
+	Tfgb__V1__Tensor *tp = &t;
+	Tfgb__V1__TensorBundle b = TFGB__V1__TENSOR_BUNDLE__INIT;
+	struct tensor_walk w;
+	uint64_t bytes;
+	size_t n;
+	int rc;
+
+	/* what protobuf-c would take but not give back (a name with a NUL) is
+	 * refused, and garbage before the arena is sized for it */
+	if (walk_tensor(&r, len, &w, 0) < 0)
+		return -EBADMSG;
+	if (w.nshape > CODEC_SHAPE_MAX)
+		return -EBADMSG;
+	if (codec_arena_reserve(a, len + 4096 < limit ? len + 4096 : limit) < 0)
+		return -ENOMEM;
+	codec_arena_reset(a);
+	if (!(p = tfgb__v1__tensor_pull__unpack(&a->pa, len, data)))
+		return a->exhausted ? -ENOMEM : -EBADMSG;
+	rc = pull_check(p->dtype, p->n_shape, p->shape, max_content, &bytes);
+	if (rc == 0 && bytes && !(t.content.data = (uint8_t *)content(arg, bytes)))
+		rc = -ENOMEM;
+	if (rc == 0) {
+		t.name = p->name;
+		t.dtype = p->dtype;
+		t.n_shape = p->n_shape;
+		t.shape = p->shape;
+		t.content.len = (size_t)bytes;
+		b.n_tensors = 1;
+		b.tensors = &tp;
+		n = tfgb__v1__tensor_bundle__get_packed_size(&b);
+		if (n > limit || codec_buf_reserve(out, n ? n : 1) < 0)
+			rc = -ENOMEM;
+		else
+			out->len = tfgb__v1__tensor_bundle__pack(&b, out->p);
+	}
+	codec_arena_reset(a);
+	return rc;
+}
+
+/* ---- PullTensor, the worker's side --------------------------------------- */
+
+static struct rd name_rd(const struct codec_var *v, struct iovec *seg)
+{
+	*seg = (struct iovec){(void *)v->name, strlen(v->name)};
+	return (struct rd){.seg = seg, .nseg = 1};
+}
+
+size_t codec_var_pull(const struct codec_var *v, int mode, unsigned char *dst)
+{
+	Tfgb__V1__TensorPull p = TFGB__V1__TENSOR_PULL__INIT;
+	struct iovec seg;
+
+	if (mode == MODE_TENSORFLOW)
+		return (size_t)(tensor_head(dst, name_rd(v, &seg), strlen(v->name), v->dtype, v->nshape,
+		                            v->shape, 0, 0) - dst);
+	p.name = (char *)v->name;
+	p.dtype = v->dtype;
+	p.n_shape = v->nshape;
+	p.shape = (int64_t *)v->shape;
+	return tfgb__v1__tensor_pull__pack(&p, dst);
+}
+
+size_t codec_var_header(const struct codec_var *v, unsigned char *dst)
+{
+	struct iovec seg;
+
+	return (size_t)(tensor_head(dst, name_rd(v, &seg), strlen(v->name), v->dtype, v->nshape,
+	                            v->shape, v->bytes, 1) - dst);
+}
+
+uint64_t codec_var_bundle_len(const struct codec_var *v)
+{
+	uint64_t sb = 0, tl;
+
+	for (size_t i = 0; i < v->nshape; i++)
+		sb += varint_len((uint64_t)v->shape[i]);
+	tl = tensor_len_of(strlen(v->name), v->dtype, v->nshape, sb, v->bytes);
+	return 1 + varint_len(tl) + tl;
+}
+
+size_t codec_var_pack(const struct codec_var *v, const void *grad, unsigned char *dst)
+{
+	Tfgb__V1__Tensor t = TFGB__V1__TENSOR__INIT;
+	Tfgb__V1__Tensor *tp = &t;
+	Tfgb__V1__TensorBundle b = TFGB__V1__TENSOR_BUNDLE__INIT;
+
+	t.name = (char *)v->name;
+	t.dtype = v->dtype;
+	t.n_shape = v->nshape;
+	t.shape = (int64_t *)v->shape;
+	t.content.len = (size_t)v->bytes;
+	t.content.data = (uint8_t *)grad;
+	b.n_tensors = 1;
+	b.tensors = &tp;
+	return tfgb__v1__tensor_bundle__pack(&b, dst);
+}
+
+/* The one tensor of a pull's reply against v. */
+static int var_view_check(const struct codec_var *v, const struct codec_view *w, struct err *err)
+{
+	size_t name_len = strlen(v->name);
+	char shown[32];
+
+	if (w->name_len != name_len || memcmp(w->name, v->name, name_len)) {
+		shown_name(w->name, w->name_len, shown, sizeof shown);
+		err_set(err, "the tensor is named '%s', expected '%s'", shown, v->name);
+		return -EBADMSG;
+	}
+	if (w->dtype != v->dtype || w->nshape != v->nshape ||
+	    memcmp(w->shape, v->shape, v->nshape * sizeof *v->shape)) {
+		err_set(err, "tensor '%s' comes back with dtype %d and %zu dimensions, expected %d "
+		        "and %zu", v->name, (int)w->dtype, w->nshape, (int)v->dtype, v->nshape);
+		return -EBADMSG;
+	}
+	if (w->content_len != v->bytes) {
+		err_set(err, "tensor '%s' has %zu content bytes, expected %llu", v->name,
+		        w->content_len, (unsigned long long)v->bytes);
+		return -EBADMSG;
+	}
+	return 0;
+}
+
+static int var_check_ack(const struct codec_var *v, uint64_t bytes, uint32_t tensors,
+                         struct err *err)
+{
+	if (bytes == v->bytes && tensors == 1)
+		return 0;
+	err_set(err, "BundleAck counts %llu bytes in %u tensors, expected %llu in 1",
+	        (unsigned long long)bytes, tensors, (unsigned long long)v->bytes);
+	return -EBADMSG;
+}
+
+/* Serialized: protobuf-c's unpack into a. */
+static int var_check_pb(const struct codec_var *v, int ack, const uint8_t *data, size_t len,
+                        struct codec_arena *a, struct err *err)
+{
+	Tfgb__V1__TensorBundle *b;
+	struct codec_view w = {0};
+	const Tfgb__V1__Tensor *t;
+
+	codec_arena_reset(a);
+	if (ack) {
+		Tfgb__V1__BundleAck *k = tfgb__v1__bundle_ack__unpack(&a->pa, len, data);
+		if (!k) {
+			err_set(err, "does not parse as a tfgb.v1.BundleAck");
+			return -EBADMSG;
+		}
+		return var_check_ack(v, k->bytes, k->tensors, err);
+	}
+	if (!(b = tfgb__v1__tensor_bundle__unpack(&a->pa, len, data))) {
+		if (a->exhausted)
+			err_set(err, "needs more than the %zu-byte decode arena", a->cap);
+		else
+			err_set(err, "does not parse as a tfgb.v1.TensorBundle");
+		return -EBADMSG;
+	}
+	if (b->n_tensors != 1) {
+		err_set(err, "bundle has %zu tensors, expected 1", b->n_tensors);
+		return -EBADMSG;
+	}
+	t = b->tensors[0];
+	w = (struct codec_view){.name = (const unsigned char *)t->name, .name_len = strlen(t->name),
+	                        .dtype = t->dtype, .nshape = t->n_shape,
+	                        .content = t->content.data, .content_len = t->content.len};
+	for (size_t i = 0; i < t->n_shape && i < CODEC_SHAPE_MAX; i++)
+		w.shape[i] = t->shape[i];
+	return var_view_check(v, &w, err);
+}
+
+int codec_var_check(const struct codec_var *v, int mode, int ack, const void *reply, size_t len,
+                    struct codec_arena *a, struct err *err)
+{
+	static const uint8_t empty[1];
+	struct codec_view w;
+	uint64_t bytes;
+	uint32_t tensors;
+	long n;
+
+	if (mode == MODE_SERIALIZED)
+		return var_check_pb(v, ack, len ? reply : empty, len, a, err);
+	if (ack) {
+		if (codec_walk_ack(reply, len, &bytes, &tensors) < 0) {
+			err_set(err, "does not parse as a tfgb.v1.BundleAck");
+			return -EBADMSG;
+		}
+		return var_check_ack(v, bytes, tensors, err);
+	}
+	if ((n = codec_walk_bundle(reply, len, &w, 1)) < 0) {
+		err_set(err, "does not parse as a tfgb.v1.TensorBundle");
+		return -EBADMSG;
+	}
+	if (n != 1) {
+		err_set(err, "bundle has %ld tensors, expected 1", n);
+		return -EBADMSG;
+	}
+	return var_view_check(v, &w, err);
 }

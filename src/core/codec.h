@@ -217,6 +217,68 @@ void codec_tf_trim(struct codec_tf *t, size_t keep);
 /* Accepts a zeroed struct. */
 void codec_tf_free(struct codec_tf *t);
 
+/* ---- PullTensor: a variable by name, dtype and shape ----------------- */
+
+/* The most bytes a one-tensor bundle's header (everything before its
+ * content) takes with a name of n bytes: 7 + n + 11 + 6 + 8 x 10 + 11. */
+#define CODEC_PULL_HDR_MAX(n) ((n) + 128)
+
+/* Answers a PullTensorZeroCopy request (a TensorPull, proto/tfgb.proto) of
+ * len bytes in nseg segments: walks it in place, checks its dtype (one of
+ * job_dtype_number's) and shape (at most CODEC_SHAPE_MAX dimensions, none
+ * negative), and writes the reply's header (TensorBundle of the one
+ * tensor, canonical as protobuf-c packs it, up to and with the content's
+ * key and length) into t's own bytes as its one piece.  The content is
+ * t->bytes (elements x dtype size) bytes the caller sends after the header,
+ * from a buffer of its own (the Pull pattern); t->len is the reply's
+ * length.  Returns 0, -EBADMSG (it does not parse, a bad dtype or shape),
+ * -EFBIG (content over max_content bytes) or -ENOMEM (over limit, or
+ * memory ran out). */
+int codec_pull_tf(struct codec_tf *t, const struct iovec *seg, size_t nseg, size_t len,
+                  uint64_t max_content, size_t limit);
+
+/* Answers a PullTensor request as the serialized mode does: unpacks it with
+ * protobuf-c into arena a, checks it as codec_pull_tf does (and accepts
+ * and refuses the same requests), takes n content bytes from
+ * content(arg, n) and packs the one-tensor bundle into out with protobuf-c
+ * (a copy of the content).  The same bytes as codec_pull_tf's header and
+ * content.  Returns 0, -EBADMSG, -EFBIG or -ENOMEM. */
+int codec_pull_serve(struct codec_arena *a, const void *req, size_t len, uint64_t max_content,
+                     const void *(*content)(void *arg, uint64_t n), void *arg,
+                     struct codec_buf *out, size_t limit);
+
+/* One variable as a worker's PullTensor and AckTensor calls name it. */
+struct codec_var {
+	const char *name;               /* NUL-terminated */
+	int32_t dtype;                  /* TensorFlow DataType number */
+	size_t nshape;                  /* <= CODEC_SHAPE_MAX */
+	int64_t shape[CODEC_SHAPE_MAX];
+	uint64_t bytes;                 /* content: elements x dtype size */
+};
+
+/* Encodes v's TensorPull into dst (at most CODEC_PULL_HDR_MAX(name
+ * length) bytes): mode MODE_SERIALIZED with protobuf-c's pack, else by
+ * hand; the same bytes.  Returns their length. */
+size_t codec_var_pull(const struct codec_var *v, int mode, unsigned char *dst);
+/* Bytes of the one-tensor bundle of v with its content: PullTensor's
+ * reply and the push's AckTensor request. */
+uint64_t codec_var_bundle_len(const struct codec_var *v);
+/* Writes that bundle's bytes before the content into dst (at most
+ * CODEC_PULL_HDR_MAX(name length)); returns how many: a tensorflow push is
+ * this header and the gradient, two iovecs and no copy. */
+size_t codec_var_header(const struct codec_var *v, unsigned char *dst);
+/* A serialized push: packs the bundle of v with content grad (v->bytes)
+ * into dst (codec_var_bundle_len bytes) with protobuf-c.  Its length. */
+size_t codec_var_pack(const struct codec_var *v, const void *grad, unsigned char *dst);
+/* Checks a reply of len bytes: ack 0, a pull's (one tensor, v's name,
+ * dtype and shape, v->bytes of content); ack 1, a push's (BundleAck
+ * {v->bytes, 1}).  MODE_SERIALIZED unpacks it with protobuf-c into a
+ * (whose block must hold the bundle and 4 KiB more: nothing is allocated),
+ * the tensorflow mode walks it where it lies.  0, or -EBADMSG with one
+ * line in err. */
+int codec_var_check(const struct codec_var *v, int mode, int ack, const void *reply, size_t len,
+                    struct codec_arena *a, struct err *err);
+
 /* Makes out hold at least cap bytes.  0 or -ENOMEM. */
 int codec_buf_reserve(struct codec_buf *b, size_t cap);
 /* Frees the buffer if it holds more than keep bytes. */

@@ -15,7 +15,9 @@ enum tr_method {
 	TR_INFO = 6,        /* untimed: who the server is (srvinfo.h) */
 	TR_ECHO_TENSOR_ZC = 7, /* EchoTensor's bundle, answered in place (mode tensorflow) */
 	TR_ACK_TENSOR_ZC = 8,  /* AckTensor's, likewise */
-	TR_METHOD_LAST = TR_ACK_TENSOR_ZC,
+	TR_PULL_TENSOR = 9,    /* a variable by name, dtype and shape (mode serialized) */
+	TR_PULL_TENSOR_ZC = 10, /* PullTensor answered without a copy (mode tensorflow) */
+	TR_METHOD_LAST = TR_PULL_TENSOR_ZC,
 };
 
 /* The tensor methods: their bundles (codec.h). */
@@ -23,6 +25,13 @@ static inline int tr_method_tensor(int m)
 {
 	return m == TR_ECHO_TENSOR || m == TR_ACK_TENSOR || m == TR_ECHO_TENSOR_ZC ||
 	       m == TR_ACK_TENSOR_ZC;
+}
+
+/* PullTensor and PullTensorZeroCopy: a TensorPull request, a one-tensor
+ * bundle in reply (codec.h). */
+static inline int tr_method_pulls_tensor(int m)
+{
+	return m == TR_PULL_TENSOR || m == TR_PULL_TENSOR_ZC;
 }
 
 /* Echo's and EchoTensor's kin: the reply is the request again. */

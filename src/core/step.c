@@ -9,12 +9,20 @@
 
 #include "util.h"
 
-/* Per variable: its call (reused by both phases) and its Pull request. */
+/* Per variable: its call (reused by both phases) and its requests. */
 struct step_slot {
 	struct tr_call call;
-	struct iovec iov;
+	struct iovec iov[2];
 	unsigned char pull[8];  /* Pull body: the bytes asked for, big-endian */
-	unsigned char ack[8];   /* Ack reply: the bytes the PS received */
+	unsigned char ack[32];  /* Ack reply (8 bytes), or a BundleAck */
+	uint64_t req_bytes;     /* the request body of the call in flight */
+	/* the tensor modes: in the state's block */
+	unsigned char *req;     /* the TensorPull (tensorflow: encoded once) */
+	size_t req_len;
+	unsigned char *hdr;     /* tensorflow: the push bundle up to its content */
+	size_t hdr_len;
+	unsigned char *buf;     /* the variable's buffer: the pull's reply lands here, */
+	size_t cap;             /* a serialized push is packed here */
 	size_t var;
 };
 
@@ -29,6 +37,8 @@ struct step_state {
 	struct tr_call **done;       /* reap buffer */
 	int ndone_max;
 	struct iovec grad;
+	unsigned char *block;        /* tensor modes: every slot's req, hdr and buf */
+	struct codec_arena arena;    /* serialized: replies are unpacked here */
 };
 
 static int fail(struct step_state *s, int conn, const char *fmt, ...)
@@ -48,6 +58,54 @@ static int fail(struct step_state *s, int conn, const char *fmt, ...)
 	return -1;
 }
 
+/* Pull and Ack with raw bytes (non-serialized). */
+static void call_raw(struct step_state *s, struct step_slot *sl, int push)
+{
+	if (push) {
+		sl->call.method = TR_ACK;
+		s->grad.iov_len = (size_t)s->cfg->var[sl->var].bytes;
+		sl->iov[0] = s->grad;
+		sl->call.resp_buf = sl->ack;
+		sl->call.resp_cap = 8;
+	} else {
+		sl->call.method = TR_PULL;
+		sl->iov[0] = (struct iovec){sl->pull, sizeof sl->pull};
+		sl->call.resp_buf = NULL; /* checked by length, never copied */
+		sl->call.resp_cap = 0;
+	}
+	sl->call.iovcnt = 1;
+}
+
+/* PullTensor and AckTensor (serialized: packed now), or their ZeroCopy
+ * forms (tensorflow: encoded at setup, the gradient an iovec of its own). */
+static void call_tensor(struct step_state *s, struct step_slot *sl, int push)
+{
+	const struct step_var *v = &s->cfg->var[sl->var];
+	int tf = s->cfg->mode == MODE_TENSORFLOW;
+
+	sl->call.iovcnt = 1;
+	if (push) {
+		sl->call.method = tf ? TR_ACK_TENSOR_ZC : TR_ACK_TENSOR;
+		sl->call.resp_buf = sl->ack;
+		sl->call.resp_cap = sizeof sl->ack;
+		if (tf) {
+			sl->iov[0] = (struct iovec){sl->hdr, sl->hdr_len};
+			sl->iov[1] = (struct iovec){s->grad.iov_base, (size_t)v->bytes};
+			sl->call.iovcnt = v->bytes ? 2 : 1;
+		} else {
+			sl->iov[0] = (struct iovec){sl->buf, codec_var_pack(&v->t, s->grad.iov_base,
+			                                                       sl->buf)};
+		}
+		return;
+	}
+	sl->call.method = tf ? TR_PULL_TENSOR_ZC : TR_PULL_TENSOR;
+	if (!tf)
+		sl->req_len = codec_var_pull(&v->t, MODE_SERIALIZED, sl->req);
+	sl->iov[0] = (struct iovec){sl->req, sl->req_len};
+	sl->call.resp_buf = sl->buf;
+	sl->call.resp_cap = sl->cap;
+}
+
 /* Starts transfers of the phase on conn until it has `inflight` out or none
  * is left. */
 static int fill(struct step_state *s, int conn, int push)
@@ -59,21 +117,12 @@ static int fill(struct step_state *s, int conn, int push)
 		struct step_slot *sl = &s->slot[v];
 		int rc;
 
-		if (push) {
-			sl->call.method = TR_ACK;
-			s->grad.iov_len = (size_t)cfg->var[v].bytes;
-			sl->iov = s->grad;
-			sl->call.resp_buf = sl->ack;
-			sl->call.resp_cap = sizeof sl->ack;
-		} else {
-			sl->call.method = TR_PULL;
-			sl->iov.iov_base = sl->pull;
-			sl->iov.iov_len = sizeof sl->pull;
-			sl->call.resp_buf = NULL; /* checked by length, never copied */
-			sl->call.resp_cap = 0;
-		}
-		sl->call.iov = &sl->iov;
-		sl->call.iovcnt = 1;
+		if (cfg->mode == MODE_NONSERIALIZED)
+			call_raw(s, sl, push);
+		else
+			call_tensor(s, sl, push);
+		sl->call.iov = sl->iov;
+		sl->req_bytes = sl->iov[0].iov_len + (sl->call.iovcnt > 1 ? sl->iov[1].iov_len : 0);
 		sl->call.status = -1;
 		sl->call.resp_len = 0;
 		rc = cfg->ops->submit(cfg->conns[conn], &sl->call);
@@ -91,6 +140,24 @@ static int fill(struct step_state *s, int conn, int push)
 	return 0;
 }
 
+/* Checks a tensor mode's reply, a status of OK. */
+static int check_tensor(struct step_state *s, struct step_slot *sl, int push)
+{
+	const struct step_var *v = &s->cfg->var[sl->var];
+	const struct tr_call *c = &sl->call;
+	struct err err;
+
+	if (c->resp_len > c->resp_cap)
+		return fail(s, v->conn, "%s of variable %zu ('%s') to PS %d: a %llu-byte reply, "
+		            "expected at most %zu", push ? "push" : "pull", sl->var, v->t.name, v->conn,
+		            (unsigned long long)c->resp_len, c->resp_cap);
+	if (codec_var_check(&v->t, s->cfg->mode, push, c->resp_buf, (size_t)c->resp_len, &s->arena,
+	                    &err) < 0)
+		return fail(s, v->conn, "%s of variable %zu to PS %d: the reply %s",
+		            push ? "push" : "pull", sl->var, v->conn, err.msg);
+	return 0;
+}
+
 /* Checks one completed transfer. */
 static int check(struct step_state *s, struct step_slot *sl, int push)
 {
@@ -104,6 +171,8 @@ static int check(struct step_state *s, struct step_slot *sl, int push)
 		            push ? "push" : "pull", sl->var, (unsigned long long)v->bytes, v->conn,
 		            tr_status_name(c->status), why ? ": " : "", why ? why : "");
 	}
+	if (s->cfg->mode != MODE_NONSERIALIZED)
+		return check_tensor(s, sl, push);
 	if (push ? (c->resp_len != 8 || be_get64(sl->ack) != v->bytes) : c->resp_len != v->bytes)
 		return fail(s, v->conn, "%s of variable %zu to PS %d: the PS %s %llu bytes, "
 		            "expected %llu", push ? "push" : "pull", sl->var, v->conn,
@@ -152,7 +221,7 @@ static int phase(struct step_state *s, int push, int measured)
 			if (check(s, sl, push) < 0)
 				return -1;
 			if (measured) {
-				s->res->bytes_out[conn] += push ? cfg->var[sl->var].bytes : 8;
+				s->res->bytes_out[conn] += sl->req_bytes;
 				s->res->bytes_in[conn] += sl->call.resp_len;
 			}
 			if (fill(s, conn, push) < 0)
@@ -178,6 +247,8 @@ static void release(struct step_state *s)
 	free(s->outstanding);
 	free(s->done);
 	free(s->slot);
+	free(s->block);
+	codec_arena_free(&s->arena);
 }
 
 void step_result_free(struct step_result *res)
@@ -187,6 +258,42 @@ void step_result_free(struct step_result *res)
 	free(res->bytes_out);
 	free(res->bytes_in);
 	res->bytes_out = res->bytes_in = NULL;
+}
+
+#define ALIGN64(n) (((n) + 63) & ~(size_t)63)
+
+/* The tensor modes: per variable its TensorPull, its push header and its
+ * buffer (the bundle and slack for a peer that encodes it differently),
+ * in one block; the serialized mode's arena. */
+static int setup_tensors(struct step_state *s)
+{
+	const struct step_cfg *cfg = s->cfg;
+	size_t total = 0, at = 0, most = 0;
+
+	for (size_t i = 0; i < cfg->nvars; i++) {
+		size_t h = CODEC_PULL_HDR_MAX(strlen(cfg->var[i].t.name));
+		size_t b = (size_t)codec_var_bundle_len(&cfg->var[i].t) + STEP_REPLY_SLACK;
+
+		total += 2 * ALIGN64(h) + ALIGN64(b);
+		if (b > most)
+			most = b;
+	}
+	if (!(s->block = malloc(total ? total : 1)))
+		return -ENOMEM;
+	for (size_t i = 0; i < cfg->nvars; i++) {
+		struct step_slot *sl = &s->slot[i];
+		const struct codec_var *t = &cfg->var[i].t;
+		size_t h = ALIGN64(CODEC_PULL_HDR_MAX(strlen(t->name)));
+
+		sl->req = s->block + at;
+		sl->hdr = sl->req + h;
+		sl->buf = sl->hdr + h;
+		sl->cap = (size_t)codec_var_bundle_len(t) + STEP_REPLY_SLACK;
+		at += 2 * h + ALIGN64(sl->cap);
+		sl->req_len = codec_var_pull(t, MODE_TENSORFLOW, sl->req);
+		sl->hdr_len = codec_var_header(t, sl->hdr);
+	}
+	return codec_arena_init(&s->arena, cfg->mode == MODE_SERIALIZED ? most + 4096 : 0);
 }
 
 static int setup(struct step_state *s)
@@ -223,7 +330,7 @@ static int setup(struct step_state *s)
 		s->res->bytes += 2 * cfg->var[i].bytes;
 	}
 	s->grad.iov_base = (void *)cfg->grad;
-	return 0;
+	return cfg->mode == MODE_NONSERIALIZED ? 0 : setup_tensors(s);
 }
 
 int step_run(const struct step_cfg *cfg, struct step_result *res)

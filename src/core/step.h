@@ -16,10 +16,29 @@
  * before each step (the caller makes every worker wait for the others, as
  * synchronous replicas do); asynchronous training leaves it NULL.
  *
- * The timed path (submit, reap, check, record) makes no allocation, no
- * copy and takes no lock: every call and pull request is preallocated by
- * step_run before the first step, pushes all read one shared gradient
- * buffer, and pull replies are not copied (their length is checked).
+ * The calls of each mode (cfg->mode; proto/tfgb.proto):
+ *  - non-serialized: Pull with the variable's byte count, its reply the
+ *    bytes (checked by length, not copied); Ack carrying the gradient's
+ *    bytes, its reply their count.
+ *  - tensorflow: PullTensorZeroCopy naming the variable (name, dtype,
+ *    shape: encoded once), its reply a one-tensor TensorBundle received
+ *    into the variable's own buffer and walked there (codec_var_check: no
+ *    second copy), as TensorFlow's TensorResponse parses a RecvTensor
+ *    reply into the tensor; AckTensorZeroCopy of a one-tensor bundle whose
+ *    header is encoded once and whose content is the gradient itself (two
+ *    iovecs, no copy), its reply a BundleAck.
+ *  - serialized: PullTensor, the request packed by protobuf-c per call, the
+ *    reply received into the variable's buffer and unpacked by protobuf-c
+ *    into an arena (a copy); AckTensor, the bundle packed by protobuf-c per
+ *    call into the variable's buffer (a copy of the gradient).
+ * Every reply is checked: lengths, counts, and in the tensor modes the
+ * tensor's name, dtype, shape and content length.
+ *
+ * The timed path (submit, reap, check, record) makes no allocation and
+ * takes no lock: every call, request and buffer is preallocated by
+ * step_run before the first step (a buffer per variable in the tensor
+ * modes, one arena per worker in serialized mode), pushes all read one
+ * shared gradient buffer; the copies are the ones each mode names above.
  */
 #ifndef TFGB_STEP_H
 #define TFGB_STEP_H
@@ -29,13 +48,21 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "codec.h"
 #include "stats.h"
 #include "transport.h"
 
-/* One variable's transfer: the connection of its PS and its bytes. */
+/* Bytes a tensor mode's pull reply may exceed the variable's bundle by (a
+ * peer that encodes it differently): the room each reply gets, which the
+ * client's reply buffers must allow for. */
+#define STEP_REPLY_SLACK 64
+
+/* One variable's transfer: the connection of its PS, its bytes, and, for
+ * the tensor modes, the tensor its calls name (t.bytes == bytes). */
 struct step_var {
 	int conn;
 	uint64_t bytes;
+	struct codec_var t;
 };
 
 struct step_cfg {
@@ -46,6 +73,7 @@ struct step_cfg {
 	const struct step_var *var;  /* creation order */
 	size_t nvars;
 	const void *grad;            /* >= the largest variable's bytes: every push's body */
+	int mode;                    /* MODE_*: the calls and their bodies (below) */
 	int inflight;                /* outstanding transfers per connection, >= 1 */
 	uint64_t warmup_steps;       /* run and discarded */
 	uint64_t steps;              /* measured steps, >= 1 */

@@ -50,13 +50,21 @@ const char *train_class_name(int cls)
 	return cls >= 0 && cls < MODEL_CLASS_COUNT ? class_names[cls] : "?";
 }
 
+uint64_t train_plan_wire_max(const struct job *j, const struct train_plan *p)
+{
+	return j->mode == MODE_NONSERIALIZED ? p->max_bytes : p->max_bundle;
+}
+
 int train_plan_fits(const struct job *j, const struct train_plan *p, struct err *err)
 {
-	if (p->max_bytes <= j->max_message)
+	uint64_t need = train_plan_wire_max(j, p);
+
+	if (need <= j->max_message)
 		return 0;
 	return job_key_err(j, err, "server", "max_message", "is smaller than model '%s''s largest "
-	                   "variable (%llu bytes); set it to at least that", p->m.name,
-	                   (unsigned long long)p->max_bytes);
+	                   "%s (%llu bytes); set it to at least that", p->m.name,
+	                   j->mode == MODE_NONSERIALIZED ? "variable" : "variable's bundle",
+	                   (unsigned long long)need);
 }
 
 void train_plan_free(struct train_plan *p)
@@ -83,12 +91,20 @@ static int plan_vars(struct train_plan *p, int statistics)
 
 		if (v->kind == MODEL_STATISTIC && !statistics)
 			continue;
-		p->var[p->nvars++] = (struct step_var){.conn = v->ps, .bytes = v->bytes};
+		struct step_var *sv = &p->var[p->nvars++];
+
+		*sv = (struct step_var){.conn = v->ps, .bytes = v->bytes,
+		                        .t = {.name = v->name, .dtype = job_dtype_number(v->dtype),
+		                              .nshape = (size_t)v->ndims, .bytes = v->bytes}};
+		for (int d = 0; d < v->ndims; d++)
+			sv->t.shape[d] = v->dims[d];
 		p->ps_bytes[v->ps] += v->bytes;
 		p->ps_vars[v->ps]++;
 		p->step_bytes += v->bytes;
 		if (v->bytes > p->max_bytes)
 			p->max_bytes = v->bytes;
+		if (codec_var_bundle_len(&sv->t) > p->max_bundle)
+			p->max_bundle = codec_var_bundle_len(&sv->t);
 	}
 	return 0;
 }

@@ -45,6 +45,7 @@ struct train_plan {
 	size_t *ps_vars;         /* nps: each PS's transferred variables */
 	uint64_t step_bytes;     /* one way, one step: the sum of ps_bytes */
 	uint64_t max_bytes;      /* the largest transferred variable */
+	uint64_t max_bundle;     /* the largest one-tensor bundle of one (the tensor modes) */
 };
 
 /* Loads the job's model (`tree`: see model_load), places it over
@@ -52,8 +53,13 @@ struct train_plan {
  * job error naming train.model ("file:line: train.model = x: why"). */
 int train_plan(const struct job *j, const char *tree, struct train_plan *p, struct err *err);
 
-/* 0 when every transferred variable fits in server.max_message, else -1
- * with err naming that key and the size it needs. */
+/* The largest body a step of job j's mode puts on the wire: a variable's
+ * bytes (non-serialized), its one-tensor bundle's (the tensor modes). */
+uint64_t train_plan_wire_max(const struct job *j, const struct train_plan *p);
+
+/* 0 when the largest body of a step (train_plan_wire_max) fits in
+ * server.max_message, else -1 with err naming that key and the size it
+ * needs. */
 int train_plan_fits(const struct job *j, const struct train_plan *p, struct err *err);
 void train_plan_free(struct train_plan *p);
 

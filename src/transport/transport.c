@@ -101,6 +101,7 @@ static const char *const method_names[] = {
 	[TR_ECHO] = "Echo", [TR_ACK] = "Ack", [TR_PULL] = "Pull",
 	[TR_ECHO_TENSOR] = "EchoTensor", [TR_ACK_TENSOR] = "AckTensor", [TR_INFO] = "Info",
 	[TR_ECHO_TENSOR_ZC] = "EchoTensorZeroCopy", [TR_ACK_TENSOR_ZC] = "AckTensorZeroCopy",
+	[TR_PULL_TENSOR] = "PullTensor", [TR_PULL_TENSOR_ZC] = "PullTensorZeroCopy",
 };
 
 static const char *const method_paths[] = {
@@ -109,6 +110,8 @@ static const char *const method_paths[] = {
 	[TR_ACK_TENSOR] = "/tfgb.v1.Bench/AckTensor", [TR_INFO] = "/tfgb.v1.Bench/Info",
 	[TR_ECHO_TENSOR_ZC] = "/tfgb.v1.Bench/EchoTensorZeroCopy",
 	[TR_ACK_TENSOR_ZC] = "/tfgb.v1.Bench/AckTensorZeroCopy",
+	[TR_PULL_TENSOR] = "/tfgb.v1.Bench/PullTensor",
+	[TR_PULL_TENSOR_ZC] = "/tfgb.v1.Bench/PullTensorZeroCopy",
 };
 
 const char *tr_method_path(int m)

@@ -17,6 +17,13 @@
  *         buffers): serialized EchoTensor, serialized AckTensor, tensorflow
  *         EchoTensor, tensorflow AckTensor; selector bit 7 asks for a
  *         check of every byte.  It returns 0 or -EBADMSG with a message.
+ *   0, 1  with selector bit 7 set: a TensorPull request (PullTensor) to
+ *         codec_pull_serve (protobuf-c) and codec_pull_tf (in place, cut
+ *         in segments of (selector & 0x7f) / 8 bytes, 0: one).  Each
+ *         returns 0, -EBADMSG, -EFBIG or -ENOMEM; short of -ENOMEM they
+ *         agree, and on 0 the replies are the same bytes: a bundle of one
+ *         tensor whose content is the pattern, as long as the request's
+ *         dtype and shape say.
  *   6, 7  a request to codec_tf_serve as EchoTensorZeroCopy,
  *         AckTensorZeroCopy, cut in segments of (selector & 0x7f) / 8
  *         bytes (0: one).  It returns 0, -EBADMSG or -ENOMEM; it accepts
@@ -113,6 +120,11 @@ static void write_seeds(const char *dir)
 		free(flat);
 	}
 	free(slot);
+	{ /* a PullTensor of a 3x4 float, as a worker sends it */
+		const struct codec_var v = {"conv/kernel", 1, 2, {3, 4}, 48};
+		unsigned char req[CODEC_PULL_HDR_MAX(16)];
+		seed_file(dir, "request_pull", 0x80, req, codec_var_pull(&v, MODE_TENSORFLOW, req));
+	}
 }
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
@@ -187,20 +199,30 @@ static void serve(int method, const unsigned char *b, size_t len)
 	CHECK(out2.len == out.len && !memcmp(out2.p, out.p, out.len));
 }
 
-/* codec_tf_serve of b cut in segments of step bytes (0: one segment). */
-static void serve_tf(int method, unsigned char *b, size_t len, size_t step)
+/* Cuts b (len bytes) into segments of step bytes (0: one) in seg (room
+ * for len / step + 1); how many. */
+static size_t cut(struct iovec *seg, unsigned char *b, size_t len, size_t step)
 {
-	struct iovec seg[4096 + 1];
 	size_t nseg = 0, at = 0;
-	unsigned char *flat;
-	long n = codec_walk_bundle(b, len, va, VIEWS), n2;
-	int rc;
 
 	do {
 		size_t k = step && len - at > step ? step : len - at;
 		seg[nseg++] = (struct iovec){b + at, k};
 		at += k;
 	} while (at < len);
+	return nseg;
+}
+
+/* codec_tf_serve of b cut in segments of step bytes (0: one segment). */
+static void serve_tf(int method, unsigned char *b, size_t len, size_t step)
+{
+	struct iovec seg[4096 + 1];
+	size_t nseg;
+	unsigned char *flat;
+	long n = codec_walk_bundle(b, len, va, VIEWS), n2;
+	int rc;
+
+	nseg = cut(seg, b, len, step);
 	rc = codec_tf_serve(&tf, method, seg, nseg, len, LIMIT);
 	CHECK(rc == 0 || rc == -EBADMSG || rc == -ENOMEM);
 	if (rc == -ENOMEM)
@@ -238,6 +260,45 @@ static void serve_tf(int method, unsigned char *b, size_t len, size_t step)
 	free(flat);
 }
 
+#define PULL_MAX 65536 /* the content a pull may ask for here */
+
+static const void *pull_content(void *arg, uint64_t n)
+{
+	static unsigned char pattern[PULL_MAX];
+
+	(void)arg;
+	CHECK(n <= PULL_MAX);
+	for (size_t i = 0; i < 8; i++)
+		pattern[i] = (unsigned char)(i + 1);
+	return pattern;
+}
+
+/* A PullTensor request through both server codecs, b cut in segments of
+ * step bytes (0: one) for the in-place one. */
+static void serve_pull(unsigned char *b, size_t len, size_t step)
+{
+	struct iovec seg[4096 + 1];
+	size_t nseg;
+	struct codec_view v;
+	int rc, rc2;
+
+	nseg = cut(seg, b, len, step);
+	rc = codec_pull_tf(&tf, seg, nseg, len, PULL_MAX, LIMIT);
+	rc2 = codec_pull_serve(&arena, b, len, PULL_MAX, pull_content, NULL, &out, LIMIT);
+	CHECK(rc == 0 || rc == -EBADMSG || rc == -EFBIG || rc == -ENOMEM);
+	CHECK(rc2 == 0 || rc2 == -EBADMSG || rc2 == -EFBIG || rc2 == -ENOMEM);
+	if (rc == -ENOMEM || rc2 == -ENOMEM)
+		return; /* over LIMIT: says nothing of the request's syntax */
+	CHECK(rc == rc2);
+	if (rc < 0)
+		return;
+	CHECK(tf.tensors == 1 && tf.bytes <= PULL_MAX && tf.len == tf.own.len + tf.bytes);
+	CHECK(out.len == tf.len && !memcmp(out.p, tf.own.p, tf.own.len));
+	CHECK(!memcmp(out.p + tf.own.len, pull_content(NULL, 0), (size_t)tf.bytes));
+	CHECK(codec_walk_bundle(out.p, out.len, &v, 1) == 1);
+	CHECK(v.content_len == tf.bytes && v.nshape <= CODEC_SHAPE_MAX);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	unsigned char *b;
@@ -252,7 +313,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	CHECK(b);
 	memcpy(b, data + 1, len);
 	sel = (data[0] & 0x7f) % 8;
-	if (sel < 2) {
+	if (sel < 2 && (data[0] & 0x80)) {
+		serve_pull(b, len, (size_t)(data[0] & 0x7f) / 8);
+	} else if (sel < 2) {
 		serve(sel ? TR_ACK_TENSOR : TR_ECHO_TENSOR, b, len);
 	} else if (sel >= 6) {
 		serve_tf(sel == 7 ? TR_ACK_TENSOR_ZC : TR_ECHO_TENSOR_ZC, b, len,

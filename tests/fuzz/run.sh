@@ -11,7 +11,8 @@
 #   ctrl    the control service's request decoders and Collect reply check
 #           (src/ctrl/ctrl_wire.c), and its token comparison
 #   bundle  the TensorBundle decoders of the tensor modes (src/core/codec.c):
-#           the server's codec_serve and codec_tf_serve against the wire walker, the worker's
+#           the server's codec_serve and codec_tf_serve against the wire walker,
+#           codec_pull_serve against codec_pull_tf (PullTensor), the worker's
 #           codec_check of replies
 #
 # New inputs and crash files go to a temporary directory, kept and printed

@@ -15,7 +15,12 @@ bodies that do not parse get INVALID_ARGUMENT and a body over max_message
 RESOURCE_EXHAUSTED, and the server answers again after each.  Every check
 runs twice: on EchoTensor and AckTensor, then on their in-place forms
 EchoTensorZeroCopy and AckTensorZeroCopy (mode tensorflow), which must
-answer alike.
+answer alike.  PullTensor and PullTensorZeroCopy: a TensorPull of every
+dtype, a scalar and a zero dimension answers one tensor of that name, dtype
+and shape with the content's size, the same bytes from both and as protobuf
+encodes the bundle; a bad dtype, a negative dimension, 9 dimensions or a
+body that does not parse is INVALID_ARGUMENT, more content than max_message
+RESOURCE_EXHAUSTED, and the server answers again after each.
 """
 import argparse
 import os
@@ -158,6 +163,54 @@ def run(pb, channel, max_message, zc=""):
     return k.failed
 
 
+def run_pull(pb, channel, max_message):
+    """PullTensor and PullTensorZeroCopy, checked against each other."""
+    k = Checks()
+    stubs = [(m, channel.unary_unary(SERVICE + m, request_serializer=pb.TensorPull.SerializeToString,
+                                     response_deserializer=None))
+             for m in ("PullTensor", "PullTensorZeroCopy")]
+    cases = [("conv/kernel", d, [3, 5]) for d in DTYPES] + [("step", "int64", []),
+                                                          ("none", "float32", [4, 0])]
+    for name, dtype, shape in cases:
+        number, width = DTYPES[dtype]
+        n = width
+        for d in shape:
+            n *= d
+        got = []
+        for method, stub in stubs:
+            code, raw, details = call(stub, pb.TensorPull(name=name, dtype=number, shape=shape))
+            b = pb.TensorBundle.FromString(raw) if code == grpc.StatusCode.OK else None
+            k.expect("%s of %s %s %s answers its tensor of %d bytes" % (method, name, dtype, shape, n),
+                     b is not None and len(b.tensors) == 1 and b.tensors[0].name == name
+                     and b.tensors[0].dtype == number and list(b.tensors[0].shape) == shape
+                     and len(b.tensors[0].content) == n and b.SerializeToString() == raw,
+                     "(%s %r)" % (code.name, details))
+            got.append(raw)
+        k.expect("PullTensor and PullTensorZeroCopy of %s %s: the same bytes" % (name, dtype),
+                 got[0] is not None and got[0] == got[1])
+    for what, req in (("dtype 2", pb.TensorPull(name="x", dtype=2, shape=[4]).SerializeToString()),
+                      ("a negative dimension",
+                       pb.TensorPull(name="x", dtype=1, shape=[4, -1]).SerializeToString()),
+                      ("9 dimensions", pb.TensorPull(name="x", dtype=1, shape=[1] * 9).SerializeToString()),
+                      ("a cut varint", b"\x10\xff"),
+                      ("a length past the end", b"\x0a\x05ab")):
+        for method, _ in stubs:
+            raw_stub = channel.unary_unary(SERVICE + method, request_serializer=None,
+                                           response_deserializer=None)
+            code, _, details = call(raw_stub, req)
+            k.expect("%s of %s is INVALID_ARGUMENT" % (method, what),
+                     code == grpc.StatusCode.INVALID_ARGUMENT, "(got %s %r)" % (code.name, details))
+    for method, stub in stubs:
+        code, _, details = call(stub, pb.TensorPull(name="x", dtype=4, shape=[max_message + 1]))
+        k.expect("%s of more than max_message is RESOURCE_EXHAUSTED" % method,
+                 code == grpc.StatusCode.RESOURCE_EXHAUSTED, "(got %s %r)" % (code.name, details))
+        code, raw, _ = call(stub, pb.TensorPull(name="after", dtype=4, shape=[7]))
+        k.expect("%s answers after the errors" % method,
+                 code == grpc.StatusCode.OK and len(pb.TensorBundle.FromString(raw).tensors[0].content) == 7,
+                 "(%s)" % code.name)
+    return k.failed
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--host", default="127.0.0.1")
@@ -178,6 +231,7 @@ def main():
                                     options=[("grpc.max_receive_message_length", -1),
                                              ("grpc.max_send_message_length", -1)])
     failed = run(pb, channel, a.max_message) + run(pb, channel, a.max_message, "ZeroCopy")
+    failed += run_pull(pb, channel, a.max_message)
     print("%d check%s failed" % (failed, "" if failed == 1 else "s") if failed
           else "all checks passed")
     return 1 if failed else 0

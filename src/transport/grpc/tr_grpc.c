@@ -30,6 +30,11 @@
  * request in its slices (codec_tf_serve, the slices listed in the queue's
  * seg array) and reply with the slot's own header bytes and sub-slices of
  * the received slices for the contents: new references, no copy.
+ * PullTensor unpacks its TensorPull with protobuf-c and packs the reply,
+ * content copied from the Pull pattern, into the slot's buffer
+ * (codec_pull_serve); PullTensorZeroCopy walks it in its slices
+ * (codec_pull_tf) and replies with the slot's header bytes and a static
+ * slice over the Pull pattern: no copy.
  *
  * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
@@ -454,10 +459,10 @@ static void g_call_release(struct tr_call *call)
 #define SRV_SLOTS (4 * SRV_DEPTH)
 
 enum { SRV_ECHO, SRV_ACK, SRV_PULL, SRV_ECHO_TENSOR, SRV_ACK_TENSOR, SRV_INFO, SRV_ECHO_TZC,
-       SRV_ACK_TZC, SRV_NREG, SRV_UNKNOWN = SRV_NREG };
+       SRV_ACK_TZC, SRV_PULL_T, SRV_PULL_TZC, SRV_NREG, SRV_UNKNOWN = SRV_NREG };
 static const int srv_method[SRV_NREG] = {TR_ECHO, TR_ACK, TR_PULL, TR_ECHO_TENSOR,
                                          TR_ACK_TENSOR, TR_INFO, TR_ECHO_TENSOR_ZC,
-                                         TR_ACK_TENSOR_ZC};
+                                         TR_ACK_TENSOR_ZC, TR_PULL_TENSOR, TR_PULL_TENSOR_ZC};
 
 /* One outstanding request and, once it arrives, its reply. */
 struct srv_slot {
@@ -679,6 +684,22 @@ static void srv_add_range(grpc_slice_buffer *to, const grpc_slice_buffer *from, 
 	}
 }
 
+/* Lists the request's slices in q->seg (grown as needed).  0 or -ENOMEM. */
+static int srv_segs(struct srv_q *q, const grpc_slice_buffer *sb)
+{
+	if (sb->count > q->seg_cap) {
+		struct iovec *v = realloc(q->seg, sb->count * sizeof *v);
+		if (!v)
+			return -ENOMEM;
+		q->seg = v;
+		q->seg_cap = sb->count;
+	}
+	for (size_t i = 0; i < sb->count; i++)
+		q->seg[i] = (struct iovec){GRPC_SLICE_START_PTR(sb->slices[i]),
+		                           GRPC_SLICE_LENGTH(sb->slices[i])};
+	return 0;
+}
+
 /* EchoTensorZeroCopy and AckTensorZeroCopy: the request walked in its
  * slices (codec_tf_serve), the reply made of the slot's own bytes and of
  * references to the request's contents; a status, and *out when OK. */
@@ -694,18 +715,10 @@ static grpc_status_code srv_tensor_zc(struct srv_slot *sl, grpc_byte_buffer **ou
 		return GRPC_STATUS_INVALID_ARGUMENT;
 	}
 	sb = &sl->req->data.raw.slice_buffer;
-	if (sb->count > q->seg_cap) {
-		struct iovec *v = realloc(q->seg, sb->count * sizeof *v);
-		if (!v) {
-			*msg = "server out of memory for the request";
-			return GRPC_STATUS_RESOURCE_EXHAUSTED;
-		}
-		q->seg = v;
-		q->seg_cap = sb->count;
+	if (srv_segs(q, sb) < 0) {
+		*msg = "server out of memory for the request";
+		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
-	for (size_t i = 0; i < sb->count; i++)
-		q->seg[i] = (struct iovec){GRPC_SLICE_START_PTR(sb->slices[i]),
-		                           GRPC_SLICE_LENGTH(sb->slices[i])};
 	rc = codec_tf_serve(&sl->tf, srv_method[sl->kind], q->seg, sb->count, sb->length,
 	                    CODEC_ARENA_LIMIT(q->s->max_message));
 	if (rc < 0) {
@@ -722,6 +735,65 @@ static grpc_status_code srv_tensor_zc(struct srv_slot *sl, grpc_byte_buffer **ou
 		else
 			srv_add_range(rb, sb, pc->seg, pc->seg_off, pc->len);
 	}
+	return GRPC_STATUS_OK;
+}
+
+/* codec_pull_serve's content: the Pull pattern. */
+static const void *srv_pattern(void *arg, uint64_t n)
+{
+	return pull_pattern_get(arg, (size_t)n);
+}
+
+/* The status of a refused PullTensor request (codec.h's codes). */
+static grpc_status_code srv_pull_refused(int rc, const char **msg)
+{
+	*msg = rc == -EBADMSG ? "request is not a tfgb.v1.TensorPull of a known dtype and shape"
+	       : rc == -EFBIG ? "PullTensor asks for more than the server's max_message"
+	                      : "server out of memory for the reply";
+	return rc == -EBADMSG ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_RESOURCE_EXHAUSTED;
+}
+
+/* PullTensor (protobuf-c, the reply packed into sl->out) and
+ * PullTensorZeroCopy (the request walked in its slices; the reply the
+ * slot's own header bytes and a slice over the Pull pattern: no copy). */
+static grpc_status_code srv_pull_tensor(struct srv_slot *sl, grpc_byte_buffer **out,
+                                        const char **msg)
+{
+	struct srv_q *q = sl->q;
+	struct srv *s = q->s;
+	grpc_slice_buffer *sb;
+	const unsigned char *p = NULL;
+	const void *body;
+	size_t len;
+	int rc;
+
+	if (!sl->req || sl->req->type != GRPC_BB_RAW) {
+		*msg = "PullTensor takes one request message";
+		return GRPC_STATUS_INVALID_ARGUMENT;
+	}
+	if (sl->kind == SRV_PULL_T) {
+		if (!(body = srv_flat(q, sl->req, &len)))
+			return srv_pull_refused(-ENOMEM, msg);
+		rc = codec_pull_serve(&q->arena, body, len, s->max_message, srv_pattern, &s->pull,
+		                      &sl->out, CODEC_ARENA_LIMIT(s->max_message));
+		codec_buf_trim(&q->in, CODEC_KEEP);
+		if (rc < 0)
+			return srv_pull_refused(rc, msg);
+		*out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
+		return GRPC_STATUS_OK;
+	}
+	sb = &sl->req->data.raw.slice_buffer;
+	if (srv_segs(q, sb) < 0)
+		return srv_pull_refused(-ENOMEM, msg);
+	rc = codec_pull_tf(&sl->tf, q->seg, sb->count, sb->length, s->max_message,
+	                   CODEC_ARENA_LIMIT(s->max_message));
+	if (rc == 0 && sl->tf.bytes && !(p = pull_pattern_get(&s->pull, (size_t)sl->tf.bytes)))
+		rc = -ENOMEM;
+	if (rc < 0)
+		return srv_pull_refused(rc, msg);
+	*out = srv_reply_bytes(sl, sl->tf.own.p, sl->tf.own.len);
+	if (sl->tf.bytes)
+		bb_add(*out, p, (size_t)sl->tf.bytes);
 	return GRPC_STATUS_OK;
 }
 
@@ -783,6 +855,10 @@ static void srv_reply(struct srv_slot *sl)
 	case SRV_ECHO_TZC:
 	case SRV_ACK_TZC:
 		st = srv_tensor_zc(sl, &out, &msg);
+		break;
+	case SRV_PULL_T:
+	case SRV_PULL_TZC:
+		st = srv_pull_tensor(sl, &out, &msg);
 		break;
 	case SRV_INFO: /* whatever the request holds */
 		out = srv_info(sl);

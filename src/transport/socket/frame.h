@@ -4,7 +4,7 @@
  * `len` body bytes; all integers are big-endian:
  *
  *     u32 magic   0x54464742 ("TFGB")
- *     u16 method  1..8 in a request, 0x8000 | method in its reply
+ *     u16 method  1..10 in a request, 0x8000 | method in its reply
  *     u16 status  0 in a request, the gRPC status code number in a reply
  *     u64 len     body bytes that follow; 0 in an error reply
  *
@@ -22,7 +22,7 @@
 #define FRAME_HDR_LEN 16
 #define FRAME_REPLY 0x8000u      /* method bit of a reply */
 #define FRAME_METHOD_MIN 1       /* Echo */
-#define FRAME_METHOD_MAX 8       /* AckTensorZeroCopy */
+#define FRAME_METHOD_MAX 10      /* PullTensorZeroCopy */
 #define FRAME_STATUS_MAX 16      /* UNAUTHENTICATED, the last gRPC code */
 
 struct frame_hdr {
@@ -40,7 +40,7 @@ enum frame_verdict {
 	FRAME_OK = 0,
 	FRAME_SHORT,      /* fewer than FRAME_HDR_LEN bytes: read more */
 	FRAME_BAD_MAGIC,  /* not 0x54464742 */
-	FRAME_BAD_METHOD, /* request: not 1..8; reply: not 0x8000 | the call's method */
+	FRAME_BAD_METHOD, /* request: not 1..10; reply: not 0x8000 | the call's method */
 	FRAME_BAD_STATUS, /* request: not 0; reply: above FRAME_STATUS_MAX */
 	FRAME_TOO_LONG,   /* len above the receiver's limit */
 	FRAME_BAD_LENGTH, /* reply: an error status with a body */

@@ -27,7 +27,7 @@
  * the buffer fills up), it never grows a buffer.  Per thread: one
  * SRV_SCRATCH (1 MiB); per server: the Pull pattern (max_message).
  *
- * Bad requests (proto/tfgb.proto): a bad magic, a method outside 1..8 or a
+ * Bad requests (proto/tfgb.proto): a bad magic, a method outside 1..10 or a
  * non-zero status closes that connection at once (a bad header closes that
  * connection only).  A request longer than max_message is never read into
  * memory: it gets RESOURCE_EXHAUSTED, then the server shuts its side down
@@ -62,6 +62,12 @@
  * more pieces than the ring holds is queued as the ring drains
  * (tensor_zc_push); trefs counts the queued segments that point into tin,
  * tout or tf, and the next request is parsed once it is 0.
+ *
+ * PullTensor and PullTensorZeroCopy take their (small) body the same way.
+ * PullTensor unpacks it and packs the one-tensor reply with protobuf-c into
+ * tout, content copied from the Pull pattern (codec_pull_serve);
+ * PullTensorZeroCopy walks it in place (codec_pull_tf) and queues tf's
+ * header bytes and then the Pull pattern itself, no copy.
  */
 #include "tr_socket.h"
 
@@ -137,6 +143,7 @@ struct sconn {
 	unsigned drop_status;        /* BODY_DROP: the status of its reply */
 	uint64_t left, total;        /* body bytes still to read, body length */
 	uint64_t nreq;               /* requests answered: progress, for sconn_advance */
+	unsigned rstatus;            /* the status of the last reply header queued */
 	unsigned char arg[TR_INFO_REQ_MAX]; /* Pull's request, Info's first bytes */
 	/* EchoTensor and AckTensor */
 	const unsigned char *tbody;  /* the whole body, in buf or in tin */
@@ -208,6 +215,7 @@ static void reply_hdr(struct sconn *k, unsigned status, uint64_t len, const uint
 {
 	struct oseg *o = oseg_push(k);
 
+	k->rstatus = status;
 	frame_encode(o->inl, FRAME_REPLY | k->method, status, len);
 	o->p = o->inl;
 	o->len = FRAME_HDR_LEN;
@@ -316,6 +324,52 @@ static void tensor_done(struct sconn *k)
 	reply_tensor(k, k->tout.p, k->tout.len);
 }
 
+/* codec_pull_serve's content: the Pull pattern. */
+static const void *pattern_of(void *arg, uint64_t n)
+{
+	return pull_pattern_get(arg, (size_t)n);
+}
+
+/* PullTensor (protobuf-c: the reply packed into tout) and
+ * PullTensorZeroCopy (walked in place: the reply is tf's header bytes and
+ * the Pull pattern, never copied); the body k->tbody has been read whole.
+ * Queues at most three segments.  The reply's length. */
+static uint64_t pull_tensor_done(struct sconn *k)
+{
+	struct srv *s = k->t->s;
+	struct iovec seg = {(void *)k->tbody, (size_t)k->total};
+	uint64_t max = s->cfg->max_message;
+	size_t limit = CODEC_ARENA_LIMIT(max);
+	const unsigned char *p = NULL;
+	int rc;
+
+	if (k->method == TR_PULL_TENSOR) {
+		k->tout.len = 0;
+		rc = codec_pull_serve(&k->t->arena, k->tbody, (size_t)k->total, max, pattern_of,
+		                      &s->pull, &k->tout, limit);
+	} else {
+		rc = codec_pull_tf(&k->tf, &seg, 1, (size_t)k->total, max, limit);
+		if (rc == 0 && k->tf.bytes && !(p = pull_pattern_get(&s->pull, (size_t)k->tf.bytes)))
+			rc = -ENOMEM;
+	}
+	codec_buf_trim(&k->tin, CODEC_KEEP);
+	if (rc < 0) {
+		codec_tf_trim(&k->tf, CODEC_KEEP);
+		reply_hdr(k, rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED, 0, NULL);
+		return 0;
+	}
+	if (k->method == TR_PULL_TENSOR) {
+		reply_hdr(k, TR_OK, k->tout.len, NULL);
+		reply_tensor(k, k->tout.p, k->tout.len);
+		return k->tout.len;
+	}
+	reply_hdr(k, TR_OK, k->tf.len, NULL);
+	reply_tensor(k, k->tf.own.p, k->tf.own.len);
+	reply_bytes(k, p, (size_t)k->tf.bytes, 0,
+	            s->o.zerocopy && k->tf.bytes >= s->o.zerocopy);
+	return k->tf.len;
+}
+
 /* The body of the current request has been read: its reply. */
 static void request_done(struct sconn *k)
 {
@@ -342,14 +396,17 @@ static void request_done(struct sconn *k)
 		}
 		break;
 	case BODY_TENSOR:
-		if (k->method == TR_ECHO_TENSOR_ZC || k->method == TR_ACK_TENSOR_ZC) {
+		if (tr_method_pulls_tensor((int)k->method)) {
+			n = pull_tensor_done(k);
+		} else if (k->method == TR_ECHO_TENSOR_ZC || k->method == TR_ACK_TENSOR_ZC) {
 			n = tensor_zc_done(k);
 		} else {
 			k->tout.len = 0;
 			tensor_done(k);
 			n = k->tout.len;
 		}
-		tr_serve_counted(s->cfg->count, k->method, k->total, n);
+		if (k->rstatus == TR_OK) /* counted when answered OK only */
+			tr_serve_counted(s->cfg->count, k->method, k->total, n);
 		break;
 	case BODY_INFO: /* the server's own reply (in tout, sent before the next
 	                 * request is read), else the static one, which outlives the calls */
@@ -374,11 +431,11 @@ static void request_done(struct sconn *k)
 	k->nreq++;
 }
 
-/* Parses the input buffer into replies while the ring has room for the two
- * segments a request may add.  0, or -1: close the connection now. */
+/* Parses the input buffer into replies while the ring has room for the
+ * three segments a request may add.  0, or -1: close the connection now. */
 static int sconn_parse(struct sconn *k)
 {
-	while (k->state == CS_OPEN && k->ocount + 2 <= SRV_OSEG) {
+	while (k->state == CS_OPEN && k->ocount + 3 <= SRV_OSEG) {
 		uint64_t n;
 
 		/* a tensor reply leaves before the next request */
@@ -426,6 +483,8 @@ static int sconn_parse(struct sconn *k)
 			case TR_ACK_TENSOR:
 			case TR_ECHO_TENSOR_ZC:
 			case TR_ACK_TENSOR_ZC:
+			case TR_PULL_TENSOR:
+			case TR_PULL_TENSOR_ZC:
 				k->body = BODY_TENSOR;
 				k->tbody = NULL;
 				/* not all here: it goes to tin, as large as the body */

@@ -388,6 +388,8 @@ int vb_submit(struct tr_conn *k, struct tr_call *call)
 			expect = VB_BUNDLE_ACK_MAX;
 		} else if (call->method == TR_INFO) {
 			expect = TR_INFO_MAX;
+		} else if (tr_method_pulls_tensor(call->method)) {
+			expect = call->resp_cap; /* the bundle the caller made room for */
 		} else if (call->method == TR_PULL && body == 8) {
 			unsigned char n[8];
 			gather(call->iov, call->iovcnt, n, 8);

@@ -49,7 +49,7 @@
  * RESOURCE_EXHAUSTED (its body was not sent, or is ignored), a Pull whose
  * body is not 8 bytes INVALID_ARGUMENT, EchoTensor and AckTensor as
  * above; the connection goes on.  A header that breaks the protocol
- * (magic, method outside 1..8, status, sequence, kind, a body outside the
+ * (magic, method outside 1..10, status, sequence, kind, a body outside the
  * ring slot or landing zone) or a failed work request drops that
  * connection only: its QP, CQ and memory are released and its side
  * channel closed, which the client sees.
@@ -292,6 +292,79 @@ static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr
 	return status;
 }
 
+/* codec_pull_serve's content: the registered Pull pattern. */
+static const void *pattern_of(void *arg, uint64_t n)
+{
+	const struct pull_buf *b = pull_bytes(arg);
+
+	return b && n <= b->len ? b->p : NULL;
+}
+
+/* PullTensor and PullTensorZeroCopy: request h's body is the TensorPull.
+ * PullTensorZeroCopy walks it (codec_pull_tf) and writes the reply's
+ * header after the message header in ring slot p (*pre bytes); the
+ * content is the registered Pull pattern (*src, *src_mr), sent from there.
+ * PullTensor unpacks it and packs the reply with protobuf-c
+ * (codec_pull_serve) into the worker's reply buffer, then copies it after
+ * the header in slot p: only a reply that fits there can be sent without a
+ * registration per call, a longer one gets RESOURCE_EXHAUSTED.  Returns
+ * the reply's status; with TR_OK, *rlen is the reply's length. */
+static unsigned serve_pull_tensor(struct srv *s, struct sconn *k, const struct vb_hdr *h,
+                                  unsigned char *p, uint64_t *rlen, size_t *pre,
+                                  const unsigned char **src, const struct vdev_mr **src_mr)
+{
+	struct srv_thread *t = k->t;
+	unsigned char *body = h->kind == VB_RNDV ? k->ep.rz + h->off : p + VB_HDR_LEN;
+	struct iovec seg = {body, (size_t)h->len};
+	uint64_t max = s->cfg->max_message;
+	size_t room = k->ep.slot_size - VB_HDR_LEN;
+	const struct pull_buf *b = NULL;
+	int rc;
+
+	if (h->method == TR_PULL_TENSOR) {
+		rc = codec_pull_serve(&t->arena, body, (size_t)h->len, max, pattern_of, s, &t->out,
+		                      CODEC_ARENA_LIMIT(max));
+		codec_arena_trim(&t->arena, CODEC_KEEP);
+		if (rc == 0 && t->out.len > room)
+			rc = -EFBIG; /* nowhere registered to send it from */
+		if (rc == 0) {
+			memcpy(p + VB_HDR_LEN, t->out.p, t->out.len);
+			*rlen = t->out.len;
+			*src = p + VB_HDR_LEN;
+			*src_mr = k->ep.mem_mr;
+		}
+		codec_buf_trim(&t->out, CODEC_KEEP);
+	} else {
+		rc = codec_pull_tf(&t->tf, &seg, 1, (size_t)h->len, max, CODEC_ARENA_LIMIT(max));
+		if (rc == 0 && t->tf.own.len > room)
+			rc = -EFBIG;
+		if (rc == 0 && t->tf.bytes && !(b = pull_bytes(s)))
+			rc = -ENOMEM;
+		if (rc == 0) {
+			memcpy(p + VB_HDR_LEN, t->tf.own.p, t->tf.own.len);
+			*pre = t->tf.own.len;
+			*rlen = t->tf.len;
+			*src = b ? b->p : NULL;
+			*src_mr = b ? b->mr : NULL;
+		}
+		codec_tf_trim(&t->tf, CODEC_KEEP);
+	}
+	return rc == 0 ? TR_OK : rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED;
+}
+
+/* Adds a rendezvous body WRITE of n bytes from src (registered in mr) to
+ * offset `to` of the client's landing zone, as work request nw (its SGE
+ * sge[nw + 1]).  Returns nw + 1. */
+static int body_write(const struct sconn *k, struct vdev_send_wr *w, struct vdev_sge *sge, int nw,
+                      const unsigned char *src, const struct vdev_mr *mr, uint64_t n, uint64_t to)
+{
+	sge[nw + 1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)n, mr->lkey};
+	w[nw] = (struct vdev_send_wr){.wr_id = VB_WR_ID(VB_WR_BODY, 0), .opcode = VDEV_WRITE,
+	                              .sge = &sge[nw + 1], .nsge = 1,
+	                              .remote_addr = k->ep.peer_rz + to, .rkey = k->ep.peer_rz_rkey};
+	return nw + 1;
+}
+
 /* Answers request k->replied.  1 when its reply is posted, 0 when the send
  * queue has no room for it yet, -1 when the connection is to be dropped. */
 static int serve_one(struct srv *s, struct sconn *k)
@@ -306,6 +379,7 @@ static int serve_one(struct srv *s, struct sconn *k)
 	struct vdev_send_wr w[VB_REPLY_WRS];
 	struct vb_hdr h, r = {0};
 	uint64_t rlen = 0;
+	size_t pre = 0;   /* PullTensorZeroCopy: reply bytes after the header in slot p */
 	int nw = 0, rc;
 
 	/* room for the longest reply: its body in WRITEs of at most max_msg_sz,
@@ -365,6 +439,10 @@ static int serve_one(struct srv *s, struct sconn *k)
 		case TR_ACK_TENSOR_ZC:
 			r.status = (uint16_t)serve_tensor(s, k, &h, p, &rlen, &src, &src_mr);
 			break;
+		case TR_PULL_TENSOR:
+		case TR_PULL_TENSOR_ZC:
+			r.status = (uint16_t)serve_pull_tensor(s, k, &h, p, &rlen, &pre, &src, &src_mr);
+			break;
 		case TR_INFO: /* into the slot, as Ack's count; the client left room */
 			if (serve_info(cfg, &h, body, p + VB_HDR_LEN, k->ep.slot_size - VB_HDR_LEN,
 			               &rlen) < 0) {
@@ -384,16 +462,12 @@ static int serve_one(struct srv *s, struct sconn *k)
 			r.status = TR_RESOURCE_EXHAUSTED; /* no room reserved for it */
 		} else {
 			uint64_t max = k->ep.msg_max ? k->ep.msg_max : rlen;
-			for (uint64_t off = 0; off < rlen; off += max) {
-				uint64_t n = rlen - off < max ? rlen - off : max;
-				sge[nw + 1] = (struct vdev_sge){(uint64_t)(uintptr_t)(src + off), (uint32_t)n,
-				                                src_mr->lkey};
-				w[nw] = (struct vdev_send_wr){
-					.wr_id = VB_WR_ID(VB_WR_BODY, 0), .opcode = VDEV_WRITE,
-					.sge = &sge[nw + 1], .nsge = 1,
-					.remote_addr = k->ep.peer_rz + h.reply_off + off,
-					.rkey = k->ep.peer_rz_rkey};
-				nw++;
+			if (pre) /* a PullTensor header: a WRITE of its own from the slot */
+				nw = body_write(k, w, sge, nw, p + VB_HDR_LEN, k->ep.mem_mr, pre,
+				                h.reply_off);
+			for (uint64_t off = 0; off < rlen - pre; off += max) {
+				uint64_t n = rlen - pre - off < max ? rlen - pre - off : max;
+				nw = body_write(k, w, sge, nw, src + off, src_mr, n, h.reply_off + pre + off);
 			}
 			r.kind = VB_RNDV;
 			r.off = h.reply_off;
@@ -417,14 +491,16 @@ static int serve_one(struct srv *s, struct sconn *k)
 		.imm = seq, .remote_addr = k->ep.peer_ring + (uint64_t)slot * k->peer_slot_size,
 		.rkey = k->ep.peer_ring_rkey};
 	if (r.kind == VB_EAGER && rlen) {
-		if (src == p + VB_HDR_LEN) {              /* in place: Echo, Ack, a tensor reply */
-			sge[0].length += (uint32_t)rlen;
-		} else if (k->ep.cap.max_send_sge >= 2) { /* Pull: the pattern, gathered */
-			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)rlen, src_mr->lkey};
+		uint64_t n = rlen - pre;                  /* bytes from src after pre in the slot */
+		sge[0].length += (uint32_t)pre;
+		if (n && src == p + VB_HDR_LEN) {              /* in place: Echo, Ack, a tensor reply */
+			sge[0].length += (uint32_t)n;
+		} else if (n && k->ep.cap.max_send_sge >= 2) { /* Pull: the pattern, gathered */
+			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)n, src_mr->lkey};
 			w[nw].nsge = 2;
-		} else {                                  /* one SGE only: copied into the slot */
-			memcpy(p + VB_HDR_LEN, src, (size_t)rlen);
-			sge[0].length += (uint32_t)rlen;
+		} else if (n) {                                /* one SGE only: copied into the slot */
+			memcpy(p + VB_HDR_LEN + pre, src, (size_t)n);
+			sge[0].length += (uint32_t)n;
 		}
 	}
 	if (VB_HDR_LEN + (r.kind == VB_EAGER ? rlen : 0) <= k->ep.inline_max)
@@ -660,7 +736,8 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	}
 	k->eager = eager;
 	k->peer_slot_size = cl.slot_size;
-	k->reply_wrs = 1 + (uint32_t)(s->attr.max_msg_sz && max_msg > s->attr.max_msg_sz
+	/* the header, a PullTensorZeroCopy reply's tensor header, the body */
+	k->reply_wrs = 2 + (uint32_t)(s->attr.max_msg_sz && max_msg > s->attr.max_msg_sz
 	                              ? (max_msg + s->attr.max_msg_sz - 1) / s->attr.max_msg_sz : 1);
 	if (k->reply_wrs > VB_REPLY_WRS || k->reply_wrs > k->ep.cap.send_depth) {
 		if (s->cfg->verbose)
