@@ -358,20 +358,21 @@ static int seed_decode(const char *name)
 START_TEST(test_result_fuzz_seeds)
 {
 	static const char *const old[] = {"empty", "extremes", "failed", "interrupted_open_loop",
-	                                  "max_strings_ps", "repeat_runs", "two_ps"};
+	                                  "max_strings_ps", "repeat_runs", "two_ps", "v7_failed",
+	                                  "v7_open_loop_runs", "v7_series_intervals"};
 
 	for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
 		ck_assert_msg(seed_decode(old[i]) == -1, "%s: an old version decodes", old[i]);
-	ck_assert_msg(seed_decode("v7_open_loop_runs") == 0,
-	              "v7_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
+	ck_assert_msg(seed_decode("v8_open_loop_runs") == 0,
+	              "v8_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
 	ck_assert_uint_eq(a->nruns, 3);
 	ck_assert_uint_gt(a->svc.count, 0);
-	ck_assert_int_eq(seed_decode("v7_series_intervals"), 0);
+	ck_assert_int_eq(seed_decode("v8_series_intervals"), 0);
 	ck_assert_uint_gt(a->mon_len, 0);
 	ck_assert_uint_eq(a->nivl, 4);
 	ck_assert_uint_gt(a->res.span_ns, 0);
 	ck_assert_str_eq(a->alloc, "glibc");
-	ck_assert_int_eq(seed_decode("v7_failed"), 0);
+	ck_assert_int_eq(seed_decode("v8_failed"), 0);
 	ck_assert_str_eq(a->host, "node-17.cluster.example");
 	ck_assert_int_eq(a->end, ENGINE_FAILED);
 }
