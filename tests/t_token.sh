@@ -28,9 +28,9 @@ BAD=tfgbTestToken-0000000000
 umask 077
 cat >"$out/job.ini" <<INI
 [job]
-warmup = 100ms
-duration = 300ms
-timeout = 3s
+warmup = $(slow 100)ms
+duration = $(slow 300)ms
+timeout = $(slow 3)s
 [cluster]
 ps = 127.0.0.1:$base
 workers = 1
