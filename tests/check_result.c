@@ -7,7 +7,9 @@
 
 #include "check_tfgb.h"
 #include "monitor.h"
+#include "report.h"
 #include "result.h"
+#include "stats.h"
 
 static struct wresult *a, *b;
 
@@ -267,7 +269,7 @@ START_TEST(test_result_intervals)
 	a->ivl_dropped = 5;
 	a->ivl[0] = (struct engine_ivl_fig){.worker = a->worker, .index = 0, .start_ns = 0,
 	                                    .end_ns = 100000000, .calls = 7, .bytes = 70,
-	                                    .lat_sum_ns = 700, .p50_ns = 90, .p99_ns = 120,
+	                                    .lat_count = 5, .lat_sum_ns = 700, .p50_ns = 90, .p99_ns = 120,
 	                                    .max_ns = 130};
 	a->ivl[1] = a->ivl[0];
 	a->ivl[1].index = 1;
@@ -286,8 +288,32 @@ START_TEST(test_result_intervals)
 	/* more intervals than a report carries */
 	a->ivl[1].end_ns = 200000000;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
-	buf[n - 2 * 76 - 12 + 1] = 0xff;
+	buf[n - 2 * 84 - 12 + 1] = 0xff;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+}
+END_TEST
+
+/* An interval's mean latency is over the latencies recorded in it, not
+ * over its calls: the engine counts a call where it completes and its
+ * latency where it started, so the two differ at the windows' edges. */
+START_TEST(test_result_interval_avg)
+{
+	struct stats s;
+	struct engine_interval iv = {.index = 0, .start_ns = 0, .end_ns = 1000000000, .calls = 5,
+	                             .lat = &s};
+	char *out = NULL, *at;
+	size_t len = 0;
+	struct report_ivl o = {.format = FMT_JSON};
+
+	stats_init(&s);
+	stats_record(&s, 100000);
+	stats_record(&s, 300000);
+	ck_assert_ptr_nonnull(o.f = open_memstream(&out, &len));
+	report_interval(&o, &iv);
+	fclose(o.f);
+	ck_assert_msg((at = strstr(out, "\"avg\":")) != NULL, "no avg: %s", out);
+	ck_assert_msg(strtod(at + 6, NULL) == 200.0, "avg of 100 and 300 us: %s", out);
+	free(out);
 }
 END_TEST
 
@@ -389,6 +415,7 @@ Suite *make_result_suite(void)
 	tcase_add_checked_fixture(errors, setup, teardown);
 	tcase_add_test(core, test_result_round_trip);
 	tcase_add_test(core, test_result_empty_histogram);
+	tcase_add_test(core, test_result_interval_avg);
 	tcase_add_test(core, test_result_series);
 	tcase_add_test(limits, test_result_worst_case_fits);
 	tcase_add_test(limits, test_result_too_small_buffer);

@@ -90,6 +90,7 @@ struct engine_interval {
 struct engine_ivl_fig {
 	uint32_t worker, index;
 	uint64_t start_ns, end_ns, calls, errors, bytes;
+	uint64_t lat_count;  /* latencies recorded in it (not always `calls`) */
 	uint64_t lat_sum_ns, p50_ns, p99_ns, max_ns;
 };
 

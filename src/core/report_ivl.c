@@ -27,7 +27,7 @@ void report_ivl_fig_of(const struct engine_interval *iv, uint32_t worker,
 	*out = (struct engine_ivl_fig){
 		.worker = worker, .index = iv->index, .start_ns = iv->start_ns, .end_ns = iv->end_ns,
 		.calls = iv->calls, .errors = iv->errors, .bytes = iv->bytes,
-		.lat_sum_ns = iv->lat->sum_ns, .p50_ns = stats_quantile(iv->lat, 0.50),
+		.lat_count = iv->lat->count, .lat_sum_ns = iv->lat->sum_ns, .p50_ns = stats_quantile(iv->lat, 0.50),
 		.p99_ns = stats_quantile(iv->lat, 0.99), .max_ns = iv->lat->max_ns,
 	};
 }
@@ -66,7 +66,10 @@ static void ivl_json(struct json *w, const struct engine_ivl_fig *v, int type)
 	json_f64(w, "rpc_per_s", len_s > 0 ? (double)v->calls / len_s : 0, 2);
 	json_f64(w, "MBps", len_s > 0 ? (double)v->bytes / len_s / 1e6 : 0, 3);
 	json_obj_begin(w, "latency_us");
-	json_f64(w, "avg", v->calls ? (double)v->lat_sum_ns / (double)v->calls / 1e3 : 0, 3);
+	/* the latencies recorded in the interval, not its calls: a call is
+	 * counted where it completes, its latency where it started (engine.h) */
+	json_f64(w, "avg", v->lat_count ? (double)v->lat_sum_ns / (double)v->lat_count / 1e3 : 0,
+	         3);
 	json_f64(w, "p50", (double)v->p50_ns / 1e3, 3);
 	json_f64(w, "p99", (double)v->p99_ns / 1e3, 3);
 	json_f64(w, "max", (double)v->max_ns / 1e3, 3);

@@ -23,7 +23,7 @@
  *   u32 mon_len + mon_len bytes (its resource series, monitor_pack; 0 when
  *     not sampled or when the blob has no room for it),
  *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
- *     calls, errors, bytes, lat_sum_ns, p50_ns, p99_ns, max_ns}
+ *     calls, errors, bytes, lat_count, lat_sum_ns, p50_ns, p99_ns, max_ns}
  *     (--interval; nivl <= RESULT_IVL_MAX and what the blob has room for,
  *     start <= end).
  * Version 4 added warmup_ns, missed, svc and the runs' lat_count (issue 13:
@@ -31,7 +31,7 @@
  * the allocator (job.allocator) and the intervals; version 6 the
  * placement and the resource use (issue 17: every process measured);
  * version 7 the resource series; version 8 the NUMA node (a node per
- * local rank).  Only the processes of one run exchange
+ * local rank) and the intervals' lat_count (their mean latency).  Only the processes of one run exchange
  * blobs: another version is refused, and counted as a malformed report.
  */
 #include "result.h"
@@ -132,7 +132,7 @@ static void put_stats(struct wbuf *w, const struct stats *s)
 }
 
 /* one interval's bytes in the blob */
-#define RESULT_IVL_BYTES (4 + 9 * 8)
+#define RESULT_IVL_BYTES (4 + 10 * 8)
 
 long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 {
@@ -206,6 +206,7 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 		be_put(&w, v->calls, 8);
 		be_put(&w, v->errors, 8);
 		be_put(&w, v->bytes, 8);
+		be_put(&w, v->lat_count, 8);
 		be_put(&w, v->lat_sum_ns, 8);
 		be_put(&w, v->p50_ns, 8);
 		be_put(&w, v->p99_ns, 8);
@@ -348,6 +349,7 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 		v->calls = be_get(&b, 8);
 		v->errors = be_get(&b, 8);
 		v->bytes = be_get(&b, 8);
+		v->lat_count = be_get(&b, 8);
 		v->lat_sum_ns = be_get(&b, 8);
 		v->p50_ns = be_get(&b, 8);
 		v->p99_ns = be_get(&b, 8);

@@ -85,7 +85,8 @@ static void intervals(uint32_t n)
 		r.ivl[i] = (struct engine_ivl_fig){
 			.worker = r.worker, .index = i, .start_ns = i * 250000000ull,
 			.end_ns = (i + 1) * 250000000ull, .calls = r.calls / n, .bytes = r.bytes / n,
-			.lat_sum_ns = r.lat.sum_ns / n, .p50_ns = 100000, .p99_ns = 148000,
+			.lat_count = r.lat.count / n, .lat_sum_ns = r.lat.sum_ns / n, .p50_ns = 100000,
+			.p99_ns = 148000,
 			.max_ns = 150000};
 }
 
