@@ -207,7 +207,7 @@ and [r["train"]["per_ps"][1]["received"] for r in d["results"]] == [w * '$steps'
 and all(r["status"] == "ok" for r in d["results"])' <"$out/s.json" ||
 	fail "sweep: $(cat "$out/s.json")"
 
-# 3. refusals: one line, exit 2, naming the key and where it was set
+# 4. refusals: one line, exit 2, naming the key and where it was set
 refuse() {
 	want=$1
 	shift
@@ -227,6 +227,38 @@ refuse 'server.max_message = 1MiB: is smaller than model .* largest variable (94
 # the tensor modes carry a bundle: its header too must fit
 refuse 'server.max_message = 9MiB: is smaller than model .* largest variable.s bundle (94372[0-9][0-9] bytes)' \
 	-s server.max_message=9437184 -s job.mode=tensorflow
+
+# 5. SIGTERM to a worker held at a step barrier (another worker stopped)
+# ends it within seconds, not at job.timeout
+$TFGB train $J -s job.transport=socket -s train.steps=1000000 -s job.timeout=$(slow 60)s \
+	>"$out/s.txt" 2>"$out/s.err" &
+L=$!
+bg=$L
+i=0
+while [ "$(ps -o args= --ppid $L | grep -c ' train ')" -lt 3 ]; do
+	i=$((i + 1))
+	[ $i -gt $((100 * SLOW)) ] && fail "the launcher's three workers did not start: $(cat "$out/s.err")"
+	sleep 0.1
+done
+w0=$(ps -o pid=,args= --ppid $L | awk '/ train .*--task 0 / { print $1 }')
+w1=$(ps -o pid=,args= --ppid $L | awk '/ train .*--task 1 / { print $1 }')
+[ -n "$w0" ] && [ -n "$w1" ] || fail "workers 0 and 1 not found: $(ps -o pid=,args= --ppid $L)"
+sleep "$(slow 1)"
+kill -STOP "$w1"
+sleep "$(slow 1)"
+kill -TERM "$w0"
+i=0
+while kill -0 "$w0" 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -gt $((100 * SLOW)) ] && { kill -CONT "$w1"; fail "worker 0 still at its step barrier 10 s x $SLOW after SIGTERM"; }
+	sleep 0.1
+done
+kill -CONT "$w1"
+kill -TERM "$L"
+wait "$L"
+bg=
+echo "ok: SIGTERM ends a worker's wait at a step barrier"
+
 printf '[train]\nsteps = 0\n' >"$out/zero.ini"
 $TFGB train -c "$out/zero.ini" 2>"$out/r.err"
 [ $? -eq 2 ] && grep -q "zero.ini:2: train.steps = 0: " "$out/r.err" ||

@@ -366,15 +366,27 @@ struct tbarrier {
 	uint64_t passed, wait_ns;   /* barriers passed, time spent in them */
 };
 
-/* step_cfg.barrier: generation step + 1 of the control service's barrier. */
+/* step_cfg.barrier: generation step + 1 of the control service's barrier,
+ * entered in slices of a second (a newer call of a worker replaces its
+ * older one, ctrl_server.c) so that SIGINT or SIGTERM ends the wait within
+ * about a second rather than at job.timeout. */
 static int step_barrier(void *arg, uint64_t step, struct err *err)
 {
 	struct tbarrier *b = arg;
-	uint64_t t0 = now_ns();
+	uint64_t t0 = now_ns(), deadline = t0 + b->timeout_ns;
+	int rc = -ETIMEDOUT;
 
-	if (ctrl_barrier(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
-	                 t0 + b->timeout_ns, err) < 0)
+	while (rc == -ETIMEDOUT && !tfgb_stop && now_ns() < deadline) {
+		uint64_t slice = now_ns() + 1000000000ull;
+		rc = ctrl_barrier(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
+		                  slice < deadline ? slice : deadline, err);
+	}
+	if (rc != 0) {
+		if (tfgb_stop)
+			err_set(err, "interrupted at the barrier of step %llu",
+			        (unsigned long long)step);
 		return -1;
+	}
 	b->passed++;
 	b->wait_ns += now_ns() - t0;
 	return 0;
