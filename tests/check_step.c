@@ -351,7 +351,7 @@ START_TEST(test_step_tensor_bad_reply)
 	ck_assert_int_eq(step_run(&c, &res), -1);
 	ck_assert_str_eq(res.err.msg, "pull of variable 0 to PS 0: the reply does not parse as a "
 	                 "tfgb.v1.TensorBundle");
-	step_result_free(&res);
+	step_teardown(); /* the fake server's arena too: step_setup starts a new one */
 	step_setup();
 	c.mode = MODE_SERIALIZED;
 	fk.short_at = 2;
