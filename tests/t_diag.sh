@@ -11,7 +11,9 @@
 #   4. a server's control port: the grpc transport says "control service
 #      port (cluster.control)" and the port above it, the socket transport
 #      that it speaks HTTP/2 and names cluster.control;
-#   5. the other transport's server: "socket transport" / "HTTP/2".
+#   5. the other transport's server: "socket transport" / "HTTP/2";
+#   6. a throughput worker whose cluster.control host does not resolve:
+#      "cannot reach the control service at ...: cannot resolve ...".
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
@@ -116,6 +118,12 @@ for tr in grpc socket; do
 		expect "grpc client, socket server" "a tfgb server of the socket transport" \
 			$TFGB latency -q $QUICK -s job.transport=grpc -s cluster.ps=127.0.0.1:$port
 	fi
+	# 6. a worker whose control service host does not resolve (its PS
+	#    answers): said at once, naming the control service
+	expect "$tr: unresolvable control host" \
+		"worker 0: cannot reach the control service at 'no-such-host.invalid:$ctl': cannot resolve 'no-such-host.invalid'" \
+		$TFGB throughput -q $QUICK --task 0 -s job.transport=$tr -s cluster.ps=127.0.0.1:$port \
+		-s cluster.control=no-such-host.invalid:$ctl
 	# none of it stopped the hand-started server
 	kill -0 "$srv" 2>/dev/null || bad "$tr: the hand-started server died"
 	kill "$srv"

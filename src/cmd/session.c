@@ -268,7 +268,7 @@ int session_launch_phase(const struct job *j, struct ctrl_client **cc, int who, 
 			slice = deadline_ns;
 		if (!*cc) { /* the service may not be up yet: PS 0 binds it */
 			erc = ctrl_client_open(&caddr, &j->tls, j->token, slice, cc, &err);
-			if (erc == -EACCES)
+			if (erc == -EACCES || erc == -EHOSTUNREACH)
 				return -1;
 			continue;
 		}

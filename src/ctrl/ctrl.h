@@ -69,7 +69,8 @@ void ctrl_server_stop(struct ctrl_server *s);
  * NULL: plaintext), waiting until deadline_ns (now_ns() clock) for it to
  * come up (workers may start before PS 0).  Every call presents token (NULL
  * or "": none).  0 or -errno with err set.  A call the service refuses for
- * its token fails with -EACCES and err saying so. */
+ * its token fails with -EACCES and err saying so; a host that does not
+ * resolve fails at once with -EHOSTUNREACH. */
 int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
                      const char *token, uint64_t deadline_ns, struct ctrl_client **out,
                      struct err *err);

@@ -20,6 +20,7 @@
 
 #include "ctrl_wire.h"
 #include "grpcx.h"
+#include "peer.h"
 #include "util.h"
 
 /* ---- client ------------------------------------------------------------ */
@@ -51,6 +52,15 @@ int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
 		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
+	opt_format_hostport(addr, c->target, sizeof c->target);
+	/* a name that does not resolve never will: said at once, not after
+	 * the channel has retried it until the deadline as "nothing is
+	 * listening" (the data path's transports do the same, peer.h) */
+	if (peer_resolve(addr->host, err) < 0) {
+		err_prefix(err, "cannot reach the control service at '%s': ", c->target);
+		free(c);
+		return -EHOSTUNREACH;
+	}
 	grpc_init();
 	c->gpr_off = grpcx_clock_offset();
 	if (token && *token) {
@@ -58,7 +68,6 @@ int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
 		c->md.value = grpc_slice_from_copied_string(token);
 		c->nmd = 1;
 	}
-	opt_format_hostport(addr, c->target, sizeof c->target);
 	c->cq = grpc_completion_queue_create_for_pluck(NULL);
 	creds = grpcx_channel_creds(tls);
 	c->ch = grpc_channel_create(c->target, creds, &chargs);
