@@ -212,6 +212,31 @@ clients_received() {
 		END { if (n) print b }'
 }
 
+# clients_sent PORT: the bytes of its requests the peer acknowledged, for
+# each established connection to PORT, a line each.
+clients_sent() {
+	ss -tinH state established "( dport = :$1 )" 2>/dev/null | awk '
+		/^[^ \t]/ { if (n++) print b; b = 0; next }
+		match($0, /bytes_acked:[0-9]+/) { b = substr($0, RSTART + 12, RLENGTH - 12) }
+		END { if (n) print b }'
+}
+
+# wait_in_run PORT N SECONDS: 0 once N connections to PORT have each sent
+# at least 100 kB of requests the server acknowledged, 1 after SECONDS
+# (times SLOW).  Before a worker's run (its connect, the server's Info
+# call, the control service's barrier) a connection carries under 2 kB,
+# and a gRPC connection receives the server's SETTINGS at once, so bytes
+# received say nothing; 100 kB sent is several pushed payloads of the
+# shell tests' jobs (20500 B at least): the worker is past its barrier.
+wait_in_run() {
+	i=0
+	until [ "$(clients_sent "$1" | awk '$1 >= 100000' | wc -l)" -ge "$2" ]; do
+		i=$((i + 1))
+		[ "$i" -gt $(($3 * 10 * SLOW)) ] && return 1
+		sleep 0.1
+	done
+}
+
 # wait_clients PORT N BYTES SECONDS: 0 once N connections to PORT have each
 # received at least BYTES (so many replies came back: the clients are in
 # their run), 1 after SECONDS (times SLOW).

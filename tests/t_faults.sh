@@ -95,7 +95,7 @@ INI
 	launcher=$!
 	# every worker has had replies from PS 0 (an event, not a guess), and is
 	# in its measured window once the 200 ms warm-up has passed
-	wait_clients "$base" 3 1 20 || {
+	wait_in_run "$base" 3 20 || {
 		bad "$tr $case: the workers got no replies from PS 0 in 20 s: $(cat "$out/err")"
 		kill -KILL "$launcher" 2>/dev/null
 		wait "$launcher" 2>/dev/null

@@ -69,7 +69,7 @@ run_case() {
 		pids="$pids $!"
 	done
 	# every worker has had replies from PS 0, then a warm-up more: in the window
-	wait_clients "$base" 3 1 30 || fail "kill rank $victim: the workers got no replies: $(cat "$out"/r*.err)"
+	wait_in_run "$base" 3 30 || fail "kill rank $victim: the workers got no replies: $(cat "$out"/r*.err)"
 	sleep "$(slow 0.4)"
 	eval "vp=\$p$victim"
 	kill -KILL "$vp"

@@ -112,13 +112,13 @@ for i in 2 1 0; do
 		>"$out/f$i.json" 2>"$out/f$i.err" & eval "f$i=\$!"
 done
 # the three are in their run: each has had replies from PS 0
-wait_clients "$base" 3 1 20 || fail "3b: the workers got no replies: $(cat "$out"/f?.err)"
+wait_in_run "$base" 3 20 || fail "3b: the workers got no replies: $(cat "$out"/f?.err)"
 kill -KILL "$f2"
 rc=0; wait "$f0" || rc=$?
 wait "$f1" "$f2" 2>/dev/null
 [ "$rc" = 1 ] || fail "worker 0 of a run that lost a worker exited $rc: $(cat "$out/f0.err")"
 json_check 'd["throughput"]["incomplete"] is True and d["throughput"]["reported"] == 2' \
-	<"$out/f0.json" || fail "partial --task run: $(cat "$out/f0.json")"
+	<"$out/f0.json" || fail "partial --task run: $(cat "$out/f0.json" "$out/f0.err")"
 for i in 2 1 0; do
 	$TFGB throughput $J --task $i -f json >"$out/w$i.json" 2>"$out/w$i.err" & eval "w$i=\$!"
 done
@@ -180,7 +180,7 @@ grep -q "rank 3 (OMPI_COMM_WORLD_RANK) of a launch of 5 is worker 1's" "$out/err
 $TFGB throughput $J -s job.duration=$(slow 20)s -f json >"$out/k.json" 2>"$out/err" &
 l=$!
 # every worker has had replies from PS 0, then a warmup more: in the window
-wait_clients "$base" 3 1 20 || fail "5: the workers got no replies: $(cat "$out/err")"
+wait_in_run "$base" 3 20 || fail "5: the workers got no replies: $(cat "$out/err")"
 sleep "$(slow 0.2)"
 victim=
 kids=$(children "$l" "throughput -c /proc/self/fd")
@@ -207,7 +207,7 @@ none_left "workers" $kids
 $TFGB throughput $J -s job.duration=$(slow 20)s -s job.timeout=$(slow 2)s -f json \
 	>"$out/k.json" 2>"$out/err" &
 l=$!
-wait_clients "$base" 3 1 20 || fail "6: the workers got no replies: $(cat "$out/err")"
+wait_in_run "$base" 3 20 || fail "6: the workers got no replies: $(cat "$out/err")"
 sleep "$(slow 0.2)"
 kids=$(children "$l" "-c /proc/self/fd")
 victim=
