@@ -202,51 +202,43 @@ start_on_free_port() {
 	done
 }
 
-# clients_received PORT: one line per established TCP connection from this
-# machine to port PORT: the bytes its client end has received so far (ss -ti;
-# Debian package iproute2).  Replies counted, not guessed from a sleep.
-clients_received() {
-	ss -tinH state established "( dport = :$1 )" 2>/dev/null | awk '
+# conn_bytes PORT FIELD: one line per established TCP connection from this
+# machine to port PORT: the client end's ss -ti counter FIELD so far
+# (bytes_received, bytes_acked; Debian package iproute2).
+conn_bytes() {
+	ss -tinH state established "( dport = :$1 )" 2>/dev/null | awk -v f="$2:" '
 		/^[^ \t]/ { if (n++) print b; b = 0; next }
-		match($0, /bytes_received:[0-9]+/) { b = substr($0, RSTART + 15, RLENGTH - 15) }
+		match($0, f "[0-9]+") { b = substr($0, RSTART + length(f), RLENGTH - length(f)) }
 		END { if (n) print b }'
 }
 
-# clients_sent PORT: the bytes of its requests the peer acknowledged, for
-# each established connection to PORT, a line each.
-clients_sent() {
-	ss -tinH state established "( dport = :$1 )" 2>/dev/null | awk '
-		/^[^ \t]/ { if (n++) print b; b = 0; next }
-		match($0, /bytes_acked:[0-9]+/) { b = substr($0, RSTART + 12, RLENGTH - 12) }
-		END { if (n) print b }'
-}
-
-# wait_in_run PORT N SECONDS: 0 once N connections to PORT have each sent
-# at least 100 kB of requests the server acknowledged, 1 after SECONDS
-# (times SLOW).  Before a worker's run (its connect, the server's Info
-# call, the control service's barrier) a connection carries under 2 kB,
-# and a gRPC connection receives the server's SETTINGS at once, so bytes
-# received say nothing; 100 kB sent is several pushed payloads of the
-# shell tests' jobs (20500 B at least): the worker is past its barrier.
-wait_in_run() {
+# wait_conns PORT N BYTES SECONDS FIELD: 0 once N connections to PORT have
+# each a FIELD counter (conn_bytes) of at least BYTES, 1 after SECONDS
+# (times SLOW).
+wait_conns() {
 	i=0
-	until [ "$(clients_sent "$1" | awk '$1 >= 100000' | wc -l)" -ge "$2" ]; do
+	until [ "$(conn_bytes "$1" "$5" | awk -v b="$3" '$1 >= b' | wc -l)" -ge "$2" ]; do
 		i=$((i + 1))
-		[ "$i" -gt $(($3 * 10 * SLOW)) ] && return 1
+		[ "$i" -gt $(($4 * 10 * SLOW)) ] && return 1
 		sleep 0.1
 	done
 }
 
 # wait_clients PORT N BYTES SECONDS: 0 once N connections to PORT have each
-# received at least BYTES (so many replies came back: the clients are in
-# their run), 1 after SECONDS (times SLOW).
+# received at least BYTES, 1 after SECONDS (times SLOW).
 wait_clients() {
-	i=0
-	until [ "$(clients_received "$1" | awk -v b="$3" '$1 >= b' | wc -l)" -ge "$2" ]; do
-		i=$((i + 1))
-		[ "$i" -gt $(($4 * 10 * SLOW)) ] && return 1
-		sleep 0.1
-	done
+	wait_conns "$1" "$2" "$3" "$4" bytes_received
+}
+
+# wait_in_run PORT N SECONDS: 0 once N connections to PORT have each had at
+# least 100 kB of their requests acknowledged, 1 after SECONDS (times SLOW):
+# the workers are in their run.  Before it (the connect, the server's Info
+# call, the control service's barrier) a connection carries under 2 kB, and
+# a gRPC connection receives the server's SETTINGS at once, so bytes
+# received say nothing; 100 kB is several pushed payloads of the shell
+# tests' jobs (20500 B at least).
+wait_in_run() {
+	wait_conns "$1" "$2" 100000 "$3" bytes_acked
 }
 
 # skip_part REASON: this script passes but left a part out; tests/run.sh

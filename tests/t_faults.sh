@@ -93,10 +93,11 @@ categories = small, medium
 INI
 	$TFGB throughput -c "$out/job.ini" -q -f json >"$out/r.json" 2>"$out/err" &
 	launcher=$!
-	# every worker has had replies from PS 0 (an event, not a guess), and is
-	# in its measured window once the 200 ms warm-up has passed
+	# every worker has pushed 100 kB to PS 0 (an event, not a guess: past
+	# its barrier), and is in its measured window once the 200 ms warm-up
+	# has passed
 	wait_in_run "$base" 3 20 || {
-		bad "$tr $case: the workers got no replies from PS 0 in 20 s: $(cat "$out/err")"
+		bad "$tr $case: the workers did not push 100 kB to PS 0 in 20 s: $(cat "$out/err")"
 		kill -KILL "$launcher" 2>/dev/null
 		wait "$launcher" 2>/dev/null
 		launcher=

@@ -68,8 +68,8 @@ run_case() {
 		eval "p$r=\$!"
 		pids="$pids $!"
 	done
-	# every worker has had replies from PS 0, then a warm-up more: in the window
-	wait_in_run "$base" 3 30 || fail "kill rank $victim: the workers got no replies: $(cat "$out"/r*.err)"
+	# every worker has pushed 100 kB to PS 0 (past its barrier), then a warm-up more: in the window
+	wait_in_run "$base" 3 30 || fail "kill rank $victim: the workers did not push 100 kB to PS 0: $(cat "$out"/r*.err)"
 	sleep "$(slow 0.4)"
 	eval "vp=\$p$victim"
 	kill -KILL "$vp"

@@ -111,8 +111,8 @@ for i in 2 1 0; do
 	$TFGB throughput $J --task $i -s job.duration=$(slow 3)s -s job.timeout=$(slow 2)s -f json \
 		>"$out/f$i.json" 2>"$out/f$i.err" & eval "f$i=\$!"
 done
-# the three are in their run: each has had replies from PS 0
-wait_in_run "$base" 3 20 || fail "3b: the workers got no replies: $(cat "$out"/f?.err)"
+# the three are in their run: each has pushed 100 kB to PS 0
+wait_in_run "$base" 3 20 || fail "3b: the workers did not push 100 kB to PS 0: $(cat "$out"/f?.err)"
 kill -KILL "$f2"
 rc=0; wait "$f0" || rc=$?
 wait "$f1" "$f2" 2>/dev/null
@@ -179,8 +179,8 @@ grep -q "rank 3 (OMPI_COMM_WORLD_RANK) of a launch of 5 is worker 1's" "$out/err
 # 5. a worker killed mid-window: named, the others stopped, partial, exit 1
 $TFGB throughput $J -s job.duration=$(slow 20)s -f json >"$out/k.json" 2>"$out/err" &
 l=$!
-# every worker has had replies from PS 0, then a warmup more: in the window
-wait_in_run "$base" 3 20 || fail "5: the workers got no replies: $(cat "$out/err")"
+# every worker has pushed 100 kB to PS 0 (past its barrier), then a warm-up more: in the window
+wait_in_run "$base" 3 20 || fail "5: the workers did not push 100 kB to PS 0: $(cat "$out/err")"
 sleep "$(slow 0.2)"
 victim=
 kids=$(children "$l" "throughput -c /proc/self/fd")
@@ -207,7 +207,7 @@ none_left "workers" $kids
 $TFGB throughput $J -s job.duration=$(slow 20)s -s job.timeout=$(slow 2)s -f json \
 	>"$out/k.json" 2>"$out/err" &
 l=$!
-wait_in_run "$base" 3 20 || fail "6: the workers got no replies: $(cat "$out/err")"
+wait_in_run "$base" 3 20 || fail "6: the workers did not push 100 kB to PS 0: $(cat "$out/err")"
 sleep "$(slow 0.2)"
 kids=$(children "$l" "-c /proc/self/fd")
 victim=
