@@ -9,7 +9,9 @@
 # The work tree is never touched: the tree is copied to a scratch directory
 # (MUTANTS_DIR, default a new one under TMPDIR), built there once, every
 # named suite must pass on the unmutated copy, and then each mutant is
-# applied, rebuilt, its suite run, and the file put back.  A mutant is
+# applied, rebuilt, its suite run, and the file put back.  The suites are
+# dealt out to MUTANTS_JOBS shards (default one a CPU), each a copy of the
+# built tree, which run side by side.  A mutant is
 # killed when its suite fails; it survives when the suite passes.  Exit 0
 # when every mutant is killed; 1 when one survived, a TEXT no longer matches
 # exactly one line, a mutant does not compile, or a suite fails unmutated.
@@ -36,14 +38,14 @@ tar -cf - --exclude=./tests/out --exclude='./tfgb-*' . | (cd "$scratch" && tar -
 cd "$scratch" || exit 1
 
 build() {
-	make -j2 tfgb tests/check_tfgb >"$scratch/build.log" 2>&1 </dev/null
+	make -j2 tfgb tests/check_tfgb >build.log 2>&1 </dev/null
 }
 # run SUITE: 0 when it passes
 run() {
 	case $1 in
-	t_*) timeout $((600 * SLOW)) sh "tests/$1.sh" >"$scratch/run.log" 2>&1 </dev/null ;;
+	t_*) timeout $((600 * SLOW)) sh "tests/$1.sh" >run.log 2>&1 </dev/null ;;
 	*) CK_RUN_SUITE=$1 CK_DEFAULT_TIMEOUT=$((60 * SLOW)) timeout $((600 * SLOW)) \
-		./tests/check_tfgb >"$scratch/run.log" 2>&1 </dev/null ;;
+		./tests/check_tfgb >run.log 2>&1 </dev/null ;;
 	esac
 }
 # the mutants, one "file|text|replacement|suite" a line
@@ -57,10 +59,7 @@ entries() {
 }
 entries >"$scratch/list" || exit 1
 
-build || { tail -n 30 "$scratch/build.log"; echo "mutants: the unmutated tree does not build"; exit 1; }
-for s in $(awk -F ' [|] ' '{ print $2 }' "$scratch/list" | sort -u); do
-	run "$s" || { tail -n 30 "$scratch/run.log"; echo "mutants: suite $s fails unmutated"; exit 1; }
-done
+build || { tail -n 30 build.log; echo "mutants: the unmutated tree does not build"; exit 1; }
 
 cat >"$scratch/apply.py" <<'EOF'
 import sys
@@ -76,33 +75,73 @@ src[hits[0]] = src[hits[0]].replace(text, repl)
 open(path + ".mutant", "w").write("\n".join(src))
 print(hits[0] + 1)
 EOF
-n=0 killed=0 bad=0
-while IFS= read -r line; do
-	file=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $1 }')
-	n=$((n + 1))
-	# apply: TEXT on exactly one line (fixed strings, no escaping)
-	if ! at=$(/usr/bin/python3 "$scratch/apply.py" "$file" "$line" 2>"$scratch/why"); then
-		echo "STALE: $line: $(cat "$scratch/why")"
-		bad=$((bad + 1))
-		continue
-	fi
-	suite=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $2 }')
-	cp -p "$file" "$file.orig"
-	mv "$file.mutant" "$file"
-	if ! build; then
-		echo "NOBUILD: $file:$at: $line"; sed 's/^/    /' "$scratch/build.log" | grep -m 5 error
-		bad=$((bad + 1))
-	elif run "$suite"; then
-		echo "SURVIVED: $file:$at: $line"
-		bad=$((bad + 1))
-	else
-		echo "killed: $file:$at by $suite"
-		killed=$((killed + 1))
-	fi
-	# put the file back with a new time, so that make rebuilds it
-	mv "$file.orig" "$file"
-	touch "$file"
-done <"$scratch/list"
-build || { echo "mutants: the tree does not build again"; exit 1; }
-echo "mutants: $killed of $n killed, $bad survived, stale or not building, in $(($(date +%s) - t0)) s"
-[ "$bad" = 0 ] && [ "$n" -gt 0 ]
+
+# shard LIST, in a built copy of the tree: every suite of LIST must pass
+# unmutated; then each mutant of LIST is applied, built, its suite run and
+# the file put back.  One line a mutant: killed, SURVIVED, STALE or NOBUILD.
+shard() {
+	for s in $(awk -F ' [|] ' '{ print $2 }' "$1" | sort -u); do
+		run "$s" || { tail -n 30 run.log; echo "UNMUTATED: suite $s fails unmutated"; return; }
+	done
+	while IFS= read -r line; do
+		file=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $1 }')
+		# apply: TEXT on exactly one line (fixed strings, no escaping)
+		if ! at=$(/usr/bin/python3 "$scratch/apply.py" "$file" "$line" 2>why); then
+			echo "STALE: $line: $(cat why)"
+			continue
+		fi
+		suite=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $2 }')
+		cp -p "$file" "$file.orig"
+		mv "$file.mutant" "$file"
+		if ! build; then
+			echo "NOBUILD: $file:$at: $line"; sed 's/^/    /' build.log | grep -m 5 error
+		elif run "$suite"; then
+			echo "SURVIVED: $file:$at: $line"
+		else
+			echo "killed: $file:$at by $suite"
+		fi
+		# put the file back with a new time, so that make rebuilds it
+		mv "$file.orig" "$file"
+		touch "$file"
+	done <"$1"
+	build || echo "NOBUILD: the shard's tree does not build again"
+}
+
+# MUTANTS_JOBS shards (default: one a CPU) run side by side, each in its own
+# copy of the built tree.  A suite's mutants stay in one shard; the suites
+# are dealt out by weight (a shell test's run counts ten of a unit
+# suite's), heaviest first, each to the lightest shard so far.  Most of a
+# shell test's time is spent waiting on windows and deadlines, not on CPU,
+# and the deadlines scale with the load (SLOW) as in make check.
+jobs=${MUTANTS_JOBS:-$(nproc 2>/dev/null || echo 1)}
+awk -F ' [|] ' -v jobs="$jobs" -v dir="$scratch" '
+	{ w[$2] += ($2 ~ /^t_/ ? 10 : 1); line[NR] = $0; suite[NR] = $2 }
+	END {
+		n = 0
+		for (s in w) order[++n] = s
+		for (i = 1; i <= n; i++)
+			for (j = i + 1; j <= n; j++)
+				if (w[order[j]] > w[order[i]]) { t = order[i]; order[i] = order[j]; order[j] = t }
+		for (k = 1; k <= jobs; k++) load[k] = 0
+		for (i = 1; i <= n; i++) {
+			best = 1
+			for (k = 2; k <= jobs; k++) if (load[k] < load[best]) best = k
+			to[order[i]] = best; load[best] += w[order[i]]
+		}
+		for (r = 1; r <= NR; r++) print line[r] > (dir "/list." to[suite[r]])
+	}' "$scratch/list"
+k=0
+for l in "$scratch"/list.*; do
+	[ -e "$l" ] || continue
+	k=$((k + 1))
+	mkdir "$scratch/shard$k" || exit 1
+	tar -cf - --exclude='./shard*' --exclude='./list*' --exclude='./out.*' . |
+		(cd "$scratch/shard$k" && tar -xpf -) || { echo "mutants: cannot copy $scratch"; exit 1; }
+	(cd "$scratch/shard$k" && shard "$l" >"$scratch/out.$k" 2>&1) &
+done
+wait
+n=$(wc -l <"$scratch/list")
+cat "$scratch"/out.*
+killed=$(cat "$scratch"/out.* | grep -c '^killed: ')
+echo "mutants: $killed of $n killed, $((n - killed)) survived, stale, not building or not run, in $k shards, in $(($(date +%s) - t0)) s"
+[ "$killed" = "$n" ] && [ "$n" -gt 0 ] && ! grep -q '^\(UNMUTATED\|NOBUILD\)' "$scratch"/out.*
