@@ -14,7 +14,11 @@
 # runner could not be built and TFGB_SKIP_NOTES="what: reason|..." for parts
 # left out of the build (the Makefile names the missing package);
 # TFGB_TESTS="t_cli t_serve" runs only those scripts; TFGB_KEEP_LOGS=DIR
-# keeps the whole output of each failing script there (DIR/t_foo.log).
+# keeps the whole output of each failing script there (DIR/t_foo.log);
+# TFGB_FLAGGED_ONLY=1 leaves out the scripts marked `# tfgb-flags: none`
+# (they read no object built with this build's flags, so a second pass of
+# the same tree with other flags, as .ci/run's SANITIZE pass, would only
+# repeat them) and names each one it left out.
 cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 skip=0 part=0 failed="" skips=""
 
@@ -57,12 +61,13 @@ IFS=$old_ifs
 if [ -n "$TFGB_SKIP_UNIT" ]; then
 	skip=$((skip + 1)); note SKIP tests/check_tfgb "$TFGB_SKIP_UNIT"
 elif [ -x tests/check_tfgb ]; then
-	out=$(mktemp)
+	out=$(mktemp) t0=$(date +%s)
 	CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60} \
 		CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-$TFGB_TEST_SLOW} \
 		TFGB_STRICT=0 ./tests/check_tfgb >"$out" 2>&1
 	rc=$?
 	grep -v '^SKIP' "$out"
+	echo "TIME: tests/check_tfgb $(($(date +%s) - t0)) s"
 	# unit: P passed, F failed, S skipped (tests/check_main.c)
 	set -- $(sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$out")
 	if [ $# = 3 ]; then
@@ -94,12 +99,16 @@ for t in tests/t_*.sh; do
 	if [ -n "$TFGB_TESTS" ]; then
 		case " $TFGB_TESTS " in *" $(basename "$t" .sh) "*) ;; *) continue ;; esac
 	fi
+	if [ -n "$TFGB_FLAGGED_ONLY" ] && grep -q '^# tfgb-flags: none' "$t"; then
+		echo "SAME: $t: independent of the build's flags (TFGB_FLAGGED_ONLY): left out"
+		continue
+	fi
 	out=$(mktemp)
 	measure_slow
 	# a server that found its port taken (another test on this machine
 	# drew the same one between free_ports and listen) is not this test's
 	# failure: the script runs again, at most twice, on fresh ports
-	try=1
+	try=1 t0=$(date +%s)
 	while :; do
 		timeout $((300 * TFGB_TEST_SLOW)) sh "$t" >"$out" 2>&1
 		rc=$?
@@ -109,7 +118,7 @@ for t in tests/t_*.sh; do
 		try=$((try + 1))
 	done
 	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1)); echo "PASS: $t"
+		pass=$((pass + 1)); echo "PASS: $t ($(($(date +%s) - t0)) s)"
 		while IFS= read -r l; do
 			[ -n "$l" ] || continue
 			part=$((part + 1)); note SKIP-PART "$t" "${l#SKIP-PART: }"

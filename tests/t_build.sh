@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-flags: none (reads sources and scripts, or builds on its own: the same under any CFLAGS or SANITIZE)
 # Build conventions, by `make -n` in a scratch copy of the build files (so
 # this tree's .flags, and so its objects, are left alone): the user's
 # CPPFLAGS, CFLAGS and LDFLAGS are appended after tfgb's own flags, which

@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-flags: none (reads sources and scripts, or builds on its own: the same under any CFLAGS or SANITIZE)
 # The Debian packaging (debian/, `make deb`).
 #
 # Always (make check, a second): debian/changelog's version is config.mk's

@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-flags: none (reads sources and scripts, or builds on its own: the same under any CFLAGS or SANITIZE)
 # tests/t_funclen.sh - no function in the commands (src/cmd) over 100 lines.
 #
 # The style of the tree: a function's body opens with "{" alone in column 0

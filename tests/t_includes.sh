@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-flags: none (reads sources and scripts, or builds on its own: the same under any CFLAGS or SANITIZE)
 # tests/t_includes.sh - the include graph of src/: no cycle, and layers.
 #
 # A module is a source's path without its extension (src/core/job for job.c
