@@ -116,6 +116,31 @@ grep -q '^# tfgb genpayload: scheme uniform, seed 1, 10 iovecs, 3176488 bytes$' 
 	fail "the packaged tfgb does not look in /usr/share/tfgb: $("$bin" latency --help 2>&1 | grep tfgb.ini)"
 grep -q '/usr/local' "$x/root/usr/share/tfgb/tfgb.ini" && fail "the packaged tfgb.ini names /usr/local"
 
+# the packaged binary measures: latency over grpc and socket, and a 1 x 2
+# throughput run, each on loopback with the servers it starts itself (the
+# packaged tfgb executes itself for them).  make deb without nocheck runs
+# the whole suite on this binary; with nocheck (.ci/run, right after make
+# check passed on the same tree) these runs are what checks the hardened
+# build end to end.
+job=$x/root/usr/share/tfgb/tfgb.ini
+for tr in grpc socket; do
+	p=$(free_port)
+	"$bin" latency -c "$job" -q -f json -o "$x/lat-$tr.json" -s job.transport=$tr \
+		-s cluster.ps=127.0.0.1:$p -s job.warmup=$(slow 100)ms -s job.duration=$(slow 300)ms \
+		>"$x/lat.log" 2>&1 || fail "the packaged tfgb latency over $tr: $(cat "$x/lat.log")"
+	json_check 'd["status"] == "ok" and d["calls"] > 0 and d["latency_us"]["p50"] > 0' \
+		<"$x/lat-$tr.json" || fail "the packaged tfgb's $tr latency result: $(head -c 300 "$x/lat-$tr.json")"
+done
+p=$(free_ports 2)
+"$bin" throughput -c "$job" -q -f json -o "$x/tput.json" -s job.transport=socket \
+	-s cluster.ps=127.0.0.1:$p -s cluster.workers=2 -s job.warmup=$(slow 100)ms \
+	-s job.duration=$(slow 300)ms >"$x/tput.log" 2>&1 ||
+	fail "the packaged tfgb throughput 1 x 2: $(cat "$x/tput.log")"
+json_check 'd["status"] == "ok" and d["calls"] > 0' <"$x/tput.json" ||
+	fail "the packaged tfgb's throughput result: $(head -c 300 "$x/tput.json")"
+[ -z "$(pids_matching "$x/root/usr/bin/tfgb")" ] ||
+	fail "the packaged tfgb left processes: $(pids_matching "$x/root/usr/bin/tfgb")"
+
 for m in "$x"/root/usr/share/man/man*/*.gz; do
 	gzip -dc "$m" >"$x/page" || fail "cannot read $m"
 	grep -q "^\.TH .*\"tfgb $version\"" "$x/page" || fail "${m#"$x"/root}: no 'tfgb $version' in .TH"
