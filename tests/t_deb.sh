@@ -15,7 +15,9 @@
 # binary keeps dpkg-buildflags' hardening (hardening-check: PIE, stack
 # protector, fortify, RELRO, BIND_NOW); extracted with dpkg-deb -x, it runs
 # (`version`, `genpayload` on the packaged tfgb.ini: the default payload,
-# as with conf/tfgb.ini) and names /usr/share/tfgb, its DATADIR, in its usage; its pages
+# as with conf/tfgb.ini; latency over grpc and socket and a 1 x 2
+# throughput run on loopback, leaving no process behind) and names
+# /usr/share/tfgb, its DATADIR, in its usage; its pages
 # name the package's paths and pass mandoc -T lint; the build log shows
 # that DEB_BUILD_OPTIONS was honoured (nocheck: no test ran; else make
 # check passed; parallel=N or one job a CPU).
