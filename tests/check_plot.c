@@ -281,7 +281,7 @@ START_TEST(test_plot_gp_percentiles)
 	ck_assert_msg(strstr(text, "$s0 << EOD\n1 10\n2 20\n99.999999999999915 40\n"), "%s", text);
 	ck_assert_msg(strstr(text, "\"99%%\" 100, \"99.9%%\" 1000)"), "%s", text);
 	ck_assert_msg(!strstr(text, "\"99.99%%\""), "%s", text);
-	ck_assert_msg(strstr(text, "keyentry with lines lw 2 lc 2 title \"socket (empty: no call)\""),
+	ck_assert_msg(strstr(text, "keyentry with lines lw 2 lc 2 dt 1 title \"socket (empty: no call)\""),
 	              "%s", text);
 	free(text);
 }

@@ -21,6 +21,10 @@
 
 #include "plot.h"
 
+/* The percentile figure's y axis is logarithmic from this ratio of its
+ * largest latency to its smallest. */
+#define PLOT_PCT_LOGY 100
+
 /* How long gnuplot may take to draw one figure. */
 #define PLOT_GP_TIMEOUT_S 60
 
@@ -745,6 +749,21 @@ static void plot_x2bytes(const struct plot_set *s, struct plot_fig *f)
 	f->x2bytes = implied(s, PK_BYTES, 1u << f->xkey) == 1;
 }
 
+/* Percentiles: a log y axis when the latencies span PLOT_PCT_LOGY times or
+ * more (one slow call would flatten every line on a linear one). */
+static void plot_pct_axes(const struct plot_set *s, struct plot_fig *f)
+{
+	double lo = INFINITY, hi = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t k = 0; k < s->pt[i].npct; k++) {
+			double v = s->pt[i].pct[2 * k + 1];
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	f->logy = lo > 0 && hi / lo >= PLOT_PCT_LOGY;
+}
+
 /* Log axes for sizes spanning 16x or more (and then for y too when every
  * value is above 0): the message-size table's figure. */
 static void plot_axes(const struct plot_set *s, struct plot_fig *f)
@@ -752,6 +771,10 @@ static void plot_axes(const struct plot_set *s, struct plot_fig *f)
 	double lo = INFINITY, hi = 0;
 	int ypos = 1;
 
+	if (f->style == PLOT_PERCENTILES) {
+		plot_pct_axes(s, f);
+		return;
+	}
 	if (f->style != PLOT_LINES ||
 	    !(f->xkey == PK_BYTES || (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B"))))
 		return;
@@ -778,6 +801,7 @@ static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
 	FILE *ms;
 	int fd, rc = TFGB_EXIT_FAIL;
 	mode_t mask;
+	struct stat st;
 
 	if (!tmp || !(ms = open_memstream(&script, &len))) {
 		free(tmp);
@@ -804,16 +828,21 @@ static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
 	plot_gp_script(f, s, tmp, o->svg, ms);
 	if (fclose(ms) != 0) {
 		tfgb_error("plot: out of memory");
-	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, &err)) == -1) {
+	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, &tfgb_stop, &err)) == -1) {
 		if (errno == ENOENT)
 			tfgb_error("plot: no gnuplot to run ('%s' not found); install it "
 			           "(Debian: apt-get install gnuplot-nox), or name it in GNUPLOT",
 			           getenv("GNUPLOT") && *getenv("GNUPLOT") ? getenv("GNUPLOT") : "gnuplot");
 		else
 			tfgb_error("plot: cannot start gnuplot: %s", strerror(errno));
+	} else if (fd == -2 && tfgb_stop) {
+		tfgb_error("plot: interrupted: gnuplot killed, no figure written");
 	} else if (fd == -2) {
 		tfgb_error("plot: gnuplot failed: %s", err.msg);
-	} else if (access(tmp, R_OK) != 0 || rename(tmp, o->out) != 0) {
+	} else if (stat(tmp, &st) != 0 || !st.st_size) {
+		/* a gnuplot that exits 0 without writing: no empty figure */
+		tfgb_error("plot: gnuplot wrote no figure%s%s", *err.msg ? ": " : "", err.msg);
+	} else if (rename(tmp, o->out) != 0) {
 		tfgb_error("cannot write the figure to '%s': %s", o->out, strerror(errno));
 	} else {
 		if (*err.msg && !o->quiet)
@@ -847,6 +876,7 @@ int cmd_plot(struct tfgb *t)
 	s.names = t->argv + optind;
 	s.nfiles = t->argc - optind;
 	s.hist = o.style == PLOT_PERCENTILES;
+	tfgb_catch_signals(); /* Ctrl-C: gnuplot killed, no figure left */
 	for (int i = 0; i < s.nfiles; i++)
 		if (plot_read(&s, s.names[i], i, &err) < 0) {
 			tfgb_error("%s", err.msg);

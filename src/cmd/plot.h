@@ -18,6 +18,7 @@
 #ifndef TFGB_PLOT_H
 #define TFGB_PLOT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -139,8 +140,10 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
                     int svg, FILE *f);
 
 /* Runs `gnuplot` ($GNUPLOT, else from PATH) on the script, waiting at most
- * timeout_s seconds.  0; -1 when it cannot be started (errno ENOENT: not
- * installed); -2 when it failed or ran out of time, its stderr (cut) in err. */
-int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err);
+ * timeout_s seconds, or until *stop (when not NULL) is set.  0; -1 when it
+ * cannot be started (errno ENOENT: not installed); -2 when it failed, ran
+ * out of time or was stopped (then killed), its stderr (cut) in err. */
+int plot_gp_run(const char *script, size_t len, int timeout_s, const volatile sig_atomic_t *stop,
+                struct err *err);
 
 #endif

@@ -28,6 +28,8 @@ extern char **environ;
 #define PLOT_HEIGHT 600
 /* Explicit tics on x for at most this many values. */
 #define PLOT_TICS_MAX 24
+/* gnuplot's line colours 1 to 8, then they come round again. */
+#define PLOT_COLOURS 8
 /* Marked (status not ok) results are drawn in this colour. */
 #define PLOT_MARK_RGB "#d62728"
 
@@ -307,7 +309,13 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		fprintf(f, "%s$s%d using 1:2", n ? ", \\\n     " : "", n);
 	else
 		fprintf(f, "%skeyentry", n ? ", \\\n     " : "");
-	fprintf(f, " with %s lc %d ", bars ? "boxes" : "linespoints lw 2 pt 7 ps 1.2", n + 1);
+	/* past gnuplot's 8 colours, the same again dashed or cross-hatched */
+	if (bars)
+		fprintf(f, " with boxes lc %d %s", n % PLOT_COLOURS + 1, n < PLOT_COLOURS ? "" :
+		        n < 2 * PLOT_COLOURS ? "fs pattern 1 border " : "fs pattern 2 border ");
+	else
+		fprintf(f, " with linespoints lw 2 pt 7 ps 1.2 lc %d dt %d ", n % PLOT_COLOURS + 1,
+		        n / PLOT_COLOURS + 1);
 	gp_series_title(fig, n, f);
 	if (!has_errbars(fig, n))
 		return;
@@ -316,7 +324,7 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		        "ps 0.4 lw 1.5 notitle", n);
 	else
 		fprintf(f, ", \\\n     $s%d using 1:5:3:4 with yerrorbars lc %d pt 7 ps 0.4 lw 1.5 "
-		        "notitle", n, n + 1);
+		        "notitle", n, n % PLOT_COLOURS + 1);
 }
 
 /* The percentile on a log axis of 1/(1 - p), as HdrHistogram's plotter
@@ -338,7 +346,11 @@ static void gp_pct_axes(const struct plot_fig *fig, const struct plot_set *s, FI
 		gp_quote(f, tic[k], 1);
 		fprintf(f, " %.17g", x);
 	}
-	fprintf(f, ")\nset mxtics 10\nset grid xtics\nset yrange [0:*]\n");
+	fprintf(f, ")\nset mxtics 10\nset grid xtics\n");
+	if (fig->logy) /* powers of ten, typeset */
+		fprintf(f, "set logscale y 10\nset mytics 10\nset format y \"10^{%%L}\"\n");
+	else
+		fprintf(f, "set yrange [0:*]\n");
 }
 
 /* Percentiles: the result of series n (one each). */
@@ -380,7 +392,8 @@ static void gp_pct_plot(const struct plot_fig *fig, const struct plot_set *s, in
 		fprintf(f, "%s$s%d using 1:2", n ? ", \\\n     " : "", n);
 	else
 		fprintf(f, "%skeyentry", n ? ", \\\n     " : "");
-	fprintf(f, " with lines lw 2 lc %d %s", n + 1, *title ? "title " : "notitle");
+	fprintf(f, " with lines lw 2 lc %d dt %d %s", n % PLOT_COLOURS + 1, n / PLOT_COLOURS + 1,
+	        *title ? "title " : "notitle");
 	if (*title)
 		gp_lit(f, title);
 }
@@ -465,14 +478,19 @@ static void read_messages(int fd, struct err *err)
 			*p = ' ';
 }
 
-/* Waits for pid at most timeout_s seconds; its wait status, or -1 when it
- * ran out of time (then it is killed and reaped). */
-static int wait_deadline(pid_t pid, int timeout_s)
+/* Waits for pid at most timeout_s seconds, or until *stop is set; its wait
+ * status, or -1 when it ran out of time, -2 when stopped (then it is
+ * killed and reaped). */
+static int wait_deadline(pid_t pid, int timeout_s, const volatile sig_atomic_t *stop)
 {
 	struct timespec nap = {0, 10000000};
-	int status;
+	int status, rc = -1;
 
 	for (long waited = 0; waited < timeout_s * 100L; waited++) {
+		if (stop && *stop) {
+			rc = -2;
+			break;
+		}
 		pid_t r = waitpid(pid, &status, WNOHANG);
 		if (r == pid)
 			return status;
@@ -483,10 +501,11 @@ static int wait_deadline(pid_t pid, int timeout_s)
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	return -1;
+	return rc;
 }
 
-int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err)
+int plot_gp_run(const char *script, size_t len, int timeout_s, const volatile sig_atomic_t *stop,
+                struct err *err)
 {
 	const char *prog = getenv("GNUPLOT") && *getenv("GNUPLOT") ? getenv("GNUPLOT") : "gnuplot";
 	char *argv[] = {(char *)prog, NULL};
@@ -507,11 +526,13 @@ int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err)
 	posix_spawn_file_actions_destroy(&fa);
 	if (e != 0)
 		goto out;
-	status = wait_deadline(pid, timeout_s);
+	status = wait_deadline(pid, timeout_s, stop);
 	read_messages(msg, err);
 	rc = -2;
 	if (status == -1)
 		err_set(err, "it did not finish in %d s (killed)", timeout_s);
+	else if (status == -2)
+		err_set(err, "interrupted (gnuplot killed)");
 	else if (WIFSIGNALED(status))
 		err_append(err, "%skilled by signal %d", err->msg[0] ? "; " : "", WTERMSIG(status));
 	else if (WEXITSTATUS(status) != 0 && !err->msg[0])
