@@ -283,6 +283,17 @@ START_TEST(test_plot_gp_percentiles)
 	ck_assert_msg(!strstr(text, "\"99.99%%\""), "%s", text);
 	ck_assert_msg(strstr(text, "keyentry with lines lw 2 lc 2 dt 1 title \"socket (empty: no call)\""),
 	              "%s", text);
+	ck_assert_msg(!strstr(text, "unset key"), "%s", text);
+	free(text);
+	/* one result, ok: no legend at all */
+	fig.nseries = 1;
+	fig.nitem = 1;
+	text = NULL;
+	f = open_memstream(&text, &len);
+	plot_gp_script(&fig, &s, "p.png", 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(strstr(text, "unset key\nplot $s0 using 1:2 with lines lw 2 lc 1 dt 1 notitle"),
+	              "%s", text);
 	free(text);
 }
 END_TEST

@@ -408,6 +408,8 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 		gp_pct_axes(fig, s, f);
 		for (int n = 0; n < fig->nseries; n++)
 			gp_pct_data(fig, s, n, f);
+		if (fig->nseries == 1 && is_ok(s, &fig->item[0]))
+			fprintf(f, "unset key\n"); /* no entry: no empty box */
 		fprintf(f, "plot ");
 		for (int n = 0; n < fig->nseries; n++)
 			gp_pct_plot(fig, s, n, f);
