@@ -56,6 +56,7 @@ edit empty 'd.update(status="empty", calls=0, latency_us=None, transport="socket
 edit p99null 'd["latency_us"]["p99"] = None; d["transport"] = "socket"'
 edit p50null 'd["latency_us"]["p50"] = None; d["transport"] = "verbs"'
 edit markup 'd["transport"] = "gr_pc^{2}@x%d"'
+edit coinc 'd["transport"] = "socket"; d["payload"]["scheme"] = "uniform"'
 cp "$out/a.json" "$out/f_{1}^%d.json"
 cp "$out/a.json" "$out/g@2.json"
 
@@ -148,6 +149,12 @@ second | grep -qE '^\[[0-9.e+-]+ [0-9.e+-]+ nan nan nan\]$' ||
 GNUPLOT=$out/gp-tee check "a null p50: no bar" 0 - -o "$fig" "$out/a.json" "$out/p50null.json"
 [ "$(second)" = "[]" ] || bad "a null p50 drawn: $(second)"
 cases=$((cases + 2))
+
+# a transport that happens to follow from the scheme on x is still named
+check "a coincidence not hidden" 0 - -o "$svg" "$out/a.json" "$out/coinc.json"
+grep -qF ">socket<" "$svg" && grep -qF ">grpc<" "$svg" ||
+	bad "the transports of a socket-uniform and a gRPC-custom result are not named"
+cases=$((cases + 1))
 
 # 4. markup and formats from the results and the command line, drawn as text
 check "markup in a transport" 0 - -o "$svg" "$out/a.json" "$out/markup.json"

@@ -348,9 +348,20 @@ static int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 	return -1;
 }
 
-/* The keys naming the series: those that differ, in order, unless implied
- * by x (-1: none) and the keys taken before them (out of memory: kept, the
- * names only longer). */
+/* Whether key k may be left out of the series' names when it follows
+ * from x and the keys before it: a payload's iovec count and size follow
+ * from its scheme, a sweep's value and a file's name from anything, and
+ * against a sweep every key from the swept value.  A transport, mode,
+ * scheme, ... that only happens to follow (socket for uniform, gRPC for
+ * skew) is named: the figure would hide what it compares. */
+static int may_follow(int k, int xkey)
+{
+	return xkey == PK_SWEEP || k == PK_IOVECS || k == PK_BYTES || k == PK_SWEEP || k == PK_FILE;
+}
+
+/* The keys naming the series: those that differ, in order, unless they
+ * may follow (above) and do from x (-1: none) and the keys taken before
+ * them (out of memory: kept, the names only longer). */
 static unsigned plot_series_keys(const struct plot_set *s, int xkey)
 {
 	static const int order[] = {PK_TRANSPORT, PK_MODE, PK_SCHEME, PK_IOVECS, PK_BYTES,
@@ -358,7 +369,8 @@ static unsigned plot_series_keys(const struct plot_set *s, int xkey)
 	unsigned mask = xkey < 0 ? 0 : 1u << xkey;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
-		if (order[i] != xkey && differs(s, order[i]) && implied(s, order[i], mask) != 1)
+		if (order[i] != xkey && differs(s, order[i]) &&
+		    (!may_follow(order[i], xkey) || implied(s, order[i], mask) != 1))
 			mask |= 1u << order[i];
 	return xkey < 0 ? mask : mask & ~(1u << xkey);
 }
