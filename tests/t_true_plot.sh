@@ -137,7 +137,6 @@ check "bars ignore a broken histogram" 0 - -o "$fig" "$out/count.json" "$out/soc
 check "percentiles with an empty result" 0 - \
 	-o "$svg" --figure percentiles "$out/a.json" "$out/empty.json"
 grep -qF "socket (empty: no call)" "$svg" || bad "no legend entry for the empty result"
-cases=$((cases + 1))
 # second LINE of $s0 (one series, the second file's bar), or "none"
 second() {
 	awk '/^\$s0 << EOD/ {on = 1; next} on && /^EOD/ {exit} on && ++n == 2 {print "[" $0 "]"}' \
@@ -148,13 +147,11 @@ second | grep -qE '^\[[0-9.e+-]+ [0-9.e+-]+ nan nan nan\]$' ||
 	bad "a null p99 drawn as a whisker: $(second)"
 GNUPLOT=$out/gp-tee check "a null p50: no bar" 0 - -o "$fig" "$out/a.json" "$out/p50null.json"
 [ "$(second)" = "[]" ] || bad "a null p50 drawn: $(second)"
-cases=$((cases + 2))
 
 # a transport that happens to follow from the scheme on x is still named
 check "a coincidence not hidden" 0 - -o "$svg" "$out/a.json" "$out/coinc.json"
 grep -qF ">socket<" "$svg" && grep -qF ">grpc<" "$svg" ||
 	bad "the transports of a socket-uniform and a gRPC-custom result are not named"
-cases=$((cases + 1))
 
 # 4. markup and formats from the results and the command line, drawn as text
 check "markup in a transport" 0 - -o "$svg" "$out/a.json" "$out/markup.json"
@@ -166,7 +163,6 @@ grep -qF "T_{x}^2 @a %d %s" "$svg" || bad "--title was read as markup"
 check "markup in --title, percentiles" 0 - -o "$svg" --figure percentiles --title 'a_b^c' \
 	"$out/a.json" "$out/markup.json"
 grep -qF "a_b^c" "$svg" && grep -qF ">gr_pc^{2}@x%d<" "$svg" || bad "percentiles: text read as markup"
-cases=$((cases + 4))
 
 # 5. where the figure goes
 check "a directory that does not exist" 1 "cannot write the figure to '$figs/no/x.png'" \
