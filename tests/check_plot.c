@@ -240,6 +240,13 @@ START_TEST(test_plot_json_hist)
 	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "\"histogram\" is not tfgb's"), "%s",
 	              err.msg);
 	plot_set_free(&set);
+	/* no call: empty, even with null extremes */
+	ck_assert_int_eq(read_text(RESULT(" \"histogram\": {\"unit\": \"ns\", \"sub_buckets\": 128,"
+	                                  " \"count\": 0, \"min_ns\": null, \"max_ns\": null,"
+	                                  " \"sum_ns\": 0, \"buckets\": []},")), 0);
+	ck_assert_int_eq(set.pt[0].hist_calls, 0);
+	ck_assert_uint_eq(set.pt[0].npct, 0);
+	plot_set_free(&set);
 	ck_assert_int_eq(read_text(RESULT(" \"histogram\": null,")), 0);
 	ck_assert_int_eq(set.pt[0].hist_calls, -1);
 	ck_assert_uint_eq(set.pt[0].npct, 0);

@@ -202,6 +202,11 @@ static int json_hist(struct plot_point *p, const struct jsonr *r, int from, cons
 
 	if (h < 0 || jsonr_type(r, h) == JSONR_NULL)
 		return 0;
+	if (jnum(r, h, "count") == 0 && jsonr_type(r, jsonr_find(r, h, "buckets")) == JSONR_ARRAY &&
+	    !r->tok[jsonr_find(r, h, "buckets")].count) {
+		p->hist_calls = 0; /* no call: whatever its min_ns and max_ns say (null) */
+		return 0;
+	}
 	if (!(st = malloc(sizeof *st)))
 		goto oom;
 	if (hist_from_json(r, h, st) < 0) {
