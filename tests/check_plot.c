@@ -17,6 +17,7 @@ static struct err err;
 static void plot_teardown(void)
 {
 	plot_set_free(&set);
+	set.hist = 0;
 	if (*path)
 		unlink(path);
 	path[0] = 0;
@@ -171,7 +172,8 @@ START_TEST(test_plot_key_text)
 END_TEST
 
 /* The script of a figure whose labels hold quotes, a backslash, a control
- * character and a byte that is not UTF-8; one null, not-ok item. */
+ * character, a byte that is not UTF-8 and gnuplot's markup; one null,
+ * not-ok item; a single series, so no legend entry of its own. */
 START_TEST(test_plot_gp_script_text)
 {
 	static struct plot_fig fig;
@@ -188,20 +190,117 @@ START_TEST(test_plot_gp_script_text)
 	fig.style = PLOT_BARS;
 	fig.nseries = 1;
 	fig.ngroups = 2;
-	snprintf(fig.series[0], sizeof fig.series[0], "a\"b\\c\x01\xff");
-	snprintf(fig.group[0], sizeof fig.group[0], "g0");
+	snprintf(fig.series[0], sizeof fig.series[0], "s0");
+	snprintf(fig.group[0], sizeof fig.group[0], "a\"b\\c\x01\xff%%d_{x}");
 	snprintf(fig.group[1], sizeof fig.group[1], "g1");
 	snprintf(fig.title, sizeof fig.title, "T");
 	fig.item = items;
 	fig.nitem = 2;
 	plot_gp_script(&fig, &s, "out\".png", 0, f);
 	ck_assert_int_eq(fclose(f), 0);
-	ck_assert_msg(strstr(text, "title \"a\\\"b\\\\c??\""), "%s", text);
+	/* a tic's label is a format: its '%' doubled; markup not interpreted */
+	ck_assert_msg(strstr(text, "set xtics (\"a\\\"b\\\\c??%%d_{x}\" 0, \"g1\" 1) noenhanced"),
+	              "%s", text);
+	ck_assert_msg(strstr(text, "using 1:2 with boxes lc 1 notitle"), "%s", text);
+	ck_assert_msg(strstr(text, "set label \"empty: no figure\" noenhanced"), "%s", text);
 	ck_assert_msg(strstr(text, "set output \"out\\\".png\""), "%s", text);
-	ck_assert_msg(strstr(text, "\"empty: no figure\" at first"), "%s", text);
+	ck_assert_msg(strstr(text, "noenhanced at first"), "%s", text);
 	ck_assert_msg(strstr(text, "title \"status not ok\""), "%s", text);
 	/* the null item leaves a gap in the data, no 0 */
 	ck_assert_msg(strstr(text, "$s0 << EOD\n0 5 nan nan nan\n\nEOD\n"), "%s", text);
+	free(text);
+}
+END_TEST
+
+/* A result's histogram read back as output.hgrm's rows; one that is not
+ * tfgb's refused; null: none. */
+START_TEST(test_plot_json_hist)
+{
+	set.hist = 1;
+	/* 4 calls: 1000 ns, 2000 ns twice, 100000 ns */
+	ck_assert_int_eq(read_text(RESULT(" \"histogram\": {\"unit\": \"ns\", \"sub_buckets\": 128,"
+	                                  " \"count\": 4, \"min_ns\": 1000, \"max_ns\": 100000,"
+	                                  " \"sum_ns\": 105000, \"buckets\": [[1000, 1003, 1],"
+	                                  " [2000, 2007, 2], [99840, 100351, 1]]},")), 0);
+	ck_assert_int_eq(set.pt[0].hist_calls, 4);
+	ck_assert_uint_ge(set.pt[0].npct, 4);
+	ck_assert(set.pt[0].pct[0] == 0);   /* the 0% row: the smallest value */
+	ck_assert(fabs(set.pt[0].pct[1] - 1.0) < 0.01);
+	/* increasing percentiles and latencies, the last in the largest bucket */
+	for (size_t k = 1; k < set.pt[0].npct; k++) {
+		ck_assert(set.pt[0].pct[2 * k] > set.pt[0].pct[2 * k - 2]);
+		ck_assert(set.pt[0].pct[2 * k + 1] >= set.pt[0].pct[2 * k - 1]);
+	}
+	ck_assert(fabs(set.pt[0].pct[2 * set.pt[0].npct - 1] - 100) < 1);
+	plot_set_free(&set);
+	/* counts that do not add up to "count" */
+	ck_assert_int_eq(read_text(RESULT(" \"histogram\": {\"unit\": \"ns\", \"sub_buckets\": 128,"
+	                                  " \"count\": 5, \"min_ns\": 1000, \"max_ns\": 1000,"
+	                                  " \"sum_ns\": 1000, \"buckets\": [[1000, 1003, 1]]},")), -1);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "\"histogram\" is not tfgb's"), "%s",
+	              err.msg);
+	plot_set_free(&set);
+	/* no call: empty, even with null extremes */
+	ck_assert_int_eq(read_text(RESULT(" \"histogram\": {\"unit\": \"ns\", \"sub_buckets\": 128,"
+	                                  " \"count\": 0, \"min_ns\": null, \"max_ns\": null,"
+	                                  " \"sum_ns\": 0, \"buckets\": []},")), 0);
+	ck_assert_int_eq(set.pt[0].hist_calls, 0);
+	ck_assert_uint_eq(set.pt[0].npct, 0);
+	plot_set_free(&set);
+	ck_assert_int_eq(read_text(RESULT(" \"histogram\": null,")), 0);
+	ck_assert_int_eq(set.pt[0].hist_calls, -1);
+	ck_assert_uint_eq(set.pt[0].npct, 0);
+	plot_set_free(&set);
+	/* not asked for: not read */
+	set.hist = 0;
+	ck_assert_int_eq(read_text(RESULT(" \"histogram\": {\"count\": 5},")), 0);
+	ck_assert_int_eq(set.pt[0].hist_calls, -1);
+}
+END_TEST
+
+/* The percentile figure's script: x = 1/(1 - p) on a log axis with
+ * percentile tics, y the latency; a result without a call a legend entry
+ * alone, its status named. */
+START_TEST(test_plot_gp_percentiles)
+{
+	static struct plot_fig fig;
+	double pct[] = {0, 10, 0.5, 20, 0.99, 40, 0.999, 80};
+	struct plot_item items[2] = {
+		{.point = 0, .series = 0, .y = NAN, .lo = NAN, .hi = NAN},
+		{.point = 1, .series = 1, .y = NAN, .lo = NAN, .hi = NAN},
+	};
+	struct plot_point pts[2] = {{.status = "ok", .pct = pct, .npct = 4, .hist_calls = 1000},
+	                            {.status = "empty", .hist_calls = 0}};
+	struct plot_set s = {.pt = pts, .n = 2};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	fig.style = PLOT_PERCENTILES;
+	fig.nseries = 2;
+	snprintf(fig.series[0], sizeof fig.series[0], "grpc");
+	snprintf(fig.series[1], sizeof fig.series[1], "socket");
+	fig.item = items;
+	fig.nitem = 2;
+	plot_gp_script(&fig, &s, "p.png", 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(strstr(text, "set logscale x 10\n"), "%s", text);
+	ck_assert_msg(strstr(text, "$s0 << EOD\n1 10\n2 20\n99.999999999999915 40\n"), "%s", text);
+	ck_assert_msg(strstr(text, "\"99%%\" 100, \"99.9%%\" 1000)"), "%s", text);
+	ck_assert_msg(!strstr(text, "\"99.99%%\""), "%s", text);
+	ck_assert_msg(strstr(text, "keyentry with lines lw 2 lc 2 dt 1 title \"socket (empty: no call)\""),
+	              "%s", text);
+	ck_assert_msg(!strstr(text, "unset key"), "%s", text);
+	free(text);
+	/* one result, ok: no legend at all */
+	fig.nseries = 1;
+	fig.nitem = 1;
+	text = NULL;
+	f = open_memstream(&text, &len);
+	plot_gp_script(&fig, &s, "p.png", 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(strstr(text, "unset key\nplot $s0 using 1:2 with lines lw 2 lc 1 dt 1 notitle"),
+	              "%s", text);
 	free(text);
 }
 END_TEST
@@ -219,6 +318,8 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_json_sweep_ndjson);
 	tcase_add_test(core, test_plot_key_text);
 	tcase_add_test(core, test_plot_gp_script_text);
+	tcase_add_test(core, test_plot_json_hist);
+	tcase_add_test(core, test_plot_gp_percentiles);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);

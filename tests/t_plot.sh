@@ -55,7 +55,7 @@ $TFGB latency $base --sweep payload.size=1KiB:64KiB:*8 -f csv -o "$out/size.csv"
 	2>"$out/err" || fail "size sweep (csv) exited $?: $(cat "$out/err")"
 plot_ok "$out/size.png" "$out/size.json"
 plot_ok "$out/size-csv.svg" "$out/size.csv"
-in_svg "$out/size-csv.svg" "message size (bytes; one buffer)" "average latency (us)" \
+in_svg "$out/size-csv.svg" "message size (bytes; one buffer)" "median latency (µs)" "whiskers: up to the 99th percentile" \
 	"1 KiB" "8 KiB" "64 KiB" "by message size" "grpc, non-serialized"
 
 # 2. two result files differing in the transport: bars
@@ -65,7 +65,7 @@ for tr in grpc socket; do
 done
 plot_ok "$out/two.png" "$out/lat-grpc.json" "$out/lat-socket.json"
 plot_ok "$out/two.svg" "$out/lat-grpc.json" "$out/lat-socket.json"
-in_svg "$out/two.svg" "by transport" ">transport<" "average latency (" ">grpc<" ">socket<"
+in_svg "$out/two.svg" "by transport" ">transport<" "median latency (" ">grpc<" ">socket<"
 
 # 3. repeats: three runs per result, bars at their mean with error bars
 #    from the smallest to the largest run; another scheme, a series per
@@ -75,11 +75,16 @@ for tr in grpc socket; do
 		-o "$out/rep-$tr.json" 2>"$out/err" || fail "repeat ($tr) exited $?: $(cat "$out/err")"
 done
 plot_ok "$out/rep.png" "$out"/rep-*.json "$out"/lat-*.json
-plot_ok "$out/rep.svg" "$out"/rep-*.json "$out"/lat-*.json
+plot_ok "$out/rep.svg" --errors minmax "$out"/rep-*.json "$out"/lat-*.json
 in_svg "$out/rep.svg" "by payload scheme and transport" ">payload scheme<" ">grpc<" ">socket<" \
 	">uniform<" ">skew<" "the mean of 3 runs; error bars: min to max of the runs"
 plot_ok "$out/rep-sd.svg" --errors stddev "$out"/rep-*.json
 in_svg "$out/rep-sd.svg" "error bars: mean +- one sample stddev"
+
+# by default latency is its median with a whisker up to p99, a repeat's
+# figures those of all its runs together
+plot_ok "$out/rep-p99.svg" "$out"/rep-*.json "$out"/lat-*.json
+in_svg "$out/rep-p99.svg" "median latency by payload scheme" "repeats: the figures of all 3 runs"
 
 # 4. an empty run (no call in its window) is marked, its null no bar
 $TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=10ms -s job.duration=10ms \
@@ -97,7 +102,29 @@ else
 	skip_part "a 64 MiB call fit in a 10 ms window here: no empty result to draw"
 fi
 
-# 5. refusals: exit 2 and one line naming the file
+# 5. the latency distribution from the recorded histograms: a line per
+#    result against the percentile; a sweep's runs named by their size
+plot_ok "$out/pct.svg" --figure percentiles "$out/lat-grpc.json" "$out/lat-socket.json"
+in_svg "$out/pct.svg" "latency distribution by transport" ">90%<" ">grpc<" ">socket<" \
+	"call latency (" "percentile (1/(1 - percentile) on a log scale)"
+plot_ok "$out/pct-size.png" --figure percentiles "$out/size.json"
+plot_ok "$out/pct-size.svg" --figure percentiles "$out/size.json"
+in_svg "$out/pct-size.svg" "latency distribution by payload size" ">1 KiB<" ">64 KiB<"
+# one figure's points: the rows output.hgrm writes for the same result
+$TFGB latency $base -s payload.scheme=custom -s payload.iovec=4KiB -s payload.iovecs=1 \
+	-f json -o "$out/h.json" -s output.hgrm="$out/h.hgrm" 2>"$out/err" ||
+	fail "hgrm run exited $?: $(cat "$out/err")"
+printf '#!/bin/sh\ntee "%s/h.gp" | gnuplot\n' "$out" >"$out/gp"
+chmod +x "$out/gp"
+GNUPLOT="$out/gp" plot_ok "$out/h.png" --figure percentiles "$out/h.json"
+awk '/^\$s0 << EOD/ {on = 1; next} /^EOD/ {on = 0} on {printf "%.2f %.3f\n", $1, $2}' \
+	"$out/h.gp" >"$out/h.fig"
+awk '$1 ~ /^[0-9.]+$/ && $4 != "inf" {printf "%.2f %.3f\n", $4, $1}' "$out/h.hgrm" \
+	>"$out/h.rows"
+[ -s "$out/h.fig" ] && cmp -s "$out/h.fig" "$out/h.rows" ||
+	fail "the percentile figure's points are not output.hgrm's rows: $(diff "$out/h.fig" "$out/h.rows" | head -5)"
+
+# 6. refusals: exit 2 and one line naming the file
 refuse() { # WHAT PATTERN ARGS...
 	what=$1 pattern=$2
 	shift 2
@@ -124,8 +151,12 @@ refuse "one result twice" "alike in every key" -o "$out/x.png" "$out/lat-grpc.js
 refuse "lines on schemes" "not a number" -o "$out/x.png" --figure lines --x scheme \
 	"$out"/rep-grpc.json "$out"/lat-grpc.json
 refuse "a bad metric" "must be one of" -o "$out/x.png" --metric p42 "$out/size.json"
+refuse "percentiles of a CSV" "size.csv' records no latency histogram" -o "$out/x.png" \
+	--figure percentiles "$out/size.csv"
+refuse "a whisker above p99" "needs a latency below it" -o "$out/x.png" --metric p999 \
+	--errors p99 "$out/size.json"
 
-# 6. no gnuplot, or one that fails: exit 1, nothing written
+# 7. no gnuplot, or one that fails: exit 1, nothing written
 rc=0
 PATH=/nonexistent $TFGB plot -o "$out/x.png" "$out/size.json" >"$out/msg" 2>&1 || rc=$?
 [ "$rc" = 1 ] || fail "without gnuplot: exit $rc, not 1: $(cat "$out/msg")"

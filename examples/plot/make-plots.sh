@@ -9,7 +9,9 @@
 # Every run is short, so the figures show the shape of the results, not
 # figures to publish: use real job files and windows for those, and draw
 # their results with `tfgb plot` (tfgb-plot(1)) the same way.
-#   latency-schemes.png    latency per payload scheme and transport (Fig. 8, 9)
+#   latency-schemes.png    latency per payload scheme and transport (Fig. 8, 9):
+#                          median, whisker up to p99
+#   latency-percentiles.png  the same results' latency distributions, a line each
 #   bandwidth-schemes.png  bandwidth per payload scheme and transport (Fig. 11, 12)
 #   throughput-shapes.png  throughput per PS x worker shape and transport (Fig. 13, 14)
 #   latency-iovecs.png     latency against 2..10 buffers of 1 MiB (Fig. 10)
@@ -78,6 +80,7 @@ for tr in $TRANSPORTS; do
 done
 
 draw "$out/latency-schemes.png" "$res"/latency-*.json
+draw "$out/latency-percentiles.png" --figure percentiles "$res"/latency-*.json
 draw "$out/bandwidth-schemes.png" "$res"/bandwidth-*.json
 draw "$out/throughput-shapes.png" "$res"/throughput-*.json
 draw "$out/latency-iovecs.png" "$res"/iovecs-*.json

@@ -16,9 +16,14 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "plot.h"
+
+/* The percentile figure's y axis is logarithmic from this ratio of its
+ * largest latency to its smallest. */
+#define PLOT_PCT_LOGY 100
 
 /* How long gnuplot may take to draw one figure. */
 #define PLOT_GP_TIMEOUT_S 60
@@ -43,19 +48,25 @@ static const struct option plot_long[] = {
 
 static void plot_usage(FILE *f)
 {
-	fprintf(f, "usage: tfgb plot -o FIGURE.png|FIGURE.svg [--figure lines|bars] [--x KEY]\n"
-	        "                 [--metric M] [--errors minmax|stddev] [--title TEXT] [-q]\n"
+	fprintf(f, "usage: tfgb plot -o FIGURE.png|FIGURE.svg [--figure lines|bars|percentiles]\n"
+	        "                 [--x KEY] [--metric M] [--errors minmax|stddev|p99]\n"
+	        "                 [--title TEXT] [-q]\n"
 	        "                 RESULT...\n\n"
 	        "  draw results (JSON, a sweep's JSON or CSV, tfgb's CSV) with gnuplot\n\n"
 	        "  -o FILE          the figure: PNG or SVG, by the name's ending\n"
 	        "  --figure KIND    lines (against a numeric x) or bars (a group per value\n"
-	        "                   of x); default: lines for a numeric sweep, else bars\n"
+	        "                   of x); default: lines for a numeric sweep, else bars;\n"
+	        "                   percentiles: each result's latency distribution from its\n"
+	        "                   histogram (JSON), against the percentile\n"
 	        "  --x KEY          the key on x: sweep, transport, mode, scheme, iovecs,\n"
 	        "                   bytes, shape, inflight, rpc, tls, file\n"
-	        "  --metric M       avg, p50, p90, p99, p999 (latency, us), rpc (RPC/s),\n"
-	        "                   MBps, Gbps; default: avg, MBps or rpc by benchmark\n"
-	        "  --errors WHICH   repeats' error bars: minmax of the runs (default) or\n"
-	        "                   stddev (mean +- one sample standard deviation)\n"
+	        "  --metric M       avg, p50, p90, p99, p999 (latency, microseconds), rpc\n"
+	        "                   (RPC/s), MBps, Gbps; default: p50 for latency, MBps for\n"
+	        "                   bandwidth, rpc for throughput\n"
+	        "  --errors WHICH   repeats' error bars: minmax of the runs or stddev (mean\n"
+	        "                   +- one sample standard deviation); p99: latency's whisker\n"
+	        "                   up to the 99th percentile (default for latency without\n"
+	        "                   --metric), else minmax\n"
 	        "  --title TEXT     the figure's title instead of the one made up\n"
 	        "  -q               no gnuplot warnings on stderr\n"
 	        "\nSee 'tfgb help plot' for the manual.\n");
@@ -80,8 +91,8 @@ static int parse_choice(const char *opt, const char *v, const char *const *names
 /* -1 to go on, or an exit status. */
 static int plot_options(struct tfgb *t, struct plot_opts *o)
 {
-	static const char *const styles[] = {"lines", "bars", NULL};
-	static const char *const errbars[] = {"minmax", "stddev", NULL};
+	static const char *const styles[] = {"lines", "bars", "percentiles", NULL};
+	static const char *const errbars[] = {"minmax", "stddev", "p99", NULL};
 	int opt;
 
 	opterr = 0;
@@ -222,6 +233,52 @@ static long not_numeric(const struct plot_set *s, int k)
 	return -1;
 }
 
+/* --figure percentiles: every result records its histogram, and one has a
+ * call.  -1 to go on, or an exit status (said). */
+static int plot_check_hist(const struct plot_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->pt[i].hist_calls < 0) {
+			tfgb_error("'%s' records no latency histogram (tfgb's CSV does not): "
+			           "--figure percentiles draws JSON results", s->names[s->pt[i].file]);
+			return TFGB_EXIT_USAGE;
+		}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->pt[i].npct)
+			return -1;
+	tfgb_error("'%s': no call measured in any result (status %s: its histogram is empty)",
+	           s->names[s->pt[0].file], s->pt[0].status);
+	return TFGB_EXIT_USAGE;
+}
+
+/* The metric, and the error bars: latency's median with a whisker up to
+ * its 99th percentile unless said otherwise.  -1 to go on, or an exit
+ * status (said). */
+static int plot_check_metric(const struct plot_set *s, struct plot_opts *o)
+{
+	const char *bench = s->pt[0].bench;
+	int below_p99;
+
+	if (o->metric < 0)
+		o->metric = !strcmp(bench, "latency") ? PM_P50 : !strcmp(bench, "bandwidth") ?
+		            PM_MBPS : PM_RPC;
+	below_p99 = o->metric == PM_AVG || o->metric == PM_P50 || o->metric == PM_P90;
+	if (o->errbar < 0)
+		o->errbar = below_p99 ? PLOT_ERR_P99 : PLOT_ERR_MINMAX;
+	if (o->errbar == PLOT_ERR_P99 && !below_p99) {
+		tfgb_error("--errors p99: a whisker up to the 99th percentile needs a latency "
+		           "below it (--metric avg, p50 or p90), not --metric %s",
+		           plot_metric_name(o->metric));
+		return TFGB_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (!isnan(s->pt[i].y[o->metric]))
+			return -1;
+	tfgb_error("'%s': no %s to draw in any result (status %s: its figures are null)",
+	           s->names[s->pt[0].file], plot_metric_label(o->metric), s->pt[0].status);
+	return TFGB_EXIT_USAGE;
+}
+
 /* The one benchmark of all points, and the one swept key of a sweep.
  * -1 to go on, or an exit status (said). */
 static int plot_check_set(const struct plot_set *s, struct plot_opts *o)
@@ -235,7 +292,7 @@ static int plot_check_set(const struct plot_set *s, struct plot_opts *o)
 			           "benchmark", s->names[a->file], a->bench, s->names[b->file], b->bench);
 			return TFGB_EXIT_USAGE;
 		}
-		if (o->xkey < 0 && strcmp(a->sweep_key, b->sweep_key)) {
+		if (o->xkey < 0 && o->style != PLOT_PERCENTILES && strcmp(a->sweep_key, b->sweep_key)) {
 			const struct plot_point *one = *a->sweep_key ? b : a, *sw = *a->sweep_key ? a : b;
 			tfgb_error("'%s' is %s and '%s' a sweep of %s: draw them apart, or name the "
 			           "key on x with --x", s->names[one->file], *one->sweep_key ?
@@ -244,15 +301,7 @@ static int plot_check_set(const struct plot_set *s, struct plot_opts *o)
 			return TFGB_EXIT_USAGE;
 		}
 	}
-	if (o->metric < 0)
-		o->metric = !strcmp(a->bench, "latency") ? PM_AVG :
-		            !strcmp(a->bench, "bandwidth") ? PM_MBPS : PM_RPC;
-	for (size_t i = 0; i < s->n; i++)
-		if (!isnan(s->pt[i].y[o->metric]))
-			return -1;
-	tfgb_error("'%s': no %s to draw in any result (status %s: its figures are null)",
-	           s->names[a->file], plot_metric_label(o->metric), a->status);
-	return TFGB_EXIT_USAGE;
+	return o->style == PLOT_PERCENTILES ? plot_check_hist(s) : plot_check_metric(s, o);
 }
 
 /* The style and the key on x.  -1 to go on, or an exit status (said). */
@@ -264,6 +313,15 @@ static int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 	int sweep = *s->pt[0].sweep_key != 0;
 	long bad;
 
+	if (o->style == PLOT_PERCENTILES) {
+		if (o->xkey >= 0 || o->metric >= 0 || o->errbar >= 0) {
+			tfgb_error("%s: --figure percentiles draws every percentile of the latency "
+			           "against the percentile, with no other x, metric or error bars",
+			           o->xkey >= 0 ? "--x" : o->metric >= 0 ? "--metric" : "--errors");
+			return TFGB_EXIT_USAGE;
+		}
+		return -1;
+	}
 	if (o->style < 0)
 		o->style = sweep && not_numeric(s, PK_SWEEP) < 0 ? PLOT_LINES : PLOT_BARS;
 	if (o->xkey < 0 && o->style == PLOT_LINES) {
@@ -290,19 +348,31 @@ static int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 	return -1;
 }
 
-/* The keys naming the series: those that differ, in order, unless implied
- * by x and the keys taken before them (out of memory: kept, the names only
- * longer). */
+/* Whether key k may be left out of the series' names when it follows
+ * from x and the keys before it: a payload's iovec count and size follow
+ * from its scheme, a sweep's value and a file's name from anything, and
+ * against a sweep every key from the swept value.  A transport, mode,
+ * scheme, ... that only happens to follow (socket for uniform, gRPC for
+ * skew) is named: the figure would hide what it compares. */
+static int may_follow(int k, int xkey)
+{
+	return xkey == PK_SWEEP || k == PK_IOVECS || k == PK_BYTES || k == PK_SWEEP || k == PK_FILE;
+}
+
+/* The keys naming the series: those that differ, in order, unless they
+ * may follow (above) and do from x (-1: none) and the keys taken before
+ * them (out of memory: kept, the names only longer). */
 static unsigned plot_series_keys(const struct plot_set *s, int xkey)
 {
 	static const int order[] = {PK_TRANSPORT, PK_MODE, PK_SCHEME, PK_IOVECS, PK_BYTES,
 	                            PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_SWEEP, PK_FILE};
-	unsigned mask = 1u << xkey;
+	unsigned mask = xkey < 0 ? 0 : 1u << xkey;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
-		if (order[i] != xkey && differs(s, order[i]) && implied(s, order[i], mask) != 1)
+		if (order[i] != xkey && differs(s, order[i]) &&
+		    (!may_follow(order[i], xkey) || implied(s, order[i], mask) != 1))
 			mask |= 1u << order[i];
-	return mask & ~(1u << xkey);
+	return xkey < 0 ? mask : mask & ~(1u << xkey);
 }
 
 static void cat(char *buf, size_t len, const char *s)
@@ -321,6 +391,10 @@ static void series_label(const struct plot_point *p, unsigned keys, char *buf, s
 		if (keys >> k & 1) {
 			plot_key_text(k, *p->key[k] ? p->key[k] : "?", v, sizeof v);
 			cat(buf, len, *buf ? ", " : "");
+			if (k == PK_SWEEP && *p->sweep_key) {
+				cat(buf, len, p->sweep_key); /* "payload.iovecs=4" */
+				cat(buf, len, "=");
+			}
 			cat(buf, len, v);
 		}
 	if (!*buf)
@@ -351,6 +425,16 @@ static double plot_value(const struct plot_point *p, int m, int errbar, double *
                          unsigned *how)
 {
 	*lo = *hi = NAN;
+	if (m < 0)
+		return NAN; /* percentiles: drawn from p->pct */
+	if (errbar == PLOT_ERR_P99) {
+		/* the figures of all runs together; a whisker only where both are known */
+		if (!isnan(p->y[m]) && !isnan(p->y[PM_P99])) {
+			*lo = p->y[m];
+			*hi = p->y[PM_P99];
+		}
+		return p->y[m];
+	}
 	if (p->runs < 2 || isnan(p->mean[m])) {
 		if (p->runs >= 2)
 			*how |= 4;
@@ -450,15 +534,21 @@ static int plot_place(const struct plot_set *s, struct plot_fig *f, unsigned key
 		}
 		it->x = it->group;
 	} else {
-		numeric(p->key[f->xkey], &it->x);
+		it->x = 0; /* percentiles: a line per result */
+		if (f->xkey >= 0)
+			numeric(p->key[f->xkey], &it->x);
 	}
 	for (size_t j = 0; j < f->nitem; j++)
 		if (f->item[j].series == it->series && f->item[j].x == it->x) {
+			if (f->xkey >= 0)
+				snprintf(l, sizeof l, "; %s %s", plot_key_name(f->xkey),
+				         *p->key[f->xkey] ? p->key[f->xkey] : "?");
+			else
+				l[0] = 0;
 			tfgb_error("'%s' and '%s' hold two results alike in every key tfgb plot tells "
-			           "apart (%s; %s %s): give each a file of its own, or use job.repeat "
+			           "apart (%s%s): give each a file of its own, or use job.repeat "
 			           "for runs of one job", s->names[s->pt[f->item[j].point].file],
-			           s->names[p->file], f->series[it->series], plot_key_name(f->xkey),
-			           *p->key[f->xkey] ? p->key[f->xkey] : "?");
+			           s->names[p->file], f->series[it->series], l);
 			return TFGB_EXIT_USAGE;
 		}
 	it->point = i;
@@ -537,58 +627,94 @@ static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char
 		snprintf(buf, len, "%s", plot_key_label(f->xkey));
 }
 
-/* The title ("what by what"), and under it what all results share and how
- * repeats and marked results are drawn. */
-static void plot_words(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
-                       unsigned how, struct plot_fig *f)
+/* The title ("what by what") and the axes' labels. */
+static void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
+                       struct plot_fig *f)
 {
-	char metric[PLOT_LABEL_MAX], v[PLOT_LABEL_MAX], *paren;
-	unsigned runs_lo = 0, runs_hi = 0, marked = 0;
+	int pct = f->style == PLOT_PERCENTILES;
+	const char *unit = pct || f->metric <= PM_P999 ? (f->ms ? "ms" : "µs") :
+	                   plot_metric_unit(f->metric);
+	char v[PLOT_LABEL_MAX], *paren;
 
-	snprintf(metric, sizeof metric, "%s", plot_metric_label(f->metric));
-	if ((paren = strstr(metric, " (")))
-		*paren = 0;
-	plot_xlabel(s, f, f->xlabel, sizeof f->xlabel);
-	snprintf(f->ylabel, sizeof f->ylabel, "%s", plot_metric_label(f->metric));
-	if (f->ms && (paren = strstr(f->ylabel, "(us)")))
-		memcpy(paren, "(ms)", 4);
-	snprintf(f->title, sizeof f->title, "%s: ", bench_title(s->pt[0].bench));
-	cat(f->title, sizeof f->title, metric);
-	cat(f->title, sizeof f->title, " by ");
-	sweep_name(s->pt[0].sweep_key, v, sizeof v);
-	if ((paren = strstr(v, " (")))
-		*paren = 0;
-	cat(f->title, sizeof f->title, f->xkey != PK_SWEEP ? plot_key_label(f->xkey) : v);
+	snprintf(f->title, sizeof f->title, "%s: %s", bench_title(s->pt[0].bench),
+	         pct ? "latency distribution" : plot_metric_label(f->metric));
+	if (pct) {
+		snprintf(f->xlabel, sizeof f->xlabel, "percentile (1/(1 - percentile) on a log scale)");
+		snprintf(f->ylabel, sizeof f->ylabel, "call latency (%s)", unit);
+	} else {
+		plot_xlabel(s, f, f->xlabel, sizeof f->xlabel);
+		/* the label is tfgb's own text, drawn as enhanced text */
+		snprintf(f->ylabel, sizeof f->ylabel, "%s (%s%s)", plot_metric_label(f->metric), unit,
+		         f->metric == PM_MBPS ? ", 1 MB = 10^{6} bytes" : "");
+		cat(f->title, sizeof f->title, " by ");
+		sweep_name(s->pt[0].sweep_key, v, sizeof v);
+		if ((paren = strstr(v, " (")))
+			*paren = 0;
+		cat(f->title, sizeof f->title, f->xkey != PK_SWEEP ? plot_key_label(f->xkey) : v);
+	}
 	for (int k = 0, n = 0; k < PK_N; k++)
 		if (keys >> k & 1) {
-			cat(f->title, sizeof f->title, n++ ? ", " : " and ");
-			cat(f->title, sizeof f->title, plot_key_label(k));
+			cat(f->title, sizeof f->title, n++ ? ", " : pct ? " by " : " and ");
+			sweep_name(s->pt[0].sweep_key, v, sizeof v);
+			if ((paren = strstr(v, " (")))
+				*paren = 0;
+			cat(f->title, sizeof f->title, k == PK_SWEEP && *v ? v : plot_key_label(k));
 		}
 	if (o->title)
 		snprintf(f->title, sizeof f->title, "%s", o->title);
-	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
-		if (k != f->xkey && !differs(s, k) && *s->pt[0].key[k]) {
-			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
-			cat(f->subtitle, sizeof f->subtitle, *f->subtitle ? ", " : "all runs: ");
-			cat(f->subtitle, sizeof f->subtitle, v);
-		}
+}
+
+/* What the repeats' error bars (or latency's whiskers) are. */
+static void plot_notes_bars(const struct plot_set *s, struct plot_fig *f, unsigned how)
+{
+	unsigned runs_lo = 0, runs_hi = 0;
+	char v[2 * PLOT_LABEL_MAX], runs[32];
+
 	for (size_t i = 0; i < s->n; i++) {
 		unsigned r = s->pt[i].runs;
 		if (r > 1 && (!runs_lo || r < runs_lo))
 			runs_lo = r;
 		if (r > runs_hi)
 			runs_hi = r;
-		marked += strcmp(s->pt[i].status, "ok") != 0;
 	}
-	if (runs_hi > 1) {
-		snprintf(v, sizeof v, "\nrepeats: the mean of %u%s%.0u runs; error bars: %s%s",
-		         runs_lo, runs_lo != runs_hi ? " to " : "", runs_lo != runs_hi ? runs_hi : 0,
+	snprintf(runs, sizeof runs, "%u%s%.0u", runs_lo, runs_lo != runs_hi ? " to " : "",
+	         runs_lo != runs_hi ? runs_hi : 0);
+	if (f->style == PLOT_PERCENTILES) {
+		snprintf(v, sizeof v, "\neach result's recorded histogram, as output.hgrm writes it%s%s%s",
+		         runs_hi > 1 ? "; repeats: all " : "", runs_hi > 1 ? runs : "",
+		         runs_hi > 1 ? " runs' calls together" : "");
+	} else if (f->errbar == PLOT_ERR_P99) {
+		snprintf(v, sizeof v, "\nwhiskers: up to the 99th percentile latency%s%s%s",
+		         runs_hi > 1 ? "; repeats: the figures of all " : "", runs_hi > 1 ? runs : "",
+		         runs_hi > 1 ? " runs' calls together" : "");
+	} else if (runs_hi > 1) {
+		snprintf(v, sizeof v, "\nrepeats: the mean of %s runs; error bars: %s%s", runs,
 		         (how & 3) == 1 ? "min to max of the runs" : (how & 3) == 2 ?
 		         "mean +- one sample stddev" : (how & 3) == 3 ?
 		         "min to max of the runs, +- one stddev where only that is known (CSV)" :
 		         "none (no per-run figures)", how & 4 ? "; some without per-run figures" : "");
-		cat(f->subtitle, sizeof f->subtitle, v);
+	} else {
+		return;
 	}
+	cat(f->subtitle, sizeof f->subtitle, v);
+}
+
+/* The subtitle: what all results share, how repeats and marked results
+ * are drawn. */
+static void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f)
+{
+	char v[PLOT_LABEL_MAX];
+	unsigned marked = 0;
+
+	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
+		if (k != f->xkey && !differs(s, k) && *s->pt[0].key[k]) {
+			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
+			cat(f->subtitle, sizeof f->subtitle, *f->subtitle ? ", " : "all runs: ");
+			cat(f->subtitle, sizeof f->subtitle, v);
+		}
+	plot_notes_bars(s, f, how);
+	for (size_t i = 0; i < s->n; i++)
+		marked += strcmp(s->pt[i].status, "ok") != 0;
 	if (marked) {
 		snprintf(v, sizeof v, "\n%u result%s not ok: marked in red with the status, a null "
 		         "figure drawn as none", marked, marked > 1 ? "s" : "");
@@ -597,25 +723,57 @@ static void plot_words(const struct plot_set *s, const struct plot_opts *o, unsi
 }
 
 /* Latency in ms when a value reaches 10 ms: fewer digits on the axis. */
-static void plot_scale(struct plot_fig *f)
+static void plot_scale(const struct plot_set *s, struct plot_fig *f)
 {
 	double top = 0;
 
-	if (f->metric > PM_P999)
+	if (f->style != PLOT_PERCENTILES && f->metric > PM_P999)
 		return;
 	for (size_t i = 0; i < f->nitem; i++) {
 		const struct plot_item *it = &f->item[i];
+		const struct plot_point *p = &s->pt[it->point];
 		top = it->y > top ? it->y : top;
 		top = it->hi > top ? it->hi : top;
+		for (size_t k = 0; k < p->npct; k++)
+			top = p->pct[2 * k + 1] > top ? p->pct[2 * k + 1] : top;
 	}
 	if (!(top >= 10000))
 		return;
-	f->ms = 1;
+	f->ms = 1; /* plot_gp_script scales the percentiles */
 	for (size_t i = 0; i < f->nitem; i++) {
 		f->item[i].y /= 1000;
 		f->item[i].lo /= 1000;
 		f->item[i].hi /= 1000;
 	}
+}
+
+/* Each x's payload size on a second axis when x is not a size and the
+ * size follows from x alone, yet differs: an iovec sweep's payload grows
+ * along x. */
+static void plot_x2bytes(const struct plot_set *s, struct plot_fig *f)
+{
+	if (f->style == PLOT_PERCENTILES || f->xkey == PK_BYTES || f->logx ||
+	    (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B")) || !differs(s, PK_BYTES))
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (!*s->pt[i].key[PK_BYTES])
+			return;
+	f->x2bytes = implied(s, PK_BYTES, 1u << f->xkey) == 1;
+}
+
+/* Percentiles: a log y axis when the latencies span PLOT_PCT_LOGY times or
+ * more (one slow call would flatten every line on a linear one). */
+static void plot_pct_axes(const struct plot_set *s, struct plot_fig *f)
+{
+	double lo = INFINITY, hi = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t k = 0; k < s->pt[i].npct; k++) {
+			double v = s->pt[i].pct[2 * k + 1];
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	f->logy = lo > 0 && hi / lo >= PLOT_PCT_LOGY;
 }
 
 /* Log axes for sizes spanning 16x or more (and then for y too when every
@@ -625,6 +783,10 @@ static void plot_axes(const struct plot_set *s, struct plot_fig *f)
 	double lo = INFINITY, hi = 0;
 	int ypos = 1;
 
+	if (f->style == PLOT_PERCENTILES) {
+		plot_pct_axes(s, f);
+		return;
+	}
 	if (f->style != PLOT_LINES ||
 	    !(f->xkey == PK_BYTES || (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B"))))
 		return;
@@ -650,6 +812,8 @@ static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
 	size_t len = 0;
 	FILE *ms;
 	int fd, rc = TFGB_EXIT_FAIL;
+	mode_t mask;
+	struct stat st;
 
 	if (!tmp || !(ms = open_memstream(&script, &len))) {
 		free(tmp);
@@ -662,26 +826,42 @@ static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
 		fclose(ms);
 		goto out;
 	}
+	/* mkstemp's 0600 would outlive the rename: the mode a result file of
+	 * -o gets, 0666 less the umask */
+	mask = umask(0);
+	umask(mask);
+	if (fchmod(fd, 0666 & ~mask) != 0) {
+		tfgb_error("cannot write the figure to '%s': %s", o->out, strerror(errno));
+		close(fd);
+		fclose(ms);
+		goto fail;
+	}
 	close(fd);
 	plot_gp_script(f, s, tmp, o->svg, ms);
 	if (fclose(ms) != 0) {
 		tfgb_error("plot: out of memory");
-	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, &err)) == -1) {
+	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, &tfgb_stop, &err)) == -1) {
 		if (errno == ENOENT)
 			tfgb_error("plot: no gnuplot to run ('%s' not found); install it "
 			           "(Debian: apt-get install gnuplot-nox), or name it in GNUPLOT",
 			           getenv("GNUPLOT") && *getenv("GNUPLOT") ? getenv("GNUPLOT") : "gnuplot");
 		else
 			tfgb_error("plot: cannot start gnuplot: %s", strerror(errno));
+	} else if (fd == -2 && tfgb_stop) {
+		tfgb_error("plot: interrupted: gnuplot killed, no figure written");
 	} else if (fd == -2) {
 		tfgb_error("plot: gnuplot failed: %s", err.msg);
-	} else if (access(tmp, R_OK) != 0 || rename(tmp, o->out) != 0) {
+	} else if (stat(tmp, &st) != 0 || !st.st_size) {
+		/* a gnuplot that exits 0 without writing: no empty figure */
+		tfgb_error("plot: gnuplot wrote no figure%s%s", *err.msg ? ": " : "", err.msg);
+	} else if (rename(tmp, o->out) != 0) {
 		tfgb_error("cannot write the figure to '%s': %s", o->out, strerror(errno));
 	} else {
 		if (*err.msg && !o->quiet)
 			tfgb_error("plot: gnuplot says: %s", err.msg);
 		rc = TFGB_EXIT_OK;
 	}
+fail:
 	if (rc != TFGB_EXIT_OK)
 		unlink(tmp);
 out:
@@ -692,7 +872,7 @@ out:
 
 int cmd_plot(struct tfgb *t)
 {
-	struct plot_opts o = {.style = -1, .metric = -1, .xkey = -1, .errbar = PLOT_ERR_MINMAX};
+	struct plot_opts o = {.style = -1, .metric = -1, .xkey = -1, .errbar = -1};
 	struct plot_set s = {0};
 	struct plot_fig *f = NULL;
 	struct err err;
@@ -707,6 +887,8 @@ int cmd_plot(struct tfgb *t)
 	}
 	s.names = t->argv + optind;
 	s.nfiles = t->argc - optind;
+	s.hist = o.style == PLOT_PERCENTILES;
+	tfgb_catch_signals(); /* Ctrl-C: gnuplot killed, no figure left */
 	for (int i = 0; i < s.nfiles; i++)
 		if (plot_read(&s, s.names[i], i, &err) < 0) {
 			tfgb_error("%s", err.msg);
@@ -725,8 +907,10 @@ int cmd_plot(struct tfgb *t)
 		goto out;
 	plot_axes(&s, f);
 	if (!f->logy)
-		plot_scale(f); /* a log axis spans the decades in us */
-	plot_words(&s, &o, keys, how, f);
+		plot_scale(&s, f); /* a log axis spans the decades in microseconds */
+	plot_x2bytes(&s, f);
+	plot_title(&s, &o, keys, f);
+	plot_notes(&s, how, f);
 	rc = plot_draw(&s, f, &o);
 out:
 	if (f)

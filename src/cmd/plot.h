@@ -18,6 +18,7 @@
 #ifndef TFGB_PLOT_H
 #define TFGB_PLOT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 
@@ -45,9 +46,9 @@ enum plot_key {
 	PK_N,
 };
 
-/* The figures a point may have; values in the unit of plot_metric_label. */
+/* The figures a point may have; values in the unit of plot_metric_unit. */
 enum plot_metric {
-	PM_AVG, PM_P50, PM_P90, PM_P99, PM_P999, /* latency, us */
+	PM_AVG, PM_P50, PM_P90, PM_P99, PM_P999, /* latency, microseconds */
 	PM_RPC,                                 /* RPC/s */
 	PM_MBPS, PM_GBPS,                       /* MB/s (10^6 B), Gbit/s */
 	PM_N,
@@ -64,6 +65,13 @@ struct plot_point {
 	unsigned runs;                 /* [job] repeat: runs measured (0, 1: no spread) */
 	double mean[PM_N], sd[PM_N];   /* across the runs; NAN when not known */
 	double min[PM_N], max[PM_N];   /* the runs' extremes (JSON only); NAN otherwise */
+	/* The latency distribution (read when plot_set.hist asks): the
+	 * HdrHistogram rows of the recorded histogram, npct pairs of the
+	 * percentile (0 to 1) and its latency in microseconds.  hist_calls:
+	 * the calls it counts, -1 when the result records no histogram. */
+	double *pct;
+	size_t npct;
+	long long hist_calls;
 };
 
 struct plot_set {
@@ -71,6 +79,7 @@ struct plot_set {
 	size_t n;
 	char **names; /* the files as given */
 	int nfiles;
+	int hist;     /* set before plot_read: read the histograms too */
 };
 
 /* Reads file number `file` (path, "-" for standard input) and appends its
@@ -78,8 +87,9 @@ struct plot_set {
 int plot_read(struct plot_set *s, const char *path, int file, struct err *err);
 void plot_set_free(struct plot_set *s);
 
-/* "average latency (us)", "bandwidth (MB/s)", ... */
+/* "average latency", "bandwidth", ...; its unit "µs", "MB/s", ... (UTF-8) */
 const char *plot_metric_label(int metric);
+const char *plot_metric_unit(int metric);
 /* "avg", "p50", ... as --metric takes them; -1 for none. */
 int plot_metric_find(const char *name);
 const char *plot_metric_name(int metric);
@@ -94,8 +104,12 @@ void plot_key_text(int key, const char *value, char *buf, size_t len);
 
 /* ---- the figure (plot_gp.c) ---- */
 
-enum plot_style { PLOT_LINES, PLOT_BARS };
-enum plot_errbar { PLOT_ERR_MINMAX, PLOT_ERR_STDDEV };
+/* Lines against a numeric x, groups of bars, or the latency distribution
+ * (a line per result, latency against the percentile). */
+enum plot_style { PLOT_LINES, PLOT_BARS, PLOT_PERCENTILES };
+/* The error bars: repeats' min to max or +- stddev, or latency's whisker
+ * from the figure up to the 99th percentile. */
+enum plot_errbar { PLOT_ERR_MINMAX, PLOT_ERR_STDDEV, PLOT_ERR_P99 };
 
 /* One drawn value: point i of the set in series s, at group g (bars) or at
  * its numeric x (lines). */
@@ -110,6 +124,7 @@ struct plot_fig {
 	int xkey;                 /* enum plot_key on x */
 	int logx, logy;
 	int ms;                   /* latency drawn in ms (values of 10 ms and more) */
+	int x2bytes;              /* each x's payload size on a second x axis, on top */
 	char title[2 * PLOT_LABEL_MAX], subtitle[3 * PLOT_LABEL_MAX];
 	char xlabel[PLOT_LABEL_MAX], ylabel[PLOT_LABEL_MAX];
 	int nseries, ngroups;
@@ -125,8 +140,10 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
                     int svg, FILE *f);
 
 /* Runs `gnuplot` ($GNUPLOT, else from PATH) on the script, waiting at most
- * timeout_s seconds.  0; -1 when it cannot be started (errno ENOENT: not
- * installed); -2 when it failed or ran out of time, its stderr (cut) in err. */
-int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err);
+ * timeout_s seconds, or until *stop (when not NULL) is set.  0; -1 when it
+ * cannot be started (errno ENOENT: not installed); -2 when it failed, ran
+ * out of time or was stopped (then killed), its stderr (cut) in err. */
+int plot_gp_run(const char *script, size_t len, int timeout_s, const volatile sig_atomic_t *stop,
+                struct err *err);
 
 #endif

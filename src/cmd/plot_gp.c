@@ -4,8 +4,9 @@
  * The script carries its data inline ($sN datablocks), so gnuplot needs no
  * file but the image it writes: nothing of the source tree is read.  Text
  * from the results goes out quoted (double quotes, backslash escapes, no
- * control characters) with enhanced text off, so no value can be taken
- * for a command or markup.
+ * control characters) and marked noenhanced, so no value can be taken
+ * for a command or markup; only tfgb's own words (the y axis's label,
+ * the tics of a log axis) are enhanced text, for their superscripts.
  */
 #include "plot.h"
 
@@ -27,6 +28,8 @@ extern char **environ;
 #define PLOT_HEIGHT 600
 /* Explicit tics on x for at most this many values. */
 #define PLOT_TICS_MAX 24
+/* gnuplot's line colours 1 to 8, then they come round again. */
+#define PLOT_COLOURS 8
 /* Marked (status not ok) results are drawn in this colour. */
 #define PLOT_MARK_RGB "#d62728"
 
@@ -44,8 +47,9 @@ static int utf8_len(const unsigned char *s)
 
 /* s as a gnuplot double-quoted string; "\n" in s stays a line break,
  * other control characters and bytes that are not UTF-8 become '?' (an
- * SVG must stay valid XML). */
-static void gp_str(FILE *f, const char *s)
+ * SVG must stay valid XML); a tic's label is a format for the tic's
+ * value, its '%' doubled. */
+static void gp_quote(FILE *f, const char *s, int tic)
 {
 	fputc('"', f);
 	while (*s) {
@@ -55,6 +59,8 @@ static void gp_str(FILE *f, const char *s)
 			fputs("\\n", f);
 		else if (c == '"' || c == '\\')
 			fprintf(f, "\\%c", c);
+		else if (c == '%' && tic)
+			fputs("%%", f);
 		else if (n > 1)
 			fwrite(s, 1, (size_t)n, f);
 		else
@@ -64,10 +70,22 @@ static void gp_str(FILE *f, const char *s)
 	fputc('"', f);
 }
 
+static void gp_str(FILE *f, const char *s)
+{
+	gp_quote(f, s, 0);
+}
+
+/* s as gp_str, taken literally (no enhanced-text markup). */
+static void gp_lit(FILE *f, const char *s)
+{
+	gp_str(f, s);
+	fputs(" noenhanced", f);
+}
+
 static void gp_cmd_str(FILE *f, const char *cmd, const char *s)
 {
 	fprintf(f, "%s ", cmd);
-	gp_str(f, s);
+	gp_lit(f, s);
 	fputc('\n', f);
 }
 
@@ -84,7 +102,7 @@ static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *
 		        "  set terminal png size %d,%d\n}\n", PLOT_WIDTH, PLOT_HEIGHT, PLOT_WIDTH,
 		        PLOT_HEIGHT);
 	}
-	fprintf(f, "set termoption noenhanced\nset encoding utf8\n");
+	fprintf(f, "set termoption enhanced\nset encoding utf8\n");
 	/* the name as it is, byte for byte (-o has no control character) */
 	fputs("set output \"", f);
 	for (; *out; out++)
@@ -94,12 +112,17 @@ static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *
 	         fig->subtitle);
 	gp_cmd_str(f, "set title", title);
 	gp_cmd_str(f, "set xlabel", fig->xlabel);
-	gp_cmd_str(f, "set ylabel", fig->ylabel);
-	fprintf(f, "set grid ytics\nset border 3\nset xtics nomirror\nset ytics nomirror\n");
+	/* tfgb's own words, its superscripts typeset */
+	fputs("set ylabel ", f);
+	gp_str(f, fig->ylabel);
+	fprintf(f, "\nset grid ytics\nset border %d\nset xtics nomirror\nset ytics nomirror\n",
+	        fig->x2bytes ? 7 : 3);
+	if (fig->x2bytes)
+		gp_cmd_str(f, "set x2label", "payload size");
 	if (fig->style == PLOT_BARS)
-		fprintf(f, "set key outside below center horizontal\n");
+		fprintf(f, "set key outside right top vertical Left reverse\n");
 	else
-		fprintf(f, "set key inside top left vertical opaque box\n");
+		fprintf(f, "set key inside top left vertical Left reverse opaque box\n");
 }
 
 /* The x position of an item: bars of a group side by side around it. */
@@ -162,7 +185,7 @@ static int gp_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *
 		snprintf(text, sizeof text, "%s%s", s->pt[it->point].status,
 		         isnan(it->y) ? ": no figure" : "");
 		fprintf(f, "set label ");
-		gp_str(f, text);
+		gp_lit(f, text);
 		if (isnan(it->y))
 			fprintf(f, " at first %.17g, graph 0.03", item_x(fig, it));
 		else
@@ -188,6 +211,28 @@ static void gp_xrange(const struct plot_fig *fig, FILE *f)
 		fprintf(f, "set xrange [%.17g:%.17g]\n", lo - (hi - lo) * 0.04, hi + (hi - lo) * 0.04);
 }
 
+/* x2bytes: the payload size of each x on top, the axes linked. */
+static void gp_x2tics(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
+{
+	int n = 0;
+
+	fprintf(f, "set link x2\nset x2tics out (");
+	for (size_t i = 0; i < fig->nitem; i++) {
+		const struct plot_item *it = &fig->item[i];
+		char text[PLOT_LABEL_MAX];
+		size_t j = 0;
+		while (j < i && fig->item[j].x != it->x)
+			j++;
+		if (j < i)
+			continue; /* this x has its tic */
+		plot_key_text(PK_BYTES, s->pt[it->point].key[PK_BYTES], text, sizeof text);
+		fprintf(f, "%s", n++ ? ", " : "");
+		gp_quote(f, text, 1);
+		fprintf(f, " %.17g", it->x);
+	}
+	fprintf(f, ") noenhanced\n");
+}
+
 /* Tics at the values on x: the groups' names, or a sweep's values (sizes
  * written as sizes). */
 static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
@@ -199,11 +244,13 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 		fprintf(f, "set xrange [-0.6:%g]\nset xtics (", fig->ngroups - 0.4);
 		for (int g = 0; g < fig->ngroups; g++) {
 			fprintf(f, "%s", g ? ", " : "");
-			gp_str(f, fig->group[g]);
+			gp_quote(f, fig->group[g], 1);
 			fprintf(f, " %d", g);
 			longest = (int)strlen(fig->group[g]) > longest ? (int)strlen(fig->group[g]) : longest;
 		}
-		fprintf(f, ")%s\n", fig->ngroups * longest > 90 ? " rotate by -30" : "");
+		fprintf(f, ") noenhanced%s\n", fig->ngroups * longest > 90 ? " rotate by -30" : "");
+		if (fig->x2bytes)
+			gp_x2tics(fig, s, f);
 		return;
 	}
 	gp_xrange(fig, f);
@@ -212,7 +259,7 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 		while (k < n && seen[k] != fig->item[i].x)
 			k++;
 		if (k == n && n == PLOT_TICS_MAX)
-			return; /* too many: gnuplot's own tics */
+			return; /* too many: gnuplot's own tics, and no sizes on top */
 		if (k == n)
 			seen[n++] = fig->item[i].x;
 	}
@@ -222,11 +269,24 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 		snprintf(v, sizeof v, "%.17g", seen[k]);
 		plot_key_text(fig->logx ? PK_BYTES : -1, v, text, sizeof text);
 		fprintf(f, "%s", k ? ", " : "");
-		gp_str(f, text);
+		gp_quote(f, text, 1);
 		fprintf(f, " %.17g", seen[k]);
 	}
-	fprintf(f, ")%s\n", n > 10 ? " rotate by -30" : "");
-	(void)s;
+	fprintf(f, ") noenhanced%s\n", n > 10 ? " rotate by -30" : "");
+	if (fig->x2bytes)
+		gp_x2tics(fig, s, f);
+}
+
+/* A series' legend entry: none when it is the only one (the subtitle says
+ * what all share). */
+static void gp_series_title(const struct plot_fig *fig, int n, FILE *f)
+{
+	if (fig->nseries == 1) {
+		fputs("notitle", f);
+		return;
+	}
+	fputs("title ", f);
+	gp_lit(f, fig->series[n]);
 }
 
 static int has_errbars(const struct plot_fig *fig, int n)
@@ -249,8 +309,14 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		fprintf(f, "%s$s%d using 1:2", n ? ", \\\n     " : "", n);
 	else
 		fprintf(f, "%skeyentry", n ? ", \\\n     " : "");
-	fprintf(f, " with %s lc %d title ", bars ? "boxes" : "linespoints lw 2 pt 7 ps 1.2", n + 1);
-	gp_str(f, fig->series[n]);
+	/* past gnuplot's 8 colours, the same again dashed or cross-hatched */
+	if (bars)
+		fprintf(f, " with boxes lc %d %s", n % PLOT_COLOURS + 1, n < PLOT_COLOURS ? "" :
+		        n < 2 * PLOT_COLOURS ? "fs pattern 1 border " : "fs pattern 2 border ");
+	else
+		fprintf(f, " with linespoints lw 2 pt 7 ps 1.2 lc %d dt %d ", n % PLOT_COLOURS + 1,
+		        n / PLOT_COLOURS + 1);
+	gp_series_title(fig, n, f);
 	if (!has_errbars(fig, n))
 		return;
 	if (bars)
@@ -258,7 +324,78 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		        "ps 0.4 lw 1.5 notitle", n);
 	else
 		fprintf(f, ", \\\n     $s%d using 1:5:3:4 with yerrorbars lc %d pt 7 ps 0.4 lw 1.5 "
-		        "notitle", n, n + 1);
+		        "notitle", n, n % PLOT_COLOURS + 1);
+}
+
+/* The percentile on a log axis of 1/(1 - p), as HdrHistogram's plotter
+ * draws it: tics from 0% to the largest percentile of the results. */
+static void gp_pct_axes(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
+{
+	static const char *const tic[] = {"0%", "90%", "99%", "99.9%", "99.99%", "99.999%",
+	                                  "99.9999%", "99.99999%", "99.999999%", "99.9999999%"};
+	double top = 10, x = 1;
+
+	for (size_t i = 0; i < fig->nitem; i++) {
+		const struct plot_point *p = &s->pt[fig->item[i].point];
+		if (p->npct && 1 / (1 - p->pct[2 * p->npct - 2]) > top)
+			top = 1 / (1 - p->pct[2 * p->npct - 2]);
+	}
+	fprintf(f, "set logscale x 10\nset xrange [1:%.17g]\nset xtics (\"50%%%%\" 2", top);
+	for (size_t k = 0; k < sizeof tic / sizeof *tic && x <= top * 1.0001; k++, x *= 10) {
+		fputs(", ", f);
+		gp_quote(f, tic[k], 1);
+		fprintf(f, " %.17g", x);
+	}
+	fprintf(f, ")\nset mxtics 10\nset grid xtics\n");
+	if (fig->logy) /* powers of ten, typeset */
+		fprintf(f, "set logscale y 10\nset mytics 10\nset format y \"10^{%%L}\"\n");
+	else
+		fprintf(f, "set yrange [0:*]\n");
+}
+
+/* Percentiles: the result of series n (one each). */
+static const struct plot_point *series_point(const struct plot_fig *fig,
+                                             const struct plot_set *s, int n)
+{
+	for (size_t i = 0; i < fig->nitem; i++)
+		if (fig->item[i].series == n)
+			return &s->pt[fig->item[i].point];
+	return NULL;
+}
+
+/* Percentiles: series n's result as $sN, x = 1/(1 - p), y its latency. */
+static void gp_pct_data(const struct plot_fig *fig, const struct plot_set *s, int n, FILE *f)
+{
+	const struct plot_point *p = series_point(fig, s, n);
+
+	fprintf(f, "$s%d << EOD\n", n);
+	for (size_t k = 0; p && k < p->npct; k++)
+		fprintf(f, "%.17g %.17g\n", 1 / (1 - p->pct[2 * k]),
+		        p->pct[2 * k + 1] / (fig->ms ? 1000 : 1));
+	fprintf(f, "EOD\n");
+}
+
+/* Percentiles: series n's line, or a legend entry alone when it measured
+ * no call; a status not ok is named in the legend. */
+static void gp_pct_plot(const struct plot_fig *fig, const struct plot_set *s, int n, FILE *f)
+{
+	const struct plot_point *p = series_point(fig, s, n);
+	char title[PLOT_LABEL_MAX + 48];
+	int ok = p && !strcmp(p->status, "ok");
+
+	if (!p)
+		return;
+	snprintf(title, sizeof title, "%s%s%s%s", fig->nseries > 1 ? fig->series[n] : "",
+	         ok ? "" : fig->nseries > 1 ? " (" : "(", ok ? "" : p->status,
+	         ok ? "" : p->npct ? ")" : ": no call)");
+	if (p->npct)
+		fprintf(f, "%s$s%d using 1:2", n ? ", \\\n     " : "", n);
+	else
+		fprintf(f, "%skeyentry", n ? ", \\\n     " : "");
+	fprintf(f, " with lines lw 2 lc %d dt %d %s", n % PLOT_COLOURS + 1, n / PLOT_COLOURS + 1,
+	        *title ? "title " : "notitle");
+	if (*title)
+		gp_lit(f, title);
 }
 
 void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const char *out,
@@ -267,10 +404,22 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 	int bars = fig->style == PLOT_BARS, marked;
 
 	gp_head(fig, out, svg, f);
+	if (fig->style == PLOT_PERCENTILES) {
+		gp_pct_axes(fig, s, f);
+		for (int n = 0; n < fig->nseries; n++)
+			gp_pct_data(fig, s, n, f);
+		if (fig->nseries == 1 && is_ok(s, &fig->item[0]))
+			fprintf(f, "unset key\n"); /* no entry: no empty box */
+		fprintf(f, "plot ");
+		for (int n = 0; n < fig->nseries; n++)
+			gp_pct_plot(fig, s, n, f);
+		fprintf(f, "\nunset output\n");
+		return;
+	}
 	if (fig->logx)
 		fprintf(f, "set logscale x 2\n");
-	if (fig->logy)
-		fprintf(f, "set logscale y 10\nset mytics 10\n");
+	if (fig->logy) /* powers of ten, typeset */
+		fprintf(f, "set logscale y 10\nset mytics 10\nset format y \"10^{%%L}\"\n");
 	else
 		fprintf(f, "set yrange [0:*]\nset offsets 0, 0, graph 0.12, 0\n");
 	gp_xtics(fig, s, f);
@@ -280,12 +429,14 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 	for (int n = 0; n < fig->nseries; n++)
 		gp_series_data(fig, n, f);
 	marked = gp_marks(fig, s, f);
+	if (fig->nseries == 1 && !marked)
+		fprintf(f, "unset key\n");
 	fprintf(f, "plot ");
 	for (int n = 0; n < fig->nseries; n++)
 		gp_series_plot(fig, n, f);
 	if (marked) {
 		/* a legend entry even when every marked result is null */
-		fprintf(f, ", \\\n     %s with %s lc rgb \"%s\" lw 2 %s title \"status not ok\"",
+		fprintf(f, ", \\\n     %s with %s lc rgb \"%s\" lw 2 %s title \"status not ok\" noenhanced",
 		        marked & 2 ? "$bad using 1:2" : "keyentry", bars ? "boxes" : "points pt 6 ps 2.5",
 		        PLOT_MARK_RGB, bars ? "fs transparent pattern 4 border" : "");
 	}
@@ -329,14 +480,19 @@ static void read_messages(int fd, struct err *err)
 			*p = ' ';
 }
 
-/* Waits for pid at most timeout_s seconds; its wait status, or -1 when it
- * ran out of time (then it is killed and reaped). */
-static int wait_deadline(pid_t pid, int timeout_s)
+/* Waits for pid at most timeout_s seconds, or until *stop is set; its wait
+ * status, or -1 when it ran out of time, -2 when stopped (then it is
+ * killed and reaped). */
+static int wait_deadline(pid_t pid, int timeout_s, const volatile sig_atomic_t *stop)
 {
 	struct timespec nap = {0, 10000000};
-	int status;
+	int status, rc = -1;
 
 	for (long waited = 0; waited < timeout_s * 100L; waited++) {
+		if (stop && *stop) {
+			rc = -2;
+			break;
+		}
 		pid_t r = waitpid(pid, &status, WNOHANG);
 		if (r == pid)
 			return status;
@@ -347,10 +503,11 @@ static int wait_deadline(pid_t pid, int timeout_s)
 	kill(pid, SIGKILL);
 	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
 		;
-	return -1;
+	return rc;
 }
 
-int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err)
+int plot_gp_run(const char *script, size_t len, int timeout_s, const volatile sig_atomic_t *stop,
+                struct err *err)
 {
 	const char *prog = getenv("GNUPLOT") && *getenv("GNUPLOT") ? getenv("GNUPLOT") : "gnuplot";
 	char *argv[] = {(char *)prog, NULL};
@@ -371,11 +528,13 @@ int plot_gp_run(const char *script, size_t len, int timeout_s, struct err *err)
 	posix_spawn_file_actions_destroy(&fa);
 	if (e != 0)
 		goto out;
-	status = wait_deadline(pid, timeout_s);
+	status = wait_deadline(pid, timeout_s, stop);
 	read_messages(msg, err);
 	rc = -2;
 	if (status == -1)
 		err_set(err, "it did not finish in %d s (killed)", timeout_s);
+	else if (status == -2)
+		err_set(err, "interrupted (gnuplot killed)");
 	else if (WIFSIGNALED(status))
 		err_append(err, "%skilled by signal %d", err->msg[0] ? "; " : "", WTERMSIG(status));
 	else if (WEXITSTATUS(status) != 0 && !err->msg[0])

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "hist.h"
 #include "input.h"
 #include "jsonr.h"
 #include "cmd_rerun.h"
@@ -32,25 +33,26 @@ static const struct {
 };
 
 /* Each figure: its JSON path, CSV column, name in [job] repeat's figures
- * (NULL: not kept per run), and how --metric names it. */
+ * (NULL: not kept per run), how --metric names it, what it is, its unit. */
 static const struct {
-	const char *name, *path, *csv, *rep, *label;
+	const char *name, *path, *csv, *rep, *label, *unit;
 } metrics[PM_N] = {
-	[PM_AVG] = {"avg", "latency_us.avg", "avg_us", "avg_us", "average latency (us)"},
-	[PM_P50] = {"p50", "latency_us.p50", "p50_us", "p50_us", "median latency (us)"},
-	[PM_P90] = {"p90", "latency_us.p90", "p90_us", NULL, "90th percentile latency (us)"},
-	[PM_P99] = {"p99", "latency_us.p99", "p99_us", "p99_us", "99th percentile latency (us)"},
-	[PM_P999] = {"p999", "latency_us.p999", "p999_us", NULL, "99.9th percentile latency (us)"},
-	[PM_RPC] = {"rpc", "rpc_per_s", "rpc_per_s", "rpc_per_s", "throughput (RPC/s)"},
-	[PM_MBPS] = {"MBps", "MBps", "MBps", "MBps", "bandwidth (MB/s, 10^6 bytes)"},
+	[PM_AVG] = {"avg", "latency_us.avg", "avg_us", "avg_us", "average latency", "µs"},
+	[PM_P50] = {"p50", "latency_us.p50", "p50_us", "p50_us", "median latency", "µs"},
+	[PM_P90] = {"p90", "latency_us.p90", "p90_us", NULL, "90th percentile latency", "µs"},
+	[PM_P99] = {"p99", "latency_us.p99", "p99_us", "p99_us", "99th percentile latency", "µs"},
+	[PM_P999] = {"p999", "latency_us.p999", "p999_us", NULL, "99.9th percentile latency", "µs"},
+	[PM_RPC] = {"rpc", "rpc_per_s", "rpc_per_s", "rpc_per_s", "throughput", "RPC/s"},
+	[PM_MBPS] = {"MBps", "MBps", "MBps", "MBps", "bandwidth", "MB/s"},
 	/* derived from MB/s: the per-run figures have no Gbit/s of their own */
-	[PM_GBPS] = {"Gbps", "MBps", "MBps", "MBps", "bandwidth (Gbit/s)"},
+	[PM_GBPS] = {"Gbps", "MBps", "MBps", "MBps", "bandwidth", "Gbit/s"},
 };
 
 /* MB/s to Gbit/s */
 #define PLOT_GBPS_PER_MBPS 0.008
 
 const char *plot_metric_label(int m) { return metrics[m].label; }
+const char *plot_metric_unit(int m) { return metrics[m].unit; }
 const char *plot_metric_name(int m) { return metrics[m].name; }
 const char *plot_key_label(int k) { return keys[k].label; }
 const char *plot_key_name(int k) { return keys[k].name; }
@@ -98,6 +100,8 @@ void plot_key_text(int key, const char *v, char *buf, size_t len)
 
 void plot_set_free(struct plot_set *s)
 {
+	for (size_t i = 0; i < s->n; i++)
+		free(s->pt[i].pct);
 	free(s->pt);
 	s->pt = NULL;
 	s->n = 0;
@@ -117,6 +121,7 @@ static struct plot_point *point_new(struct plot_set *s, const char *path, int fi
 	p = &s->pt[s->n++];
 	memset(p, 0, sizeof *p);
 	p->file = file;
+	p->hist_calls = -1;
 	for (int m = 0; m < PM_N; m++)
 		p->y[m] = p->mean[m] = p->sd[m] = p->min[m] = p->max[m] = NAN;
 	if (n > 5 && (!strcmp(base + n - 5, ".json") || !strcmp(base + n - 5, ".ndjson")))
@@ -185,15 +190,65 @@ static void json_runs(struct plot_point *p, const struct jsonr *r, int from)
 	}
 }
 
-/* One result (the object at token `from`) as a point. */
+/* The HdrHistogram rows of the result's histogram into p (none when it
+ * records none: null or absent).  0, or -1 with err set. */
+static int json_hist(struct plot_point *p, const struct jsonr *r, int from, const char *path,
+                     struct err *err)
+{
+	int h = jsonr_find(r, from, "histogram");
+	struct stats *st;
+	struct hist_row row = {0};
+	size_t cap = 0;
+
+	if (h < 0 || jsonr_type(r, h) == JSONR_NULL)
+		return 0;
+	if (jnum(r, h, "count") == 0 && jsonr_type(r, jsonr_find(r, h, "buckets")) == JSONR_ARRAY &&
+	    !r->tok[jsonr_find(r, h, "buckets")].count) {
+		p->hist_calls = 0; /* no call: whatever its min_ns and max_ns say (null) */
+		return 0;
+	}
+	if (!(st = malloc(sizeof *st)))
+		goto oom;
+	if (hist_from_json(r, h, st) < 0) {
+		free(st);
+		err_set(err, "'%s': \"histogram\" is not tfgb's: a bucket that is not one of its "
+		         "[lo_ns, hi_ns, count], out of order, or counts that do not add up to "
+		         "\"count\"", path);
+		return -1;
+	}
+	while (hist_row_next(st, &row)) {
+		if (p->npct == cap) {
+			double *more = realloc(p->pct, (cap = cap ? 2 * cap : 64) * 2 * sizeof *more);
+			if (!more) {
+				free(st);
+				goto oom;
+			}
+			p->pct = more;
+		}
+		p->pct[2 * p->npct] = row.p;
+		p->pct[2 * p->npct++ + 1] = (double)row.value_ns / 1e3;
+	}
+	p->hist_calls = (long long)st->count;
+	free(st);
+	return 0;
+oom:
+	err_set(err, "'%s': out of memory for its histogram", path);
+	return -1;
+}
+
+/* One result (the object at token `from`) as a point.  0, or -1 with err
+ * set. */
 static int json_point(struct plot_set *s, const struct jsonr *r, int from, const char *path,
-                      int file, struct plot_point **out)
+                      int file, struct plot_point **out, struct err *err)
 {
 	struct plot_point *p = point_new(s, path, file);
 	char ps[24], w[24];
 
-	if (!p)
+	if (!p) {
+		err_set(err, "'%s': more than %d results in all, or out of memory", path,
+		         PLOT_POINTS_MAX);
 		return -1;
+	}
 	jtext(r, from, "benchmark", p->bench, sizeof p->bench);
 	jtext(r, from, "status", p->status, sizeof p->status);
 	jtext(r, from, "transport", p->key[PK_TRANSPORT], PLOT_TEXT_MAX);
@@ -215,7 +270,7 @@ static int json_point(struct plot_set *s, const struct jsonr *r, int from, const
 		p->y[m] = jnum(r, from, metrics[m].path) * (m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1);
 	json_runs(p, r, from);
 	*out = p;
-	return 0;
+	return s->hist ? json_hist(p, r, from, path, err) : 0;
 }
 
 static int is_result(const struct jsonr *r, int from)
@@ -247,17 +302,13 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 			         "value in sweep.values", path, i);
 			return -1;
 		}
-		if (json_point(s, r, one, path, file, &p) < 0)
-			goto full;
+		if (json_point(s, r, one, path, file, &p, err) < 0)
+			return -1;
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key);
 		snprintf(p->sweep_unit, sizeof p->sweep_unit, "%s", unit);
 		jtext(r, jsonr_arr_get(r, vals, i), "", p->key[PK_SWEEP], PLOT_TEXT_MAX);
 	}
 	return 0;
-full:
-	err_set(err, "'%s': more than %d results in all, or out of memory", path,
-	         PLOT_POINTS_MAX);
-	return -1;
 }
 
 static int read_json(struct plot_set *s, const char *text, size_t len, const char *path,
@@ -278,10 +329,7 @@ static int read_json(struct plot_set *s, const char *text, size_t len, const cha
 	if (jsonr_type(&r, jsonr_find(&r, 0, "sweep")) == JSONR_OBJECT) {
 		rc = json_sweep(s, &r, path, file, err);
 	} else if (is_result(&r, 0)) {
-		rc = json_point(s, &r, 0, path, file, &p);
-		if (rc < 0)
-			err_set(err, "'%s': more than %d results in all, or out of memory",
-			         path, PLOT_POINTS_MAX);
+		rc = json_point(s, &r, 0, path, file, &p, err);
 	} else {
 		err_set(err, "'%s' is not a tfgb result: no \"benchmark\" and \"job\", "
 		         "nor a sweep's \"sweep\" and \"results\"", path);

@@ -93,37 +93,39 @@ int hist_from_json(const struct jsonr *r, int obj, struct stats *s)
 	return 0;
 }
 
-int hist_hgrm(const struct stats *s, FILE *f)
+int hist_row_next(const struct stats *s, struct hist_row *row)
 {
-	uint64_t seen = 0;
-	unsigned b = 0;
-	double p = 0;
+	/* the percentile as printed: a reader that recomputes a row from the
+	 * text gets the same rank */
+	double p = round(row->next * 1e10) / 1e10;
+	uint64_t rank;
 
-	fprintf(f, "%12s %12s %12s %14s\n\n", "Value", "Percentile", "TotalCount",
-	        "1/(1-Percentile)");
 	/* rows until the one whose bucket holds the largest value; the
 	 * percentile step halves with the distance to 100%, so at most 5 rows
 	 * per halving, and a double's precision ends it past 1 - 2^-52 */
-	while (s->count && p < 1) {
-		uint64_t rank;
-		double half;
-		/* the percentile as printed: a reader that recomputes a row from
-		 * the text gets the same rank */
-		p = round(p * 1e10) / 1e10;
-		if (p >= 1)
-			break; /* over 10^10 calls: the 100% row ends it */
-		rank = (uint64_t)ceil(p * (double)s->count);
-		if (rank == 0)
-			rank = 1;
-		while (seen < rank && b < STATS_BUCKETS)
-			seen += s->bucket[b++];
-		fprintf(f, "%12.3f %12.10f %12" PRIu64 " %14.2f\n",
-		        (double)stats_quantile(s, p) / 1e3, p, seen, 1 / (1 - p));
-		if (seen >= s->count)
-			break;
-		half = floor(log2(1 / (1 - p)));
-		p += 1 / (5 * pow(2, half + 1));
-	}
+	if (row->done || !s->count || p >= 1)
+		return 0; /* over 10^10 calls: the 100% row ends it */
+	rank = (uint64_t)ceil(p * (double)s->count);
+	if (rank == 0)
+		rank = 1;
+	while (row->seen < rank && row->b < STATS_BUCKETS)
+		row->seen += s->bucket[row->b++];
+	row->p = p;
+	row->value_ns = stats_quantile(s, p);
+	row->done = row->seen >= s->count;
+	row->next = p + 1 / (5 * pow(2, floor(log2(1 / (1 - p))) + 1));
+	return 1;
+}
+
+int hist_hgrm(const struct stats *s, FILE *f)
+{
+	struct hist_row row = {0};
+
+	fprintf(f, "%12s %12s %12s %14s\n\n", "Value", "Percentile", "TotalCount",
+	        "1/(1-Percentile)");
+	while (hist_row_next(s, &row))
+		fprintf(f, "%12.3f %12.10f %12" PRIu64 " %14.2f\n", (double)row.value_ns / 1e3, row.p,
+		        row.seen, 1 / (1 - row.p));
 	if (s->count)
 		fprintf(f, "%12.3f %12.10f %12" PRIu64 " %14s\n", (double)s->max_ns / 1e3, 1.0,
 		        s->count, "inf");

@@ -30,6 +30,18 @@ void hist_json(struct json *w, const char *key, const struct stats *s);
  * buckets are out of order or their counts do not add up to "count". */
 int hist_from_json(const struct jsonr *r, int obj, struct stats *s);
 
+/* The rows of that distribution one at a time (row zeroed first): 1 and
+ * the next row (its percentile p, value and the calls in the buckets up to
+ * it, as the text has them), or 0 after the last (the 100% row, the
+ * largest value, is not one of them). */
+struct hist_row {
+	double p, next;
+	uint64_t value_ns, seen;
+	unsigned b;
+	int done;
+};
+int hist_row_next(const struct stats *s, struct hist_row *row);
+
 /* Writes the HdrHistogram percentile distribution of s to f; 0, or -1
  * when writing failed. */
 int hist_hgrm(const struct stats *s, FILE *f);
