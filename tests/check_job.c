@@ -644,9 +644,9 @@ END_TEST
 START_TEST(test_job_err_number)
 {
 	ck_assert_load_err("[payload]\niovecs = ten\n",
-	                   "t.ini:2: payload.iovecs = ten: not a whole number");
+	                   "t.ini:2: payload.iovecs = ten: not a whole number; must be in [1, 65536]");
 	ck_assert_load_err("[payload]\niovecs = 10.5\n",
-	                   "t.ini:2: payload.iovecs = 10.5: not a whole number");
+	                   "t.ini:2: payload.iovecs = 10.5: not a whole number; must be in [1, 65536]");
 }
 END_TEST
 
@@ -654,16 +654,21 @@ START_TEST(test_job_err_unit)
 {
 	ck_assert_load_err("[payload]\nsmall = 10X\n",
 	                   "t.ini:2: payload.small = 10X: not a size (a whole number of bytes with B, "
-	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1B, 1KiB)");
 	ck_assert_load_err("[payload]\nsmall = 0.5B\n",
 	                   "t.ini:2: payload.small = 0.5B: not a size (a whole number of bytes with B, "
-	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1B, 1KiB)");
 	ck_assert_load_err("[job]\nwarmup = 2 weeks\n",
 	                   "t.ini:2: job.warmup = 2 weeks: not a duration (a number with ns, us, ms, s, "
-	                   "m or h; bare numbers are seconds)");
+	                   "m or h; bare numbers are seconds); must be in [0s, 1h]");
+	/* past 2^64 - 1, or below 0: out of range, said as such */
+	ck_assert_load_err("[job]\nwarmup = -5s\n", "t.ini:2: job.warmup = -5s: must be in [0s, 1h]");
+	ck_assert_load_err("[job]\nseed = 18446744073709551616\n",
+	                   "t.ini:2: job.seed = 18446744073709551616: must be in [0, 9223372036854775807]");
+	ck_assert_load_err("[payload]\niovecs = 99999999999999999999\n",
+	                   "t.ini:2: payload.iovecs = 99999999999999999999: must be in [1, 65536]");
 	ck_assert_load_err("[server]\nmax_message = 99999999999999999999\n",
-	                   "t.ini:2: server.max_message = 99999999999999999999: not a size (a whole "
-	                   "number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "t.ini:2: server.max_message = 99999999999999999999: must be in [1KiB, 2GiB)");
 }
 END_TEST
 
@@ -674,7 +679,7 @@ START_TEST(test_job_err_range)
 	ck_assert_load_err("[payload]\nsmall = 0B\n", "t.ini:2: payload.small = 0B: must be in [1B, 1KiB)");
 	ck_assert_load_err("[payload]\nlarge = 16EiB\n",
 	                   "t.ini:2: payload.large = 16EiB: not a size (a whole number of bytes with B, "
-	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1MiB, 10MiB]");
 	ck_assert_load_err("[payload]\nlarge = 16GiB\n",
 	                   "t.ini:2: payload.large = 16GiB: must be in [1MiB, 10MiB]");
 	ck_assert_load_err("[payload]\nscheme = custom\niovec = 1B, 2GiB\n",
@@ -831,7 +836,7 @@ START_TEST(test_job_err_continuation)
 	/* an indented line after a key continues it, even one like a header */
 	ck_assert_load_err("[payload]\nscheme = custom\niovec = 1B,\n  [job]\n",
 	                   "t.ini:4: payload.iovec = [job]: item 1 '[job]': not a size (a whole number "
-	                   "of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1B, 1GiB]");
 }
 END_TEST
 
@@ -908,7 +913,7 @@ START_TEST(test_job_err_override_long)
 	ck_assert_msg(strstr(err.msg, "...: item 401 '0B': must be in [1B, 1GiB]"), "%s", err.msg);
 
 	ck_assert_int_eq(job_override(&job, "payload.iovecs=1\n2", 2, &err), -1);
-	ck_assert_str_eq(err.msg, "-s #2: payload.iovecs = 1?2: not a whole number");
+	ck_assert_str_eq(err.msg, "-s #2: payload.iovecs = 1?2: not a whole number; must be in [1, 65536]");
 	ck_assert_int_eq(job_override(&job, "output.file=a\nb", 3, &err), -1);
 	ck_assert_str_eq(err.msg, "-s #3: output.file = a?b: must be one line, without control characters");
 }
