@@ -898,14 +898,7 @@ int job_check_keys(struct job *j, struct err *err)
 	if (j->ps.n == 1 && j->ps.v[0].port + j->ps_count - 1 > 65535)
 		return job_key_err(j, err, "cluster", "ps_count",
 		                   "consecutive ports from %u would pass 65535", j->ps.v[0].port);
-	if (j->control.n)
-		for (int i = 0; i < j->ps_count; i++) {
-			struct opt_hostport a = j->ps.n == 1 ? j->ps.v[0] : j->ps.v[i];
-			if (j->ps.n == 1)
-				a.port = (uint16_t)(a.port + i);
-			if (a.port == j->control.v[0].port && !strcmp(a.host, j->control.v[0].host))
-				return job_key_err(j, err, "cluster", "control", "is the address of PS %d", i);
-		}
+	/* which addresses collide: job_validate (validate.c) */
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
 		struct err why;
