@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "plot.h"
 
 /* How long gnuplot may take to draw one figure. */
@@ -146,6 +147,28 @@ static int plot_check_out(struct plot_opts *o)
 		return TFGB_EXIT_USAGE;
 	}
 	return -1;
+}
+
+/* The figure's place, before anything is read or drawn: not a directory,
+ * not one of the results it draws (it would be replaced by the figure). */
+static int plot_check_place(const struct plot_opts *o, char **names, int n)
+{
+	struct outfile_input *in = calloc((size_t)n, sizeof *in);
+	struct err why;
+	int fifo, rc = -1;
+
+	if (!in) {
+		tfgb_error("plot: out of memory");
+		return TFGB_EXIT_FAIL;
+	}
+	for (int i = 0; i < n; i++)
+		in[i] = (struct outfile_input){names[i], "a result to draw"};
+	if (outfile_place(o->out, in, n, &fifo, &why) < 0) {
+		tfgb_error("-o %s: cannot write the figure there: %s", o->out, why.msg);
+		rc = TFGB_EXIT_USAGE;
+	}
+	free(in);
+	return rc;
 }
 
 /* ---- what differs ---- */
@@ -707,6 +730,8 @@ int cmd_plot(struct tfgb *t)
 	}
 	s.names = t->argv + optind;
 	s.nfiles = t->argc - optind;
+	if ((rc = plot_check_place(&o, s.names, s.nfiles)) >= 0)
+		return rc;
 	for (int i = 0; i < s.nfiles; i++)
 		if (plot_read(&s, s.names[i], i, &err) < 0) {
 			tfgb_error("%s", err.msg);

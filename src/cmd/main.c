@@ -15,6 +15,7 @@
 #include "cmd_rerun.h"
 #include "input.h"
 #include "jsonr.h"
+#include "outfile.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "train.h"
@@ -279,6 +280,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 		snprintf(kv, sizeof kv, "output.format=%s", fmt);
 		if (job_override(&t->job, kv, nsets + 1, &err) < 0)
 			goto bad;
+		job_key_option(&t->job, "output", "format", "-f");
 	}
 	if (outfile) {
 		if (strlen(outfile) > 4096) {
@@ -288,6 +290,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 		snprintf(kv, sizeof kv, "output.file=%s", outfile);
 		if (job_override(&t->job, kv, nsets + 1 + !!fmt, &err) < 0)
 			goto bad;
+		job_key_option(&t->job, "output", "file", "-o");
 	}
 	if (series) {
 		if (strlen(series) > 4096) {
@@ -297,6 +300,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 		snprintf(kv, sizeof kv, "output.series=%s", series);
 		if (job_override(&t->job, kv, nsets + 1 + !!fmt + !!outfile, &err) < 0)
 			goto bad;
+		job_key_option(&t->job, "output", "series", "--series");
 	}
 	if (job_validate(&t->job, &err) < 0)
 		goto bad;
@@ -465,22 +469,6 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 		job_print_ini(&t->job, stdout);
 		return TFGB_EXIT_OK;
 	}
-	/* the report file is opened when the report is written (tfgb_out),
-	 * so a failed run or a silent worker leaves no empty file behind;
-	 * an unwritable place is still refused before any work starts */
-	if (t->job.file && *t->job.file && strcmp(t->job.file, "-") != 0) { /* "-": stdout */
-		char dir[4200], *slash;
-		snprintf(dir, sizeof dir, "%s", t->job.file);
-		slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir] = 0;
-		if (access(t->job.file, F_OK) == 0 ? access(t->job.file, W_OK) != 0 :
-		    access(slash ? dir : ".", W_OK | X_OK) != 0) {
-			tfgb_error("cannot write report to '%s': %s", t->job.file, strerror(errno));
-			return TFGB_EXIT_FAIL;
-		}
-		t->out = NULL;
-	}
 	/* the job's malloc, before any thread: may start this program again */
 	if (runs_calls(c) || c->fn == cmd_serve) {
 		struct err aerr;
@@ -489,7 +477,9 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 			return rc == -2 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
 		}
 	}
-	return -1;
+	/* every output's place, before any work (and after a start again for
+	 * the malloc: a FIFO's reader keeps the one open end it finds) */
+	return outfile_check_job(t);
 }
 
 static int run(const struct cmd *c, int argc, char **argv, const char *prog)

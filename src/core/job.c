@@ -428,6 +428,8 @@ static void origin_str(const struct job_origin *o, char *buf, size_t len)
 {
 	if (!o->file)
 		snprintf(buf, len, "default");
+	else if (o->line < 0) /* an option of its own: "-o" */
+		snprintf(buf, len, "%s", o->file);
 	else if (!strcmp(o->file, "-s"))
 		snprintf(buf, len, "-s #%d", o->line);
 	else
@@ -773,6 +775,16 @@ int job_key_set(const struct job *j, const char *section, const char *name)
 	return origin_of(j, section, name)->file != NULL;
 }
 
+void job_key_option(struct job *j, const char *section, const char *name, const char *option)
+{
+	int i = key_index(section, name);
+
+	if (i >= 0 && j->origin[i].file) {
+		j->origin[i].file = option;
+		j->origin[i].line = -1;
+	}
+}
+
 void job_key_where(const struct job *j, const char *section, const char *name, char *buf,
                    size_t len)
 {
@@ -827,7 +839,7 @@ int job_key_err(const struct job *j, struct err *err, const char *section,
 /* 0 for a default, 1 for the job file, 2 for -s: later layers win. */
 static int layer_of(const struct job_origin *o)
 {
-	return !o->file ? 0 : strcmp(o->file, "-s") ? 1 : 2;
+	return !o->file ? 0 : strcmp(o->file, "-s") && o->line >= 0 ? 1 : 2;
 }
 
 int job_check_keys(struct job *j, struct err *err)
