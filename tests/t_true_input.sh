@@ -237,6 +237,11 @@ mkfifo fifo
 c 2 "-o: output.file = fifo: cannot write the report there: it is a FIFO and nothing reads it" \
 	latency $long -o fifo
 c 1 "cannot write report to '/dev/full': No space left on device" genpayload -c empty.ini -o /dev/full
+c 2 "-o: output.file = $tfgb: cannot write the report there: it is this tfgb program" \
+	genpayload -c empty.ini -o "$tfgb"
+$PY -c 'import socket; socket.socket(socket.AF_UNIX).bind("sock")' || fail "no socket file"
+c 2 "-o: output.file = sock: cannot write the report there: it is a socket" genpayload -c empty.ini -o sock
+rm -f sock
 c 0 "" genpayload -c empty.ini -o /dev/null
 # a FIFO with a reader gets the report; a new file is made, nothing more
 cat fifo >fifo.got &

@@ -66,6 +66,14 @@ int outfile_place(const char *path, const struct outfile_input *in, int ninputs,
 		err_set(why, "it is a directory");
 		return -1;
 	}
+	if (S_ISSOCK(st.st_mode) || S_ISBLK(st.st_mode)) { /* a FIFO or a character device may be */
+		err_set(why, "it is a %s", S_ISSOCK(st.st_mode) ? "socket" : "block device");
+		return -1;
+	}
+	if (stat("/proc/self/exe", &is) == 0 && is.st_dev == st.st_dev && is.st_ino == st.st_ino) {
+		err_set(why, "it is this tfgb program");
+		return -1;
+	}
 	/* by device and inode: another name, a link, /dev/stdin, a ../ */
 	for (int i = 0; i < ninputs; i++)
 		if (in[i].path && *in[i].path && stat(in[i].path, &is) == 0 && S_ISREG(is.st_mode) &&
