@@ -152,11 +152,11 @@ c 2 "-s #1: job.seed = 18446744073709551616: must be in [0, 9223372036854775807]
 	genpayload -c empty.ini -s job.seed=18446744073709551616
 c 2 "-s #2: payload.iovec = 1B,99999999999999999999G: item 2 '99999999999999999999G': must be in [1B, 1GiB]" \
 	genpayload -c empty.ini -s payload.scheme=custom -s payload.iovec=1B,99999999999999999999G
-c 2 "--sweep job.warmup: value '-5s' must be in [0s, 1h]" latency -c empty.ini --sweep job.warmup=-5s,1s
-c 2 "--sweep payload.iovecs: end '99999999999999999999' must be in [1, 65536]" \
+c 2 "--sweep job.warmup: value '-5s': must be in [0s, 1h]" latency -c empty.ini --sweep job.warmup=-5s,1s
+c 2 "--sweep payload.iovecs: end '99999999999999999999': must be in [1, 65536]" \
 	latency -c empty.ini --sweep payload.iovecs=1:99999999999999999999:1
-c 2 "--sweep job.rate: start '-1' must be in [0, 10000000]" throughput -c empty.ini --sweep job.rate=-1:10:1
-c 2 "--sweep socket.sndbuf: value '2^64' not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [0B, 1GiB]" \
+c 2 "--sweep job.rate: start '-1': must be in [0, 10000000]" throughput -c empty.ini --sweep job.rate=-1:10:1
+c 2 "--sweep socket.sndbuf: value '2^64': not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [0B, 1GiB]" \
 	latency -c empty.ini --sweep socket.sndbuf=1KiB,2^64
 c 2 "--sweep job.seed: 1:9223372036854775807:1 is 9223372036854775807 values, more than 1000" \
 	latency -c empty.ini --sweep job.seed=1:9223372036854775807:1
