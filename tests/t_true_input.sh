@@ -303,6 +303,11 @@ c 2 "-s #1: job.warmup = : not a duration (a number with ns, us, ms, s, m or h; 
 c 2 "-s #1: output.file = a?b: must be one line, without control characters" \
 	genpayload -c empty.ini -s "output.file=a
 b"
+c 2 "-o: output.file = a?b: must be one line, without control characters" \
+	genpayload -c empty.ini -s job.seed=1 -o "a
+b"
+c 2 "--series: output.series = xxxxxxxxxx" genpayload -c empty.ini \
+	--series "$(head -c 300 /dev/zero | tr '\0' x)"
 big=$(head -c 100000 /dev/zero | tr '\0' 7)
 c 2 "7...: must be in [0, 9223372036854775807]" \
 	genpayload -c empty.ini -s "job.seed=$big"

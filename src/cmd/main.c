@@ -209,6 +209,30 @@ static void unknown_option(const struct cmd *c, const char *arg, int optopt_)
 		tfgb_error("unknown option '%s' for '%s'; see 'tfgb %s -h'", arg, c->name, c->name);
 }
 
+/* Sets output.KEY to value as option opt does (-f, -o, --series), after the
+ * pos - 1 -s: an error names the option, not an -s position. */
+static int option_set(struct job *j, const char *opt, const char *key, const char *value,
+                      int pos, struct err *err)
+{
+	char *kv = NULL, loc[24];
+
+	if (asprintf(&kv, "output.%s=%s", key, value) < 0) {
+		err_set(err, "%s: out of memory", opt);
+		return -1;
+	}
+	if (job_override(j, kv, pos, err) < 0) {
+		struct err was = *err;
+		snprintf(loc, sizeof loc, "-s #%d: ", pos);
+		if (!strncmp(was.msg, loc, strlen(loc)))
+			err_set(err, "%s: %s", opt, was.msg + strlen(loc));
+		free(kv);
+		return -1;
+	}
+	free(kv);
+	job_key_option(j, "output", key, opt);
+	return 0;
+}
+
 /* Loads the job: built-in defaults, then the file, then -s in order, then
  * -f and -o (shortcuts for -s output.format=, -s output.file=).  The file
  * is read once, into t->job_text (a pipe gives its bytes to one read only):
@@ -218,7 +242,6 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
                     const char *fmt, const char *outfile, const char *series)
 {
 	static char found[4096];
-	char kv[4200];
 	struct err err;
 	int inherited;
 
@@ -277,31 +300,14 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 			tfgb_error("-f %s: %s", fmt, why.msg);
 			return TFGB_EXIT_USAGE;
 		}
-		snprintf(kv, sizeof kv, "output.format=%s", fmt);
-		if (job_override(&t->job, kv, nsets + 1, &err) < 0)
+		if (option_set(&t->job, "-f", "format", fmt, nsets + 1, &err) < 0)
 			goto bad;
-		job_key_option(&t->job, "output", "format", "-f");
 	}
-	if (outfile) {
-		if (strlen(outfile) > 4096) {
-			tfgb_error("-o: file name is longer than 4096 bytes");
-			return TFGB_EXIT_USAGE;
-		}
-		snprintf(kv, sizeof kv, "output.file=%s", outfile);
-		if (job_override(&t->job, kv, nsets + 1 + !!fmt, &err) < 0)
-			goto bad;
-		job_key_option(&t->job, "output", "file", "-o");
-	}
-	if (series) {
-		if (strlen(series) > 4096) {
-			tfgb_error("--series: file name is longer than 4096 bytes");
-			return TFGB_EXIT_USAGE;
-		}
-		snprintf(kv, sizeof kv, "output.series=%s", series);
-		if (job_override(&t->job, kv, nsets + 1 + !!fmt + !!outfile, &err) < 0)
-			goto bad;
-		job_key_option(&t->job, "output", "series", "--series");
-	}
+	if (outfile && option_set(&t->job, "-o", "file", outfile, nsets + 1 + !!fmt, &err) < 0)
+		goto bad;
+	if (series && option_set(&t->job, "--series", "series", series,
+	                         nsets + 1 + !!fmt + !!outfile, &err) < 0)
+		goto bad;
 	if (job_validate(&t->job, &err) < 0)
 		goto bad;
 	if (t->verbose)
