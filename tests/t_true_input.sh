@@ -314,6 +314,17 @@ c 2 "7...: must be in [0, 9223372036854775807]" \
 c 2 "--sweep '=:::' is not SECTION.KEY=VALUES" latency -c empty.ini --sweep =:::
 c 2 "--sweep job.warmup=:::: a range is start:end:step" latency -c empty.ini --sweep job.warmup=:::
 c 2 "--sweep job.warmup: step '0s' must be a duration other than 0" latency -c empty.ini --sweep job.warmup=1s:2s:0s
+c 2 "--sweep job.seed: step '99999999999999999999' must be a whole number other than 0, or *N (N in [2, 1000])" \
+	latency -c empty.ini --sweep job.seed=1:3:99999999999999999999
+c 2 "-s #2: cluster.ps_count = 4096: consecutive ports from 65535 would pass 65535" \
+	genpayload -c empty.ini -s cluster.ps=localhost:65535 -s cluster.ps_count=4096
+for p in nan inf -50 0x10; do
+	c 2 "-s #1: output.percentiles = $p: not a list of percentiles like 50, 99, 99.99 (item 1); each must be in (0, 100]" \
+		genpayload -c empty.ini -s "output.percentiles=$p"
+done
+c 2 "-s #1: affinity.ps_cpus = 3-1: bad CPU range in item 1: 3-1 runs downwards" \
+	genpayload -c empty.ini -s affinity.ps_cpus=3-1
+c 2 "cannot open job file 'no.ini': No such file or directory" genpayload -c no.ini
 c 2 "--sweep is given twice" latency -c empty.ini --sweep job.seed=1,2 --sweep job.seed=3
 c 2 "--sweep payload.iovecs: 1:65536:1 is 65536 values, more than 1000" \
 	latency -c empty.ini --sweep payload.iovecs=1:65536:1
