@@ -623,8 +623,66 @@ START_TEST(test_job_ports_limit)
 	                    "t.ini:3: cluster.ps_count = 3: consecutive ports from 65534 would pass 65535");
 	job_free(&job);
 	job_init(&job);
-	/* an explicit list may use any ports */
-	ck_assert_ptr_null(check("[cluster]\nps = h:65535, h:65534, h:65533\nps_count = 3\n"));
+	/* an explicit list may use any ports but PS 0's - 1, the control
+	 * service's when cluster.control is empty */
+	ck_assert_ptr_null(check("[cluster]\nps = h:65535, h:65533, h:65531\nps_count = 3\n"));
+}
+END_TEST
+
+/* Two processes of the job on one address: a job error naming the key,
+ * whether the names are equal or only stand for the same address. */
+START_TEST(test_job_addresses_collide)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{"[cluster]\nps = localhost:7000, localhost:7000\nps_count = 2\n",
+		 "t.ini:2: cluster.ps = localhost:7000, localhost:7000: PS 0 (localhost:7000) and "
+		 "PS 1 (localhost:7000) are one address; each PS needs a port of its own"},
+		{"[cluster]\nps = a:1, localhost:7000, b:1, 127.0.0.1:7000\nps_count = 4\n",
+		 "t.ini:2: cluster.ps = a:1, localhost:7000, b:1, 127.0.0.1:7000: PS 1 "
+		 "(localhost:7000) and PS 3 (127.0.0.1:7000) are one address; each PS needs a port "
+		 "of its own"},
+		{"[cluster]\nps = [::1]:7000, LocalHost.:7000\nps_count = 2\n",
+		 "t.ini:2: cluster.ps = [::1]:7000, LocalHost.:7000: PS 0 ([::1]:7000) and PS 1 "
+		 "(LocalHost.:7000) are one address; each PS needs a port of its own"},
+		{"[cluster]\nps = [::0:1]:7000, [0::1]:7000\nps_count = 2\n",
+		 "t.ini:2: cluster.ps = [::0:1]:7000, [0::1]:7000: PS 0 ([::0:1]:7000) and PS 1 "
+		 "([0::1]:7000) are one address; each PS needs a port of its own"},
+		{"[cluster]\nps = Node1:7000, node1:7000\nps_count = 2\n",
+		 "t.ini:2: cluster.ps = Node1:7000, node1:7000: PS 0 (Node1:7000) and PS 1 "
+		 "(node1:7000) are one address; each PS needs a port of its own"},
+		{"[cluster]\nps = localhost:7000\nps_count = 2\ncontrol = 127.0.0.1:7001\n",
+		 "t.ini:4: cluster.control = 127.0.0.1:7001: is the address of PS 1 (localhost:7001)"},
+		{"[cluster]\nps = localhost:7001, 127.0.0.1:7000\nps_count = 2\n",
+		 "t.ini:2: cluster.ps = localhost:7001, 127.0.0.1:7000: PS 1 (127.0.0.1:7000) is on "
+		 "the control service's port, PS 0's port - 1 (cluster.control is empty); set "
+		 "cluster.control or move PS 1"},
+	};
+	static const char *const good[] = {
+		/* other hosts, other ports, the two loopback families apart */
+		"[cluster]\nps = a:7000, b:7000\nps_count = 2\n",
+		"[cluster]\nps = 127.0.0.1:7000, [::1]:7000\nps_count = 2\n",
+		"[cluster]\nps = 127.0.0.1:7000, 127.0.0.2:7000\nps_count = 2\n",
+		"[cluster]\nps = localhost:7000, localhost:7002\nps_count = 2\n",
+		"[cluster]\nps = localhost:7001, otherhost:7000\nps_count = 2\n",
+		"[cluster]\nps = localhost:7000\nps_count = 4096\n",
+		/* one PS: the control service is not started beside it */
+		"[cluster]\nps = localhost:7000\n",
+		"[cluster]\nps = localhost:7000\nps_count = 2\ncontrol = otherhost:7001\n",
+	};
+
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		ck_assert_check_err(bad[i].text, bad[i].want);
+		job_free(&job);
+		job_init(&job);
+	}
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		const char *e = check(good[i]);
+		ck_assert_msg(e == NULL, "%s: %s", good[i], e);
+		job_free(&job);
+		job_init(&job);
+	}
 }
 END_TEST
 
@@ -644,9 +702,9 @@ END_TEST
 START_TEST(test_job_err_number)
 {
 	ck_assert_load_err("[payload]\niovecs = ten\n",
-	                   "t.ini:2: payload.iovecs = ten: not a whole number");
+	                   "t.ini:2: payload.iovecs = ten: not a whole number; must be in [1, 65536]");
 	ck_assert_load_err("[payload]\niovecs = 10.5\n",
-	                   "t.ini:2: payload.iovecs = 10.5: not a whole number");
+	                   "t.ini:2: payload.iovecs = 10.5: not a whole number; must be in [1, 65536]");
 }
 END_TEST
 
@@ -654,16 +712,21 @@ START_TEST(test_job_err_unit)
 {
 	ck_assert_load_err("[payload]\nsmall = 10X\n",
 	                   "t.ini:2: payload.small = 10X: not a size (a whole number of bytes with B, "
-	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1B, 1KiB)");
 	ck_assert_load_err("[payload]\nsmall = 0.5B\n",
 	                   "t.ini:2: payload.small = 0.5B: not a size (a whole number of bytes with B, "
-	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1B, 1KiB)");
 	ck_assert_load_err("[job]\nwarmup = 2 weeks\n",
 	                   "t.ini:2: job.warmup = 2 weeks: not a duration (a number with ns, us, ms, s, "
-	                   "m or h; bare numbers are seconds)");
+	                   "m or h; bare numbers are seconds); must be in [0s, 1h]");
+	/* past 2^64 - 1, or below 0: out of range, said as such */
+	ck_assert_load_err("[job]\nwarmup = -5s\n", "t.ini:2: job.warmup = -5s: must be in [0s, 1h]");
+	ck_assert_load_err("[job]\nseed = 18446744073709551616\n",
+	                   "t.ini:2: job.seed = 18446744073709551616: must be in [0, 9223372036854775807]");
+	ck_assert_load_err("[payload]\niovecs = 99999999999999999999\n",
+	                   "t.ini:2: payload.iovecs = 99999999999999999999: must be in [1, 65536]");
 	ck_assert_load_err("[server]\nmax_message = 99999999999999999999\n",
-	                   "t.ini:2: server.max_message = 99999999999999999999: not a size (a whole "
-	                   "number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "t.ini:2: server.max_message = 99999999999999999999: must be in [1KiB, 2GiB)");
 }
 END_TEST
 
@@ -674,7 +737,7 @@ START_TEST(test_job_err_range)
 	ck_assert_load_err("[payload]\nsmall = 0B\n", "t.ini:2: payload.small = 0B: must be in [1B, 1KiB)");
 	ck_assert_load_err("[payload]\nlarge = 16EiB\n",
 	                   "t.ini:2: payload.large = 16EiB: not a size (a whole number of bytes with B, "
-	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1MiB, 10MiB]");
 	ck_assert_load_err("[payload]\nlarge = 16GiB\n",
 	                   "t.ini:2: payload.large = 16GiB: must be in [1MiB, 10MiB]");
 	ck_assert_load_err("[payload]\nscheme = custom\niovec = 1B, 2GiB\n",
@@ -831,7 +894,7 @@ START_TEST(test_job_err_continuation)
 	/* an indented line after a key continues it, even one like a header */
 	ck_assert_load_err("[payload]\nscheme = custom\niovec = 1B,\n  [job]\n",
 	                   "t.ini:4: payload.iovec = [job]: item 1 '[job]': not a size (a whole number "
-	                   "of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	                   "of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB); must be in [1B, 1GiB]");
 }
 END_TEST
 
@@ -908,7 +971,7 @@ START_TEST(test_job_err_override_long)
 	ck_assert_msg(strstr(err.msg, "...: item 401 '0B': must be in [1B, 1GiB]"), "%s", err.msg);
 
 	ck_assert_int_eq(job_override(&job, "payload.iovecs=1\n2", 2, &err), -1);
-	ck_assert_str_eq(err.msg, "-s #2: payload.iovecs = 1?2: not a whole number");
+	ck_assert_str_eq(err.msg, "-s #2: payload.iovecs = 1?2: not a whole number; must be in [1, 65536]");
 	ck_assert_int_eq(job_override(&job, "output.file=a\nb", 3, &err), -1);
 	ck_assert_str_eq(err.msg, "-s #3: output.file = a?b: must be one line, without control characters");
 }
@@ -1166,6 +1229,7 @@ Suite *make_job_suite(void)
 	tcase_add_test(tc_errors, test_job_validate_ps);
 	tcase_add_test(tc_errors, test_job_validate_override_origin);
 	tcase_add_test(tc_errors, test_job_token);
+	tcase_add_test(tc_errors, test_job_addresses_collide);
 	tcase_add_test(tc_errors, test_job_section_owned);
 	tcase_add_test(tc_errors, test_job_register_checks);
 	suite_add_tcase(s, tc_errors);

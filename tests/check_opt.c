@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "check_tfgb.h"
+#include "job.h"
 #include "opt.h"
 
 /* Sizes and durations that parse, with their value. */
@@ -546,9 +547,23 @@ START_TEST(test_opt_parse_reasons)
 	ck_assert_int_eq(opt_parse(&def_int_any, &i, "ten", 0, &why), -1);
 	ck_assert_str_eq(why.msg, "not a whole number");
 	ck_assert_int_eq(opt_parse(&def_small, &u, "10X", 0, &why), -1);
-	ck_assert_str_eq(why.msg, "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
+	ck_assert_str_eq(why.msg, "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB); "
+	                 "must be in [1B, 1KiB)");
 	ck_assert_int_eq(opt_parse(&def_dur, &u, "2 weeks", 0, &why), -1);
-	ck_assert_str_eq(why.msg, "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds)");
+	ck_assert_str_eq(why.msg, "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds); "
+	                 "must be in [0s, 1h]");
+	/* a number past every range is out of range, not malformed */
+	ck_assert_int_eq(opt_parse(&def_dur, &u, "-5s", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be in [0s, 1h]");
+	ck_assert_int_eq(opt_parse(&def_small, &u, "99999999999999999999", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be in [1B, 1KiB)");
+	ck_assert_int_eq(opt_parse(&def_int_min, &i, "-99999999999999999999", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "must be >= 1");
+	ck_assert_int_eq(opt_parse(&def_int_min, &i, "1.5", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "not a whole number; must be >= 1");
+	ck_assert_int_eq(opt_parse(&def_dur, &u, "1.5ns", 0, &why), -1);
+	ck_assert_str_eq(why.msg, "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds); "
+	                 "must be in [0s, 1h]");
 	ck_assert_int_eq(opt_parse(&def_enum, &e, "purple", 0, &why), -1);
 	ck_assert_str_eq(why.msg, "must be one of red | green | blue");
 	ck_assert_int_eq(opt_parse(&def_bool, &e, "maybe", 0, &why), -1);
@@ -565,7 +580,7 @@ START_TEST(test_opt_parse_reasons)
 	ck_assert_str_eq(why.msg, "item 2 is empty");
 	ck_assert_int_eq(opt_parse(&def_sizes, &sl, "1 bytes", 0, &why), -1);
 	ck_assert_str_eq(why.msg, "item 1 '1 bytes': not a size (a whole number of bytes with B, K/KiB, "
-	                      "M/MiB, G/GiB, KB, MB or GB)");
+	                      "M/MiB, G/GiB, KB, MB or GB); must be in [1B, 10MiB]");
 	ck_assert_int_eq(opt_parse(&def_hosts, &hl, "a:1, b", 0, &why), -1);
 	ck_assert_str_eq(why.msg, "item 2 'b' is not host:port (port in [1, 65535], IPv6 as [addr]:port)");
 	/* strings are printed back on one line of a job file */
@@ -597,14 +612,110 @@ START_TEST(test_opt_cpulist)
 		ck_assert_uint_eq(mask[i], 0);
 	ck_assert_int_eq(opt_parse_cpulist("5", NULL, &why), 0);
 	ck_assert_int_eq(opt_parse_cpulist("5-3", NULL, &why), -1);
-	ck_assert_str_eq(why.msg, "bad CPU range in item 1");
+	ck_assert_str_eq(why.msg, "bad CPU range in item 1: 5-3 runs downwards");
 	ck_assert_int_eq(opt_parse_cpulist("1,4-", NULL, &why), -1);
-	ck_assert_str_eq(why.msg, "bad CPU range in item 2");
+	ck_assert_str_eq(why.msg, "bad CPU range in item 2; CPU numbers are in [0, 1024)");
+	/* past 2^64 - 1 is out of range, not malformed */
+	ck_assert_int_eq(opt_parse_cpulist("99999999999999999999", NULL, &why), -1);
+	ck_assert_str_eq(why.msg, "CPU numbers must be in [0, 1024)");
+	ck_assert_int_eq(opt_parse_cpulist("0-99999999999999999999", NULL, &why), -1);
+	ck_assert_str_eq(why.msg, "CPU numbers must be in [0, 1024)");
+	ck_assert_int_eq(opt_parse_cpulist("-1", NULL, &why), -1);
+	ck_assert_str_eq(why.msg, "not a CPU list like 0-3,8 (item 1); CPU numbers are in [0, 1024)");
 	ck_assert_int_eq(opt_parse_cpulist("1023", NULL, &why), 0);
 	ck_assert_int_eq(opt_parse_cpulist("1020-1024", NULL, &why), -1);
 	ck_assert_str_eq(why.msg, "CPU numbers must be in [0, 1024)");
 	ck_assert_int_eq(opt_parse_cpulist("1;2", NULL, &why), -1);
-	ck_assert_str_eq(why.msg, "not a CPU list like 0-3,8 (after item 1)");
+	ck_assert_str_eq(why.msg, "not a CPU list like 0-3,8 (after item 1); CPU numbers are in [0, 1024)");
+}
+END_TEST
+
+/* The range a numeric key's errors name: its element's, as "must be ..."
+ * shows it (a none key's without "none | "; a per-rank key's element's). */
+static int key_range(const struct opt_def *d, char *buf, size_t len)
+{
+	struct opt_def one = *d;
+	char r[200];
+
+	if (d->type == OPT_STRING && (d->flags & OPT_PER_RANK))
+		one.type = OPT_INT;
+	else if (d->type == OPT_HOSTPORT_LIST) {
+		snprintf(buf, len, "[1, 65535]");
+		return 1;
+	} else if (d->type != OPT_INT && d->type != OPT_SIZE && d->type != OPT_DURATION &&
+	           d->type != OPT_SIZE_LIST)
+		return 0;
+	opt_format_range(&one, r, sizeof r);
+	snprintf(buf, len, "%s", (one.flags & OPT_NONE) ? r + strlen("none | ") : r);
+	return 1;
+}
+
+/* Every numeric key of the whole job table (the core sections, the
+ * transports', [train]): a value past 2^64, a negative one, and malformed
+ * ones are refused with a reason that names the key's range.  An
+ * overflowing or negative number is a value out of range, so the reason is
+ * the range alone. */
+START_TEST(test_opt_every_key_names_range)
+{
+	static const char *const beyond[] = {
+		"99999999999999999999", "18446744073709551616", "-5", "-1",
+		"-9223372036854775809", "99999999999999999999999999999999999999999",
+	};
+	static const char *const beyond_unit[][4] = {
+		[OPT_SIZE] = {"-5KiB", "99999999999999999999B", "17179869184G", "-0.5MB"},
+		[OPT_DURATION] = {"-5s", "99999999999999999999ns", "18446744074s", "-1.5h"},
+	};
+	static const char *const malformed[] = {"2^64", "ten", "1e3", "0x10", "", " - 5", "5 5"};
+	size_t nnum = 0;
+
+	for (size_t k = 0; job_keys[k].name; k++) {
+		const struct opt_def *d = &job_keys[k];
+		enum opt_type base = d->type == OPT_SIZE_LIST ? OPT_SIZE : d->type;
+		char range[200], want[240];
+		struct err why;
+
+		if (!key_range(d, range, sizeof range))
+			continue;
+		nnum++;
+		for (size_t v = 0; v < sizeof beyond / sizeof beyond[0] + 4 +
+		                       sizeof malformed / sizeof malformed[0]; v++) {
+			_Alignas(16) unsigned char slot[64] = {0};
+			const char *text;
+			char hp[80];
+			int out_of_range = v < sizeof beyond / sizeof beyond[0] + 4;
+
+			if (v < sizeof beyond / sizeof beyond[0])
+				text = beyond[v];
+			else if (v < sizeof beyond / sizeof beyond[0] + 4) {
+				if (base != OPT_SIZE && base != OPT_DURATION)
+					continue;
+				text = beyond_unit[base][v - sizeof beyond / sizeof beyond[0]];
+			} else {
+				text = malformed[v - sizeof beyond / sizeof beyond[0] - 4];
+			}
+			if (d->type == OPT_HOSTPORT_LIST) {
+				snprintf(hp, sizeof hp, "localhost:%s", text);
+				text = hp;
+			}
+			if (!*text && d->type == OPT_SIZE_LIST)
+				continue; /* an empty list is the default of payload.iovec */
+			ck_assert_msg(opt_parse(d, slot, text, 0, &why) == -1, "%s.%s = '%s' parsed",
+			              d->section, d->name, text);
+			opt_free_value(d, slot);
+			ck_assert_msg(strstr(why.msg, range), "%s.%s = '%s': '%s' does not name %s",
+			              d->section, d->name, text, why.msg, range);
+			/* a number out of every range says only that */
+			snprintf(want, sizeof want, "%s%s", d->type == OPT_SIZE_LIST ? "" :
+			         (d->flags & OPT_NONE) ? "must be none or in " :
+			         range[0] == '[' ? "must be in " : "must be ", range);
+			if (out_of_range && d->type != OPT_HOSTPORT_LIST && d->type != OPT_SIZE_LIST &&
+			    !(d->flags & OPT_PER_RANK))
+				ck_assert_msg(!strcmp(why.msg, want), "%s.%s = '%s': '%s', want '%s'",
+				              d->section, d->name, text, why.msg, want);
+		}
+	}
+	/* the table has them all: [job] ... [train], the transports' sections */
+	ck_assert_uint_ge(nnum, 30);
 }
 END_TEST
 
@@ -646,6 +757,7 @@ Suite *make_opt_suite(void)
 	tcase_add_test(tc_errors, test_opt_int_bad);
 	tcase_add_test(tc_errors, test_opt_hostport_bad);
 	tcase_add_test(tc_errors, test_opt_parse_reasons);
+	tcase_add_test(tc_errors, test_opt_every_key_names_range);
 	suite_add_tcase(s, tc_errors);
 	return s;
 }

@@ -140,17 +140,19 @@ START_TEST(test_place_keys_bad)
 	                 "-s #2: affinity.worker_numa_node = -1: must be none or in [0, 1023]");
 	ck_assert_int_eq(job_override(&job, "affinity.ps_numa_node=nodes", 3, &err), -1);
 	ck_assert_str_eq(err.msg,
-	                 "-s #3: affinity.ps_numa_node = nodes: neither none nor a whole number");
+	                 "-s #3: affinity.ps_numa_node = nodes: neither none nor a whole number; "
+	                 "must be none or in [0, 1023]");
 	/* the word belongs to these keys only */
 	ck_assert_int_eq(job_override(&job, "server.threads=none", 4, &err), -1);
-	ck_assert_str_eq(err.msg, "-s #4: server.threads = none: not a whole number");
+	ck_assert_str_eq(err.msg, "-s #4: server.threads = none: not a whole number; must be in [0, 256]");
 	/* a list: the item and the rank it is for */
 	ck_assert_int_eq(job_override(&job, "affinity.ps_numa_node=0/1024", 5, &err), -1);
 	ck_assert_str_eq(err.msg, "-s #5: affinity.ps_numa_node = 0/1024: must be none or in "
 	                 "[0, 1023] (item 2 of the /-separated list, local rank 1's)");
 	ck_assert_int_eq(job_override(&job, "affinity.worker_numa_node=0//1", 6, &err), -1);
 	ck_assert_str_eq(err.msg, "-s #6: affinity.worker_numa_node = 0//1: neither none nor a "
-	                 "whole number (item 2 of the /-separated list, local rank 1's)");
+	                 "whole number; must be none or in [0, 1023] (item 2 of the /-separated list, "
+	                 "local rank 1's)");
 }
 END_TEST
 

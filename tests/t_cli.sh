@@ -170,8 +170,8 @@ quiet_err
 [ ! -s "$tmp/out" ] || fail "-o: the report also went to stdout"
 [ "$(head -n 1 "$tmp/report.csv" 2>/dev/null)" = "index,category,size_bytes,offset_bytes" ] ||
 	fail "-o: $tmp/report.csv does not hold the CSV report"
-t 1 genpayload -c "$tmp/empty.ini" -o "$tmp/no/such/dir/report"
-err "cannot write report to '$tmp/no/such/dir/report'"
+t 2 genpayload -c "$tmp/empty.ini" -o "$tmp/no/such/dir/report"
+err "-o: output.file = $tmp/no/such/dir/report: cannot write the report there: folder '$tmp/no/such/dir': No such file or directory"
 
 # --print-config re-read as a job prints the same job
 t 0 genpayload --print-config -c "$tmp/empty.ini" -s payload.scheme=random -s job.seed=7 \

@@ -124,6 +124,8 @@ for bad in "99, 50" "0" "101" "50,,90" "p99"; do
 	[ $? = 2 ] && grep -q 'percentiles' "$out/err" && [ "$(wc -l <"$out/err")" = 1 ] ||
 		fail "output.percentiles=$bad: $(cat "$out/err")"
 done
+# an unwritable place is refused before the run (exit 2), not after it
 $TFGB latency $L -s output.hgrm=/nonexistent/dir/x.hgrm -s job.duration=100ms >"$out/o" 2>"$out/err"
-[ $? = 1 ] && grep -q "x.hgrm" "$out/err" || fail "unwritable hgrm: $(cat "$out/err")"
+[ $? = 2 ] && grep -q "output.hgrm = /nonexistent/dir/x.hgrm: cannot write the latency distribution there" "$out/err" ||
+	fail "unwritable hgrm: $(cat "$out/err")"
 exit 0

@@ -87,14 +87,14 @@ expect2() {
 }
 expect2 "payload.iovecs: step '0'" --sweep payload.iovecs=1:3:0
 expect2 "end 1 is below start 3" --sweep payload.iovecs=3:1:1
-expect2 "start '0' must be in [1, 65536]" --sweep payload.iovecs=0:3:1
-expect2 "value '99999' must be in [1, 65536]" --sweep payload.iovecs=1,99999
+expect2 "start '0': must be in [1, 65536]" --sweep payload.iovecs=0:3:1
+expect2 "value '99999': must be in [1, 65536]" --sweep payload.iovecs=1,99999
 expect2 "more than 1000" --sweep payload.iovecs=1:5000:1
 expect2 "needs a numeric key" --sweep payload.scheme=1:3:1
-expect2 "payload.size: start '0' must be in [1B, 1GiB]" --sweep payload.size=0:8:*2
-expect2 "payload.size: end '2GiB' must be in [1B, 1GiB]" --sweep payload.size=1B:2GiB:*2
+expect2 "payload.size: start '0': must be in [1B, 1GiB]" --sweep payload.size=0:8:*2
+expect2 "payload.size: end '2GiB': must be in [1B, 1GiB]" --sweep payload.size=1B:2GiB:*2
 expect2 "unknown key 'payload.iovex'" --sweep payload.iovex=1:3:1
-expect2 "start '0' must be" --print-config --sweep payload.iovecs=0:3:1
+expect2 "start '0': must be" --print-config --sweep payload.iovecs=0:3:1
 expect2 "given twice" --sweep payload.iovecs=1,2 --sweep job.inflight=1,2
 expect2 "output.series" --series "$out/series.csv" --sweep payload.iovecs=1,2
 # a value that makes a bad job (a payload over 1 GiB) is refused up front

@@ -165,10 +165,10 @@ check "markup in --title, percentiles" 0 - -o "$svg" --figure percentiles --titl
 grep -qF "a_b^c" "$svg" && grep -qF ">gr_pc^{2}@x%d<" "$svg" || bad "percentiles: text read as markup"
 
 # 5. where the figure goes
-check "a directory that does not exist" 1 "cannot write the figure to '$figs/no/x.png'" \
+check "a directory that does not exist" 2 "-o $figs/no/x.png: cannot write the figure there: folder '$figs/no'" \
 	-o "$figs/no/x.png" "$out/a.json"
 mkdir "$out/d.png"
-check "a directory named like the figure" 1 "cannot write the figure to '$out/d.png'" \
+check "a directory named like the figure" 2 "-o $out/d.png: cannot write the figure there: it is a directory" \
 	-o "$out/d.png" "$out/a.json"
 ls "$out" | grep -q '^d\.png\.tmp-' && bad "a temporary file left beside $out/d.png"
 check "a name with a quote and a backslash" 0 - -o "$figs/q\"b\\c.png" "$out/a.json"

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "outfile.h"
 #include "plot.h"
 
 /* The percentile figure's y axis is logarithmic from this ratio of its
@@ -157,6 +158,28 @@ static int plot_check_out(struct plot_opts *o)
 		return TFGB_EXIT_USAGE;
 	}
 	return -1;
+}
+
+/* The figure's place, before anything is read or drawn: not a directory,
+ * not one of the results it draws (it would be replaced by the figure). */
+static int plot_check_place(const struct plot_opts *o, char **names, int n)
+{
+	struct outfile_input *in = calloc((size_t)n, sizeof *in);
+	struct err why;
+	int fifo, rc = -1;
+
+	if (!in) {
+		tfgb_error("plot: out of memory");
+		return TFGB_EXIT_FAIL;
+	}
+	for (int i = 0; i < n; i++)
+		in[i] = (struct outfile_input){names[i], "a result to draw"};
+	if (outfile_place(o->out, in, n, &fifo, &why) < 0) {
+		tfgb_error("-o %s: cannot write the figure there: %s", o->out, why.msg);
+		rc = TFGB_EXIT_USAGE;
+	}
+	free(in);
+	return rc;
 }
 
 /* ---- what differs ---- */
@@ -888,6 +911,8 @@ int cmd_plot(struct tfgb *t)
 	s.names = t->argv + optind;
 	s.nfiles = t->argc - optind;
 	s.hist = o.style == PLOT_PERCENTILES;
+	if ((rc = plot_check_place(&o, s.names, s.nfiles)) >= 0)
+		return rc;
 	tfgb_catch_signals(); /* Ctrl-C: gnuplot killed, no figure left */
 	for (int i = 0; i < s.nfiles; i++)
 		if (plot_read(&s, s.names[i], i, &err) < 0) {

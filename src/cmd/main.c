@@ -15,6 +15,7 @@
 #include "cmd_rerun.h"
 #include "input.h"
 #include "jsonr.h"
+#include "outfile.h"
 #include "sweep.h"
 #include "sysinfo.h"
 #include "train.h"
@@ -208,6 +209,30 @@ static void unknown_option(const struct cmd *c, const char *arg, int optopt_)
 		tfgb_error("unknown option '%s' for '%s'; see 'tfgb %s -h'", arg, c->name, c->name);
 }
 
+/* Sets output.KEY to value as option opt does (-f, -o, --series), after the
+ * pos - 1 -s: an error names the option, not an -s position. */
+static int option_set(struct job *j, const char *opt, const char *key, const char *value,
+                      int pos, struct err *err)
+{
+	char *kv = NULL, loc[24];
+
+	if (asprintf(&kv, "output.%s=%s", key, value) < 0) {
+		err_set(err, "%s: out of memory", opt);
+		return -1;
+	}
+	if (job_override(j, kv, pos, err) < 0) {
+		struct err was = *err;
+		snprintf(loc, sizeof loc, "-s #%d: ", pos);
+		if (!strncmp(was.msg, loc, strlen(loc)))
+			err_set(err, "%s: %s", opt, was.msg + strlen(loc));
+		free(kv);
+		return -1;
+	}
+	free(kv);
+	job_key_option(j, "output", key, opt);
+	return 0;
+}
+
 /* Loads the job: built-in defaults, then the file, then -s in order, then
  * -f and -o (shortcuts for -s output.format=, -s output.file=).  The file
  * is read once, into t->job_text (a pipe gives its bytes to one read only):
@@ -217,7 +242,6 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
                     const char *fmt, const char *outfile, const char *series)
 {
 	static char found[4096];
-	char kv[4200];
 	struct err err;
 	int inherited;
 
@@ -276,28 +300,14 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 			tfgb_error("-f %s: %s", fmt, why.msg);
 			return TFGB_EXIT_USAGE;
 		}
-		snprintf(kv, sizeof kv, "output.format=%s", fmt);
-		if (job_override(&t->job, kv, nsets + 1, &err) < 0)
+		if (option_set(&t->job, "-f", "format", fmt, nsets + 1, &err) < 0)
 			goto bad;
 	}
-	if (outfile) {
-		if (strlen(outfile) > 4096) {
-			tfgb_error("-o: file name is longer than 4096 bytes");
-			return TFGB_EXIT_USAGE;
-		}
-		snprintf(kv, sizeof kv, "output.file=%s", outfile);
-		if (job_override(&t->job, kv, nsets + 1 + !!fmt, &err) < 0)
-			goto bad;
-	}
-	if (series) {
-		if (strlen(series) > 4096) {
-			tfgb_error("--series: file name is longer than 4096 bytes");
-			return TFGB_EXIT_USAGE;
-		}
-		snprintf(kv, sizeof kv, "output.series=%s", series);
-		if (job_override(&t->job, kv, nsets + 1 + !!fmt + !!outfile, &err) < 0)
-			goto bad;
-	}
+	if (outfile && option_set(&t->job, "-o", "file", outfile, nsets + 1 + !!fmt, &err) < 0)
+		goto bad;
+	if (series && option_set(&t->job, "--series", "series", series,
+	                         nsets + 1 + !!fmt + !!outfile, &err) < 0)
+		goto bad;
 	if (job_validate(&t->job, &err) < 0)
 		goto bad;
 	if (t->verbose)
@@ -465,22 +475,6 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 		job_print_ini(&t->job, stdout);
 		return TFGB_EXIT_OK;
 	}
-	/* the report file is opened when the report is written (tfgb_out),
-	 * so a failed run or a silent worker leaves no empty file behind;
-	 * an unwritable place is still refused before any work starts */
-	if (t->job.file && *t->job.file && strcmp(t->job.file, "-") != 0) { /* "-": stdout */
-		char dir[4200], *slash;
-		snprintf(dir, sizeof dir, "%s", t->job.file);
-		slash = strrchr(dir, '/');
-		if (slash)
-			slash[slash == dir] = 0;
-		if (access(t->job.file, F_OK) == 0 ? access(t->job.file, W_OK) != 0 :
-		    access(slash ? dir : ".", W_OK | X_OK) != 0) {
-			tfgb_error("cannot write report to '%s': %s", t->job.file, strerror(errno));
-			return TFGB_EXIT_FAIL;
-		}
-		t->out = NULL;
-	}
 	/* the job's malloc, before any thread: may start this program again */
 	if (runs_calls(c) || c->fn == cmd_serve) {
 		struct err aerr;
@@ -489,7 +483,9 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 			return rc == -2 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
 		}
 	}
-	return -1;
+	/* every output's place, before any work (and after a start again for
+	 * the malloc: a FIFO's reader keeps the one open end it finds) */
+	return outfile_check_job(t);
 }
 
 static int run(const struct cmd *c, int argc, char **argv, const char *prog)

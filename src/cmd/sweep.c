@@ -97,7 +97,7 @@ static int add_value(struct sweep *s, const char *text, struct err *why)
 		return -1;
 	}
 	if (parse_value(s->key, text, &s->val[s->n], &r) < 0) {
-		err_set(why, "--sweep %s: value '%.64s' %s", s->name, text, r.msg);
+		err_set(why, "--sweep %s: value '%.64s': %s", s->name, text, r.msg);
 		return -1;
 	}
 	s->n++;
@@ -127,11 +127,11 @@ static int parse_range(struct sweep *s, char *spec, struct err *why)
 	*b++ = 0;
 	*c++ = 0;
 	if (parse_value(d, a, &lo, &r) < 0) {
-		err_set(why, "--sweep %s: start '%.64s' %s", s->name, a, r.msg);
+		err_set(why, "--sweep %s: start '%.64s': %s", s->name, a, r.msg);
 		return -1;
 	}
 	if (parse_value(d, b, &hi, &r) < 0) {
-		err_set(why, "--sweep %s: end '%.64s' %s", s->name, b, r.msg);
+		err_set(why, "--sweep %s: end '%.64s': %s", s->name, b, r.msg);
 		return -1;
 	}
 	if (parse_step(d, c, &step, &factor) < 0 || (!factor && step == 0)) {

@@ -8,6 +8,8 @@
 #include <string.h>
 #include <stdio.h>
 
+#include "util.h"
+
 void tfgb_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -21,7 +23,7 @@ void tfgb_error(const char *fmt, ...)
 
 FILE *tfgb_out(struct tfgb *t)
 {
-	if (!t->out && !(t->out = fopen(t->job.file, "w")))
+	if (!t->out && !(t->out = util_fopen_w(t->job.file)))
 		tfgb_error("cannot write report to '%s': %s", t->job.file, strerror(errno));
 	return t->out;
 }

@@ -194,7 +194,7 @@ static int exec_again(const struct job *j, char **argv, const char *preload, str
 	lines[0] = 0;
 	for (size_t i = 0; i < job_key_count() && i < JOB_MAX_KEYS; i++) {
 		const struct job_origin *g = &j->origin[i];
-		if (!g->file || !strcmp(g->file, "-s"))
+		if (!g->file || !strcmp(g->file, "-s") || g->line < 0) /* -s, -o: argv again */
 			continue;
 		src = g->file;
 		o += (size_t)snprintf(lines + o, sizeof lines - o, "%s%zu:%d", o ? "," : "", i, g->line);

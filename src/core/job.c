@@ -428,6 +428,8 @@ static void origin_str(const struct job_origin *o, char *buf, size_t len)
 {
 	if (!o->file)
 		snprintf(buf, len, "default");
+	else if (o->line < 0) /* an option of its own: "-o" */
+		snprintf(buf, len, "%s", o->file);
 	else if (!strcmp(o->file, "-s"))
 		snprintf(buf, len, "-s #%d", o->line);
 	else
@@ -773,6 +775,16 @@ int job_key_set(const struct job *j, const char *section, const char *name)
 	return origin_of(j, section, name)->file != NULL;
 }
 
+void job_key_option(struct job *j, const char *section, const char *name, const char *option)
+{
+	int i = key_index(section, name);
+
+	if (i >= 0 && j->origin[i].file) {
+		j->origin[i].file = option;
+		j->origin[i].line = -1;
+	}
+}
+
 void job_key_where(const struct job *j, const char *section, const char *name, char *buf,
                    size_t len)
 {
@@ -827,7 +839,7 @@ int job_key_err(const struct job *j, struct err *err, const char *section,
 /* 0 for a default, 1 for the job file, 2 for -s: later layers win. */
 static int layer_of(const struct job_origin *o)
 {
-	return !o->file ? 0 : strcmp(o->file, "-s") ? 1 : 2;
+	return !o->file ? 0 : strcmp(o->file, "-s") && o->line >= 0 ? 1 : 2;
 }
 
 int job_check_keys(struct job *j, struct err *err)
@@ -898,14 +910,7 @@ int job_check_keys(struct job *j, struct err *err)
 	if (j->ps.n == 1 && j->ps.v[0].port + j->ps_count - 1 > 65535)
 		return job_key_err(j, err, "cluster", "ps_count",
 		                   "consecutive ports from %u would pass 65535", j->ps.v[0].port);
-	if (j->control.n)
-		for (int i = 0; i < j->ps_count; i++) {
-			struct opt_hostport a = j->ps.n == 1 ? j->ps.v[0] : j->ps.v[i];
-			if (j->ps.n == 1)
-				a.port = (uint16_t)(a.port + i);
-			if (a.port == j->control.v[0].port && !strcmp(a.host, j->control.v[0].host))
-				return job_key_err(j, err, "cluster", "control", "is the address of PS %d", i);
-		}
+	/* which addresses collide: job_validate (validate.c) */
 	for (int k = 0; k < 2; k++) {
 		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
 		struct err why;

@@ -81,7 +81,8 @@ struct job_tls {
 #define JOB_NAME_MAX 256
 
 struct job_origin {
-	const char *file; /* job file name, "-s" for overrides, NULL for a default */
+	const char *file; /* job file name, "-s" for overrides, NULL for a default,
+	                   * or the option that set it ("-o"; then line is -1) */
 	int line;         /* line in the file, or the override's position */
 };
 
@@ -253,6 +254,10 @@ int job_dtype_number(int dtype);
 
 /* 1 when the key was set (by the job file or -s), 0 when it has its default. */
 int job_key_set(const struct job *j, const char *section, const char *name);
+/* Marks key section.name, just set by job_override, as set by a command-line
+ * option of its own (option: "-o", a string that outlives the job), so that
+ * messages name the option rather than an -s position. */
+void job_key_option(struct job *j, const char *section, const char *name, const char *option);
 /* Where key section.name's value came from, for messages that name a second
  * key: "job.ini:7", "-s #2" or "default". */
 void job_key_where(const struct job *j, const char *section, const char *name, char *buf,

@@ -8,6 +8,7 @@
 
 #include "json.h"
 #include "monitor_int.h"
+#include "util.h"
 #include "wire.h"
 
 /* The names of the MONITOR_* bits, as [monitor] resources writes them:
@@ -284,7 +285,7 @@ int monitor_csv(const struct monitor *m, FILE *f)
 
 int monitor_csv_file(const struct monitor *m, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = util_fopen_w(path);
 	int rc;
 
 	if (!f)

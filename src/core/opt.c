@@ -152,6 +152,19 @@ void opt_format_hostport(const struct opt_hostport *a, char *buf, size_t len)
 		snprintf(buf, len, "%s:%u", a->host, a->port);
 }
 
+/* A CPU number: digits, read as UINT64_MAX when past it (out of range
+ * like any other too big); -1 when p has no digit. */
+static int cpu_number(const char *p, uint64_t *v, const char **end)
+{
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	if (parse_u64_prefix(p, v, end) < 0) {
+		*v = UINT64_MAX;
+		*end = p + strspn(p, "0123456789");
+	}
+	return 0;
+}
+
 int opt_parse_cpulist(const char *s, unsigned char *mask, struct err *why)
 {
 	const char *p = s;
@@ -162,21 +175,28 @@ int opt_parse_cpulist(const char *s, unsigned char *mask, struct err *why)
 		const char *end;
 
 		p = skip_ws(p);
-		if (parse_u64_prefix(p, &lo, &end) < 0) {
-			err_set(why, "not a CPU list like 0-3,8 (item %d)", count + 1);
+		if (cpu_number(p, &lo, &end) < 0) {
+			err_set(why, "not a CPU list like 0-3,8 (item %d); CPU numbers are in [0, %d)",
+			         count + 1, OPT_CPU_MAX);
 			return -1;
 		}
 		p = end;
 		hi = lo;
 		if (*p == '-') {
-			if (parse_u64_prefix(p + 1, &hi, &end) < 0 || hi < lo) {
-				err_set(why, "bad CPU range in item %d", count + 1);
+			if (cpu_number(p + 1, &hi, &end) < 0) {
+				err_set(why, "bad CPU range in item %d; CPU numbers are in [0, %d)",
+				         count + 1, OPT_CPU_MAX);
 				return -1;
 			}
 			p = end;
 		}
-		if (hi >= OPT_CPU_MAX) {
+		if (lo >= OPT_CPU_MAX || hi >= OPT_CPU_MAX) {
 			err_set(why, "CPU numbers must be in [0, %d)", OPT_CPU_MAX);
+			return -1;
+		}
+		if (hi < lo) {
+			err_set(why, "bad CPU range in item %d: %llu-%llu runs downwards", count + 1,
+			         (unsigned long long)lo, (unsigned long long)hi);
 			return -1;
 		}
 		for (uint64_t c = lo; mask && c <= hi; c++)
@@ -186,7 +206,8 @@ int opt_parse_cpulist(const char *s, unsigned char *mask, struct err *why)
 		if (!*p)
 			return 0;
 		if (*p++ != ',') {
-			err_set(why, "not a CPU list like 0-3,8 (after item %d)", count);
+			err_set(why, "not a CPU list like 0-3,8 (after item %d); CPU numbers are in "
+			         "[0, %d)", count, OPT_CPU_MAX);
 			return -1;
 		}
 	}
@@ -224,7 +245,7 @@ int opt_parse_pctlist(const char *s, double *v, int *n, struct err *why)
 		/* digits and a point only: no sign, exponent, inf or nan */
 		if (end == p || strspn(p, "0123456789.") != (size_t)(end - p)) {
 			err_set(why, "not a list of percentiles like 50, 99, 99.99 "
-			         "(item %d)", count + 1);
+			         "(item %d); each must be in (0, 100]", count + 1);
 			return -1;
 		}
 		if (!(x > 0 && x <= 100) || (count && x <= last)) {
@@ -245,7 +266,7 @@ int opt_parse_pctlist(const char *s, double *v, int *n, struct err *why)
 			break;
 		if (*p++ != ',') {
 			err_set(why, "not a list of percentiles like 50, 99, 99.99 "
-			         "(after item %d)", count);
+			         "(after item %d); each must be in (0, 100]", count);
 			return -1;
 		}
 	}
@@ -437,6 +458,59 @@ static int range_error(const struct opt_def *d, struct err *why, const char *wha
 	return -1;
 }
 
+/* 1 if s is written as a number of the kind the parsers read ([sign]
+ * digits; with units, [.digits] and one of them) whose value is below 0 or
+ * past 2^64 - 1: out of every range rather than malformed. */
+static int beyond_u64(const char *s, const struct unit *units)
+{
+	uint64_t v = 0, mult = 1;
+	int neg = 0, nonzero = 0, big = 0;
+
+	s = skip_ws(s);
+	if (*s == '-' || *s == '+')
+		neg = *s++ == '-';
+	if (!isdigit((unsigned char)*s))
+		return 0;
+	for (; isdigit((unsigned char)*s); s++) {
+		unsigned d = (unsigned)(*s - '0');
+		nonzero |= d != 0;
+		if (big || v > (UINT64_MAX - d) / 10)
+			big = 1;
+		else
+			v = v * 10 + d;
+	}
+	if (units && *s == '.' && isdigit((unsigned char)s[1]))
+		for (s++; isdigit((unsigned char)*s); s++)
+			nonzero |= *s != '0';
+	if (units) {
+		const struct unit *u = find_unit(units, s);
+		if (!u)
+			return 0;
+		mult = u->mult;
+	} else if (*skip_ws(s)) {
+		return 0;
+	}
+	return (neg && nonzero) || big || v > UINT64_MAX / mult;
+}
+
+/* A value that does not parse as d's type (units: its units, NULL for a
+ * whole number): out of range when it is a number beyond any range, else
+ * malformed as `what` says; either way the message names the range. */
+static int number_error(const struct opt_def *d, const char *s, const struct unit *units,
+                        const char *what, struct err *why)
+{
+	char prefix[160];
+
+	if (!(d->flags & (OPT_HAS_MIN | OPT_HAS_MAX))) {
+		err_set(why, "%s", what);
+		return -1;
+	}
+	if (beyond_u64(s, units))
+		return range_error(d, why, NULL);
+	snprintf(prefix, sizeof prefix, "%s; ", what);
+	return range_error(d, why, prefix);
+}
+
 /* One element of a scalar or list type, range-checked. */
 static int parse_number(const struct opt_def *d, const char *s, int64_t *out, struct err *why)
 {
@@ -449,28 +523,25 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, st
 			*out = -1;
 			return 0;
 		}
-		if (opt_parse_int(s, &v) < 0) {
-			err_set(why, "%s", d->flags & OPT_NONE ?
-			         "neither none nor a whole number" : "not a whole number");
-			return -1;
-		}
+		if (opt_parse_int(s, &v) < 0)
+			return number_error(d, s, NULL, d->flags & OPT_NONE ?
+			                    "neither none nor a whole number" : "not a whole number",
+			                    why);
 		break;
 	case OPT_SIZE:
 	case OPT_SIZE_LIST:
-		if (opt_parse_size(s, &u) < 0) {
-			err_set(why, "not a size (a whole number of bytes with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)");
-			return -1;
-		}
+		if (opt_parse_size(s, &u) < 0)
+			return number_error(d, s, size_units, "not a size (a whole number of bytes "
+			                    "with B, K/KiB, M/MiB, G/GiB, KB, MB or GB)", why);
 		v = (int64_t)u;
 		if (!in_range(d, v, 1))
 			return range_error(d, why, NULL);
 		*out = v;
 		return 0;
 	case OPT_DURATION:
-		if (opt_parse_duration(s, &u) < 0) {
-			err_set(why, "not a duration (a number with ns, us, ms, s, m or h; bare numbers are seconds)");
-			return -1;
-		}
+		if (opt_parse_duration(s, &u) < 0)
+			return number_error(d, s, time_units, "not a duration (a number with ns, us, "
+			                    "ms, s, m or h; bare numbers are seconds)", why);
 		v = (int64_t)u;
 		if (!in_range(d, v, 1))
 			return range_error(d, why, NULL);

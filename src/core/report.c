@@ -9,6 +9,7 @@
 
 #include "hist.h"
 #include "json.h"
+#include "util.h"
 #include "version.h"
 
 int report_empty(const struct engine_result *res)
@@ -226,7 +227,7 @@ static void pct_json(const struct report *r, struct json *w)
 
 int report_hgrm_file(const struct report *r, const char *path)
 {
-	FILE *f = fopen(path, "w");
+	FILE *f = util_fopen_w(path);
 	int rc;
 
 	if (!f)

@@ -3,9 +3,14 @@
 #define TFGB_UTIL_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every timed window. */
 uint64_t now_ns(void);
+
+/* fopen(path, "w") that never blocks: a FIFO without a reader fails with
+ * ENXIO rather than waiting for one forever.  NULL with errno. */
+FILE *util_fopen_w(const char *path);
 
 /* Big-endian integers, as every tfgb wire format carries them. */
 static inline void be_put32(unsigned char *p, uint32_t v)
