@@ -141,8 +141,18 @@ START_TEST(test_plot_read_refusals)
 {
 	ck_assert_int_eq(read_text("{\"a\": 1}"), -1);
 	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "not a tfgb result"), "%s", err.msg);
-	ck_assert_int_eq(read_text("{\"sweep\": {\"key\": \"k\"}, \"results\": []}"), -1);
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"sweep\": {\"key\": \"k\"}, "
+	                           "\"results\": []}"), -1);
 	ck_assert_msg(strstr(err.msg, "sweep"), "%s", err.msg);
+	/* a schema_version it does not read, absent or of another type */
+	ck_assert_int_eq(read_text("{\"schema_version\": 2, \"benchmark\": \"latency\", "
+	                           "\"job\": \"\"}"), -1);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "schema_version 2 is not one"), "%s",
+	              err.msg);
+	ck_assert_int_eq(read_text("{\"benchmark\": \"latency\", \"job\": \"\"}"), -1);
+	ck_assert_msg(strstr(err.msg, "no \"schema_version\""), "%s", err.msg);
+	ck_assert_int_eq(read_text("{\"schema_version\": \"1\"}"), -1);
+	ck_assert_msg(strstr(err.msg, "is a string, not an integer"), "%s", err.msg);
 	ck_assert_int_eq(read_text("a,b\n1,2\n"), -1);
 	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "CSV"), "%s", err.msg);
 	ck_assert_int_eq(read_text(REPORT_CSV_HEADER "\n"), -1);

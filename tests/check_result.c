@@ -317,6 +317,48 @@ START_TEST(test_result_interval_avg)
 }
 END_TEST
 
+/* An interval in which no call completed and no latency was recorded has
+ * no rate and no latency: null (JSON), empty (CSV), "-" (text), never 0;
+ * its counts and times stay. */
+static char *ivl_line(int format, const struct engine_interval *iv)
+{
+	char *out = NULL;
+	size_t len = 0;
+	struct report_ivl o = {.format = format};
+
+	ck_assert_ptr_nonnull(o.f = open_memstream(&out, &len));
+	report_interval(&o, iv);
+	fclose(o.f);
+	return out;
+}
+
+START_TEST(test_result_interval_unknown)
+{
+	struct stats s;
+	struct engine_interval iv = {.index = 2, .start_ns = 0, .end_ns = 1000000000, .calls = 0,
+	                             .errors = 1, .lat = &s};
+	char *out;
+
+	stats_init(&s);
+	out = ivl_line(FMT_JSON, &iv);
+	ck_assert_msg(strstr(out, "\"rpc_per_s\":null") && strstr(out, "\"MBps\":null") &&
+	              strstr(out, "\"avg\":null") && strstr(out, "\"max\":null") &&
+	              strstr(out, "\"errors\":1"), "%s", out);
+	free(out);
+	out = ivl_line(FMT_CSV, &iv);
+	ck_assert_str_eq(out, "interval,0,2,0.000000,1.000000,0,1,,,,,,\n");
+	free(out);
+	out = ivl_line(FMT_TEXT, &iv);
+	ck_assert_msg(!strstr(out, "0.00 ") && !strstr(out, " 0.0 ") && strstr(out, " - "), "%s", out);
+	free(out);
+	/* a latency recorded but no call completed: the latency, no rate */
+	stats_record(&s, 250000);
+	out = ivl_line(FMT_CSV, &iv);
+	ck_assert_str_eq(out, "interval,0,2,0.000000,1.000000,0,1,,,250.000,250.000,250.000,250.000\n");
+	free(out);
+}
+END_TEST
+
 START_TEST(test_result_rejects_huge_counts)
 {
 	/* nps beyond the limit, declared in a hand-made blob */
@@ -416,6 +458,7 @@ Suite *make_result_suite(void)
 	tcase_add_test(core, test_result_round_trip);
 	tcase_add_test(core, test_result_empty_histogram);
 	tcase_add_test(core, test_result_interval_avg);
+	tcase_add_test(core, test_result_interval_unknown);
 	tcase_add_test(core, test_result_series);
 	tcase_add_test(limits, test_result_worst_case_fits);
 	tcase_add_test(limits, test_result_too_small_buffer);

@@ -80,7 +80,7 @@ for cmd in "genpayload" "latency --print-config"; do
 done
 
 # a JSON result on a pipe: its job, for -c and for rerun
-printf '{"tfgb": {"version": "0"}, "benchmark": "latency", "job": "%s"}\n' "$JOB" >"$tmp/r.json"
+printf '{"schema_version": 1, "tfgb": {"version": "0"}, "benchmark": "latency", "job": "%s"}\n' "$JOB" >"$tmp/r.json"
 "$tfgb" latency --print-config -c - <"$tmp/r.json" >"$tmp/out" 2>"$tmp/err"
 rc=$?
 applied "latency -c - (a JSON result)"

@@ -22,6 +22,7 @@
 #include "hist.h"
 #include "input.h"
 #include "jsonr.h"
+#include "report.h"
 #include "tfgb.h"
 
 /* ---- result files ---- */
@@ -31,11 +32,39 @@ struct result {
 	char *text;
 	size_t len;
 	struct jsonr r;
+	int root;    /* the result's object: 0, or results[0] of a sweep's document */
+	int sweep;   /* a sweep's document: "sweep" {key, values} and "results" */
 };
 
-/* Opens and checks a result: a JSON object with "tfgb" {"version"},
- * "benchmark" and "job" strings.  0, or -1 with a one-line err naming the
- * file. */
+static int check_types(const struct jsonr *r, int from, const char *path, const char *where,
+                       struct err *err);
+
+/* Longest value compare shows; longer ones are cut. */
+#define SHOWN_MAX 160
+
+/* A scalar at path under token `from` as text ("" when absent, "null" for
+ * null). */
+static void text_at(const struct result *res, int from, const char *path, char *buf, size_t len)
+{
+	int i = jsonr_find(&res->r, from, path);
+	double v;
+
+	buf[0] = 0;
+	switch (jsonr_type(&res->r, i)) {
+	case JSONR_STRING:
+		jsonr_str(&res->r, i, buf, len);
+		break;
+	case JSONR_NUMBER:
+		jsonr_num(&res->r, i, &v);
+		snprintf(buf, len, "%.15g", v);
+		break;
+	case JSONR_TRUE: snprintf(buf, len, "true"); break;
+	case JSONR_FALSE: snprintf(buf, len, "false"); break;
+	case JSONR_NULL: snprintf(buf, len, "null"); break;
+	default: break;
+	}
+}
+
 size_t rerun_ndjson_result(const char *text, size_t len)
 {
 	static const char ivl[] = "{\"type\":\"interval\"";
@@ -59,8 +88,105 @@ static int lines_before(const char *text, size_t at)
 	return n;
 }
 
+static const char *type_name(int type)
+{
+	static const char *const name[] = {
+		[JSONR_NONE] = "nothing", [JSONR_OBJECT] = "an object", [JSONR_ARRAY] = "an array",
+		[JSONR_STRING] = "a string", [JSONR_NUMBER] = "a number", [JSONR_TRUE] = "a boolean",
+		[JSONR_FALSE] = "a boolean", [JSONR_NULL] = "null",
+	};
+
+	return type >= 0 && type <= JSONR_NULL ? name[type] : "nothing";
+}
+
+int rerun_check_version(const struct jsonr *r, const char *path, struct err *err)
+{
+	int i = jsonr_find(r, 0, "schema_version");
+	double v;
+
+	if (i < 0) {
+		err_set(err, "'%s' is not a tfgb result: no \"schema_version\"", path);
+		return -1;
+	}
+	if (jsonr_num(r, i, &v) < 0 || v != floor(v)) {
+		err_set(err, "'%s': \"schema_version\" is %s, not an integer", path,
+		         jsonr_type(r, i) == JSONR_NUMBER ? "a fraction" : type_name(jsonr_type(r, i)));
+		return -1;
+	}
+	if (v != REPORT_SCHEMA_VERSION) {
+		err_set(err, "'%s': schema_version %.15g is not one tfgb %s reads (it reads %d): "
+		         "another tfgb wrote it; read it with that one", path, v, TFGB_VERSION,
+		         REPORT_SCHEMA_VERSION);
+		return -1;
+	}
+	return 0;
+}
+
+/* What a file that is no JSON object is, said in err: tfgb's CSV or
+ * text report (which keep no job), or something else. */
+static void not_json(const char *path, const char *text, struct err *err)
+{
+	const char *s = text + strspn(text, " \t\r\n");
+	size_t line = strcspn(s, "\n");
+	const char *csv = strstr(s, "benchmark,");
+
+	if ((csv && (size_t)(csv - s) < line) || !strncmp(s, "type,worker,", 12))
+		err_set(err, "'%s' is tfgb's CSV report, which does not keep the job: write the "
+		         "result with -f json to read it back (tfgb plot draws CSV)", path);
+	else if (*s == '#')
+		err_set(err, "'%s' is tfgb's text report, which does not keep the job: write the "
+		         "result with -f json to read it back", path);
+	else
+		err_set(err, "'%s' is not a tfgb result: not a JSON object (results for "
+		         "reading back are written with -f json)", path);
+}
+
+static int is_result(const struct jsonr *r, int at)
+{
+	return jsonr_type(r, at) == JSONR_OBJECT &&
+	       jsonr_type(r, jsonr_find(r, at, "tfgb.version")) == JSONR_STRING &&
+	       jsonr_type(r, jsonr_find(r, at, "benchmark")) == JSONR_STRING &&
+	       jsonr_type(r, jsonr_find(r, at, "job")) == JSONR_STRING;
+}
+
+/* A sweep's document: "sweep" {"key", "values"} and as many "results",
+ * each a result.  0, or -1 with err. */
+static int sweep_doc(struct result *res, struct err *err)
+{
+	const struct jsonr *r = &res->r;
+	int vals = jsonr_find(r, 0, "sweep.values"), all = jsonr_find(r, 0, "results");
+	char where[32];
+
+	if (jsonr_type(r, jsonr_find(r, 0, "sweep.key")) != JSONR_STRING ||
+	    jsonr_type(r, vals) != JSONR_ARRAY || jsonr_type(r, all) != JSONR_ARRAY ||
+	    r->tok[all].count > r->tok[vals].count) {
+		err_set(err, "'%s' is not a tfgb sweep: \"sweep\" has no \"key\" and \"values\", "
+		         "or \"results\" is no array with at most one result per value", res->path);
+		return -1;
+	}
+	if (!r->tok[all].count) {
+		err_set(err, "'%s' is a sweep with no result: no run of it completed", res->path);
+		return -1;
+	}
+	for (size_t i = 0; i < r->tok[all].count; i++) {
+		int one = jsonr_arr_get(r, all, i);
+		snprintf(where, sizeof where, "results[%zu]", i);
+		if (!is_result(r, one)) {
+			err_set(err, "'%s': %s is not a tfgb result: no \"tfgb\", \"benchmark\" and "
+			         "\"job\"", res->path, where);
+			return -1;
+		}
+		if (check_types(r, one, res->path, where, err) < 0)
+			return -1;
+	}
+	res->sweep = 1;
+	res->root = jsonr_arr_get(r, all, 0);
+	return 0;
+}
+
 /* Checks a result's text (len bytes, NUL-terminated, read from path; not
- * owned by res).  0, or -1 with a one-line err naming the file. */
+ * owned by res): a result, or a sweep's document (res->sweep, res->root its
+ * first result).  0, or -1 with a one-line err naming the file. */
 static int result_parse(struct result *res, const char *path, const char *text, size_t len,
                         struct err *err)
 {
@@ -70,8 +196,7 @@ static int result_parse(struct result *res, const char *path, const char *text, 
 	memset(res, 0, sizeof *res);
 	res->path = path;
 	if (text[strspn(text, " \t\r\n")] != '{') {
-		err_set(err, "'%s' is not a tfgb result: not a JSON object (results for "
-		         "reading back are written with -f json)", path);
+		not_json(path, text, err);
 		return -1;
 	}
 	at = rerun_ndjson_result(text, len);
@@ -82,12 +207,16 @@ static int result_parse(struct result *res, const char *path, const char *text, 
 		         line + lines_before(text, at), col, jsonr_strerror(rc));
 		goto fail;
 	}
-	if (jsonr_type(&res->r, 0) != JSONR_OBJECT ||
-	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "tfgb.version")) != JSONR_STRING ||
-	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "benchmark")) != JSONR_STRING ||
-	    jsonr_type(&res->r, jsonr_find(&res->r, 0, "job")) != JSONR_STRING) {
+	if (rerun_check_version(&res->r, path, err) < 0)
+		goto fail;
+	if (jsonr_type(&res->r, jsonr_find(&res->r, 0, "sweep")) == JSONR_OBJECT) {
+		if (sweep_doc(res, err) < 0)
+			goto fail;
+	} else if (!is_result(&res->r, 0)) {
 		err_set(err, "'%s' is not a tfgb result: no \"tfgb\", \"benchmark\" and "
-		         "\"job\"; only JSON results (-f json) can be read back", path);
+		         "\"job\", nor a sweep's \"sweep\" and \"results\"", path);
+		goto fail;
+	} else if (check_types(&res->r, 0, path, NULL, err) < 0) {
 		goto fail;
 	}
 	return 0;
@@ -168,11 +297,33 @@ int rerun_is_result(const char *text)
 	return text[strspn(text, " \t\r\n")] == '{';
 }
 
-int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
+/* "tfgb latency -c 's.json' --sweep key=v1,v2,..." for a sweep's document
+ * (the values as a job file writes them). */
+static void sweep_again(const struct result *res, char *buf, size_t len)
+{
+	const struct jsonr *r = &res->r;
+	int vals = jsonr_find(r, 0, "sweep.values");
+	char bench[64], key[136], unit[8], v[SHOWN_MAX];
+	size_t off;
+
+	text_at(res, res->root, "benchmark", bench, sizeof bench);
+	text_at(res, 0, "sweep.key", key, sizeof key);
+	text_at(res, 0, "sweep.unit", unit, sizeof unit);
+	off = (size_t)snprintf(buf, len, "tfgb %s -c '%s' --sweep %s=", bench, res->path, key);
+	for (size_t i = 0; i < r->tok[vals].count && off < len; i++) {
+		text_at(res, jsonr_arr_get(r, vals, i), "", v, sizeof v);
+		off += (size_t)snprintf(buf + off, len - off, "%s%s%s", i ? "," : "", v,
+		                        strcmp(unit, "s") ? "" : "s");
+	}
+	if (off >= len && len > 4)
+		memcpy(buf + len - 4, "...", 4);
+}
+
+int rerun_read(const char *path, const char *text, size_t len, int one, char **benchmark,
                char **job_text, struct err *err)
 {
 	struct result res;
-	char *bench = NULL, *job = NULL, *raw = NULL;
+	char *bench = NULL, *job = NULL, *raw = NULL, again[512];
 
 	if (benchmark)
 		*benchmark = NULL;
@@ -180,9 +331,18 @@ int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
 		*job_text = NULL;
 	if (result_parse(&res, path, text, len, err) < 0)
 		return -1;
-	if (benchmark && !(bench = jsonr_strdup(&res.r, jsonr_find(&res.r, 0, "benchmark"))))
+	if (one && res.sweep) {
+		sweep_again(&res, again, sizeof again);
+		err_set(err, "'%s' is a sweep's document (%u results), not one result: tfgb rerun "
+		         "runs one job; to run the sweep again: %s", path,
+		         res.r.tok[jsonr_find(&res.r, 0, "results")].count, again);
+		result_close(&res);
+		return -1;
+	}
+	if (benchmark &&
+	    !(bench = jsonr_strdup(&res.r, jsonr_find(&res.r, res.root, "benchmark"))))
 		goto oom;
-	if (job_text && (!(raw = jsonr_strdup(&res.r, jsonr_find(&res.r, 0, "job"))) ||
+	if (job_text && (!(raw = jsonr_strdup(&res.r, jsonr_find(&res.r, res.root, "job"))) ||
 	                 !(job = drop_output_file(raw))))
 		goto oom;
 	free(raw);
@@ -212,7 +372,7 @@ void rerun_withheld(const char *path, const char *text, size_t tlen, char *buf, 
 	buf[0] = 0;
 	if (result_parse(&res, path, text, tlen, &err) < 0)
 		return;
-	arr = jsonr_find(&res.r, 0, "job_withheld");
+	arr = jsonr_find(&res.r, res.root, "job_withheld");
 	for (size_t i = 0; arr >= 0 && jsonr_type(&res.r, arr) == JSONR_ARRAY; i++) {
 		int e = jsonr_arr_get(&res.r, arr, i);
 		if (e < 0 || off >= len)
@@ -245,7 +405,7 @@ int cmd_rerun(struct tfgb *t)
 		tfgb_error("rerun: missing the result file: tfgb rerun RESULT.json");
 		return TFGB_EXIT_USAGE;
 	}
-	if (rerun_read(path, t->job_text, t->job_len, &bench, NULL, &err) < 0) {
+	if (rerun_read(path, t->job_text, t->job_len, 1, &bench, NULL, &err) < 0) {
 		tfgb_error("%s", err.msg);
 		return TFGB_EXIT_USAGE;
 	}
@@ -257,8 +417,8 @@ int cmd_rerun(struct tfgb *t)
 		if (!t->quiet &&
 		    result_parse(&res, path, t->job_text, t->job_len, &err) == 0) {
 			char v[64];
-			if (jsonr_get_str(&res.r, "tfgb.version", v, sizeof v) >= 0 &&
-			    strcmp(v, TFGB_VERSION))
+			int at = jsonr_find(&res.r, res.root, "tfgb.version");
+			if (jsonr_str(&res.r, at, v, sizeof v) >= 0 && strcmp(v, TFGB_VERSION))
 				fprintf(stderr, "tfgb: rerun: '%s' was made by tfgb %s; this is tfgb %s\n",
 				        path, v, TFGB_VERSION);
 			result_close(&res);
@@ -315,6 +475,45 @@ static int num_at(const struct jsonr *r, int from, const char *path, double *v)
 	return jsonr_num(r, jsonr_find(r, from, path), v);
 }
 
+/* Refuses a value at path of another type than `want` (JSONR_NUMBER for
+ * a figure, JSONR_OBJECT for what holds figures, JSONR_STRING); absent or
+ * null is fine.  0, or -1 with err naming the file, the result (where, in
+ * a sweep) and the key. */
+static int type_ok(const struct jsonr *r, int from, const char *path, int want,
+                   const char *file, const char *where, struct err *err)
+{
+	int t = jsonr_type(r, jsonr_find(r, from, path));
+
+	if (t == JSONR_NONE || t == JSONR_NULL || t == want)
+		return 0;
+	err_set(err, "'%s': %s%s\"%s\" is %s, not %s or null", file, where ? where : "",
+	        where ? ": " : "", path, type_name(t), type_name(want));
+	return -1;
+}
+
+static int check_types(const struct jsonr *r, int from, const char *file, const char *where,
+                       struct err *err)
+{
+	static const char *const strings[] = {"status", "transport", "mode", "payload.scheme"};
+	char prefix[96];
+
+	for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+		const char *p = figures[i].path;
+		for (const char *dot = strchr(p, '.'); dot; dot = strchr(dot + 1, '.')) {
+			snprintf(prefix, sizeof prefix, "%.*s", (int)(dot - p), p);
+			if (type_ok(r, from, prefix, JSONR_OBJECT, file, where, err) < 0)
+				return -1;
+		}
+		if (type_ok(r, from, p, JSONR_NUMBER, file, where, err) < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < sizeof strings / sizeof strings[0]; i++)
+		if (type_ok(r, from, strings[i], JSONR_STRING, file, where, err) < 0)
+			return -1;
+	return type_ok(r, from, "histogram", JSONR_OBJECT, file, where, err) < 0 ||
+	       type_ok(r, from, "environment", JSONR_OBJECT, file, where, err) < 0 ? -1 : 0;
+}
+
 static void row(FILE *f, const char *label, int ha, double a, int hb, double b, int digits)
 {
 	char sa[32] = "-", sb[32] = "-", ratio[32] = "-";
@@ -332,7 +531,7 @@ static void row(FILE *f, const char *label, int ha, double a, int hb, double b, 
  * `role`, or -1. */
 static int role_entry(const struct result *res, const char *role)
 {
-	int rs = jsonr_find(&res->r, 0, "resources.summary.roles");
+	int rs = jsonr_find(&res->r, res->root, "resources.summary.roles");
 
 	for (size_t j = 0; jsonr_type(&res->r, rs) == JSONR_ARRAY && j < res->r.tok[rs].count; j++) {
 		int e = jsonr_arr_get(&res->r, rs, j);
@@ -350,7 +549,7 @@ static void role_rows(FILE *f, const struct result *a, const struct result *b)
 
 	for (int s = 0; s < 2; s++) {
 		const struct jsonr *r = &side[s]->r;
-		int roles = jsonr_find(r, 0, "resources.summary.roles");
+		int roles = jsonr_find(r, side[s]->root, "resources.summary.roles");
 
 		for (size_t i = 0; jsonr_type(r, roles) == JSONR_ARRAY && i < r->tok[roles].count; i++) {
 			char role[MONITOR_ROLE_SHOWN], label[64];
@@ -395,8 +594,8 @@ static int hist_rows(FILE *f, const struct result *a, const struct result *b)
 		free(sb);
 		return -1;
 	}
-	ha = hist_from_json(&a->r, jsonr_find(&a->r, 0, "histogram"), sa) == 0 && sa->count;
-	hb = hist_from_json(&b->r, jsonr_find(&b->r, 0, "histogram"), sb) == 0 && sb->count;
+	ha = hist_from_json(&a->r, jsonr_find(&a->r, a->root, "histogram"), sa) == 0 && sa->count;
+	hb = hist_from_json(&b->r, jsonr_find(&b->r, b->root, "histogram"), sb) == 0 && sb->count;
 	if (ha || hb)
 		for (size_t i = 0; i < sizeof tail / sizeof tail[0]; i++)
 			row(f, label[i], ha, (double)stats_quantile(sa, tail[i]) / 1e3, hb,
@@ -538,31 +737,6 @@ static int diff_jobs(FILE *f, const char *ja, const char *jb)
 	return ndiff;
 }
 
-/* Longest value compare shows; longer ones are cut. */
-#define SHOWN_MAX 160
-
-/* A scalar at path as text ("" when absent, "null" for null). */
-static void text_at(const struct result *res, const char *path, char *buf, size_t len)
-{
-	int i = jsonr_find(&res->r, 0, path);
-	double v;
-
-	buf[0] = 0;
-	switch (jsonr_type(&res->r, i)) {
-	case JSONR_STRING:
-		jsonr_str(&res->r, i, buf, len);
-		break;
-	case JSONR_NUMBER:
-		jsonr_num(&res->r, i, &v);
-		snprintf(buf, len, "%.15g", v);
-		break;
-	case JSONR_TRUE: snprintf(buf, len, "true"); break;
-	case JSONR_FALSE: snprintf(buf, len, "false"); break;
-	case JSONR_NULL: snprintf(buf, len, "null"); break;
-	default: break;
-	}
-}
-
 /* Flags a scalar that differs; returns 1 when it does. */
 static int diff_at(FILE *f, const char *what, const struct result *a, const struct result *b,
                    const char *path)
@@ -570,8 +744,8 @@ static int diff_at(FILE *f, const char *what, const struct result *a, const stru
 	char va[SHOWN_MAX], vb[SHOWN_MAX];
 	const char *name = strrchr(path, '.') ? strrchr(path, '.') + 1 : path;
 
-	text_at(a, path, va, sizeof va);
-	text_at(b, path, vb, sizeof vb);
+	text_at(a, a->root, path, va, sizeof va);
+	text_at(b, b->root, path, vb, sizeof vb);
 	if (!strcmp(va, vb))
 		return 0;
 	fprintf(f, "%s: %s: %s -> %s\n", what, name, va[0] ? va : "(none)", vb[0] ? vb : "(none)");
@@ -581,7 +755,8 @@ static int diff_at(FILE *f, const char *what, const struct result *a, const stru
 /* 1 when the two payloads' buffer sizes differ. */
 static int sizes_differ(const struct result *a, const struct result *b)
 {
-	int sa = jsonr_find(&a->r, 0, "payload.sizes"), sb = jsonr_find(&b->r, 0, "payload.sizes");
+	int sa = jsonr_find(&a->r, a->root, "payload.sizes");
+	int sb = jsonr_find(&b->r, b->root, "payload.sizes");
 	int ia, ib;
 
 	if (jsonr_type(&a->r, sa) != JSONR_ARRAY || jsonr_type(&b->r, sb) != JSONR_ARRAY)
@@ -601,11 +776,11 @@ static void describe(FILE *f, const char *tag, const struct result *res)
 {
 	char bench[64], version[64], tv[96], start[40], host[96];
 
-	text_at(res, "benchmark", bench, sizeof bench);
-	text_at(res, "tfgb.version", version, sizeof version);
-	text_at(res, "tfgb.transport_version", tv, sizeof tv);
-	text_at(res, "environment.start_utc", start, sizeof start);
-	text_at(res, "environment.hostname", host, sizeof host);
+	text_at(res, res->root, "benchmark", bench, sizeof bench);
+	text_at(res, res->root, "tfgb.version", version, sizeof version);
+	text_at(res, res->root, "tfgb.transport_version", tv, sizeof tv);
+	text_at(res, res->root, "environment.start_utc", start, sizeof start);
+	text_at(res, res->root, "environment.hostname", host, sizeof host);
 	fprintf(f, "# %s: %s: %s, tfgb %s", tag, res->path, bench, version);
 	if (tv[0])
 		fprintf(f, ", %s", tv);
@@ -616,7 +791,50 @@ static void describe(FILE *f, const char *tag, const struct result *res)
 	fputc('\n', f);
 }
 
-int cmd_compare(struct tfgb *t)
+/* Both results' figures: the table, then a note for each side that
+ * completed no call (its figures are not known, shown as "-").  0, or -1
+ * when out of memory. */
+static int figure_rows(FILE *f, const struct result *a, const struct result *b)
+{
+	const struct result *side[2] = {a, b};
+	int none[2];
+
+	/* a side without a call has no figure, whatever its file holds (tfgb
+	 * wrote 0 there before the null rule): only its counts are shown */
+	for (int i = 0; i < 2; i++) {
+		double calls;
+		none[i] = num_at(&side[i]->r, side[i]->root, "calls", &calls) == 0 && calls == 0;
+	}
+	fprintf(f, "%-30s %16s %16s %9s\n", "#", "A", "B", "B/A");
+	for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
+		const struct figure *g = &figures[i];
+		double va = 0, vb = 0;
+		int count = g->digits == 0; /* calls, errors, runs */
+		int ha = num_at(&a->r, a->root, g->path, &va) == 0 && (count || !none[0]);
+		int hb = num_at(&b->r, b->root, g->path, &vb) == 0 && (count || !none[1]);
+		/* null (not known) counts as present: the row shows "-" */
+		int pa = jsonr_find(&a->r, a->root, g->path) >= 0;
+		int pb = jsonr_find(&b->r, b->root, g->path) >= 0;
+		if (pa || pb)
+			row(f, g->label, ha, va * g->scale, hb, vb * g->scale, g->digits);
+	}
+	if (hist_rows(f, a, b) < 0)
+		return -1;
+	role_rows(f, a, b);
+	for (int i = 0; i < 2; i++) {
+		char status[32];
+		if (!none[i])
+			continue;
+		text_at(side[i], side[i]->root, "status", status, sizeof status);
+		fprintf(f, "# note: %s (%s) completed no call (status %s): it has no latency and "
+		        "no rate, shown as -, and no ratio\n", i ? "B" : "A", side[i]->path,
+		        status[0] ? status : "unknown");
+	}
+	return 0;
+}
+
+/* What differs between the two results, A -> B; -1 when out of memory. */
+static int differences(FILE *f, const struct result *a, const struct result *b)
 {
 	static const char *const env_keys[] = {
 		"environment.hostname", "environment.kernel", "environment.machine",
@@ -625,10 +843,126 @@ int cmd_compare(struct tfgb *t)
 		"environment.build", "environment.grpc_core", "environment.protobuf_c",
 		"environment.allocator", "environment.allocator_version",
 	};
+	int ndiff = 0, n, ea = jsonr_find(&a->r, a->root, "environment");
+	int eb = jsonr_find(&b->r, b->root, "environment");
+	char *ta = jsonr_strdup(&a->r, jsonr_find(&a->r, a->root, "job"));
+	char *tb = jsonr_strdup(&b->r, jsonr_find(&b->r, b->root, "job"));
+
+	fprintf(f, "# differences, A -> B\n");
+	ndiff += diff_at(f, "result", a, b, "benchmark");
+	ndiff += diff_at(f, "result", a, b, "status");
+	ndiff += diff_at(f, "result", a, b, "transport");
+	ndiff += diff_at(f, "result", a, b, "mode");
+	n = ta && tb ? diff_jobs(f, ta, tb) : -1;
+	free(ta);
+	free(tb);
+	if (n < 0)
+		return -1;
+	ndiff += n;
+	n = diff_at(f, "payload", a, b, "payload.scheme");
+	n += diff_at(f, "payload", a, b, "payload.iovecs");
+	n += diff_at(f, "payload", a, b, "payload.bytes");
+	ndiff += n;
+	if (!n && sizes_differ(a, b)) { /* same count and total, another layout */
+		fprintf(f, "payload: the buffer sizes differ\n");
+		ndiff++;
+	}
+	if (jsonr_type(&a->r, ea) == JSONR_OBJECT && jsonr_type(&b->r, eb) == JSONR_OBJECT) {
+		for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++)
+			ndiff += diff_at(f, "environment", a, b, env_keys[i]);
+	} else if (ea >= 0 || eb >= 0) {
+		fprintf(f, "environment: only in %s\n", ea >= 0 ? "A" : "B");
+		ndiff++;
+	}
+	if (!ndiff)
+		fprintf(f, "none: the same job, payload%s\n", ea >= 0 ? " and environment" : "");
+	return 0;
+}
+
+static int compare_one(FILE *f, const struct result *a, const struct result *b)
+{
+	describe(f, "A", a);
+	describe(f, "B", b);
+	return figure_rows(f, a, b) < 0 || differences(f, a, b) < 0 ? -1 : 0;
+}
+
+/* The index of the value of sweep res that reads v, or its count. */
+static size_t value_index(const struct result *res, const char *v)
+{
+	int vals = jsonr_find(&res->r, 0, "sweep.values");
+	size_t n = res->r.tok[jsonr_find(&res->r, 0, "results")].count, i;
+	char x[SHOWN_MAX];
+
+	for (i = 0; i < n; i++) {
+		text_at(res, jsonr_arr_get(&res->r, vals, i), "", x, sizeof x);
+		if (!strcmp(x, v))
+			break;
+	}
+	return i;
+}
+
+/* Two sweeps of one key, row by row: each value of A's with B's result for
+ * the same value; a value only one of them ran is said.  -1 when out of
+ * memory. */
+static int compare_sweeps(FILE *f, struct result *a, struct result *b)
+{
+	int va = jsonr_find(&a->r, 0, "sweep.values"), ra = jsonr_find(&a->r, 0, "results");
+	int vb = jsonr_find(&b->r, 0, "sweep.values"), rb = jsonr_find(&b->r, 0, "results");
+	char key[136], x[SHOWN_MAX], y[SHOWN_MAX];
+	size_t na = a->r.tok[ra].count, nb = b->r.tok[rb].count;
+
+	text_at(a, 0, "sweep.key", key, sizeof key);
+	fprintf(f, "# sweep of %s: %zu results in A, %zu in B, compared value by value\n", key, na,
+	        nb);
+	for (size_t i = 0; i < na; i++) {
+		size_t j;
+		text_at(a, jsonr_arr_get(&a->r, va, i), "", x, sizeof x);
+		j = value_index(b, x);
+		fprintf(f, "## %s = %s\n", key, x);
+		if (j == nb) {
+			fprintf(f, "# only in A: B has no result for it\n");
+			continue;
+		}
+		a->root = jsonr_arr_get(&a->r, ra, i);
+		b->root = jsonr_arr_get(&b->r, rb, j);
+		if (compare_one(f, a, b) < 0)
+			return -1;
+	}
+	for (size_t j = 0; j < nb; j++) {
+		text_at(b, jsonr_arr_get(&b->r, vb, j), "", y, sizeof y);
+		if (value_index(a, y) == na)
+			fprintf(f, "## %s = %s\n# only in B: A has no result for it\n", key, y);
+	}
+	return 0;
+}
+
+/* A sweep with one result, or sweeps of two keys: said, 2; else 0. */
+static int sweeps_refused(const struct result *a, const struct result *b)
+{
+	char ka[136], kb[136];
+
+	if (a->sweep != b->sweep) {
+		tfgb_error("compare: '%s' is a sweep's document and '%s' one result: compare a "
+		           "sweep with a sweep, or two results", a->sweep ? a->path : b->path,
+		           a->sweep ? b->path : a->path);
+		return TFGB_EXIT_USAGE;
+	}
+	text_at(a, 0, "sweep.key", ka, sizeof ka);
+	text_at(b, 0, "sweep.key", kb, sizeof kb);
+	if (a->sweep && strcmp(ka, kb)) {
+		tfgb_error("compare: '%s' sweeps %s and '%s' sweeps %s: sweeps are compared value "
+		           "by value, of one key", a->path, ka, b->path, kb);
+		return TFGB_EXIT_USAGE;
+	}
+	return 0;
+}
+
+int cmd_compare(struct tfgb *t)
+{
 	struct result a, b;
 	struct err err;
 	FILE *f = t->out ? t->out : stdout;
-	int ndiff = 0, n;
+	int rc;
 
 	if (t->argc != 2) {
 		tfgb_error("compare needs two result files: tfgb compare A.json B.json");
@@ -643,65 +977,13 @@ int cmd_compare(struct tfgb *t)
 		result_close(&a);
 		return TFGB_EXIT_USAGE;
 	}
-	describe(f, "A", &a);
-	describe(f, "B", &b);
-	fprintf(f, "%-30s %16s %16s %9s\n", "#", "A", "B", "B/A");
-	for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++) {
-		const struct figure *g = &figures[i];
-		double va = 0, vb = 0;
-		int ha = num_at(&a.r, 0, g->path, &va) == 0, hb = num_at(&b.r, 0, g->path, &vb) == 0;
-		if (ha || hb)
-			row(f, g->label, ha, va * g->scale, hb, vb * g->scale, g->digits);
-	}
-	if (hist_rows(f, &a, &b) < 0) {
-		tfgb_error("compare: out of memory");
-		result_close(&a);
-		result_close(&b);
-		return TFGB_EXIT_FAIL;
-	}
-	role_rows(f, &a, &b);
-
-	fprintf(f, "# differences, A -> B\n");
-	ndiff += diff_at(f, "result", &a, &b, "benchmark");
-	ndiff += diff_at(f, "result", &a, &b, "status");
-	ndiff += diff_at(f, "result", &a, &b, "transport");
-	ndiff += diff_at(f, "result", &a, &b, "mode");
-	{
-		char *ta = jsonr_strdup(&a.r, jsonr_find(&a.r, 0, "job"));
-		char *tb = jsonr_strdup(&b.r, jsonr_find(&b.r, 0, "job"));
-		n = ta && tb ? diff_jobs(f, ta, tb) : -1;
-		free(ta);
-		free(tb);
-		if (n < 0) {
+	if (!(rc = sweeps_refused(&a, &b))) {
+		if ((a.sweep ? compare_sweeps(f, &a, &b) : compare_one(f, &a, &b)) < 0) {
 			tfgb_error("compare: out of memory");
-			result_close(&a);
-			result_close(&b);
-			return TFGB_EXIT_FAIL;
+			rc = TFGB_EXIT_FAIL;
 		}
-		ndiff += n;
 	}
-	n = diff_at(f, "payload", &a, &b, "payload.scheme");
-	n += diff_at(f, "payload", &a, &b, "payload.iovecs");
-	n += diff_at(f, "payload", &a, &b, "payload.bytes");
-	ndiff += n;
-	if (!n && sizes_differ(&a, &b)) { /* same count and total, another layout */
-		fprintf(f, "payload: the buffer sizes differ\n");
-		ndiff++;
-	}
-	if (jsonr_type(&a.r, jsonr_find(&a.r, 0, "environment")) == JSONR_OBJECT &&
-	    jsonr_type(&b.r, jsonr_find(&b.r, 0, "environment")) == JSONR_OBJECT) {
-		for (size_t i = 0; i < sizeof env_keys / sizeof env_keys[0]; i++)
-			ndiff += diff_at(f, "environment", &a, &b, env_keys[i]);
-	} else if (jsonr_find(&a.r, 0, "environment") >= 0 ||
-	           jsonr_find(&b.r, 0, "environment") >= 0) {
-		fprintf(f, "environment: only in %s\n",
-		        jsonr_find(&a.r, 0, "environment") >= 0 ? "A" : "B");
-		ndiff++;
-	}
-	if (!ndiff)
-		fprintf(f, "none: the same job, payload%s\n",
-		        jsonr_find(&a.r, 0, "environment") >= 0 ? " and environment" : "");
 	result_close(&a);
 	result_close(&b);
-	return TFGB_EXIT_OK;
+	return rc;
 }

@@ -13,10 +13,17 @@ int rerun_is_result(const char *text);
 /* Parses a tfgb JSON result's text (len bytes, NUL-terminated, as read
  * from path): its "benchmark" and its "job" text without output.file and
  * output.series (running it never writes over them), each malloc'd
- * (either pointer may be NULL).  0, or -1 with a one-line err naming the
+ * (either pointer may be NULL).  A sweep's document gives its first
+ * result's, unless `one` (tfgb rerun: one job), which refuses it saying
+ * how to run the sweep again.  0, or -1 with a one-line err naming the
  * file. */
-int rerun_read(const char *path, const char *text, size_t len, char **benchmark,
+int rerun_read(const char *path, const char *text, size_t len, int one, char **benchmark,
                char **job_text, struct err *err);
+struct jsonr;
+/* A result's "schema_version" (at the document's top): 0 when it is the
+ * one this tfgb reads (REPORT_SCHEMA_VERSION), else -1 with a one-line err
+ * naming the file and what is wrong (absent, not an integer, another). */
+int rerun_check_version(const struct jsonr *r, const char *path, struct err *err);
 /* Output of a run with --interval --ndjson is NDJSON: interval lines, then
  * the result on the last line.  The offset of the result's text: that last
  * line when the text starts with an interval line, else 0. */

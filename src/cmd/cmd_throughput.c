@@ -92,7 +92,7 @@ struct agg {
 	struct engine_ivl_fig *ivl; /* every worker's intervals, nivl of cap */
 	uint32_t nivl, ivl_cap;
 	uint64_t ivl_dropped;
-	double rps, bps, rps_min, rps_max;
+	double rps, bps;
 	uint64_t window_total, warmup_total;
 	int bad_blobs, failed;
 	struct err first_err;
@@ -254,10 +254,6 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 		a->mon[worker] = NULL; /* checked by wresult_decode: out of memory */
 	a->rps += rps;
 	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
-	if (a->reported == 1 || rps < a->rps_min)
-		a->rps_min = rps;
-	if (rps > a->rps_max)
-		a->rps_max = rps;
 	a->sum.calls += w->calls;
 	a->sum.errors += w->errors;
 	a->sum.warmup_calls += w->warmup_calls;
@@ -470,7 +466,7 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 		.workers = workers, .reported = a->reported, .nps = a->nps, .per_ps = a->per_ps,
 		.per_worker = a->per_worker, .worker_rps = a->worker_rps,
 		.worker_host = a->host, .worker_pid = a->pid, .rps = a->rps,
-		.bytes_per_s = a->bps, .rps_min = a->rps_min, .rps_max = a->rps_max,
+		.bytes_per_s = a->bps,
 		.offered_rps = (double)j->rate * workers, .incomplete = why[0] != 0,
 		.note = why[0] ? why : NULL, .lost = lost, .worker_place = a->place,
 		.worker_res = a->res,

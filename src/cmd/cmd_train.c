@@ -124,7 +124,7 @@ struct tagg {
 	const size_t *ps_vars;      /* the plan's, nps */
 	struct engine_result sum;   /* calls: steps; lat: step times */
 	uint64_t window_total;
-	double rps_min, rps_max, rps, bps;
+	double rps, bps;
 	int bad_blobs, failed;
 	struct err first_err;
 };
@@ -198,10 +198,6 @@ static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	a->rate[worker] = w->window_ns ? (double)w->calls * 1e9 / (double)w->window_ns : 0.0;
 	a->rps += a->rate[worker];
 	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
-	if (a->reported == 1 || a->rate[worker] < a->rps_min)
-		a->rps_min = a->rate[worker];
-	if (a->rate[worker] > a->rps_max)
-		a->rps_max = a->rate[worker];
 	a->host[worker] = strdup(w->host);
 	a->pid[worker] = w->pid;
 	snprintf(a->alloc[worker].name, sizeof a->alloc[worker].name, "%s", w->alloc);
@@ -271,8 +267,8 @@ static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct tr
 	struct report_tput tp = {
 		.workers = a->workers, .reported = a->reported, .nps = a->nps, .per_ps = a->calls,
 		.per_worker = a->steps, .worker_rps = a->rate, .worker_host = a->host,
-		.worker_pid = a->pid, .rps = a->rps, .bytes_per_s = a->bps, .rps_min = a->rps_min,
-		.rps_max = a->rps_max, .incomplete = why[0] != 0, .note = why[0] ? why : NULL,
+		.worker_pid = a->pid, .rps = a->rps, .bytes_per_s = a->bps,
+		.incomplete = why[0] != 0, .note = why[0] ? why : NULL,
 	};
 	/* every transfer the monitor saw: warm-up steps too */
 	uint64_t steps = a->sum.calls + a->sum.warmup_calls;

@@ -243,7 +243,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 {
 	static char found[4096];
 	struct err err;
-	int inherited;
+	int inherited, one = result; /* tfgb rerun: one job, not a sweep's */
 
 	if (job_init(&t->job) < 0) {
 		tfgb_error("out of memory");
@@ -268,7 +268,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 	} else if (result) {
 		char name[4200], *text;
 		int rc;
-		if (rerun_read(config, t->job_text, t->job_len, NULL, &text, &err) < 0)
+		if (rerun_read(config, t->job_text, t->job_len, one, NULL, &text, &err) < 0)
 			goto bad;
 		snprintf(name, sizeof name, "%s#job", config); /* line numbers are the job's */
 		rc = job_load_string(&t->job, name, text, &err);

@@ -326,6 +326,10 @@ static int read_json(struct plot_set *s, const char *text, size_t len, const cha
 		jsonr_free(&r);
 		return -1;
 	}
+	if (rerun_check_version(&r, path, err) < 0) {
+		jsonr_free(&r);
+		return -1;
+	}
 	if (jsonr_type(&r, jsonr_find(&r, 0, "sweep")) == JSONR_OBJECT) {
 		rc = json_sweep(s, &r, path, file, err);
 	} else if (is_result(&r, 0)) {

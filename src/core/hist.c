@@ -17,8 +17,13 @@ void hist_json(struct json *w, const char *key, const struct stats *s)
 	json_str(w, "unit", "ns");
 	json_u64(w, "sub_buckets", STATS_SUB);
 	json_u64(w, "count", s->count);
-	json_u64(w, "min_ns", s->count ? s->min_ns : 0);
-	json_u64(w, "max_ns", s->max_ns);
+	if (s->count) {
+		json_u64(w, "min_ns", s->min_ns);
+		json_u64(w, "max_ns", s->max_ns);
+	} else { /* no latency: not known */
+		json_null(w, "min_ns");
+		json_null(w, "max_ns");
+	}
 	json_u64(w, "sum_ns", s->sum_ns);
 	json_arr_begin(w, "buckets");
 	w->pretty = 0; /* one line: thousands of small arrays otherwise */
@@ -49,6 +54,19 @@ static int exact_u64(const struct jsonr *r, int i, uint64_t *v)
 	return 0;
 }
 
+/* "min_ns" and "max_ns": numbers, or both null when there is no count
+ * (results before the null rule wrote 0 there). */
+static int min_max(const struct jsonr *r, int obj, uint64_t count, struct stats *s)
+{
+	int lo = jsonr_obj_get(r, obj, "min_ns"), hi = jsonr_obj_get(r, obj, "max_ns");
+
+	if (!count && jsonr_type(r, lo) == JSONR_NULL && jsonr_type(r, hi) == JSONR_NULL) {
+		s->min_ns = s->max_ns = 0;
+		return 0;
+	}
+	return exact_u64(r, lo, &s->min_ns) < 0 || exact_u64(r, hi, &s->max_ns) < 0 ? -1 : 0;
+}
+
 int hist_from_json(const struct jsonr *r, int obj, struct stats *s)
 {
 	int arr = jsonr_obj_get(r, obj, "buckets");
@@ -61,8 +79,7 @@ int hist_from_json(const struct jsonr *r, int obj, struct stats *s)
 	    !jsonr_str_eq(r, jsonr_obj_get(r, obj, "unit"), "ns") ||
 	    exact_u64(r, jsonr_obj_get(r, obj, "sub_buckets"), &c) < 0 || c != STATS_SUB ||
 	    exact_u64(r, jsonr_obj_get(r, obj, "count"), &count) < 0 ||
-	    exact_u64(r, jsonr_obj_get(r, obj, "min_ns"), &s->min_ns) < 0 ||
-	    exact_u64(r, jsonr_obj_get(r, obj, "max_ns"), &s->max_ns) < 0 ||
+	    min_max(r, obj, count, s) < 0 ||
 	    exact_u64(r, jsonr_obj_get(r, obj, "sum_ns"), &s->sum_ns) < 0)
 		return -1;
 	for (size_t k = 0; k < r->tok[arr].count; k++) {

@@ -132,8 +132,52 @@ static void lat_us_of(const struct stats *s, struct lat_us *l)
 	l->sd = stats_stddev(s) / 1e3;
 }
 
-static void lat_json(struct json *w, const char *name, const struct lat_us *l)
+/* A figure that is not known (no call measured, no window): JSON null,
+ * CSV an empty cell, text "-" in its column; never 0. */
+static void num_json(struct json *w, const char *key, int known, double v, int digits)
 {
+	if (known)
+		json_f64(w, key, v, digits);
+	else
+		json_null(w, key);
+}
+
+static void num_csv(FILE *f, int known, double v, int digits)
+{
+	if (known)
+		fprintf(f, "%.*f,", digits, v);
+	else
+		fputc(',', f);
+}
+
+static void num_text(FILE *f, int width, int known, double v, int digits)
+{
+	if (known)
+		fprintf(f, " %*.*f", width, digits, v);
+	else
+		fprintf(f, " %*s", width, "-");
+}
+
+/* The eight latency columns of the text table. */
+static void lat_text(FILE *f, const struct lat_us *l, int known)
+{
+	const double v[] = {l->min, l->avg, l->p50, l->p90, l->p99, l->p999, l->max, l->sd};
+
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		num_text(f, 10, known, v[i], 2);
+}
+
+/* The latencies of s as an object, or null when s has none. */
+static void lat_json(struct json *w, const char *name, const struct stats *s)
+{
+	struct lat_us u;
+	const struct lat_us *l = &u;
+
+	if (!s->count) {
+		json_null(w, name);
+		return;
+	}
+	lat_us_of(s, &u);
 	json_obj_begin(w, name);
 	json_f64(w, "min", l->min, 3);
 	json_f64(w, "avg", l->avg, 3);
@@ -148,6 +192,7 @@ static void lat_json(struct json *w, const char *name, const struct lat_us *l)
 
 struct figures {
 	struct lat_us lat;
+	int has_lat, has_rate;  /* latencies measured; calls completed in a window */
 	double rps, mbps, mibps;
 	int ser;                /* a serialized mode: the serialization figures apply */
 	uint64_t sampled;       /* calls whose encode and decode were timed */
@@ -161,6 +206,10 @@ static void figures_of(const struct report *r, struct figures *f)
 	double bps = r->tput ? r->tput->bytes_per_s : engine_bytes_per_s(res);
 
 	lat_us_of(s, &f->lat);
+	/* a run that completed no call (empty, or failed or stopped before its
+	 * first) has no latency and no rate: not 0 */
+	f->has_lat = s->count > 0 && res->calls > 0;
+	f->has_rate = res->calls > 0;
 	f->rps = r->tput ? r->tput->rps : engine_rate(res);
 	f->mbps = bps / 1e6;
 	f->mibps = bps / (1024.0 * 1024.0);
@@ -317,6 +366,89 @@ static void alloc_json(struct json *w, const struct report_alloc *a)
 	json_obj_end(w);
 }
 
+/* The open loop's lines (throughput with job.rate): calls offered and
+ * missed, and the service time, "-" when no call completed. */
+static void open_loop_text(const struct engine_result *res, FILE *f)
+{
+	struct lat_us u;
+	int known = res->svc.count > 0;
+
+	lat_us_of(&res->svc, &u);
+	fprintf(f, "\n# open loop: %" PRIu64 " calls offered in the window, %" PRIu64
+	        " completed in it, %" PRIu64 " missed%s", res->offered, res->calls, res->missed,
+	        engine_saturated(res->calls, res->offered, res->missed) ?
+	        ": SATURATED, the servers did not keep up" : "");
+	fprintf(f, "\n# service time (uncorrected, from the actual start): p50");
+	num_text(f, 0, known, u.p50, 2);
+	fprintf(f, " us, p99");
+	num_text(f, 0, known, u.p99, 2);
+	fprintf(f, " us, max");
+	num_text(f, 0, known, u.max, 2);
+	fprintf(f, " us; the table's latencies run from the intended start");
+}
+
+/* The slowest and the fastest worker's rate among those that completed a
+ * call (an empty or missing worker has no rate): NaN when none did. */
+static void worker_span(const struct report_tput *tp, double *lo, double *hi)
+{
+	*lo = *hi = NAN;
+	for (uint32_t i = 0; i < tp->workers; i++) {
+		double v = tp->worker_rps[i];
+		if (!tp->per_worker[i])
+			continue;
+		if (isnan(*lo) || v < *lo)
+			*lo = v;
+		if (isnan(*hi) || v > *hi)
+			*hi = v;
+	}
+}
+
+/* The throughput lines of the text report (r->tput set). */
+static void tput_text(const struct report *r, const struct figures *g, FILE *f)
+{
+	const struct report_tput *tp = r->tput;
+	const struct engine_result *res = r->res;
+	const struct job *j = r->job;
+	double lo, hi;
+
+	fprintf(f, "# %u PS x %u workers (%u reported)", tp->nps, tp->workers, tp->reported);
+	if (!r->train) /* train: pulls and pushes */
+		fprintf(f, ", rpc %s", job_rpc_name(j->rpc));
+	if (tp->offered_rps > 0) {
+		fprintf(f, ", open loop %s: offered %.1f rpc/s, achieved", job_arrival_name(j->arrival),
+		        tp->offered_rps);
+		num_text(f, 0, g->has_rate, tp->rps, 1);
+		fprintf(f, " rpc/s");
+		open_loop_text(res, f);
+	}
+	fprintf(f, "\n# per-PS calls%s:", r->train ? " (pulls and pushes)" : "");
+	for (uint32_t i = 0; i < tp->nps; i++)
+		fprintf(f, " %" PRIu64, tp->per_ps[i]);
+	fprintf(f, "\n# per-worker %s:", r->train ? "steps" : "calls");
+	for (uint32_t i = 0; i < tp->workers; i++)
+		fprintf(f, " %" PRIu64, tp->per_worker[i]);
+	for (uint32_t i = 0; i < tp->workers; i++)
+		if (!tp->per_worker[i] && !(tp->worker_host && !tp->worker_host[i]))
+			fprintf(f, "\n# worker %" PRIu32 ": empty, no call completed in its window", i);
+	worker_span(tp, &lo, &hi);
+	fprintf(f, "\n# worker %s: slowest", r->train ? "steps/s" : "rpc/s");
+	num_text(f, 0, !isnan(lo), lo, 1);
+	fprintf(f, ", fastest");
+	num_text(f, 0, !isnan(hi), hi, 1);
+	fputc('\n', f);
+	if (tp->lost && tp->lost->pid > 0)
+		fprintf(f, "# PARTIAL: %s %d (pid %d on %s) died: %s; the figures are those "
+		        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
+		        tp->lost->index, tp->lost->pid, tp->lost->host, tp->lost->how,
+		        tp->reported);
+	else if (tp->lost) /* a PS on another host: its pid is not known */
+		fprintf(f, "# PARTIAL: %s %d (on %s) died: %s; the figures are those "
+		        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
+		        tp->lost->index, tp->lost->host, tp->lost->how, tp->reported);
+	if (tp->incomplete)
+		fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
+}
+
 static void print_text(const struct report *r, const struct figures *g, FILE *f)
 {
 	const struct job *j = r->job;
@@ -358,50 +490,8 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	else if (g->ser)
 		fprintf(f, "# serialization (%s, dtype %s): not measured, no sampled calls\n",
 		        job_mode_name(j->mode), job_dtype_name(j->dtype));
-	if (r->tput) {
-		const struct report_tput *tp = r->tput;
-		fprintf(f, "# %u PS x %u workers (%u reported)", tp->nps, tp->workers, tp->reported);
-		if (!r->train) /* train: pulls and pushes */
-			fprintf(f, ", rpc %s", job_rpc_name(j->rpc));
-		if (tp->offered_rps > 0)
-			fprintf(f, ", open loop %s: offered %.1f rpc/s, achieved %.1f rpc/s",
-			        job_arrival_name(j->arrival), tp->offered_rps, tp->rps);
-		if (tp->offered_rps > 0) {
-			struct lat_us u;
-			lat_us_of(&res->svc, &u);
-			fprintf(f, "\n# open loop: %" PRIu64 " calls offered in the window, %" PRIu64
-			        " completed in it, %" PRIu64 " missed%s",
-			        res->offered, res->calls, res->missed,
-			        engine_saturated(res->calls, res->offered, res->missed) ?
-			        ": SATURATED, the servers did not keep up" : "");
-			fprintf(f, "\n# service time (uncorrected, from the actual start): p50 %.2f us, "
-			        "p99 %.2f us, max %.2f us; the table's latencies run from the intended "
-			        "start", u.p50, u.p99, u.max);
-		}
-		fprintf(f, "\n# per-PS calls%s:", r->train ? " (pulls and pushes)" : "");
-		for (uint32_t i = 0; i < tp->nps; i++)
-			fprintf(f, " %" PRIu64, tp->per_ps[i]);
-		fprintf(f, "\n# per-worker %s:", r->train ? "steps" : "calls");
-		for (uint32_t i = 0; i < tp->workers; i++)
-			fprintf(f, " %" PRIu64, tp->per_worker[i]);
-		for (uint32_t i = 0; i < tp->workers; i++)
-			if (!tp->per_worker[i] && !(tp->worker_host && !tp->worker_host[i]))
-				fprintf(f, "\n# worker %" PRIu32 ": empty, no call completed in its window",
-				        i);
-		fprintf(f, "\n# worker %s: slowest %.1f, fastest %.1f\n", r->train ? "steps/s" : "rpc/s",
-		        tp->rps_min, tp->rps_max);
-		if (tp->lost && tp->lost->pid > 0)
-			fprintf(f, "# PARTIAL: %s %d (pid %d on %s) died: %s; the figures are those "
-			        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
-			        tp->lost->index, tp->lost->pid, tp->lost->host, tp->lost->how,
-			        tp->reported);
-		else if (tp->lost) /* a PS on another host: its pid is not known */
-			fprintf(f, "# PARTIAL: %s %d (on %s) died: %s; the figures are those "
-			        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
-			        tp->lost->index, tp->lost->host, tp->lost->how, tp->reported);
-		if (tp->incomplete)
-			fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
-	}
+	if (r->tput)
+		tput_text(r, g, f);
 	if (r->train)
 		report_train_text(r->train, f);
 	if (r->mon)
@@ -419,16 +509,13 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "#%11s %7s %10s %10s %10s %10s %10s %10s %10s %10s %12s %10s %10s %10s\n",
 	        "calls", "errors", "min_us", "avg_us", "p50_us", "p90_us", "p99_us", "p99.9_us",
 	        "max_us", "stddev_us", "rpc/s", "MB/s", "MiB/s", "Gbit/s");
-	if (report_empty(res))
-		/* no figure to show: a dash, never 0.00 */
-		fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10s %10s %10s %10s %10s %10s %10s %10s %12s "
-		        "%10s %10s %10s\n", res->calls, res->errors, "-", "-", "-", "-", "-", "-",
-		        "-", "-", "-", "-", "-", "-");
-	else
-		fprintf(f, "%12" PRIu64 " %7" PRIu64 " %10.2f %10.2f %10.2f %10.2f %10.2f %10.2f "
-		        "%10.2f %10.2f %12.1f %10.2f %10.2f %10.4f\n", res->calls, res->errors,
-		        g->lat.min, g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999,
-		        g->lat.max, g->lat.sd, g->rps, g->mbps, g->mibps, g->mbps * 8 / 1e3);
+	fprintf(f, "%12" PRIu64 " %7" PRIu64, res->calls, res->errors);
+	lat_text(f, &g->lat, g->has_lat);
+	num_text(f, 12, g->has_rate, g->rps, 1);
+	num_text(f, 10, g->has_rate, g->mbps, 2);
+	num_text(f, 10, g->has_rate, g->mibps, 2);
+	num_text(f, 10, g->has_rate, g->mbps * 8 / 1e3, 4);
+	fputc('\n', f);
 	pct_text(r, f);
 	if (report_empty(res))
 		fprintf(f, "# EMPTY: no call completed in the %.3fs window; set a longer "
@@ -446,16 +533,19 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	if (report_repeated(r))
 		report_rep_csv_head(f);
 	fprintf(f, "\n");
-	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.3f,%.6f,%" PRIu64 ",%" PRIu64 ",", r->command,
+	fprintf(f, "%s,%s,%s,%s,%zu,%" PRIu64 ",%d,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",", r->command,
 	        job_transport_name(j->transport), job_mode_name(j->mode), job_scheme_name(j->scheme),
 	        r->payload->n, r->payload->total, r->inflight, (double)res->warmup_ns / 1e9,
 	        (double)res->window_ns / 1e9, res->calls, res->errors);
-	if (report_empty(res))
-		fprintf(f, ",,,,,,,,,,,"); /* no figure: empty, never 0 */
-	else
-		fprintf(f, "%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%.2f,%.3f,%.3f,", g->lat.min,
-		        g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99, g->lat.p999, g->lat.max,
-		        g->lat.sd, g->rps, g->mbps, g->mibps);
+	{ /* a figure not known: an empty cell, never 0 */
+		const double v[] = {g->lat.min, g->lat.avg, g->lat.p50, g->lat.p90, g->lat.p99,
+		                    g->lat.p999, g->lat.max, g->lat.sd};
+		for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+			num_csv(f, g->has_lat, v[i], 3);
+	}
+	num_csv(f, g->has_rate, g->rps, 2);
+	num_csv(f, g->has_rate, g->mbps, 3);
+	num_csv(f, g->has_rate, g->mibps, 3);
 	/* empty in non-serialized mode, and when no call was sampled */
 	if (g->ser && g->sampled)
 		fprintf(f, "%.3f,%.3f,%" PRIu64 ",", g->enc_us, g->dec_us, g->sampled);
@@ -512,25 +602,20 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_arr_end(&w);
 	json_obj_end(&w);
 	json_i64(&w, "inflight", r->inflight);
-	json_f64(&w, "warmup_s", (double)res->warmup_ns / 1e9, 3); /* as run */
+	json_f64(&w, "warmup_s", (double)res->warmup_ns / 1e9, 6); /* as run */
 	json_f64(&w, "duration_s", (double)res->window_ns / 1e9, 6);
 	json_u64(&w, "warmup_calls", res->warmup_calls);
 	json_u64(&w, "calls", res->calls);
 	json_u64(&w, "errors", res->errors);
-	if (report_empty(res)) {
-		/* no figure: null, never 0 */
-		json_null(&w, "latency_us");
-		json_null(&w, "rpc_per_s");
-		json_null(&w, "MBps");
-		json_null(&w, "MiBps");
-		json_null(&w, "Gbps");
-	} else {
-		lat_json(&w, "latency_us", &g->lat);
-		json_f64(&w, "rpc_per_s", g->rps, 2);
-		json_f64(&w, "MBps", g->mbps, 3);
-		json_f64(&w, "MiBps", g->mibps, 3);
-		json_f64(&w, "Gbps", g->mbps * 8 / 1e3, 4); /* for comparing with link rates */
-	}
+	if (g->has_lat)
+		lat_json(&w, "latency_us", &res->lat);
+	else
+		json_null(&w, "latency_us"); /* no figure: null, never 0 */
+	num_json(&w, "rpc_per_s", g->has_rate, g->rps, 2);
+	num_json(&w, "MBps", g->has_rate, g->mbps, 3);
+	num_json(&w, "MiBps", g->has_rate, g->mibps, 3);
+	/* Gbps: for comparing with link rates */
+	num_json(&w, "Gbps", g->has_rate, g->mbps * 8 / 1e3, 4);
 	pct_json(r, &w);
 	if (report_repeated(r))
 		report_rep_json(r, &w);
@@ -553,18 +638,14 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	}
 	if (r->tput) {
 		const struct report_tput *tp = r->tput;
+		double lo, hi;
 		json_obj_begin(&w, "throughput");
 		json_str(&w, "rpc", r->train ? "pull, push" : job_rpc_name(j->rpc));
 		json_u64(&w, "workers", tp->workers);
 		json_u64(&w, "reported", tp->reported);
 		json_u64(&w, "ps_count", tp->nps);
-		if (report_empty(res)) {
-			json_null(&w, "rpc_per_s");
-			json_null(&w, "MBps");
-		} else {
-			json_f64(&w, "rpc_per_s", tp->rps, 2);
-			json_f64(&w, "MBps", tp->bytes_per_s / 1e6, 3);
-		}
+		num_json(&w, "rpc_per_s", g->has_rate, tp->rps, 2);
+		num_json(&w, "MBps", g->has_rate, tp->bytes_per_s / 1e6, 3);
 		json_arr_begin(&w, "per_ps");
 		for (uint32_t i = 0; i < tp->nps; i++)
 			json_u64(&w, NULL, tp->per_ps[i]);
@@ -605,10 +686,10 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 		}
 		json_arr_end(&w);
 		tput_processes_json(&w, tp, r->alloc);
-		json_f64(&w, "worker_rpc_per_s_min", tp->rps_min, 2);
-		json_f64(&w, "worker_rpc_per_s_max", tp->rps_max, 2);
+		worker_span(tp, &lo, &hi);
+		num_json(&w, "worker_rpc_per_s_min", !isnan(lo), lo, 2);
+		num_json(&w, "worker_rpc_per_s_max", !isnan(hi), hi, 2);
 		if (tp->offered_rps > 0) {
-			struct lat_us u;
 			json_str(&w, "arrival", job_arrival_name(j->arrival));
 			json_f64(&w, "offered_rpc_per_s", tp->offered_rps, 2);
 			json_u64(&w, "offered_calls", res->offered);
@@ -616,8 +697,7 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 			json_bool(&w, "saturated",
 			          engine_saturated(res->calls, res->offered, res->missed));
 			json_u64(&w, "saturation_tolerance_pct", ENGINE_SAT_TOL_PCT);
-			lat_us_of(&res->svc, &u);
-			lat_json(&w, "service_time_us", &u);
+			lat_json(&w, "service_time_us", &res->svc);
 		}
 		json_bool(&w, "incomplete", tp->incomplete);
 		if (tp->note)

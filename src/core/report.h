@@ -66,11 +66,12 @@ struct report_tput {
 	uint32_t nps;
 	const uint64_t *per_ps;    /* nps: measured calls each PS answered */
 	const uint64_t *per_worker; /* workers: measured calls of each (0 if missing) */
-	const double *worker_rps;  /* workers: each one's calls per second */
+	/* workers: each one's calls per second, a rate only where per_worker
+	 * is not 0 (an empty or missing worker has none) */
+	const double *worker_rps;
 	const char *const *worker_host; /* workers: each one's host name (NULL: no report) */
 	const int32_t *worker_pid; /* workers: each one's process id (with its host) */
 	double rps, bytes_per_s;   /* sums over the workers */
-	double rps_min, rps_max;   /* slowest and fastest worker */
 	double offered_rps;        /* open loop: rate x workers; 0 closed loop */
 	int incomplete;            /* a process failed or did not report */
 	const char *note;          /* what is missing or failed, one line, or NULL */

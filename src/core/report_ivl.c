@@ -63,16 +63,29 @@ static void ivl_json(struct json *w, const struct engine_ivl_fig *v, int type)
 	json_f64(w, "end_s", (double)v->end_ns / 1e9, 6);
 	json_u64(w, "calls", v->calls);
 	json_u64(w, "errors", v->errors);
-	json_f64(w, "rpc_per_s", len_s > 0 ? (double)v->calls / len_s : 0, 2);
-	json_f64(w, "MBps", len_s > 0 ? (double)v->bytes / len_s / 1e6 : 0, 3);
+	/* no call completed in it: no rate, as for the whole window */
+	if (v->calls && len_s > 0) {
+		json_f64(w, "rpc_per_s", (double)v->calls / len_s, 2);
+		json_f64(w, "MBps", (double)v->bytes / len_s / 1e6, 3);
+	} else {
+		json_null(w, "rpc_per_s");
+		json_null(w, "MBps");
+	}
 	json_obj_begin(w, "latency_us");
 	/* the latencies recorded in the interval, not its calls: a call is
-	 * counted where it completes, its latency where it started (engine.h) */
-	json_f64(w, "avg", v->lat_count ? (double)v->lat_sum_ns / (double)v->lat_count / 1e3 : 0,
-	         3);
-	json_f64(w, "p50", (double)v->p50_ns / 1e3, 3);
-	json_f64(w, "p99", (double)v->p99_ns / 1e3, 3);
-	json_f64(w, "max", (double)v->max_ns / 1e3, 3);
+	 * counted where it completes, its latency where it started (engine.h);
+	 * none recorded: null, never 0 */
+	if (v->lat_count) {
+		json_f64(w, "avg", (double)v->lat_sum_ns / (double)v->lat_count / 1e3, 3);
+		json_f64(w, "p50", (double)v->p50_ns / 1e3, 3);
+		json_f64(w, "p99", (double)v->p99_ns / 1e3, 3);
+		json_f64(w, "max", (double)v->max_ns / 1e3, 3);
+	} else {
+		json_null(w, "avg");
+		json_null(w, "p50");
+		json_null(w, "p99");
+		json_null(w, "max");
+	}
 	json_obj_end(w);
 	json_obj_end(w);
 }
@@ -88,16 +101,40 @@ void report_ivl_json(const struct report *r, struct json *w)
 	json_u64(w, "intervals_dropped", r->ivl_dropped);
 }
 
+/* One figure of an interval row: a CSV cell or a text column, empty or
+ * "-" when not known. */
+static void ivl_cell(FILE *f, int csv, int width, int digits, int known, double v)
+{
+	if (csv)
+		fprintf(f, known ? ",%.*f" : ",", digits, v);
+	else if (known)
+		fprintf(f, " %*.*f", width, digits, v);
+	else
+		fprintf(f, " %*s", width, "-");
+}
+
+/* An interval row's figures after its counts, to the end of its line:
+ * calls/s and MB/s (not known when no call completed in it), then the
+ * latencies recorded in it (avg, p50, p99, max; not known when none). */
+static void ivl_figs(FILE *f, const struct engine_interval *iv, int csv)
+{
+	double len_s = (double)(iv->end_ns - iv->start_ns) / 1e9;
+	const struct stats *lat = iv->lat;
+	const double v[] = {stats_mean(lat) / 1e3, (double)stats_quantile(lat, 0.50) / 1e3,
+	                    (double)stats_quantile(lat, 0.99) / 1e3, (double)lat->max_ns / 1e3};
+	int rate = iv->calls && len_s > 0;
+
+	ivl_cell(f, csv, 12, csv ? 2 : 1, rate, rate ? (double)iv->calls / len_s : 0);
+	ivl_cell(f, csv, 10, csv ? 3 : 2, rate, rate ? (double)iv->bytes / len_s / 1e6 : 0);
+	for (size_t i = 0; i < sizeof v / sizeof v[0]; i++)
+		ivl_cell(f, csv, 10, csv ? 3 : 2, lat->count > 0, v[i]);
+	fputc('\n', f);
+}
+
 void report_interval(void *arg, const struct engine_interval *iv)
 {
 	struct report_ivl *o = arg;
 	struct engine_ivl_fig v;
-	double len_s = (double)(iv->end_ns - iv->start_ns) / 1e9;
-	double rps = len_s > 0 ? (double)iv->calls / len_s : 0;
-	double mbps = len_s > 0 ? (double)iv->bytes / len_s / 1e6 : 0;
-	double avg = stats_mean(iv->lat) / 1e3, max = (double)iv->lat->max_ns / 1e3;
-	double p50 = (double)stats_quantile(iv->lat, 0.50) / 1e3;
-	double p99 = (double)stats_quantile(iv->lat, 0.99) / 1e3;
 	struct json w;
 
 	if (o->fig) { /* kept for the document: no output now */
@@ -115,14 +152,14 @@ void report_interval(void *arg, const struct engine_interval *iv)
 		json_finish(&w);
 		break;
 	case FMT_CSV:
-		fprintf(o->f, "interval,%u,%u,%.6f,%.6f,%" PRIu64 ",%" PRIu64 ",%.2f,%.3f,%.3f,%.3f,"
-		        "%.3f,%.3f\n", o->worker, iv->index, (double)iv->start_ns / 1e9,
-		        (double)iv->end_ns / 1e9, iv->calls, iv->errors, rps, mbps, avg, p50, p99, max);
+		fprintf(o->f, "interval,%u,%u,%.6f,%.6f,%" PRIu64 ",%" PRIu64, o->worker, iv->index,
+		        (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9, iv->calls, iv->errors);
+		ivl_figs(o->f, iv, 1);
 		break;
 	default:
-		fprintf(o->f, "%7u %8u %9.3f %9.3f %12" PRIu64 " %7" PRIu64 " %12.1f %10.2f %10.2f "
-		        "%10.2f %10.2f %10.2f\n", o->worker, iv->index, (double)iv->start_ns / 1e9,
-		        (double)iv->end_ns / 1e9, iv->calls, iv->errors, rps, mbps, avg, p50, p99, max);
+		fprintf(o->f, "%7u %8u %9.3f %9.3f %12" PRIu64 " %7" PRIu64, o->worker, iv->index,
+		        (double)iv->start_ns / 1e9, (double)iv->end_ns / 1e9, iv->calls, iv->errors);
+		ivl_figs(o->f, iv, 0);
 		break;
 	}
 	fflush(o->f); /* one write per line: worker processes share the stream */

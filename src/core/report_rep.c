@@ -14,11 +14,13 @@ struct rep_fig {
 	double (*of)(const struct report_run *u);
 };
 
-static double fig_rps(const struct report_run *u) { return u->rps; }
-static double fig_mbps(const struct report_run *u) { return u->bytes_per_s / 1e6; }
-static double fig_avg(const struct report_run *u) { return u->avg_us; }
-static double fig_p50(const struct report_run *u) { return u->p50_us; }
-static double fig_p99(const struct report_run *u) { return u->p99_us; }
+/* A run that completed no call has none of them: NaN, shown as not known */
+static double known(const struct report_run *u, double v) { return u->calls ? v : NAN; }
+static double fig_rps(const struct report_run *u) { return known(u, u->rps); }
+static double fig_mbps(const struct report_run *u) { return known(u, u->bytes_per_s / 1e6); }
+static double fig_avg(const struct report_run *u) { return known(u, u->avg_us); }
+static double fig_p50(const struct report_run *u) { return known(u, u->p50_us); }
+static double fig_p99(const struct report_run *u) { return known(u, u->p99_us); }
 
 static const struct rep_fig rep_figs[] = {
 	{"rpc_per_s", "rpc/s", fig_rps},
@@ -48,7 +50,7 @@ int report_repeated(const struct report *r)
 }
 
 /* Mean, stddev and CI of figure `k` across the runs; 0 when a run lacks it
- * (NaN: the throughput percentiles). */
+ * (NaN: the throughput percentiles, a run without a call). */
 static int rep_ci(const struct report *r, const struct rep_fig *k, struct stats_ci *ci)
 {
 	double x[ENGINE_REPEAT_MAX];
@@ -70,14 +72,17 @@ void report_rep_text(const struct report *r, FILE *f)
 	        "p99_us");
 	for (uint32_t i = 0; i < r->nruns; i++) {
 		const struct report_run *u = &r->runs[i];
-		fprintf(f, "%6u %12" PRIu64 " %7" PRIu64 " %10.3f %12.1f %10.2f %10.2f", i + 1,
-		        u->calls, u->errors, (double)u->window_ns / 1e9, u->rps, u->bytes_per_s / 1e6,
-		        u->avg_us);
-		/* "-": not known (throughput percentiles) */
-		if (isnan(u->p50_us))
-			fprintf(f, " %10s %10s\n", "-", "-");
-		else
-			fprintf(f, " %10.2f %10.2f\n", u->p50_us, u->p99_us);
+		fprintf(f, "%6u %12" PRIu64 " %7" PRIu64 " %10.3f", i + 1, u->calls, u->errors,
+		        (double)u->window_ns / 1e9);
+		/* "-": not known (throughput percentiles, a run without a call) */
+		for (const struct rep_fig *k = rep_figs; k->name; k++) {
+			double v = k->of(u);
+			if (isnan(v))
+				fprintf(f, " %*s", k == rep_figs ? 12 : 10, "-");
+			else
+				fprintf(f, " %*.*f", k == rep_figs ? 12 : 10, k == rep_figs ? 1 : 2, v);
+		}
+		fputc('\n', f);
 	}
 	fprintf(f, "# across runs: mean, sample stddev, 95%% confidence interval (Student t, "
 	        "%u dof)\n#%11s %12s %12s %12s %12s\n", r->nruns - 1, "figure", "mean", "stddev",
@@ -86,6 +91,8 @@ void report_rep_text(const struct report *r, FILE *f)
 		if (rep_ci(r, k, &ci))
 			fprintf(f, "%12s %12.2f %12.2f %12.2f %12.2f\n", k->head, ci.mean, ci.sd, ci.lo,
 			        ci.hi);
+		else
+			fprintf(f, "%12s %12s %12s %12s %12s\n", k->head, "-", "-", "-", "-");
 }
 
 void report_rep_csv_head(FILE *f)
@@ -116,8 +123,10 @@ void report_rep_json(const struct report *r, struct json *w)
 	json_u64(w, "runs", r->nruns);
 	json_obj_begin(w, "figures");
 	for (const struct rep_fig *k = rep_figs; k->name; k++) {
-		if (!rep_ci(r, k, &ci))
+		if (!rep_ci(r, k, &ci)) {
+			json_null(w, k->name); /* a run lacks it: not known */
 			continue;
+		}
 		json_obj_begin(w, k->name);
 		json_f64(w, "mean", ci.mean, 3);
 		json_f64(w, "stddev", ci.sd, 3);
@@ -137,6 +146,8 @@ void report_rep_json(const struct report *r, struct json *w)
 		for (const struct rep_fig *k = rep_figs; k->name; k++)
 			if (!isnan(k->of(u)))
 				json_f64(w, k->name, k->of(u), 3);
+			else
+				json_null(w, k->name);
 		json_obj_end(w);
 	}
 	json_arr_end(w);

@@ -10,6 +10,7 @@
 #include "report.h"
 
 #include <inttypes.h>
+#include <math.h>
 
 #include "json.h"
 #include "model.h"
@@ -27,11 +28,16 @@ static void ms_of(const struct stats *s, struct ms4 *o)
 	o->max = (double)s->max_ns / 1e6;
 }
 
-/* Achieved bandwidth to and from PS i over the mean window, bytes/s. */
+/* Achieved bandwidth to and from PS i over the mean window, bytes/s; NaN
+ * (not known) without a measured step. */
 static double ps_bps(const struct report_train *tr, uint32_t i)
 {
-	return tr->window_ns ? (double)(tr->ps_sent[i] + tr->ps_recv[i]) * 1e9 /
-	                       (double)tr->window_ns : 0.0;
+	uint64_t steps = 0;
+
+	for (uint32_t w = 0; w < tr->workers; w++)
+		steps += tr->worker_steps[w];
+	return tr->window_ns && steps ? (double)(tr->ps_sent[i] + tr->ps_recv[i]) * 1e9 /
+	                                (double)tr->window_ns : NAN;
 }
 
 /* The most loaded PS's share over the mean share (1.0: balanced). */
@@ -57,11 +63,16 @@ void report_train_text(const struct report_train *tr, FILE *f)
 	        tr->nvars, tr->classes[0], tr->classes[1], tr->classes[2], tr->classes[3],
 	        model_place_name(tr->placement), tr->sync ? "synchronous" : "asynchronous",
 	        tr->inflight, tr->statistics ? "" : ", statistics stay");
-	for (uint32_t i = 0; i < tr->nps; i++)
+	for (uint32_t i = 0; i < tr->nps; i++) {
+		double bps = ps_bps(tr, i);
 		fprintf(f, "# PS %" PRIu32 ": %zu variables, %" PRIu64 " bytes per step each way; "
-		        "measured: sent %" PRIu64 ", received %" PRIu64 " bytes, %.2f MB/s\n", i,
-		        tr->plan_vars[i], tr->plan_bytes[i], tr->ps_sent[i], tr->ps_recv[i],
-		        ps_bps(tr, i) / 1e6);
+		        "measured: sent %" PRIu64 ", received %" PRIu64 " bytes, ", i,
+		        tr->plan_vars[i], tr->plan_bytes[i], tr->ps_sent[i], tr->ps_recv[i]);
+		if (isnan(bps))
+			fprintf(f, "- MB/s\n");
+		else
+			fprintf(f, "%.2f MB/s\n", bps / 1e6);
+	}
 	fprintf(f, "# PS imbalance (most loaded PS over the mean): %.3f\n", imbalance(tr));
 	if (tr->sync)
 		fprintf(f, "# barriers: %" PRIu64 " passed by worker 0, %.3f ms waited in all\n",
@@ -130,7 +141,10 @@ void report_train_json(const struct report_train *tr, struct json *w)
 		json_u64(w, "bytes_per_step", tr->plan_bytes[i]);
 		json_u64(w, "sent", tr->ps_sent[i]);
 		json_u64(w, "received", tr->ps_recv[i]);
-		json_f64(w, "MBps", ps_bps(tr, i) / 1e6, 3);
+		if (isnan(ps_bps(tr, i)))
+			json_null(w, "MBps"); /* no measured step */
+		else
+			json_f64(w, "MBps", ps_bps(tr, i) / 1e6, 3);
 		json_obj_end(w);
 	}
 	json_arr_end(w);
