@@ -132,7 +132,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
 		/* the run's own bytes: those of the connection to the PS */
 		port = (uint16_t)(addr.port + ops->port_offset);
-		if (session_monitor(t, mt, child.pid > 0 ? 2 : 1, &port, 1, &mon) != TFGB_EXIT_OK)
+		if (session_monitor(t, mt, child.pid > 0 ? 2 : 1, &port, 1, 0, &mon) != TFGB_EXIT_OK)
 			goto out;
 	}
 	erc = engine_run(&cfg, &res);

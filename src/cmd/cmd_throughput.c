@@ -776,7 +776,7 @@ static int self_monitor(struct tfgb *t, int index, struct monitor **mon)
 	*mon = NULL;
 	if (getenv("TFGB_LAUNCHER"))
 		return TFGB_EXIT_OK;
-	return session_monitor(t, &me, 1, NULL, 0, mon);
+	return session_monitor(t, &me, 1, NULL, 0, 0, mon);
 }
 
 /* The collector of one launch: the end barriers its servers wait at,
@@ -1079,7 +1079,7 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 		port[i] = (uint16_t)(a.port + ops->port_offset);
 	}
 	port[np] = caddr->port;
-	rc = session_monitor(t, mt, n, port, (size_t)np + 1, mon);
+	rc = session_monitor(t, mt, n, port, (size_t)np + 1, caddr->port, mon);
 	free(mt);
 	free(port);
 	return rc;

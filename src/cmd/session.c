@@ -197,7 +197,7 @@ void session_stop_servers(struct cluster_child *ps, int nps)
 }
 
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
-                    const uint16_t *port, size_t nports, struct monitor **mon)
+                    const uint16_t *port, size_t nports, uint16_t ctl, struct monitor **mon)
 {
 	const struct job *j = &t->job;
 	int mrc;
@@ -207,7 +207,7 @@ int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
 		return TFGB_EXIT_OK;
 	mrc = monitor_new(mon, mt, n, j->monitor_ns, 0);
 	if (mrc == 0 && nports) /* the run's own bytes: those of its ports */
-		mrc = monitor_ports(*mon, port, nports);
+		mrc = monitor_ports(*mon, port, nports, ctl);
 	if (mrc == 0) {
 		monitor_select(*mon, job_monitor_mask(j));
 		mrc = monitor_start(*mon);

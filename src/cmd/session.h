@@ -75,11 +75,11 @@ void session_stop_servers(struct cluster_child *ps, int nps);
 
 /* A resource monitor over the n targets, every job.monitor interval with
  * the resources it selects, counting the run's own wire bytes as those of
- * the nports ports (monitor_ports); *mon stays NULL when the job samples
- * nothing.
+ * the nports ports, ctl among them the control service's (0: none;
+ * monitor_ports); *mon stays NULL when the job samples nothing.
  * TFGB_EXIT_OK or TFGB_EXIT_FAIL (printed). */
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
-                    const uint16_t *port, size_t nports, struct monitor **mon);
+                    const uint16_t *port, size_t nports, uint16_t ctl, struct monitor **mon);
 
 struct ctrl_client;
 
