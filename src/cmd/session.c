@@ -180,6 +180,7 @@ void session_stop_servers(struct cluster_child *ps, int nps)
 {
 	for (int i = 0; i < nps; i++) {
 		struct lease *l = ps[i].lease;
+		int ours = ps[i].pid > 0;
 		/* ours, and no other run uses it: stopped now; else it stops
 		 * itself after the last (its lease), and is not ours to reap */
 		if (ps[i].pid > 0 && (!l || lease_last(l, now_ns() + 5000000000ull)))
@@ -189,6 +190,8 @@ void session_stop_servers(struct cluster_child *ps, int nps)
 		ps[i].ready_fd = -1;
 		ps[i].pid = 0;
 		if (l) {
+			if (!ours) /* a server it found: no files left behind */
+				lease_leave(l, now_ns() + 1000000000ull);
 			lease_close(l);
 			free(l);
 			ps[i].lease = NULL;
