@@ -12,7 +12,11 @@
 #   4. the throughput network line says what its connections are, PS
 #      ones and control ones adding up to the total;
 #   5. no serve-PORT.start/.lease left after a run on a hand-started
-#      server, nor after two runs that shared a server one of them started.
+#      server, nor after two runs that shared a server one of them started;
+#   6. SIGINT to a throughput launcher once every worker's window closed
+#      (the workers held with SIGSTOP just after their last interval line):
+#      complete, unmarked, exit 0, PSs asked, stderr says the signal came
+#      late; SIGINT inside the window: "# INTERRUPTED", exit 1.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
@@ -145,6 +149,57 @@ assert calls > 100, calls
 assert ps["vcsw"] >= calls / 4, ("%d voluntary switches for %d calls" % (ps["vcsw"], calls))' \
 	"$out/o" 2>"$out/py" || bad "switches of all threads: $(tail -1 "$out/py")"
 clean "switches of all threads" $p
+
+# 6. a SIGINT just after the windows closed, and one inside them
+p=$(free_ports 2)
+$TFGB throughput $QUICK --interval 250ms -s job.duration=1s -s payload.iovecs=1 \
+	-s cluster.ps=127.0.0.1:$p -s cluster.ps_count=2 -s cluster.workers=3 -s job.transport=socket \
+	>"$out/o" 2>"$out/e" &
+l=$!
+i=0
+while [ "$(children $l "tfgb throughput" | wc -l)" -lt 3 ] && [ $i -lt $((200 * SLOW)) ]; do
+	sleep 0.05
+	i=$((i + 1))
+done
+# the workers stopped just after their last interval line (the window is
+# over), the launcher signalled while it still waits for them
+$PY -c 'import os, re, signal, sys, time
+out, l, ws = sys.argv[1], int(sys.argv[2]), [int(w) for w in sys.argv[3:]]
+last = re.compile(rb"^ +\d+ +\d+ +\S+ +1\.000 ", re.M)
+end = time.time() + 30
+while time.time() < end and not last.search(open(out, "rb").read()):
+    time.sleep(0.001)
+for w in ws:
+    try: os.kill(w, signal.SIGSTOP)
+    except OSError: pass
+os.kill(l, signal.SIGINT)
+time.sleep(0.3)
+for w in ws:
+    try: os.kill(w, signal.SIGCONT)
+    except OSError: pass' "$out/o" $l $(children $l "tfgb throughput")
+cases=$((cases + 1))
+rc=0
+wait $l || rc=$?
+[ "$rc" = 0 ] || bad "SIGINT after the windows: exit status $rc, not 0: $(cat "$out/e")"
+hasnt "SIGINT after the windows" "^# INCOMPLETE"
+hasnt "SIGINT after the windows" "^# INTERRUPTED"
+hasnt "SIGINT after the windows" "not asked"
+has "SIGINT after the windows: the PSs asked" "^# allocator: 3 workers .*; 2 PS "
+clean "SIGINT after the windows" $p $((p + 1))
+$TFGB throughput $QUICK --interval 250ms -s job.duration=$(slow 5)s -s payload.iovecs=1 \
+	-s cluster.ps=127.0.0.1:$p -s cluster.workers=2 -s job.transport=socket \
+	>"$out/o" 2>"$out/e" &
+l=$!
+wait_line "$out/o" "0.250 " 20 || bad "SIGINT in the window: no interval line"
+kill -INT $l
+cases=$((cases + 1))
+rc=0
+wait $l || rc=$?
+[ "$rc" = 1 ] || bad "SIGINT in the window: exit status $rc, not 1: $(cat "$out/e")"
+has "SIGINT in the window" "^# INTERRUPTED"
+grep -q "interrupted after every measured window" "$out/e" &&
+	bad "SIGINT in the window: said to be late: $(cat "$out/e")"
+clean "SIGINT in the window" $p
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"
 echo "cases: $cases"

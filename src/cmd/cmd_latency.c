@@ -157,6 +157,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		           "job.duration", t->cmd, (double)res.window_ns / 1e9);
 	else if (erc == 0)
 		rc = TFGB_EXIT_OK;
+	if (rc == TFGB_EXIT_OK)
+		session_late_signal(t);
 	else if (erc == 1)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
 	else if (erc < 0)

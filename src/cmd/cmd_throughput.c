@@ -580,6 +580,7 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		note = note ? note : lnote;
 	}
 	why[0] = 0;
+	note = launch_note(note, a.reported == workers && !a.failed && !a.bad_blobs);
 	if (note)
 		snprintf(why, sizeof why, "%s", note);
 	else if (a.reported < workers)
@@ -609,6 +610,7 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		tfgb_error("%s: empty: no worker completed a call in the %.3fs window; set a longer "
 		           "job.duration", t->cmd, (double)a.sum.window_ns / 1e9);
 	} else {
+		session_late_signal(t);
 		/* a finding, not a failure: the run measured what it was asked */
 		if (engine_saturated(a.sum.calls, a.sum.offered, a.sum.missed))
 			tfgb_error("%s: saturated: %llu of %llu offered calls completed in the window, "
@@ -1217,7 +1219,7 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	lprogress_end(&prog);
 	monitor_stop(mon);
 	rc = l->collect(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
-	                w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL,
+	                w.note[0] ? w.note : w.interrupted ? launch_interrupted : NULL,
 	                w.lost.role ? &w.lost : NULL, &env, mon);
 out:
 	lprogress_end(&prog);

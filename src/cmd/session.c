@@ -337,3 +337,17 @@ int session_res_unpack(const unsigned char *buf, size_t len, char *host, struct 
 		return -1;
 	return n && monitor_unpack(buf + b.at, n, mon) < 0 ? -1 : 0;
 }
+
+const char launch_interrupted[] = "interrupted";
+
+const char *launch_note(const char *note, int complete)
+{
+	return note == launch_interrupted && complete ? NULL : note;
+}
+
+void session_late_signal(struct tfgb *t)
+{
+	if (tfgb_stop)
+		tfgb_error("%s: interrupted after every measured window had closed: the figures "
+		           "are complete", t->cmd);
+}

@@ -143,6 +143,22 @@ typedef int (*launch_collect_fn)(struct tfgb *t, const struct tr_ops *ops, struc
                                  const char *note, const struct report_lost *lost,
                                  const struct sysinfo_env *env, const struct monitor *mon);
 
+/* The note launch_run passes its collector after a Ctrl-C (SIGINT or
+ * SIGTERM) and no failure.  One rule for every benchmark: a signal cuts
+ * the figures short only when it ends a measured window early (a worker's
+ * result then says interrupted); one that comes after every window closed
+ * leaves them complete: the report is not marked, the exit status is 0,
+ * and session_late_signal says so on standard error.  A collector drops
+ * this note (launch_note) when every worker reported a window that
+ * completed. */
+extern const char launch_interrupted[];
+/* note, or NULL when it is launch_interrupted and complete (every worker
+ * reported, none failed). */
+const char *launch_note(const char *note, int complete);
+/* After figures that are complete: when a signal came, says that it came
+ * after the window and changed nothing (not a failure). */
+void session_late_signal(struct tfgb *t);
+
 struct launch {
 	launch_collect_fn collect;
 	uint64_t run_ns; /* the longest the workers' runs may take, beyond 4 x job.timeout */
