@@ -16,7 +16,11 @@
 #   6. SIGINT to a throughput launcher once every worker's window closed
 #      (the workers held with SIGSTOP just after their last interval line):
 #      complete, unmarked, exit 0, PSs asked, stderr says the signal came
-#      late; SIGINT inside the window: "# INTERRUPTED", exit 1.
+#      late; SIGINT inside the window: "# INTERRUPTED", exit 1;
+#   7. at scale: 8 PSs x 32 workers on this machine (socket, one 10-byte
+#      buffer) complete, every worker reported; a worker of a launch that
+#      cannot reach its control service waits job.timeout times the
+#      launch's processes per CPU, and says so.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
@@ -152,9 +156,11 @@ clean "switches of all threads" $p
 
 # 6. a SIGINT just after the windows closed, and one inside them
 p=$(free_ports 2)
-$TFGB throughput $QUICK --interval 250ms -s job.duration=1s -s payload.iovecs=1 \
+: >"$out/o" # the trigger reads it: nothing of the run before
+# (exec: $! is tfgb itself, not a shell waiting for it with SIGINT ignored)
+(exec $TFGB throughput $QUICK --interval 250ms -s job.duration=1s -s payload.iovecs=1 \
 	-s cluster.ps=127.0.0.1:$p -s cluster.ps_count=2 -s cluster.workers=3 -s job.transport=socket \
-	>"$out/o" 2>"$out/e" &
+	>"$out/o" 2>"$out/e") &
 l=$!
 i=0
 while [ "$(children $l "tfgb throughput" | wc -l)" -lt 3 ] && [ $i -lt $((200 * SLOW)) ]; do
@@ -172,11 +178,13 @@ while time.time() < end and not last.search(open(out, "rb").read()):
 for w in ws:
     try: os.kill(w, signal.SIGSTOP)
     except OSError: pass
+held = [w for w in ws if os.path.exists("/proc/%d" % w)]
 os.kill(l, signal.SIGINT)
 time.sleep(0.3)
 for w in ws:
     try: os.kill(w, signal.SIGCONT)
-    except OSError: pass' "$out/o" $l $(children $l "tfgb throughput")
+    except OSError: pass
+print(len(held))' "$out/o" $l $(children $l "tfgb throughput") >"$out/held"
 cases=$((cases + 1))
 rc=0
 wait $l || rc=$?
@@ -185,10 +193,16 @@ hasnt "SIGINT after the windows" "^# INCOMPLETE"
 hasnt "SIGINT after the windows" "^# INTERRUPTED"
 hasnt "SIGINT after the windows" "not asked"
 has "SIGINT after the windows: the PSs asked" "^# allocator: 3 workers .*; 2 PS "
+echo "SIGINT after the windows: $(cat "$out/held") of 3 workers held before they ended"
+# the workers were held before they ended: the launcher was still waiting
+# for them and took the signal
+[ "$(cat "$out/held")" = 0 ] || grep -q "interrupted after every measured window had closed: the figures are complete" "$out/e" ||
+	bad "SIGINT after the windows: not said: $(cat "$out/e")"
 clean "SIGINT after the windows" $p $((p + 1))
-$TFGB throughput $QUICK --interval 250ms -s job.duration=$(slow 5)s -s payload.iovecs=1 \
+: >"$out/o"
+(exec $TFGB throughput $QUICK --interval 250ms -s job.duration=$(slow 5)s -s payload.iovecs=1 \
 	-s cluster.ps=127.0.0.1:$p -s cluster.workers=2 -s job.transport=socket \
-	>"$out/o" 2>"$out/e" &
+	>"$out/o" 2>"$out/e") &
 l=$!
 wait_line "$out/o" "0.250 " 20 || bad "SIGINT in the window: no interval line"
 kill -INT $l
@@ -200,6 +214,36 @@ has "SIGINT in the window" "^# INTERRUPTED"
 grep -q "interrupted after every measured window" "$out/e" &&
 	bad "SIGINT in the window: said to be late: $(cat "$out/e")"
 clean "SIGINT in the window" $p
+
+# 7. at scale: 41 processes starting at once must not fail for slowness
+p=$(free_ports 8)
+run "8 PSs x 32 workers" 0 $TFGB throughput -q -s job.timeout=20s -s job.warmup=100ms \
+	-s job.duration=$(slow 500)ms -s payload.iovecs=1 -s job.transport=socket \
+	-s cluster.ps=127.0.0.1:$p -s cluster.ps_count=8 -s cluster.workers=32 -f json
+$PY -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+t = d["throughput"]
+assert t["workers"] == 32 and t["reported"] == 32 and d["status"] == "ok", \
+    (t["workers"], t["reported"], d["status"])' "$out/o" 2>"$out/py" ||
+	bad "8 PSs x 32 workers: $(tail -1 "$out/py")"
+clean "8 PSs x 32 workers" $p $((p + 7))
+p=$(free_ports 1)
+$TFGB serve -q -s cluster.ps=127.0.0.1:$p >"$out/srv" 2>&1 &
+srv=$!
+wait_listening "$p" 10 || fail "the hand-started server did not listen on $p"
+c=$(free_ports 1)
+t0=$(date +%s)
+TFGB_LAUNCHER=1 TFGB_START_PROCS=6 TFGB_START_CPUS=2 run "a launch's worker, no control service" 1 \
+	$TFGB throughput -q --task 0 -s job.timeout=1s -s cluster.workers=1 \
+	-s cluster.ps=127.0.0.1:$p -s cluster.control=127.0.0.1:$c
+took=$(($(date +%s) - t0))
+grep -q "worker 0: cannot reach the control service at '127.0.0.1:$c' within 3s: nothing is listening, a wait of job.timeout x 3: 6 processes starting on 2 CPUs" "$out/e" ||
+	bad "a launch's worker, no control service: $(cat "$out/e")"
+[ "$took" -le $((3 + 4 * SLOW)) ] || bad "a launch's worker, no control service: took ${took}s"
+kill "$srv"
+wait "$srv" 2>/dev/null
+srv=''
+clean "a launch's worker, no control service" $p
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"
 echo "cases: $cases"

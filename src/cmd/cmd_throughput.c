@@ -700,6 +700,7 @@ static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int worke
 	const struct job *j = &t->job;
 	struct opt_hostport addr, caddr;
 	struct err err;
+	uint64_t wait_ns;
 	int erc;
 
 	if (cluster_control_addr(j, &caddr) < 0) {
@@ -707,17 +708,20 @@ static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int worke
 		           "set cluster.control", t->cmd, caddr.port);
 		return TFGB_EXIT_USAGE;
 	}
-	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, cc,
-	                            &err)) < 0 ||
-	    (wc && (erc = wctl_hello(wc, *cc, now_ns() + j->timeout_ns, &err)) < 0) ||
+	if (!t->start_procs)
+		launch_start_scale(t, 0);
+	wait_ns = launch_start_ns(t); /* the others may be slow to start: a launch's load */
+	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + wait_ns, cc, &err)) < 0 ||
+	    (wc && (erc = wctl_hello(wc, *cc, now_ns() + wait_ns, &err)) < 0) ||
 	    (erc = ctrl_barrier(*cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
-	                        now_ns() + j->timeout_ns, &err)) < 0) {
+	                        now_ns() + wait_ns, &err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
 			cluster_ps_addr(j, 0, &addr);
 			tfgb_error("%s: worker %d: PS 0 (%s:%u): %s", t->cmd, rk->index, addr.host,
 			           addr.port, err.msg);
 		} else {
-			tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
+			tfgb_error("%s: worker %d: %s%s", t->cmd, rk->index, err.msg,
+			           launch_start_text(t));
 		}
 		return TFGB_EXIT_FAIL;
 	}
@@ -969,7 +973,7 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 	uint64_t deadline;
 	int running;
 
-	deadline = now_ns() + 4 * j->timeout_ns + run_ns;
+	deadline = now_ns() + 4 * launch_start_ns(t) + run_ns;
 	running = nw;
 	while (running > 0) {
 		struct rusage ru;
@@ -1198,6 +1202,12 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
+	{ /* they all start at once on this host: the workers' start-up waits follow */
+		int procs = nw + 1;
+		for (int i = 0; i < np; i++)
+			procs += ps[i].pid > 0;
+		launch_start_scale(t, procs);
+	}
 	if ((rc = start_workers(t, ops, ps, np, wk, nw, run_id, &caddr, &mon)) != TFGB_EXIT_OK)
 		goto out;
 	lprogress_workers(&prog, wk); /* their "go"s, or closed */
@@ -1208,8 +1218,9 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 		tfgb_error("%s: control service: %s; %s", t->cmd, err.msg, cluster_control_hint(j));
 		goto out;
 	}
-	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc, &err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err.msg);
+	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + launch_start_ns(t), &cc,
+	                     &err) < 0) {
+		tfgb_error("%s: %s%s", t->cmd, err.msg, launch_start_text(t));
 		goto out;
 	}
 	launcher_announce(t, ops, ps, np);

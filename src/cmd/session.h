@@ -143,6 +143,20 @@ typedef int (*launch_collect_fn)(struct tfgb *t, const struct tr_ops *ops, struc
                                  const char *note, const struct report_lost *lost,
                                  const struct sysinfo_env *env, const struct monitor *mon);
 
+/* The start-up waits (connecting to the PSs, reaching the control
+ * service, its registration barrier) of a worker whose launcher starts
+ * many processes on few CPUs last job.timeout times their number per CPU
+ * (at most LAUNCH_START_SCALE_MAX): 40 processes starting on 2 CPUs are
+ * slow, not broken.  The launcher passes its figures (TFGB_START_PROCS,
+ * TFGB_START_CPUS) to its workers; launch_start_ns is job.timeout for any
+ * other process. */
+#define LAUNCH_START_SCALE_MAX 30
+void launch_start_scale(struct tfgb *t, int procs);
+uint64_t launch_start_ns(const struct tfgb *t);
+/* ", a wait of job.timeout x N: P processes starting on C CPUs" when
+ * launch_start_ns is above job.timeout, else "". */
+const char *launch_start_text(const struct tfgb *t);
+
 /* The note launch_run passes its collector after a Ctrl-C (SIGINT or
  * SIGTERM) and no failure.  One rule for every benchmark: a signal cuts
  * the figures short only when it ends a measured window early (a worker's
