@@ -156,9 +156,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: empty: no call completed in the %.3fs window; set a longer "
 		           "job.duration", t->cmd, (double)res.window_ns / 1e9);
 	else if (erc == 0)
-		rc = TFGB_EXIT_OK;
-	if (rc == TFGB_EXIT_OK)
-		session_late_signal(t);
+		rc = session_late_signal(t); /* complete: a signal came after the window */
 	else if (erc == 1)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
 	else if (erc < 0)

@@ -1046,10 +1046,15 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 	uint16_t *port;
 	struct err err;
 	size_t n = 0;
-	int rc;
+	int rc, here = nw + 1;
 
 	for (int i = 0; i < nw; i++)
 		wk[i] = (struct cluster_child){.pid = 0, .ready_fd = -1};
+	/* they all start at once on this host, this process too: the workers'
+	 * start-up waits follow */
+	for (int i = 0; i < np; i++)
+		here += ps[i].pid > 0;
+	launch_start_scale(t, here);
 	if (t->interval_ns) {
 		char ns[24];
 		snprintf(ns, sizeof ns, "%llu", (unsigned long long)t->interval_ns);
@@ -1202,12 +1207,6 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
-	{ /* they all start at once on this host: the workers' start-up waits follow */
-		int procs = nw + 1;
-		for (int i = 0; i < np; i++)
-			procs += ps[i].pid > 0;
-		launch_start_scale(t, procs);
-	}
 	if ((rc = start_workers(t, ops, ps, np, wk, nw, run_id, &caddr, &mon)) != TFGB_EXIT_OK)
 		goto out;
 	lprogress_workers(&prog, wk); /* their "go"s, or closed */

@@ -349,11 +349,12 @@ const char *launch_note(const char *note, int complete)
 	return note == launch_interrupted && complete ? NULL : note;
 }
 
-void session_late_signal(struct tfgb *t)
+int session_late_signal(struct tfgb *t)
 {
 	if (tfgb_stop)
 		tfgb_error("%s: interrupted after every measured window had closed: the figures "
 		           "are complete", t->cmd);
+	return TFGB_EXIT_OK;
 }
 
 /* The scale of the start-up waits: processes per CPU, rounded up. */

@@ -170,8 +170,9 @@ extern const char launch_interrupted[];
  * reported, none failed). */
 const char *launch_note(const char *note, int complete);
 /* After figures that are complete: when a signal came, says that it came
- * after the window and changed nothing (not a failure). */
-void session_late_signal(struct tfgb *t);
+ * after the window and changed nothing (not a failure).  Returns
+ * TFGB_EXIT_OK. */
+int session_late_signal(struct tfgb *t);
 
 struct launch {
 	launch_collect_fn collect;
