@@ -170,7 +170,8 @@ void srvinfo_query_req(const struct tr_ops *ops, void *trctx, const struct job *
 		         "or an older one)", tr_status_name(call.status));
 	else if (call.resp_len > sizeof reply)
 		snprintf(out->why, sizeof out->why, "its Info reply is over %d bytes", TR_INFO_MAX);
-	else /* its own figures only when an SRVINFO_END asked for them */
+	else /* its own figures only when an SRVINFO_END asked for them (the
+	      * request's kind: bytes 4 to 7, big-endian) */
 		unpack(reply, (size_t)call.resp_len, req && req[7] == SRVINFO_END, out);
 out:
 	ops->call_release(&call);
