@@ -6,6 +6,7 @@
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,7 +53,29 @@ static void sleep_ms(long ms)
 		;
 }
 
-enum kind { SPIN, IDLE, BIG, NAPS, SPIN_THEN_EXIT };
+enum kind { SPIN, IDLE, BIG, NAPS, SPIN_THEN_EXIT, THREAD_NAPS, THREAD_NAPS_THEN_ENDS };
+
+/* A thread of a child: 1 ms naps, for ever (arg NULL) or for 600 ms. */
+static void *napper(void *arg)
+{
+	for (int i = 0; !arg || i < 600; i++)
+		sleep_ms(1);
+	return NULL;
+}
+
+/* A child whose main thread waits while another one naps (until killed,
+ * or for 600 ms and then ends). */
+static _Noreturn void naps_in_a_thread(int ends)
+{
+	pthread_t th;
+
+	if (pthread_create(&th, NULL, napper, ends ? &th : NULL) != 0)
+		_exit(1);
+	if (ends)
+		pthread_join(th, NULL);
+	for (;;)
+		pause();
+}
 
 /* Starts a child doing `what` until killed.  BIG returns once the child
  * says it has touched all of its memory (a byte on a pipe; 10 s deadline,
@@ -97,6 +120,9 @@ static pid_t child(enum kind what)
 		case NAPS:
 			for (;;)
 				sleep_ms(1);
+		case THREAD_NAPS:
+		case THREAD_NAPS_THEN_ENDS:
+			naps_in_a_thread(what == THREAD_NAPS_THEN_ENDS);
 		case IDLE:
 			for (;;)
 				pause();
@@ -571,6 +597,31 @@ START_TEST(test_monitor_ctx_switches)
 }
 END_TEST
 
+/* /proc/PID/status counts the main thread's switches only: a child whose
+ * main thread waits while another naps must show the napper's, and a
+ * thread that ended must not take its switches away with it. */
+START_TEST(test_monitor_ctx_switches_threads)
+{
+	struct monitor_target t[2] = {{"worker", 0, child(THREAD_NAPS)},
+	                              {"ps", 0, child(THREAD_NAPS_THEN_ENDS)}};
+	struct monitor_role_sum r[2];
+
+	ck_assert_int_eq(monitor_new(&m, t, 2, 100000000, 0), 0);
+	ck_assert_int_eq(monitor_start(m), 0);
+	sleep_ms(1500);
+	monitor_stop(m);
+	ck_assert_uint_eq(monitor_roles(m, r, 2), 2);
+	ck_assert_str_eq(r[0].role, "worker");
+	/* as test_monitor_ctx_switches: over 100 even on a loaded machine */
+	ck_assert_msg(r[0].vcsw >= 100, "only %llu voluntary switches of a napping thread",
+	              (unsigned long long)r[0].vcsw);
+	/* 600 naps, at most 100 ms of them after its last sample: under load
+	 * a third of them still */
+	ck_assert_msg(r[1].vcsw >= 50, "only %llu voluntary switches of a thread that ended",
+	              (unsigned long long)r[1].vcsw);
+}
+END_TEST
+
 START_TEST(test_monitor_net_loopback)
 {
 	enum { TOTAL = 8 << 20 };
@@ -810,6 +861,7 @@ Suite *make_monitor_suite(void)
 	tcase_add_test(tc_limits, test_monitor_server_self);
 	tcase_add_test(tc_limits, test_monitor_rss);
 	tcase_add_test(tc_limits, test_monitor_ctx_switches);
+	tcase_add_test(tc_limits, test_monitor_ctx_switches_threads);
 	tcase_add_test(tc_limits, test_monitor_net_loopback);
 	tcase_add_test(tc_limits, test_monitor_pack_merge);
 	suite_add_tcase(s, tc_limits);

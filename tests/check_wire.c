@@ -66,7 +66,7 @@ START_TEST(test_wire_own_bytes)
 	pair(lfd, port, &c, &s);
 	pair(ofd, other_port, &oc, &os);
 	move(c, s, 1000); /* before the first sample: not the run's window */
-	ck_assert_int_eq(wire_new(&w, &port, 1), 0);
+	ck_assert_int_eq(wire_new(&w, &port, 1, 0), 0);
 	wire_sample(w);
 	wire_totals(w, &sum);
 	if (!sum.ok && strstr(sum.why, "sock_diag")) {
@@ -113,7 +113,7 @@ START_TEST(test_wire_one_sample)
 	struct wire *w;
 	struct wire_sum sum;
 
-	ck_assert_int_eq(wire_new(&w, &port, 1), 0);
+	ck_assert_int_eq(wire_new(&w, &port, 1, 0), 0);
 	wire_sample(w);
 	wire_totals(w, &sum);
 	ck_assert(!sum.ok); /* one sample measures nothing: no zeros shown */

@@ -89,7 +89,7 @@ check bandwidth 1 <"$tmp/bandwidth.json"
 
 # the text says which figure is whose
 $TFGB latency $base -f text >"$tmp/text" 2>"$tmp/err" || fail "text run exited $?: $(cat "$tmp/err")"
-grep -q '^# network, this run ([0-9]* connections*, 0 closed): .* wire bytes per payload byte moved$' \
+grep -q '^# network, this run ([0-9]* connections* of the worker to the PS, 0 closed): .* wire bytes per payload byte moved$' \
 	"$tmp/text" || fail "no run network line: $(grep network "$tmp/text")"
 grep -q '^# network, host-wide, all traffic (' "$tmp/text" ||
 	fail "no host-wide network line: $(grep network "$tmp/text")"

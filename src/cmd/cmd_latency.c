@@ -132,7 +132,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
 		/* the run's own bytes: those of the connection to the PS */
 		port = (uint16_t)(addr.port + ops->port_offset);
-		if (session_monitor(t, mt, child.pid > 0 ? 2 : 1, &port, 1, &mon) != TFGB_EXIT_OK)
+		if (session_monitor(t, mt, child.pid > 0 ? 2 : 1, &port, 1, 0, &mon) != TFGB_EXIT_OK)
 			goto out;
 	}
 	erc = engine_run(&cfg, &res);
@@ -156,7 +156,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: empty: no call completed in the %.3fs window; set a longer "
 		           "job.duration", t->cmd, (double)res.window_ns / 1e9);
 	else if (erc == 0)
-		rc = TFGB_EXIT_OK;
+		rc = session_late_signal(t); /* complete: a signal came after the window */
 	else if (erc == 1)
 		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
 	else if (erc < 0)

@@ -451,7 +451,7 @@ int cmd_serve(struct tfgb *t)
 		lw = NULL; /* then it stops with its starter, as its parent-death signal says */
 	if (end.ps >= 0) { /* it samples itself for the result, as a worker does */
 		struct monitor_target me = {"ps", end.ps, getpid()};
-		if (session_monitor(t, &me, 1, NULL, 0, &end.mon) != TFGB_EXIT_OK)
+		if (session_monitor(t, &me, 1, NULL, 0, 0, &end.mon) != TFGB_EXIT_OK)
 			end.mon = NULL; /* said; the run goes on without */
 		end.started = pthread_create(&end.thread, NULL, launch_end_main, &end) == 0;
 	}

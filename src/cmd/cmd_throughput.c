@@ -576,6 +576,7 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		note = note ? note : lnote;
 	}
 	why[0] = 0;
+	note = launch_note(note, a.reported == workers && !a.failed && !a.bad_blobs);
 	if (note)
 		snprintf(why, sizeof why, "%s", note);
 	else if (a.reported < workers)
@@ -605,6 +606,7 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		tfgb_error("%s: empty: no worker completed a call in the %.3fs window; set a longer "
 		           "job.duration", t->cmd, (double)a.sum.window_ns / 1e9);
 	} else {
+		session_late_signal(t);
 		/* a finding, not a failure: the run measured what it was asked */
 		if (engine_saturated(a.sum.calls, a.sum.offered, a.sum.missed))
 			tfgb_error("%s: saturated: %llu of %llu offered calls completed in the window, "
@@ -694,6 +696,7 @@ static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int worke
 	const struct job *j = &t->job;
 	struct opt_hostport addr, caddr;
 	struct err err;
+	uint64_t wait_ns;
 	int erc;
 
 	if (cluster_control_addr(j, &caddr) < 0) {
@@ -701,17 +704,20 @@ static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int worke
 		           "set cluster.control", t->cmd, caddr.port);
 		return TFGB_EXIT_USAGE;
 	}
-	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, cc,
-	                            &err)) < 0 ||
-	    (wc && (erc = wctl_hello(wc, *cc, now_ns() + j->timeout_ns, &err)) < 0) ||
+	if (!t->start_procs)
+		launch_start_scale(t, 0);
+	wait_ns = launch_start_ns(t); /* the others may be slow to start: a launch's load */
+	if ((erc = ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + wait_ns, cc, &err)) < 0 ||
+	    (wc && (erc = wctl_hello(wc, *cc, now_ns() + wait_ns, &err)) < 0) ||
 	    (erc = ctrl_barrier(*cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
-	                        now_ns() + j->timeout_ns, &err)) < 0) {
+	                        now_ns() + wait_ns, &err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
 			cluster_ps_addr(j, 0, &addr);
 			tfgb_error("%s: worker %d: PS 0 (%s:%u): %s", t->cmd, rk->index, addr.host,
 			           addr.port, err.msg);
 		} else {
-			tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
+			tfgb_error("%s: worker %d: %s%s", t->cmd, rk->index, err.msg,
+			           launch_start_text(t));
 		}
 		return TFGB_EXIT_FAIL;
 	}
@@ -772,7 +778,7 @@ static int self_monitor(struct tfgb *t, int index, struct monitor **mon)
 	*mon = NULL;
 	if (getenv("TFGB_LAUNCHER"))
 		return TFGB_EXIT_OK;
-	return session_monitor(t, &me, 1, NULL, 0, mon);
+	return session_monitor(t, &me, 1, NULL, 0, 0, mon);
 }
 
 /* The collector of one launch: the end barriers its servers wait at,
@@ -963,7 +969,7 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 	uint64_t deadline;
 	int running;
 
-	deadline = now_ns() + 4 * j->timeout_ns + run_ns;
+	deadline = now_ns() + 4 * launch_start_ns(t) + run_ns;
 	running = nw;
 	while (running > 0) {
 		struct rusage ru;
@@ -1036,10 +1042,15 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 	uint16_t *port;
 	struct err err;
 	size_t n = 0;
-	int rc;
+	int rc, here = nw + 1;
 
 	for (int i = 0; i < nw; i++)
 		wk[i] = (struct cluster_child){.pid = 0, .ready_fd = -1};
+	/* they all start at once on this host, this process too: the workers'
+	 * start-up waits follow */
+	for (int i = 0; i < np; i++)
+		here += ps[i].pid > 0;
+	launch_start_scale(t, here);
 	if (t->interval_ns) {
 		char ns[24];
 		snprintf(ns, sizeof ns, "%llu", (unsigned long long)t->interval_ns);
@@ -1075,7 +1086,7 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 		port[i] = (uint16_t)(a.port + ops->port_offset);
 	}
 	port[np] = caddr->port;
-	rc = session_monitor(t, mt, n, port, (size_t)np + 1, mon);
+	rc = session_monitor(t, mt, n, port, (size_t)np + 1, caddr->port, mon);
 	free(mt);
 	free(port);
 	return rc;
@@ -1202,8 +1213,9 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 		tfgb_error("%s: control service: %s; %s", t->cmd, err.msg, cluster_control_hint(j));
 		goto out;
 	}
-	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + j->timeout_ns, &cc, &err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err.msg);
+	if (ctrl_client_open(&caddr, &j->tls, j->token, now_ns() + launch_start_ns(t), &cc,
+	                     &err) < 0) {
+		tfgb_error("%s: %s%s", t->cmd, err.msg, launch_start_text(t));
 		goto out;
 	}
 	launcher_announce(t, ops, ps, np);
@@ -1213,7 +1225,7 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	lprogress_end(&prog);
 	monitor_stop(mon);
 	rc = l->collect(t, ops, cc, run_id, (uint32_t)nw, w.failed || w.interrupted,
-	                w.note[0] ? w.note : w.interrupted ? "interrupted" : NULL,
+	                w.note[0] ? w.note : w.interrupted ? launch_interrupted : NULL,
 	                w.lost.role ? &w.lost : NULL, &env, mon);
 out:
 	lprogress_end(&prog);

@@ -326,6 +326,7 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		goto out;
 	}
 	why[0] = 0;
+	note = launch_note(note, !lost && a.reported == workers && !a.failed && !a.bad_blobs);
 	if (lost) /* the figures are the survivors' */
 		snprintf(why, sizeof why, "partial: %s %d (pid %d on %s) died: %s", lost->role,
 		         lost->index, lost->pid, lost->host, lost->how);
@@ -341,10 +342,12 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	launch_ps_allocators(j, ops, !why[0], psinfo, NULL);
 	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0)
 		goto out;
-	if (why[0])
+	if (why[0]) {
 		tfgb_error("%s: incomplete: %s", t->cmd, why);
-	else
+	} else {
+		session_late_signal(t);
 		status = TFGB_EXIT_OK;
+	}
 out:
 	free(ps);
 	free(psinfo);

@@ -10,6 +10,7 @@
 #include "bebuf.h"
 #include "codec.h"
 #include "lease.h"
+#include "opt.h"
 #include "ctrl.h"
 #include "place.h"
 #include "result.h"
@@ -67,11 +68,14 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 		           index, s->p.mem_len, ops->name, strerror(-erc));
 		return TFGB_EXIT_FAIL;
 	}
+	if (!t->start_procs)
+		launch_start_scale(t, 0);
 	for (; s->nconns < nps; s->nconns++) {
 		cluster_ps_addr(j, s->nconns, &addr);
-		if (ops->connect(s->client, &addr, now_ns() + j->timeout_ns, &s->conns[s->nconns],
+		if (ops->connect(s->client, &addr, now_ns() + launch_start_ns(t), &s->conns[s->nconns],
 		                 &terr) < 0) {
-			tfgb_error("%s: worker %d: PS %d: %s", t->cmd, index, s->nconns, terr.msg);
+			tfgb_error("%s: worker %d: PS %d: %s%s", t->cmd, index, s->nconns, terr.msg,
+			           launch_start_text(t));
 			return TFGB_EXIT_FAIL;
 		}
 	}
@@ -180,6 +184,7 @@ void session_stop_servers(struct cluster_child *ps, int nps)
 {
 	for (int i = 0; i < nps; i++) {
 		struct lease *l = ps[i].lease;
+		int ours = ps[i].pid > 0;
 		/* ours, and no other run uses it: stopped now; else it stops
 		 * itself after the last (its lease), and is not ours to reap */
 		if (ps[i].pid > 0 && (!l || lease_last(l, now_ns() + 5000000000ull)))
@@ -189,6 +194,8 @@ void session_stop_servers(struct cluster_child *ps, int nps)
 		ps[i].ready_fd = -1;
 		ps[i].pid = 0;
 		if (l) {
+			if (!ours) /* a server it found: no files left behind */
+				lease_leave(l, now_ns() + 1000000000ull);
 			lease_close(l);
 			free(l);
 			ps[i].lease = NULL;
@@ -197,7 +204,7 @@ void session_stop_servers(struct cluster_child *ps, int nps)
 }
 
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
-                    const uint16_t *port, size_t nports, struct monitor **mon)
+                    const uint16_t *port, size_t nports, uint16_t ctl, struct monitor **mon)
 {
 	const struct job *j = &t->job;
 	int mrc;
@@ -207,7 +214,7 @@ int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
 		return TFGB_EXIT_OK;
 	mrc = monitor_new(mon, mt, n, j->monitor_ns, 0);
 	if (mrc == 0 && nports) /* the run's own bytes: those of its ports */
-		mrc = monitor_ports(*mon, port, nports);
+		mrc = monitor_ports(*mon, port, nports, ctl);
 	if (mrc == 0) {
 		monitor_select(*mon, job_monitor_mask(j));
 		mrc = monitor_start(*mon);
@@ -333,4 +340,74 @@ int session_res_unpack(const unsigned char *buf, size_t len, char *host, struct 
 	if (b.bad || n != len - b.at)
 		return -1;
 	return n && monitor_unpack(buf + b.at, n, mon) < 0 ? -1 : 0;
+}
+
+const char launch_interrupted[] = "interrupted";
+
+const char *launch_note(const char *note, int complete)
+{
+	return note == launch_interrupted && complete ? NULL : note;
+}
+
+int session_late_signal(struct tfgb *t)
+{
+	if (tfgb_stop)
+		tfgb_error("%s: interrupted after every measured window had closed: the figures "
+		           "are complete", t->cmd);
+	return TFGB_EXIT_OK;
+}
+
+/* The scale of the start-up waits: processes per CPU, rounded up. */
+static uint64_t start_scale(const struct tfgb *t)
+{
+	int k;
+
+	if (t->start_procs <= 0 || t->start_cpus <= 0)
+		return 1;
+	k = (t->start_procs + t->start_cpus - 1) / t->start_cpus;
+	return (uint64_t)(k < 1 ? 1 : k > LAUNCH_START_SCALE_MAX ? LAUNCH_START_SCALE_MAX : k);
+}
+
+void launch_start_scale(struct tfgb *t, int procs)
+{
+	const char *p = getenv("TFGB_START_PROCS"), *c = getenv("TFGB_START_CPUS");
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int64_t v;
+
+	if (procs > 0) { /* the launcher: for itself and, through the environment, its workers */
+		char num[16];
+		t->start_procs = procs;
+		t->start_cpus = cpus > 0 ? (int)cpus : 1;
+		snprintf(num, sizeof num, "%d", t->start_procs);
+		setenv("TFGB_START_PROCS", num, 1);
+		snprintf(num, sizeof num, "%d", t->start_cpus);
+		setenv("TFGB_START_CPUS", num, 1);
+		return;
+	}
+	/* a worker of a launch: its launcher's figures, when they parse */
+	if (getenv("TFGB_LAUNCHER") && p && c && opt_parse_int(p, &v) == 0 && v > 0 &&
+	    v <= 1 << 20) {
+		t->start_procs = (int)v;
+		if (opt_parse_int(c, &v) == 0 && v > 0 && v <= 1 << 20)
+			t->start_cpus = (int)v;
+		else
+			t->start_procs = 0;
+	}
+}
+
+uint64_t launch_start_ns(const struct tfgb *t)
+{
+	return t->job.timeout_ns * start_scale(t);
+}
+
+const char *launch_start_text(const struct tfgb *t)
+{
+	static _Thread_local char text[96];
+
+	if (start_scale(t) == 1)
+		return "";
+	snprintf(text, sizeof text, ", a wait of job.timeout x %llu: %d processes starting on "
+	         "%d CPU%s", (unsigned long long)start_scale(t), t->start_procs, t->start_cpus,
+	         t->start_cpus == 1 ? "" : "s");
+	return text;
 }

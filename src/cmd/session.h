@@ -75,11 +75,11 @@ void session_stop_servers(struct cluster_child *ps, int nps);
 
 /* A resource monitor over the n targets, every job.monitor interval with
  * the resources it selects, counting the run's own wire bytes as those of
- * the nports ports (monitor_ports); *mon stays NULL when the job samples
- * nothing.
+ * the nports ports, ctl among them the control service's (0: none;
+ * monitor_ports); *mon stays NULL when the job samples nothing.
  * TFGB_EXIT_OK or TFGB_EXIT_FAIL (printed). */
 int session_monitor(struct tfgb *t, const struct monitor_target *mt, size_t n,
-                    const uint16_t *port, size_t nports, struct monitor **mon);
+                    const uint16_t *port, size_t nports, uint16_t ctl, struct monitor **mon);
 
 struct ctrl_client;
 
@@ -142,6 +142,37 @@ typedef int (*launch_collect_fn)(struct tfgb *t, const struct tr_ops *ops, struc
                                  uint64_t run_id, uint32_t workers, int partial,
                                  const char *note, const struct report_lost *lost,
                                  const struct sysinfo_env *env, const struct monitor *mon);
+
+/* The start-up waits (connecting to the PSs, reaching the control
+ * service, its registration barrier) of a worker whose launcher starts
+ * many processes on few CPUs last job.timeout times their number per CPU
+ * (at most LAUNCH_START_SCALE_MAX): 40 processes starting on 2 CPUs are
+ * slow, not broken.  The launcher passes its figures (TFGB_START_PROCS,
+ * TFGB_START_CPUS) to its workers; launch_start_ns is job.timeout for any
+ * other process. */
+#define LAUNCH_START_SCALE_MAX 30
+void launch_start_scale(struct tfgb *t, int procs);
+uint64_t launch_start_ns(const struct tfgb *t);
+/* ", a wait of job.timeout x N: P processes starting on C CPUs" when
+ * launch_start_ns is above job.timeout, else "". */
+const char *launch_start_text(const struct tfgb *t);
+
+/* The note launch_run passes its collector after a Ctrl-C (SIGINT or
+ * SIGTERM) and no failure.  One rule for every benchmark: a signal cuts
+ * the figures short only when it ends a measured window early (a worker's
+ * result then says interrupted); one that comes after every window closed
+ * leaves them complete: the report is not marked, the exit status is 0,
+ * and session_late_signal says so on standard error.  A collector drops
+ * this note (launch_note) when every worker reported a window that
+ * completed. */
+extern const char launch_interrupted[];
+/* note, or NULL when it is launch_interrupted and complete (every worker
+ * reported, none failed). */
+const char *launch_note(const char *note, int complete);
+/* After figures that are complete: when a signal came, says that it came
+ * after the window and changed nothing (not a failure).  Returns
+ * TFGB_EXIT_OK. */
+int session_late_signal(struct tfgb *t);
 
 struct launch {
 	launch_collect_fn collect;

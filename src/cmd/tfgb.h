@@ -50,6 +50,9 @@ struct tfgb {
 	 * (ps_count flags, or NULL: none), whose own figures it does not ask */
 	uint64_t ps_ask_id, ps_since_ns;
 	const unsigned char *ps_own;
+	/* a worker of a one-machine launch: how many processes its launcher
+	 * starts and the CPUs they share (launch_start_scale); 0: alone */
+	int start_procs, start_cpus;
 	int ini;              /* --ini */
 	int list;             /* --list */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,28 @@ int lease_last(struct lease *l, uint64_t deadline_ns)
 	return 0;
 }
 
+/* 1 when a live server watches the lease file fd: lease_watch_start wrote
+ * its pid there. */
+static int watched(int fd)
+{
+	char buf[24] = "";
+	ssize_t n = pread(fd, buf, sizeof buf - 1, 0);
+	long pid = n > 0 ? strtol(buf, NULL, 10) : 0;
+
+	return pid > 0 && (kill((pid_t)pid, 0) == 0 || errno == EPERM);
+}
+
+void lease_leave(struct lease *l, uint64_t deadline_ns)
+{
+	if (l->start_fd >= 0 && l->lease_fd >= 0 &&
+	    lock_until(l->start_fd, LOCK_EX, deadline_ns, NULL) == 0) {
+		/* as lease_last: under the start lock nobody attaches */
+		flock(l->lease_fd, LOCK_UN);
+		l->last = flock(l->lease_fd, LOCK_EX | LOCK_NB) == 0 && !watched(l->lease_fd);
+	}
+	lease_close(l);
+}
+
 void lease_close(struct lease *l)
 {
 	if (l->last && l->start_fd >= 0 && l->lease_fd >= 0)
@@ -209,8 +232,15 @@ int lease_watch_start(const char *lease_path, volatile sig_atomic_t *stop,
 	w->stop = stop;
 	snprintf(w->path, sizeof w->path, "%s", lease_path);
 	if (w->start_fd < 0 || w->lease_fd < 0) {
+fail_errno:
 		rc = -errno;
 		goto fail;
+	}
+	{ /* its pid: a run that used it and ends last leaves the files to it */
+		char pid[24];
+		int len = snprintf(pid, sizeof pid, "%ld\n", (long)getpid());
+		if (ftruncate(w->lease_fd, 0) < 0 || pwrite(w->lease_fd, pid, (size_t)len, 0) != len)
+			goto fail_errno;
 	}
 	prctl(PR_SET_PDEATHSIG, 0); /* outlive the starter while others use it */
 	if ((rc = -pthread_create(&w->thread, NULL, watch_run, w)) < 0)

@@ -15,7 +15,7 @@
  * LEASE_POLL_MS, once nobody holds its lease: after the last run ends, or
  * dies.  Whoever stops the server holding both locks removes the files.
  * A server started by hand has no lease and is never stopped by a
- * run.  Locks die with their process: a killed run frees its lease.
+ * run; the last run that used it removes the files (lease_leave).  Locks die with their process: a killed run frees its lease.
  */
 #ifndef TFGB_LEASE_H
 #define TFGB_LEASE_H
@@ -49,6 +49,14 @@ void lease_looked(struct lease *l);
  * attaches meanwhile); 0 when others use it (the lease is given up: leave
  * the server running, it stops by itself after them). */
 int lease_last(struct lease *l, uint64_t deadline_ns);
+
+/* The end of a run that used a server it did not start (started by hand,
+ * or by another run): gives the lease up, and removes the files when no
+ * other run holds one and no server started with a lease watches them
+ * (lease_watch_start writes its pid into the lease file; such a server
+ * removes them itself when it stops).  A start lock not had by
+ * deadline_ns leaves them. */
+void lease_leave(struct lease *l, uint64_t deadline_ns);
 
 /* Gives up whatever l holds; accepts a lease never taken. */
 void lease_close(struct lease *l);

@@ -1,11 +1,13 @@
 /* monitor.c - samples /proc for a run's processes and the host's network. */
 #include "monitor.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,7 +53,79 @@ static uint64_t field(const char *text, const char *name)
 	return 0;
 }
 
-static void read_proc(pid_t pid, const struct psample *prev, struct psample *s, int want_io)
+/* The entry of thread tid in t, added when new; NULL when out of memory. */
+static struct tid_csw *tid_entry(struct tids *t, pid_t tid)
+{
+	struct tid_csw *e;
+
+	for (size_t i = 0; i < t->n; i++)
+		if (t->t[i].tid == tid)
+			return &t->t[i];
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 32;
+		if (!(e = realloc(t->t, cap * sizeof *e)))
+			return NULL;
+		t->t = e;
+		t->cap = cap;
+	}
+	t->t[t->n] = (struct tid_csw){.tid = tid};
+	return &t->t[t->n++];
+}
+
+/* The context switches of all the threads of process pid into s: its
+ * /proc/PID/status counts its main thread's only.  This process: the
+ * kernel's account of all its threads, ended ones included (getrusage).
+ * Another: the sum over /proc/PID/task/<tid>/status, and for each thread
+ * that ended since the last read, the counts it had then (t).  0 when read. */
+static int read_csw(pid_t pid, struct tids *t, struct psample *s)
+{
+	char path[64], buf[4096];
+	struct rusage ru;
+	struct dirent *d;
+	DIR *dir;
+	size_t k = 0;
+
+	if (pid == getpid() && getrusage(RUSAGE_SELF, &ru) == 0) {
+		s->vcsw = (uint64_t)ru.ru_nvcsw;
+		s->ivcsw = (uint64_t)ru.ru_nivcsw;
+		return 0;
+	}
+	snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+	if (!t || !(dir = opendir(path)))
+		return -1;
+	for (size_t i = 0; i < t->n; i++)
+		t->t[i].seen = 0;
+	while ((d = readdir(dir))) {
+		pid_t tid = (pid_t)strtol(d->d_name, NULL, 10);
+		struct tid_csw *e;
+		if (tid <= 0)
+			continue;
+		snprintf(path, sizeof path, "/proc/%d/task/%d/status", (int)pid, (int)tid);
+		if (slurp(path, buf, sizeof buf) < 0 || !(e = tid_entry(t, tid)))
+			continue; /* ended just now: its last counts stay */
+		e->vcsw = field(buf, "voluntary_ctxt_switches");
+		e->ivcsw = field(buf, "nonvoluntary_ctxt_switches");
+		e->seen = 1;
+	}
+	closedir(dir);
+	s->vcsw = t->gone_vcsw;
+	s->ivcsw = t->gone_ivcsw;
+	for (size_t i = 0; i < t->n; i++) {
+		if (!t->t[i].seen) { /* ended: counted apart from now on */
+			t->gone_vcsw += t->t[i].vcsw;
+			t->gone_ivcsw += t->t[i].ivcsw;
+		} else {
+			t->t[k++] = t->t[i];
+		}
+		s->vcsw += t->t[i].vcsw;
+		s->ivcsw += t->t[i].ivcsw;
+	}
+	t->n = k;
+	return 0;
+}
+
+static void read_proc(pid_t pid, struct tids *t, const struct psample *prev, struct psample *s,
+                      int want_io)
 {
 	char path[64], buf[4096], *p;
 	int k, zombie;
@@ -80,8 +154,14 @@ static void read_proc(pid_t pid, const struct psample *prev, struct psample *s, 
 		s->rss = field(buf, "VmRSS") * 1024;
 		s->hwm = field(buf, "VmHWM") * 1024;
 	}
-	s->vcsw = field(buf, "voluntary_ctxt_switches");
-	s->ivcsw = field(buf, "nonvoluntary_ctxt_switches");
+	/* a zombie's threads are gone: its last counts stay (s is prev), until
+	 * monitor_exited tells the kernel's final account */
+	if (zombie && !prev) {
+		s->vcsw = field(buf, "voluntary_ctxt_switches");
+		s->ivcsw = field(buf, "nonvoluntary_ctxt_switches");
+	} else if (!zombie && read_csw(pid, t, s) < 0) {
+		return; /* gone since its stat was read */
+	}
 	s->ok = 1;
 	if (zombie || !want_io)
 		return;
@@ -191,7 +271,8 @@ void monitor_sample(struct monitor *m)
 			*s = m->procs[p].final; /* written once, before exited was set */
 			continue;
 		}
-		read_proc(m->procs[p].pid, k ? s - 1 : NULL, s, m->what & MONITOR_NETWORK);
+		read_proc(m->procs[p].pid, m->tids ? &m->tids[p] : NULL, k ? s - 1 : NULL, s,
+		          m->what & MONITOR_NETWORK);
 	}
 	if (m->what & MONITOR_NETWORK)
 		read_net(m, k);
@@ -231,7 +312,8 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
 	m->t = calloc(max_samples, sizeof *m->t);
 	m->ps = calloc((n ? n : 1) * max_samples, sizeof *m->ps);
 	m->ns = calloc(MONITOR_MAX_IFACES * max_samples, sizeof *m->ns);
-	if (!m->procs || !m->t || !m->ps || !m->ns)
+	m->tids = calloc(n ? n : 1, sizeof *m->tids);
+	if (!m->procs || !m->t || !m->ps || !m->ns || !m->tids)
 		goto out_free;
 	for (size_t i = 0; i < n; i++) {
 		snprintf(m->procs[i].role, sizeof m->procs[i].role, "%s", t[i].role);
@@ -257,6 +339,7 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
 	*out = m;
 	return 0;
 out_free:
+	free(m->tids);
 	free(m->ns);
 	free(m->ps);
 	free(m->t);
@@ -381,6 +464,9 @@ void monitor_free(struct monitor *m)
 		pthread_mutex_destroy(&m->lock);
 	}
 	wire_free(m->wire);
+	for (size_t p = 0; m->tids && p < m->nprocs; p++)
+		free(m->tids[p].t);
+	free(m->tids);
 	free(m->ns);
 	free(m->ps);
 	free(m->pt);
@@ -389,11 +475,11 @@ void monitor_free(struct monitor *m)
 	free(m);
 }
 
-int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n)
+int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n, uint16_t ctl)
 {
 	if (m->running || m->wire)
 		return -EBUSY;
-	return wire_new(&m->wire, ports, n);
+	return wire_new(&m->wire, ports, n, ctl);
 }
 
 /* ---- figures ---- */

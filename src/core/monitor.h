@@ -5,7 +5,10 @@
  *  - per process, from /proc/PID/stat, /proc/PID/status and /proc/PID/io
  *    when readable: user and system CPU time, VmRSS and VmHWM, voluntary
  *    and involuntary context switches, and the bytes passed to read- and
- *    write-like system calls (rchar, wchar: sendmsg/recvmsg do not count);
+ *    write-like system calls (rchar, wchar: sendmsg/recvmsg do not count),
+ *    each of all its threads: the context switches of this process from
+ *    getrusage, another's summed over /proc/PID/task/TID/status (a thread
+ *    that ends keeps the counts it had at the sample before);
  *  - per host, from /proc/net/dev of this network namespace: bytes and
  *    packets in and out of each interface (at most MONITOR_MAX_IFACES, in
  *    the kernel's order, as seen at the first sample).  These count every
@@ -85,10 +88,10 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
 /* Chooses what is sampled and reported, MONITOR_* bits (MONITOR_ALL until
  * called); before monitor_start. */
 void monitor_select(struct monitor *m, unsigned what);
-/* The run's ports (its PSs' and its control service's): the bytes of the
- * connections on them are counted (wire.h) when the network is selected.
- * Before monitor_start.  0 or -errno. */
-int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n);
+/* The run's ports (its PSs' and its control service's, ctl; 0: none): the
+ * bytes of the connections on them are counted (wire.h) when the network
+ * is selected.  Before monitor_start.  0 or -errno. */
+int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n, uint16_t ctl);
 /* Takes the first sample now and starts the sampling thread.  0 or -errno. */
 int monitor_start(struct monitor *m);
 /* Takes one sample now; for an owner that samples without the thread

@@ -25,6 +25,19 @@ struct nsample {
 	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
 };
 
+/* The context switches of another process's threads as last seen, so
+ * that a thread that ends keeps what it had counted (monitor.c). */
+struct tid_csw {
+	pid_t tid;
+	int seen;                   /* in the last read of /proc/PID/task */
+	uint64_t vcsw, ivcsw;
+};
+struct tids {
+	struct tid_csw *t;
+	size_t n, cap;
+	uint64_t gone_vcsw, gone_ivcsw; /* of its threads that ended */
+};
+
 struct proc {
 	char role[MONITOR_ROLE_MAX];
 	int index;
@@ -48,6 +61,7 @@ struct monitor {
 	uint64_t *pt;
 	uint64_t t0;               /* merged: the earliest time of all, t_s's zero */
 	struct psample *ps;        /* [nprocs][max] */
+	struct tids *tids;         /* [nprocs] of a sampling monitor, else NULL */
 	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
 	double tick_s;
 	unsigned what;             /* MONITOR_* sampled and reported */

@@ -118,6 +118,8 @@ static void json_run_wire(const struct monitor *m, struct json *w, uint64_t move
 	if (s.ok) {
 		json_u64(w, "connections", s.conns);
 		json_u64(w, "closed", s.closed);
+		json_u64(w, "ps_connections", s.conns - s.ctl_conns);
+		json_u64(w, "control_connections", s.ctl_conns);
 		json_u64(w, "to_ps_bytes", s.to_ps);
 		json_u64(w, "from_ps_bytes", s.from_ps);
 		json_u64(w, "bytes", s.to_ps + s.from_ps);
@@ -296,6 +298,35 @@ int monitor_csv_file(const struct monitor *m, const char *path)
 	return 0;
 }
 
+/* "# network, this run": the run's own connections (wire.h), what they are. */
+static void text_run_wire(const struct monitor *m, FILE *f, uint64_t moved_bytes)
+{
+	struct wire_sum ws;
+	double run = monitor_run_wire_per_payload_byte(m, moved_bytes);
+
+	monitor_run_wire(m, &ws);
+	if (ws.ok) {
+		if (ws.has_ctl) /* what each connection is: tfgb-throughput(1) */
+			fprintf(f, "# network, this run (%u connections, %u closed: %u to the "
+			        "PSs, the workers' data connections and any Info call; %u to the "
+			        "control service, the workers' and the launcher's)", ws.conns,
+			        ws.closed, ws.conns - ws.ctl_conns, ws.ctl_conns);
+		else
+			fprintf(f, "# network, this run (%u connection%s of the worker to the PS, "
+			        "%u closed)", ws.conns, ws.conns == 1 ? "" : "s", ws.closed);
+		fprintf(f, ": to the PSs %.3f MB, back %.3f MB",
+		        (double)ws.to_ps / 1e6,
+		        (double)ws.from_ps / 1e6);
+		if (isfinite(run))
+			fprintf(f, "; %.3f wire bytes per payload byte moved", run);
+		if (ws.partial)
+			fprintf(f, "; partial: %s", ws.why);
+		fputc('\n', f);
+	} else {
+		fprintf(f, "# network, this run: not measured (%s)\n", ws.why);
+	}
+}
+
 void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes,
                   uint64_t moved_bytes)
 {
@@ -329,27 +360,12 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 			sep = "; ";
 		}
 		if (m->what & MONITOR_CSW)
-			fprintf(f, "%scontext switches %llu voluntary, %llu involuntary", sep,
+			fprintf(f, "%scontext switches (all threads) %llu voluntary, %llu involuntary", sep,
 			        (unsigned long long)s->vcsw, (unsigned long long)s->ivcsw);
 		fputc('\n', f);
 	}
 	if (m->what & MONITOR_NETWORK) {
-		struct wire_sum ws;
-		double run = monitor_run_wire_per_payload_byte(m, moved_bytes);
-		monitor_run_wire(m, &ws);
-		if (ws.ok) {
-			fprintf(f, "# network, this run (%u connection%s, %u closed): to the PSs %.3f MB, "
-			        "back %.3f MB", ws.conns, ws.conns == 1 ? "" : "s", ws.closed,
-			        (double)ws.to_ps / 1e6,
-			        (double)ws.from_ps / 1e6);
-			if (isfinite(run))
-				fprintf(f, "; %.3f wire bytes per payload byte moved", run);
-			if (ws.partial)
-				fprintf(f, "; partial: %s", ws.why);
-			fputc('\n', f);
-		} else {
-			fprintf(f, "# network, this run: not measured (%s)\n", ws.why);
-		}
+		text_run_wire(m, f, moved_bytes);
 		monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
 		fprintf(f, "# network, host-wide, all traffic (%zu interfaces): in %.3f MB, "
 		        "%llu packets; out %.3f MB, "

@@ -82,7 +82,10 @@ static void unpack_self(const Tfgb__V1__ServerInfo *m, struct srvinfo *out)
 	}
 }
 
-int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
+/* A ServerInfo; its own figures too when they were asked for (self): a
+ * plain reply has samples_itself false whoever the server is, and its
+ * absence says nothing then. */
+static int unpack(const unsigned char *buf, size_t len, int self, struct srvinfo *out)
 {
 	Tfgb__V1__ServerInfo *m = tfgb__v1__server_info__unpack(NULL, len, buf);
 
@@ -104,9 +107,15 @@ int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
 		out->place.numa_node = -2;
 	if (!out->alloc.name[0])
 		snprintf(out->why, sizeof out->why, "its Info reply names no allocator");
-	unpack_self(m, out);
+	if (self)
+		unpack_self(m, out);
 	tfgb__v1__server_info__free_unpacked(m, NULL);
 	return 0;
+}
+
+int srvinfo_unpack(const unsigned char *buf, size_t len, struct srvinfo *out)
+{
+	return unpack(buf, len, 1, out);
 }
 
 void srvinfo_query(const struct tr_ops *ops, void *trctx, const struct job *j,
@@ -161,8 +170,9 @@ void srvinfo_query_req(const struct tr_ops *ops, void *trctx, const struct job *
 		         "or an older one)", tr_status_name(call.status));
 	else if (call.resp_len > sizeof reply)
 		snprintf(out->why, sizeof out->why, "its Info reply is over %d bytes", TR_INFO_MAX);
-	else
-		srvinfo_unpack(reply, (size_t)call.resp_len, out);
+	else /* its own figures only when an SRVINFO_END asked for them (the
+	      * request's kind: bytes 4 to 7, big-endian) */
+		unpack(reply, (size_t)call.resp_len, req && req[7] == SRVINFO_END, out);
 out:
 	ops->call_release(&call);
 	ops->client_close(c);

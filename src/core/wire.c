@@ -34,12 +34,14 @@ struct seen {
 	unsigned char src[16], dst[16];
 	uint16_t sport, dport;
 	int client; /* its remote port is a run port: the worker's end */
+	int ctl;    /* its run port is the control port */
 };
 
 /* A connection followed: its counters at the last sample. */
 struct conn {
 	uint64_t cookie, sent, recv;
 	int client;
+	int ctl;    /* to the control port */
 	int skip;   /* a PS end whose worker end is counted */
 	int absent; /* samples it was missing from without a destroy notice */
 };
@@ -47,6 +49,7 @@ struct conn {
 struct wire {
 	uint16_t ports[WIRE_MAX_PORTS];
 	size_t nports;
+	uint16_t ctl;       /* the control port, or 0 */
 	int dump_fd, ev_fd; /* ev_fd: -1 without destroy notices */
 	struct conn *c;
 	size_t nc;
@@ -91,6 +94,7 @@ static int parse(const struct wire *w, const struct nlmsghdr *h, struct seen *s)
 	s->client = run_port(w, s->dport);
 	if (!s->client && !run_port(w, s->sport))
 		return 0;
+	s->ctl = w->ctl && (s->client ? s->dport : s->sport) == w->ctl;
 	for (; RTA_OK(a, len); a = RTA_NEXT(a, len)) {
 		struct tcp_info ti = {0}; /* copied: attributes are only 4-byte aligned */
 		if (a->rta_type != INET_DIAG_INFO || RTA_PAYLOAD(a) < INFO_NEED)
@@ -166,6 +170,7 @@ static void notices(struct wire *w)
 				/* opened and closed between two samples: all of it */
 				add(w, 1, s.sent, s.recv);
 				w->s.conns++;
+				w->s.ctl_conns += s.ctl;
 				w->s.closed++;
 			}
 		}
@@ -259,10 +264,12 @@ void wire_sample(struct wire *w)
 		}
 		c = &w->c[w->nc++];
 		/* first seen at the first sample: counted from here; later: whole */
-		*c = (struct conn){.cookie = s->cookie, .client = s->client,
+		*c = (struct conn){.cookie = s->cookie, .client = s->client, .ctl = s->ctl,
 		                   .skip = !s->client && peer_here(w, s)};
-		if (!c->skip)
+		if (!c->skip) {
 			w->s.conns++;
+			w->s.ctl_conns += c->ctl;
+		}
 		if (w->sampled) {
 			advance(w, c, s->sent, s->recv); /* from 0 */
 		} else {
@@ -293,6 +300,7 @@ void wire_sample(struct wire *w)
 void wire_totals(const struct wire *w, struct wire_sum *s)
 {
 	*s = w->s;
+	s->has_ctl = w->ctl != 0;
 	if (s->ok && w->samples < 2) {
 		s->ok = 0;
 		snprintf(s->why, sizeof s->why, "fewer than two samples");
@@ -336,7 +344,7 @@ void wire_finish(struct wire *w)
 	}
 }
 
-int wire_new(struct wire **out, const uint16_t *ports, size_t nports)
+int wire_new(struct wire **out, const uint16_t *ports, size_t nports, uint16_t ctl)
 {
 	struct wire *w;
 	unsigned groups[] = {SKNLGRP_INET_TCP_DESTROY, SKNLGRP_INET6_TCP_DESTROY};
@@ -354,6 +362,7 @@ int wire_new(struct wire **out, const uint16_t *ports, size_t nports)
 	for (size_t i = 0; i < nports; i++)
 		if (ports[i] && !run_port(w, ports[i]))
 			w->ports[w->nports++] = ports[i];
+	w->ctl = run_port(w, ctl) ? ctl : 0;
 	w->dump_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (w->dump_fd >= 0) {
 		/* the kernel answers a dump at once: a bound on the wait all the same */

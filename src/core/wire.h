@@ -35,6 +35,8 @@ struct wire;
 struct wire_sum {
 	uint64_t to_ps, from_ps;  /* bytes towards the PS ports, and back */
 	unsigned conns;           /* connections counted */
+	unsigned ctl_conns;       /* of which to the control port (the others: to a PS's) */
+	int has_ctl;              /* a control port was named */
 	unsigned closed;          /* of which closed within the span */
 	unsigned missed;          /* closed with bytes after their last sample unseen */
 	int lost_notices;         /* the kernel dropped destroy notices */
@@ -44,9 +46,10 @@ struct wire_sum {
 };
 
 /* Makes a counter for the run's ports (0 entries ignored, at most
- * WIRE_MAX_PORTS).  0, -EINVAL or -ENOMEM.  A kernel without sock_diag is
+ * WIRE_MAX_PORTS); ctl: the one of them that is the control service's, its
+ * connections counted apart (0: none).  0, -EINVAL or -ENOMEM.  A kernel without sock_diag is
  * found out by the first sample (wire_sum's ok and why). */
-int wire_new(struct wire **out, const uint16_t *ports, size_t nports);
+int wire_new(struct wire **out, const uint16_t *ports, size_t nports, uint16_t ctl);
 /* Reads the connections now; the first call sets the baseline. */
 void wire_sample(struct wire *w);
 /* The last sample: waits up to 300 ms for the destroy notices of the
