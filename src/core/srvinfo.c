@@ -124,6 +124,15 @@ void srvinfo_query(const struct tr_ops *ops, void *trctx, const struct job *j,
 	srvinfo_query_req(ops, trctx, j, addr, deadline_ns, NULL, out);
 }
 
+/* The kind of an InfoRequest of srvinfo_req (after its magic); 0: none. */
+static uint64_t req_kind(const unsigned char *req)
+{
+	struct rbuf r = {req, req ? SRVINFO_REQ_LEN : 0, 0, 0};
+
+	be_get(&r, 4); /* the magic */
+	return be_get(&r, 4);
+}
+
 void srvinfo_query_req(const struct tr_ops *ops, void *trctx, const struct job *j,
                        const struct opt_hostport *addr, uint64_t deadline_ns,
                        const unsigned char *req, struct srvinfo *out)
@@ -170,9 +179,8 @@ void srvinfo_query_req(const struct tr_ops *ops, void *trctx, const struct job *
 		         "or an older one)", tr_status_name(call.status));
 	else if (call.resp_len > sizeof reply)
 		snprintf(out->why, sizeof out->why, "its Info reply is over %d bytes", TR_INFO_MAX);
-	else /* its own figures only when an SRVINFO_END asked for them (the
-	      * request's kind: bytes 4 to 7, big-endian) */
-		unpack(reply, (size_t)call.resp_len, req && req[7] == SRVINFO_END, out);
+	else /* its own figures only when an SRVINFO_END asked for them */
+		unpack(reply, (size_t)call.resp_len, req_kind(req) == SRVINFO_END, out);
 out:
 	ops->call_release(&call);
 	ops->client_close(c);
