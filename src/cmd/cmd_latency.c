@@ -101,7 +101,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		return TFGB_EXIT_FAIL;
 	}
 	tfgb_catch_signals();
-	cluster_ps_addr(j, 0, &addr);
+	job_ps_addr(j, 0, &addr);
 
 	/* a local PS that nobody serves yet: started before any transport
 	 * thread exists, so the fork is safe; this process is the worker,

@@ -4,7 +4,7 @@
  * only; otherwise every PS whose host is this machine) and serves them with
  * the job's transport until SIGINT or SIGTERM, then stops gracefully.
  * The process that serves PS 0 also hosts the control service (ctrl.h) on
- * the control address (cluster_control_addr), bound right after the PS
+ * the control address (job_control_addr), bound right after the PS
  * addresses; failing to bind an explicit cluster.control fails the command
  * like a PS address, failing to bind the derived one (PS 0's port - 1) is
  * a warning (another hand-started server may hold it).
@@ -142,7 +142,7 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0
 			           j->ps_count == 1 ? "" : "s", (long long)j->ps_count - 1);
 			return -TFGB_EXIT_USAGE;
 		}
-		cluster_ps_addr(j, t->task, &addrs[0]);
+		job_ps_addr(j, t->task, &addrs[0]);
 		*ps0 = t->task == 0;
 		return 1;
 	}
@@ -154,11 +154,11 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0
 	for (int i = 0; i < j->ps_count; i++) {
 		struct opt_hostport a, b;
 
-		cluster_ps_addr(j, i, &a);
+		job_ps_addr(j, i, &a);
 		local[i] = -2;
 		/* one lookup per distinct host */
 		for (int k = i - 1; k >= 0 && local[i] == -2; k--) {
-			cluster_ps_addr(j, k, &b);
+			job_ps_addr(j, k, &b);
 			if (!strcmp(a.host, b.host))
 				local[i] = local[k];
 		}
@@ -174,7 +174,7 @@ static int pick_addrs(const struct tfgb *t, struct opt_hostport *addrs, int *ps0
 		size_t off = 0;
 		for (int i = 0; i < j->ps_count && off < sizeof list - 8; i++) {
 			struct opt_hostport a;
-			cluster_ps_addr(j, i, &a);
+			job_ps_addr(j, i, &a);
 			off += (size_t)snprintf(list + off, sizeof list - off, "%s'%s%s%s:%u'",
 			                        i ? ", " : "", strchr(a.host, ':') ? "[" : "", a.host,
 			                        strchr(a.host, ':') ? "]" : "", a.port);
@@ -210,7 +210,7 @@ static int place_and_control(struct tfgb *t, int ps0, struct opt_hostport *contr
 	/* PS 0 hosts the control service, unless a point-to-point benchmark
 	 * started this server for itself (it needs none) */
 	if (ps0 && !getenv("TFGB_NO_CONTROL")) {
-		if (cluster_control_addr(&t->job, control) < 0) {
+		if (job_control_addr(&t->job, control) < 0) {
 			tfgb_error("serve: PS 0's port %u has no port below it for the control "
 			           "service; set cluster.control", control->port);
 			return TFGB_EXIT_USAGE;
@@ -367,7 +367,7 @@ static void serve_self(struct tfgb *t, const struct opt_hostport *first, struct 
 
 	for (int i = 0; i < t->job.ps_count; i++) { /* its index: its first address's */
 		struct opt_hostport a;
-		cluster_ps_addr(&t->job, i, &a);
+		job_ps_addr(&t->job, i, &a);
 		if (a.port == first->port && !strcmp(a.host, first->host)) {
 			ps = i;
 			break;

@@ -377,7 +377,7 @@ void launch_ps_announce(struct tfgb *t, const struct tr_ops *ops)
 	for (int i = 0; i < j->ps_count && now_ns() < deadline; i++) {
 		if (!ps_asked(t, i))
 			continue;
-		cluster_ps_addr(j, i, &addr);
+		job_ps_addr(j, i, &addr);
 		srvinfo_query_req(ops, ctx, j, &addr, deadline, req, &info);
 		srvinfo_clear(&info); /* a begin's reply has no figures */
 	}
@@ -409,7 +409,7 @@ void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int com
 		return;
 	}
 	for (int i = 0; i < j->ps_count; i++) {
-		cluster_ps_addr(j, i, &addr);
+		job_ps_addr(j, i, &addr);
 		/* its own figures: over the run's time as this process measured it */
 		if (ps_asked(t, i))
 			srvinfo_req_pack(req, SRVINFO_END, t->ps_ask_id, now_ns() - t->ps_since_ns, 0);
@@ -562,7 +562,7 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		goto out;
 	}
 	for (int i = 0; i < j->ps_count; i++)
-		cluster_ps_addr(j, i, &ps[i]);
+		job_ps_addr(j, i, &ps[i]);
 	if (collect_reports(t, cc, cc2, run_id, workers, partial, note, &a) < 0)
 		goto out;
 	if (wc && !lost && wctl_lost(wc, j, ops, a.seen, a.failed, &found, how, sizeof how, host,
@@ -699,7 +699,7 @@ static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int worke
 	uint64_t wait_ns;
 	int erc;
 
-	if (cluster_control_addr(j, &caddr) < 0) {
+	if (job_control_addr(j, &caddr) < 0) {
 		tfgb_error("%s: PS 0's port %u has no port below it for the control service; "
 		           "set cluster.control", t->cmd, caddr.port);
 		return TFGB_EXIT_USAGE;
@@ -712,7 +712,7 @@ static int control_meet(struct tfgb *t, const struct cluster_rank *rk, int worke
 	    (erc = ctrl_barrier(*cc, run_id, (uint32_t)rk->index, (uint32_t)workers, 0,
 	                        now_ns() + wait_ns, &err)) < 0) {
 		if (erc == -EACCES) { /* name the PS whose serve hosts the service */
-			cluster_ps_addr(j, 0, &addr);
+			job_ps_addr(j, 0, &addr);
 			tfgb_error("%s: worker %d: PS 0 (%s:%u): %s", t->cmd, rk->index, addr.host,
 			           addr.port, err.msg);
 		} else {
@@ -806,7 +806,7 @@ static void worker_failure(struct tfgb *t, int index, int erc, const struct engi
 	struct opt_hostport addr;
 
 	if (erc < 0 && res->failed_conn >= 0 && res->failed_conn < t->job.ps_count) {
-		cluster_ps_addr(&t->job, res->failed_conn, &addr);
+		job_ps_addr(&t->job, res->failed_conn, &addr);
 		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, index, res->failed_conn,
 		           addr.host, addr.port, res->err.msg);
 	} else if (erc < 0) {
@@ -1082,7 +1082,7 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 	/* the run's own bytes: its PSs' ports and its control port */
 	for (int i = 0; i < np; i++) {
 		struct opt_hostport a;
-		cluster_ps_addr(j, i, &a);
+		job_ps_addr(j, i, &a);
 		port[i] = (uint16_t)(a.port + ops->port_offset);
 	}
 	port[np] = caddr->port;
@@ -1105,14 +1105,14 @@ static int launcher_control(struct tfgb *t, const struct tr_ops *ops,
 	struct opt_hostport ps0;
 
 	*own = 0;
-	if (cluster_control_addr(j, caddr) < 0) {
+	if (job_control_addr(j, caddr) < 0) {
 		tfgb_error("%s: PS 0's port %u has no port below it for the control service; "
 		           "set cluster.control", t->cmd, caddr->port);
 		return TFGB_EXIT_USAGE;
 	}
 	if (cluster_host_is_local(caddr->host) != 1)
 		return TFGB_EXIT_OK;
-	cluster_ps_addr(j, 0, &ps0);
+	job_ps_addr(j, 0, &ps0);
 	ps0.port = (uint16_t)(ps0.port + ops->port_offset);
 	if (!cluster_tcp_probe(caddr, 200)) {
 		*own = 1;

@@ -319,7 +319,7 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		goto out;
 	}
 	for (int i = 0; i < j->ps_count; i++)
-		cluster_ps_addr(j, i, &ps[i]);
+		job_ps_addr(j, i, &ps[i]);
 	if ((rc = launch_collect(t, cc, run_id, workers, partial, tagg_add, &a, &err)) < 0) {
 		tfgb_error("%s: %s%scollecting results: %s", t->cmd, note ? note : "",
 		           note ? "; no results: " : "", err.msg);
@@ -471,7 +471,7 @@ static void say_failure(struct tfgb *t, int index, const struct step_result *sr)
 	struct opt_hostport addr;
 
 	if (sr->failed_conn >= 0 && sr->failed_conn < t->job.ps_count) {
-		cluster_ps_addr(&t->job, sr->failed_conn, &addr);
+		job_ps_addr(&t->job, sr->failed_conn, &addr);
 		tfgb_error("%s: worker %d: PS %d (%s:%u): %s", t->cmd, index, sr->failed_conn,
 		           addr.host, addr.port, sr->err.msg);
 	} else {

@@ -71,7 +71,7 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 	if (!t->start_procs)
 		launch_start_scale(t, 0);
 	for (; s->nconns < nps; s->nconns++) {
-		cluster_ps_addr(j, s->nconns, &addr);
+		job_ps_addr(j, s->nconns, &addr);
 		if (ops->connect(s->client, &addr, now_ns() + launch_start_ns(t), &s->conns[s->nconns],
 		                 &terr) < 0) {
 			tfgb_error("%s: worker %d: PS %d: %s%s", t->cmd, index, s->nconns, terr.msg,
@@ -145,7 +145,7 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 		ps[i] = (struct cluster_child){.pid = 0, .ready_fd = -1, .index = i};
 	for (int i = 0; i < nps; i++) {
 		struct opt_hostport a;
-		cluster_ps_addr(j, i, &a);
+		job_ps_addr(j, i, &a);
 		a.port = (uint16_t)(a.port + ops->port_offset); /* where its server listens */
 		if (cluster_host_is_local(a.host) != 1)
 			continue;
@@ -254,7 +254,7 @@ void session_launch_abort(const struct job *j, struct ctrl_client **cc)
 	unsigned char one = 1;
 	uint64_t deadline = now_ns() + j->timeout_ns;
 
-	if (!*cc && (cluster_control_addr(j, &caddr) < 0 ||
+	if (!*cc && (job_control_addr(j, &caddr) < 0 ||
 	             ctrl_client_open(&caddr, &j->tls, j->token, deadline, cc, &err) < 0))
 		return; /* PS 0's service is gone: its servers end on their own */
 	ctrl_report(*cc, cluster_run_id(NULL) ^ LAUNCH_ABORT_ID, 0, 1, &one, 1, deadline, &err);
@@ -267,7 +267,7 @@ int session_launch_phase(const struct job *j, struct ctrl_client **cc, int who, 
 	struct err err;
 	int erc;
 
-	if (cluster_control_addr(j, &caddr) < 0)
+	if (job_control_addr(j, &caddr) < 0)
 		return -1;
 	while (!(stop && *stop) && now_ns() < deadline_ns) {
 		uint64_t slice = now_ns() + 1000000000ull;

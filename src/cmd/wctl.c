@@ -33,7 +33,7 @@ static void wctl_serve(struct wctl *w, struct tfgb *t, const struct tr_ops *ops)
 
 	if ((j->tls.cert && *j->tls.cert) || (j->tls.ca && *j->tls.ca))
 		return;
-	cluster_ps_addr(j, 0, &ps0);
+	job_ps_addr(j, 0, &ps0);
 	if (net_route_host(ps0.host, ps0.port, addr.host, sizeof addr.host, &err) < 0 ||
 	    ctrl_server_start(&addr, NULL, j->token, t->verbose, polled, &w->srv, &err) < 0) {
 		tfgb_error("%s: worker 0: warning: no control service of its own (%s): the reports go to "
@@ -195,7 +195,7 @@ int wctl_lost(const struct wctl *w, const struct job *j, const struct tr_ops *op
 		return 0;
 	for (int i = 0; i < j->ps_count; i++) {
 		struct opt_hostport a;
-		cluster_ps_addr(j, i, &a);
+		job_ps_addr(j, i, &a);
 		a.port = (uint16_t)(a.port + ops->port_offset);
 		if (cluster_tcp_probe(&a, 500))
 			continue;

@@ -17,16 +17,6 @@
 #include "net.h"
 #include "util.h"
 
-void cluster_ps_addr(const struct job *j, int index, struct opt_hostport *out)
-{
-	if (j->ps.n == 1) {
-		*out = j->ps.v[0];
-		out->port = (uint16_t)(out->port + index);
-	} else {
-		*out = j->ps.v[index];
-	}
-}
-
 int cluster_host_is_local(const char *host)
 {
 	struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
@@ -80,7 +70,7 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 	c->index = index;
 	memset(&c->addr, 0, sizeof c->addr);
 	if (!strcmp(cmd, "serve"))
-		cluster_ps_addr(j, index, &c->addr);
+		job_ps_addr(j, index, &c->addr);
 	snprintf(runid, sizeof runid, "%016llx", (unsigned long long)run_id);
 	if (!text) {
 		err_set(err, "out of memory");
@@ -265,19 +255,6 @@ int cluster_spawn_serve(const struct job *j, int index, unsigned flags, struct c
                         struct err *err)
 {
 	return cluster_spawn(j, "serve", index, 0, flags, c, err);
-}
-
-int cluster_control_addr(const struct job *j, struct opt_hostport *out)
-{
-	if (j->control.n) {
-		*out = j->control.v[0];
-		return 0;
-	}
-	cluster_ps_addr(j, 0, out);
-	if (out->port <= 1)
-		return -1;
-	out->port = (uint16_t)(out->port - 1);
-	return 0;
 }
 
 const char *cluster_control_hint(const struct job *j)

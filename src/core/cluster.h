@@ -13,8 +13,6 @@
 
 #include "job.h"
 
-/* The address of PS `index` (0 <= index < ps_count). */
-void cluster_ps_addr(const struct job *j, int index, struct opt_hostport *out);
 
 /* 1 if host names an address of this machine (it can be bound here), 0 if
  * not, -1 if it does not resolve. */
@@ -79,9 +77,6 @@ const char *cluster_self_exe(void);
  * signal 9 (Killed)". */
 void cluster_exit_text(int status, char *buf, size_t len);
 
-/* The control service's address: [cluster] control, or PS 0's host one
- * port below PS 0.  -1 when that is needed and PS 0's port is 1. */
-int cluster_control_addr(const struct job *j, struct opt_hostport *out);
 /* What to do when the control address cannot be bound: the advice, naming
  * the key (cluster.control) and, when it is empty, how it was derived. */
 const char *cluster_control_hint(const struct job *j);

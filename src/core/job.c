@@ -1035,3 +1035,26 @@ int job_find_default(char *buf, size_t len)
 		}
 	return -1;
 }
+
+void job_ps_addr(const struct job *j, int index, struct opt_hostport *out)
+{
+	if (j->ps.n == 1) {
+		*out = j->ps.v[0];
+		out->port = (uint16_t)(out->port + index);
+	} else {
+		*out = j->ps.v[index];
+	}
+}
+
+int job_control_addr(const struct job *j, struct opt_hostport *out)
+{
+	if (j->control.n) {
+		*out = j->control.v[0];
+		return 0;
+	}
+	job_ps_addr(j, 0, out);
+	if (out->port <= 1)
+		return -1;
+	out->port = (uint16_t)(out->port - 1);
+	return 0;
+}

@@ -269,4 +269,11 @@ void job_key_where(const struct job *j, const char *section, const char *name, c
 int job_key_err(const struct job *j, struct err *err, const char *section,
                 const char *name, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
 
+/* The address of PS `index` (0 <= index < ps_count): cluster.ps's entry,
+ * or its one address with the port counted up from it. */
+void job_ps_addr(const struct job *j, int index, struct opt_hostport *out);
+/* The control service's address: [cluster] control, or PS 0's host one
+ * port below PS 0.  -1 when that is needed and PS 0's port is 1. */
+int job_control_addr(const struct job *j, struct opt_hostport *out);
+
 #endif

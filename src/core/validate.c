@@ -8,7 +8,6 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cluster.h"
 #include "limit.h"
 #include "payload.h"
 #include "tls.h"
@@ -109,7 +108,7 @@ static int check_addresses(const struct job *j, struct err *err)
 		return -1;
 	}
 	for (int i = 0; i < np; i++) {
-		cluster_ps_addr(j, i, &ps[i]);
+		job_ps_addr(j, i, &ps[i]);
 		host_key(ps[i].host, &keys[i]);
 	}
 	/* one address with consecutive ports has no two alike */
@@ -124,7 +123,7 @@ static int check_addresses(const struct job *j, struct err *err)
 		}
 	/* the control service: cluster.control, or PS 0's host one port below
 	 * PS 0 (only a job of several PSs runs it next to them) */
-	if (!rc && (!derived || np > 1) && cluster_control_addr(j, &c) == 0) {
+	if (!rc && (!derived || np > 1) && job_control_addr(j, &c) == 0) {
 		host_key(c.host, &ck);
 		for (int i = 0; i < np && !rc; i++) {
 			if (ps[i].port != c.port || !same_key(&keys[i], &ck))
