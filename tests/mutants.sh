@@ -95,7 +95,7 @@ shard() {
 		mv "$file.mutant" "$file"
 		if ! build; then
 			echo "NOBUILD: $file:$at: $line"; sed 's/^/    /' build.log | grep -m 5 error
-		elif run "$suite"; then
+		elif TFGB_FAIL_FAST=1 run "$suite"; then
 			echo "SURVIVED: $file:$at: $line"
 		else
 			echo "killed: $file:$at by $suite"
