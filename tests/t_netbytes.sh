@@ -46,11 +46,11 @@ base="-s cluster.ps=127.0.0.1:$PORT -s job.transport=socket -s job.warmup=$(slow
       -s monitor.interval=100ms -s job.timeout=$(slow 20)s -f json"
 
 # check NAME ECHO < result.json: the run's own figure in range and whole,
-# the host's labelled and, with the other traffic, well above it.  Before
-# the run's own count the only figure was the host-wide one (tx bytes per
-# payload byte of one direction): it is checked in its place, divided by
-# ECHO (2 for an echo, which moves its payload twice), so that this test
-# fails on a tfgb without the run's own count.
+# the host's labelled and, with the other traffic, 32 MiB or more above
+# it.  Before the run's own count the only figure was the host-wide one
+# (tx bytes per payload byte of one direction): it is checked in its
+# place, divided by ECHO (2 for an echo, which moves its payload twice),
+# so that this test fails on a tfgb without the run's own count.
 check() {
 	$PY -c '
 import json, sys
@@ -65,8 +65,11 @@ if "run_wire" in s:
     ratio, own = w["bytes_per_payload_byte"], w["bytes"]
 else:
     ratio, own = s["wire_bytes_per_payload_byte"] / echo, s["payload_bytes"] * echo
-# the other traffic was there: the host moved far more than this run
-assert host > 1.5 * own, ("%s: no background traffic seen" % sys.argv[1], host, own)
+# the other traffic was there: the host moved at least 32 MiB more than
+# this run (the generator sends GB/s on loopback when it runs at all; a
+# share of the own bytes is no bound: on a loaded machine the run can take
+# most of the CPU, and the generator little of it)
+assert host >= own + (32 << 20), ("%s: no background traffic seen" % sys.argv[1], host, own)
 assert 1.0 <= ratio <= 1.2, ("%s: wire bytes per payload byte" % sys.argv[1], ratio)
 ' "$@" || fail "$1: see above; result: $(head -c 300 "$tmp/$1.json")"
 }
