@@ -20,9 +20,12 @@ PY=/usr/bin/python3
 # four builds and a CPU hog shared the machine) a process gets a ninth of
 # a core, and its deadlines need as much more time; past 10 a run is not
 # worth making.  tests/run.sh asks again before each script and
-# tests/mutants.sh once, when TFGB_TEST_SLOW is not given.
+# tests/mutants.sh once, when TFGB_TEST_SLOW is not given.  load_slow OWN:
+# OWN of the load is the caller's own other work, expected and not counted
+# (tests/run.sh's other lane: a test beside it is what it is built for).
 load_slow() {
-	awk -v n="$(nproc 2>/dev/null || echo 1)" '{ l = $1 > $2 ? $1 : $2
+	awk -v n="$(nproc 2>/dev/null || echo 1)" -v own="${1:-0}" '{ l = $1 > $2 ? $1 : $2
+		l = l > own ? l - own : 0
 		k = int(l / n + 0.999)
 		print (k < 1 ? 1 : (k > 10 ? 10 : k)) }' /proc/loadavg 2>/dev/null || echo 1
 }

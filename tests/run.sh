@@ -18,7 +18,9 @@
 # TFGB_FLAGGED_ONLY=1 leaves out the scripts marked `# tfgb-flags: none`
 # (they read no object built with this build's flags, so a second pass of
 # the same tree with other flags, as .ci/run's SANITIZE pass, would only
-# repeat them) and names each one it left out.
+# repeat them) and names each one it left out.  TFGB_JOBS=N runs N lanes
+# of tests side by side (default 2 where there are two CPUs or more; 1
+# runs one test at a time, as before lanes).
 cd "$(dirname "$0")/.." || exit 1
 pass=0 fail=0 skip=0 part=0 failed="" skips=""
 
@@ -33,11 +35,12 @@ slow_given=${TFGB_TEST_SLOW:+1} slow_was=1
 # measure_slow: TFGB_TEST_SLOW for what runs next; says so when it changed
 measure_slow() {
 	[ -n "$slow_given" ] && return
-	TFGB_TEST_SLOW=$(load_slow)
+	TFGB_TEST_SLOW=$(load_slow $((lanes - 1)))
 	[ "$TFGB_TEST_SLOW" = "$slow_was" ] ||
 		echo "TFGB_TEST_SLOW=$TFGB_TEST_SLOW: load $(cut -d' ' -f1,2 /proc/loadavg) on $(nproc) CPUs"
 	slow_was=$TFGB_TEST_SLOW
 }
+lanes=${TFGB_JOBS:-$(n=$(nproc 2>/dev/null || echo 1); [ "$n" -ge 2 ] && echo 2 || echo 1)}
 measure_slow
 export TFGB_TEST_SLOW
 
@@ -57,17 +60,94 @@ for n in $TFGB_SKIP_NOTES; do
 done
 IFS=$old_ifs
 
-# 1. the unit tests
+# The unit tests and the scripts run in TFGB_JOBS lanes side by side
+# (default: 2 on a machine of two CPUs or more, else 1): each lane takes
+# the next job nobody has taken (mkdir is the lock), unit tests first;
+# most of a script's time is spent waiting on windows, deadlines and
+# process start-up, not on CPU.  A script marked `# tfgb-alone: REASON`
+# (it starts machine-wide daemons, pins or counts CPUs, or loads both CPUs
+# itself) runs after the lanes, by itself.  Each job's PASS, SKIP or FAIL
+# line is printed when it ends; a failure's output and the totals follow
+# once every job has ended, in the order of the names.
+res=$(mktemp -d "${TMPDIR:-/tmp}/tfgb-run.XXXXXX") || exit 1
+trap 'rm -rf "$res"' EXIT
+trap 'exit 1' HUP INT TERM
+
+# unit: the unit tests; $res/unit.out (their output), .rc, .time
+unit() {
+	t0=$(date +%s)
+	CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60} \
+		CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-$TFGB_TEST_SLOW} \
+		TFGB_STRICT=0 ./tests/check_tfgb >"$res/unit.out" 2>&1
+	echo $? >"$res/unit.rc"
+	echo "TIME: tests/check_tfgb $(($(date +%s) - t0)) s"
+}
+
+# script T: one shell test; $res/NAME.out, .rc, and its one-line status
+script() {
+	n=$(basename "$1" .sh) out=$res/$n.out
+	measure_slow
+	# a server that found its port taken (another test on this machine
+	# drew the same one between free_ports and listen) is not this test's
+	# failure: the script runs again, at most twice, on fresh ports
+	try=1 t0=$(date +%s)
+	while :; do
+		timeout $((300 * TFGB_TEST_SLOW)) sh "$1" >"$out" 2>&1
+		rc=$?
+		[ "$rc" != 0 ] && [ "$rc" != 77 ] && [ $try -lt 3 ] &&
+			grep -qi "cannot listen on\|address already in use\|address in use" "$out" || break
+		echo "RETRY: $1: a port was taken: $(grep -i -m 1 "cannot listen on\|address.*in use" "$out")"
+		try=$((try + 1))
+	done
+	echo "$rc $TFGB_TEST_SLOW" >"$res/$n.rc"
+	case $rc in
+	0) echo "PASS: $1 ($(($(date +%s) - t0)) s)" ;;
+	77) echo "SKIP: $1: $(tail -n 1 "$out")" ;;
+	*) echo "FAIL: $1 (exit $rc, TFGB_TEST_SLOW=$TFGB_TEST_SLOW, $(($(date +%s) - t0)) s): its output when all have ended" ;;
+	esac
+}
+
+# the jobs: "unit" and the scripts asked for, in lanes or alone
+jobs= alone=
+[ -n "$TFGB_SKIP_UNIT" ] || [ ! -x tests/check_tfgb ] || jobs=unit
+for t in tests/t_*.sh; do
+	[ -e "$t" ] || continue
+	if [ -n "$TFGB_TESTS" ]; then
+		case " $TFGB_TESTS " in *" $(basename "$t" .sh) "*) ;; *) continue ;; esac
+	fi
+	if [ -n "$TFGB_FLAGGED_ONLY" ] && grep -q '^# tfgb-flags: none' "$t"; then
+		echo "SAME: $t: independent of the build's flags (TFGB_FLAGGED_ONLY): left out"
+		continue
+	fi
+	if [ "$lanes" -gt 1 ] && grep -q '^# tfgb-alone: ' "$t"; then
+		alone="$alone $t"
+	else
+		jobs="$jobs $t"
+	fi
+done
+# lane: takes the jobs nobody has taken yet, one at a time
+lane() {
+	for j in $jobs; do
+		mkdir "$res/taken.$(basename "$j" .sh)" 2>/dev/null || continue
+		case $j in unit) unit ;; *) script "$j" ;; esac
+	done
+}
+i=0
+while [ $i -lt "$lanes" ]; do
+	lane &
+	i=$((i + 1))
+done
+wait
+for t in $alone; do
+	script "$t"
+done
+
+# 1. the unit tests' totals
 if [ -n "$TFGB_SKIP_UNIT" ]; then
 	skip=$((skip + 1)); note SKIP tests/check_tfgb "$TFGB_SKIP_UNIT"
 elif [ -x tests/check_tfgb ]; then
-	out=$(mktemp) t0=$(date +%s)
-	CK_DEFAULT_TIMEOUT=${CK_DEFAULT_TIMEOUT:-60} \
-		CK_TIMEOUT_MULTIPLIER=${CK_TIMEOUT_MULTIPLIER:-$TFGB_TEST_SLOW} \
-		TFGB_STRICT=0 ./tests/check_tfgb >"$out" 2>&1
-	rc=$?
+	out=$res/unit.out rc=$(cat "$res/unit.rc" 2>/dev/null || echo 1)
 	grep -v '^SKIP' "$out"
-	echo "TIME: tests/check_tfgb $(($(date +%s) - t0)) s"
 	# unit: P passed, F failed, S skipped (tests/check_main.c)
 	set -- $(sed -n 's/^unit: \([0-9]*\) passed, \([0-9]*\) failed, \([0-9]*\) skipped$/\1 \2 \3/p' "$out")
 	if [ $# = 3 ]; then
@@ -87,55 +167,33 @@ elif [ -x tests/check_tfgb ]; then
 	done <<EOT
 $(grep '^SKIP' "$out")
 EOT
-	rm -f "$out"
 else
 	fail=$((fail + 1)); failed="$failed tests/check_tfgb"
 	echo "FAIL: tests/check_tfgb is not built (make tests/check_tfgb)"
 fi
 
-# 2. the shell tests
+# 2. the shell tests' totals, in the order of their names
 for t in tests/t_*.sh; do
-	[ -e "$t" ] || continue
-	if [ -n "$TFGB_TESTS" ]; then
-		case " $TFGB_TESTS " in *" $(basename "$t" .sh) "*) ;; *) continue ;; esac
-	fi
-	if [ -n "$TFGB_FLAGGED_ONLY" ] && grep -q '^# tfgb-flags: none' "$t"; then
-		echo "SAME: $t: independent of the build's flags (TFGB_FLAGGED_ONLY): left out"
-		continue
-	fi
-	out=$(mktemp)
-	measure_slow
-	# a server that found its port taken (another test on this machine
-	# drew the same one between free_ports and listen) is not this test's
-	# failure: the script runs again, at most twice, on fresh ports
-	try=1 t0=$(date +%s)
-	while :; do
-		timeout $((300 * TFGB_TEST_SLOW)) sh "$t" >"$out" 2>&1
-		rc=$?
-		[ "$rc" != 0 ] && [ "$rc" != 77 ] && [ $try -lt 3 ] &&
-			grep -qi "cannot listen on\|address already in use\|address in use" "$out" || break
-		echo "RETRY: $t: a port was taken: $(grep -i -m 1 "cannot listen on\|address.*in use" "$out")"
-		try=$((try + 1))
-	done
+	n=$(basename "$t" .sh)
+	[ -e "$res/$n.rc" ] || continue
+	read -r rc slow <"$res/$n.rc"
+	out=$res/$n.out
 	if [ "$rc" = 0 ]; then
-		pass=$((pass + 1)); echo "PASS: $t ($(($(date +%s) - t0)) s)"
+		pass=$((pass + 1))
 		while IFS= read -r l; do
 			[ -n "$l" ] || continue
 			part=$((part + 1)); note SKIP-PART "$t" "${l#SKIP-PART: }"
 		done <<EOT
 $(grep '^SKIP-PART: ' "$out")
 EOT
+	elif [ "$rc" = 77 ]; then
+		skip=$((skip + 1)); skips="$skips
+SKIP: $t: $(tail -n 1 "$out")"
 	else
-		if [ "$rc" = 77 ]; then
-			skip=$((skip + 1)); note SKIP "$t" "$(tail -n 1 "$out")"
-		else
-			fail=$((fail + 1)); failed="$failed $t"
-			echo "FAIL: $t (exit $rc, TFGB_TEST_SLOW=$TFGB_TEST_SLOW)"; sed 's/^/    /' "$out" | tail -n 40
-			[ -z "$TFGB_KEEP_LOGS" ] ||
-				cp "$out" "$TFGB_KEEP_LOGS/$(basename "$t" .sh).log"
-		fi
+		fail=$((fail + 1)); failed="$failed $t"
+		echo "FAIL: $t (exit $rc, TFGB_TEST_SLOW=$slow)"; sed 's/^/    /' "$out" | tail -n 40
+		[ -z "$TFGB_KEEP_LOGS" ] || cp "$out" "$TFGB_KEEP_LOGS/$n.log"
 	fi
-	rm -f "$out"
 done
 
 [ -z "$skips" ] || echo "skipped, with the reasons:$skips"

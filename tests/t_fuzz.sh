@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: runs two fuzzers at a time, one a CPU
 # tfgb-flags: none (reads sources and scripts, or builds on its own: the same under any CFLAGS or SANITIZE)
 # t_fuzz.sh - every libFuzzer target of tests/fuzz (job file and overrides,
 # value parsers, worker result blobs, the socket frame header, control

@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: its traffic generator loads a CPU, and it compares host-wide counters
 # t_netbytes.sh - the network figure is the run's own (src/core/wire.h):
 # while another process pushes traffic over loopback, a run's wire bytes
 # (its own TCP connections, both directions) stay within 1.0 to 1.2 times

@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: makes network namespaces and a bridge, which the whole machine sees
 # TF-gRPC-PS-Throughput across "hosts": two PS and a worker host, each its
 # own network namespace, joined by a bridge, addresses in 198.18.0.0/24.
 # Each PS is a hand-started `tfgb serve --task N` on its host (PS 0 also

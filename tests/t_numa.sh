@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: pins processes to CPUs and checks which CPUs they ran on
 # t_numa.sh - [affinity] ps_numa_node / worker_numa_node on real processes.
 # A throughput launcher pinned to one CPU starts a tfgb serve and two
 # workers bound to node 0: they run on node 0's CPUs (more than the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: counts a server's wake-ups per call, which other work on its CPU disturbs
 # t_serve_wakeups.sh - `tfgb serve` (gRPC, default server.threads: one
 # completion-queue thread) hosting its control service, as PS 0 does by
 # default, sleeps at most about once per call: one Echo at a time wakes its

@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: starts munged, slurmctld and slurmd, daemons of the whole machine
 # Slurm for real: a one-node Slurm (munged, slurmctld and slurmd from
 # Debian's munge and slurm-wlm, private configuration, key, state and spool
 # in a temporary directory, on free ports; tests/slurm.sh) runs

@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: saturates the PS on purpose and judges figures against that
 # t_validity.sh - the figures mean what they say (issue 13), on loopback
 # with short windows:
 #  1. an open loop far above what the PS can serve completes calls, says
