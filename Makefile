@@ -187,7 +187,9 @@ run: deps
 # what the installed packages allow: without libibverbs-dev or libnuma-dev
 # tfgb is built with VERBS=0 or NUMA=0, without check the unit tests are
 # skipped, and each shell test skips naming the package it needs.
-# `make check STRICT=1` fails on any skip (CI has every package).
+# `make check STRICT=1` fails on any skip (CI has every package); tests run
+# two at a time where there are two CPUs or more, `make check JOBS=1` one
+# at a time (JOBS=N: N lanes).
 check:
 	@$(MAKE) --no-print-directory deps DEPS_SOFT=1
 	@missing="$(call missing_debs,$(DEBS_BUILD))"; \
@@ -202,7 +204,7 @@ check:
 		skip_unit="the unit tests: need Debian package check"; fi; \
 	$(MAKE) $$feat tfgb man $$unit || exit 1; \
 	TFGB_SKIP_UNIT="$$skip_unit" TFGB_SKIP_NOTES="$$notes" TFGB_STRICT='$(STRICT)' \
-		TFGB_SANITIZE='$(SANITIZE)' sh tests/run.sh
+		TFGB_JOBS='$(JOBS)' TFGB_SANITIZE='$(SANITIZE)' sh tests/run.sh
 
 # Runs every libFuzzer target of tests/fuzz (clang, ASan, UBSan) for
 # FUZZ_TIME seconds each (default 60): `make fuzz FUZZ_TIME=600`.
