@@ -699,6 +699,25 @@ static void thread_give(struct srv_thread *t, struct sconn *k)
 	pthread_mutex_unlock(&t->lock);
 }
 
+/* Sets the send entries k's longest reply takes: the header, a
+ * PullTensorZeroCopy reply's tensor header, the body in WRITEs of at most
+ * max_msg_sz.  0, or -1 (said when verbose) when k cannot have them. */
+static int reply_wrs_set(const struct srv *s, struct sconn *k, const char *peer)
+{
+	uint64_t max_msg = s->cfg->max_message;
+
+	k->reply_wrs = 2 + (uint32_t)(s->attr.max_msg_sz && max_msg > s->attr.max_msg_sz
+	                              ? (max_msg + s->attr.max_msg_sz - 1) / s->attr.max_msg_sz : 1);
+	if (k->reply_wrs <= VB_REPLY_WRS && k->reply_wrs <= k->ep.cap.send_depth)
+		return 0;
+	if (s->cfg->verbose)
+		fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: a reply of "
+		        "max_message %llu bytes takes %u work requests of max_msg_sz %u (at most "
+		        "%d)\n", peer, (unsigned long long)max_msg, k->reply_wrs,
+		        s->attr.max_msg_sz, VB_REPLY_WRS);
+	return -1;
+}
+
 /* The hello exchange of a new side channel, then the hand-over to a
  * worker.  Closes fd on failure. */
 static void accept_one(struct srv *s, int fd, const char *peer)
@@ -745,15 +764,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	}
 	k->eager = eager;
 	k->peer_slot_size = cl.slot_size;
-	/* the header, a PullTensorZeroCopy reply's tensor header, the body */
-	k->reply_wrs = 2 + (uint32_t)(s->attr.max_msg_sz && max_msg > s->attr.max_msg_sz
-	                              ? (max_msg + s->attr.max_msg_sz - 1) / s->attr.max_msg_sz : 1);
-	if (k->reply_wrs > VB_REPLY_WRS || k->reply_wrs > k->ep.cap.send_depth) {
-		if (s->cfg->verbose)
-			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: a reply of "
-			        "max_message %llu bytes takes %u work requests of max_msg_sz %u (at most "
-			        "%d)\n", peer, (unsigned long long)max_msg, k->reply_wrs,
-			        s->attr.max_msg_sz, VB_REPLY_WRS);
+	if (reply_wrs_set(s, k, peer) < 0) {
 		refuse(fd, VB_REFUSE_RESOURCES, NULL);
 		sconn_free(k);
 		return;
