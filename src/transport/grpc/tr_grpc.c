@@ -19,6 +19,9 @@
  * it is requested), and one unregistered request outstanding so unknown
  * methods get UNIMPLEMENTED.  Every method is registered with
  * GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER: a call arrives with its request.
+ * What a request gets (its status and status message, Ack's count, Pull's
+ * pattern, Info, the Tensor forms' replies) is the Bench service's
+ * (bench.h), which every server calls; this file moves the bytes.
  * EchoTensor and AckTensor (serialized modes) unpack the request with
  * protobuf-c (codec_serve) into their queue's arena and pack the reply into
  * their slot's buffer, which lives until the reply is sent; a request that
@@ -39,7 +42,8 @@
  * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
  * request with RESOURCE_EXHAUSTED before it reaches a completion queue; the
- * application never holds an oversized request.  Pull checks N itself.
+ * application never holds an oversized request.  Pull's N is checked by
+ * the Bench service (bench_pull).
  */
 #include "grpcx.h"
 #include "tr_call.h"

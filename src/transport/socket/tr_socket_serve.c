@@ -1,5 +1,9 @@
 /* tr_socket_serve.c - the socket transport's server (`tfgb serve`).
  *
+ * It moves bytes: what a request gets (which are refused and with which
+ * status, Ack's count, Pull's pattern, Info, the Tensor forms' replies) is
+ * the Bench service's (bench.h), which every server calls.
+ *
  * Threads: cfg->threads of them, each with its own epoll set and its own
  * connections.  Every listening socket is in every set with
  * EPOLLEXCLUSIVE, so one thread wakes per pending connection and keeps it.

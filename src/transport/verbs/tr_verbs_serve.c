@@ -1,5 +1,9 @@
 /* tr_verbs_serve.c - the verbs transport's server (`tfgb serve`).
  *
+ * It moves bytes: what a request gets (which are refused and with which
+ * status, Ack's count, Pull's pattern, Info, the Tensor forms' replies) is
+ * the Bench service's (bench.h), which every server calls.
+ *
  * Threads: one acceptor (the caller of serve) listens on the side channel
  * of every PS address (its port + 1), does the hello exchange of each new
  * connection (at most VB_HELLO_NS) and hands the connection to the worker
