@@ -4,7 +4,7 @@
 # FUZZ_TIME seconds (default 10) from its seed corpus tests/fuzz/corpus/<TARGET>/,
 # FUZZ_JOBS targets at a time (default 2).  No argument: every target.
 #
-#   frame   the socket transport's header codec (src/transport/socket/frame.c)
+#   frame   the shared message header codec (src/transport/frame.c)
 #   job     job file + -s overrides + job_validate + --print-config round trip
 #   opt     the value parsers opt_parse_* and opt_parse over every key type
 #   result  the worker result blob decoder, and encode -> decode round trips
@@ -38,7 +38,7 @@ JOBSRC="$JOBSRC gen/tfgb.pb-c.c"
 # target -> sources beside tests/fuzz/fuzz_<target>.c, libraries, -max_len
 srcs() {
 	case $1 in
-	frame) echo "src/transport/socket/frame.c" ;;
+	frame) echo "src/transport/frame.c" ;;
 	job | opt | bundle) echo "$JOBSRC" ;;
 	result) echo "src/core/err.c src/core/result.c src/core/stats.c src/core/bebuf.c src/core/monitor.c src/core/monitor_pack.c src/core/wire.c src/core/util.c" ;;
 	ctrl) echo "src/ctrl/ctrl_wire.c src/core/sha256.c" ;;

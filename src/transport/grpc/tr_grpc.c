@@ -19,6 +19,9 @@
  * it is requested), and one unregistered request outstanding so unknown
  * methods get UNIMPLEMENTED.  Every method is registered with
  * GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER: a call arrives with its request.
+ * What a request gets (its status and status message, Ack's count, Pull's
+ * pattern, Info, the Tensor forms' replies) is the Bench service's
+ * (bench.h), which every server calls; this file moves the bytes.
  * EchoTensor and AckTensor (serialized modes) unpack the request with
  * protobuf-c (codec_serve) into their queue's arena and pack the reply into
  * their slot's buffer, which lives until the reply is sent; a request that
@@ -39,7 +42,8 @@
  * max_message (the wire contract (proto/tfgb.proto)): the server's GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH is
  * exactly cfg->max_message, so gRPC core itself fails a larger Echo/Ack
  * request with RESOURCE_EXHAUSTED before it reaches a completion queue; the
- * application never holds an oversized request.  Pull checks N itself.
+ * application never holds an oversized request.  Pull's N is checked by
+ * the Bench service (bench_pull).
  */
 #include "grpcx.h"
 #include "tr_call.h"
@@ -62,6 +66,7 @@
 #include <grpc/support/log.h>
 #include <grpc/support/time.h>
 
+#include "bench.h"
 #include "codec.h"
 #include "payload.h"
 #include "peer.h"
@@ -507,15 +512,9 @@ struct srv_q {
 struct srv {
 	grpc_server *server;
 	void *method[SRV_NREG];
-	uint64_t max_message;
 	struct srv_q *q;
-	struct pull_pattern pull;     /* as long as the longest Pull so far */
-	const void *info;             /* the Info reply (tr_server_cfg) */
+	struct bench bench;           /* the method rules; its Pull pattern shared by every queue */
 	struct tr_serve_count *count; /* tr_server_cfg's, or NULL */
-	size_t info_len;
-	size_t (*info_fn)(void *arg, const unsigned char *req, size_t req_len, unsigned char *out,
-	                  size_t cap);
-	void *info_arg;
 };
 
 /* Requests the next call into sl; -1 (nothing requested) once the server
@@ -591,31 +590,22 @@ static size_t read_prefix(grpc_byte_buffer *bb, unsigned char *b, size_t cap)
 	return got;
 }
 
-static int read_u64be(grpc_byte_buffer *bb, uint64_t *out)
-{
-	unsigned char b[8];
-
-	if (grpc_byte_buffer_length(bb) != 8 || read_prefix(bb, b, 8) != 8)
-		return -1;
-	*out = 0;
-	for (int i = 0; i < 8; i++)
-		*out = *out << 8 | b[i];
-	return 0;
-}
-
 /* Info's reply: the server's own (info_fn) into the slot's buffer, kept
  * until the reply is sent, else the static one. */
 static grpc_byte_buffer *srv_info(struct srv_slot *sl)
 {
-	struct srv *s = sl->q->s;
-	unsigned char req[TR_INFO_REQ_MAX];
-	size_t n = 0, len;
+	struct bench *b = &sl->q->s->bench;
+	unsigned char req[TR_INFO_REQ_MAX], *out = NULL;
+	const unsigned char *p;
+	size_t len = 0;
+	uint64_t n;
 
-	if (s->info_fn && codec_buf_reserve(&sl->out, TR_INFO_MAX) == 0) {
+	if (b->cfg->info_fn && codec_buf_reserve(&sl->out, TR_INFO_MAX) == 0) {
+		out = sl->out.p;
 		len = sl->req ? read_prefix(sl->req, req, sizeof req) : 0;
-		n = s->info_fn(s->info_arg, req, len, sl->out.p, TR_INFO_MAX);
 	}
-	return n ? srv_reply_bytes(sl, sl->out.p, n) : srv_reply_bytes(sl, s->info, s->info_len);
+	bench_info(b, req, len, out, TR_INFO_MAX, 0, &p, &n);
+	return srv_reply_bytes(sl, p, (size_t)n);
 }
 
 /* The request body as one block: its only slice, or a copy in q->in.
@@ -644,7 +634,7 @@ static grpc_status_code srv_tensor(struct srv_slot *sl, const char **msg)
 	struct srv_q *q = sl->q;
 	const void *body;
 	size_t len;
-	int rc;
+	unsigned st;
 
 	if (!sl->req || sl->req->type != GRPC_BB_RAW) {
 		*msg = "EchoTensor and AckTensor take one request message";
@@ -654,19 +644,9 @@ static grpc_status_code srv_tensor(struct srv_slot *sl, const char **msg)
 		*msg = "server out of memory for the request";
 		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
-	rc = codec_serve(&q->arena, srv_method[sl->kind], body, len, &sl->out,
-	                 CODEC_ARENA_LIMIT(q->s->max_message));
+	st = bench_tensor(&q->s->bench, &q->arena, srv_method[sl->kind], body, len, &sl->out, msg);
 	codec_buf_trim(&q->in, CODEC_KEEP);
-	codec_arena_trim(&q->arena, CODEC_KEEP);
-	if (rc == -EBADMSG) {
-		*msg = "request does not parse as a tfgb.v1.TensorBundle";
-		return GRPC_STATUS_INVALID_ARGUMENT;
-	}
-	if (rc < 0) {
-		*msg = "server out of memory decoding the request";
-		return GRPC_STATUS_RESOURCE_EXHAUSTED;
-	}
-	return GRPC_STATUS_OK;
+	return (grpc_status_code)st;
 }
 
 /* Adds len bytes of the request's slices from slice i, offset at, to the
@@ -708,7 +688,7 @@ static grpc_status_code srv_tensor_zc(struct srv_slot *sl, grpc_byte_buffer **ou
 {
 	struct srv_q *q = sl->q;
 	grpc_slice_buffer *sb, *rb;
-	int rc;
+	unsigned st;
 
 	if (!sl->req || sl->req->type != GRPC_BB_RAW) {
 		*msg = "EchoTensor and AckTensor take one request message";
@@ -719,13 +699,10 @@ static grpc_status_code srv_tensor_zc(struct srv_slot *sl, grpc_byte_buffer **ou
 		*msg = "server out of memory for the request";
 		return GRPC_STATUS_RESOURCE_EXHAUSTED;
 	}
-	rc = codec_tf_serve(&sl->tf, srv_method[sl->kind], q->seg, sb->count, sb->length,
-	                    CODEC_ARENA_LIMIT(q->s->max_message));
-	if (rc < 0) {
-		*msg = rc == -EBADMSG ? "request does not parse as a tfgb.v1.TensorBundle"
-		                      : "server out of memory decoding the request";
-		return rc == -EBADMSG ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_RESOURCE_EXHAUSTED;
-	}
+	st = bench_tensor_zc(&q->s->bench, &sl->tf, srv_method[sl->kind], q->seg, sb->count,
+	                     sb->length, msg);
+	if (st != TR_OK)
+		return (grpc_status_code)st;
 	*out = srv_reply_bytes(sl, NULL, 0);
 	rb = &(*out)->data.raw.slice_buffer;
 	for (size_t i = 0; i < sl->tf.npiece; i++) {
@@ -736,21 +713,6 @@ static grpc_status_code srv_tensor_zc(struct srv_slot *sl, grpc_byte_buffer **ou
 			srv_add_range(rb, sb, pc->seg, pc->seg_off, pc->len);
 	}
 	return GRPC_STATUS_OK;
-}
-
-/* codec_pull_serve's content: the Pull pattern. */
-static const void *srv_pattern(void *arg, uint64_t n)
-{
-	return pull_pattern_get(arg, (size_t)n);
-}
-
-/* The status of a refused PullTensor request (codec.h's codes). */
-static grpc_status_code srv_pull_refused(int rc, const char **msg)
-{
-	*msg = rc == -EBADMSG ? "request is not a tfgb.v1.TensorPull of a known dtype and shape"
-	       : rc == -EFBIG ? "PullTensor asks for more than the server's max_message"
-	                      : "server out of memory for the reply";
-	return rc == -EBADMSG ? GRPC_STATUS_INVALID_ARGUMENT : GRPC_STATUS_RESOURCE_EXHAUSTED;
 }
 
 /* PullTensor (protobuf-c, the reply packed into sl->out) and
@@ -765,36 +727,105 @@ static grpc_status_code srv_pull_tensor(struct srv_slot *sl, grpc_byte_buffer **
 	const unsigned char *p = NULL;
 	const void *body;
 	size_t len;
-	int rc;
+	unsigned st;
 
 	if (!sl->req || sl->req->type != GRPC_BB_RAW) {
 		*msg = "PullTensor takes one request message";
 		return GRPC_STATUS_INVALID_ARGUMENT;
 	}
 	if (sl->kind == SRV_PULL_T) {
-		if (!(body = srv_flat(q, sl->req, &len)))
-			return srv_pull_refused(-ENOMEM, msg);
-		rc = codec_pull_serve(&q->arena, body, len, s->max_message, srv_pattern, &s->pull,
-		                      &sl->out, CODEC_ARENA_LIMIT(s->max_message));
+		if (!(body = srv_flat(q, sl->req, &len))) {
+			*msg = "server out of memory for the reply";
+			return GRPC_STATUS_RESOURCE_EXHAUSTED;
+		}
+		st = bench_pull_tensor(&s->bench, &q->arena, body, len, &sl->out, msg);
 		codec_buf_trim(&q->in, CODEC_KEEP);
-		if (rc < 0)
-			return srv_pull_refused(rc, msg);
-		*out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
-		return GRPC_STATUS_OK;
+		if (st == TR_OK)
+			*out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
+		return (grpc_status_code)st;
 	}
 	sb = &sl->req->data.raw.slice_buffer;
-	if (srv_segs(q, sb) < 0)
-		return srv_pull_refused(-ENOMEM, msg);
-	rc = codec_pull_tf(&sl->tf, q->seg, sb->count, sb->length, s->max_message,
-	                   CODEC_ARENA_LIMIT(s->max_message));
-	if (rc == 0 && sl->tf.bytes && !(p = pull_pattern_get(&s->pull, (size_t)sl->tf.bytes)))
-		rc = -ENOMEM;
-	if (rc < 0)
-		return srv_pull_refused(rc, msg);
+	if (srv_segs(q, sb) < 0) {
+		*msg = "server out of memory for the reply";
+		return GRPC_STATUS_RESOURCE_EXHAUSTED;
+	}
+	st = bench_pull_tensor_zc(&s->bench, &sl->tf, q->seg, sb->count, sb->length, &p, msg);
+	if (st != TR_OK)
+		return (grpc_status_code)st;
 	*out = srv_reply_bytes(sl, sl->tf.own.p, sl->tf.own.len);
 	if (sl->tf.bytes)
 		bb_add(*out, p, (size_t)sl->tf.bytes);
 	return GRPC_STATUS_OK;
+}
+
+/* Pull: its 8 bytes ask for that many pattern bytes. */
+static grpc_status_code srv_pull(struct srv_slot *sl, grpc_byte_buffer **out, const char **msg)
+{
+	struct bench *b = &sl->q->s->bench;
+	unsigned char ask[8];
+	const unsigned char *p;
+	uint64_t n;
+	unsigned st;
+
+	if (!sl->req)
+		return (grpc_status_code)bench_admit(b, TR_PULL, 0, msg); /* not 8 bytes */
+	st = bench_admit(b, TR_PULL, grpc_byte_buffer_length(sl->req), msg);
+	if (st == TR_OK && read_prefix(sl->req, ask, sizeof ask) != sizeof ask)
+		st = bench_admit(b, TR_PULL, 0, msg);
+	if (st == TR_OK && (st = bench_pull(b, ask, &p, &n, msg)) == TR_OK)
+		*out = srv_reply_bytes(sl, p, (size_t)n);
+	return (grpc_status_code)st;
+}
+
+/* The reply to the call that arrived in sl: a status, with *msg when it
+ * has a message, and the reply's bytes in *out when OK. */
+static grpc_status_code srv_answer(struct srv_slot *sl, grpc_byte_buffer **out, const char **msg)
+{
+	grpc_status_code st = GRPC_STATUS_OK;
+
+	switch (sl->kind) {
+	case SRV_ECHO:
+		if (!sl->req) {
+			st = GRPC_STATUS_INVALID_ARGUMENT;
+			*msg = "Echo takes one request message";
+		} else {
+			*out = sl->req; /* the received bytes themselves */
+		}
+		break;
+	case SRV_ACK:
+		if (!sl->req) {
+			st = GRPC_STATUS_INVALID_ARGUMENT;
+			*msg = "Ack takes one request message";
+			break;
+		}
+		bench_ack(grpc_byte_buffer_length(sl->req), sl->ack);
+		*out = srv_reply_bytes(sl, sl->ack, 8);
+		break;
+	case SRV_PULL:
+		st = srv_pull(sl, out, msg);
+		break;
+	case SRV_ECHO_TENSOR:
+	case SRV_ACK_TENSOR:
+		st = srv_tensor(sl, msg);
+		if (st == GRPC_STATUS_OK)
+			*out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
+		break;
+	case SRV_ECHO_TZC:
+	case SRV_ACK_TZC:
+		st = srv_tensor_zc(sl, out, msg);
+		break;
+	case SRV_PULL_T:
+	case SRV_PULL_TZC:
+		st = srv_pull_tensor(sl, out, msg);
+		break;
+	case SRV_INFO: /* whatever the request holds */
+		*out = srv_info(sl);
+		break;
+	default: /* a method tfgb.v1.Bench does not have */
+		st = (grpc_status_code)bench_admit(&sl->q->s->bench, 0, 0, msg);
+		break;
+	}
+	return st;
 }
 
 static void srv_done(struct srv_slot *sl);
@@ -803,71 +834,12 @@ static void srv_done(struct srv_slot *sl);
 static void srv_reply(struct srv_slot *sl)
 {
 	struct srv *s = sl->q->s;
-	grpc_status_code st = GRPC_STATUS_OK;
 	grpc_byte_buffer *out = NULL;
 	const char *msg = NULL;
-	uint64_t n;
+	grpc_status_code st = srv_answer(sl, &out, &msg);
 	size_t nops;
 	grpc_op ops[4];
 
-	switch (sl->kind) {
-	case SRV_ECHO:
-		if (!sl->req) {
-			st = GRPC_STATUS_INVALID_ARGUMENT;
-			msg = "Echo takes one request message";
-		} else {
-			out = sl->req; /* the received bytes themselves */
-		}
-		break;
-	case SRV_ACK:
-		if (!sl->req) {
-			st = GRPC_STATUS_INVALID_ARGUMENT;
-			msg = "Ack takes one request message";
-			break;
-		}
-		n = grpc_byte_buffer_length(sl->req);
-		for (int i = 7; i >= 0; i--, n >>= 8)
-			sl->ack[i] = (unsigned char)n;
-		out = srv_reply_bytes(sl, sl->ack, 8);
-		break;
-	case SRV_PULL: {
-		const unsigned char *p;
-		if (!sl->req || read_u64be(sl->req, &n) < 0) {
-			st = GRPC_STATUS_INVALID_ARGUMENT;
-			msg = "Pull takes exactly 8 bytes: the reply length, big-endian";
-		} else if (n > s->max_message) {
-			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-			msg = "Pull asks for more than the server's max_message";
-		} else if (!(p = pull_pattern_get(&s->pull, (size_t)n))) {
-			st = GRPC_STATUS_RESOURCE_EXHAUSTED;
-			msg = "server out of memory for the Pull pattern";
-		} else {
-			out = srv_reply_bytes(sl, p, n);
-		}
-		break;
-	}
-	case SRV_ECHO_TENSOR:
-	case SRV_ACK_TENSOR:
-		st = srv_tensor(sl, &msg);
-		if (st == GRPC_STATUS_OK)
-			out = srv_reply_bytes(sl, sl->out.p, sl->out.len);
-		break;
-	case SRV_ECHO_TZC:
-	case SRV_ACK_TZC:
-		st = srv_tensor_zc(sl, &out, &msg);
-		break;
-	case SRV_PULL_T:
-	case SRV_PULL_TZC:
-		st = srv_pull_tensor(sl, &out, &msg);
-		break;
-	case SRV_INFO: /* whatever the request holds */
-		out = srv_info(sl);
-		break;
-	default:
-		st = GRPC_STATUS_UNIMPLEMENTED;
-		msg = "method not implemented by tfgb serve";
-		break;
-	}
 	if (st == GRPC_STATUS_OK && s->count)
 		tr_serve_counted(s->count, srv_method[sl->kind],
 		                 sl->req ? grpc_byte_buffer_length(sl->req) : 0,
@@ -1019,6 +991,79 @@ static int srv_wait_shutdown(grpc_completion_queue *cq, int ms)
 	return grpc_completion_queue_next(cq, dl, NULL).type == GRPC_OP_COMPLETE;
 }
 
+/* Adds cfg's addresses to s's server.  0, or -EADDRINUSE with err set. */
+static int srv_bind(struct srv *s, const struct tr_server_cfg *cfg, struct err *err)
+{
+	grpc_server_credentials *creds = grpcx_server_creds(cfg->tls);
+	int rc = 0;
+
+	grpcx_log_quiet(!cfg->verbose);
+	for (size_t i = 0; i < cfg->naddrs && rc == 0; i++) {
+		char target[TARGET_MAX];
+		opt_format_hostport(&cfg->addrs[i], target, sizeof target);
+		if (grpc_server_add_http2_port(s->server, target, creds) == 0) {
+			err_set(err, "cannot listen on '%s': %s", target,
+			         grpcx_listen_text(cfg->tls, &cfg->addrs[i]));
+			rc = -EADDRINUSE;
+		}
+	}
+	grpcx_log_quiet(0);
+	grpc_server_credentials_release(creds);
+	return rc;
+}
+
+/* Starts s's server and the threads of its nq queues; a queue's thread
+ * requests its calls (srv_thread).  0, or -errno with err set. */
+static int srv_start(struct srv *s, int nq, struct err *err)
+{
+	grpc_server_start(s->server);
+	for (int i = 0; i < nq; i++) {
+		if (srv_slots_make(&s->q[i], i == 0) < 0) {
+			err_set(err, "out of memory");
+			return -ENOMEM;
+		}
+		if (pthread_create(&s->q[i].thread, NULL, srv_thread, &s->q[i]) != 0) {
+			err_set(err, "cannot start %d server threads", nq);
+			return -EAGAIN;
+		}
+		s->q[i].thread_started = 1;
+	}
+	return 0;
+}
+
+/* Stops server s of nq queues (also after a failed start, which may have
+ * bound some ports): no new requests, a second for calls in flight, then
+ * cancel the rest; then frees the queues' slots and shutdown_cq. */
+static void srv_stop(struct srv *s, int nq, grpc_completion_queue *shutdown_cq)
+{
+	for (int i = 0; i < nq; i++) {
+		pthread_mutex_lock(&s->q[i].lock);
+		s->q[i].stopping = 1;
+		pthread_mutex_unlock(&s->q[i].lock);
+	}
+	grpc_server_shutdown_and_notify(s->server, shutdown_cq, NULL);
+	if (!srv_wait_shutdown(shutdown_cq, 1000)) {
+		grpc_server_cancel_all_calls(s->server);
+		srv_wait_shutdown(shutdown_cq, -1);
+	}
+	for (int i = 0; i < nq; i++)
+		grpc_completion_queue_shutdown(s->q[i].cq);
+	for (int i = 0; i < nq; i++)
+		if (s->q[i].thread_started)
+			pthread_join(s->q[i].thread, NULL);
+	grpc_server_destroy(s->server);
+	for (int i = 0; i < nq; i++) {
+		if (!s->q[i].thread_started)
+			grpcx_cq_drain(s->q[i].cq);
+		grpc_completion_queue_destroy(s->q[i].cq);
+		srv_slots_free(&s->q[i]);
+		pthread_mutex_destroy(&s->q[i].lock);
+	}
+	grpc_completion_queue_shutdown(shutdown_cq);
+	grpcx_cq_drain(shutdown_cq);
+	grpc_completion_queue_destroy(shutdown_cq);
+}
+
 static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
 	grpc_arg args[] = {
@@ -1030,9 +1075,8 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		GRPCX_NO_CHANNELZ, /* four clock reads less per call (grpcx.h) */
 	};
 	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
-	grpc_server_credentials *creds;
 	grpc_completion_queue *shutdown_cq;
-	struct srv s = {.max_message = cfg->max_message};
+	struct srv s = {.count = cfg->count};
 	int rc = 0, nq = cfg->threads > 0 ? cfg->threads : 1;
 
 	(void)ctx;
@@ -1040,16 +1084,11 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		err_set(err, "max_message must be in [1B, 2GiB)");
 		return -EINVAL;
 	}
-	pull_pattern_init(&s.pull, cfg->max_message);
-	s.info = cfg->info;
-	s.count = cfg->count;
-	s.info_len = cfg->info_len;
-	s.info_fn = cfg->info_fn;
-	s.info_arg = cfg->info_arg;
+	bench_init(&s.bench, cfg);
 	s.q = calloc((size_t)nq, sizeof *s.q);
 	if (!s.q) {
 		err_set(err, "out of memory");
-		pull_pattern_fini(&s.pull);
+		bench_fini(&s.bench);
 		return -ENOMEM;
 	}
 	s.server = grpc_server_create(&chargs, NULL);
@@ -1065,35 +1104,9 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		s.method[k] = grpc_server_register_method(s.server, tr_method_path(srv_method[k]), NULL,
 		                                          GRPC_SRM_PAYLOAD_READ_INITIAL_BYTE_BUFFER, 0);
 
-	creds = grpcx_server_creds(cfg->tls);
-	grpcx_log_quiet(!cfg->verbose);
-	for (size_t i = 0; i < cfg->naddrs && rc == 0; i++) {
-		char target[TARGET_MAX];
-		opt_format_hostport(&cfg->addrs[i], target, sizeof target);
-		if (grpc_server_add_http2_port(s.server, target, creds) == 0) {
-			err_set(err, "cannot listen on '%s': %s", target,
-			         grpcx_listen_text(cfg->tls, &cfg->addrs[i]));
-			rc = -EADDRINUSE;
-		}
-	}
-	grpcx_log_quiet(0);
-	grpc_server_credentials_release(creds);
-
-	/* a queue's thread requests its calls (srv_thread) */
-	if (rc == 0) {
-		grpc_server_start(s.server);
-		for (int i = 0; i < nq && rc == 0; i++) {
-			if (srv_slots_make(&s.q[i], i == 0) < 0) {
-				err_set(err, "out of memory");
-				rc = -ENOMEM;
-			} else if (pthread_create(&s.q[i].thread, NULL, srv_thread, &s.q[i]) != 0) {
-				err_set(err, "cannot start %d server threads", nq);
-				rc = -EAGAIN;
-			} else {
-				s.q[i].thread_started = 1;
-			}
-		}
-	}
+	rc = srv_bind(&s, cfg, err);
+	if (rc == 0)
+		rc = srv_start(&s, nq, err);
 	if (rc == 0) {
 		if (cfg->ready)
 			cfg->ready(cfg->ready_arg);
@@ -1103,36 +1116,9 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		}
 	}
 
-	/* stop (also after a failed start, which may have bound some ports): no
-	 * new requests, a second for calls in flight, then cancel the rest */
-	for (int i = 0; i < nq; i++) {
-		pthread_mutex_lock(&s.q[i].lock);
-		s.q[i].stopping = 1;
-		pthread_mutex_unlock(&s.q[i].lock);
-	}
-	grpc_server_shutdown_and_notify(s.server, shutdown_cq, NULL);
-	if (!srv_wait_shutdown(shutdown_cq, 1000)) {
-		grpc_server_cancel_all_calls(s.server);
-		srv_wait_shutdown(shutdown_cq, -1);
-	}
-	for (int i = 0; i < nq; i++)
-		grpc_completion_queue_shutdown(s.q[i].cq);
-	for (int i = 0; i < nq; i++)
-		if (s.q[i].thread_started)
-			pthread_join(s.q[i].thread, NULL);
-	grpc_server_destroy(s.server);
-	for (int i = 0; i < nq; i++) {
-		if (!s.q[i].thread_started)
-			grpcx_cq_drain(s.q[i].cq);
-		grpc_completion_queue_destroy(s.q[i].cq);
-		srv_slots_free(&s.q[i]);
-		pthread_mutex_destroy(&s.q[i].lock);
-	}
-	grpc_completion_queue_shutdown(shutdown_cq);
-	grpcx_cq_drain(shutdown_cq);
-	grpc_completion_queue_destroy(shutdown_cq);
+	srv_stop(&s, nq, shutdown_cq);
 	free(s.q);
-	pull_pattern_fini(&s.pull);
+	bench_fini(&s.bench);
 	return rc;
 }
 

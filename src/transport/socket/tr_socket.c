@@ -615,6 +615,52 @@ static int connect_one(const struct addrinfo *ai, const struct sk_opts *o, uint6
 	return e;
 }
 
+/* A connection to one of res's addresses, tried in order; a server that
+ * is still starting refuses: tried again until deadline_ns.  The socket, or
+ * -errno (with *what when an option could not be set). */
+static int connect_retry(const struct addrinfo *res, const struct sk_opts *o,
+                         uint64_t deadline_ns, const char **what)
+{
+	int fd = -ECONNREFUSED;
+
+	for (int refused = 0;;) {
+		for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+			fd = connect_one(ai, o, deadline_ns, what);
+			if (fd >= 0 || *what)
+				break;
+		}
+		if (fd == -ETIMEDOUT && refused)
+			fd = -ECONNREFUSED; /* the deadline came while retrying */
+		if (fd >= 0 || *what || fd != -ECONNREFUSED || now_ns() + 50000000 >= deadline_ns)
+			return fd;
+		refused = 1;
+		nanosleep(&(struct timespec){0, 50000000}, NULL);
+	}
+}
+
+/* The options of a connected socket fd, and blocking mode for reap's
+ * blocking wait (every other call passes MSG_DONTWAIT).  fd, or -errno
+ * with *what, fd closed. */
+static int conn_setup(int fd, const struct sk_opts *o, const char **what)
+{
+	struct timeval tv = {0, (suseconds_t)(BLOCK_NS / 1000)};
+	int fl, rc;
+
+	if ((rc = sk_opts_apply_conn(fd, o, what)) < 0) {
+		close(fd);
+		return rc;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
+		rc = -errno;
+		*what = "SO_RCVTIMEO";
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
                       struct tr_conn **out, struct err *err)
 {
@@ -623,45 +669,17 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 	const char *what = NULL;
 	char target[SK_TARGET_MAX];
 	struct tr_conn *k;
-	int fd = -ECONNREFUSED, rc;
+	int fd;
 
 	opt_format_hostport(addr, target, sizeof target);
 	if (net_resolve(addr->host, addr->port, 0, &res, err) < 0) {
 		err_prefix(err, "cannot resolve '%s': ", addr->host);
 		return -EHOSTUNREACH;
 	}
-	/* a server that is still starting refuses: try again until the deadline */
-	for (int refused = 0;;) {
-		for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			fd = connect_one(ai, &c->o, deadline_ns, &what);
-			if (fd >= 0 || what)
-				break;
-		}
-		if (fd == -ETIMEDOUT && refused)
-			fd = -ECONNREFUSED; /* the deadline came while retrying */
-		if (fd >= 0 || what || fd != -ECONNREFUSED || now_ns() + 50000000 >= deadline_ns)
-			break;
-		refused = 1;
-		nanosleep(&(struct timespec){0, 50000000}, NULL);
-	}
+	fd = connect_retry(res, &c->o, deadline_ns, &what);
 	freeaddrinfo(res);
-	if (fd >= 0 && (rc = sk_opts_apply_conn(fd, &c->o, &what)) < 0) {
-		close(fd);
-		fd = rc;
-	}
-	if (fd >= 0) {
-		/* blocking mode for reap's blocking wait; every other call passes
-		 * MSG_DONTWAIT */
-		struct timeval tv = {0, (suseconds_t)(BLOCK_NS / 1000)};
-		int fl = fcntl(fd, F_GETFL);
-		if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
-		    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
-			rc = -errno;
-			what = "SO_RCVTIMEO";
-			close(fd);
-			fd = rc;
-		}
-	}
+	if (fd >= 0)
+		fd = conn_setup(fd, &c->o, &what);
 	if (fd < 0) {
 		if (what) {
 			err_set(err, "cannot set %s on the connection to '%s': %s",

@@ -1,5 +1,9 @@
 /* tr_socket_serve.c - the socket transport's server (`tfgb serve`).
  *
+ * It moves bytes: what a request gets (which are refused and with which
+ * status, Ack's count, Pull's pattern, Info, the Tensor forms' replies) is
+ * the Bench service's (bench.h), which every server calls.
+ *
  * Threads: cfg->threads of them, each with its own epoll set and its own
  * connections.  Every listening socket is in every set with
  * EPOLLEXCLUSIVE, so one thread wakes per pending connection and keeps it.
@@ -85,6 +89,7 @@
 #include <sys/time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "codec.h"
 #include "frame.h"
 #include "net.h"
@@ -184,7 +189,7 @@ struct srv {
 	struct sthread *t;
 	int nt;
 	atomic_int quit;             /* a thread failed: everyone stops */
-	struct pull_pattern pull;     /* as long as the longest Pull so far */
+	struct bench bench;          /* the method rules; its Pull pattern shared by every thread */
 };
 
 static void sconn_close(struct sconn *k)
@@ -220,7 +225,7 @@ static void reply_hdr(struct sconn *k, unsigned status, uint64_t len, const uint
 	o->p = o->inl;
 	o->len = FRAME_HDR_LEN;
 	if (ack) {
-		be_put64(o->inl + FRAME_HDR_LEN, *ack);
+		bench_ack(*ack, o->inl + FRAME_HDR_LEN);
 		o->len += 8;
 	}
 }
@@ -280,13 +285,13 @@ static void tensor_zc_push(struct sconn *k)
 static uint64_t tensor_zc_done(struct sconn *k)
 {
 	struct iovec seg = {(void *)k->tbody, (size_t)k->total};
-	int rc = codec_tf_serve(&k->tf, (int)k->method, &seg, 1, (size_t)k->total,
-	                        CODEC_ARENA_LIMIT(k->t->s->cfg->max_message));
+	unsigned st = bench_tensor_zc(&k->t->s->bench, &k->tf, (int)k->method, &seg, 1,
+	                              (size_t)k->total, NULL);
 
-	if (rc < 0) {
+	if (st != TR_OK) {
 		codec_tf_trim(&k->tf, CODEC_KEEP);
 		codec_buf_trim(&k->tin, CODEC_KEEP);
-		reply_hdr(k, rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED, 0, NULL);
+		reply_hdr(k, st, 0, NULL);
 		return 0;
 	}
 	reply_hdr(k, TR_OK, k->tf.len, NULL);
@@ -301,14 +306,12 @@ static void tensor_done(struct sconn *k)
 {
 	struct sthread *t = k->t;
 	struct oseg *o;
-	int rc;
+	unsigned st = bench_tensor(&t->s->bench, &t->arena, (int)k->method, k->tbody,
+	                           (size_t)k->total, &k->tout, NULL);
 
-	rc = codec_serve(&t->arena, (int)k->method, k->tbody, (size_t)k->total, &k->tout,
-	                 CODEC_ARENA_LIMIT(t->s->cfg->max_message));
-	codec_arena_trim(&t->arena, CODEC_KEEP);
 	codec_buf_trim(&k->tin, CODEC_KEEP);
-	if (rc < 0) {
-		reply_hdr(k, rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED, 0, NULL);
+	if (st != TR_OK) {
+		reply_hdr(k, st, 0, NULL);
 		return;
 	}
 	reply_hdr(k, TR_OK, k->tout.len, NULL);
@@ -324,12 +327,6 @@ static void tensor_done(struct sconn *k)
 	reply_tensor(k, k->tout.p, k->tout.len);
 }
 
-/* codec_pull_serve's content: the Pull pattern. */
-static const void *pattern_of(void *arg, uint64_t n)
-{
-	return pull_pattern_get(arg, (size_t)n);
-}
-
 /* PullTensor (protobuf-c: the reply packed into tout) and
  * PullTensorZeroCopy (walked in place: the reply is tf's header bytes and
  * the Pull pattern, never copied); the body k->tbody has been read whole.
@@ -338,24 +335,20 @@ static uint64_t pull_tensor_done(struct sconn *k)
 {
 	struct srv *s = k->t->s;
 	struct iovec seg = {(void *)k->tbody, (size_t)k->total};
-	uint64_t max = s->cfg->max_message;
-	size_t limit = CODEC_ARENA_LIMIT(max);
 	const unsigned char *p = NULL;
-	int rc;
+	unsigned st;
 
 	if (k->method == TR_PULL_TENSOR) {
 		k->tout.len = 0;
-		rc = codec_pull_serve(&k->t->arena, k->tbody, (size_t)k->total, max, pattern_of,
-		                      &s->pull, &k->tout, limit);
+		st = bench_pull_tensor(&s->bench, &k->t->arena, k->tbody, (size_t)k->total, &k->tout,
+		                       NULL);
 	} else {
-		rc = codec_pull_tf(&k->tf, &seg, 1, (size_t)k->total, max, limit);
-		if (rc == 0 && k->tf.bytes && !(p = pull_pattern_get(&s->pull, (size_t)k->tf.bytes)))
-			rc = -ENOMEM;
+		st = bench_pull_tensor_zc(&s->bench, &k->tf, &seg, 1, (size_t)k->total, &p, NULL);
 	}
 	codec_buf_trim(&k->tin, CODEC_KEEP);
-	if (rc < 0) {
+	if (st != TR_OK) {
 		codec_tf_trim(&k->tf, CODEC_KEEP);
-		reply_hdr(k, rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED, 0, NULL);
+		reply_hdr(k, st, 0, NULL);
 		return 0;
 	}
 	if (k->method == TR_PULL_TENSOR) {
@@ -376,6 +369,8 @@ static void request_done(struct sconn *k)
 	struct srv *s = k->t->s;
 	uint64_t n;
 	const unsigned char *p;
+	unsigned char *out;
+	unsigned st;
 
 	switch (k->body) {
 	case BODY_ECHO:
@@ -386,9 +381,8 @@ static void request_done(struct sconn *k)
 		tr_serve_counted(s->cfg->count, TR_ACK, k->total, 8);
 		break;
 	case BODY_PULL:
-		n = be_get64(k->arg);
-		if (n > s->cfg->max_message || !(p = pull_pattern_get(&s->pull, (size_t)n))) {
-			reply_hdr(k, TR_RESOURCE_EXHAUSTED, 0, NULL);
+		if ((st = bench_pull(&s->bench, k->arg, &p, &n, NULL)) != TR_OK) {
+			reply_hdr(k, st, 0, NULL);
 		} else {
 			reply_hdr(k, TR_OK, n, NULL);
 			reply_bytes(k, p, (size_t)n, 0, s->o.zerocopy && n >= s->o.zerocopy);
@@ -410,17 +404,15 @@ static void request_done(struct sconn *k)
 		break;
 	case BODY_INFO: /* the server's own reply (in tout, sent before the next
 	                 * request is read), else the static one, which outlives the calls */
-		n = 0;
-		if (s->cfg->info_fn && codec_buf_reserve(&k->tout, TR_INFO_MAX) == 0)
-			n = s->cfg->info_fn(s->cfg->info_arg, k->arg, k->total < sizeof k->arg ?
-			                    (size_t)k->total : sizeof k->arg, k->tout.p, TR_INFO_MAX);
-		if (n) {
+		out = s->cfg->info_fn && codec_buf_reserve(&k->tout, TR_INFO_MAX) == 0 ? k->tout.p
+		                                                                       : NULL;
+		bench_info(&s->bench, k->arg, k->total, out, TR_INFO_MAX, 0, &p, &n);
+		reply_hdr(k, TR_OK, n, NULL);
+		if (out && p == out) {
 			k->tout.len = (size_t)n;
-			reply_hdr(k, TR_OK, n, NULL);
-			reply_tensor(k, k->tout.p, (size_t)n);
+			reply_tensor(k, p, (size_t)n);
 		} else {
-			reply_hdr(k, TR_OK, s->cfg->info_len, NULL);
-			reply_bytes(k, s->cfg->info, s->cfg->info_len, 0, 0);
+			reply_bytes(k, p, (size_t)n, 0, 0);
 		}
 		break;
 	default:
@@ -431,78 +423,86 @@ static void request_done(struct sconn *k)
 	k->nreq++;
 }
 
+/* A request header h has been read: how its body is taken (k->body). */
+static void sconn_begin(struct sconn *k, const struct frame_hdr *h)
+{
+	k->method = h->method;
+	k->left = k->total = h->len;
+	k->rq = RQ_BODY;
+	k->body = BODY_DROP;
+	k->drop_status = bench_admit(&k->t->s->bench, h->method, h->len, NULL);
+	if (k->drop_status != TR_OK)
+		return;
+	switch (bench_form(h->method)) {
+	case BENCH_ECHO:
+		k->body = BODY_ECHO;
+		reply_hdr(k, TR_OK, h->len, NULL);
+		break;
+	case BENCH_ACK:
+		k->body = BODY_ACK;
+		break;
+	case BENCH_PULL:
+		k->body = BODY_PULL;
+		break;
+	case BENCH_INFO:
+		k->body = BODY_INFO;
+		break;
+	default: /* the Tensor forms (bench_admit refused unknown methods) */
+		k->body = BODY_TENSOR;
+		k->tbody = NULL;
+		/* not all here: it goes to tin, as large as the body */
+		if (h->len > k->tail - k->head && codec_buf_reserve(&k->tin, (size_t)h->len) < 0) {
+			k->body = BODY_DROP;
+			k->drop_status = TR_RESOURCE_EXHAUSTED;
+		}
+		break;
+	}
+}
+
+/* Reads the next request header from the input buffer.  1 when it did, 0
+ * when more bytes are needed or the request is refused (CS_REFUSE), -1:
+ * close the connection now. */
+static int sconn_header(struct sconn *k)
+{
+	struct frame_hdr h;
+	int v = frame_parse(k->buf + k->head, k->tail - k->head, 0, k->t->s->cfg->max_message, &h);
+
+	if (v == FRAME_SHORT)
+		return 0;
+	if (v == FRAME_TOO_LONG) {
+		k->method = h.method;
+		reply_hdr(k, TR_RESOURCE_EXHAUSTED, 0, NULL);
+		k->head = k->tail;
+		k->state = CS_REFUSE;
+		k->deadline_ns = now_ns() + SRV_LINGER_NS;
+		return 0;
+	}
+	if (v != FRAME_OK) {
+		if (k->t->s->cfg->verbose)
+			fprintf(stderr, "tfgb serve: socket: closing a connection: %s\n",
+			        frame_verdict_name(v));
+		return -1;
+	}
+	k->head += FRAME_HDR_LEN;
+	sconn_begin(k, &h);
+	return 1;
+}
+
 /* Parses the input buffer into replies while the ring has room for the
  * three segments a request may add.  0, or -1: close the connection now. */
 static int sconn_parse(struct sconn *k)
 {
 	while (k->state == CS_OPEN && k->ocount + 3 <= SRV_OSEG) {
 		uint64_t n;
+		int r;
 
 		/* a tensor reply leaves before the next request */
 		if (k->rq == RQ_HDR && k->tf_next < k->tf_end)
 			tensor_zc_push(k);
 		if (k->rq == RQ_HDR && (k->trefs || k->tf_next < k->tf_end))
 			return 0;
-		if (k->rq == RQ_HDR) {
-			struct frame_hdr h;
-			int v = frame_parse(k->buf + k->head, k->tail - k->head, 0,
-			                    k->t->s->cfg->max_message, &h);
-			if (v == FRAME_SHORT)
-				return 0;
-			if (v == FRAME_TOO_LONG) {
-				k->method = h.method;
-				reply_hdr(k, TR_RESOURCE_EXHAUSTED, 0, NULL);
-				k->head = k->tail;
-				k->state = CS_REFUSE;
-				k->deadline_ns = now_ns() + SRV_LINGER_NS;
-				return 0;
-			}
-			if (v != FRAME_OK) {
-				if (k->t->s->cfg->verbose)
-					fprintf(stderr, "tfgb serve: socket: closing a connection: %s\n",
-					        frame_verdict_name(v));
-				return -1;
-			}
-			k->head += FRAME_HDR_LEN;
-			k->method = h.method;
-			k->left = k->total = h.len;
-			k->rq = RQ_BODY;
-			switch (h.method) {
-			case TR_ECHO:
-				k->body = BODY_ECHO;
-				reply_hdr(k, TR_OK, h.len, NULL);
-				break;
-			case TR_ACK:
-				k->body = BODY_ACK;
-				break;
-			case TR_PULL:
-				k->body = h.len == 8 ? BODY_PULL : BODY_DROP;
-				k->drop_status = TR_INVALID_ARGUMENT;
-				break;
-			case TR_ECHO_TENSOR:
-			case TR_ACK_TENSOR:
-			case TR_ECHO_TENSOR_ZC:
-			case TR_ACK_TENSOR_ZC:
-			case TR_PULL_TENSOR:
-			case TR_PULL_TENSOR_ZC:
-				k->body = BODY_TENSOR;
-				k->tbody = NULL;
-				/* not all here: it goes to tin, as large as the body */
-				if (h.len > k->tail - k->head &&
-				    codec_buf_reserve(&k->tin, (size_t)h.len) < 0) {
-					k->body = BODY_DROP;
-					k->drop_status = TR_RESOURCE_EXHAUSTED;
-				}
-				break;
-			case TR_INFO:
-				k->body = BODY_INFO;
-				break;
-			default:
-				k->body = BODY_DROP;
-				k->drop_status = TR_UNIMPLEMENTED;
-				break;
-			}
-		}
+		if (k->rq == RQ_HDR && (r = sconn_header(k)) <= 0)
+			return r;
 		n = k->tail - k->head;
 		if (n > k->left)
 			n = k->left;
@@ -942,6 +942,28 @@ static int srv_try_opts(const struct sk_opts *o, struct err *err)
 	return rc;
 }
 
+/* Thread t's own state: its list, arena, scratch and epoll set, which
+ * watches every listener.  0, or -errno with err set. */
+static int sthread_init(struct srv *s, struct sthread *t, struct err *err)
+{
+	int rc = 0;
+
+	t->s = s;
+	t->conns.next = t->conns.prev = &t->conns;
+	codec_arena_init(&t->arena, 0); /* no block yet: cannot fail */
+	/* a scratch that cannot be had only costs speed */
+	t->scratch = mmap(NULL, SRV_SCRATCH, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	                  -1, 0);
+	if (t->scratch == MAP_FAILED)
+		t->scratch = NULL;
+	t->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (t->epfd < 0 || (rc = srv_watch_listeners(t)) < 0) {
+		rc = rc ? rc : -errno;
+		err_set(err, "cannot create an epoll set: %s", strerror(-rc));
+	}
+	return rc;
+}
+
 int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
 	struct srv s = {.cfg = cfg};
@@ -953,7 +975,7 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 	}
 	if (ctx)
 		s.o = *(const struct sk_opts *)ctx;
-	pull_pattern_init(&s.pull, cfg->max_message);
+	bench_init(&s.bench, cfg);
 	s.t = calloc((size_t)nt, sizeof *s.t);
 	if (!s.t) {
 		err_set(err, "out of memory");
@@ -967,23 +989,8 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		rc = srv_listen(&s, &cfg->addrs[i], err);
 	if (rc < 0)
 		goto out_listen;
-	for (int i = 0; i < nt && rc == 0; i++) {
-		struct sthread *t = &s.t[i];
-		t->s = &s;
-		t->conns.next = t->conns.prev = &t->conns;
-		codec_arena_init(&t->arena, 0); /* no block yet: cannot fail */
-		/* a scratch that cannot be had only costs speed */
-		t->scratch = mmap(NULL, SRV_SCRATCH, PROT_READ | PROT_WRITE,
-		                  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (t->scratch == MAP_FAILED)
-			t->scratch = NULL;
-		t->epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (t->epfd < 0 || (rc = srv_watch_listeners(t)) < 0) {
-			rc = rc ? rc : -errno;
-			err_set(err, "cannot create an epoll set: %s",
-			         strerror(-rc));
-		}
-	}
+	for (int i = 0; i < nt && rc == 0; i++)
+		rc = sthread_init(&s, &s.t[i], err);
 	if (rc < 0)
 		goto out_threads;
 	if (cfg->ready)
@@ -1022,6 +1029,6 @@ out_listen:
 	free(s.ls);
 	free(s.t);
 out_lock:
-	pull_pattern_fini(&s.pull);
+	bench_fini(&s.bench);
 	return rc;
 }

@@ -471,11 +471,6 @@ unsigned vb_mtu(const struct vb_opts *o, const struct vdev_attr *attr)
 	return o->mtu && o->mtu < attr->active_mtu ? o->mtu : attr->active_mtu;
 }
 
-int vb_global(const struct vdev_attr *attr, uint16_t peer_lid)
-{
-	return attr->link_layer == VDEV_LINK_ETH || attr->lid == 0 || peer_lid == 0;
-}
-
 uint32_t vb_psn(void)
 {
 	uint32_t v;

@@ -168,6 +168,8 @@ const char *vb_gid_type_str(int type);
 /* "index 3 ::ffff:10.0.0.1 (RoCE v2)" into buf; returns buf. */
 char *vb_gid_text(const uint8_t raw[16], int index, int type, char *buf, size_t len);
 #define VB_GID_TEXT 96
+/* Whether QPs must route with a GRH, by GID (RoCE, or no LID). */
+int vb_global(const struct vdev_attr *attr, uint16_t peer_lid);
 
 /* ---- one end of a connection --------------------------------------------- */
 
@@ -267,8 +269,6 @@ int vb_ep_repost(struct vb_ep *e, uint32_t slot);
 
 /* The path MTU this end offers: the option, else the port's active MTU. */
 unsigned vb_mtu(const struct vb_opts *o, const struct vdev_attr *attr);
-/* Whether QPs must route with a GRH (RoCE, or no LID). */
-int vb_global(const struct vdev_attr *attr, uint16_t peer_lid);
 /* Whether the transport can use the device: IB transport (InfiniBand or
  * RoCE), not iWARP.  0, or -EPROTONOSUPPORT with err saying why. */
 int vb_device_check(const struct vdev_attr *attr, struct err *err);

@@ -161,11 +161,79 @@ static void conn_free(struct tr_conn *k)
 	free(k);
 }
 
+/* Sends k's hello over its side channel and reads the answer into b.  0,
+ * or -errno with err set. */
+static int hello_send(struct tr_client *c, struct tr_conn *k, const struct opt_hostport *addr,
+                      unsigned side, uint64_t deadline_ns, unsigned char b[VB_HELLO_LEN],
+                      struct err *err)
+{
+	struct vb_hello mine = {0};
+	int rc;
+
+	vb_ep_hello(&k->ep, &c->attr, vb_mtu(&c->o, &c->attr), &mine);
+	mine.eager_max = c->o.eager_max;
+	mine.rz_size = c->rz_want; /* asked of the server */
+	mine.limit = c->max_req;
+	vb_hello_encode(b, &mine);
+	if ((rc = vb_side_write(k->fd, b, VB_HELLO_LEN, deadline_ns)) < 0 ||
+	    (rc = vb_side_read(k->fd, b, VB_HELLO_LEN, deadline_ns)) < 0) {
+		if (rc == -ECONNRESET) {
+			side_peer(addr->host, side, b, mine_hello(&mine, b), err);
+		} else {
+			err_set(err, "no verbs hello from '%s' (port %u): %s",
+			         k->target, side, strerror(-rc));
+		}
+		return rc;
+	}
+	return 0;
+}
+
+/* Checks the server's answer b to k's hello: a refusal, not a hello, or
+ * terms that do not fit this client's.  0 with *peer, or -errno with err
+ * set. */
+static int hello_check(struct tr_client *c, struct tr_conn *k, const unsigned char *b,
+                       unsigned side, struct vb_hello *peer, struct err *err)
+{
+	char who[VB_TARGET_MAX + 16];
+	int rc;
+
+	if (vb_hello_decode(b, peer) == 0 && peer->version == VB_VERSION &&
+	    peer->status == VB_REFUSE_GID) {
+		err->msg[0] = 0; /* no GID mismatch: the bare refusal */
+		vb_gid_check(&k->ep, &c->attr, peer, "the server", err);
+		err_prefix(err, "the verbs server at '%s' refused the connection: ", k->target);
+		return -ECONNREFUSED;
+	}
+	if ((rc = vb_hello_decode(b, peer)) < 0 || peer->version != VB_VERSION || peer->status) {
+		if (rc < 0) { /* not a hello: say what answered */
+			char why[160];
+			peer_describe(b, VB_HELLO_LEN, why, sizeof why);
+			err_set(err, "no verbs hello from '%s' (port %u, the "
+			         "verbs side channel): %s", k->target, side, why);
+			return -EPROTO;
+		}
+		err_set(err, "the verbs server at '%s' refused the connection: "
+		         "%s", k->target, peer->version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
+		         : refusal(peer->status));
+		return -ECONNREFUSED;
+	}
+	if (peer->slots < 1 || peer->slots > k->ep.slots || peer->eager_max > c->o.eager_max ||
+	    peer->slot_size < VB_HDR_LEN + peer->eager_max || peer->mtu < 256 ||
+	    (c->rz_want && peer->rz_size && !peer->rz_addr)) {
+		err_set(err, "the verbs server at '%s' answered a hello that "
+		         "does not fit this client's (slots %u, eager_max %u)", k->target, peer->slots,
+		         peer->eager_max);
+		return -EPROTO;
+	}
+	snprintf(who, sizeof who, "the server '%s'", k->target);
+	return vb_gid_check(&k->ep, &c->attr, peer, who, err);
+}
+
 int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
                struct tr_conn **out, struct err *err)
 {
 	unsigned char b[VB_HELLO_LEN];
-	struct vb_hello mine = {0}, peer;
+	struct vb_hello peer;
 	struct tr_conn *k;
 	unsigned mtu, side = addr->port + VB_SIDE_PORT_OFFSET;
 	int rc;
@@ -202,59 +270,9 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		c->granted = 1;
 		fprintf(stderr, "tfgb: verbs: %s\n", k->ep.grant);
 	}
-	vb_ep_hello(&k->ep, &c->attr, vb_mtu(&c->o, &c->attr), &mine);
-	mine.eager_max = c->o.eager_max;
-	mine.rz_size = c->rz_want; /* asked of the server */
-	mine.limit = c->max_req;
-	vb_hello_encode(b, &mine);
-	if ((rc = vb_side_write(k->fd, b, sizeof b, deadline_ns)) < 0 ||
-	    (rc = vb_side_read(k->fd, b, sizeof b, deadline_ns)) < 0) {
-		if (rc == -ECONNRESET) {
-			side_peer(addr->host, side, b, mine_hello(&mine, b), err);
-		} else {
-			err_set(err, "no verbs hello from '%s' (port %u): %s",
-			         k->target, side, strerror(-rc));
-		}
+	if ((rc = hello_send(c, k, addr, side, deadline_ns, b, err)) < 0 ||
+	    (rc = hello_check(c, k, b, side, &peer, err)) < 0)
 		goto out_free;
-	}
-	if (rc == 0 && vb_hello_decode(b, &peer) == 0 && peer.version == VB_VERSION &&
-	    peer.status == VB_REFUSE_GID) {
-		err->msg[0] = 0; /* no GID mismatch: the bare refusal */
-		vb_gid_check(&k->ep, &c->attr, &peer, "the server", err);
-		err_prefix(err, "the verbs server at '%s' refused the connection: ", k->target);
-		rc = -ECONNREFUSED;
-		goto out_free;
-	}
-	if ((rc = vb_hello_decode(b, &peer)) < 0 || peer.version != VB_VERSION || peer.status) {
-		if (rc < 0) { /* not a hello: say what answered */
-			char why[160];
-			peer_describe(b, sizeof b, why, sizeof why);
-			err_set(err, "no verbs hello from '%s' (port %u, the "
-			         "verbs side channel): %s", k->target, side, why);
-			rc = -EPROTO;
-			goto out_free;
-		}
-		err_set(err, "the verbs server at '%s' refused the connection: "
-		         "%s", k->target, peer.version != VB_VERSION ? refusal(VB_REFUSE_VERSION)
-		         : refusal(peer.status));
-		rc = -ECONNREFUSED;
-		goto out_free;
-	}
-	if (peer.slots < 1 || peer.slots > k->ep.slots || peer.eager_max > c->o.eager_max ||
-	    peer.slot_size < VB_HDR_LEN + peer.eager_max || peer.mtu < 256 ||
-	    (c->rz_want && peer.rz_size && !peer.rz_addr)) {
-		err_set(err, "the verbs server at '%s' answered a hello that "
-		         "does not fit this client's (slots %u, eager_max %u)", k->target, peer.slots,
-		         peer.eager_max);
-		rc = -EPROTO;
-		goto out_free;
-	}
-	{
-		char who[VB_TARGET_MAX + 16];
-		snprintf(who, sizeof who, "the server '%s'", k->target);
-		if ((rc = vb_gid_check(&k->ep, &c->attr, &peer, who, err)) < 0)
-			goto out_free;
-	}
 	k->ep.slots = peer.slots;
 	k->eager = peer.eager_max;
 	k->peer_slot_size = peer.slot_size;

@@ -1,6 +1,7 @@
 /* tr_verbs_gid.c - what the verbs transport checks of a device before it
- * uses it: the GID a connection routes with (chosen as perftest chooses
- * it, checked against the peer's in the hello), the device's transport
+ * uses it: whether a connection routes by GID (vb_global) and the GID it
+ * routes with (chosen as perftest chooses it, checked against the peer's
+ * in the hello), the device's transport
  * (iWARP is refused) and its asynchronous events (a port gone down ends
  * the connections at once instead of at their deadline).
  */
@@ -81,6 +82,11 @@ const struct vdev_gid *vb_gid_pick(const struct vdev_attr *a, int want,
 			v2 = &a->gid[i];
 	}
 	return v2 ? v2 : &a->gid[0];
+}
+
+int vb_global(const struct vdev_attr *attr, uint16_t peer_lid)
+{
+	return attr->link_layer == VDEV_LINK_ETH || attr->lid == 0 || peer_lid == 0;
 }
 
 int vb_gid_check(const struct vb_ep *e, const struct vdev_attr *attr, const struct vb_hello *p,

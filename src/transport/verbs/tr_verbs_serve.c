@@ -1,5 +1,9 @@
 /* tr_verbs_serve.c - the verbs transport's server (`tfgb serve`).
  *
+ * It moves bytes: what a request gets (which are refused and with which
+ * status, Ack's count, Pull's pattern, Info, the Tensor forms' replies) is
+ * the Bench service's (bench.h), which every server calls.
+ *
  * Threads: one acceptor (the caller of serve) listens on the side channel
  * of every PS address (its port + 1), does the hello exchange of each new
  * connection (at most VB_HELLO_NS) and hands the connection to the worker
@@ -74,6 +78,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
 #include "codec.h"
 #include "frame.h"
 #include "net.h"
@@ -129,6 +134,7 @@ struct pull_buf {
 struct srv {
 	const struct vb_ctx *x;
 	const struct tr_server_cfg *cfg;
+	struct bench bench;            /* the method rules; Pull's bytes from pull (pattern_of) */
 	struct vdev *d;
 	struct vdev_attr attr;
 	struct srv_thread *t;
@@ -191,61 +197,40 @@ static const struct pull_buf *pull_bytes(struct srv *s)
 }
 
 /* EchoTensorZeroCopy and AckTensorZeroCopy: request h's body is walked
- * where it arrived (codec_tf_serve).  An EchoTensor reply with the
+ * where it arrived (bench_tensor_zc).  An EchoTensor reply with the
  * request's layout (any bundle a tfgb worker sends) is the body itself
- * once the re-encoded headers are written over the request's: 1, with
- * *src and *src_mr set, contents not moved.  Else the reply is made flat
- * in the worker's reply buffer (a copy; a BundleAck's 20 bytes at most):
- * 0, for serve_tensor to place it; or -EBADMSG, -ENOMEM. */
-static int serve_tensor_zc(struct srv *s, struct sconn *k, const struct vb_hdr *h,
-                           unsigned char *body, const unsigned char **src,
-                           const struct vdev_mr **src_mr)
+ * once the re-encoded headers are written over the request's: *in_place
+ * set, *src and *src_mr too, contents not moved.  Else the reply is made
+ * flat in the worker's reply buffer (a copy; a BundleAck's 20 bytes at
+ * most), for serve_tensor to place it.  The reply's status. */
+static unsigned serve_tensor_zc(struct srv *s, struct sconn *k, const struct vb_hdr *h,
+                                unsigned char *body, int *in_place, const unsigned char **src,
+                                const struct vdev_mr **src_mr)
 {
 	struct srv_thread *t = k->t;
 	struct iovec seg = {body, (size_t)h->len};
-	int rc = codec_tf_serve(&t->tf, h->method, &seg, 1, (size_t)h->len,
-	                        CODEC_ARENA_LIMIT(s->cfg->max_message));
+	unsigned st = bench_tensor_zc(&s->bench, &t->tf, h->method, &seg, 1, (size_t)h->len, NULL);
 
-	if (rc == 0 && h->method == TR_ECHO_TENSOR_ZC &&
+	if (st == TR_OK && h->method == TR_ECHO_TENSOR_ZC &&
 	    codec_tf_in_place(&t->tf, body, (size_t)h->len)) {
 		*src = body;
 		*src_mr = h->kind == VB_RNDV ? k->ep.rz_mr : k->ep.mem_mr;
-		rc = 1;
-	} else if (rc == 0 && codec_buf_reserve(&t->out, t->tf.len ? t->tf.len : 1) < 0) {
-		rc = -ENOMEM;
-	} else if (rc == 0) {
+		*in_place = 1;
+	} else if (st == TR_OK && codec_buf_reserve(&t->out, t->tf.len ? t->tf.len : 1) < 0) {
+		st = TR_RESOURCE_EXHAUSTED;
+	} else if (st == TR_OK) {
 		codec_tf_flatten(&t->tf, &seg, 1, t->out.p);
 		t->out.len = t->tf.len;
 	}
 	codec_tf_trim(&t->tf, CODEC_KEEP);
-	return rc;
+	return st;
 }
 
 /* EchoTensor and AckTensor: request h's body is unpacked and its reply
- * packed (codec_serve), then copied after the header in ring slot p or
- * over the body in the landing zone (see the top of this file).  Returns
- * the reply's status; with TR_OK, *rlen, *src and *src_mr say what to
- * send. */
-/* Info's reply into out (cap bytes: the request's slot, so its first bytes
- * are read first): the server's own (info_fn), else the static one.  0, or
- * -1 when the static one does not fit. */
-static int serve_info(const struct tr_server_cfg *cfg, const struct vb_hdr *h,
-                      const unsigned char *body, unsigned char *out, size_t cap, uint64_t *len)
-{
-	unsigned char req[TR_INFO_REQ_MAX];
-	size_t n = h->len < sizeof req ? (size_t)h->len : sizeof req;
-
-	memcpy(req, body, n);
-	*len = cfg->info_fn ? cfg->info_fn(cfg->info_arg, req, n, out, cap) : 0;
-	if (*len)
-		return 0;
-	if (cfg->info_len > cap)
-		return -1;
-	memcpy(out, cfg->info, cfg->info_len);
-	*len = cfg->info_len;
-	return 0;
-}
-
+ * packed (bench_tensor, bench_tensor_zc), then copied after the header in
+ * ring slot p or over the body in the landing zone (see the top of this
+ * file).  Returns the reply's status; with TR_OK, *rlen, *src and *src_mr
+ * say what to send. */
 static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr *h,
                              unsigned char *p, uint64_t *rlen, const unsigned char **src,
                              const struct vdev_mr **src_mr)
@@ -255,22 +240,20 @@ static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr
 	unsigned char *dst = NULL;
 	const struct vdev_mr *mr = NULL;
 	const unsigned char *body = h->kind == VB_RNDV ? k->ep.rz + h->off : p + VB_HDR_LEN;
-	unsigned status = TR_OK;
-	int rc;
+	unsigned status;
+	int in_place = 0;
 
 	if (h->method == TR_ECHO_TENSOR_ZC || h->method == TR_ACK_TENSOR_ZC) {
-		rc = serve_tensor_zc(s, k, h, (unsigned char *)body, src, src_mr);
-		if (rc > 0) { /* the body is the reply */
+		status = serve_tensor_zc(s, k, h, (unsigned char *)body, &in_place, src, src_mr);
+		if (in_place) { /* the body is the reply */
 			*rlen = h->len;
 			return TR_OK;
 		}
 	} else {
-		rc = codec_serve(&t->arena, h->method, body, (size_t)h->len, out,
-		                 CODEC_ARENA_LIMIT(s->cfg->max_message));
-		codec_arena_trim(&t->arena, CODEC_KEEP);
+		status = bench_tensor(&s->bench, &t->arena, h->method, body, (size_t)h->len, out, NULL);
 	}
-	if (rc < 0) {
-		status = rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED;
+	if (status != TR_OK) {
+		/* refused: no reply body */
 	} else if (out->len > k->eager && out->len > h->reply_cap) {
 		status = TR_RESOURCE_EXHAUSTED; /* no room reserved for it */
 	} else if (out->len <= k->ep.slot_size - VB_HDR_LEN) {
@@ -292,11 +275,15 @@ static unsigned serve_tensor(struct srv *s, struct sconn *k, const struct vb_hdr
 	return status;
 }
 
-/* codec_pull_serve's content: the registered Pull pattern. */
+/* Pull's bytes (bench.h): the registered Pull pattern.  None asked: no
+ * pattern made. */
 static const void *pattern_of(void *arg, uint64_t n)
 {
-	const struct pull_buf *b = pull_bytes(arg);
+	const struct pull_buf *b;
 
+	if (!n)
+		return "";
+	b = pull_bytes(arg);
 	return b && n <= b->len ? b->p : NULL;
 }
 
@@ -316,40 +303,36 @@ static unsigned serve_pull_tensor(struct srv *s, struct sconn *k, const struct v
 	struct srv_thread *t = k->t;
 	unsigned char *body = h->kind == VB_RNDV ? k->ep.rz + h->off : p + VB_HDR_LEN;
 	struct iovec seg = {body, (size_t)h->len};
-	uint64_t max = s->cfg->max_message;
 	size_t room = k->ep.slot_size - VB_HDR_LEN;
-	const struct pull_buf *b = NULL;
-	int rc;
+	const unsigned char *pat;
+	unsigned st;
 
 	if (h->method == TR_PULL_TENSOR) {
-		rc = codec_pull_serve(&t->arena, body, (size_t)h->len, max, pattern_of, s, &t->out,
-		                      CODEC_ARENA_LIMIT(max));
-		codec_arena_trim(&t->arena, CODEC_KEEP);
-		if (rc == 0 && t->out.len > room)
-			rc = -EFBIG; /* nowhere registered to send it from */
-		if (rc == 0) {
+		st = bench_pull_tensor(&s->bench, &t->arena, body, (size_t)h->len, &t->out, NULL);
+		if (st == TR_OK && t->out.len > room)
+			st = TR_RESOURCE_EXHAUSTED; /* nowhere registered to send it from */
+		if (st == TR_OK) {
 			memcpy(p + VB_HDR_LEN, t->out.p, t->out.len);
 			*rlen = t->out.len;
 			*src = p + VB_HDR_LEN;
 			*src_mr = k->ep.mem_mr;
 		}
 		codec_buf_trim(&t->out, CODEC_KEEP);
-	} else {
-		rc = codec_pull_tf(&t->tf, &seg, 1, (size_t)h->len, max, CODEC_ARENA_LIMIT(max));
-		if (rc == 0 && t->tf.own.len > room)
-			rc = -EFBIG;
-		if (rc == 0 && t->tf.bytes && !(b = pull_bytes(s)))
-			rc = -ENOMEM;
-		if (rc == 0) {
-			memcpy(p + VB_HDR_LEN, t->tf.own.p, t->tf.own.len);
-			*pre = t->tf.own.len;
-			*rlen = t->tf.len;
-			*src = b ? b->p : NULL;
-			*src_mr = b ? b->mr : NULL;
-		}
-		codec_tf_trim(&t->tf, CODEC_KEEP);
+		return st;
 	}
-	return rc == 0 ? TR_OK : rc == -EBADMSG ? TR_INVALID_ARGUMENT : TR_RESOURCE_EXHAUSTED;
+	st = bench_pull_tensor_zc(&s->bench, &t->tf, &seg, 1, (size_t)h->len, &pat, NULL);
+	if (st == TR_OK && t->tf.own.len > room)
+		st = TR_RESOURCE_EXHAUSTED;
+	if (st == TR_OK) {
+		const struct pull_buf *b = pat ? pull_bytes(s) : NULL; /* made: pat is its bytes */
+		memcpy(p + VB_HDR_LEN, t->tf.own.p, t->tf.own.len);
+		*pre = t->tf.own.len;
+		*rlen = t->tf.len;
+		*src = pat;
+		*src_mr = b ? b->mr : NULL;
+	}
+	codec_tf_trim(&t->tf, CODEC_KEEP);
+	return st;
 }
 
 /* Adds a rendezvous body WRITE of n bytes from src (registered in mr) to
@@ -365,14 +348,106 @@ static int body_write(const struct sconn *k, struct vdev_send_wr *w, struct vdev
 	return nw + 1;
 }
 
+/* Posts reply r to request r->seq from ring slot p, after the nw body
+ * WRITEs already in w (sge[1..]): its header WRITE_IMM, with an eager body
+ * (r->len bytes: pre of them after the header in the slot, the rest from
+ * src in src_mr) in the same message.  1, or -1 when the connection is to
+ * be dropped. */
+static int serve_post(struct sconn *k, unsigned char *p, const struct vb_hdr *r, size_t pre,
+                      const unsigned char *src, const struct vdev_mr *src_mr,
+                      struct vdev_send_wr *w, struct vdev_sge *sge, int nw)
+{
+	uint32_t slot = r->seq % k->ep.slots;
+	uint64_t rlen = r->len;
+
+	/* the receive goes back before the reply: the client may send request
+	 * seq + slots as soon as it has this reply */
+	if (vb_ep_repost(&k->ep, slot) < 0) {
+		sconn_drop(k, "cannot post a receive");
+		return -1;
+	}
+	vb_hdr_encode(p, r);
+	sge[0] = (struct vdev_sge){(uint64_t)(uintptr_t)p, VB_HDR_LEN, k->ep.mem_mr->lkey};
+	w[nw] = (struct vdev_send_wr){
+		.wr_id = VB_WR_ID(VB_WR_MSG, 0), .opcode = VDEV_WRITE_IMM, .sge = sge, .nsge = 1,
+		.imm = r->seq, .remote_addr = k->ep.peer_ring + (uint64_t)slot * k->peer_slot_size,
+		.rkey = k->ep.peer_ring_rkey};
+	if (r->kind == VB_EAGER && rlen) {
+		uint64_t n = rlen - pre;                  /* bytes from src after pre in the slot */
+		sge[0].length += (uint32_t)pre;
+		if (n && src == p + VB_HDR_LEN) {              /* in place: Echo, Ack, a tensor reply */
+			sge[0].length += (uint32_t)n;
+		} else if (n && k->ep.cap.max_send_sge >= 2) { /* Pull: the pattern, gathered */
+			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)n, src_mr->lkey};
+			w[nw].nsge = 2;
+		} else if (n) {                                /* one SGE only: copied into the slot */
+			memcpy(p + VB_HDR_LEN + pre, src, (size_t)n);
+			sge[0].length += (uint32_t)n;
+		}
+	}
+	if (VB_HDR_LEN + (r->kind == VB_EAGER ? rlen : 0) <= k->ep.inline_max)
+		w[nw].flags = VDEV_INLINE;
+	nw++;
+	if (vb_ep_post(&k->ep, w, nw) < 0) {
+		sconn_drop(k, "cannot post a reply");
+		return -1;
+	}
+	k->replied++;
+	return 1;
+}
+
+/* Answers request h (admitted: bench_admit), whose body is at `body`, in
+ * ring slot p.  Returns the reply's status; with TR_OK, the reply is *rlen
+ * bytes: the first *pre of them already after the header in slot p, the
+ * rest from *src, registered in *src_mr. */
+static unsigned serve_method(struct srv *s, struct sconn *k, const struct vb_hdr *h,
+                             unsigned char *p, const unsigned char *body, uint64_t *rlen,
+                             size_t *pre, const unsigned char **src, const struct vdev_mr **src_mr)
+{
+	size_t room = k->ep.slot_size - VB_HDR_LEN;
+	unsigned st = TR_OK;
+
+	switch (bench_form(h->method)) {
+	case BENCH_ECHO:
+		*rlen = h->len;
+		*src = body;
+		*src_mr = h->kind == VB_RNDV ? k->ep.rz_mr : k->ep.mem_mr;
+		break;
+	case BENCH_ACK:
+		bench_ack(h->len, p + VB_HDR_LEN);
+		*rlen = 8;
+		*src = p + VB_HDR_LEN;
+		*src_mr = k->ep.mem_mr;
+		break;
+	case BENCH_PULL:
+		st = bench_pull(&s->bench, body, src, rlen, NULL);
+		*src_mr = st == TR_OK && *rlen ? atomic_load(&s->pull)->mr : NULL; /* pattern_of made it */
+		break;
+	case BENCH_TENSOR:
+	case BENCH_TENSOR_ZC:
+		st = serve_tensor(s, k, h, p, rlen, src, src_mr);
+		break;
+	case BENCH_PULL_TENSOR:
+	case BENCH_PULL_TENSOR_ZC:
+		st = serve_pull_tensor(s, k, h, p, rlen, pre, src, src_mr);
+		break;
+	case BENCH_INFO: /* into the slot, as Ack's count; the client left room */
+		st = bench_info(&s->bench, body, h->len, p + VB_HDR_LEN, room, 1, src, rlen);
+		*src_mr = k->ep.mem_mr;
+		break;
+	default: /* bench_admit refused it */
+		st = TR_UNIMPLEMENTED;
+		break;
+	}
+	return st;
+}
+
 /* Answers request k->replied.  1 when its reply is posted, 0 when the send
  * queue has no room for it yet, -1 when the connection is to be dropped. */
 static int serve_one(struct srv *s, struct sconn *k)
 {
-	const struct tr_server_cfg *cfg = s->cfg;
 	uint32_t seq = k->replied, slot = seq % k->ep.slots;
 	unsigned char *p = k->ep.ring + (size_t)slot * k->ep.slot_size;
-	const unsigned char *body;
 	const struct vdev_mr *src_mr = NULL;
 	const unsigned char *src = NULL;
 	struct vdev_sge sge[VB_REPLY_WRS];
@@ -380,7 +455,7 @@ static int serve_one(struct srv *s, struct sconn *k)
 	struct vb_hdr h, r = {0};
 	uint64_t rlen = 0;
 	size_t pre = 0;   /* PullTensorZeroCopy: reply bytes after the header in slot p */
-	int nw = 0, rc;
+	int nw = 0;
 
 	/* room for the longest reply: its body in WRITEs of at most max_msg_sz,
 	 * then the header (accept_one made sure the queue has that much) */
@@ -395,68 +470,16 @@ static int serve_one(struct srv *s, struct sconn *k)
 		sconn_drop(k, "a request header breaks the protocol");
 		return -1;
 	}
-	body = h.kind == VB_RNDV ? k->ep.rz + h.off : p + VB_HDR_LEN;
 	r.method = (uint16_t)(FRAME_REPLY | h.method);
 	r.seq = seq;
 	r.kind = VB_EAGER;
-	if (h.kind == VB_HDR_ONLY || h.len > cfg->max_message) {
-		r.status = TR_RESOURCE_EXHAUSTED;
-	} else {
-		switch (h.method) {
-		case TR_ECHO:
-			rlen = h.len;
-			src = body;
-			src_mr = h.kind == VB_RNDV ? k->ep.rz_mr : k->ep.mem_mr;
-			break;
-		case TR_ACK:
-			be_put64(p + VB_HDR_LEN, h.len);
-			rlen = 8;
-			src = p + VB_HDR_LEN;
-			src_mr = k->ep.mem_mr;
-			break;
-		case TR_PULL: {
-			const struct pull_buf *b;
-			uint64_t n;
-			if (h.len != 8) {
-				r.status = TR_INVALID_ARGUMENT;
-				break;
-			}
-			n = be_get64(body);
-			if (n > cfg->max_message) {
-				r.status = TR_RESOURCE_EXHAUSTED;
-			} else if (n && !(b = pull_bytes(s))) {
-				r.status = TR_INTERNAL;
-			} else if (n) {
-				rlen = n;
-				src = b->p;
-				src_mr = b->mr;
-			}
-			break;
-		}
-		case TR_ECHO_TENSOR:
-		case TR_ACK_TENSOR:
-		case TR_ECHO_TENSOR_ZC:
-		case TR_ACK_TENSOR_ZC:
-			r.status = (uint16_t)serve_tensor(s, k, &h, p, &rlen, &src, &src_mr);
-			break;
-		case TR_PULL_TENSOR:
-		case TR_PULL_TENSOR_ZC:
-			r.status = (uint16_t)serve_pull_tensor(s, k, &h, p, &rlen, &pre, &src, &src_mr);
-			break;
-		case TR_INFO: /* into the slot, as Ack's count; the client left room */
-			if (serve_info(cfg, &h, body, p + VB_HDR_LEN, k->ep.slot_size - VB_HDR_LEN,
-			               &rlen) < 0) {
-				r.status = TR_RESOURCE_EXHAUSTED;
-				break;
-			}
-			src = p + VB_HDR_LEN;
-			src_mr = k->ep.mem_mr;
-			break;
-		default:
-			r.status = TR_UNIMPLEMENTED;
-			break;
-		}
-	}
+	/* a header-only request: its body was too long to be sent */
+	r.status = (uint16_t)(h.kind == VB_HDR_ONLY ? TR_RESOURCE_EXHAUSTED
+	                                            : bench_admit(&s->bench, h.method, h.len, NULL));
+	if (!r.status)
+		r.status = (uint16_t)serve_method(s, k, &h, p,
+		                                  h.kind == VB_RNDV ? k->ep.rz + h.off : p + VB_HDR_LEN,
+		                                  &rlen, &pre, &src, &src_mr);
 	if (!r.status && rlen > k->eager) {
 		if (rlen > h.reply_cap) {
 			r.status = TR_RESOURCE_EXHAUSTED; /* no room reserved for it */
@@ -476,42 +499,9 @@ static int serve_one(struct srv *s, struct sconn *k)
 	if (r.status)
 		rlen = 0;
 	else
-		tr_serve_counted(cfg->count, h.method, h.len, rlen);
+		tr_serve_counted(s->cfg->count, h.method, h.len, rlen);
 	r.len = rlen;
-	/* the receive goes back before the reply: the client may send request
-	 * seq + slots as soon as it has this reply */
-	if ((rc = vb_ep_repost(&k->ep, slot)) < 0) {
-		sconn_drop(k, "cannot post a receive");
-		return -1;
-	}
-	vb_hdr_encode(p, &r);
-	sge[0] = (struct vdev_sge){(uint64_t)(uintptr_t)p, VB_HDR_LEN, k->ep.mem_mr->lkey};
-	w[nw] = (struct vdev_send_wr){
-		.wr_id = VB_WR_ID(VB_WR_MSG, 0), .opcode = VDEV_WRITE_IMM, .sge = sge, .nsge = 1,
-		.imm = seq, .remote_addr = k->ep.peer_ring + (uint64_t)slot * k->peer_slot_size,
-		.rkey = k->ep.peer_ring_rkey};
-	if (r.kind == VB_EAGER && rlen) {
-		uint64_t n = rlen - pre;                  /* bytes from src after pre in the slot */
-		sge[0].length += (uint32_t)pre;
-		if (n && src == p + VB_HDR_LEN) {              /* in place: Echo, Ack, a tensor reply */
-			sge[0].length += (uint32_t)n;
-		} else if (n && k->ep.cap.max_send_sge >= 2) { /* Pull: the pattern, gathered */
-			sge[1] = (struct vdev_sge){(uint64_t)(uintptr_t)src, (uint32_t)n, src_mr->lkey};
-			w[nw].nsge = 2;
-		} else if (n) {                                /* one SGE only: copied into the slot */
-			memcpy(p + VB_HDR_LEN + pre, src, (size_t)n);
-			sge[0].length += (uint32_t)n;
-		}
-	}
-	if (VB_HDR_LEN + (r.kind == VB_EAGER ? rlen : 0) <= k->ep.inline_max)
-		w[nw].flags = VDEV_INLINE;
-	nw++;
-	if ((rc = vb_ep_post(&k->ep, w, nw)) < 0) {
-		sconn_drop(k, "cannot post a reply");
-		return -1;
-	}
-	k->replied++;
-	return 1;
+	return serve_post(k, p, &r, pre, src, src_mr, w, sge, nw);
 }
 
 /* Handles what the connection's CQ holds and answers what arrived.
@@ -681,12 +671,63 @@ static const struct vdev_gid *conn_gid(struct srv *s, struct sconn *k, int fd, s
 	return g;
 }
 
+/* What the server grants a client's hello cl: ring slots, the eager
+ * limit, the landing zone's bytes (0: none). */
+static void accept_terms(const struct srv *s, const struct vb_hello *cl, uint32_t *slots,
+                         uint32_t *eager, uint64_t *rz)
+{
+	const struct vb_opts *o = &s->x->o;
+	uint64_t max_msg = s->cfg->max_message;
+
+	*slots = cl->slots < o->recv_depth ? cl->slots : o->recv_depth;
+	*eager = cl->eager_max < o->eager_max ? cl->eager_max : o->eager_max;
+	if (s->attr.max_msg_sz && *eager > s->attr.max_msg_sz - VB_HDR_LEN)
+		*eager = s->attr.max_msg_sz - VB_HDR_LEN; /* an eager reply is one work request */
+	*rz = 0;
+	if (cl->limit > *eager && cl->rz_size) {
+		uint64_t cap = VB_RZ_DEPTH_MAX * vb_align(max_msg);
+		*rz = cl->rz_size < cap ? cl->rz_size : cap;
+		if (*rz > VB_RZ_MAX)
+			*rz = vb_align(max_msg) > VB_RZ_MAX ? vb_align(max_msg) : VB_RZ_MAX;
+	}
+}
+
+/* Hands connection k over to worker t (its inbox). */
+static void thread_give(struct srv_thread *t, struct sconn *k)
+{
+	atomic_fetch_add(&t->load, 1);
+	pthread_mutex_lock(&t->lock);
+	k->in_next = atomic_load(&t->inbox);
+	atomic_store(&t->inbox, k);
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* Sets the send entries k's longest reply takes: the header, a
+ * PullTensorZeroCopy reply's tensor header, the body in WRITEs of at most
+ * max_msg_sz.  0, or -1 (said when verbose) when k cannot have them. */
+static int reply_wrs_set(const struct srv *s, struct sconn *k, const char *peer)
+{
+	uint64_t max_msg = s->cfg->max_message;
+
+	k->reply_wrs = 2 + (uint32_t)(s->attr.max_msg_sz && max_msg > s->attr.max_msg_sz
+	                              ? (max_msg + s->attr.max_msg_sz - 1) / s->attr.max_msg_sz : 1);
+	if (k->reply_wrs <= VB_REPLY_WRS && k->reply_wrs <= k->ep.cap.send_depth)
+		return 0;
+	if (s->cfg->verbose)
+		fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: a reply of "
+		        "max_message %llu bytes takes %u work requests of max_msg_sz %u (at most "
+		        "%d)\n", peer, (unsigned long long)max_msg, k->reply_wrs,
+		        s->attr.max_msg_sz, VB_REPLY_WRS);
+	return -1;
+}
+
 /* The hello exchange of a new side channel, then the hand-over to a
  * worker.  Closes fd on failure. */
 static void accept_one(struct srv *s, int fd, const char *peer)
 {
 	const struct vb_opts *o = &s->x->o;
-	uint64_t deadline = now_ns() + VB_HELLO_NS, max_msg = s->cfg->max_message, rz = 0;
+	uint64_t deadline = now_ns() + VB_HELLO_NS, max_msg = s->cfg->max_message, rz;
 	unsigned char b[VB_HELLO_LEN];
 	struct vb_hello cl, mine = {0};
 	struct srv_thread *t = &s->t[0];
@@ -707,16 +748,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	for (int i = 1; i < s->nt; i++)
 		if (atomic_load(&s->t[i].load) < atomic_load(&t->load))
 			t = &s->t[i];
-	slots = cl.slots < o->recv_depth ? cl.slots : o->recv_depth;
-	eager = cl.eager_max < o->eager_max ? cl.eager_max : o->eager_max;
-	if (s->attr.max_msg_sz && eager > s->attr.max_msg_sz - VB_HDR_LEN)
-		eager = s->attr.max_msg_sz - VB_HDR_LEN; /* an eager reply is one work request */
-	if (cl.limit > eager && cl.rz_size) {
-		uint64_t cap = VB_RZ_DEPTH_MAX * vb_align(max_msg);
-		rz = cl.rz_size < cap ? cl.rz_size : cap;
-		if (rz > VB_RZ_MAX)
-			rz = vb_align(max_msg) > VB_RZ_MAX ? vb_align(max_msg) : VB_RZ_MAX;
-	}
+	accept_terms(s, &cl, &slots, &eager, &rz);
 	if (!slots || !(k = calloc(1, sizeof *k))) {
 		refuse(fd, VB_REFUSE_RESOURCES, NULL);
 		close(fd);
@@ -736,15 +768,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 	}
 	k->eager = eager;
 	k->peer_slot_size = cl.slot_size;
-	/* the header, a PullTensorZeroCopy reply's tensor header, the body */
-	k->reply_wrs = 2 + (uint32_t)(s->attr.max_msg_sz && max_msg > s->attr.max_msg_sz
-	                              ? (max_msg + s->attr.max_msg_sz - 1) / s->attr.max_msg_sz : 1);
-	if (k->reply_wrs > VB_REPLY_WRS || k->reply_wrs > k->ep.cap.send_depth) {
-		if (s->cfg->verbose)
-			fprintf(stderr, "tfgb serve: verbs: refusing a connection from %s: a reply of "
-			        "max_message %llu bytes takes %u work requests of max_msg_sz %u (at most "
-			        "%d)\n", peer, (unsigned long long)max_msg, k->reply_wrs,
-			        s->attr.max_msg_sz, VB_REPLY_WRS);
+	if (reply_wrs_set(s, k, peer) < 0) {
 		refuse(fd, VB_REFUSE_RESOURCES, NULL);
 		sconn_free(k);
 		return;
@@ -775,12 +799,7 @@ static void accept_one(struct srv *s, int fd, const char *peer)
 		sconn_free(k);
 		return;
 	}
-	atomic_fetch_add(&t->load, 1);
-	pthread_mutex_lock(&t->lock);
-	k->in_next = atomic_load(&t->inbox);
-	atomic_store(&t->inbox, k);
-	pthread_cond_signal(&t->cond);
-	pthread_mutex_unlock(&t->lock);
+	thread_give(t, k);
 }
 
 static void accept_ready(struct srv *s, int lfd)
@@ -840,6 +859,59 @@ static int listen_side(const struct opt_hostport *a, struct err *err)
 	return fd;
 }
 
+/* Sets worker t of s up and starts it.  0, or -errno with err set; t is
+ * threads_stop's to clean up either way. */
+static int thread_start(struct srv *s, struct srv_thread *t, struct err *err)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	t->s = s;
+	codec_arena_init(&t->arena, 0); /* no block yet: cannot fail */
+	atomic_init(&t->load, 0);
+	atomic_init(&t->inbox, NULL);
+	pthread_mutex_init(&t->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&t->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	if (s->x->o.poll_event && (rc = s->x->dev->chan_create(s->d, &t->ch)) < 0) {
+		err_set(err, "cannot create a completion channel: %s", strerror(-rc));
+		return rc;
+	}
+	if ((rc = -pthread_create(&t->tid, NULL, thread_main, t)) < 0) {
+		err_set(err, "cannot start a server thread: %s", strerror(-rc));
+		return rc;
+	}
+	t->started = 1;
+	return 0;
+}
+
+/* Stops the workers of s that thread_start set up, and frees their state. */
+static void threads_stop(struct srv *s)
+{
+	atomic_store(&s->stop, 1);
+	for (int i = 0; i < s->nt; i++) {
+		struct srv_thread *t = &s->t[i];
+		if (!t->s)
+			continue;
+		if (t->started) {
+			pthread_mutex_lock(&t->lock);
+			pthread_cond_broadcast(&t->cond);
+			pthread_mutex_unlock(&t->lock);
+			pthread_join(t->tid, NULL);
+		}
+		if (t->ch)
+			s->x->dev->chan_destroy(t->ch);
+		free(t->conn);
+		codec_arena_free(&t->arena);
+		codec_buf_free(&t->out);
+		codec_tf_free(&t->tf);
+		pthread_cond_destroy(&t->cond);
+		pthread_mutex_destroy(&t->lock);
+	}
+}
+
 int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
 	struct srv s = {.x = ctx, .cfg = cfg};
@@ -851,6 +923,10 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 	atomic_init(&s.stop, 0);
 	atomic_init(&s.pull, NULL);
 	pthread_mutex_init(&s.pull_lock, NULL);
+	bench_init(&s.bench, cfg);
+	s.bench.pattern = pattern_of; /* registered: sent without a registration per call */
+	s.bench.pattern_arg = &s;
+	s.bench.pattern_short = TR_INTERNAL;
 	if ((rc = s.x->dev->open(&oc, &s.d, &s.attr, err)) < 0) {
 		err_append(err, "; use transport = socket or grpc");
 		goto out;
@@ -874,31 +950,9 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		s.lfd[s.nl] = rc;
 		pf[s.nl] = (struct pollfd){.fd = rc, .events = POLLIN};
 	}
-	for (int i = 0; i < s.nt; i++) {
-		struct srv_thread *t = &s.t[i];
-		pthread_condattr_t ca;
-
-		t->s = &s;
-		codec_arena_init(&t->arena, 0); /* no block yet: cannot fail */
-		atomic_init(&t->load, 0);
-		atomic_init(&t->inbox, NULL);
-		pthread_mutex_init(&t->lock, NULL);
-		pthread_condattr_init(&ca);
-		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-		pthread_cond_init(&t->cond, &ca);
-		pthread_condattr_destroy(&ca);
-		if (s.x->o.poll_event && (rc = s.x->dev->chan_create(s.d, &t->ch)) < 0) {
-			err_set(err, "cannot create a completion channel: %s",
-			         strerror(-rc));
+	for (int i = 0; i < s.nt; i++)
+		if ((rc = thread_start(&s, &s.t[i], err)) < 0)
 			goto out_threads;
-		}
-		if ((rc = -pthread_create(&t->tid, NULL, thread_main, t)) < 0) {
-			err_set(err, "cannot start a server thread: %s",
-			         strerror(-rc));
-			goto out_threads;
-		}
-		t->started = 1;
-	}
 	if (cfg->ready)
 		cfg->ready(cfg->ready_arg);
 	rc = 0;
@@ -914,26 +968,7 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		}
 	}
 out_threads:
-	atomic_store(&s.stop, 1);
-	for (int i = 0; i < s.nt; i++) {
-		struct srv_thread *t = &s.t[i];
-		if (!t->s)
-			continue;
-		if (t->started) {
-			pthread_mutex_lock(&t->lock);
-			pthread_cond_broadcast(&t->cond);
-			pthread_mutex_unlock(&t->lock);
-			pthread_join(t->tid, NULL);
-		}
-		if (t->ch)
-			s.x->dev->chan_destroy(t->ch);
-		free(t->conn);
-		codec_arena_free(&t->arena);
-		codec_buf_free(&t->out);
-		codec_tf_free(&t->tf);
-		pthread_cond_destroy(&t->cond);
-		pthread_mutex_destroy(&t->lock);
-	}
+	threads_stop(&s);
 out_listen:
 	for (size_t i = 0; i < s.nl; i++)
 		close(s.lfd[i]);
@@ -948,6 +983,7 @@ out:
 	free(s.t);
 	free(pf);
 	free(s.lfd);
+	bench_fini(&s.bench);
 	pthread_mutex_destroy(&s.pull_lock);
 	return rc;
 }

@@ -1,4 +1,5 @@
-/* frame.h - the socket transport's 16-byte message header (proto/tfgb.proto).
+/* frame.h - the 16-byte message header of the socket transport (proto/tfgb.proto),
+ * whose magic, method and status rules the verbs transport shares.
  *
  * Every message on a socket-transport connection is this header followed by
  * `len` body bytes; all integers are big-endian:

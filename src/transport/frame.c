@@ -1,4 +1,5 @@
-/* frame.c - the socket transport's message header codec. */
+/* frame.c - the message header codec of the socket transport, whose header the
+ * verbs transport's (vb_hdr) extends: magic, method and status rules shared. */
 #include "frame.h"
 
 #include "util.h"
