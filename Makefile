@@ -27,10 +27,10 @@ SAN_LDFLAGS = -fsanitize=$(SANITIZE)
 endif
 # gRPC's release as users know it (1.51.1; the C core calls itself 29.0.0):
 # grpc++'s pkg-config version, else the Debian package's, for `tfgb version`
-# and the results (src/core/sysinfo.o only).
+# and the results (src/transport/grpc/tr_grpc_lib.o only).
 GRPC_RELEASE := $(or $(shell $(PKG_CONFIG) --modversion grpc++ 2>/dev/null),\
 	$(shell dpkg-query -W -f='$${Version}' libgrpc-dev 2>/dev/null | sed 's/-[^-]*$$//'))
-src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
+src/transport/grpc/tr_grpc_lib.o: TFGB_CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
 # everything compiled in or passed to the compiler: a change rebuilds
 FLAGS_NOW := $(CC) $(SAN_CFLAGS) $(WARN) $(WERROR) $(VERBS) $(NUMA) $(GRPC_RELEASE) \
 	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(DOCDIR) $(MANPREFIX)
@@ -59,7 +59,7 @@ ifneq ($(BUILD)|$(wildcard .build),$(shell cat .build 2>/dev/null)|.build)
 $(shell echo '$(BUILD)' > .build)
 endif
 src/core/sysinfo.o: .build
-src/core/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
+src/transport/grpc/tr_grpc_lib.o: TFGB_CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
 
 # The folders show the design: src/core (job model, payload, engine,
 # statistics, reports, deployment), src/transport/<name> (one folder per

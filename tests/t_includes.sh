@@ -10,6 +10,11 @@
 #   module uses none of a higher layer, except that the core may use
 #   src/transport/transport (transport.h: the interface the engine drives,
 #   never a transport's own files).
+# And capabilities, not names: outside src/transport no code compares with
+# a transport's name (strcmp with one of the registry's names, == or != a
+# TRANSPORT_ value: it asks tr_ops for a field or flag instead), and
+# outside src/transport/grpc and src/ctrl (the control service, built on
+# gRPC) no code includes a gRPC header.
 # Each rule is first shown to fail on a copy of src/ with a use added that
 # breaks it, so that the test cannot pass by finding nothing.
 cd "$(dirname "$0")/.." || exit 1
@@ -61,6 +66,22 @@ check() {
 	return $bad
 }
 
+# names DIR: each line outside src/transport of DIR that tests a
+# transport's name (the registry's rows in src/transport/transport.c)
+names() {
+	list=$(sed -n 's/^[[:space:]]*{"\([a-z0-9_]*\)", .*/\1/p' "$1/src/transport/transport.c" | paste -sd'|')
+	[ -n "$list" ] || { echo "no registry rows in src/transport/transport.c"; return; }
+	(cd "$1" && find src -name '*.[ch]' ! -path 'src/transport/*' | sort |
+		xargs grep -nE "strn?cmp\(.*\"($list)\"|[!=]= *TRANSPORT_[A-Z]|TRANSPORT_[A-Z]+ *[!=]=")
+}
+
+# grpc_headers DIR: each #include of a gRPC header outside the grpc
+# transport and the control service
+grpc_headers() {
+	(cd "$1" && find src -name '*.[ch]' ! -path 'src/transport/grpc/*' ! -path 'src/ctrl/*' |
+		sort | xargs grep -n '^[[:space:]]*#[[:space:]]*include[[:space:]]*<grpc')
+}
+
 # the rules can fail: a copy with a cycle, a copy with a use upwards
 mkdir "$tmp/cyc" "$tmp/up"
 cp -R src "$tmp/cyc/" && cp -R src "$tmp/up/" || fail "cannot copy src/"
@@ -70,5 +91,19 @@ check "$tmp/cyc" | grep -q 'cycles' || fail "an include cycle (hist.h -> report.
 check "$tmp/up" | grep -q 'layer: src/core/hist uses src/transport/socket/tr_socket' ||
 	fail "core including a transport's header goes unseen"
 
+# and a copy with a name test, a copy with a gRPC header
+mkdir "$tmp/name" "$tmp/hdr"
+cp -R src "$tmp/name/" && cp -R src "$tmp/hdr/" || fail "cannot copy src/"
+printf 'static int is_grpc(const char *n) { return !strcmp(n, "grpc"); }\n' >>"$tmp/name/src/cmd/wctl.c"
+printf '#include <grpc/grpc.h>\n' >>"$tmp/hdr/src/core/hist.c"
+names "$tmp/name" | grep -q '^src/cmd/wctl.c:.*"grpc"' ||
+	fail "a strcmp with a transport's name outside src/transport goes unseen"
+grpc_headers "$tmp/hdr" | grep -q '^src/core/hist.c:' ||
+	fail "a gRPC header included outside src/transport/grpc and src/ctrl goes unseen"
+
 out=$(check .) || fail "$out"
-echo "ok: $(wc -l <"$tmp/uses") uses among $(cut -d' ' -f1 "$tmp/uses" | sort -u | wc -l) modules, no cycle, layers kept"
+out=$(names .) && fail "transports tested by name, not by their tr_ops fields:
+$out"
+out=$(grpc_headers .) && fail "gRPC headers outside src/transport/grpc and src/ctrl:
+$out"
+echo "ok: $(wc -l <"$tmp/uses") uses among $(cut -d' ' -f1 "$tmp/uses" | sort -u | wc -l) modules, no cycle, layers kept, no transport known by name"

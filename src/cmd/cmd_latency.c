@@ -70,6 +70,57 @@ static int print_report(struct tfgb *t, const char *title, const struct session 
 	return rc;
 }
 
+/* The intervals of a run with --interval: kept for a JSON result, else
+ * lines on the report stream.  0, or -1 (said). */
+static int interval_setup(struct tfgb *t, struct report_ivl *ivl)
+{
+	const struct job *j = &t->job;
+
+	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson) {
+		/* kept for the result's "intervals": one JSON document per run */
+		if (report_ivl_keep(ivl, REPORT_IVL_MAX) < 0) {
+			tfgb_error("%s: out of memory", t->cmd);
+			return -1;
+		}
+	} else if (t->interval_ns) {
+		/* interval lines go to the report stream, ahead of the report */
+		if (!(ivl->f = tfgb_out(t)))
+			return -1;
+		report_interval_header(ivl->f, j->format);
+	}
+	return 0;
+}
+
+/* What the end of a run (engine_run's erc, 2: the report failed) says,
+ * and the exit status. */
+static int run_end(struct tfgb *t, int erc, const struct engine_result *res,
+                   const struct opt_hostport *addr)
+{
+	if (erc == 0 && report_empty(res))
+		tfgb_error("%s: empty: no call completed in the %.3fs window; set a longer "
+		           "job.duration", t->cmd, (double)res->window_ns / 1e9);
+	else if (erc == 0)
+		return session_late_signal(t); /* complete: a signal came after the window */
+	else if (erc == 1)
+		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
+	else if (erc < 0)
+		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr->host, addr->port,
+		           res->err.msg);
+	return TFGB_EXIT_FAIL;
+}
+
+/* The run's monitor: this process is the worker; the PS is watched when
+ * it is our child (ps > 0).  session_monitor's status. */
+static int p2p_monitor(struct tfgb *t, const struct tr_ops *ops, const struct opt_hostport *addr,
+                       pid_t ps, struct monitor **mon)
+{
+	struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, ps}};
+	/* the run's own bytes: those of the connection to the PS */
+	uint16_t port = (uint16_t)(addr->port + ops->port_offset);
+
+	return session_monitor(t, mt, ps > 0 ? 2 : 1, &port, 1, 0, mon);
+}
+
 static int run_p2p(struct tfgb *t, int method, const char *title)
 {
 	const struct job *j = &t->job;
@@ -86,7 +137,6 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
 	struct srvinfo psinfo;
 	struct report_alloc ra = {.nworkers = 1, .nps = 1, .worker = &env.alloc, .ps = &psinfo};
-	uint16_t port;
 	int rc, erc;
 
 	sysinfo_collect(&env); /* the start time is the run's */
@@ -115,26 +165,10 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	cfg.progress = !t->quiet && isatty(STDERR_FILENO);
 	cfg.on_interval = report_interval;
 	cfg.interval_arg = &ivl;
-	if (t->interval_ns && j->format == FMT_JSON && !t->ndjson) {
-		/* kept for the result's "intervals": one JSON document per run */
-		if (report_ivl_keep(&ivl, REPORT_IVL_MAX) < 0) {
-			tfgb_error("%s: out of memory", t->cmd);
-			goto out;
-		}
-	} else if (t->interval_ns) {
-		/* interval lines go to the report stream, ahead of the report */
-		if (!(ivl.f = tfgb_out(t)))
-			goto out;
-		report_interval_header(ivl.f, j->format);
-	}
-	{
-		/* this process is the worker; the PS is watched when it is our child */
-		struct monitor_target mt[2] = {{"worker", 0, getpid()}, {"ps", 0, child.pid}};
-		/* the run's own bytes: those of the connection to the PS */
-		port = (uint16_t)(addr.port + ops->port_offset);
-		if (session_monitor(t, mt, child.pid > 0 ? 2 : 1, &port, 1, 0, &mon) != TFGB_EXIT_OK)
-			goto out;
-	}
+	if (interval_setup(t, &ivl) < 0)
+		goto out;
+	if (p2p_monitor(t, ops, &addr, child.pid, &mon) != TFGB_EXIT_OK)
+		goto out;
 	erc = engine_run(&cfg, &res);
 	monitor_stop(mon);
 	/* the PS's malloc for the result: one untimed call on its own
@@ -152,16 +186,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	}
 	if (print_report(t, title, &s, &addr, &res, &env, &ra, &ivl, mon) != 0)
 		erc = 2;
-	if (erc == 0 && report_empty(&res))
-		tfgb_error("%s: empty: no call completed in the %.3fs window; set a longer "
-		           "job.duration", t->cmd, (double)res.window_ns / 1e9);
-	else if (erc == 0)
-		rc = session_late_signal(t); /* complete: a signal came after the window */
-	else if (erc == 1)
-		tfgb_error("%s: interrupted; the partial result is marked as such", t->cmd);
-	else if (erc < 0)
-		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr.host, addr.port,
-		           res.err.msg);
+	rc = run_end(t, erc, &res, &addr);
 	engine_result_free(&res);
 out:
 	report_ivl_free(&ivl);

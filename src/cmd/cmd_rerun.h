@@ -1,5 +1,5 @@
-/* cmd_rerun.h - JSON results read back (cmd_rerun.c): what the dispatcher
- * needs to take a result for a job file (CMD_RESULT, tfgb.h). */
+/* cmd_rerun.h - a JSON result taken for a job file (cmd_rerun.c): what the
+ * dispatcher needs for CMD_RESULT (tfgb.h); resultfile.h reads the file. */
 #ifndef TFGB_CMD_RERUN_H
 #define TFGB_CMD_RERUN_H
 
@@ -19,15 +19,6 @@ int rerun_is_result(const char *text);
  * file. */
 int rerun_read(const char *path, const char *text, size_t len, int one, char **benchmark,
                char **job_text, struct err *err);
-struct jsonr;
-/* A result's "schema_version" (at the document's top): 0 when it is the
- * one this tfgb reads (REPORT_SCHEMA_VERSION), else -1 with a one-line err
- * naming the file and what is wrong (absent, not an integer, another). */
-int rerun_check_version(const struct jsonr *r, const char *path, struct err *err);
-/* Output of a run with --interval --ndjson is NDJSON: interval lines, then
- * the result on the last line.  The offset of the result's text: that last
- * line when the text starts with an interval line, else 0. */
-size_t rerun_ndjson_result(const char *text, size_t len);
 /* The secret keys the result's run set but its "job" leaves out
  * ("job_withheld", e.g. cluster.token), as "section.key, ..." in buf
  * (empty when none or unparsable). */

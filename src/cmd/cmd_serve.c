@@ -47,6 +47,7 @@ struct serve_ready {
 	const struct opt_hostport *control; /* PS 0's process: the control address */
 	struct ctrl_server *ctrl;           /* running control service */
 	int ctrl_failed;                    /* it could not start: exit 1 */
+	int polled;                         /* the transport polls for it (TR_CAP_SHARED_POLLER) */
 };
 
 static void print_addr(const struct opt_hostport *a, FILE *f)
@@ -65,7 +66,7 @@ static void on_ready(void *arg)
 	struct err err;
 
 	if (r->control && ctrl_server_start(r->control, &r->t->job.tls, r->t->job.token,
-	                                    r->t->verbose, r->t->job.transport == TRANSPORT_GRPC,
+	                                    r->t->verbose, r->polled,
 	                                    &r->ctrl,
 	                                    &err) < 0) {
 		if (!r->t->job.control.n) {
@@ -332,12 +333,8 @@ static void serve_cfg(struct tfgb *t, const struct tr_ops *ops, struct opt_hostp
 	cfg->naddrs = (size_t)n;
 	cfg->max_message = t->job.max_message;
 	cfg->threads = (int)t->job.threads;
-	if (cfg->threads <= 0 && t->job.transport == TRANSPORT_GRPC) {
-		/* one completion-queue thread, as a hand-written gRPC server has:
-		 * with two or more, gRPC's poller role moves between them on every
-		 * event (a futex and an eventfd wake-up each), which costs small
-		 * calls latency and large ones several times their CPU (tfgb-serve(1)) */
-		cfg->threads = 1;
+	if (cfg->threads <= 0 && ops->default_threads > 0) {
+		cfg->threads = ops->default_threads; /* the transport's own (gRPC's one) */
 	} else if (cfg->threads <= 0) {
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		cfg->threads = cpus > 0 ? (int)(cpus > 256 ? 256 : cpus) : 1;
@@ -353,6 +350,7 @@ static void serve_cfg(struct tfgb *t, const struct tr_ops *ops, struct opt_hostp
 	ready->addrs = addrs;
 	ready->naddrs = (size_t)n;
 	ready->threads = cfg->threads;
+	ready->polled = !!(ops->caps & TR_CAP_SHARED_POLLER);
 }
 
 /* A server not of one launch samples itself into a ring, for the runs
@@ -382,6 +380,62 @@ static void serve_self(struct tfgb *t, const struct opt_hostport *first, struct 
 	cfg->info_arg = *self;
 }
 
+/* The job's transport, if it can serve here; NULL when it cannot (said). */
+static const struct tr_ops *server_ops(struct tfgb *t)
+{
+	struct err err = {{0}};
+	const struct tr_ops *ops = tr_find(t->job.transport, &err);
+
+	if (!ops || tr_probe(ops, &t->job, &err) < 0) {
+		tfgb_error("serve: %s", err.msg);
+		return NULL;
+	}
+	if (!(ops->caps & TR_CAP_SERVER) || !ops->serve) {
+		tfgb_error("serve: transport '%s' has no server side", ops->name);
+		return NULL;
+	}
+	return ops;
+}
+
+/* Serves with cfg until tfgb_stop, with what goes along: the lease of the
+ * benchmark that started it, the sampling of itself for a launch (end);
+ * then frees self and ends the transport (ctx).  The exit status. */
+static int serve_run(struct tfgb *t, const struct tr_ops *ops, void *ctx,
+                     const struct tr_server_cfg *cfg, struct serve_ready *ready,
+                     struct launch_end *end, struct srvself *self)
+{
+	struct lease_watch *lw = NULL;
+	struct err err = {{0}};
+	int rc, status = TFGB_EXIT_OK;
+
+	/* started by a benchmark for itself: up while any run holds its lease */
+	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
+		lw = NULL; /* then it stops with its starter, as its parent-death signal says */
+	if (end->ps >= 0) { /* it samples itself for the result, as a worker does */
+		struct monitor_target me = {"ps", end->ps, getpid()};
+		if (session_monitor(t, &me, 1, NULL, 0, 0, &end->mon) != TFGB_EXIT_OK)
+			end->mon = NULL; /* said; the run goes on without */
+		end->started = pthread_create(&end->thread, NULL, launch_end_main, end) == 0;
+	}
+	rc = ops->serve(ctx, cfg, &err);
+	if (end->started) /* it sees tfgb_stop within a second */
+		pthread_join(end->thread, NULL);
+	monitor_free(end->mon);
+	srvself_free(self);
+	ctrl_server_stop(ready->ctrl);
+	if (rc < 0) {
+		tfgb_error("serve: %s", err.msg);
+		status = TFGB_EXIT_FAIL;
+	} else if (ready->ctrl_failed) {
+		status = TFGB_EXIT_FAIL;
+	} else if (t->verbose) {
+		served_text(cfg->count);
+	}
+	ops->fini(ctx);
+	lease_watch_end(lw); /* its locks go now that the ports are closed */
+	return status;
+}
+
 int cmd_serve(struct tfgb *t)
 {
 	const struct tr_ops *ops;
@@ -391,11 +445,10 @@ int cmd_serve(struct tfgb *t)
 	struct opt_hostport *addrs, control;
 	struct err err = {{0}};
 	struct err jerr;
-	static struct tr_serve_count count; /* what -v says at the end */
+	static struct tr_serve_count count; /* what cfg.count points to: -v says it at the end */
 	void *ctx = NULL;
-	struct lease_watch *lw = NULL;
 	struct srvself *self = NULL;
-	int n, rc, ps0 = 0, status = TFGB_EXIT_OK;
+	int n, ps0 = 0, status = TFGB_EXIT_OK;
 
 	ready.fd = ready_fd_from_env();
 	if (ready.fd == -2) {
@@ -410,14 +463,7 @@ int cmd_serve(struct tfgb *t)
 		status = TFGB_EXIT_USAGE;
 		goto out_fd;
 	}
-	ops = tr_find(t->job.transport, &err);
-	if (!ops || tr_probe(ops, &t->job, &err) < 0) {
-		tfgb_error("serve: %s", err.msg);
-		status = TFGB_EXIT_FAIL;
-		goto out_fd;
-	}
-	if (!(ops->caps & TR_CAP_SERVER) || !ops->serve) {
-		tfgb_error("serve: transport '%s' has no server side", ops->name);
+	if (!(ops = server_ops(t))) {
 		status = TFGB_EXIT_FAIL;
 		goto out_fd;
 	}
@@ -446,31 +492,7 @@ int cmd_serve(struct tfgb *t)
 	if (end.ps < 0) /* not of one launch: it keeps its own figures for the runs that ask */
 		serve_self(t, &addrs[0], &cfg, &self);
 
-	/* started by a benchmark for itself: up while any run holds its lease */
-	if (getenv("TFGB_LEASE") && lease_watch_start(getenv("TFGB_LEASE"), &tfgb_stop, &lw) < 0)
-		lw = NULL; /* then it stops with its starter, as its parent-death signal says */
-	if (end.ps >= 0) { /* it samples itself for the result, as a worker does */
-		struct monitor_target me = {"ps", end.ps, getpid()};
-		if (session_monitor(t, &me, 1, NULL, 0, 0, &end.mon) != TFGB_EXIT_OK)
-			end.mon = NULL; /* said; the run goes on without */
-		end.started = pthread_create(&end.thread, NULL, launch_end_main, &end) == 0;
-	}
-	rc = ops->serve(ctx, &cfg, &err);
-	if (end.started) /* it sees tfgb_stop within a second */
-		pthread_join(end.thread, NULL);
-	monitor_free(end.mon);
-	srvself_free(self);
-	ctrl_server_stop(ready.ctrl);
-	if (rc < 0) {
-		tfgb_error("serve: %s", err.msg);
-		status = TFGB_EXIT_FAIL;
-	} else if (ready.ctrl_failed) {
-		status = TFGB_EXIT_FAIL;
-	} else if (t->verbose) {
-		served_text(&count);
-	}
-	ops->fini(ctx);
-	lease_watch_end(lw); /* its locks go now that the ports are closed */
+	status = serve_run(t, ops, ctx, &cfg, &ready, &end, self);
 out_addrs:
 	free(addrs);
 out_fd:

@@ -38,7 +38,6 @@
 #include "tfgb.h"
 
 #include <errno.h>
-#include <grpc/grpc.h>
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
@@ -1156,7 +1155,7 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	struct err err;
 	char host[64];
 	uint64_t run_id = 0;
-	int grpc_up = 0, own_ctrl = 0;
+	int own_ctrl = 0;
 	struct lprogress prog;
 	struct watch w = {.note = "", .prog = &prog};
 	struct monitor *mon = NULL;
@@ -1207,8 +1206,6 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 		goto out;
 	lprogress_workers(&prog, wk); /* their "go"s, or closed */
 	rc = TFGB_EXIT_FAIL;
-	grpc_init();
-	grpc_up = 1;
 	if (own_ctrl && ctrl_server_start(&caddr, &j->tls, j->token, t->verbose, 0, &srv, &err) < 0) {
 		tfgb_error("%s: control service: %s; %s", t->cmd, err.msg, cluster_control_hint(j));
 		goto out;
@@ -1232,8 +1229,6 @@ out:
 	monitor_free(mon);
 	ctrl_client_close(cc);
 	ctrl_server_stop(srv);
-	if (grpc_up)
-		grpc_shutdown();
 	for (int i = 0; wk && i < nw; i++)
 		cluster_stop(&wk[i], 2000);
 	if (ps)

@@ -20,7 +20,6 @@
 #include "tfgb.h"
 
 #include <errno.h>
-#include <grpc/grpc.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>

@@ -3,7 +3,6 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <grpc/grpc.h>
 #include <limits.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdlib.h>
@@ -19,7 +18,7 @@
 #include "sweep.h"
 #include "sysinfo.h"
 #include "train.h"
-#include "tr_verbs.h"
+#include "transport.h"
 #include "validate.h"
 
 #ifndef TFGB_MANDIR
@@ -29,7 +28,7 @@
 static int cmd_help(struct tfgb *t);
 static char **main_argv; /* for job.allocator's second start (alloc_apply) */
 static int cmd_version(struct tfgb *t);
-static int cmd_verbs_info(struct tfgb *t);
+static int cmd_transport_info(struct tfgb *t);
 
 struct cmd {
 	const char *name;
@@ -60,7 +59,7 @@ static const struct cmd commands[] = {
 	 "draw results (JSON, a sweep's JSON or CSV) as a figure, with gnuplot"},
 	{"help", cmd_help, 0, "[COMMAND]", "show the manual page of a command"},
 	{"version", cmd_version, 0, "", "print versions and compiled-in features"},
-	{"verbs-info", cmd_verbs_info, 0, "",
+	{"verbs-info", cmd_transport_info, 0, "",
 	 "list the RDMA devices, ports and GIDs the verbs transport can use"},
 	{0},
 };
@@ -607,16 +606,27 @@ static int cmd_help(struct tfgb *t)
 	return TFGB_EXIT_OK;
 }
 
+/* Whether transport i has a line of its own in `tfgb version`. */
+static int version_line(int i)
+{
+	struct err err;
+	const struct tr_ops *ops = job_transport_built(i) ? tr_find(i, &err) : NULL;
+
+	return ops && (ops->caps & TR_CAP_VERSION_LINE) && ops->version;
+}
+
 static int cmd_version(struct tfgb *t)
 {
 	char text[128];
+	struct err err;
 
 	(void)t;
 	printf("tfgb %s\n", TFGB_VERSION);
 	if (*sysinfo_build())
 		printf("build %s\n", sysinfo_build());
-	sysinfo_grpc_text(text, sizeof text);
-	printf("%s\n", text);
+	for (int i = 0; job_transport_names()[i]; i++)
+		if (version_line(i))
+			printf("%s\n", tr_find(i, &err)->version());
 	sysinfo_tls_library(text, sizeof text);
 	printf("tls: %s\n", *text ? text : "gRPC's TLS library (it does not name itself)");
 	printf("protobuf-c %s\n", protobuf_c_version());
@@ -625,7 +635,7 @@ static int cmd_version(struct tfgb *t)
 		printf(" %s", *f);
 	printf("\n");
 	for (int i = 0; job_transport_names()[i]; i++)
-		if (i != TRANSPORT_GRPC) /* the line above */
+		if (!version_line(i)) /* else its library's line above */
 			printf("%s: %s\n", job_transport_names()[i],
 			       job_transport_built(i) ? "compiled in" : "not compiled in");
 	printf("numa: %s\n", TFGB_HAVE_NUMA ? "compiled in" : "not compiled in (NUMA=0)");
@@ -640,13 +650,13 @@ static int cmd_version(struct tfgb *t)
 	return TFGB_EXIT_OK;
 }
 
-static int cmd_verbs_info(struct tfgb *t)
+/* `tfgb verbs-info` and any other command a transport lists (tr_info) */
+static int cmd_transport_info(struct tfgb *t)
 {
 	struct err err = {{0}};
 
-	(void)t;
-	if (tr_verbs_info(stdout, &err) < 0) {
-		tfgb_error("verbs-info: %s", err.msg);
+	if (tr_info(t->cmd, stdout, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
 		return TFGB_EXIT_FAIL;
 	}
 	return TFGB_EXIT_OK;

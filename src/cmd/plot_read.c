@@ -9,7 +9,7 @@
 #include "hist.h"
 #include "input.h"
 #include "jsonr.h"
-#include "cmd_rerun.h"
+#include "resultfile.h"
 #include "tfgb.h"
 
 /* The longest CSV line read. */
@@ -316,7 +316,7 @@ static int read_json(struct plot_set *s, const char *text, size_t len, const cha
 {
 	struct jsonr r = {0};
 	struct plot_point *p;
-	size_t at = rerun_ndjson_result(text, len);
+	size_t at = resultfile_ndjson(text, len);
 	int rc, line, col;
 
 	if ((rc = jsonr_load(&r, text + at, len - at)) < 0) {
@@ -326,7 +326,7 @@ static int read_json(struct plot_set *s, const char *text, size_t len, const cha
 		jsonr_free(&r);
 		return -1;
 	}
-	if (rerun_check_version(&r, path, err) < 0) {
+	if (resultfile_check_version(&r, path, err) < 0) {
 		jsonr_free(&r);
 		return -1;
 	}

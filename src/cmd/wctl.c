@@ -26,10 +26,9 @@ static void wctl_serve(struct wctl *w, struct tfgb *t, const struct tr_ops *ops)
 	const struct job *j = &t->job;
 	struct opt_hostport ps0, addr = {.port = 0};
 	struct err err;
-	/* the benchmark's gRPC client polls every descriptor while it runs
-	 * (ctrl.h, polled); another transport leaves the polling to the
-	 * service's own thread */
-	int polled = !strcmp(ops->name, "grpc");
+	/* a client that polls every descriptor while it runs (ctrl.h, polled);
+	 * another transport leaves the polling to the service's own thread */
+	int polled = !!(ops->caps & TR_CAP_SHARED_POLLER);
 
 	if ((j->tls.cert && *j->tls.cert) || (j->tls.ca && *j->tls.ca))
 		return;

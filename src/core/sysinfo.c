@@ -4,7 +4,6 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <dlfcn.h>
-#include <grpc/grpc.h>
 #include <protobuf-c/protobuf-c.h>
 #include <stdio.h>
 #include <string.h>
@@ -25,21 +24,20 @@
 #define TFGB_HAVE_NUMA 0
 #endif
 
-#ifndef TFGB_GRPC_RELEASE
-#define TFGB_GRPC_RELEASE ""
-#endif
+/* What sysinfo_add_source registered, called in order by sysinfo_collect */
+#define SOURCES_MAX 8
+static void (*sources[SOURCES_MAX])(struct sysinfo_env *e);
+static int nsources;
 
-const char *sysinfo_grpc_release(void)
+int sysinfo_add_source(void (*fill)(struct sysinfo_env *e))
 {
-	return TFGB_GRPC_RELEASE;
-}
-
-void sysinfo_grpc_text(char *buf, size_t len)
-{
-	if (*TFGB_GRPC_RELEASE)
-		snprintf(buf, len, "gRPC %s (core %s)", TFGB_GRPC_RELEASE, grpc_version_string());
-	else
-		snprintf(buf, len, "gRPC core %s", grpc_version_string());
+	for (int i = 0; i < nsources; i++)
+		if (sources[i] == fill)
+			return 0;
+	if (nsources == SOURCES_MAX)
+		return -1;
+	sources[nsources++] = fill;
+	return 0;
 }
 
 void sysinfo_tls_library(char *buf, size_t len)
@@ -189,8 +187,6 @@ int sysinfo_collect(struct sysinfo_env *e)
 	sysinfo_iso8601(e->start, e->start_utc, sizeof e->start_utc);
 	copy(e->version, sizeof e->version, TFGB_VERSION);
 	copy(e->build, sizeof e->build, TFGB_BUILD);
-	copy(e->grpc, sizeof e->grpc, grpc_version_string());
-	copy(e->grpc_release, sizeof e->grpc_release, TFGB_GRPC_RELEASE);
 	sysinfo_tls_library(e->tls, sizeof e->tls);
 	copy(e->protobuf_c, sizeof e->protobuf_c, protobuf_c_version());
 	if (uname(&u) == 0) {
@@ -211,6 +207,8 @@ int sysinfo_collect(struct sysinfo_env *e)
 	e->cores_configured = sysconf(_SC_NPROCESSORS_CONF);
 	e->numa_nodes = sysinfo_numa_nodes("/sys/devices/system/node");
 	alloc_detect(&e->alloc);
+	for (int i = 0; i < nsources; i++)
+		sources[i](e);
 	return 0;
 }
 

@@ -28,8 +28,8 @@
 struct sysinfo_env {
 	char version[64];           /* TFGB_VERSION */
 	char build[128];            /* TFGB_BUILD (git describe), or "" */
-	char grpc[64];              /* grpc_version_string() */
-	char grpc_release[64];      /* sysinfo_grpc_release() */
+	char grpc[64];              /* gRPC's core version ("29.0.0"), from a source */
+	char grpc_release[64];      /* gRPC's release ("1.51.1"), from a source, or "" */
 	char tls[128];              /* sysinfo_tls_library() */
 	char protobuf_c[64];        /* protobuf_c_version() */
 	char sysname[64];           /* uname: "Linux" */
@@ -48,9 +48,17 @@ struct sysinfo_env {
 	struct alloc_info alloc;    /* this process's malloc, detected */
 };
 
-/* Fills e with this machine's facts and the current time.  Returns 0;
- * facts it cannot read are left unknown, never an error. */
+/* Fills e with this machine's facts and the current time, then calls
+ * every source (sysinfo_add_source) on it.  Returns 0; facts it cannot
+ * read are left unknown, never an error. */
 int sysinfo_collect(struct sysinfo_env *e);
+
+/* Registers fill, which sysinfo_collect calls on every e it fills: the
+ * facts of a library this layer does not link (gRPC's versions, from its
+ * transport, which the transport registry adds).  Adding the same fill
+ * again only returns 0; -1 when the table is full.  Set-up only: not
+ * thread-safe. */
+int sysinfo_add_source(void (*fill)(struct sysinfo_env *e));
 
 /* Writes e as an object under key ("environment"); job_text, when not
  * NULL, adds its SHA-256 as "job_sha256". */
@@ -59,13 +67,6 @@ void sysinfo_json(struct json *w, const char *key, const struct sysinfo_env *e,
 
 /* The build description compiled in (TFGB_BUILD), or "" without one. */
 const char *sysinfo_build(void);
-/* gRPC's release as its users know it ("1.51.1"), as the build found it
- * (TFGB_GRPC_RELEASE: pkg-config's grpc++, else the Debian package), or ""
- * when unknown.  grpc_version_string() gives only the core's (29.0.0). */
-const char *sysinfo_grpc_release(void);
-/* "gRPC 1.51.1 (core 29.0.0)": what results name as the transport's
- * library. */
-void sysinfo_grpc_text(char *buf, size_t len);
 /* The TLS library gRPC's credentials run on in this process, as it names
  * itself ("OpenSSL 3.0.19 27 Jan 2026"), or "" when it cannot be told. */
 void sysinfo_tls_library(char *buf, size_t len);

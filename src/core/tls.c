@@ -9,6 +9,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The values of [job] transport that run over TLS, bit i for value i
+ * (tls_transport_allow). */
+static unsigned tls_transports;
+
+void tls_transport_allow(int transport)
+{
+	if (transport >= 0 && transport < 32)
+		tls_transports |= 1u << transport;
+}
+
+/* "grpc", or "grpc or x": the transports TLS is supported with. */
+static void allowed_text(char *buf, size_t len)
+{
+	size_t o = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < 32 && job_transport_names()[i] && o < len; i++)
+		if (tls_transports & 1u << i)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", o ? " or " : "",
+			                      job_transport_name(i));
+}
+
 void tls_free(struct job_tls *t)
 {
 	free(t->cert);
@@ -113,12 +135,17 @@ int tls_check(struct job *j, struct err *err)
 	static const char *const names[] = {"tls_cert", "tls_key", "tls_ca"};
 	const char *paths[] = {j->tls_cert, j->tls_key, j->tls_ca};
 
+	char allowed[128];
+
 	tls_free(&j->tls);
 	for (int i = 0; i < 3; i++)
-		if (*paths[i] && j->transport != TRANSPORT_GRPC)
+		if (*paths[i] && !(j->transport >= 0 && j->transport < 32 &&
+		                   tls_transports & 1u << j->transport)) {
+			allowed_text(allowed, sizeof allowed);
 			return job_key_err(j, err, "server", names[i],
-			                   "TLS is supported only with transport = grpc (transport is %s)",
-			                   job_transport_name(j->transport));
+			                   "TLS is supported only with transport = %s (transport is %s)",
+			                   allowed, job_transport_name(j->transport));
+		}
 	if (*j->tls_cert && !*j->tls_key)
 		return job_key_err(j, err, "server", "tls_cert",
 		                   "needs server.tls_key, the certificate's private key");

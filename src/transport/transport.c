@@ -4,17 +4,18 @@
  * here: an entry is NULL when its transport is not compiled in. */
 #include "transport.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "sk_conf.h"
+#include "sysinfo.h"
+#include "tls.h"
 #include "vb_conf.h"
 
 extern const struct tr_ops tr_grpc_ops;
 extern const struct tr_ops tr_socket_ops;
-#if TFGB_HAVE_VERBS
-extern const struct tr_ops tr_verbs_ops;
-#endif
+extern const struct tr_ops tr_verbs_ops; /* built without VERBS=1: its info says why */
 
 /* The registry: one row per transport, in the order of [job] transport's
  * values (enum job_transport); each row's section joins the job's sections
@@ -28,6 +29,14 @@ static struct tr_entry registry[JOB_TRANSPORTS_MAX] = {
 	{"verbs", NULL, &tr_verbs_section, "is not compiled in (built with VERBS=0)"},
 #endif
 };
+/* The ops of the rows not compiled in as transports whose info command
+ * still answers, saying why it has nothing to list (tr_info). */
+static const struct tr_ops *const info_only[] = {
+#if !TFGB_HAVE_VERBS
+	&tr_verbs_ops,
+#endif
+	NULL,
+};
 static int nregistry = 3;
 static int registered; /* rows [0, registered) are in the job model */
 
@@ -39,6 +48,11 @@ int tr_registry_init(void)
 			return -1;
 		if (job_transport_names()[registered] != e->name)
 			return -1; /* registered before: [job] transport's numbers would shift */
+		/* what the lower layers ask of it, told them once */
+		if (e->ops && (e->ops->caps & TR_CAP_TLS))
+			tls_transport_allow(registered);
+		if (e->ops && e->ops->environment && sysinfo_add_source(e->ops->environment) < 0)
+			return -1;
 	}
 	return 0;
 }
@@ -90,6 +104,20 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
 		.tls = &j->tls,
 		.section = e && e->section ? job_section_get(j, e->section) : NULL,
 	};
+}
+
+int tr_info(const char *command, FILE *f, struct err *err)
+{
+	for (int i = 0; i < nregistry; i++) {
+		const struct tr_ops *o = registry[i].ops;
+		if (o && o->info && o->info_command && !strcmp(o->info_command, command))
+			return o->info(f, err);
+	}
+	for (int i = 0; info_only[i]; i++)
+		if (info_only[i]->info && !strcmp(info_only[i]->info_command, command))
+			return info_only[i]->info(f, err);
+	err_set(err, "no transport has the command '%s'", command);
+	return -ENOENT;
 }
 
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err)

@@ -16,6 +16,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/uio.h>
 
@@ -23,6 +24,8 @@
 #include "job.h"
 #include "payload.h"
 #include "rpc.h"
+
+struct sysinfo_env; /* sysinfo.h */
 
 /* The longest Info reply a client takes (and a server sends): a
  * ServerInfo, with a server's own resource figures when asked (srvinfo.h). */
@@ -117,10 +120,21 @@ struct tr_client_cfg {
 	                              * job_section_get), or NULL: its defaults */
 };
 
-/* Capability flags. */
+/* Capability flags (tr_ops.caps): what callers outside the transport ask
+ * of it, so that none of them tests a transport's name. */
 enum {
 	TR_CAP_SERVER = 1 << 0,
 	TR_CAP_CLIENT = 1 << 1,
+	/* it runs over TLS: [server] tls_cert, tls_key and tls_ca are keys of
+	 * its jobs (tls_check refuses them with any other transport) */
+	TR_CAP_TLS = 1 << 2,
+	/* its threads, a server's completion-queue threads and a client's
+	 * reap, poll every gRPC file descriptor of the process while they run:
+	 * a control service in the same process then runs polled (ctrl.h) */
+	TR_CAP_SHARED_POLLER = 1 << 3,
+	/* its library has a line of its own in `tfgb version` (its version
+	 * text); another transport has a "NAME: compiled in" line there */
+	TR_CAP_VERSION_LINE = 1 << 4,
 };
 
 struct tr_ops {
@@ -171,6 +185,19 @@ struct tr_ops {
 	/* A server of this transport listens (TCP) on the PS port plus this:
 	 * what a command probes to find a server already running. */
 	unsigned port_offset;
+	/* `tfgb serve`'s server threads when [server] threads is 0; 0: one per
+	 * online CPU (at most 256). */
+	int default_threads;
+	/* Optional: a command of its own that lists what it would use (the
+	 * devices, ports): `tfgb NAME` (info_command) runs info, which writes
+	 * on f and returns 0, or -errno with one line in err (the command
+	 * prints it and exits 1).  tr_info finds it. */
+	const char *info_command;
+	int (*info)(FILE *f, struct err *err);
+	/* Optional: fills the facts of its library in a result's "environment"
+	 * (gRPC's versions); called by sysinfo_collect once tr_registry_init
+	 * registered it (sysinfo_add_source). */
+	void (*environment)(struct sysinfo_env *e);
 };
 
 /* ops->probe if the transport has one, else 0. */
@@ -205,5 +232,10 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
 /* The registry: the ops of a compiled-in transport, or NULL (with err
  * saying why: not built, or not compiled in). */
 const struct tr_ops *tr_find(int transport, struct err *err);
+
+/* Runs the info hook of the transport whose info_command is command
+ * (`tfgb verbs-info`), writing on f.  0, or -errno with err: the hook's,
+ * or -ENOENT when no transport has that command. */
+int tr_info(const char *command, FILE *f, struct err *err);
 
 #endif

@@ -7,6 +7,7 @@
 
 #include "job.h"
 #include "sk_conf.h"
+#include "tls.h"
 #include "vb_conf.h"
 
 static inline int fuzz_registry_init(void)
@@ -14,6 +15,7 @@ static inline int fuzz_registry_init(void)
 	if (job_register("grpc", 1, NULL) < 0 || job_register("socket", 1, &tr_socket_section) < 0 ||
 	    job_register("verbs", 1, &tr_verbs_section) < 0)
 		return -1;
+	tls_transport_allow(TRANSPORT_GRPC); /* its row's TR_CAP_TLS */
 	return 0;
 }
 

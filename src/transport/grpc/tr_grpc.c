@@ -47,6 +47,7 @@
  */
 #include "grpcx.h"
 #include "tr_call.h"
+#include "tr_grpc_lib.h"
 #include "transport.h"
 
 #include <errno.h>
@@ -110,7 +111,7 @@ static pthread_once_t g_version_once = PTHREAD_ONCE_INIT;
 
 static void version_make(void)
 {
-	sysinfo_grpc_text(g_version_text, sizeof g_version_text);
+	tr_grpc_version_text(g_version_text, sizeof g_version_text);
 }
 
 static const char *g_version(void)
@@ -1125,7 +1126,8 @@ static int g_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 const struct tr_ops tr_grpc_ops = {
 	.name = "grpc",
 	.size = sizeof(struct tr_ops),
-	.caps = TR_CAP_SERVER | TR_CAP_CLIENT,
+	.caps = TR_CAP_SERVER | TR_CAP_CLIENT | TR_CAP_TLS | TR_CAP_SHARED_POLLER |
+	        TR_CAP_VERSION_LINE,
 	.init = g_init,
 	.fini = g_fini,
 	.version = g_version,
@@ -1137,4 +1139,10 @@ const struct tr_ops tr_grpc_ops = {
 	.submit = g_submit,
 	.reap = g_reap,
 	.call_release = g_call_release,
+	/* one completion-queue thread, as a hand-written gRPC server has: with
+	 * two or more, gRPC's poller role moves between them on every event (a
+	 * futex and an eventfd wake-up each), which costs small calls latency
+	 * and large ones several times their CPU (tfgb-serve(1)) */
+	.default_threads = 1,
+	.environment = tr_grpc_environment,
 };

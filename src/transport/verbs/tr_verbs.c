@@ -579,4 +579,6 @@ const struct tr_ops tr_verbs_ops = {
 	.reg_mem = tr_verbs_client_reg,
 	.conn_error = tr_verbs_conn_error,
 	.port_offset = VB_SIDE_PORT_OFFSET,
+	.info_command = "verbs-info",
+	.info = tr_verbs_info,
 };

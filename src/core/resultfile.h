@@ -1,0 +1,78 @@
+/* resultfile.h - a JSON result file read back: parsed and checked, never
+ * run (tfgb rerun, compare and plot read it).
+ *
+ * A result file is what `-f json` writes: one result ("tfgb", "benchmark",
+ * "job" and its figures), a sweep's document ("sweep" {key, values} and
+ * "results", one result per value), or NDJSON whose last line is the
+ * result (--interval --ndjson).  The reader checks its "schema_version"
+ * and the types of the keys its readers use, so that a wrong file is one
+ * line of error naming it, not a wrong figure.
+ *
+ * Errors: -1 with a one-line err naming the file.  Ownership: a struct
+ * resultfile owns its parse (and, from resultfile_open, its text) until
+ * resultfile_close.  Threading: none shared; a resultfile is one thread's.
+ */
+#ifndef TFGB_RESULTFILE_H
+#define TFGB_RESULTFILE_H
+
+#include <stddef.h>
+
+#include "err.h"
+#include "jsonr.h"
+
+/* The "schema_version" this tfgb reads: the one it writes (report.h's
+ * REPORT_SCHEMA_VERSION, which the commands check is the same). */
+#define RESULTFILE_SCHEMA_VERSION 1
+
+/* The longest value of a result rerun and compare show; longer ones are
+ * cut. */
+#define RESULTFILE_SHOWN_MAX 160
+
+struct resultfile {
+	const char *path;
+	char *text;  /* resultfile_open's, else NULL (the caller's) */
+	size_t len;
+	struct jsonr r;
+	int root;    /* the result's object: 0, or results[0] of a sweep's document */
+	int sweep;   /* a sweep's document: "sweep" {key, values} and "results" */
+};
+
+/* Checks a result's text (len bytes, NUL-terminated, read from path; not
+ * owned by res): a result, or a sweep's document (res->sweep, res->root its
+ * first result).  0, or -1 with err. */
+int resultfile_parse(struct resultfile *res, const char *path, const char *text, size_t len,
+                     struct err *err);
+/* Reads the file once (input.h: a pipe or FIFO too) and checks it, as
+ * resultfile_parse.  0, or -1 with err. */
+int resultfile_open(struct resultfile *res, const char *path, struct err *err);
+/* Frees what parse or open kept. */
+void resultfile_close(struct resultfile *res);
+
+/* A result's "schema_version" (at the document's top): 0 when it is the
+ * one this tfgb reads (RESULTFILE_SCHEMA_VERSION), else -1 with err saying
+ * what is wrong (absent, not an integer, another). */
+int resultfile_check_version(const struct jsonr *r, const char *path, struct err *err);
+/* Output of a run with --interval --ndjson is NDJSON: interval lines, then
+ * the result on the last line.  The offset of the result's text: that last
+ * line when the text starts with an interval line, else 0. */
+size_t resultfile_ndjson(const char *text, size_t len);
+
+/* A scalar at path under token `from` as text into buf ("" when absent,
+ * "null" for null). */
+void resultfile_text_at(const struct resultfile *res, int from, const char *path, char *buf,
+                        size_t len);
+/* The number at path under token `from`: 0, or -1 when there is none. */
+int resultfile_num_at(const struct jsonr *r, int from, const char *path, double *v);
+
+/* The figures of a result that the reader checks are numbers (or null)
+ * and compare shows: a number at path, shown times scale with digits
+ * decimals. */
+struct resultfile_figure {
+	const char *label, *path;
+	double scale;
+	int digits;
+};
+extern const struct resultfile_figure resultfile_figures[];
+extern const size_t resultfile_nfigures;
+
+#endif
