@@ -148,4 +148,10 @@ size_t opt_distance(const char *a, const char *b);
  * plausible typo, else -1.  `names` is NULL-terminated. */
 int opt_suggest(const char *word, const char *const *names);
 
+/* s as a message shows it: on one line (control characters as '?'), at most
+ * len - 1 bytes; with mark, cut short enough that "..." can say it was cut.
+ * A value with no length limit (an -s value) must not crowd out the reason
+ * after it. */
+void opt_shown(const char *s, char *buf, size_t len, int mark);
+
 #endif
