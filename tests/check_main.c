@@ -85,7 +85,7 @@ int main(void)
 		return EXIT_FAILURE;
 	}
 
-	if (tr_registry_init() < 0 || job_register(NULL, 1, &train_section) < 0)
+	if (train_registry_init() < 0)
 		return EXIT_FAILURE;
 
 #define TFGB_ADD_SUITE(name) srunner_add_suite(sr, make_##name##_suite());

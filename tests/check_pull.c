@@ -1,4 +1,4 @@
-/* check_pull.c - PullTensor and PullTensorZeroCopy (codec.c): the server's
+/* check_pull.c - PullTensor and PullTensorZeroCopy (codec_serve.c, codec_var.c): the server's
  * two answers to a TensorPull (codec_pull_serve with protobuf-c,
  * codec_pull_tf in place), and the worker's requests and checks
  * (codec_var_*).

@@ -667,7 +667,7 @@ int main(int argc, char **argv)
 	const struct cmd *c;
 
 	main_argv = argv;
-	if (tr_registry_init() < 0 || job_register(NULL, 1, &train_section) < 0) {
+	if (train_registry_init() < 0) {
 		tfgb_error("the transport registry does not fit the job model's tables (job.h)");
 		return TFGB_EXIT_FAIL;
 	}

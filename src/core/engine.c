@@ -366,18 +366,15 @@ static uint64_t wake_at(const struct run *r, uint64_t now)
 	return deadline;
 }
 
-/* The warm-up, then every window, then the drain: on return nothing is
- * outstanding unless the run failed. */
-static void run_windows(struct run *r)
+/* run_windows' start: the warm-up's first calls, or with no warm-up the
+ * first window.  *opened: 1 when a window was opened.  Returns the start,
+ * r->t_begin. */
+static uint64_t run_start(struct run *r, int *opened)
 {
 	const struct engine_cfg *cfg = r->cfg;
-	struct engine_result *res = r->res;
-	struct tr_call *done[REAP_BATCH];
-	uint64_t now, next_progress, next_hang_check = 0;
-	int hung, n, opened = 0;
+	uint64_t now = r->t_begin = now_ns();
 
-	now = r->t_begin = now_ns();
-	next_progress = now + 1000000000ull;
+	*opened = !cfg->warmup_ns;
 	if (cfg->warmup_ns) {
 		r->phase = PH_WARMUP;
 		r->sched_base = r->next_due = now;
@@ -388,11 +385,38 @@ static void run_windows(struct run *r)
 			}
 		if (cfg->rate && issue_due(r, now) < 0)
 			stop_at(r, now, 0);
-	} else {
-		opened = 1;
-		if (window_open(r, now, now, 1) < 0)
-			stop_at(r, now, 0);
+	} else if (window_open(r, now, now, 1) < 0) {
+		stop_at(r, now, 0);
 	}
+	return now;
+}
+
+/* run_windows' end, once nothing is outstanding: the open loop's calls
+ * never started, the last run's latencies (opened: a window was). */
+static void run_finish(struct run *r, int opened)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	struct engine_result *res = r->res;
+
+	if (cfg->rate && r->t_stop && !cfg->iterations) {
+		/* intended inside the window(s), never started */
+		uint64_t idx = schedule_index(r, r->t_stop);
+		res->missed += idx > r->seq ? idx - r->seq : 0;
+	}
+	if (opened)
+		run_lat_close(r, &res->runs[r->run]); /* the last run's drain is its own */
+}
+
+/* The warm-up, then every window, then the drain: on return nothing is
+ * outstanding unless the run failed. */
+static void run_windows(struct run *r)
+{
+	const struct engine_cfg *cfg = r->cfg;
+	struct engine_result *res = r->res;
+	struct tr_call *done[REAP_BATCH];
+	int hung, n, opened;
+	uint64_t now = run_start(r, &opened), next_progress = now + 1000000000ull;
+	uint64_t next_hang_check = 0;
 
 	while (r->phase != PH_DRAIN || r->outstanding > 0 || r->npending > 0 ||
 	       (cfg->rate && may_issue(r, now))) {
@@ -461,13 +485,7 @@ static void run_windows(struct run *r)
 			next_progress = now + 1000000000ull;
 		}
 	}
-	if (cfg->rate && r->t_stop && !cfg->iterations) {
-		/* intended inside the window(s), never started */
-		uint64_t idx = schedule_index(r, r->t_stop);
-		res->missed += idx > r->seq ? idx - r->seq : 0;
-	}
-	if (opened)
-		run_lat_close(r, &res->runs[r->run]); /* the last run's drain is its own */
+	run_finish(r, opened);
 }
 
 int engine_run(const struct engine_cfg *cfg, struct engine_result *res)

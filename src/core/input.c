@@ -34,6 +34,42 @@ static int wait_readable(int fd, uint64_t wait_ns)
 	}
 }
 
+/* fd's kind, into st: -1 with err set for what cannot be read as a text (a
+ * directory, a terminal). */
+static int readable_kind(int fd, struct stat *st, const char *what, const char *name,
+                         struct err *err)
+{
+	if (fstat(fd, st) < 0) {
+		err_set(err, "cannot read %s %s: %s", what, name, strerror(errno));
+		return -1;
+	}
+	if (S_ISDIR(st->st_mode)) {
+		err_set(err, "cannot read %s %s: %s", what, name, strerror(EISDIR));
+		return -1;
+	}
+	if (isatty(fd)) {
+		err_set(err, "%s %s is a terminal; give a file, or pipe one in", what, name);
+		return -1;
+	}
+	return 0;
+}
+
+/* Doubles *buf (*cap bytes) up to lim + 2: one byte over the limit tells
+ * "too large".  -1 when out of memory, *buf unchanged. */
+static int grow(char **buf, size_t *cap, size_t lim)
+{
+	size_t want = *cap ? *cap * 2 : 8192;
+	char *more;
+
+	if (want > lim + 2)
+		want = lim + 2;
+	if (!(more = realloc(*buf, want)))
+		return -1;
+	*buf = more;
+	*cap = want;
+	return 0;
+}
+
 int input_read_wait(const char *path, const char *what, size_t max, size_t json_max,
                     uint64_t wait_ns, char **text, size_t *len, struct err *err)
 {
@@ -54,18 +90,8 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 		err_set(err, "cannot open %s %s: %s", what, name, strerror(errno));
 		return -1;
 	}
-	if (fstat(fd, &st) < 0) {
-		err_set(err, "cannot read %s %s: %s", what, name, strerror(errno));
+	if (readable_kind(fd, &st, what, name, err) < 0)
 		goto close_fd;
-	}
-	if (S_ISDIR(st.st_mode)) {
-		err_set(err, "cannot read %s %s: %s", what, name, strerror(EISDIR));
-		goto close_fd;
-	}
-	if (isatty(fd)) {
-		err_set(err, "%s %s is a terminal; give a file, or pipe one in", what, name);
-		goto close_fd;
-	}
 	/* a pipe, FIFO, socket or device: every read waits with a deadline.  A
 	 * FIFO that never had a writer polls as not readable (Linux reports its
 	 * hang-up only once a writer has come and gone), so it times out. */
@@ -73,17 +99,9 @@ int input_read_wait(const char *path, const char *what, size_t max, size_t json_
 	for (;;) {
 		ssize_t got;
 
-		if (n + 1 >= cap) { /* full: n bytes and the NUL to come */
-			size_t want = cap ? cap * 2 : 8192;
-			char *more;
-			if (want > lim + 2)
-				want = lim + 2; /* one byte over the limit tells "too large" */
-			if (!(more = realloc(buf, want))) {
-				err_set(err, "%s %s: out of memory reading it", what, name);
-				goto free_buf;
-			}
-			buf = more;
-			cap = want;
+		if (n + 1 >= cap && grow(&buf, &cap, lim) < 0) { /* full: n bytes and the NUL */
+			err_set(err, "%s %s: out of memory reading it", what, name);
+			goto free_buf;
 		}
 		if (streamed) {
 			int w = wait_readable(fd, wait_ns);

@@ -1,5 +1,6 @@
-/* job.c - the job model: its own sections' key table, the registry of the
- * sections other modules declare, and the inih front end. */
+/* job.c - the job model: the [job] and [server] keys, the composition of
+ * its own sections (job_cluster.c, job_payload.c ...: each with its keys and
+ * rules) and of those other modules declare, and the inih front end. */
 #include "job.h"
 
 #include <ctype.h>
@@ -9,40 +10,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <unistd.h>
 
 #include "input.h"
-#include "monitor.h"
+#include "job_int.h"
 
-#ifndef TFGB_DATADIR
-#define TFGB_DATADIR "/usr/local/share/tfgb"
-#endif
-
-/* Names of enum values, each bound to its enumerator; the assertions keep
- * the arrays exactly one NULL longer than their enums. */
-#define LAST_IS(names, last) \
-	_Static_assert(sizeof names / sizeof names[0] == (last) + 2, #names " matches its enum")
 static const char *const mode_names[] = {
 	[MODE_NONSERIALIZED] = "non-serialized", [MODE_SERIALIZED] = "serialized",
 	[MODE_TENSORFLOW] = "tensorflow", [MODE_TENSORFLOW + 1] = NULL};
 LAST_IS(mode_names, MODE_TENSORFLOW);
-static const char *const dtype_names[] = {
-	[DTYPE_UINT8] = "uint8", [DTYPE_FLOAT32] = "float32", [DTYPE_FLOAT16] = "float16",
-	[DTYPE_INT64] = "int64", [DTYPE_INT64 + 1] = NULL};
-LAST_IS(dtype_names, DTYPE_INT64);
 /* [job] transport's values, filled by job_register in registry order */
 static const char *transport_names[JOB_TRANSPORTS_MAX + 1];
 static int transport_built[JOB_TRANSPORTS_MAX];
-static const char *const scheme_names[] = {
-	[SCHEME_UNIFORM] = "uniform", [SCHEME_RANDOM] = "random", [SCHEME_SKEW] = "skew",
-	[SCHEME_CUSTOM] = "custom", [SCHEME_CUSTOM + 1] = NULL};
-LAST_IS(scheme_names, SCHEME_CUSTOM);
-static const char *const cat_names[] = {
-	[CAT_SMALL] = "small", [CAT_MEDIUM] = "medium", [CAT_LARGE] = "large", [CAT_COUNT] = NULL};
-LAST_IS(cat_names, CAT_LARGE);
-static const char *const format_names[] = {
-	[FMT_TEXT] = "text", [FMT_CSV] = "csv", [FMT_JSON] = "json", [FMT_JSON + 1] = NULL};
-LAST_IS(format_names, FMT_JSON);
 static const char *const rpc_names[] = {
 	[RPC_ECHO] = "echo", [RPC_PUSH] = "push", [RPC_PULL] = "pull", [RPC_PULL + 1] = NULL};
 LAST_IS(rpc_names, RPC_PULL);
@@ -55,27 +33,9 @@ static const char *const allocator_names[] = {
 	[ALLOC_GLIBC] = "glibc", [ALLOC_GLIBC_KEPT] = "glibc-kept", [ALLOC_JEMALLOC] = "jemalloc",
 	[ALLOC_TCMALLOC] = "tcmalloc", [ALLOC_MIMALLOC] = "mimalloc", [ALLOC_COUNT] = NULL};
 LAST_IS(allocator_names, ALLOC_MIMALLOC);
-static const char *const monitor_res_names[] = {
-	[RES_CPU] = "cpu", [RES_MEMORY] = "memory", [RES_NETWORK] = "network",
-	[RES_CSW] = "context_switches", [RES_COUNT] = NULL};
-LAST_IS(monitor_res_names, RES_CSW);
-/* job_monitor_mask: bit i for value i, the bits monitor.h names */
-_Static_assert(MONITOR_CPU == 1 << RES_CPU && MONITOR_MEMORY == 1 << RES_MEMORY &&
-               MONITOR_NETWORK == 1 << RES_NETWORK && MONITOR_CSW == 1 << RES_CSW &&
-               MONITOR_ALL == (1 << RES_COUNT) - 1, "enum monitor_res is the MONITOR_* bits");
 
-#define J(field) offsetof(struct job, field)
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
-#define KIB (1ll << 10)
-#define MIB (1ll << 20)
-#define GIB (1ll << 30)
-#define SEC 1000000000ll
-
-/* The job model's own sections, read across the modules: [job] ...
- * [affinity].  Defaults follow Table 2 of the TF-gRPC-Bench paper; payload
- * sizes and their ranges follow Table 1.  Order here is the order of
- * --print-config and of tfgb.ini(5); registered sections follow. */
-static const struct opt_def core_keys[] = {
+/* [job]: what a run does; defaults follow Table 2 of the TF-gRPC-Bench paper. */
+static const struct opt_def job_keys_job[] = {
 	{"job", "mode", OPT_ENUM, J(mode), "non-serialized", .values = mode_names,
 	 .help = "payload transfer mode: raw iovec bytes, protobuf-c tensors, or TensorFlow's zero-copy encoding"},
 	{"job", "transport", OPT_ENUM, J(transport), "grpc", .values = transport_names,
@@ -104,64 +64,11 @@ static const struct opt_def core_keys[] = {
 	 .help = "check every echoed byte; otherwise only the first and last calls are checked"},
 	{"job", "allocator", OPT_ENUM, J(allocator), "glibc-kept", .values = allocator_names,
 	 .help = "the malloc of every tfgb process of the run; see ALLOCATOR"},
+	{0},
+};
 
-	{"cluster", "ps", OPT_HOSTPORT_LIST, J(ps), "localhost:50001", .max_items = 4096,
-	 .flags = OPT_LIST_APPEND,
-	 .help = "parameter-server addresses; one entry stands for ps_count consecutive ports"},
-	{"cluster", "ps_count", OPT_INT, J(ps_count), "1", RANGE(1, 4096),
-	 .help = "number of parameter-server processes"},
-	{"cluster", "workers", OPT_INT, J(workers), "1", RANGE(1, 4096),
-	 .help = "number of worker processes"},
-	{"cluster", "control", OPT_HOSTPORT_LIST, J(control), "", .max_items = 1,
-	 .help = "control service of multi-process runs; empty is PS 0's host, one port below PS 0"},
-	{"cluster", "token", OPT_STRING, J(token), "", .min = 16, .max = 128,
-	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_SECRET,
-	 .help = "shared secret every call to the control service must present; empty is none"},
-
-	{"payload", "scheme", OPT_ENUM, J(scheme), "uniform", .values = scheme_names,
-	 .help = "how iovec buffers are chosen: uniform, random, skew, or an explicit custom list"},
-	{"payload", "iovecs", OPT_INT, J(iovecs), "10", RANGE(1, 65536),
-	 .help = "number of iovec buffers in one payload"},
-	{"payload", "categories", OPT_ENUM_LIST, J(categories), "small, medium, large",
-	 .values = cat_names,
-	 .help = "buffer categories to use, in layout order (random and skew need two or more)"},
-	{"payload", "small", OPT_SIZE, J(cat_size[CAT_SMALL]), "10B",
-	 .min = CAT_SMALL_MIN, .max = CAT_MEDIUM_MIN,
-	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
-	 .help = "size of a Small buffer"},
-	{"payload", "medium", OPT_SIZE, J(cat_size[CAT_MEDIUM]), "10KiB",
-	 .min = CAT_MEDIUM_MIN, .max = CAT_LARGE_MIN,
-	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
-	 .help = "size of a Medium buffer"},
-	{"payload", "large", OPT_SIZE, J(cat_size[CAT_LARGE]), "1MiB",
-	 RANGE(CAT_LARGE_MIN, CAT_LARGE_MAX),
-	 .help = "size of a Large buffer"},
-	{"payload", "bias", OPT_ENUM, J(bias), "large", .values = cat_names,
-	 .help = "skew only: the category that gets 60% of the buffers"},
-	{"payload", "iovec", OPT_SIZE_LIST, J(iovec), "", .min = CAT_SMALL_MIN, .max = PAYLOAD_BUF_MAX,
-	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_LIST_APPEND, .max_items = 65536,
-	 .help = "custom only: the buffer sizes, in order; continue long lists on indented lines"},
-	{"payload", "dtype", OPT_ENUM, J(dtype), "uint8", .values = dtype_names,
-	 .help = "serialized modes: element type each tensor declares; sizes must be whole elements"},
-
-	{"output", "format", OPT_ENUM, J(format), "text", .values = format_names,
-	 .help = "report format"},
-	{"output", "file", OPT_STRING, J(file), "",
-	 .help = "write the report to this file instead of standard output"},
-	{"output", "series", OPT_STRING, J(series), "",
-	 .help = "write the sampled resource series to this CSV file"},
-	{"output", "hgrm", OPT_STRING, J(hgrm), "",
-	 .help = "write the latency percentile distribution here, as HdrHistogram text (wrk2 -L)"},
-	{"output", "percentiles", OPT_STRING, J(percentiles), "50, 90, 99, 99.9, 99.99",
-	 .help = "latency percentiles the report gives: up to 16 numbers in (0, 100], increasing"},
-
-	{"monitor", "interval", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),
-	 .help = "sample the resource use of the run's processes and of the host this often; "
-	         "0 is off"},
-	{"monitor", "resources", OPT_ENUM_LIST, J(monitor_res),
-	 "cpu, memory, network, context_switches", .values = monitor_res_names,
-	 .help = "what to sample and report: CPU time, memory, network traffic, context switches"},
-
+/* [server]: what the servers accept; their TLS files are read by job_validate. */
+static const struct opt_def server_keys[] = {
 	{"server", "max_message", OPT_SIZE, J(max_message), "64MiB", .min = 1 * KIB, .max = 2 * GIB,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_MAX_OPEN,
 	 .help = "largest request or reply body the server accepts"},
@@ -173,24 +80,27 @@ static const struct opt_def core_keys[] = {
 	 .help = "grpc: PEM private key of tls_cert"},
 	{"server", "tls_ca", OPT_STRING, J(tls_ca), "",
 	 .help = "grpc: PEM CA certificates the workers check servers with; set, workers use TLS"},
-
-	{"affinity", "ps_cpus", OPT_STRING, J(ps_cpus), "",
-	 .help = "list of CPUs the PS processes may run on, like 0-3,8; empty is any"},
-	{"affinity", "worker_cpus", OPT_STRING, J(worker_cpus), "",
-	 .help = "list of CPUs the worker processes may run on; empty is any"},
-	{"affinity", "ps_numa_node", OPT_STRING, J(ps_numa_node), "none", .min = 0,
-	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE | OPT_PER_RANK,
-	 .help = "the NUMA node whose CPUs and memory the PSs use, or one per local rank (0/1); "
-	         "none: unbound"},
-	{"affinity", "worker_numa_node", OPT_STRING, J(worker_numa_node), "none", .min = 0,
-	 .max = JOB_NODE_MAX, .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE | OPT_PER_RANK,
-	 .help = "the NUMA node whose CPUs and memory workers use, or one per local rank (0/1); "
-	         "none: unbound"},
-
 	{0},
 };
 
-/* The composed table: core_keys, then each registered section's keys with
+static const struct job_core_section job_sec_job = {"job", job_keys_job, NULL};
+static const struct job_core_section job_sec_server = {"server", server_keys, NULL};
+
+/* The job model's own sections, each with its keys and rules in its own
+ * file (job_payload.c ...).  Their order is the order of --print-config and
+ * of tfgb.ini(5); registered sections follow. */
+static const struct job_core_section *const core_sections[] = {
+	&job_sec_job, &job_sec_cluster, &job_sec_payload, &job_sec_output, &job_sec_monitor,
+	&job_sec_server, &job_sec_affinity, NULL,
+};
+/* The order their rules run in, so the order of a job's first error when it
+ * has several (the payload's first: most jobs are about it). */
+static const struct job_core_section *const rule_order[] = {
+	&job_sec_payload, &job_sec_cluster, &job_sec_affinity, &job_sec_output, &job_sec_monitor,
+	NULL,
+};
+
+/* The composed table: the core sections' keys, then each registered section's keys with
  * .off moved into struct job's sections[] (job_keys points here). */
 static struct opt_def keys[JOB_MAX_KEYS + 1];
 static size_t nkeys;
@@ -205,24 +115,24 @@ static int nreg;
 static size_t reg_bytes;
 static int ntransports;
 
-/* Every section name: the core ones in core_keys order, then reg[]. */
+/* Every section name: the core ones in core_sections order, then reg[]. */
 static const char *section_names[2 * JOB_SECTIONS_MAX + 1];
 static int nsections;
 
-/* Fills keys[] and section_names[] with the core sections, once. */
+/* Fills keys[] and section_names[] with the core sections, once.  They
+ * fit: JOB_MAX_KEYS leaves room for the registered sections, and
+ * job_register fails (a test catches it) when there is too little. */
 static void core_init(void)
 {
 	if (nkeys)
 		return;
-	for (; core_keys[nkeys].name; nkeys++) {
-		keys[nkeys] = core_keys[nkeys];
-		if (!nsections || strcmp(section_names[nsections - 1], core_keys[nkeys].section))
-			section_names[nsections++] = core_keys[nkeys].section;
+	for (int s = 0; core_sections[s]; s++) {
+		const struct opt_def *k = core_sections[s]->keys;
+		section_names[nsections++] = core_sections[s]->name;
+		for (; k->name && nkeys < JOB_MAX_KEYS; k++)
+			keys[nkeys++] = *k;
 	}
 }
-
-_Static_assert(sizeof core_keys / sizeof core_keys[0] - 1 <= JOB_MAX_KEYS,
-               "raise JOB_MAX_KEYS");
 _Static_assert(JOB_SECTIONS_MAX <= sizeof section_names / sizeof section_names[0] / 2,
                "section_names holds the core sections and JOB_SECTIONS_MAX more");
 
@@ -324,21 +234,9 @@ const char *job_transport_name(int t)
 {
 	return t >= 0 && t < ntransports ? transport_names[t] : "?";
 }
-const char *job_scheme_name(int s) { return scheme_names[s]; }
-const char *job_cat_name(int c) { return cat_names[c]; }
 const char *job_rpc_name(int r) { return rpc_names[r]; }
 const char *job_arrival_name(int a) { return arrival_names[a]; }
-const char *job_dtype_name(int d) { return dtype_names[d]; }
 const char *job_allocator_name(int a) { return allocator_names[a]; }
-
-unsigned job_monitor_mask(const struct job *j)
-{
-	unsigned mask = 0;
-
-	for (int i = 0; i < j->monitor_res.n; i++)
-		mask |= 1u << j->monitor_res.v[i];
-	return mask;
-}
 
 /* Keys that moved, for a message that says where to: old job files and the
  * job text of older JSON results are refused, never read half right. */
@@ -348,21 +246,6 @@ static const struct {
 	{"output.monitor", "monitor.interval"},
 	{NULL, NULL},
 };
-
-unsigned job_dtype_size(int d)
-{
-	static const unsigned size[] = {[DTYPE_UINT8] = 1, [DTYPE_FLOAT32] = 4,
-	                                [DTYPE_FLOAT16] = 2, [DTYPE_INT64] = 8};
-	return size[d];
-}
-
-int job_dtype_number(int d)
-{
-	/* tensorflow/core/framework/types.proto */
-	static const int number[] = {[DTYPE_UINT8] = 4, [DTYPE_FLOAT32] = 1,
-	                             [DTYPE_FLOAT16] = 19, [DTYPE_INT64] = 9};
-	return number[d];
-}
 
 size_t job_key_count(void)
 {
@@ -465,19 +348,6 @@ static int suggest_key(const char *section, const char *name, char *out, size_t 
 	return 0;
 }
 
-/* A value as shown in a message: one line, at most about 100 characters
- * (an -s value has no length limit), so that the reason after it survives. */
-static void shown_value(const char *v, char *buf, size_t len)
-{
-	size_t o = 0;
-
-	for (; *v && o + 4 < len; v++)
-		buf[o++] = (unsigned char)*v < 0x20 ? '?' : *v;
-	buf[o] = 0;
-	if (*v)
-		memcpy(buf + o, "...", 4);
-}
-
 /* Sets one key; `where` names the place for messages. */
 static int set_key(struct job *j, const char *file, int line, const char *section,
                    const char *name, const char *value, int continuation, struct err *err)
@@ -492,8 +362,8 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 	idx = key_index(section, name);
 	if (idx < 0) {
 		char ss[68], sn[68], full[140];
-		shown_value(section, ss, sizeof ss);
-		shown_value(name, sn, sizeof sn);
+		opt_shown(section, ss, sizeof ss, 1);
+		opt_shown(name, sn, sizeof sn, 1);
 		snprintf(full, sizeof full, "%s.%s", section, name);
 		for (int i = 0; moved_keys[i].old; i++)
 			if (!strcasecmp(moved_keys[i].old, full)) {
@@ -527,7 +397,7 @@ static int set_key(struct job *j, const char *file, int line, const char *sectio
 		if (d->flags & OPT_SECRET)
 			snprintf(shown, sizeof shown, "(%zu characters, not shown)", strlen(value));
 		else
-			shown_value(value, shown, sizeof shown);
+			opt_shown(value, shown, sizeof shown, 1);
 		err_set(err, "%s: %s.%s = %s: %s", loc, d->section, d->name, shown, why.msg);
 		return -1;
 	}
@@ -715,7 +585,7 @@ int job_override(struct job *j, const char *kv, int pos, struct err *err)
 	const char *dot = strchr(kv, '.'), *eq = strchr(kv, '=');
 	size_t sl, nl;
 
-	shown_value(kv, shown, sizeof shown);
+	opt_shown(kv, shown, sizeof shown, 1);
 	if (!dot || !eq || dot > eq) {
 		err_set(err, "-s #%d: '%s' is not SECTION.KEY=VALUE (e.g. -s payload.iovecs=4)", pos, shown);
 		return -1;
@@ -734,7 +604,7 @@ int job_override(struct job *j, const char *kv, int pos, struct err *err)
 	name[nl] = 0;
 	if (key_index(section, name) < 0) {
 		int at = opt_suggest(section, section_names);
-		shown_value(section, ss, sizeof ss);
+		opt_shown(section, ss, sizeof ss, 1);
 		if (at < 0 || strcasecmp(section_names[at], section) != 0) {
 			if (at >= 0)
 				err_set(err, "-s #%d: unknown section '%s'; did you mean '%s'?", pos, ss,
@@ -836,225 +706,20 @@ int job_key_err(const struct job *j, struct err *err, const char *section,
 	return -1;
 }
 
-/* 0 for a default, 1 for the job file, 2 for -s: later layers win. */
-static int layer_of(const struct job_origin *o)
+int job_key_layer(const struct job *j, const char *section, const char *name)
 {
+	const struct job_origin *o = origin_of(j, section, name);
+
 	return !o->file ? 0 : strcmp(o->file, "-s") && o->line >= 0 ? 1 : 2;
 }
 
 int job_check_keys(struct job *j, struct err *err)
 {
-	int ncat = j->categories.n;
-	uint64_t biggest = 0, total;
-
-	if (ncat == 0)
-		return job_key_err(j, err, "payload", "categories",
-		                   "name at least one of small, medium, large");
-	if ((j->scheme == SCHEME_RANDOM || j->scheme == SCHEME_SKEW) && ncat < 2)
-		return job_key_err(j, err, "payload", "categories",
-		                   "scheme %s needs at least two categories", scheme_names[j->scheme]);
-	if (j->scheme == SCHEME_SKEW) {
-		int found = 0;
-		for (int i = 0; i < ncat; i++)
-			found |= j->categories.v[i] == j->bias;
-		if (!found)
-			return job_key_err(j, err, "payload", "bias",
-			                   "must be one of the chosen categories");
-	}
-	if (j->scheme == SCHEME_CUSTOM) {
-		if (j->iovec.n == 0 && origin_of(j, "payload", "iovec")->file)
-			return job_key_err(j, err, "payload", "iovec",
-			                   "scheme custom needs a list of buffer sizes");
-		if (j->iovec.n == 0)
-			return job_key_err(j, err, "payload", "scheme",
-			                   "needs a list of buffer sizes in payload.iovec");
-		/* the list sets the count; an iovecs from the same or a later layer
-		 * (file < -s) than the list must agree with it, one from an earlier
-		 * layer (a full job file under -s payload.iovec=...) gives way */
-		if (layer_of(origin_of(j, "payload", "iovecs")) >=
-		        layer_of(origin_of(j, "payload", "iovec")) &&
-		    layer_of(origin_of(j, "payload", "iovecs")) > 0 &&
-		    (uint64_t)j->iovecs != j->iovec.n)
-			return job_key_err(j, err, "payload", "iovecs",
-			                   "scheme custom lists %zu sizes in payload.iovec; "
-			                   "drop iovecs or make it match", j->iovec.n);
-		j->iovecs = (int64_t)j->iovec.n;
-		total = 0;
-		for (size_t i = 0; i < j->iovec.n; i++)
-			total += j->iovec.v[i];
-		if (total > JOB_PAYLOAD_MAX)
-			return job_key_err(j, err, "payload", "iovec",
-			                   "payload would be %llu bytes; the most is %llu (1GiB)",
-			                   (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
-	} else {
-		if (j->iovec.n)
-			return job_key_err(j, err, "payload", "iovec",
-			                   "is used only with scheme = custom (scheme is %s)",
-			                   scheme_names[j->scheme]);
-		for (int i = 0; i < ncat; i++)
-			if (j->cat_size[j->categories.v[i]] > biggest)
-				biggest = j->cat_size[j->categories.v[i]];
-		total = biggest * (uint64_t)j->iovecs; /* the worst case of scheme random */
-		if (total > JOB_PAYLOAD_MAX)
-			return job_key_err(j, err, "payload", "iovecs",
-			                   "payload could reach %llu bytes; the most is %llu (1GiB)",
-			                   (unsigned long long)total, (unsigned long long)JOB_PAYLOAD_MAX);
-	}
-	if (j->ps.n == 0)
-		return job_key_err(j, err, "cluster", "ps", "name at least one host:port");
-	if (j->ps.n != 1 && j->ps.n != (size_t)j->ps_count)
-		return job_key_err(j, err, "cluster", "ps",
-		                   "lists %zu addresses but ps_count is %lld; give one address "
-		                   "(consecutive ports) or exactly ps_count", j->ps.n,
-		                   (long long)j->ps_count);
-	if (j->ps.n == 1 && j->ps.v[0].port + j->ps_count - 1 > 65535)
-		return job_key_err(j, err, "cluster", "ps_count",
-		                   "consecutive ports from %u would pass 65535", j->ps.v[0].port);
-	/* which addresses collide: job_validate (validate.c) */
-	for (int k = 0; k < 2; k++) {
-		const char *name = k ? "worker_cpus" : "ps_cpus", *v = k ? j->worker_cpus : j->ps_cpus;
-		struct err why;
-		for (int i = 0, n = v && *v ? 1 : 0; i < n; i++) {
-			char set[1024];
-			n = opt_cpusets_pick(v, i, set, sizeof set);
-			if (opt_parse_cpulist(set, NULL, &why) < 0)
-				return job_key_err(j, err, "affinity", name, "%s%s", why.msg, n > 1 ?
-				                   " in a CPU set of the /-separated list" : "");
-		}
-		/* which nodes exist is the machine's business (place_check); whether
-		 * any can be bound is the build's */
-		name = k ? "worker_numa_node" : "ps_numa_node";
-		if (!TFGB_HAVE_NUMA && strcmp(k ? j->worker_numa_node : j->ps_numa_node, "none"))
-			return job_key_err(j, err, "affinity", name, "this tfgb was built without "
-			                   "NUMA support (NUMA=0); only none is accepted");
-	}
-	{
-		struct err why;
-		int n;
-		if (opt_parse_pctlist(j->percentiles, NULL, &n, &why) < 0)
-			return job_key_err(j, err, "output", "percentiles", "%s", why.msg);
-	}
-	/* the sampler's interval: below 10 ms the samples are all tick noise */
-	if (j->monitor_ns && j->monitor_ns < (uint64_t)(SEC / 100))
-		return job_key_err(j, err, "monitor", "interval",
-		                   "must be 0 (off) or at least 10ms");
-	if (j->monitor_ns && j->monitor_res.n == 0)
-		return job_key_err(j, err, "monitor", "resources",
-		                   "name at least one of cpu, memory, network, context_switches, "
-		                   "or set monitor.interval = 0");
+	for (int i = 0; rule_order[i]; i++)
+		if (rule_order[i]->check(j, err) < 0)
+			return -1;
 	for (int i = 0; i < nreg; i++)
 		if (reg[i].s->check && reg[i].s->check(j, j->sections + reg[i].at, err) < 0)
 			return -1;
-	return 0;
-}
-
-static void print_ini(const struct job *j, FILE *f, int public)
-{
-	const char *section = NULL;
-
-	for (size_t i = 0; job_keys[i].name; i++) {
-		const struct opt_def *d = &job_keys[i];
-		if (!section || strcmp(section, d->section)) {
-			fprintf(f, "%s[%s]\n", section ? "\n" : "", d->section);
-			section = d->section;
-		}
-		fprintf(f, "%s =%s", d->name, public && (d->flags & OPT_SECRET) ? "" : " ");
-		if (public && (d->flags & OPT_SECRET))
-			; /* the value is left out */
-		else if (d->off == offsetof(struct job, iovecs) && j->scheme == SCHEME_CUSTOM &&
-		    j->iovec.n)
-			fprintf(f, "%zu", j->iovec.n); /* what the payload will have */
-		else
-			opt_format(d, (const char *)j + d->off, f);
-		fputc('\n', f);
-	}
-}
-
-void job_print_ini(const struct job *j, FILE *f)
-{
-	print_ini(j, f, 0);
-}
-
-static char *ini_string(const struct job *j, int public)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	if (!f)
-		return NULL;
-	print_ini(j, f, public);
-	if (fclose(f) != 0) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
-}
-
-char *job_ini_string(const struct job *j)
-{
-	return ini_string(j, 0);
-}
-
-char *job_ini_public(const struct job *j)
-{
-	return ini_string(j, 1);
-}
-
-int job_secrets_set(const struct job *j, const struct opt_def **out, int max)
-{
-	int n = 0;
-
-	for (size_t i = 0; job_keys[i].name; i++) {
-		const char *v;
-		if (!(job_keys[i].flags & OPT_SECRET))
-			continue;
-		v = *(char *const *)((const char *)j + job_keys[i].off);
-		if (v && *v && n++ < max)
-			out[n - 1] = &job_keys[i];
-	}
-	return n;
-}
-
-int job_find_default(char *buf, size_t len)
-{
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
-	char cand[3][4096];
-	int n = 0;
-
-	snprintf(cand[n++], sizeof cand[0], "tfgb.ini");
-	if (xdg && *xdg)
-		snprintf(cand[n++], sizeof cand[0], "%s/tfgb/tfgb.ini", xdg);
-	else if (home && *home)
-		snprintf(cand[n++], sizeof cand[0], "%s/.config/tfgb/tfgb.ini", home);
-	snprintf(cand[n++], sizeof cand[0], "%s/tfgb.ini", TFGB_DATADIR);
-	for (int i = 0; i < n; i++)
-		if (access(cand[i], R_OK) == 0) {
-			snprintf(buf, len, "%s", cand[i]);
-			return 0;
-		}
-	return -1;
-}
-
-void job_ps_addr(const struct job *j, int index, struct opt_hostport *out)
-{
-	if (j->ps.n == 1) {
-		*out = j->ps.v[0];
-		out->port = (uint16_t)(out->port + index);
-	} else {
-		*out = j->ps.v[index];
-	}
-}
-
-int job_control_addr(const struct job *j, struct opt_hostport *out)
-{
-	if (j->control.n) {
-		*out = j->control.v[0];
-		return 0;
-	}
-	job_ps_addr(j, 0, out);
-	if (out->port <= 1)
-		return -1;
-	out->port = (uint16_t)(out->port - 1);
 	return 0;
 }

@@ -2,8 +2,9 @@
  *
  * A job is built in three layers, each overriding the one before: the
  * defaults in the key table (Table 2 of the TF-gRPC-Bench paper), the job
- * file, and `-s SECTION.KEY=VALUE` overrides.  Its sections are job.c's own
- * ([job] ... [affinity], fields of struct job, read across the modules) and
+ * file, and `-s SECTION.KEY=VALUE` overrides.  Its sections are the job
+ * model's own ([job] ... [affinity], fields of struct job, read across the
+ * modules; each with its keys and rules in its own file: job_payload.c ...) and
  * those other modules declare (struct job_section: a transport's keys, in
  * its own files, registered by the transport registry).  Every value remembers where
  * it came from so that errors found later (cross-key checks) can still name

@@ -256,14 +256,100 @@ static int scan_scalar(struct parser *p, unsigned char c, long *t)
 	return 0;
 }
 
+/* Where the parse is: the open containers' tokens, whether each is an
+ * object, and what may come next. */
+struct nest {
+	uint32_t open[JSONR_MAX_DEPTH];
+	unsigned char is_obj[JSONR_MAX_DEPTH];
+	int depth;
+	enum state st;
+};
+
+/* Punctuation at c: a colon, a closer ending the innermost container where
+ * one may come, a comma.  1 when c was one (and taken), 0 when c is for
+ * item, or an error. */
+static int punct(struct parser *p, struct nest *w, unsigned char c)
+{
+	struct jsonr_tok *tok = p->tok;
+
+	if (w->st == S_COLON) {
+		if (c != ':')
+			return -JSONR_ESYNTAX;
+		p->pos++;
+		w->st = S_VALUE;
+		return 1;
+	}
+	if ((c == '}' || c == ']') &&
+	    (w->st == S_COMMA_OR_CLOSE || w->st == S_KEY_OR_CLOSE || w->st == S_VALUE_OR_CLOSE)) {
+		if ((c == '}') != w->is_obj[w->depth - 1])
+			return -JSONR_ESYNTAX;
+		w->depth--;
+		if (tok) {
+			tok[w->open[w->depth]].end = (uint32_t)(p->pos + 1);
+			tok[w->open[w->depth]].next = (uint32_t)p->n;
+		}
+		p->pos++;
+		w->st = w->depth == 0 ? S_END : S_COMMA_OR_CLOSE;
+		return 1;
+	}
+	if (w->st == S_COMMA_OR_CLOSE) {
+		if (c != ',')
+			return -JSONR_ESYNTAX;
+		p->pos++;
+		w->st = w->is_obj[w->depth - 1] ? S_KEY : S_VALUE;
+		return 1;
+	}
+	return 0;
+}
+
+/* A key, or a value (an opening container or a scalar) at c.  0 or an
+ * error. */
+static int item(struct parser *p, struct nest *w, unsigned char c)
+{
+	struct jsonr_tok *tok = p->tok;
+	long t;
+	int rc;
+
+	if (w->st == S_KEY || w->st == S_KEY_OR_CLOSE) {
+		if (c != '"')
+			return -JSONR_ESYNTAX;
+		if ((rc = scan_scalar(p, c, &t)) < 0)
+			return rc;
+		if (tok)
+			tok[w->open[w->depth - 1]].count++;
+		w->st = S_COLON;
+		return 0;
+	}
+	/* S_VALUE or S_VALUE_OR_CLOSE: a value */
+	if (c == '{' || c == '[') {
+		if (w->depth >= JSONR_MAX_DEPTH)
+			return -JSONR_EDEPTH;
+		t = add_tok(p, c == '{' ? JSONR_OBJECT : JSONR_ARRAY, p->pos);
+		if (t < 0)
+			return -JSONR_ENOMEM;
+		if (tok && w->depth > 0 && !w->is_obj[w->depth - 1])
+			tok[w->open[w->depth - 1]].count++;
+		w->open[w->depth] = (uint32_t)t;
+		w->is_obj[w->depth] = c == '{';
+		w->depth++;
+		p->pos++;
+		w->st = c == '{' ? S_KEY_OR_CLOSE : S_VALUE_OR_CLOSE;
+		return 0;
+	}
+	if ((rc = scan_scalar(p, c, &t)) < 0)
+		return rc;
+	if (tok && w->depth > 0 && !w->is_obj[w->depth - 1])
+		tok[w->open[w->depth - 1]].count++;
+	w->st = w->depth == 0 ? S_END : S_COMMA_OR_CLOSE;
+	return 0;
+}
+
 int jsonr_parse(struct jsonr *r, const char *text, size_t len, struct jsonr_tok *tok,
                 size_t cap)
 {
 	struct parser p = {.s = (const unsigned char *)text, .len = len, .tok = tok, .cap = cap};
-	uint32_t open[JSONR_MAX_DEPTH]; /* the open containers' tokens */
-	unsigned char is_obj[JSONR_MAX_DEPTH];
-	int depth = 0, rc = 0;
-	enum state st = S_VALUE;
+	struct nest w = {.st = S_VALUE};
+	int rc = 0;
 
 	memset(r, 0, sizeof *r);
 	r->text = text;
@@ -274,94 +360,24 @@ int jsonr_parse(struct jsonr *r, const char *text, size_t len, struct jsonr_tok 
 	if (!text)
 		return -JSONR_EEMPTY;
 
-	while (st != S_END || p.pos < p.len) {
+	while (w.st != S_END || p.pos < p.len) {
 		unsigned char c;
-		long t;
 
 		while (p.pos < p.len && is_ws(p.s[p.pos]))
 			p.pos++;
 		if (p.pos >= p.len) {
-			if (st == S_END)
+			if (w.st == S_END)
 				break;
 			rc = p.n == 0 ? -JSONR_EEMPTY : -JSONR_EEOF;
 			goto fail;
 		}
 		c = p.s[p.pos];
-		if (st == S_END) {
+		if (w.st == S_END) {
 			rc = -JSONR_ETRAIL;
 			goto fail;
 		}
-		if (st == S_COLON) {
-			if (c != ':') {
-				rc = -JSONR_ESYNTAX;
-				goto fail;
-			}
-			p.pos++;
-			st = S_VALUE;
-			continue;
-		}
-		/* a closer ends the innermost container where one may come */
-		if ((c == '}' || c == ']') &&
-		    (st == S_COMMA_OR_CLOSE || st == S_KEY_OR_CLOSE || st == S_VALUE_OR_CLOSE)) {
-			if ((c == '}') != is_obj[depth - 1]) {
-				rc = -JSONR_ESYNTAX;
-				goto fail;
-			}
-			depth--;
-			if (tok) {
-				tok[open[depth]].end = (uint32_t)(p.pos + 1);
-				tok[open[depth]].next = (uint32_t)p.n;
-			}
-			p.pos++;
-			st = depth == 0 ? S_END : S_COMMA_OR_CLOSE;
-			continue;
-		}
-		if (st == S_COMMA_OR_CLOSE) {
-			if (c != ',') {
-				rc = -JSONR_ESYNTAX;
-				goto fail;
-			}
-			p.pos++;
-			st = is_obj[depth - 1] ? S_KEY : S_VALUE;
-			continue;
-		}
-		if (st == S_KEY || st == S_KEY_OR_CLOSE) {
-			if (c != '"') {
-				rc = -JSONR_ESYNTAX;
-				goto fail;
-			}
-			if ((rc = scan_scalar(&p, c, &t)) < 0)
-				goto fail;
-			if (tok)
-				tok[open[depth - 1]].count++;
-			st = S_COLON;
-			continue;
-		}
-		/* S_VALUE or S_VALUE_OR_CLOSE: a value */
-		if (c == '{' || c == '[') {
-			if (depth >= JSONR_MAX_DEPTH) {
-				rc = -JSONR_EDEPTH;
-				goto fail;
-			}
-			t = add_tok(&p, c == '{' ? JSONR_OBJECT : JSONR_ARRAY, p.pos);
-			if (t < 0) {
-				rc = -JSONR_ENOMEM;
-				goto fail;
-			}
-			if (tok && depth > 0 && !is_obj[depth - 1])
-				tok[open[depth - 1]].count++;
-			open[depth] = (uint32_t)t;
-			is_obj[depth] = c == '{';
-			depth++;
-			p.pos++;
-			st = c == '{' ? S_KEY_OR_CLOSE : S_VALUE_OR_CLOSE;
-			continue;
-		}
-		if ((rc = scan_scalar(&p, c, &t)) < 0)
+		if ((rc = punct(&p, &w, c)) < 0 || (rc == 0 && (rc = item(&p, &w, c)) < 0))
 			goto fail;
-		if (tok && depth > 0 && !is_obj[depth - 1])
-			tok[open[depth - 1]].count++;
-		st = depth == 0 ? S_END : S_COMMA_OR_CLOSE;
 	}
 	r->ntok = p.n;
 	return 0;

@@ -12,7 +12,7 @@
 #include "wire.h"
 
 /* The names of the MONITOR_* bits, as [monitor] resources writes them:
- * name i for bit i (job.c binds the bits to enum monitor_res). */
+ * name i for bit i (job_monitor.c binds the bits to enum monitor_res). */
 static const char *const res_names[] = {"cpu", "memory", "network", "context_switches", NULL};
 _Static_assert(MONITOR_ALL == (1 << (sizeof res_names / sizeof res_names[0] - 1)) - 1,
                "one name per MONITOR_* bit");

@@ -595,14 +595,15 @@ static int list_reserve(void **v, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-/* s as shown in a reason: at most len - 1 bytes, control characters as '?'. */
-static void shown_item(const char *s, char *buf, size_t len)
+void opt_shown(const char *s, char *buf, size_t len, int mark)
 {
-	size_t o = 0;
+	size_t o = 0, room = mark ? 4 : 1; /* "..." and its NUL, or the NUL */
 
-	for (; *s && o + 1 < len; s++)
+	for (; *s && o + room < len; s++)
 		buf[o++] = (unsigned char)*s < 0x20 ? '?' : *s;
 	buf[o] = 0;
+	if (mark && *s)
+		memcpy(buf + o, "...", 4);
 }
 
 /* One item of a list (item is trimmed and non-NULL); count is its 1-based
@@ -643,7 +644,7 @@ static int parse_item(const struct opt_def *d, void *dst, const char *item, size
 		int64_t v;
 		if (parse_number(d, item, &v, why) < 0) {
 			char shown[33];
-			shown_item(item, shown, sizeof shown);
+			opt_shown(item, shown, sizeof shown, 0);
 			err_prefix(why, "item %zu '%s': ", count, shown);
 			return -1;
 		}
@@ -657,7 +658,7 @@ static int parse_item(const struct opt_def *d, void *dst, const char *item, size
 		struct opt_hostport hp;
 		if (opt_parse_hostport(item, &hp) < 0) {
 			char shown[81];
-			shown_item(item, shown, sizeof shown);
+			opt_shown(item, shown, sizeof shown, 0);
 			err_set(why, "item %zu '%s' is not host:port (port in [1, 65535], IPv6 as [addr]:port)",
 			         count, shown);
 			return -1;

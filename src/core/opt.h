@@ -4,7 +4,8 @@
  * struct, its type, its default (as text, parsed by the same code as user
  * input so defaults and --print-config always round-trip), its range and its
  * one-line help.  The tables live with the modules that declare sections
- * (job.c's own, a transport's, see struct job_section in job.h); this
+ * (the job model's own in job.c and job_*.c, a transport's, see struct
+ * job_section in job.h); this
  * module only knows the mechanics.
  */
 #ifndef TFGB_OPT_H
@@ -81,7 +82,7 @@ struct opt_def {
 	const char *name;
 	enum opt_type type;
 	size_t off;                /* offset of the value in its section's struct
-	                            * (struct job for job.c's own, and in job_keys) */
+	                            * (struct job for the job model's own, and in job_keys) */
 	const char *def;           /* default, as it would be written in a job file */
 	int64_t min, max;          /* element range for INT/SIZE/DURATION(ns)/lists */
 	unsigned flags;
@@ -147,5 +148,11 @@ size_t opt_distance(const char *a, const char *b);
 /* Index of the candidate nearest to `word` if it is close enough to be a
  * plausible typo, else -1.  `names` is NULL-terminated. */
 int opt_suggest(const char *word, const char *const *names);
+
+/* s as a message shows it: on one line (control characters as '?'), at most
+ * len - 1 bytes; with mark, cut short enough that "..." can say it was cut.
+ * A value with no length limit (an -s value) must not crowd out the reason
+ * after it. */
+void opt_shown(const char *s, char *buf, size_t len, int mark);
 
 #endif

@@ -559,15 +559,227 @@ static void print_csv(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "\n");
 }
 
-static int print_json(const struct report *r, const struct figures *g, FILE *f)
+/* print_json's blocks, in the order of the result: each writes its keys
+ * to w. */
+
+/* The run: versions, what was benchmarked over what, the payload. */
+static void head_json(const struct report *r, struct json *w)
 {
 	const struct job *j = r->job;
 	const struct payload *p = r->payload;
+	char hp[300];
+
+	json_u64(w, "schema_version", REPORT_SCHEMA_VERSION);
+	json_obj_begin(w, "tfgb");
+	json_str(w, "version", TFGB_VERSION);
+	json_str(w, "transport_version", r->transport_version);
+	json_obj_end(w);
+	json_str(w, "benchmark", r->command);
+	json_str(w, "title", r->benchmark);
+	json_str(w, "transport", job_transport_name(j->transport));
+	json_bool(w, "tls", j->tls.ca != NULL); /* the worker's calls; never key material */
+	json_str(w, "mode", job_mode_name(j->mode));
+	json_arr_begin(w, "ps");
+	for (int i = 0; i < r->nps; i++) {
+		opt_format_hostport(&r->ps[i], hp, sizeof hp);
+		json_str(w, NULL, hp);
+	}
+	json_arr_end(w);
+	json_obj_begin(w, "payload");
+	/* train: the payload of one step, every transferred variable */
+	json_str(w, "scheme", r->train ? "model" : job_scheme_name(j->scheme));
+	payload_json(w, p);
+	json_arr_begin(w, "sizes");
+	for (size_t i = 0; i < p->n; i++)
+		json_u64(w, NULL, p->buf[i].len);
+	json_arr_end(w);
+	json_obj_end(w);
+}
+
+/* The calls of the run and their figures. */
+static void calls_json(const struct report *r, const struct figures *g, struct json *w)
+{
 	const struct engine_result *res = r->res;
-	char *text = job_ini_public(j); /* what a result keeps: no secrets */
+
+	json_i64(w, "inflight", r->inflight);
+	json_f64(w, "warmup_s", (double)res->warmup_ns / 1e9, 6); /* as run */
+	json_f64(w, "duration_s", (double)res->window_ns / 1e9, 6);
+	json_u64(w, "warmup_calls", res->warmup_calls);
+	json_u64(w, "calls", res->calls);
+	json_u64(w, "errors", res->errors);
+	if (g->has_lat)
+		lat_json(w, "latency_us", &res->lat);
+	else
+		json_null(w, "latency_us"); /* no figure: null, never 0 */
+	num_json(w, "rpc_per_s", g->has_rate, g->rps, 2);
+	num_json(w, "MBps", g->has_rate, g->mbps, 3);
+	num_json(w, "MiBps", g->has_rate, g->mibps, 3);
+	/* Gbps: for comparing with link rates */
+	num_json(w, "Gbps", g->has_rate, g->mbps * 8 / 1e3, 4);
+	pct_json(r, w);
+	if (report_repeated(r))
+		report_rep_json(r, w);
+	if (r->interval_ns && !r->ndjson)
+		report_ivl_json(r, w);
+}
+
+/* What encoding and decoding cost, in the serialized modes. */
+static void ser_json(const struct report *r, const struct figures *g, struct json *w)
+{
+	const struct job *j = r->job;
+
+	json_obj_begin(w, "serialization");
+	json_str(w, "dtype", job_dtype_name(j->dtype));
+	if (g->sampled) {
+		json_f64(w, "encode_us", g->enc_us, 3);
+		json_f64(w, "decode_us", g->dec_us, 3);
+	} else {
+		json_null(w, "encode_us");
+		json_null(w, "decode_us");
+	}
+	json_u64(w, "sampled_calls", g->sampled);
+	json_u64(w, "sample_first", ENGINE_SAMPLE_FIRST);
+	json_u64(w, "sample_every", ENGINE_SAMPLE);
+	json_obj_end(w);
+}
+
+/* Each worker's calls, rate, status, host and pid. */
+static void tput_workers_json(const struct report_tput *tp, struct json *w)
+{
+	json_arr_begin(w, "per_worker_rpc_per_s");
+	for (uint32_t i = 0; i < tp->workers; i++) {
+		if (tp->per_worker[i])
+			json_f64(w, NULL, tp->worker_rps[i], 2);
+		else
+			json_null(w, NULL); /* empty or missing: no rate */
+	}
+	json_arr_end(w);
+	/* each worker: ok, empty (reported, no call in its window), missing */
+	json_arr_begin(w, "per_worker_status");
+	for (uint32_t i = 0; i < tp->workers; i++)
+		json_str(w, NULL, tp->worker_host && !tp->worker_host[i] ? "missing" :
+		         tp->per_worker[i] ? "ok" : "empty");
+	json_arr_end(w);
+	/* where every worker ran: a result names each process's host */
+	json_arr_begin(w, "per_worker_host");
+	for (uint32_t i = 0; i < tp->workers; i++) {
+		if (tp->worker_host && tp->worker_host[i])
+			json_str(w, NULL, tp->worker_host[i]);
+		else
+			json_null(w, NULL);
+	}
+	json_arr_end(w);
+	json_arr_begin(w, "per_worker_pid");
+	for (uint32_t i = 0; i < tp->workers; i++) {
+		if (tp->worker_host && tp->worker_host[i])
+			json_i64(w, NULL, tp->worker_pid[i]);
+		else
+			json_null(w, NULL);
+	}
+	json_arr_end(w);
+}
+
+/* The process whose loss ended the run early. */
+static void lost_json(const struct report_tput *tp, struct json *w)
+{
+	json_obj_begin(w, "lost");
+	json_str(w, "role", tp->lost->role);
+	json_i64(w, "index", tp->lost->index);
+	if (tp->lost->pid > 0)
+		json_i64(w, "pid", tp->lost->pid);
+	else
+		json_null(w, "pid"); /* not known */
+	json_str(w, "host", tp->lost->host);
+	json_str(w, "end", tp->lost->how);
+	json_obj_end(w);
+}
+
+static void tput_json(const struct report *r, const struct figures *g, struct json *w)
+{
+	const struct job *j = r->job;
+	const struct engine_result *res = r->res;
+	const struct report_tput *tp = r->tput;
+	double lo, hi;
+
+	json_obj_begin(w, "throughput");
+	json_str(w, "rpc", r->train ? "pull, push" : job_rpc_name(j->rpc));
+	json_u64(w, "workers", tp->workers);
+	json_u64(w, "reported", tp->reported);
+	json_u64(w, "ps_count", tp->nps);
+	num_json(w, "rpc_per_s", g->has_rate, tp->rps, 2);
+	num_json(w, "MBps", g->has_rate, tp->bytes_per_s / 1e6, 3);
+	json_arr_begin(w, "per_ps");
+	for (uint32_t i = 0; i < tp->nps; i++)
+		json_u64(w, NULL, tp->per_ps[i]);
+	json_arr_end(w);
+	json_arr_begin(w, "per_worker");
+	for (uint32_t i = 0; i < tp->workers; i++)
+		json_u64(w, NULL, tp->per_worker[i]);
+	json_arr_end(w);
+	tput_workers_json(tp, w);
+	tput_processes_json(w, tp, r->alloc);
+	worker_span(tp, &lo, &hi);
+	num_json(w, "worker_rpc_per_s_min", !isnan(lo), lo, 2);
+	num_json(w, "worker_rpc_per_s_max", !isnan(hi), hi, 2);
+	if (tp->offered_rps > 0) {
+		json_str(w, "arrival", job_arrival_name(j->arrival));
+		json_f64(w, "offered_rpc_per_s", tp->offered_rps, 2);
+		json_u64(w, "offered_calls", res->offered);
+		json_u64(w, "missed_calls", res->missed);
+		json_bool(w, "saturated",
+		          engine_saturated(res->calls, res->offered, res->missed));
+		json_u64(w, "saturation_tolerance_pct", ENGINE_SAT_TOL_PCT);
+		lat_json(w, "service_time_us", &res->svc);
+	}
+	json_bool(w, "incomplete", tp->incomplete);
+	if (tp->note)
+		json_str(w, "note", tp->note);
+	if (tp->lost)
+		lost_json(tp, w);
+	json_obj_end(w);
+}
+
+/* How the run ended, where it ran, and its job (text without secrets). */
+static void tail_json(const struct report *r, const char *text, struct json *w)
+{
+	const struct job *j = r->job;
+	const struct engine_result *res = r->res;
 	const struct opt_def *sec[JOB_MAX_KEYS];
 	int nsec;
-	char hp[300];
+
+	if (r->train)
+		report_train_json(r->train, w);
+	json_str(w, "status", status_of(r));
+	json_bool(w, "interrupted", res->end == ENGINE_INTERRUPTED);
+	if (res->end == ENGINE_FAILED)
+		json_str(w, "error", res->err.msg);
+	else
+		json_null(w, "error");
+	if (r->alloc)
+		alloc_json(w, r->alloc);
+	if (r->env)
+		sysinfo_json(w, "environment", r->env, text);
+	if (r->mon)
+		monitor_json(r->mon, w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
+	else if (r->nhosts)
+		hosts_json(w, r);
+	report_ps_json(r, w);
+	json_str(w, "job", text);
+	/* the secret keys set but left out of "job", for tfgb rerun to say so */
+	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {
+		json_arr_begin(w, "job_withheld");
+		for (int i = 0; i < nsec && i < JOB_MAX_KEYS; i++) {
+			char name[64];
+			snprintf(name, sizeof name, "%s.%s", sec[i]->section, sec[i]->name);
+			json_str(w, NULL, name);
+		}
+		json_arr_end(w);
+	}
+}
+
+static int print_json(const struct report *r, const struct figures *g, FILE *f)
+{
+	char *text = job_ini_public(r->job); /* what a result keeps: no secrets */
 	struct json w;
 
 	if (!text)
@@ -576,174 +788,13 @@ static int print_json(const struct report *r, const struct figures *g, FILE *f)
 	json_obj_begin(&w, NULL);
 	if (r->ndjson)
 		json_str(&w, "type", "result");
-	json_u64(&w, "schema_version", REPORT_SCHEMA_VERSION);
-	json_obj_begin(&w, "tfgb");
-	json_str(&w, "version", TFGB_VERSION);
-	json_str(&w, "transport_version", r->transport_version);
-	json_obj_end(&w);
-	json_str(&w, "benchmark", r->command);
-	json_str(&w, "title", r->benchmark);
-	json_str(&w, "transport", job_transport_name(j->transport));
-	json_bool(&w, "tls", j->tls.ca != NULL); /* the worker's calls; never key material */
-	json_str(&w, "mode", job_mode_name(j->mode));
-	json_arr_begin(&w, "ps");
-	for (int i = 0; i < r->nps; i++) {
-		opt_format_hostport(&r->ps[i], hp, sizeof hp);
-		json_str(&w, NULL, hp);
-	}
-	json_arr_end(&w);
-	json_obj_begin(&w, "payload");
-	/* train: the payload of one step, every transferred variable */
-	json_str(&w, "scheme", r->train ? "model" : job_scheme_name(j->scheme));
-	payload_json(&w, p);
-	json_arr_begin(&w, "sizes");
-	for (size_t i = 0; i < p->n; i++)
-		json_u64(&w, NULL, p->buf[i].len);
-	json_arr_end(&w);
-	json_obj_end(&w);
-	json_i64(&w, "inflight", r->inflight);
-	json_f64(&w, "warmup_s", (double)res->warmup_ns / 1e9, 6); /* as run */
-	json_f64(&w, "duration_s", (double)res->window_ns / 1e9, 6);
-	json_u64(&w, "warmup_calls", res->warmup_calls);
-	json_u64(&w, "calls", res->calls);
-	json_u64(&w, "errors", res->errors);
-	if (g->has_lat)
-		lat_json(&w, "latency_us", &res->lat);
-	else
-		json_null(&w, "latency_us"); /* no figure: null, never 0 */
-	num_json(&w, "rpc_per_s", g->has_rate, g->rps, 2);
-	num_json(&w, "MBps", g->has_rate, g->mbps, 3);
-	num_json(&w, "MiBps", g->has_rate, g->mibps, 3);
-	/* Gbps: for comparing with link rates */
-	num_json(&w, "Gbps", g->has_rate, g->mbps * 8 / 1e3, 4);
-	pct_json(r, &w);
-	if (report_repeated(r))
-		report_rep_json(r, &w);
-	if (r->interval_ns && !r->ndjson)
-		report_ivl_json(r, &w);
-	if (g->ser) {
-		json_obj_begin(&w, "serialization");
-		json_str(&w, "dtype", job_dtype_name(j->dtype));
-		if (g->sampled) {
-			json_f64(&w, "encode_us", g->enc_us, 3);
-			json_f64(&w, "decode_us", g->dec_us, 3);
-		} else {
-			json_null(&w, "encode_us");
-			json_null(&w, "decode_us");
-		}
-		json_u64(&w, "sampled_calls", g->sampled);
-		json_u64(&w, "sample_first", ENGINE_SAMPLE_FIRST);
-		json_u64(&w, "sample_every", ENGINE_SAMPLE);
-		json_obj_end(&w);
-	}
-	if (r->tput) {
-		const struct report_tput *tp = r->tput;
-		double lo, hi;
-		json_obj_begin(&w, "throughput");
-		json_str(&w, "rpc", r->train ? "pull, push" : job_rpc_name(j->rpc));
-		json_u64(&w, "workers", tp->workers);
-		json_u64(&w, "reported", tp->reported);
-		json_u64(&w, "ps_count", tp->nps);
-		num_json(&w, "rpc_per_s", g->has_rate, tp->rps, 2);
-		num_json(&w, "MBps", g->has_rate, tp->bytes_per_s / 1e6, 3);
-		json_arr_begin(&w, "per_ps");
-		for (uint32_t i = 0; i < tp->nps; i++)
-			json_u64(&w, NULL, tp->per_ps[i]);
-		json_arr_end(&w);
-		json_arr_begin(&w, "per_worker");
-		for (uint32_t i = 0; i < tp->workers; i++)
-			json_u64(&w, NULL, tp->per_worker[i]);
-		json_arr_end(&w);
-		json_arr_begin(&w, "per_worker_rpc_per_s");
-		for (uint32_t i = 0; i < tp->workers; i++) {
-			if (tp->per_worker[i])
-				json_f64(&w, NULL, tp->worker_rps[i], 2);
-			else
-				json_null(&w, NULL); /* empty or missing: no rate */
-		}
-		json_arr_end(&w);
-		/* each worker: ok, empty (reported, no call in its window), missing */
-		json_arr_begin(&w, "per_worker_status");
-		for (uint32_t i = 0; i < tp->workers; i++)
-			json_str(&w, NULL, tp->worker_host && !tp->worker_host[i] ? "missing" :
-			         tp->per_worker[i] ? "ok" : "empty");
-		json_arr_end(&w);
-		/* where every worker ran: a result names each process's host */
-		json_arr_begin(&w, "per_worker_host");
-		for (uint32_t i = 0; i < tp->workers; i++) {
-			if (tp->worker_host && tp->worker_host[i])
-				json_str(&w, NULL, tp->worker_host[i]);
-			else
-				json_null(&w, NULL);
-		}
-		json_arr_end(&w);
-		json_arr_begin(&w, "per_worker_pid");
-		for (uint32_t i = 0; i < tp->workers; i++) {
-			if (tp->worker_host && tp->worker_host[i])
-				json_i64(&w, NULL, tp->worker_pid[i]);
-			else
-				json_null(&w, NULL);
-		}
-		json_arr_end(&w);
-		tput_processes_json(&w, tp, r->alloc);
-		worker_span(tp, &lo, &hi);
-		num_json(&w, "worker_rpc_per_s_min", !isnan(lo), lo, 2);
-		num_json(&w, "worker_rpc_per_s_max", !isnan(hi), hi, 2);
-		if (tp->offered_rps > 0) {
-			json_str(&w, "arrival", job_arrival_name(j->arrival));
-			json_f64(&w, "offered_rpc_per_s", tp->offered_rps, 2);
-			json_u64(&w, "offered_calls", res->offered);
-			json_u64(&w, "missed_calls", res->missed);
-			json_bool(&w, "saturated",
-			          engine_saturated(res->calls, res->offered, res->missed));
-			json_u64(&w, "saturation_tolerance_pct", ENGINE_SAT_TOL_PCT);
-			lat_json(&w, "service_time_us", &res->svc);
-		}
-		json_bool(&w, "incomplete", tp->incomplete);
-		if (tp->note)
-			json_str(&w, "note", tp->note);
-		if (tp->lost) {
-			json_obj_begin(&w, "lost");
-			json_str(&w, "role", tp->lost->role);
-			json_i64(&w, "index", tp->lost->index);
-			if (tp->lost->pid > 0)
-				json_i64(&w, "pid", tp->lost->pid);
-			else
-				json_null(&w, "pid"); /* not known */
-			json_str(&w, "host", tp->lost->host);
-			json_str(&w, "end", tp->lost->how);
-			json_obj_end(&w);
-		}
-		json_obj_end(&w);
-	}
-	if (r->train)
-		report_train_json(r->train, &w);
-	json_str(&w, "status", status_of(r));
-	json_bool(&w, "interrupted", res->end == ENGINE_INTERRUPTED);
-	if (res->end == ENGINE_FAILED)
-		json_str(&w, "error", res->err.msg);
-	else
-		json_null(&w, "error");
-	if (r->alloc)
-		alloc_json(&w, r->alloc);
-	if (r->env)
-		sysinfo_json(&w, "environment", r->env, text);
-	if (r->mon)
-		monitor_json(r->mon, &w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
-	else if (r->nhosts)
-		hosts_json(&w, r);
-	report_ps_json(r, &w);
-	json_str(&w, "job", text);
-	/* the secret keys set but left out of "job", for tfgb rerun to say so */
-	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {
-		json_arr_begin(&w, "job_withheld");
-		for (int i = 0; i < nsec && i < JOB_MAX_KEYS; i++) {
-			char name[64];
-			snprintf(name, sizeof name, "%s.%s", sec[i]->section, sec[i]->name);
-			json_str(&w, NULL, name);
-		}
-		json_arr_end(&w);
-	}
+	head_json(r, &w);
+	calls_json(r, g, &w);
+	if (g->ser)
+		ser_json(r, g, &w);
+	if (r->tput)
+		tput_json(r, g, &w);
+	tail_json(r, text, &w);
 	json_obj_end(&w);
 	json_finish(&w);
 	free(text);

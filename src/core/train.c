@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "payload.h"
+#include "transport.h"
 
 #define S(field) offsetof(struct train_conf, field)
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
@@ -34,6 +35,13 @@ const struct job_section train_section = {
 	.keys = keys,
 	.size = sizeof(struct train_conf),
 };
+
+int train_registry_init(void)
+{
+	if (tr_registry_init() < 0 || job_register(NULL, 1, &train_section) < 0)
+		return -1;
+	return 0;
+}
 
 const struct train_conf *train_conf_of(const struct job *j)
 {

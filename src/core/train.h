@@ -32,7 +32,14 @@ struct train_conf {
 
 extern const struct job_section train_section;
 
-/* The section of job j (registered by main before any job is made). */
+/* Registers every section a job has beyond the job model's own: the
+ * transports' (tr_registry_init), then [train], in --print-config order.
+ * The one place [train] is registered: main and the unit tests call it
+ * once, before any job is made; not thread-safe.  -1 when they do not fit
+ * the job model's tables (job.h). */
+int train_registry_init(void);
+
+/* The section of job j (registered by train_registry_init). */
 const struct train_conf *train_conf_of(const struct job *j);
 
 /* A training run's plan, the same in every process of the run. */

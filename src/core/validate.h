@@ -1,9 +1,10 @@
 /* validate.h - every check of a job, once all its layers are applied.
  *
- * The rules that span modules live here, above them: job.c's own rules and
- * its registered sections' checks (job_check_keys), then the payload
- * layout (payload.c), the TLS files (tls.c) and the limits (limit.c), each
- * of which reads the job model below it.  Nothing below calls back up.
+ * The rules that span modules live here, above them: the rules of the job
+ * model's own sections (job_payload.c ...) and its registered sections'
+ * checks (job_check_keys), then the payload layout (payload.c), the TLS
+ * files (tls.c) and the limits (limit.c), each of which reads the job model
+ * below it.  Nothing below calls back up.
  */
 #ifndef TFGB_VALIDATE_H
 #define TFGB_VALIDATE_H

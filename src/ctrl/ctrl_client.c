@@ -128,6 +128,40 @@ static const struct {
 	[GRPC_STATUS_UNAUTHENTICATED] = {-EACCES, "UNAUTHENTICATED"},
 };
 
+/* A call of method m that ended with status st (not OK) and details: its
+ * -errno, with err saying what the service or gRPC answered. */
+static int call_failed(const struct ctrl_client *c, int m, grpc_status_code st,
+                       grpc_slice details, uint64_t start_ns, uint64_t deadline_ns,
+                       struct err *err)
+{
+	char d[MSG_MAX], within[32];
+	unsigned k, n;
+
+	if ((unsigned)st >= sizeof status_map / sizeof status_map[0])
+		st = GRPC_STATUS_UNKNOWN;
+	snprintf(d, sizeof d, "%.*s",
+	         (int)(GRPC_SLICE_LENGTH(details) < sizeof d ? GRPC_SLICE_LENGTH(details) : sizeof d - 1),
+	         (const char *)GRPC_SLICE_START_PTR(details));
+	if (st == GRPC_STATUS_DEADLINE_EXCEEDED) {
+		grpcx_within(start_ns, deadline_ns, within, sizeof within);
+		if (sscanf(d, "%u of %u", &k, &n) == 2) /* the service's own answer */
+			err_set(err, "control service at '%s': %s: %s within %s", c->target,
+			         ctrl_method_name[m], d, within);
+		else
+			err_set(err, "control service at '%s': %s: no reply within %s",
+			         c->target, ctrl_method_name[m], within);
+	} else if (st == GRPC_STATUS_UNAUTHENTICATED) {
+		err_set(err, "control service at '%s' refused the token (%s): %s: %s",
+		         c->target, c->nmd ? "cluster.token differs from the service's" :
+		         "it requires a cluster.token and this job sets none",
+		         ctrl_method_name[m], d[0] ? d : "no details");
+	} else {
+		err_set(err, "control service at '%s': %s: %s (%s)", c->target,
+		         ctrl_method_name[m], d[0] ? d : "no details", status_map[st].name);
+	}
+	return status_map[st].err;
+}
+
 /* Makes one call; 0 with *reply (the caller destroys it; may be NULL), or
  * -errno with err set. */
 static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t nparts,
@@ -143,8 +177,6 @@ static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t n
 	grpc_slice details = grpc_empty_slice();
 	grpc_call *call;
 	grpc_event ev;
-	char d[MSG_MAX], within[32];
-	unsigned k, n;
 	int rc;
 
 	*reply = NULL;
@@ -179,29 +211,7 @@ static int client_call(struct ctrl_client *c, int m, grpc_slice *parts, size_t n
 		rc = 0;
 		goto out;
 	}
-	if ((unsigned)st >= sizeof status_map / sizeof status_map[0])
-		st = GRPC_STATUS_UNKNOWN;
-	rc = status_map[st].err;
-	snprintf(d, sizeof d, "%.*s",
-	         (int)(GRPC_SLICE_LENGTH(details) < sizeof d ? GRPC_SLICE_LENGTH(details) : sizeof d - 1),
-	         (const char *)GRPC_SLICE_START_PTR(details));
-	if (st == GRPC_STATUS_DEADLINE_EXCEEDED) {
-		grpcx_within(start_ns, deadline_ns, within, sizeof within);
-		if (sscanf(d, "%u of %u", &k, &n) == 2) /* the service's own answer */
-			err_set(err, "control service at '%s': %s: %s within %s", c->target,
-			         ctrl_method_name[m], d, within);
-		else
-			err_set(err, "control service at '%s': %s: no reply within %s",
-			         c->target, ctrl_method_name[m], within);
-	} else if (st == GRPC_STATUS_UNAUTHENTICATED) {
-		err_set(err, "control service at '%s' refused the token (%s): %s: %s",
-		         c->target, c->nmd ? "cluster.token differs from the service's" :
-		         "it requires a cluster.token and this job sets none",
-		         ctrl_method_name[m], d[0] ? d : "no details");
-	} else {
-		err_set(err, "control service at '%s': %s: %s (%s)", c->target,
-		         ctrl_method_name[m], d[0] ? d : "no details", status_map[st].name);
-	}
+	rc = call_failed(c, m, st, details, start_ns, deadline_ns, err);
 out:
 	if (call)
 		grpc_call_unref(call);

@@ -10,7 +10,7 @@
 #   result  the worker result blob decoder, and encode -> decode round trips
 #   ctrl    the control service's request decoders and Collect reply check
 #           (src/ctrl/ctrl_wire.c), and its token comparison
-#   bundle  the TensorBundle decoders of the tensor modes (src/core/codec.c):
+#   bundle  the TensorBundle decoders of the tensor modes (src/core/codec*.c):
 #           the server's codec_serve and codec_tf_serve against the wire walker,
 #           codec_pull_serve against codec_pull_tf (PullTensor), the worker's
 #           codec_check of replies
@@ -30,7 +30,9 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}
 ALL="frame job opt result ctrl bundle"
 
 # what reading a job links: the key table and every check job_validate makes
-JOBSRC="src/core/err.c src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c src/core/codec.c"
+JOBSRC="src/core/err.c src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c"
+JOBSRC="$JOBSRC src/core/job_affinity.c src/core/job_cluster.c src/core/job_monitor.c src/core/job_output.c src/core/job_payload.c src/core/job_print.c"
+JOBSRC="$JOBSRC src/core/codec.c src/core/codec_serve.c src/core/codec_var.c"
 JOBSRC="$JOBSRC src/core/input.c src/core/rng.c src/core/json.c"
 JOBSRC="$JOBSRC src/transport/socket/sk_conf.c src/transport/verbs/vb_conf.c"
 JOBSRC="$JOBSRC gen/tfgb.pb-c.c"
