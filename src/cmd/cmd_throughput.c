@@ -652,16 +652,16 @@ static int worker_open(struct worker *w, int collector, int one_launch)
 	return launch_meet(t, w->rk, w->rk->size, w->run_id, &w->cc, w->alone ? &w->wc : NULL);
 }
 
-/* Runs w's engine from the barrier's release, measuring itself: the
- * engine's return, or 1 when the monitor failed to start (said). */
-static int worker_measure(struct worker *w, int collector)
+/* Runs w's engine from the barrier's release, measuring itself, with
+ * the engine's return in *erc: TFGB_EXIT_OK, or the status of the
+ * monitor's failure to start (said; the engine did not run). */
+static int worker_measure(struct worker *w, int collector, int *erc)
 {
 	struct tfgb *t = w->t;
 	const struct job *j = &t->job;
 	struct engine_cfg cfg;
 	struct rusage ru0, ru1;
 	uint64_t t0;
-	int erc;
 
 	lprogress_worker_go(); /* the launcher's progress line: the warm-up starts */
 	place_measure(&w->place); /* as placed, by session_open or by its launcher */
@@ -673,14 +673,14 @@ static int worker_measure(struct worker *w, int collector)
 	cfg.on_interval = report_interval;
 	cfg.interval_arg = &w->ivl;
 	if (self_monitor(t, w->rk->index, &w->mon) != TFGB_EXIT_OK)
-		return 1;
+		return TFGB_EXIT_FAIL;
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();
-	erc = engine_run(&cfg, &w->res);
+	*erc = engine_run(&cfg, &w->res);
 	getrusage(RUSAGE_SELF, &ru1);
 	wresult_res_of(&w->self, &ru0, &ru1, now_ns() - t0);
 	monitor_stop(w->mon);
-	return erc;
+	return TFGB_EXIT_OK;
 }
 
 /* rk: the worker's index and the run's number of workers (size). */
@@ -706,7 +706,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	if ((rc = worker_open(&w, collector, one_launch)) != TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
-	if ((erc = worker_measure(&w, collector)) == 1)
+	if (worker_measure(&w, collector, &erc) != TFGB_EXIT_OK)
 		goto out;
 	if (erc == -ENOMEM) {
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
