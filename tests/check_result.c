@@ -121,6 +121,35 @@ START_TEST(test_result_round_trip)
 }
 END_TEST
 
+/* A training worker's figures, typed: per PS each way, and its barriers. */
+START_TEST(test_result_train)
+{
+	long n;
+
+	a->train = 1;
+	for (uint32_t i = 0; i < a->nps; i++) {
+		a->ps_sent[i] = 1000 + i;
+		a->ps_recv[i] = 2000 + i;
+	}
+	a->barriers = 77;
+	a->barrier_wait_ns = 123456789;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->train, 1);
+	ck_assert_uint_eq(b->ps_sent[0], 1000);
+	ck_assert_uint_eq(b->ps_sent[2], 1002);
+	ck_assert_uint_eq(b->ps_recv[1], 2001);
+	ck_assert_uint_eq(b->barriers, 77);
+	ck_assert_uint_eq(b->barrier_wait_ns, 123456789);
+	a->train = 0; /* another worker's: none of them */
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->train, 0);
+	ck_assert_uint_eq(b->barriers, 0);
+}
+END_TEST
+
 START_TEST(test_result_empty_histogram)
 {
 	stats_init(&a->lat);
@@ -172,7 +201,7 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 8;
+	buf[7] = 9;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
@@ -427,22 +456,27 @@ START_TEST(test_result_fuzz_seeds)
 {
 	static const char *const old[] = {"empty", "extremes", "failed", "interrupted_open_loop",
 	                                  "max_strings_ps", "repeat_runs", "two_ps", "v7_failed",
-	                                  "v7_open_loop_runs", "v7_series_intervals"};
+	                                  "v7_open_loop_runs", "v7_series_intervals", "v8_failed",
+	                                  "v8_open_loop_runs", "v8_series_intervals"};
 
 	for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
 		ck_assert_msg(seed_decode(old[i]) == -1, "%s: an old version decodes", old[i]);
-	ck_assert_msg(seed_decode("v8_open_loop_runs") == 0,
-	              "v8_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
+	ck_assert_msg(seed_decode("v9_open_loop_runs") == 0,
+	              "v9_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
 	ck_assert_uint_eq(a->nruns, 3);
 	ck_assert_uint_gt(a->svc.count, 0);
-	ck_assert_int_eq(seed_decode("v8_series_intervals"), 0);
+	ck_assert_int_eq(seed_decode("v9_series_intervals"), 0);
 	ck_assert_uint_gt(a->mon_len, 0);
 	ck_assert_uint_eq(a->nivl, 4);
 	ck_assert_uint_gt(a->res.span_ns, 0);
 	ck_assert_str_eq(a->alloc, "glibc");
-	ck_assert_int_eq(seed_decode("v8_failed"), 0);
+	ck_assert_int_eq(seed_decode("v9_failed"), 0);
 	ck_assert_str_eq(a->host, "node-17.cluster.example");
 	ck_assert_int_eq(a->end, ENGINE_FAILED);
+	ck_assert_int_eq(seed_decode("v9_train"), 0);
+	ck_assert_uint_eq(a->train, 1);
+	ck_assert_uint_eq(a->ps_recv[1], 8000017);
+	ck_assert_uint_eq(a->barriers, 201);
 }
 END_TEST
 
@@ -457,6 +491,7 @@ Suite *make_result_suite(void)
 	tcase_add_checked_fixture(errors, setup, teardown);
 	tcase_add_test(core, test_result_round_trip);
 	tcase_add_test(core, test_result_empty_histogram);
+	tcase_add_test(core, test_result_train);
 	tcase_add_test(core, test_result_interval_avg);
 	tcase_add_test(core, test_result_interval_unknown);
 	tcase_add_test(core, test_result_series);

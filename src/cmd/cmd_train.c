@@ -2,7 +2,7 @@
  *
  * P parameter servers and W workers, as `tfgb throughput` runs them (the
  * same one-machine launcher, control service, --task and launcher ranks:
- * session.h), but each worker runs training steps of a model (step.h)
+ * launch.h), but each worker runs training steps of a model (step.h)
  * instead of a stream of calls: every step pulls every variable from the
  * PS that holds it and pushes a gradient of the same size back, all in
  * flight together up to [train] inflight per connection.  Synchronous
@@ -12,9 +12,8 @@
  * A worker's report travels as a throughput worker's (result.h): calls
  * are its measured steps, warmup_calls its warm-up steps, the latency
  * histogram its step times, the service-time one its pull phases, and
- * ps_calls holds 2 x P + 2 counters: the bytes it sent to PS 0 .. P-1,
- * the bytes it received from them, then the barriers it passed and the
- * nanoseconds it waited in them.  The collector (the launcher, or worker 0
+ * its training figures (train set) the bytes it sent to and received from
+ * each PS, the barriers it passed and the nanoseconds it waited in them.  The collector (the launcher, or worker 0
  * without it) adds them up and prints them with the model's plan.
  */
 #include "tfgb.h"
@@ -28,6 +27,7 @@
 
 #include "cluster.h"
 #include "ctrl.h"
+#include "launch.h"
 #include "model.h"
 #include "payload.h"
 #include "report.h"
@@ -106,114 +106,61 @@ static int list_model(struct tfgb *t, const struct train_plan *p)
 /* ---- aggregation of the workers' reports ---- */
 
 struct tagg {
-	uint32_t workers, nps, reported;
-	struct wresult *w;          /* scratch for one decoded report */
-	unsigned char *seen;        /* workers */
+	struct launch_agg c;        /* calls: steps; lat: step times */
 	uint64_t *sent, *recv;      /* nps */
 	uint64_t *calls;            /* nps: transfers each PS answered */
-	uint64_t *steps;            /* workers */
 	uint64_t *barriers;         /* workers: barriers passed */
 	uint64_t barrier_wait_ns;   /* all workers' time in barriers */
-	double *rate;               /* workers: steps per second */
 	struct stats *wstep;        /* workers */
 	struct stats pull;
-	const char **host;          /* workers */
-	int32_t *pid;               /* workers */
-	struct alloc_info *alloc;   /* workers */
 	const size_t *ps_vars;      /* the plan's, nps */
-	struct engine_result sum;   /* calls: steps; lat: step times */
-	uint64_t window_total;
-	double rps, bps;
-	int bad_blobs, failed;
-	struct err first_err;
 };
 
 static void tagg_free(struct tagg *a)
 {
-	free(a->w);
-	free(a->seen);
+	launch_agg_free(&a->c);
 	free(a->sent);
 	free(a->recv);
 	free(a->calls);
-	free(a->steps);
 	free(a->barriers);
-	free(a->rate);
 	free(a->wstep);
-	for (uint32_t i = 0; a->host && i < a->workers; i++)
-		free((char *)a->host[i]);
-	free(a->host);
-	free(a->pid);
-	free(a->alloc);
 }
 
 static int tagg_init(struct tagg *a, uint32_t workers, const struct train_plan *p)
 {
+	uint32_t nps = (uint32_t)p->nps;
+
 	memset(a, 0, sizeof *a);
-	a->workers = workers;
-	a->nps = (uint32_t)p->nps;
+	if (launch_agg_init(&a->c, workers, nps) < 0)
+		return -ENOMEM;
 	a->ps_vars = p->ps_vars;
-	a->w = malloc(sizeof *a->w);
-	a->seen = calloc(workers, 1);
-	a->sent = calloc(a->nps, sizeof *a->sent);
-	a->recv = calloc(a->nps, sizeof *a->recv);
-	a->calls = calloc(a->nps, sizeof *a->calls);
-	a->steps = calloc(workers, sizeof *a->steps);
+	a->sent = calloc(nps, sizeof *a->sent);
+	a->recv = calloc(nps, sizeof *a->recv);
+	a->calls = calloc(nps, sizeof *a->calls);
 	a->barriers = calloc(workers, sizeof *a->barriers);
-	a->rate = calloc(workers, sizeof *a->rate);
 	a->wstep = calloc(workers, sizeof *a->wstep);
-	a->host = calloc(workers, sizeof *a->host);
-	a->pid = calloc(workers, sizeof *a->pid);
-	a->alloc = calloc(workers, sizeof *a->alloc);
 	stats_init(&a->pull);
-	stats_init(&a->sum.lat);
-	stats_init(&a->sum.svc);
 	for (uint32_t i = 0; a->wstep && i < workers; i++)
 		stats_init(&a->wstep[i]);
-	return a->w && a->seen && a->sent && a->recv && a->calls && a->steps && a->barriers && a->rate &&
-	       a->wstep && a->host && a->pid && a->alloc ? 0 : -ENOMEM;
+	return a->sent && a->recv && a->calls && a->barriers && a->wstep ? 0 : -ENOMEM;
 }
 
 static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 {
 	struct tagg *a = arg;
-	struct wresult *w = a->w;
+	const struct wresult *w = launch_agg_add(&a->c, worker, blob, len, 1);
 
-	if (wresult_decode(w, blob, len) < 0 || w->worker != worker || worker >= a->workers ||
-	    a->seen[worker] || w->nps != 2 * a->nps + 2) {
-		a->bad_blobs++;
+	if (!w)
 		return 0;
-	}
-	a->seen[worker] = 1;
-	a->reported++;
-	for (uint32_t i = 0; i < a->nps; i++) {
-		a->sent[i] += w->ps_calls[i];
-		a->recv[i] += w->ps_calls[a->nps + i];
+	for (uint32_t i = 0; i < a->c.nps; i++) {
+		a->sent[i] += w->ps_sent[i];
+		a->recv[i] += w->ps_recv[i];
 		a->calls[i] += 2 * a->ps_vars[i] * w->calls; /* a step completes every transfer */
 	}
-	a->steps[worker] = w->calls;
-	a->barriers[worker] = w->ps_calls[2 * a->nps];
-	a->barrier_wait_ns += w->ps_calls[2 * a->nps + 1];
+	a->barriers[worker] = w->barriers;
+	a->barrier_wait_ns += w->barrier_wait_ns;
 	a->wstep[worker] = w->lat;
-	a->rate[worker] = w->window_ns ? (double)w->calls * 1e9 / (double)w->window_ns : 0.0;
-	a->rps += a->rate[worker];
-	a->bps += w->window_ns ? (double)w->bytes * 1e9 / (double)w->window_ns : 0.0;
-	a->host[worker] = strdup(w->host);
-	a->pid[worker] = w->pid;
-	snprintf(a->alloc[worker].name, sizeof a->alloc[worker].name, "%s", w->alloc);
-	snprintf(a->alloc[worker].version, sizeof a->alloc[worker].version, "%s", w->alloc_version);
-	a->sum.calls += w->calls;
-	a->sum.warmup_calls += w->warmup_calls;
-	a->sum.bytes += w->bytes;
-	a->window_total += w->window_ns;
-	stats_merge(&a->sum.lat, &w->lat);
 	stats_merge(&a->pull, &w->svc);
-	if (w->end != ENGINE_DONE && !a->failed) {
-		a->failed = 1;
-		a->sum.end = w->end;
-		err_set(&a->first_err, "worker %u on %s (pid %d): %s", worker,
-		         w->host, (int)w->pid, w->end == ENGINE_INTERRUPTED ? "interrupted" : w->err.msg);
-		a->sum.err = a->first_err;
-	}
 	return 0;
 }
 
@@ -245,11 +192,11 @@ static void train_fig(const struct tfgb *t, const struct train_plan *pl, const s
 	*tr = (struct report_train){
 		.model = pl->m.name, .vars = pl->m.n, .nvars = pl->nvars, .placement = c->placement,
 		.sync = c->sync, .statistics = c->statistics, .inflight = c->inflight,
-		.nps = a->nps, .workers = a->workers, .plan_bytes = pl->ps_bytes,
+		.nps = a->c.nps, .workers = a->c.workers, .plan_bytes = pl->ps_bytes,
 		.plan_vars = pl->ps_vars, .ps_sent = a->sent, .ps_recv = a->recv,
-		.worker_steps = a->steps, .worker_step = a->wstep, .pull = &a->pull,
+		.worker_steps = a->c.per_worker, .worker_step = a->wstep, .pull = &a->pull,
 		.worker_barriers = a->barriers, .barrier_wait_ns = a->barrier_wait_ns,
-		.window_ns = a->sum.window_ns,
+		.window_ns = a->c.sum.window_ns,
 	};
 	for (size_t i = 0; i < pl->nvars; i++)
 		tr->classes[model_class(pl->var[i].bytes)]++;
@@ -261,16 +208,16 @@ static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct tr
                        const struct monitor *mon)
 {
 	const struct job *j = &t->job;
-	struct report_alloc ra = {.nworkers = a->workers, .nps = a->nps, .worker = a->alloc,
+	struct report_alloc ra = {.nworkers = a->c.workers, .nps = a->c.nps, .worker = a->c.alloc,
 	                          .ps = psinfo};
 	struct report_tput tp = {
-		.workers = a->workers, .reported = a->reported, .nps = a->nps, .per_ps = a->calls,
-		.per_worker = a->steps, .worker_rps = a->rate, .worker_host = a->host,
-		.worker_pid = a->pid, .rps = a->rps, .bytes_per_s = a->bps,
+		.workers = a->c.workers, .reported = a->c.reported, .nps = a->c.nps, .per_ps = a->calls,
+		.per_worker = a->c.per_worker, .worker_rps = a->c.worker_rps, .worker_host = a->c.host,
+		.worker_pid = a->c.pid, .rps = a->c.rps, .bytes_per_s = a->c.bps,
 		.incomplete = why[0] != 0, .note = why[0] ? why : NULL,
 	};
 	/* every transfer the monitor saw: warm-up steps too */
-	uint64_t steps = a->sum.calls + a->sum.warmup_calls;
+	uint64_t steps = a->c.sum.calls + a->c.sum.warmup_calls;
 	struct report_train tr;
 	struct payload p;
 	struct report r;
@@ -281,7 +228,7 @@ static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct tr
 		return -1;
 	train_fig(t, pl, a, &tr);
 	r = (struct report){.benchmark = "TF-gRPC-Train", .command = t->cmd, .job = j,
-	                    .payload = &p, .transport_version = ops->version(), .res = &a->sum,
+	                    .payload = &p, .transport_version = ops->version(), .res = &a->c.sum,
 	                    .ps = ps, .nps = (int)j->ps_count, .inflight = (int)tr.inflight,
 	                    .tput = &tp, .train = &tr, .env = env, .alloc = &ra, .mon = mon,
 	                    .mon_calls = steps * pl->nvars * 2, .mon_bytes = steps * pl->step_bytes,
@@ -325,20 +272,20 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 		goto out;
 	}
 	why[0] = 0;
-	note = launch_note(note, !lost && a.reported == workers && !a.failed && !a.bad_blobs);
+	note = launch_note(note, !lost && a.c.reported == workers && !a.c.failed && !a.c.bad_blobs);
 	if (lost) /* the figures are the survivors' */
 		snprintf(why, sizeof why, "partial: %s %d (pid %d on %s) died: %s", lost->role,
 		         lost->index, lost->pid, lost->host, lost->how);
 	else if (note)
 		snprintf(why, sizeof why, "%s", note);
-	else if (a.reported < workers)
-		snprintf(why, sizeof why, "%u of %u workers reported", a.reported, workers);
-	else if (a.failed)
-		snprintf(why, sizeof why, "%s", a.first_err.msg);
-	else if (a.bad_blobs)
-		snprintf(why, sizeof why, "%d malformed reports were ignored", a.bad_blobs);
-	a.sum.window_ns = a.reported ? a.window_total / a.reported : 0;
-	launch_ps_allocators(j, ops, !why[0], psinfo, NULL);
+	else if (a.c.reported < workers)
+		snprintf(why, sizeof why, "%u of %u workers reported", a.c.reported, workers);
+	else if (a.c.failed)
+		snprintf(why, sizeof why, "%s", a.c.first_err.msg);
+	else if (a.c.bad_blobs)
+		snprintf(why, sizeof why, "%d malformed reports were ignored", a.c.bad_blobs);
+	a.c.sum.window_ns = a.c.reported ? a.c.window_total / a.c.reported : 0;
+	launch_ps_allocators(j, ops, !why[0], psinfo, 0);
 	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0)
 		goto out;
 	if (why[0]) {
@@ -398,21 +345,21 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 	                            .warmup_calls = sr->warmup_steps, .window_ns = sr->window_ns,
 	                            .lat = sr->step, .svc = sr->pull};
 	struct wresult *wr = malloc(sizeof *wr);
-	uint64_t *bytes = calloc(2 * (size_t)np + 2, sizeof *bytes);
 	struct alloc_info al;
 	int rc = -1;
 
 	snprintf(res.err.msg, sizeof res.err.msg, "%s", sr->err.msg);
-	if (wr && bytes) {
-		for (int i = 0; sr->bytes_out && i < np; i++) {
-			bytes[i] = sr->bytes_out[i];
-			bytes[np + i] = sr->bytes_in[i];
-			res.bytes += bytes[i] + bytes[np + i];
+	if (wr) {
+		for (int i = 0; sr->bytes_out && i < np; i++)
+			res.bytes += sr->bytes_out[i] + sr->bytes_in[i];
+		wresult_from_engine(wr, b->index, &res, (uint32_t)np);
+		wr->train = 1;
+		for (uint32_t i = 0; i < wr->nps; i++) {
+			wr->ps_sent[i] = sr->bytes_out ? sr->bytes_out[i] : 0;
+			wr->ps_recv[i] = sr->bytes_out ? sr->bytes_in[i] : 0;
 		}
-		bytes[2 * np] = b->passed;
-		bytes[2 * np + 1] = b->wait_ns;
-		res.conn_calls = bytes;
-		wresult_from_engine(wr, b->index, &res, 2 * (uint32_t)np + 2);
+		wr->barriers = b->passed;
+		wr->barrier_wait_ns = b->wait_ns;
 		alloc_detect(&al);
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", al.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", al.version);
@@ -420,7 +367,6 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 	} else {
 		tfgb_error("%s: worker %u: reporting: out of memory", t->cmd, b->index);
 	}
-	free(bytes);
 	free(wr);
 	return rc;
 }

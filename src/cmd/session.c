@@ -68,8 +68,7 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 		           index, s->p.mem_len, ops->name, strerror(-erc));
 		return TFGB_EXIT_FAIL;
 	}
-	if (!t->start_procs)
-		launch_start_scale(t, 0);
+	launch_start_scale(0);
 	for (; s->nconns < nps; s->nconns++) {
 		job_ps_addr(j, s->nconns, &addr);
 		if (ops->connect(s->client, &addr, now_ns() + launch_start_ns(t), &s->conns[s->nconns],
@@ -342,13 +341,6 @@ int session_res_unpack(const unsigned char *buf, size_t len, char *host, struct 
 	return n && monitor_unpack(buf + b.at, n, mon) < 0 ? -1 : 0;
 }
 
-const char launch_interrupted[] = "interrupted";
-
-const char *launch_note(const char *note, int complete)
-{
-	return note == launch_interrupted && complete ? NULL : note;
-}
-
 int session_late_signal(struct tfgb *t)
 {
 	if (tfgb_stop)
@@ -357,18 +349,23 @@ int session_late_signal(struct tfgb *t)
 	return TFGB_EXIT_OK;
 }
 
+/* A worker's start-up scale, this process's (launch_start_scale). */
+static struct {
+	int procs, cpus; /* 0: alone */
+} start;
+
 /* The scale of the start-up waits: processes per CPU, rounded up. */
-static uint64_t start_scale(const struct tfgb *t)
+static uint64_t start_scale(void)
 {
 	int k;
 
-	if (t->start_procs <= 0 || t->start_cpus <= 0)
+	if (start.procs <= 0 || start.cpus <= 0)
 		return 1;
-	k = (t->start_procs + t->start_cpus - 1) / t->start_cpus;
+	k = (start.procs + start.cpus - 1) / start.cpus;
 	return (uint64_t)(k < 1 ? 1 : k > LAUNCH_START_SCALE_MAX ? LAUNCH_START_SCALE_MAX : k);
 }
 
-void launch_start_scale(struct tfgb *t, int procs)
+void launch_start_scale(int procs)
 {
 	const char *p = getenv("TFGB_START_PROCS"), *c = getenv("TFGB_START_CPUS");
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
@@ -376,38 +373,41 @@ void launch_start_scale(struct tfgb *t, int procs)
 
 	if (procs > 0) { /* the launcher: for itself and, through the environment, its workers */
 		char num[16];
-		t->start_procs = procs;
-		t->start_cpus = cpus > 0 ? (int)cpus : 1;
-		snprintf(num, sizeof num, "%d", t->start_procs);
+		start.procs = procs;
+		start.cpus = cpus > 0 ? (int)cpus : 1;
+		snprintf(num, sizeof num, "%d", start.procs);
 		setenv("TFGB_START_PROCS", num, 1);
-		snprintf(num, sizeof num, "%d", t->start_cpus);
+		snprintf(num, sizeof num, "%d", start.cpus);
 		setenv("TFGB_START_CPUS", num, 1);
 		return;
 	}
-	/* a worker of a launch: its launcher's figures, when they parse */
+	/* a worker of a launch: its launcher's figures, when they parse (once) */
+	if (start.procs)
+		return;
 	if (getenv("TFGB_LAUNCHER") && p && c && opt_parse_int(p, &v) == 0 && v > 0 &&
 	    v <= 1 << 20) {
-		t->start_procs = (int)v;
+		start.procs = (int)v;
 		if (opt_parse_int(c, &v) == 0 && v > 0 && v <= 1 << 20)
-			t->start_cpus = (int)v;
+			start.cpus = (int)v;
 		else
-			t->start_procs = 0;
+			start.procs = 0;
 	}
 }
 
 uint64_t launch_start_ns(const struct tfgb *t)
 {
-	return t->job.timeout_ns * start_scale(t);
+	return t->job.timeout_ns * start_scale();
 }
 
 const char *launch_start_text(const struct tfgb *t)
 {
 	static _Thread_local char text[96];
 
-	if (start_scale(t) == 1)
+	(void)t;
+	if (start_scale() == 1)
 		return "";
 	snprintf(text, sizeof text, ", a wait of job.timeout x %llu: %d processes starting on "
-	         "%d CPU%s", (unsigned long long)start_scale(t), t->start_procs, t->start_cpus,
-	         t->start_cpus == 1 ? "" : "s");
+	         "%d CPU%s", (unsigned long long)start_scale(), start.procs, start.cpus,
+	         start.cpus == 1 ? "" : "s");
 	return text;
 }

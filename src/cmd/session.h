@@ -5,8 +5,10 @@
  * placement, its payload (its pages come from the worker's node), the
  * transport's context and client, the payload's registration, one
  * connection to every PS; and the tear-down in reverse.  Besides: the
- * local servers a command starts for itself, and the resource monitor a
- * command starts over the processes of its run.
+ * local servers a command starts for itself (latency, and the launcher of
+ * launch.h), the end barriers of one launch that its servers meet at, and
+ * the resource monitor a command starts over the processes of its run.
+ * The launcher of throughput and train, above these, is launch.h.
  *
  * Errors are printed here, one line naming the command and the process
  * ("throughput: worker 2: PS 1: ..."); the functions return a TFGB_EXIT_*
@@ -126,23 +128,6 @@ int session_res_unpack(const unsigned char *buf, size_t len, char *host, struct 
  * times job.timeout, as the one-machine launcher waits for its workers. */
 uint64_t session_run_span_ns(const struct job *j);
 
-/* ---- the multi-process plumbing of throughput, which train shares
- * (cmd_throughput.c) ---- */
-
-struct ctrl_client;
-struct report_lost;
-struct sysinfo_env;
-struct srvinfo;
-
-/* A command's collector: gathers run_id's `workers` reports from the
- * control service (partial: take what is there; note: the failure that
- * makes it incomplete, or NULL; lost: the process that died, or NULL), prints the result with env and the
- * stopped monitor mon (either may be NULL) and returns the exit status. */
-typedef int (*launch_collect_fn)(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
-                                 uint64_t run_id, uint32_t workers, int partial,
-                                 const char *note, const struct report_lost *lost,
-                                 const struct sysinfo_env *env, const struct monitor *mon);
-
 /* The start-up waits (connecting to the PSs, reaching the control
  * service, its registration barrier) of a worker whose launcher starts
  * many processes on few CPUs last job.timeout times their number per CPU
@@ -151,77 +136,15 @@ typedef int (*launch_collect_fn)(struct tfgb *t, const struct tr_ops *ops, struc
  * TFGB_START_CPUS) to its workers; launch_start_ns is job.timeout for any
  * other process. */
 #define LAUNCH_START_SCALE_MAX 30
-void launch_start_scale(struct tfgb *t, int procs);
+void launch_start_scale(int procs);
 uint64_t launch_start_ns(const struct tfgb *t);
 /* ", a wait of job.timeout x N: P processes starting on C CPUs" when
  * launch_start_ns is above job.timeout, else "". */
 const char *launch_start_text(const struct tfgb *t);
 
-/* The note launch_run passes its collector after a Ctrl-C (SIGINT or
- * SIGTERM) and no failure.  One rule for every benchmark: a signal cuts
- * the figures short only when it ends a measured window early (a worker's
- * result then says interrupted); one that comes after every window closed
- * leaves them complete: the report is not marked, the exit status is 0,
- * and session_late_signal says so on standard error.  A collector drops
- * this note (launch_note) when every worker reported a window that
- * completed. */
-extern const char launch_interrupted[];
-/* note, or NULL when it is launch_interrupted and complete (every worker
- * reported, none failed). */
-const char *launch_note(const char *note, int complete);
 /* After figures that are complete: when a signal came, says that it came
- * after the window and changed nothing (not a failure).  Returns
- * TFGB_EXIT_OK. */
+ * after the window and changed nothing (not a failure; launch.h,
+ * launch_interrupted).  Returns TFGB_EXIT_OK. */
 int session_late_signal(struct tfgb *t);
-
-struct launch {
-	launch_collect_fn collect;
-	uint64_t run_ns; /* the longest the workers' runs may take, beyond 4 x job.timeout */
-};
-
-/* The one-machine launcher: starts the local PSs not running yet and
- * cluster.workers processes of `tfgb t->cmd --task N`, watches them (a
- * death or Ctrl-C stops the others, which report partial figures), then
- * calls l->collect.  Returns the exit status. */
-int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l);
-
-/* Meets the other workers at the control service's registration barrier,
- * leaving *cc open for the caller: 0, or the exit status of the error it
- * printed. */
-int launch_barrier(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t run_id,
-                   struct ctrl_client **cc);
-
-/* Checks worker rk's index against the run's `workers` (-1: refused
- * already) and gives the run id the workers share: TFGB_EXIT_OK or the
- * status of the error it printed. */
-int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers,
-                     uint64_t *run_id);
-
-struct wresult;
-/* Encodes a worker's report and hands it to the control service: 0, or -1
- * (said, naming the worker). */
-int launch_send(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
-                const struct wresult *wr);
-
-/* Collects run_id's reports through fn (ctrl_collect): all of them within
- * job.timeout, else (or with partial) those that are there.  0, or
- * -errno with err set. */
-typedef int (*launch_report_fn)(void *arg, uint32_t worker, const void *blob, size_t len);
-int launch_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
-                   int partial, launch_report_fn fn, void *arg, struct err *err);
-
-/* Each PS's malloc (out: ps_count entries), asked once the run is over;
- * not asked when the run did not complete.  With t (NULL: not) and a run
- * that announced itself (launch_ps_announce), the PSs it announced itself
- * to are asked for their own figures over the time since, too (free them
- * with srvinfo_clear). */
-void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int complete,
-                          struct srvinfo *out, const struct tfgb *t);
-/* Announces the run to each PS that this process does not sample itself
- * (t->ps_own), so that the PS counts it among the runs it serves and keeps
- * its own figures of the run's time (srvinfo.h): untimed, one connection
- * per PS, within job.timeout, before the run's window.  Sets t->ps_ask_id and
- * t->ps_since_ns. */
-void launch_ps_announce(struct tfgb *t, const struct tr_ops *ops);
 
 #endif

@@ -282,7 +282,6 @@ static int start_child(struct tfgb *t, const char *job, struct run *r)
 {
 	char jobpath[64], *argv[16];
 	int pfd[2], mfd, argc = 0;
-	pid_t parent = getpid();
 
 	if ((mfd = cluster_job_memfd(job, jobpath, sizeof jobpath)) < 0) {
 		tfgb_error("%s: --sweep: cannot pass the job to a run: %s", t->cmd, strerror(-mfd));
@@ -308,29 +307,18 @@ static int start_child(struct tfgb *t, const char *job, struct run *r)
 	for (int i = 0; i < t->verbose && i < 3; i++)
 		argv[argc++] = "-v";
 	argv[argc] = NULL;
-	fflush(NULL);
-	r->pid = fork();
+	/* Ctrl-C comes to the sweep, which stops the run in order */
+	r->pid = cluster_exec(&(struct cluster_exec){.cmd = t->cmd, .argv = argv,
+	                                             .stdout_fd = pfd[1], .keep_fd = -1,
+	                                             .sig_default = 1});
 	if (r->pid < 0) {
-		tfgb_error("%s: --sweep: cannot start a run: fork: %s", t->cmd, strerror(errno));
+		tfgb_error("%s: --sweep: cannot start a run: fork: %s", t->cmd, strerror(-r->pid));
+		r->pid = -1;
 		close(pfd[0]);
 		close(pfd[1]);
 		close(mfd);
 		return -1;
 	}
-	if (r->pid == 0) {
-		/* Ctrl-C comes to the sweep, which stops the run in order */
-		if (cluster_child_setup(parent) < 0)
-			_exit(1);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		if (dup2(pfd[1], STDOUT_FILENO) < 0)
-			_exit(1);
-		execv(cluster_self_exe(), argv);
-		fprintf(stderr, "tfgb: %s: cannot execute %s: %s\n", t->cmd, cluster_self_exe(),
-		        strerror(errno));
-		_exit(1);
-	}
-	setpgid(r->pid, r->pid); /* also here, so that it holds before the child runs */
 	close(pfd[1]);
 	close(mfd);
 	r->fd = pfd[0];
@@ -713,89 +701,105 @@ static int run_failed(struct tfgb *t, struct sweep *s, size_t i, const struct ru
 	       TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
 }
 
+/* The results that came back: JSON documents kept for the one document
+ * at the end, rows printed as they come. */
+struct sweep_out {
+	char **outs;  /* JSON: the results' documents, done of them */
+	size_t *lens;
+	size_t done;
+	FILE *f;      /* the report, once opened */
+	int format;   /* the job's, before any value applies */
+};
+
+/* Prints or keeps the result of value i (its document res, r->out taken
+ * when kept): 0, or -1 when the report cannot be opened (said). */
+static int keep_result(struct tfgb *t, const struct sweep *s, size_t i,
+                       const struct jsonr *res, struct run *r, struct sweep_out *o)
+{
+	const int format = o->format;
+
+	if (format != FMT_JSON && !o->f && !(o->f = tfgb_out(t)))
+		return -1;
+	if (format == FMT_TEXT)
+		text_row(t, s, i, res, o->f);
+	else if (format == FMT_CSV)
+		csv_row(s, i, res, o->f);
+	if (o->f)
+		fflush(o->f);
+	if (format == FMT_JSON) { /* kept for the one document at the end */
+		o->outs[o->done] = r->out;
+		o->lens[o->done] = r->len;
+		r->out = NULL;
+	}
+	o->done++;
+	return 0;
+}
+
+/* Runs value i and keeps its result: TFGB_EXIT_OK to go on, else the
+ * sweep's exit status with *status the JSON document's. */
+static int sweep_one(struct tfgb *t, struct sweep *s, size_t i, struct sweep_out *o,
+                     const char **status)
+{
+	struct run r = {.fd = -1};
+	struct jsonr res = {0};
+	uint64_t deadline, grace = t->job.timeout_ns + 15ull * 1000000000;
+	int ok, parsed, rc;
+
+	if ((rc = start_run(t, s, i, &r, &deadline)) != TFGB_EXIT_OK)
+		return rc;
+	if (finish_child(t, &r, deadline, grace) < 0 && !r.timed_out) {
+		free(r.out);
+		*status = "failed";
+		return TFGB_EXIT_FAIL;
+	}
+	ok = !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
+	parsed = r.out && jsonr_load(&res, r.out, r.len) == 0 &&
+	         jsonr_type(&res, jsonr_find(&res, 0, "job")) == JSONR_STRING;
+	/* an interrupted run still reports what it measured: keep its row */
+	rc = parsed && keep_result(t, s, i, &res, &r, o) < 0 ? TFGB_EXIT_FAIL : TFGB_EXIT_OK;
+	jsonr_free(&res);
+	free(r.out);
+	if (rc != TFGB_EXIT_OK || (ok && parsed))
+		return rc;
+	return run_failed(t, s, i, &r, ok, status);
+}
+
 int sweep_run(struct tfgb *t, struct sweep *s)
 {
-	struct job *j = &t->job;
-	const int format = j->format;
-	char **outs = NULL;
-	size_t *lens = NULL, done = 0;
+	const int format = t->job.format;
+	struct sweep_out o = {.format = format};
 	const char *status = "ok";
 	int rc = TFGB_EXIT_OK;
-	FILE *f = NULL;
 
 	if (sweep_check(t, s) < 0)
 		return TFGB_EXIT_USAGE;
-	outs = calloc(s->n, sizeof *outs);
-	lens = calloc(s->n, sizeof *lens);
-	if (!outs || !lens) {
+	o.outs = calloc(s->n, sizeof *o.outs);
+	o.lens = calloc(s->n, sizeof *o.lens);
+	if (!o.outs || !o.lens) {
 		tfgb_error("%s: --sweep: out of memory", t->cmd);
-		free(outs);
-		free(lens);
+		free(o.outs);
+		free(o.lens);
 		return TFGB_EXIT_FAIL;
 	}
 	tfgb_catch_signals(); /* no SA_RESTART: poll() returns at once */
 	tfgb_stop = 0;
-
-	for (size_t i = 0; i < s->n && !tfgb_stop; i++) {
-		struct run r = {.fd = -1};
-		struct jsonr res = {0};
-		uint64_t deadline, grace = j->timeout_ns + 15ull * 1000000000;
-		int ok, parsed;
-
-		if ((rc = start_run(t, s, i, &r, &deadline)) != TFGB_EXIT_OK)
-			break;
-		if (finish_child(t, &r, deadline, grace) < 0 && !r.timed_out) {
-			free(r.out);
-			rc = TFGB_EXIT_FAIL;
-			status = "failed";
-			break;
-		}
-		ok = !r.timed_out && WIFEXITED(r.status) && WEXITSTATUS(r.status) == 0;
-		parsed = r.out && jsonr_load(&res, r.out, r.len) == 0 &&
-		         jsonr_type(&res, jsonr_find(&res, 0, "job")) == JSONR_STRING;
-		/* an interrupted run still reports what it measured: keep its row */
-		if (parsed) {
-			if (format != FMT_JSON && !f && !(f = tfgb_out(t))) {
-				rc = TFGB_EXIT_FAIL;
-				jsonr_free(&res);
-				free(r.out);
-				break;
-			}
-			if (format == FMT_TEXT)
-				text_row(t, s, i, &res, f);
-			else if (format == FMT_CSV)
-				csv_row(s, i, &res, f);
-			if (f)
-				fflush(f);
-			if (format == FMT_JSON) { /* kept for the one document at the end */
-				outs[done] = r.out;
-				lens[done] = r.len;
-				r.out = NULL;
-			}
-			done++;
-		}
-		jsonr_free(&res);
-		free(r.out);
-		if (ok && parsed)
-			continue;
-		rc = run_failed(t, s, i, &r, ok, &status);
-		break;
-	}
+	for (size_t i = 0; i < s->n && !tfgb_stop && rc == TFGB_EXIT_OK; i++)
+		rc = sweep_one(t, s, i, &o, &status);
 	if (tfgb_stop && rc == TFGB_EXIT_OK) {
-		tfgb_error("%s: --sweep interrupted after %zu of %zu values", t->cmd, done, s->n);
+		tfgb_error("%s: --sweep interrupted after %zu of %zu values", t->cmd, o.done, s->n);
 		status = "interrupted";
 		rc = TFGB_EXIT_FAIL;
 	}
 	/* JSON: one document, with every result that came back */
-	if (format == FMT_JSON && (done || rc == TFGB_EXIT_OK)) {
-		if ((f = tfgb_out(t)))
-			json_report(s, outs, lens, done, status, f);
+	if (format == FMT_JSON && (o.done || rc == TFGB_EXIT_OK)) {
+		if ((o.f = tfgb_out(t)))
+			json_report(s, o.outs, o.lens, o.done, status, o.f);
 		else
 			rc = TFGB_EXIT_FAIL;
 	}
 	for (size_t i = 0; i < s->n; i++)
-		free(outs[i]);
-	free(outs);
-	free(lens);
+		free(o.outs[i]);
+	free(o.outs);
+	free(o.lens);
 	return rc;
 }

@@ -43,16 +43,6 @@ struct tfgb {
 	int local_rank;       /* its rank among its launch's processes on this host:
 	                       * its CPU set of an affinity list (place.h); 0 alone */
 	const char *local_source; /* what says so, for messages; NULL when alone */
-	int one_launch;       /* throughput: its servers started in the same launch (1);
-	                       * 2 once its collector passed the first end barrier */
-	/* throughput: the run's announcement to its PSs (launch_ps_announce):
-	 * its id, when (0: none), and which PSs this process samples itself
-	 * (ps_count flags, or NULL: none), whose own figures it does not ask */
-	uint64_t ps_ask_id, ps_since_ns;
-	const unsigned char *ps_own;
-	/* a worker of a one-machine launch: how many processes its launcher
-	 * starts and the CPUs they share (launch_start_scale); 0: alone */
-	int start_procs, start_cpus;
 	int ini;              /* --ini */
 	int list;             /* --list */
 	uint64_t interval_ns; /* --interval: report each interval; 0 off */

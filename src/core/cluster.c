@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,9 +62,12 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 {
 	char *text = job_ini_string(j);
 	char jobpath[64], task[16], fdnum[16], runid[24];
-	const char *role = strcmp(cmd, "serve") ? "worker" : "PS", *exe;
-	int pfd[2] = {-1, -1}, mfd = -1, rc = 0;
-	pid_t parent = getpid(), pid;
+	const char *role = strcmp(cmd, "serve") ? "worker" : "PS";
+	char *argv[] = {"tfgb", (char *)cmd, "-c", NULL, "--task", NULL, "-q", "-s",
+	                "output.file=", NULL};
+	const char *env[11] = {"TFGB_READY_FD"};
+	int pfd[2] = {-1, -1}, mfd = -1, rc = 0, n = 2;
+	pid_t pid;
 
 	c->pid = 0;
 	c->ready_fd = -1;
@@ -89,31 +93,25 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 	}
 	snprintf(task, sizeof task, "%d", index);
 	snprintf(fdnum, sizeof fdnum, "%d", pfd[1]);
-	fflush(NULL);
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
-		err_set(err, "cannot start %s %d: fork: %s", role, index, strerror(errno));
+	argv[3] = jobpath;
+	argv[5] = task;
+	env[1] = fdnum;
+	if (run_id) {
+		env[n++] = "TFGB_RUN_ID";
+		env[n++] = runid;
+		env[n++] = "TFGB_LAUNCHER"; /* the launcher collects */
+		env[n++] = "1";
+	}
+	if (flags & CLUSTER_NO_CONTROL) {
+		env[n++] = "TFGB_NO_CONTROL";
+		env[n++] = "1";
+	}
+	if ((pid = cluster_exec(&(struct cluster_exec){.cmd = cmd, .argv = argv, .stdout_fd = -1,
+	                                               .keep_fd = pfd[1], .env = env})) < 0) {
+		rc = (int)pid;
+		err_set(err, "cannot start %s %d: fork: %s", role, index, strerror(-rc));
 		goto out;
 	}
-	if (pid == 0) {
-		if (cluster_child_setup(parent) < 0)
-			_exit(1);
-		fcntl(pfd[1], F_SETFD, 0);
-		setenv("TFGB_READY_FD", fdnum, 1);
-		if (run_id) {
-			setenv("TFGB_RUN_ID", runid, 1);
-			setenv("TFGB_LAUNCHER", "1", 1); /* the launcher collects */
-		}
-		if (flags & CLUSTER_NO_CONTROL)
-			setenv("TFGB_NO_CONTROL", "1", 1);
-		exe = cluster_self_exe();
-		execl(exe, "tfgb", cmd, "-c", jobpath, "--task", task, "-q", "-s", "output.file=",
-		      (char *)NULL);
-		fprintf(stderr, "tfgb: %s: cannot execute %s: %s\n", cmd, exe, strerror(errno));
-		_exit(1);
-	}
-	setpgid(pid, pid); /* also here, so that it holds before the child runs */
 	c->pid = pid;
 	c->ready_fd = pfd[0];
 	pfd[0] = -1;
@@ -149,6 +147,37 @@ int cluster_child_setup(pid_t parent)
 	setpgid(0, 0);
 	prctl(PR_SET_PDEATHSIG, SIGTERM);
 	return getppid() == parent ? 0 : -1;
+}
+
+pid_t cluster_exec(const struct cluster_exec *x)
+{
+	pid_t parent = getpid(), pid;
+	const char *exe;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (cluster_child_setup(parent) < 0)
+			_exit(1);
+		if (x->sig_default) { /* Ctrl-C comes to the parent, which stops it in order */
+			signal(SIGINT, SIG_DFL);
+			signal(SIGTERM, SIG_DFL);
+		}
+		if (x->stdout_fd >= 0 && dup2(x->stdout_fd, STDOUT_FILENO) < 0)
+			_exit(1);
+		if (x->keep_fd >= 0)
+			fcntl(x->keep_fd, F_SETFD, 0);
+		for (size_t i = 0; x->env && x->env[i]; i += 2)
+			setenv(x->env[i], x->env[i + 1], 1);
+		exe = cluster_self_exe();
+		execv(exe, x->argv);
+		fprintf(stderr, "tfgb: %s: cannot execute %s: %s\n", x->cmd, exe, strerror(errno));
+		_exit(1);
+	}
+	setpgid(pid, pid); /* also here, so that it holds before the child runs */
+	return pid;
 }
 
 const char *cluster_self_exe(void)

@@ -68,6 +68,24 @@ int cluster_job_memfd(const char *text, char *path, size_t len);
  * terminal's Ctrl-C goes to the parent, which stops it in order) and death
  * with the parent.  -1 when the parent is already gone. */
 int cluster_child_setup(pid_t parent);
+/* A tfgb run again as a child (cluster_exec): its arguments (argv[0]
+ * "tfgb"), the command named in its errors, and what the child sets up
+ * between fork and exec. */
+struct cluster_exec {
+	const char *cmd;         /* names the command in the child's "cannot execute" */
+	char *const *argv;       /* NULL-ended */
+	int stdout_fd;           /* the child's standard output; -1: inherited */
+	int keep_fd;             /* an O_CLOEXEC descriptor the child keeps; -1: none */
+	const char *const *env;  /* NAME, VALUE pairs set in the child, NULL-ended; or NULL */
+	int sig_default;         /* SIGINT and SIGTERM back to their default in the child */
+};
+/* Forks and executes cluster_self_exe() with x: the child is set up as
+ * cluster_child_setup says, in its own process group (set on both sides,
+ * so that it holds before the child runs); a child that cannot execute
+ * says so on standard error and exits with 1.  Call it before any
+ * transport starts threads.  The child's pid, or -errno when fork failed. */
+pid_t cluster_exec(const struct cluster_exec *x);
+
 /* The program that runs tfgb again: TFGB_EXEC when set (a wrapper taking
  * tfgb's arguments, as make valgrind's: valgrind cannot follow
  * /proc/self/exe, which names the tool under it), else /proc/self/exe. */

@@ -7,6 +7,8 @@
  *   u64 warmup_ns, missed,
  *   u64 ser_sampled, enc_ns, dec_ns,
  *   u32 nps + nps x u64 ps_calls,
+ *   u32 train (0 or 1) + when 1: nps x {u64 ps_sent, ps_recv}, u64 barriers,
+ *     barrier_wait_ns,
  *   histogram lat, histogram svc, each:
  *     u64 count, min_ns, max_ns, sum_ns, sumsq_hi, sumsq_lo,
  *     u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
@@ -31,7 +33,8 @@
  * the allocator (job.allocator) and the intervals; version 6 the
  * placement and the resource use (issue 17: every process measured);
  * version 7 the resource series; version 8 the NUMA node (a node per
- * local rank) and the intervals' lat_count (their mean latency).  Only the processes of one run exchange
+ * local rank) and the intervals' lat_count (their mean latency); version 9
+ * a training worker's figures, typed.  Only the processes of one run exchange
  * blobs: another version is refused, and counted as a malformed report.
  */
 #include "result.h"
@@ -43,7 +46,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 8u
+#define RESULT_VERSION 9u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -131,6 +134,23 @@ static void put_stats(struct wbuf *w, const struct stats *s)
 		}
 }
 
+/* The per-PS counters, a training worker's with them. */
+static void put_ps(struct wbuf *w, const struct wresult *r)
+{
+	be_put(w, r->nps, 4);
+	for (uint32_t i = 0; i < r->nps && i < RESULT_PS_MAX; i++)
+		be_put(w, r->ps_calls[i], 8);
+	be_put(w, r->train ? 1 : 0, 4);
+	for (uint32_t i = 0; r->train && i < r->nps && i < RESULT_PS_MAX; i++) {
+		be_put(w, r->ps_sent[i], 8);
+		be_put(w, r->ps_recv[i], 8);
+	}
+	if (r->train) {
+		be_put(w, r->barriers, 8);
+		be_put(w, r->barrier_wait_ns, 8);
+	}
+}
+
 /* one interval's bytes in the blob */
 #define RESULT_IVL_BYTES (4 + 10 * 8)
 
@@ -158,9 +178,7 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	be_put(&w, r->ser_sampled, 8);
 	be_put(&w, r->enc_ns, 8);
 	be_put(&w, r->dec_ns, 8);
-	be_put(&w, r->nps, 4);
-	for (uint32_t i = 0; i < r->nps && i < RESULT_PS_MAX; i++)
-		be_put(&w, r->ps_calls[i], 8);
+	put_ps(&w, r);
 	put_stats(&w, &r->lat);
 	put_stats(&w, &r->svc);
 	be_put(&w, r->nruns, 4);
@@ -268,6 +286,123 @@ static int get_mon(struct rbuf *b, struct wresult *r)
 	return 0;
 }
 
+/* The fixed head up to the per-PS counters: 0 or -1. */
+static int get_head(struct rbuf *b, struct wresult *r)
+{
+	if (be_get(b, 4) != RESULT_MAGIC || be_get(b, 4) != RESULT_VERSION)
+		return -1;
+	r->worker = (uint32_t)be_get(b, 4);
+	r->pid = (int32_t)be_get(b, 4);
+	r->end = (int32_t)be_get(b, 4);
+	if (r->end < ENGINE_DONE || r->end > ENGINE_FAILED)
+		return -1;
+	be_get_str(b, r->host, sizeof r->host);
+	be_get_str(b, r->err.msg, RESULT_ERR_WIRE);
+	r->calls = be_get(b, 8);
+	r->errors = be_get(b, 8);
+	r->warmup_calls = be_get(b, 8);
+	r->bytes = be_get(b, 8);
+	r->window_ns = be_get(b, 8);
+	r->offered = be_get(b, 8);
+	r->warmup_ns = be_get(b, 8);
+	r->missed = be_get(b, 8);
+	r->ser_sampled = be_get(b, 8);
+	r->enc_ns = be_get(b, 8);
+	r->dec_ns = be_get(b, 8);
+	return b->bad ? -1 : 0;
+}
+
+/* The per-PS counters, a training worker's with them: 0 or -1. */
+static int get_ps(struct rbuf *b, struct wresult *r)
+{
+	r->nps = (uint32_t)be_get(b, 4);
+	if (b->bad || r->nps > RESULT_PS_MAX)
+		return -1;
+	for (uint32_t i = 0; i < r->nps; i++)
+		r->ps_calls[i] = be_get(b, 8);
+	r->train = (uint32_t)be_get(b, 4);
+	if (b->bad || r->train > 1)
+		return -1;
+	if (!r->train)
+		return 0;
+	for (uint32_t i = 0; i < r->nps; i++) {
+		r->ps_sent[i] = be_get(b, 8);
+		r->ps_recv[i] = be_get(b, 8);
+	}
+	r->barriers = be_get(b, 8);
+	r->barrier_wait_ns = be_get(b, 8);
+	return b->bad ? -1 : 0;
+}
+
+/* The runs of a repeated window, adding up to calls and lat's count as
+ * checked at the end (their sums in *calls, *lats): 0 or -1. */
+static int get_runs(struct rbuf *b, struct wresult *r, uint64_t *run_calls, uint64_t *run_lats)
+{
+	r->nruns = (uint32_t)be_get(b, 4);
+	if (b->bad || r->nruns > RESULT_RUNS_MAX)
+		return -1;
+	for (uint32_t k = 0; k < r->nruns; k++) {
+		struct wresult_run *u = &r->runs[k];
+		u->calls = be_get(b, 8);
+		u->errors = be_get(b, 8);
+		u->bytes = be_get(b, 8);
+		u->window_ns = be_get(b, 8);
+		u->lat_count = be_get(b, 8);
+		u->lat_sum_ns = be_get(b, 8);
+		if (u->calls > UINT64_MAX - *run_calls || u->lat_count > UINT64_MAX - *run_lats)
+			return -1;
+		*run_calls += u->calls;
+		*run_lats += u->lat_count;
+	}
+	return 0;
+}
+
+/* The allocator, the placement and the resource use: 0 or -1. */
+static int get_self(struct rbuf *b, struct wresult *r)
+{
+	be_get_str(b, r->alloc, sizeof r->alloc);
+	be_get_str(b, r->alloc_version, sizeof r->alloc_version);
+	be_get_str(b, r->place.cpus, sizeof r->place.cpus);
+	be_get_str(b, r->place.mempolicy, sizeof r->place.mempolicy);
+	r->place.numa_node = (int)(int32_t)be_get(b, 4);
+	if (r->place.numa_node < -1 || r->place.numa_node > PLACE_NODE_MAX)
+		return -1;
+	r->res.span_ns = be_get(b, 8);
+	r->res.user_ns = be_get(b, 8);
+	r->res.sys_ns = be_get(b, 8);
+	r->res.rss_peak_bytes = be_get(b, 8);
+	r->res.vcsw = be_get(b, 8);
+	r->res.ivcsw = be_get(b, 8);
+	return 0;
+}
+
+/* The intervals: 0 or -1. */
+static int get_ivl(struct rbuf *b, struct wresult *r)
+{
+	r->nivl = (uint32_t)be_get(b, 4);
+	r->ivl_dropped = be_get(b, 8);
+	if (b->bad || r->nivl > RESULT_IVL_MAX)
+		return -1;
+	for (uint32_t k = 0; k < r->nivl; k++) {
+		struct engine_ivl_fig *v = &r->ivl[k];
+		v->worker = r->worker;
+		v->index = (uint32_t)be_get(b, 4);
+		v->start_ns = be_get(b, 8);
+		v->end_ns = be_get(b, 8);
+		v->calls = be_get(b, 8);
+		v->errors = be_get(b, 8);
+		v->bytes = be_get(b, 8);
+		v->lat_count = be_get(b, 8);
+		v->lat_sum_ns = be_get(b, 8);
+		v->p50_ns = be_get(b, 8);
+		v->p99_ns = be_get(b, 8);
+		v->max_ns = be_get(b, 8);
+		if (v->start_ns > v->end_ns)
+			return -1;
+	}
+	return 0;
+}
+
 int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 {
 	struct rbuf b = {buf, len, 0, 0};
@@ -278,85 +413,10 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	memset(r, 0, offsetof(struct wresult, ps_calls));
 	stats_init(&r->lat);
 	stats_init(&r->svc);
-	if (be_get(&b, 4) != RESULT_MAGIC || be_get(&b, 4) != RESULT_VERSION)
+	if (get_head(&b, r) < 0 || get_ps(&b, r) < 0 || get_stats(&b, &r->lat) < 0 ||
+	    get_stats(&b, &r->svc) < 0 || get_runs(&b, r, &run_calls, &run_lats) < 0 ||
+	    get_self(&b, r) < 0 || get_mon(&b, r) < 0 || get_ivl(&b, r) < 0)
 		return -1;
-	r->worker = (uint32_t)be_get(&b, 4);
-	r->pid = (int32_t)be_get(&b, 4);
-	r->end = (int32_t)be_get(&b, 4);
-	if (r->end < ENGINE_DONE || r->end > ENGINE_FAILED)
-		return -1;
-	be_get_str(&b, r->host, sizeof r->host);
-	be_get_str(&b, r->err.msg, RESULT_ERR_WIRE);
-	r->calls = be_get(&b, 8);
-	r->errors = be_get(&b, 8);
-	r->warmup_calls = be_get(&b, 8);
-	r->bytes = be_get(&b, 8);
-	r->window_ns = be_get(&b, 8);
-	r->offered = be_get(&b, 8);
-	r->warmup_ns = be_get(&b, 8);
-	r->missed = be_get(&b, 8);
-	r->ser_sampled = be_get(&b, 8);
-	r->enc_ns = be_get(&b, 8);
-	r->dec_ns = be_get(&b, 8);
-	r->nps = (uint32_t)be_get(&b, 4);
-	if (b.bad || r->nps > RESULT_PS_MAX)
-		return -1;
-	for (uint32_t i = 0; i < r->nps; i++)
-		r->ps_calls[i] = be_get(&b, 8);
-	if (get_stats(&b, &r->lat) < 0 || get_stats(&b, &r->svc) < 0)
-		return -1;
-	r->nruns = (uint32_t)be_get(&b, 4);
-	if (b.bad || r->nruns > RESULT_RUNS_MAX)
-		return -1;
-	for (uint32_t k = 0; k < r->nruns; k++) {
-		struct wresult_run *u = &r->runs[k];
-		u->calls = be_get(&b, 8);
-		u->errors = be_get(&b, 8);
-		u->bytes = be_get(&b, 8);
-		u->window_ns = be_get(&b, 8);
-		u->lat_count = be_get(&b, 8);
-		u->lat_sum_ns = be_get(&b, 8);
-		if (u->calls > UINT64_MAX - run_calls || u->lat_count > UINT64_MAX - run_lats)
-			return -1;
-		run_calls += u->calls;
-		run_lats += u->lat_count;
-	}
-	be_get_str(&b, r->alloc, sizeof r->alloc);
-	be_get_str(&b, r->alloc_version, sizeof r->alloc_version);
-	be_get_str(&b, r->place.cpus, sizeof r->place.cpus);
-	be_get_str(&b, r->place.mempolicy, sizeof r->place.mempolicy);
-	r->place.numa_node = (int)(int32_t)be_get(&b, 4);
-	if (r->place.numa_node < -1 || r->place.numa_node > PLACE_NODE_MAX)
-		return -1;
-	r->res.span_ns = be_get(&b, 8);
-	r->res.user_ns = be_get(&b, 8);
-	r->res.sys_ns = be_get(&b, 8);
-	r->res.rss_peak_bytes = be_get(&b, 8);
-	r->res.vcsw = be_get(&b, 8);
-	r->res.ivcsw = be_get(&b, 8);
-	if (get_mon(&b, r) < 0)
-		return -1;
-	r->nivl = (uint32_t)be_get(&b, 4);
-	r->ivl_dropped = be_get(&b, 8);
-	if (b.bad || r->nivl > RESULT_IVL_MAX)
-		return -1;
-	for (uint32_t k = 0; k < r->nivl; k++) {
-		struct engine_ivl_fig *v = &r->ivl[k];
-		v->worker = r->worker;
-		v->index = (uint32_t)be_get(&b, 4);
-		v->start_ns = be_get(&b, 8);
-		v->end_ns = be_get(&b, 8);
-		v->calls = be_get(&b, 8);
-		v->errors = be_get(&b, 8);
-		v->bytes = be_get(&b, 8);
-		v->lat_count = be_get(&b, 8);
-		v->lat_sum_ns = be_get(&b, 8);
-		v->p50_ns = be_get(&b, 8);
-		v->p99_ns = be_get(&b, 8);
-		v->max_ns = be_get(&b, 8);
-		if (v->start_ns > v->end_ns)
-			return -1;
-	}
 	if (b.bad || b.at != len ||
 	    (r->nruns && (run_calls != r->calls || run_lats != r->lat.count)))
 		return -1;

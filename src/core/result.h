@@ -73,7 +73,13 @@ struct wresult {
 	 * as the launcher samples its processes; mon_len 0: not sampled, or no
 	 * room left in the blob */
 	uint32_t mon_len;            /* mon: below, past the memsets' reach */
-	uint64_t ps_calls[RESULT_PS_MAX];
+	/* a training worker's (step.h; 0 for any other): its per-PS bytes
+	 * below (ps_sent, ps_recv), the barriers it passed and the time it
+	 * waited in them */
+	uint32_t train;              /* 1: a training worker's figures */
+	uint64_t barriers, barrier_wait_ns;
+	uint64_t ps_calls[RESULT_PS_MAX]; /* the calls each PS answered (train: 0) */
+	uint64_t ps_sent[RESULT_PS_MAX], ps_recv[RESULT_PS_MAX]; /* train: bytes to, from each PS */
 	struct stats lat;
 	struct stats svc;            /* open loop: service times; empty otherwise */
 	struct wresult_run runs[RESULT_RUNS_MAX]; /* nruns filled; their calls sum to calls */

@@ -39,6 +39,10 @@ static int same_result(const struct wresult *a, const struct wresult *b)
 	       a->bytes == b->bytes && a->window_ns == b->window_ns && a->offered == b->offered &&
 	       a->warmup_ns == b->warmup_ns && a->missed == b->missed && a->nps == b->nps &&
 	       !memcmp(a->ps_calls, b->ps_calls, a->nps * sizeof a->ps_calls[0]) &&
+	       a->train == b->train && a->barriers == b->barriers &&
+	       a->barrier_wait_ns == b->barrier_wait_ns &&
+	       (!a->train || (!memcmp(a->ps_sent, b->ps_sent, a->nps * sizeof a->ps_sent[0]) &&
+	                      !memcmp(a->ps_recv, b->ps_recv, a->nps * sizeof a->ps_recv[0]))) &&
 	       !memcmp(&a->lat, &b->lat, sizeof a->lat) &&
 	       !memcmp(&a->svc, &b->svc, sizeof a->svc) && a->nruns == b->nruns &&
 	       !memcmp(a->runs, b->runs, a->nruns * sizeof a->runs[0]) &&

@@ -141,17 +141,28 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_result: cannot sample this process\n");
 		return 1;
 	}
-	bad |= put(dir, "v8_series_intervals");
+	bad |= put(dir, "v9_series_intervals");
 	/* an open loop over two PSs, three runs, resources without a series */
 	figures(3000, 2, 3, 1);
 	r.mon_len = 0;
-	bad |= put(dir, "v8_open_loop_runs");
+	bad |= put(dir, "v9_open_loop_runs");
 	/* a failed worker: nothing measured, its error and host */
 	figures(0, 1, 1, 0);
 	r.end = ENGINE_FAILED;
 	snprintf(r.host, sizeof r.host, "node-17.cluster.example");
 	err_set(&r.err, "PS 0 (127.0.0.1:50051): no reply for 10.0s with 4 calls outstanding");
 	r.alloc[0] = r.alloc_version[0] = 0;
-	bad |= put(dir, "v8_failed");
+	bad |= put(dir, "v9_failed");
+	/* a training worker over two PSs: its bytes each way and its barriers */
+	figures(200, 2, 1, 0);
+	r.train = 1;
+	for (uint32_t i = 0; i < r.nps; i++) {
+		r.ps_calls[i] = 0;
+		r.ps_sent[i] = 4000000ull * (i + 1);
+		r.ps_recv[i] = 4000000ull * (i + 1) + 17;
+	}
+	r.barriers = 201;
+	r.barrier_wait_ns = 3500000;
+	bad |= put(dir, "v9_train");
 	return bad ? 1 : 0;
 }
