@@ -6,16 +6,12 @@
 
 #include <stdint.h>
 
-#include "monitor.h"
-
 static const char *const monitor_res_names[] = {
 	[RES_CPU] = "cpu", [RES_MEMORY] = "memory", [RES_NETWORK] = "network",
 	[RES_CSW] = "context_switches", [RES_COUNT] = NULL};
 LAST_IS(monitor_res_names, RES_CSW);
-/* job_monitor_mask: bit i for value i, the bits monitor.h names */
-_Static_assert(MONITOR_CPU == 1 << RES_CPU && MONITOR_MEMORY == 1 << RES_MEMORY &&
-               MONITOR_NETWORK == 1 << RES_NETWORK && MONITOR_CSW == 1 << RES_CSW &&
-               MONITOR_ALL == (1 << RES_COUNT) - 1, "enum monitor_res is the MONITOR_* bits");
+/* job_monitor_mask: bit i for value i, the MONITOR_* bits of monitor.h
+ * (which checks that they agree: it is the layer above) */
 
 static const struct opt_def monitor_keys[] = {
 	{"monitor", "interval", OPT_DURATION, J(monitor_ns), "1s", RANGE(0, 3600 * SEC),

@@ -13,9 +13,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "monitor_int.h"
 #include "util.h"
 #include "wire.h"
+
+/* the [monitor] section's resources (job.h, job_monitor_mask) are these bits */
+_Static_assert(MONITOR_CPU == 1 << RES_CPU && MONITOR_MEMORY == 1 << RES_MEMORY &&
+               MONITOR_NETWORK == 1 << RES_NETWORK && MONITOR_CSW == 1 << RES_CSW &&
+               MONITOR_ALL == (1 << RES_COUNT) - 1, "enum monitor_res is the MONITOR_* bits");
 
 /* ---- reading /proc ---- */
 
