@@ -52,20 +52,28 @@ ALL_CFLAGS = $(TFGB_CPPFLAGS) $(CPPFLAGS) $(TFGB_CFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
 
 # The source's git description (empty outside a git tree, as in a dist
-# tarball), for the "environment" of JSON results; only src/core/sysinfo.o
+# tarball), for the "environment" of JSON results; only src/host/sysinfo.o
 # carries it, rebuilt when it changes (.build).
 BUILD := $(shell git describe --always --dirty --tags 2>/dev/null)
 ifneq ($(BUILD)|$(wildcard .build),$(shell cat .build 2>/dev/null)|.build)
 $(shell echo '$(BUILD)' > .build)
 endif
-src/core/sysinfo.o: .build
-src/transport/grpc/tr_grpc_lib.o: TFGB_CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
+src/host/sysinfo.o: .build
+src/host/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
 
-# The folders show the design: src/core (job model, payload, engine,
-# statistics, reports, deployment), src/transport/<name> (one folder per
-# transport, with its simulation), src/ctrl (the control service) and
-# src/cmd (the dispatcher and one file per subcommand).
-SRCDIRS = src/core src/ctrl src/cmd src/transport $(wildcard src/transport/*/)
+# The folders are the layers, lowest first; each includes only the ones
+# before it (tests/t_includes.sh): src/base (errors, buffers, JSON,
+# statistics, input, sockets), src/job (the job model and its sections),
+# src/host (placement, allocators, processes, leases, the monitor, the
+# system's facts, the run's TCP byte count), src/payload (payloads, codecs,
+# models, the job's checks across them), src/transport (the interface, the
+# Bench service, the shared framing, and one folder per transport with its
+# simulation), src/engine (the timing engine, calls, training steps, server
+# figures, worker results), src/report (reports and result files), src/ctrl
+# (the control service) and src/cmd (the dispatcher, the launcher and one
+# file per subcommand).
+LAYERS  = src/base src/job src/host src/payload src/transport src/engine src/report src/ctrl src/cmd
+SRCDIRS = $(LAYERS) $(wildcard src/transport/*/)
 SRCDIRS := $(patsubst %/,%,$(SRCDIRS))
 SRC    = $(foreach d,$(SRCDIRS),$(wildcard $(d)/*.c))
 LIBSRC = $(filter-out src/cmd/main.c,$(SRC))

@@ -5,7 +5,7 @@
  * every command page man/tfgb-<command>.1 lists exit statuses 0, 1 and 2
  * under EXIT STATUS (as ".TP" tags) and is named in tfgb.1's SEE ALSO.
  *
- * man/tfgb.ini.5 documents every key of job_keys[] (src/core/job.c) in a KEYS
+ * man/tfgb.ini.5 documents every key of job_keys[] (src/job/job.c) in a KEYS
  * section: one ".SS" heading per [section], then per key a ".TP" line, a
  * ".B key" line, the description and one line
  *     Range: <opt_format_range()>. Default: <value as --print-config prints it>.
@@ -304,12 +304,12 @@ static void compare_keys(const char *text, struct doc_report *r)
 		int idx = d ? (int)(d - job_keys) : -1;
 
 		if (!d || strcmp(d->section, entries[e].section) || strcmp(d->name, entries[e].name)) {
-			report_add(r, "line %d documents [%s] %s, which src/core/job.c does not have",
+			report_add(r, "line %d documents [%s] %s, which src/job/job.c does not have",
 			           entries[e].line, entries[e].section, entries[e].name);
 			continue;
 		}
 		if (idx < last)
-			report_add(r, "%s.%s (line %d) is out of the order of src/core/job.c",
+			report_add(r, "%s.%s (line %d) is out of the order of src/job/job.c",
 			           d->section, d->name, entries[e].line);
 		last = idx;
 	}
@@ -496,7 +496,7 @@ START_TEST(test_doc_ini5_matches_key_table)
 	struct doc_report r = {0};
 
 	compare_keys(text, &r);
-	ck_assert_msg(r.n == 0, "man/tfgb.ini.5 disagrees with src/core/job.c (%d):\n%s", r.n, r.text);
+	ck_assert_msg(r.n == 0, "man/tfgb.ini.5 disagrees with src/job/job.c (%d):\n%s", r.n, r.text);
 	free(text);
 }
 END_TEST
@@ -536,7 +536,7 @@ START_TEST(test_doc_genpayload1_exists)
 }
 END_TEST
 
-/* The launcher variables src/core/cluster.c reads (its launchers[] table,
+/* The launcher variables src/host/cluster.c reads (its launchers[] table,
  * cluster_slurm_batch_step() and
  * cluster_run_id()); tfgb-throughput(1) names each under ENVIRONMENT. */
 static const char *const doc_throughput_env[] = {

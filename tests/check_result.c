@@ -8,7 +8,7 @@
 #include "check_tfgb.h"
 #include "monitor.h"
 #include "report.h"
-#include "result.h"
+#include "wresult.h"
 #include "stats.h"
 
 static struct wresult *a, *b;

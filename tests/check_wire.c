@@ -1,4 +1,4 @@
-/* check_wire.c - wire.c: the bytes of the run's own connections, exactly,
+/* check_wire.c - tcpbytes.c: the bytes of the run's own connections, exactly,
  * whoever else uses loopback, to the end of a connection closed between
  * samples. */
 #include <arpa/inet.h>
@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "check_tfgb.h"
-#include "wire.h"
+#include "tcpbytes.h"
 
 /* A listening socket on 127.0.0.1, its port in *port. */
 static int listener(uint16_t *port)
@@ -60,24 +60,24 @@ START_TEST(test_wire_own_bytes)
 {
 	uint16_t port, other_port;
 	int lfd = listener(&port), ofd = listener(&other_port), c, s, oc, os;
-	struct wire *w;
-	struct wire_sum sum;
+	struct tcpbytes *w;
+	struct tcpbytes_sum sum;
 
 	pair(lfd, port, &c, &s);
 	pair(ofd, other_port, &oc, &os);
 	move(c, s, 1000); /* before the first sample: not the run's window */
-	ck_assert_int_eq(wire_new(&w, &port, 1, 0), 0);
-	wire_sample(w);
-	wire_totals(w, &sum);
+	ck_assert_int_eq(tcpbytes_new(&w, &port, 1, 0), 0);
+	tcpbytes_sample(w);
+	tcpbytes_totals(w, &sum);
 	if (!sum.ok && strstr(sum.why, "sock_diag")) {
-		wire_free(w);
+		tcpbytes_free(w);
 		return; /* no sock_diag in this kernel: nothing to check */
 	}
 	move(c, s, 300000);
 	move(s, c, 70000);
 	move(oc, os, 5000000); /* another connection on loopback */
-	wire_sample(w);
-	wire_totals(w, &sum);
+	tcpbytes_sample(w);
+	tcpbytes_totals(w, &sum);
 	ck_assert(sum.ok && !sum.partial);
 	/* both ends are here: counted once, from the client's end */
 	ck_assert_uint_eq(sum.conns, 1);
@@ -89,8 +89,8 @@ START_TEST(test_wire_own_bytes)
 	move(c, s, 4000);
 	close(c);
 	close(s);
-	wire_finish(w);
-	wire_totals(w, &sum);
+	tcpbytes_finish(w);
+	tcpbytes_totals(w, &sum);
 	ck_assert_uint_eq(sum.closed, 1);
 	if (sum.partial)
 		ck_assert_ptr_nonnull(strstr(sum.why, "closed between samples"));
@@ -99,7 +99,7 @@ START_TEST(test_wire_own_bytes)
 	/* the kernel counts the PS end's FIN as one byte received */
 	ck_assert_uint_ge(sum.from_ps, 70000);
 	ck_assert_uint_le(sum.from_ps, 70001);
-	wire_free(w);
+	tcpbytes_free(w);
 	close(oc);
 	close(os);
 	close(lfd);
@@ -110,15 +110,15 @@ END_TEST
 START_TEST(test_wire_one_sample)
 {
 	uint16_t port = 1;
-	struct wire *w;
-	struct wire_sum sum;
+	struct tcpbytes *w;
+	struct tcpbytes_sum sum;
 
-	ck_assert_int_eq(wire_new(&w, &port, 1, 0), 0);
-	wire_sample(w);
-	wire_totals(w, &sum);
+	ck_assert_int_eq(tcpbytes_new(&w, &port, 1, 0), 0);
+	tcpbytes_sample(w);
+	tcpbytes_totals(w, &sum);
 	ck_assert(!sum.ok); /* one sample measures nothing: no zeros shown */
 	ck_assert_ptr_nonnull(strstr(sum.why, sum.why[0] == 's' ? "sock_diag" : "fewer than two"));
-	wire_free(w);
+	tcpbytes_free(w);
 }
 END_TEST
 

@@ -22,7 +22,7 @@ n() { env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL -u WERROR make -n -B V=1 PKG_CONFI
 
 n CPPFLAGS=-DUSER_CPP "CFLAGS=-O1 -DUSER_C" LDFLAGS=-Wl,-z,now >out || fail "make -n: $(tail -3 out)"
 cc_line=$(grep -m1 ' -c -o src/cmd/main.o ' out) || fail "no compile line: $(head -5 out)"
-for f in -Igen -Isrc/core -DTFGB_VERSION= -D_GNU_SOURCE -std=c11 -Wall -DUSER_CPP -DUSER_C -O1; do
+for f in -Igen -Isrc/base -DTFGB_VERSION= -D_GNU_SOURCE -std=c11 -Wall -DUSER_CPP -DUSER_C -O1; do
 	case " $cc_line " in *" $f"*) ;; *) fail "compile line lacks $f: $cc_line" ;; esac
 done
 # the user's come after tfgb's: -DUSER_C after the warnings, -DUSER_CPP

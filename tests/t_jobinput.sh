@@ -3,7 +3,7 @@
 # /dev/stdin, "-" for standard input, a shell's <(...), a FIFO, a JSON
 # result on a pipe.  Each is read once and applied (checked with
 # --print-config and with genpayload's layout); a FIFO nobody writes to ends
-# with the deadline error (src/core/input.h, INPUT_WAIT_NS) and an oversized
+# with the deadline error (src/base/input.h, INPUT_WAIT_NS) and an oversized
 # pipe is refused, each in one line naming the file, exit 2.
 # Run from the top of the source tree; exits 0 (pass), 77 (skip) or 1.
 cd "$(dirname "$0")/.." || exit 1

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tfgb-alone: its traffic generator loads a CPU, and it compares host-wide counters
-# t_netbytes.sh - the network figure is the run's own (src/core/wire.h):
+# t_netbytes.sh - the network figure is the run's own (src/host/tcpbytes.h):
 # while another process pushes traffic over loopback, a run's wire bytes
 # (its own TCP connections, both directions) stay within 1.0 to 1.2 times
 # the payload bytes its calls moved (an echo moves its payload twice), and

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_share.sh - runs that share one port's server (src/core/lease.h), for the
+# t_share.sh - runs that share one port's server (src/host/lease.h), for the
 # grpc and the socket transport, on loopback:
 #   1. two latency runs started at once on a port where nothing listens:
 #      both complete (status ok, calls measured, no error), one server

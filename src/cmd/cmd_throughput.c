@@ -58,7 +58,7 @@
 #include "place.h"
 #include "progress.h"
 #include "report.h"
-#include "result.h"
+#include "wresult.h"
 #include "srvinfo.h"
 #include "session.h"
 #include "transport.h"

@@ -9,7 +9,7 @@
  * training meets the other workers at a barrier of the control service
  * before every step (generation step + 1; 0 is the registration).
  *
- * A worker's report travels as a throughput worker's (result.h): calls
+ * A worker's report travels as a throughput worker's (wresult.h): calls
  * are its measured steps, warmup_calls its warm-up steps, the latency
  * histogram its step times, the service-time one its pull phases, and
  * its training figures (train set) the bytes it sent to and received from
@@ -31,7 +31,7 @@
 #include "model.h"
 #include "payload.h"
 #include "report.h"
-#include "result.h"
+#include "wresult.h"
 #include "session.h"
 #include "srvinfo.h"
 #include "step.h"

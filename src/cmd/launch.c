@@ -20,7 +20,7 @@
 #include "place.h"
 #include "progress.h"
 #include "report.h"
-#include "result.h"
+#include "wresult.h"
 #include "session.h"
 #include "srvinfo.h"
 #include "sysinfo.h"

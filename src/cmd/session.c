@@ -13,7 +13,7 @@
 #include "opt.h"
 #include "ctrl.h"
 #include "place.h"
-#include "result.h"
+#include "wresult.h"
 #include "util.h"
 
 int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,

@@ -30,7 +30,7 @@
 
 #include "cluster.h"
 #include "opt.h"
-#include "result.h"
+#include "wresult.h"
 #include "tfgb.h"
 #include "transport.h"
 

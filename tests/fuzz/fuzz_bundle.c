@@ -1,5 +1,5 @@
 /* fuzz_bundle.c - libFuzzer target for the TensorBundle decoders of the
- * serialized modes (src/core/codec*.c): codec_serve, which every server transport
+ * serialized modes (src/payload/codec*.c): codec_serve, which every server transport
  * runs on the untrusted body of an EchoTensor or AckTensor request,
  * codec_tf_serve, which it runs on the body of an EchoTensorZeroCopy or
  * AckTensorZeroCopy request (the tensorflow mode) in segments, and

@@ -1,4 +1,4 @@
-/* fuzz_opt.c - libFuzzer target for the job-file value parsers (src/core/opt.c).
+/* fuzz_opt.c - libFuzzer target for the job-file value parsers (src/job/opt.c).
  *
  * Input: one selector byte, then the text (up to the first NUL).  The
  * selector picks (mod 6):

@@ -1,4 +1,4 @@
-/* fuzz_result.c - libFuzzer target for the worker result blob (src/core/result.c),
+/* fuzz_result.c - libFuzzer target for the worker result blob (src/engine/wresult.c),
  * the bytes a worker hands the control service and the aggregating worker
  * decodes (cmd_throughput.c's agg_add).
  *
@@ -23,7 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "result.h"
+#include "wresult.h"
 
 #define CHECK(x) do { if (!(x)) { fprintf(stderr, "fuzz_result: %s\n", #x); __builtin_trap(); } } while (0)
 

@@ -7,9 +7,9 @@
  * decoder must refuse (tests/check_result.c checks both).
  *
  * Build and run from the top of the tree when RESULT_VERSION changes:
- *   cc -Isrc/core -Isrc/transport -o /tmp/gen_result tests/fuzz/gen_result.c \
- *      src/core/result.c src/core/stats.c src/core/bebuf.c src/core/monitor.c \
- *      src/core/monitor_pack.c src/core/wire.c src/core/util.c src/core/err.c \
+ *   cc -Isrc/base -Isrc/job -Isrc/host -Isrc/payload -Isrc/transport -Isrc/engine -o /tmp/gen_result tests/fuzz/gen_result.c \
+ *      src/engine/wresult.c src/base/stats.c src/base/bebuf.c src/host/monitor.c \
+ *      src/host/monitor_pack.c src/host/tcpbytes.c src/base/util.c src/base/err.c \
  *      -lm -lpthread && /tmp/gen_result tests/fuzz/corpus/result
  */
 #include <stdio.h>
@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "result.h"
+#include "wresult.h"
 
 static struct wresult r;
 static unsigned char blob[RESULT_BLOB_MAX];

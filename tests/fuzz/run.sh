@@ -10,7 +10,7 @@
 #   result  the worker result blob decoder, and encode -> decode round trips
 #   ctrl    the control service's request decoders and Collect reply check
 #           (src/ctrl/ctrl_wire.c), and its token comparison
-#   bundle  the TensorBundle decoders of the tensor modes (src/core/codec*.c):
+#   bundle  the TensorBundle decoders of the tensor modes (src/payload/codec*.c):
 #           the server's codec_serve and codec_tf_serve against the wire walker,
 #           codec_pull_serve against codec_pull_tf (PullTensor), the worker's
 #           codec_check of replies
@@ -30,10 +30,10 @@ FUZZ_JOBS=${FUZZ_JOBS:-2}
 ALL="frame job opt result ctrl bundle"
 
 # what reading a job links: the key table and every check job_validate makes
-JOBSRC="src/core/err.c src/core/job.c src/core/validate.c src/core/opt.c src/core/payload.c src/core/place.c src/core/tls.c src/core/limit.c"
-JOBSRC="$JOBSRC src/core/job_affinity.c src/core/job_cluster.c src/core/job_monitor.c src/core/job_output.c src/core/job_payload.c src/core/job_print.c"
-JOBSRC="$JOBSRC src/core/codec.c src/core/codec_serve.c src/core/codec_var.c"
-JOBSRC="$JOBSRC src/core/input.c src/core/rng.c src/core/json.c"
+JOBSRC="src/base/err.c src/job/job.c src/payload/validate.c src/job/opt.c src/payload/payload.c src/host/place.c src/job/tls.c src/payload/limit.c"
+JOBSRC="$JOBSRC src/job/job_affinity.c src/job/job_cluster.c src/job/job_monitor.c src/job/job_output.c src/job/job_payload.c src/job/job_print.c"
+JOBSRC="$JOBSRC src/payload/codec.c src/payload/codec_serve.c src/payload/codec_var.c"
+JOBSRC="$JOBSRC src/base/input.c src/base/rng.c src/base/json.c"
 JOBSRC="$JOBSRC src/transport/socket/sk_conf.c src/transport/verbs/vb_conf.c"
 JOBSRC="$JOBSRC gen/tfgb.pb-c.c"
 
@@ -42,8 +42,8 @@ srcs() {
 	case $1 in
 	frame) echo "src/transport/frame.c" ;;
 	job | opt | bundle) echo "$JOBSRC" ;;
-	result) echo "src/core/err.c src/core/result.c src/core/stats.c src/core/bebuf.c src/core/monitor.c src/core/monitor_pack.c src/core/wire.c src/core/util.c" ;;
-	ctrl) echo "src/ctrl/ctrl_wire.c src/core/sha256.c" ;;
+	result) echo "src/base/err.c src/engine/wresult.c src/base/stats.c src/base/bebuf.c src/host/monitor.c src/host/monitor_pack.c src/host/tcpbytes.c src/base/util.c" ;;
+	ctrl) echo "src/ctrl/ctrl_wire.c src/base/sha256.c" ;;
 	esac
 }
 libs() {
@@ -83,7 +83,7 @@ trap 'exit 130' INT TERM
 build() {
 	# shellcheck disable=SC2046
 	"$CLANG" -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-		-D_GNU_SOURCE $(for d in src/core src/ctrl src/cmd src/transport src/transport/*/; do printf -- '-I%s ' "${d%/}"; done) -Igen -o "$tmp/fuzz_$1" "tests/fuzz/fuzz_$1.c" $(srcs "$1") \
+		-D_GNU_SOURCE $(for d in src/*/ src/transport/*/; do printf -- '-I%s ' "${d%/}"; done) -Igen -o "$tmp/fuzz_$1" "tests/fuzz/fuzz_$1.c" $(srcs "$1") \
 		$(libs "$1") 2>"$tmp/$1.cc.err"
 	echo $? >"$tmp/$1.cc.rc"
 }

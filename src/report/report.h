@@ -40,7 +40,7 @@
 #include "job.h"
 #include "monitor.h"
 #include "payload.h"
-#include "result.h"
+#include "wresult.h"
 #include "srvinfo.h"
 #include "sysinfo.h"
 

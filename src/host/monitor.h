@@ -15,7 +15,7 @@
  *    byte of the host, whoever moved it: every output labels them
  *    host-wide (text, "scope": "host" in JSON, kind net_host in CSV);
  *  - per run, when monitor_ports named its ports: the bytes of the run's
- *    own TCP connections (wire.h), the run's network figure.
+ *    own TCP connections (tcpbytes.h), the run's network figure.
  * A process that goes away keeps its last sample's figures: a zombie's
  * final CPU times and switches are still read, and a parent that reaps
  * its children gives the final account with monitor_exited.
@@ -89,7 +89,7 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
  * called); before monitor_start. */
 void monitor_select(struct monitor *m, unsigned what);
 /* The run's ports (its PSs' and its control service's, ctl; 0: none): the
- * bytes of the connections on them are counted (wire.h) when the network
+ * bytes of the connections on them are counted (tcpbytes.h) when the network
  * is selected.  Before monitor_start.  0 or -errno. */
 int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n, uint16_t ctl);
 /* Takes the first sample now and starts the sampling thread.  0 or -errno. */
@@ -163,7 +163,7 @@ double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_b
 double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved_bytes);
 
 /* The binary form of a monitor's series, for a process that measured
- * itself to hand them to the one that prints the result (result.h): at
+ * itself to hand them to the one that prints the result (wresult.h): at
  * most MONITOR_PACK_SAMPLES samples, spread evenly from the first to the
  * last, of at most MONITOR_PACK_PROCS processes and every interface:
  * MONITOR_PACK_MAX bytes at most. */

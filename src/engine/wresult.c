@@ -1,4 +1,4 @@
-/* result.c - a worker's figures in a bounded, checked binary form.
+/* wresult.c - a worker's figures in a bounded, checked binary form.
  *
  * Layout, all integers big-endian:
  *   u32 magic "TFGR", u32 version 5, u32 worker, i32 pid, i32 end,
@@ -37,7 +37,7 @@
  * a training worker's figures, typed.  Only the processes of one run exchange
  * blobs: another version is refused, and counted as a malformed report.
  */
-#include "result.h"
+#include "wresult.h"
 
 #include "bebuf.h"
 

@@ -16,7 +16,7 @@
 #include "job.h"
 #include "monitor_int.h"
 #include "util.h"
-#include "wire.h"
+#include "tcpbytes.h"
 
 /* the [monitor] section's resources (job.h, job_monitor_mask) are these bits */
 _Static_assert(MONITOR_CPU == 1 << RES_CPU && MONITOR_MEMORY == 1 << RES_MEMORY &&
@@ -283,7 +283,7 @@ void monitor_sample(struct monitor *m)
 	if (m->what & MONITOR_NETWORK)
 		read_net(m, k);
 	if ((m->what & MONITOR_NETWORK) && m->wire)
-		wire_sample(m->wire);
+		tcpbytes_sample(m->wire);
 	if (m->ring) /* slot k is written: readers may see it now */
 		pthread_mutex_lock(&m->lock);
 	m->n = k + 1;
@@ -456,7 +456,7 @@ void monitor_stop(struct monitor *m)
 		m->n--;
 	monitor_sample(m);
 	if ((m->what & MONITOR_NETWORK) && m->wire)
-		wire_finish(m->wire); /* connections closed since then count to their end */
+		tcpbytes_finish(m->wire); /* connections closed since then count to their end */
 }
 
 void monitor_free(struct monitor *m)
@@ -469,7 +469,7 @@ void monitor_free(struct monitor *m)
 		pthread_cond_destroy(&m->cond);
 		pthread_mutex_destroy(&m->lock);
 	}
-	wire_free(m->wire);
+	tcpbytes_free(m->wire);
 	for (size_t p = 0; m->tids && p < m->nprocs; p++)
 		free(m->tids[p].t);
 	free(m->tids);
@@ -485,7 +485,7 @@ int monitor_ports(struct monitor *m, const uint16_t *ports, size_t n, uint16_t c
 {
 	if (m->running || m->wire)
 		return -EBUSY;
-	return wire_new(&m->wire, ports, n, ctl);
+	return tcpbytes_new(&m->wire, ports, n, ctl);
 }
 
 /* ---- figures ---- */
@@ -658,10 +658,10 @@ double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_b
 }
 
 /* The run's own connections: ok 0 (with why) when not counted. */
-void monitor_run_wire(const struct monitor *m, struct wire_sum *w)
+void monitor_run_wire(const struct monitor *m, struct tcpbytes_sum *w)
 {
 	if (m->wire) {
-		wire_totals(m->wire, w);
+		tcpbytes_totals(m->wire, w);
 	} else {
 		memset(w, 0, sizeof *w);
 		snprintf(w->why, sizeof w->why, "the run's ports are not known here");
@@ -670,7 +670,7 @@ void monitor_run_wire(const struct monitor *m, struct wire_sum *w)
 
 double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved_bytes)
 {
-	struct wire_sum w;
+	struct tcpbytes_sum w;
 
 	monitor_run_wire(m, &w);
 	if (!w.ok || !moved_bytes)

@@ -1,4 +1,4 @@
-/* result.h - one worker's figures, and their wire form for the control
+/* wresult.h - one worker's figures, and their wire form for the control
  * service.
  *
  * The blob is versioned and self-describing enough to be checked byte by
@@ -6,8 +6,8 @@
  * blob is rejected, never trusted (the decoder is a fuzz target).  A blob is
  * at most RESULT_BLOB_MAX bytes: the histogram travels sparse.
  */
-#ifndef TFGB_RESULT_H
-#define TFGB_RESULT_H
+#ifndef TFGB_WRESULT_H
+#define TFGB_WRESULT_H
 
 #include <stddef.h>
 #include <stdint.h>

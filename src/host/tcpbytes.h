@@ -1,4 +1,4 @@
-/* wire.h - the bytes a run's own TCP connections carried.
+/* tcpbytes.h - the bytes a run's own TCP connections carried.
  *
  * /proc/net/dev counts every byte on the host's interfaces, whoever sent
  * it.  This counts only the run's connections: TCP sockets in this network
@@ -17,12 +17,12 @@
  * is counted to its end from the kernel's destroy notice (the sock_diag
  * multicast groups); when those notices are unavailable or were dropped,
  * the bytes after its last sample are missing and the figure says so
- * (struct wire_sum: partial).
+ * (struct tcpbytes_sum: partial).
  *
  * Only the monitor's thread (or its owner, never both) calls wire_sample.
  */
-#ifndef TFGB_WIRE_H
-#define TFGB_WIRE_H
+#ifndef TFGB_TCPBYTES_H
+#define TFGB_TCPBYTES_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,9 +30,9 @@
 #define WIRE_MAX_PORTS 1025 /* 1024 PSs and a control port */
 #define WIRE_MAX_CONNS 4096 /* connections followed at once; more: partial */
 
-struct wire;
+struct tcpbytes;
 
-struct wire_sum {
+struct tcpbytes_sum {
 	uint64_t to_ps, from_ps;  /* bytes towards the PS ports, and back */
 	unsigned conns;           /* connections counted */
 	unsigned ctl_conns;       /* of which to the control port (the others: to a PS's) */
@@ -49,14 +49,14 @@ struct wire_sum {
  * WIRE_MAX_PORTS); ctl: the one of them that is the control service's, its
  * connections counted apart (0: none).  0, -EINVAL or -ENOMEM.  A kernel without sock_diag is
  * found out by the first sample (wire_sum's ok and why). */
-int wire_new(struct wire **out, const uint16_t *ports, size_t nports, uint16_t ctl);
+int tcpbytes_new(struct tcpbytes **out, const uint16_t *ports, size_t nports, uint16_t ctl);
 /* Reads the connections now; the first call sets the baseline. */
-void wire_sample(struct wire *w);
+void tcpbytes_sample(struct tcpbytes *w);
 /* The last sample: waits up to 300 ms for the destroy notices of the
  * connections that closed since the sample before, so that they count to
  * their end. */
-void wire_finish(struct wire *w);
-void wire_totals(const struct wire *w, struct wire_sum *s);
-void wire_free(struct wire *w);
+void tcpbytes_finish(struct tcpbytes *w);
+void tcpbytes_totals(const struct tcpbytes *w, struct tcpbytes_sum *s);
+void tcpbytes_free(struct tcpbytes *w);
 
 #endif

@@ -1,5 +1,5 @@
 /* bebuf.h - bounded big-endian buffers for the binary forms that travel
- * between tfgb processes (result.c's worker blob, monitor_pack.c's series).
+ * between tfgb processes (wresult.c's worker blob, monitor_pack.c's series).
  *
  * A writer never writes past cap: a value that does not fit sets `over`
  * and every later one is dropped.  A reader never reads past len: a value

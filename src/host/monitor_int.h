@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct wire_sum;
+struct tcpbytes_sum;
 
 /* One process at one sample: the kernel's cumulative counters. */
 struct psample {
@@ -65,7 +65,7 @@ struct monitor {
 	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
 	double tick_s;
 	unsigned what;             /* MONITOR_* sampled and reported */
-	struct wire *wire;         /* the run's own connections (monitor_ports), or NULL */
+	struct tcpbytes *wire;         /* the run's own connections (monitor_ports), or NULL */
 	/* the thread */
 	pthread_t thread;
 	pthread_mutex_t lock;
@@ -104,6 +104,6 @@ static inline uint64_t monitor_delta(uint64_t a, uint64_t b)
 int monitor_interval_cpu(const struct monitor *m, size_t p, size_t k, double *user,
                          double *sys);
 /* The run's own connections: ok 0 (with why) when not counted. */
-void monitor_run_wire(const struct monitor *m, struct wire_sum *w);
+void monitor_run_wire(const struct monitor *m, struct tcpbytes_sum *w);
 
 #endif

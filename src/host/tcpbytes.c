@@ -1,5 +1,5 @@
-/* wire.c - the bytes of a run's own TCP connections, from sock_diag. */
-#include "wire.h"
+/* tcpbytes.c - the bytes of a run's own TCP connections, from sock_diag. */
+#include "tcpbytes.h"
 
 #include <errno.h>
 #include <linux/inet_diag.h>
@@ -46,7 +46,7 @@ struct conn {
 	int absent; /* samples it was missing from without a destroy notice */
 };
 
-struct wire {
+struct tcpbytes {
 	uint16_t ports[WIRE_MAX_PORTS];
 	size_t nports;
 	uint16_t ctl;       /* the control port, or 0 */
@@ -57,11 +57,11 @@ struct wire {
 	size_t nnow;
 	int sampled;
 	unsigned samples; /* that succeeded */
-	struct wire_sum s;
+	struct tcpbytes_sum s;
 	unsigned char buf[65536];
 };
 
-static int run_port(const struct wire *w, uint16_t p)
+static int run_port(const struct tcpbytes *w, uint16_t p)
 {
 	for (size_t i = 0; i < w->nports; i++)
 		if (w->ports[i] == p)
@@ -81,7 +81,7 @@ static void v6_form(unsigned char out[16], const __be32 in[4], int family)
 }
 
 /* Reads one inet_diag message into *s: 1 a run socket with counters, 0 not. */
-static int parse(const struct wire *w, const struct nlmsghdr *h, struct seen *s)
+static int parse(const struct tcpbytes *w, const struct nlmsghdr *h, struct seen *s)
 {
 	const struct inet_diag_msg *r = NLMSG_DATA(h);
 	int len = (int)h->nlmsg_len - NLMSG_LENGTH(sizeof *r);
@@ -110,7 +110,7 @@ static int parse(const struct wire *w, const struct nlmsghdr *h, struct seen *s)
 	return 0; /* no counters: listening, TIME_WAIT, SYN_RECV */
 }
 
-static struct conn *find(struct wire *w, uint64_t cookie)
+static struct conn *find(struct tcpbytes *w, uint64_t cookie)
 {
 	for (size_t i = 0; i < w->nc; i++)
 		if (w->c[i].cookie == cookie)
@@ -118,14 +118,14 @@ static struct conn *find(struct wire *w, uint64_t cookie)
 	return NULL;
 }
 
-static void add(struct wire *w, int client, uint64_t dsent, uint64_t drecv)
+static void add(struct tcpbytes *w, int client, uint64_t dsent, uint64_t drecv)
 {
 	w->s.to_ps += client ? dsent : drecv;
 	w->s.from_ps += client ? drecv : dsent;
 }
 
 /* Counts what c carried from its last sample to (sent, recv). */
-static void advance(struct wire *w, struct conn *c, uint64_t sent, uint64_t recv)
+static void advance(struct tcpbytes *w, struct conn *c, uint64_t sent, uint64_t recv)
 {
 	if (!c->skip)
 		add(w, c->client, sent >= c->sent ? sent - c->sent : 0,
@@ -135,13 +135,13 @@ static void advance(struct wire *w, struct conn *c, uint64_t sent, uint64_t recv
 	c->absent = 0;
 }
 
-static void drop(struct wire *w, struct conn *c)
+static void drop(struct tcpbytes *w, struct conn *c)
 {
 	*c = w->c[--w->nc];
 }
 
 /* Drains the destroy notices: a followed connection counted to its end. */
-static void notices(struct wire *w)
+static void notices(struct tcpbytes *w)
 {
 	for (;;) {
 		ssize_t n = recv(w->ev_fd, w->buf, sizeof w->buf, MSG_DONTWAIT);
@@ -178,7 +178,7 @@ static void notices(struct wire *w)
 }
 
 /* Reads every TCP socket of one family into w->now.  0 or -errno. */
-static int dump(struct wire *w, int family)
+static int dump(struct tcpbytes *w, int family)
 {
 	struct {
 		struct nlmsghdr h;
@@ -218,7 +218,7 @@ static int dump(struct wire *w, int family)
 }
 
 /* 1 when the worker's end of PS end s is in this sample. */
-static int peer_here(const struct wire *w, const struct seen *s)
+static int peer_here(const struct tcpbytes *w, const struct seen *s)
 {
 	for (size_t i = 0; i < w->nnow; i++) {
 		const struct seen *p = &w->now[i];
@@ -229,7 +229,7 @@ static int peer_here(const struct wire *w, const struct seen *s)
 	return 0;
 }
 
-void wire_sample(struct wire *w)
+void tcpbytes_sample(struct tcpbytes *w)
 {
 	int rc;
 
@@ -297,7 +297,7 @@ void wire_sample(struct wire *w)
 	w->s.ok = 1;
 }
 
-void wire_totals(const struct wire *w, struct wire_sum *s)
+void tcpbytes_totals(const struct tcpbytes *w, struct tcpbytes_sum *s)
 {
 	*s = w->s;
 	s->has_ctl = w->ctl != 0;
@@ -316,12 +316,12 @@ void wire_totals(const struct wire *w, struct wire_sum *s)
 
 /* Waits (a bounded time) for the notices of the connections missing from
  * the last sample, then samples again: called once, at the end. */
-void wire_finish(struct wire *w)
+void tcpbytes_finish(struct tcpbytes *w)
 {
 	uint64_t deadline = now_ns() + WIRE_NOTICE_WAIT_NS;
 	int absent = 1;
 
-	wire_sample(w);
+	tcpbytes_sample(w);
 	while (w->ev_fd >= 0 && absent && now_ns() < deadline) {
 		struct pollfd p = {.fd = w->ev_fd, .events = POLLIN};
 		absent = 0;
@@ -344,9 +344,9 @@ void wire_finish(struct wire *w)
 	}
 }
 
-int wire_new(struct wire **out, const uint16_t *ports, size_t nports, uint16_t ctl)
+int tcpbytes_new(struct tcpbytes **out, const uint16_t *ports, size_t nports, uint16_t ctl)
 {
-	struct wire *w;
+	struct tcpbytes *w;
 	unsigned groups[] = {SKNLGRP_INET_TCP_DESTROY, SKNLGRP_INET6_TCP_DESTROY};
 
 	*out = NULL;
@@ -395,7 +395,7 @@ int wire_new(struct wire **out, const uint16_t *ports, size_t nports, uint16_t c
 	return 0;
 }
 
-void wire_free(struct wire *w)
+void tcpbytes_free(struct tcpbytes *w)
 {
 	if (!w)
 		return;

@@ -9,7 +9,7 @@
 #include "json.h"
 #include "monitor_int.h"
 #include "util.h"
-#include "wire.h"
+#include "tcpbytes.h"
 
 /* The names of the MONITOR_* bits, as [monitor] resources writes them:
  * name i for bit i (job_monitor.c binds the bits to enum monitor_res). */
@@ -106,10 +106,10 @@ static void json_net(const struct monitor *m, struct json *w)
 	json_obj_end(w);
 }
 
-/* "run_wire": the run's own connections (wire.h). */
+/* "run_wire": the run's own connections (tcpbytes.h). */
 static void json_run_wire(const struct monitor *m, struct json *w, uint64_t moved_bytes)
 {
-	struct wire_sum s;
+	struct tcpbytes_sum s;
 
 	monitor_run_wire(m, &s);
 	json_obj_begin(w, "run_wire");
@@ -298,10 +298,10 @@ int monitor_csv_file(const struct monitor *m, const char *path)
 	return 0;
 }
 
-/* "# network, this run": the run's own connections (wire.h), what they are. */
+/* "# network, this run": the run's own connections (tcpbytes.h), what they are. */
 static void text_run_wire(const struct monitor *m, FILE *f, uint64_t moved_bytes)
 {
-	struct wire_sum ws;
+	struct tcpbytes_sum ws;
 	double run = monitor_run_wire_per_payload_byte(m, moved_bytes);
 
 	monitor_run_wire(m, &ws);
