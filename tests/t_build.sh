@@ -33,6 +33,13 @@ case "$cc_line" in *-Werror*) fail "-Werror without WERROR=1: $cc_line" ;; esac
 grep ' -o tfgb ' out | grep -q -- '-Wl,-z,now' || fail "LDFLAGS not on the link line"
 grep ' -o gen/tfgb.pb-c.o \| -c -o gen/' out | grep -q -- '-DUSER_CPP' ||
 	fail "generated code does not get CPPFLAGS"
+# the two objects that carry the build's own facts get them: the system
+# facts the build description (git describe, for results and `tfgb
+# version`), the grpc transport gRPC's release
+grep ' -c -o src/host/sysinfo.o ' out | grep -q -- '-DTFGB_BUILD=' ||
+	fail "src/host/sysinfo.o is built without -DTFGB_BUILD"
+grep ' -c -o src/transport/grpc/tr_grpc_lib.o ' out | grep -q -- '-DTFGB_GRPC_RELEASE=' ||
+	fail "src/transport/grpc/tr_grpc_lib.o is built without -DTFGB_GRPC_RELEASE"
 
 # Debian's own flags (dpkg-buildflags, as debian/rules has them: hardening
 # all on) reach every compile and link line whole, after tfgb's; `make deb`
