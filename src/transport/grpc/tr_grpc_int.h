@@ -1,0 +1,34 @@
+/* tr_grpc_int.h - what the gRPC transport's client (tr_grpc.c) and server
+ * (tr_grpc_serve.c) share: the byte-buffer filler both use per call and the
+ * server's entry, which tr_grpc.c puts in tr_grpc_ops.
+ *
+ * Internal to src/transport/grpc; same threading as the callers.
+ */
+#ifndef TFGB_TR_GRPC_INT_H
+#define TFGB_TR_GRPC_INT_H
+
+#include <stddef.h>
+
+#include <grpc/byte_buffer.h>
+#include <grpc/slice.h>
+#include <grpc/slice_buffer.h>
+
+#include "transport.h"
+
+#define TARGET_MAX (OPT_HOST_MAX + 16)
+
+/* Empties a reusable raw byte buffer and points it at [base, base + len).
+ * The byte buffer struct is public (grpc/impl/codegen/byte_buffer.h); a
+ * send takes the slices out of it, so after the batch completes it is empty
+ * and can be refilled for the next call. */
+static inline void bb_add(grpc_byte_buffer *bb, const void *base, size_t len)
+{
+	if (len)
+		grpc_slice_buffer_add(&bb->data.raw.slice_buffer,
+		                      grpc_slice_from_static_buffer(base, len));
+}
+
+/* `tfgb serve` over gRPC (tr_ops.serve): 0, or -errno with err set. */
+int tr_grpc_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
+
+#endif
