@@ -2,7 +2,7 @@
  * pairs.  This file holds the protocol's codecs (the side channel's hello
  * and the message header), the side channel, the endpoint both sides
  * build, the options and the ops table; the client is tr_verbs_client.c and
- * tr_verbs_conn.c, the server tr_verbs_serve.c.
+ * tr_verbs_conn.c, the server tr_verbs_accept.c and tr_verbs_serve.c.
  *
  * The protocol (the hello and header layouts, eager and rendezvous
  * messages, replies as credits, failures) is described in the PROTOCOL

@@ -1,7 +1,7 @@
 /* tr_verbs.h - the verbs transport: what its client (tr_verbs.c, which also
- * holds the ops table) and its server (tr_verbs_serve.c) share, plus the
- * few entry points tfgb and the tests call directly.  The engine only
- * knows struct tr_ops.
+ * holds the ops table) and its server (tr_verbs_accept.c,
+ * tr_verbs_serve.c) share, plus the few entry points tfgb and the tests
+ * call directly.  The engine only knows struct tr_ops.
  *
  * The protocol itself (the side channel, the message header, eager and
  * rendezvous transfers, flow control) is described at the top of
@@ -284,7 +284,7 @@ static inline uint64_t vb_align(uint64_t n)
 	return (n + VB_ALIGN - 1) & ~(uint64_t)(VB_ALIGN - 1);
 }
 
-/* The ops of struct tr_ops: the server (tr_verbs_serve.c) ... */
+/* The ops of struct tr_ops: the server (tr_verbs_accept.c) ... */
 int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 /* ... and the client (tr_verbs_client.c). */
 int vb_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,

@@ -253,15 +253,14 @@ void vdev_ibv_gid_table(struct ibv_context *ctx, uint8_t port, int len, uint8_t 
 	}
 }
 
-static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
-                        struct vdev_attr *attr, struct err *err)
+/* Finds the device cfg names (the first one when it names none); on
+ * success *list is the device list to free once the device is open. */
+static int ibv_find_dev(const struct vdev_open_cfg *cfg, struct ibv_device ***listp,
+                        struct ibv_device **devp, struct err *err)
 {
 	struct ibv_device **list;
 	struct ibv_device *dev = NULL;
-	struct ibv_device_attr da;
-	struct ibv_port_attr pa;
-	struct vdev *d;
-	int n = 0, rc, fl;
+	int n = 0;
 
 	list = vdev_ibv_device_list(&n);
 	if (n < 0) {
@@ -282,6 +281,67 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 			ibv_free_device_list(list);
 		return -ENODEV;
 	}
+	*listp = list;
+	*devp = dev;
+	return 0;
+}
+
+/* Queries d's device and cfg's port, which must be active; returns 0 or a
+ * positive errno. */
+static int ibv_query_open(struct vdev *d, const struct vdev_open_cfg *cfg,
+                          struct ibv_device_attr *da, struct ibv_port_attr *pa, struct err *err)
+{
+	int rc;
+
+	if ((rc = ibv_query_device(d->ctx, da)) != 0) {
+		err_set(err, "cannot query RDMA device '%s': %s", d->attr.name, strerror(rc));
+		return rc;
+	}
+	if (cfg->port < 1 || cfg->port > da->phys_port_cnt) {
+		err_set(err, "RDMA device '%s' has no port %d (it has %d)", d->attr.name,
+		        cfg->port, da->phys_port_cnt);
+		return ENODEV;
+	}
+	if ((rc = ibv_query_port(d->ctx, (uint8_t)cfg->port, pa)) != 0) {
+		err_set(err, "cannot query port %d of '%s': %s", cfg->port, d->attr.name,
+		        strerror(rc));
+		return rc;
+	}
+	if (pa->state != IBV_PORT_ACTIVE) {
+		err_set(err, "port %d of RDMA device '%s' is not active (%s)", cfg->port,
+		        d->attr.name, ibv_port_state_str(pa->state));
+		return ENETDOWN;
+	}
+	return 0;
+}
+
+/* Fills d's attributes from the device's and the port's. */
+static void ibv_fill_attr(struct vdev *d, const struct ibv_device_attr *da,
+                          const struct ibv_port_attr *pa)
+{
+	d->attr.max_sge = (uint32_t)da->max_sge;
+	d->attr.max_qp_wr = (uint32_t)da->max_qp_wr;
+	d->attr.max_cqe = (uint32_t)da->max_cqe;
+	d->attr.max_inline = vdev_ibv_probe_inline(d->ctx, d->pd);
+	d->attr.max_mr_size = da->max_mr_size;
+	d->attr.max_msg_sz = pa->max_msg_sz;
+	d->attr.link_layer = pa->link_layer == IBV_LINK_LAYER_ETHERNET ? VDEV_LINK_ETH : VDEV_LINK_IB;
+	d->attr.active_mtu = vdev_ibv_mtu_bytes(pa->active_mtu);
+	d->attr.lid = pa->lid;
+}
+
+static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
+                        struct vdev_attr *attr, struct err *err)
+{
+	struct ibv_device **list = NULL;
+	struct ibv_device *dev = NULL;
+	struct ibv_device_attr da;
+	struct ibv_port_attr pa;
+	struct vdev *d;
+	int rc, fl;
+
+	if ((rc = ibv_find_dev(cfg, &list, &dev, err)) < 0)
+		return rc;
 	if (!(d = calloc(1, sizeof *d))) {
 		ibv_free_device_list(list);
 		err_set(err, "out of memory");
@@ -296,27 +356,8 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 		err_set(err, "cannot open RDMA device '%s': %s", d->attr.name, strerror(rc));
 		goto out_free;
 	}
-	if ((rc = ibv_query_device(d->ctx, &da)) != 0) {
-		err_set(err, "cannot query RDMA device '%s': %s", d->attr.name, strerror(rc));
+	if ((rc = ibv_query_open(d, cfg, &da, &pa, err)) != 0)
 		goto out_close;
-	}
-	if (cfg->port < 1 || cfg->port > da.phys_port_cnt) {
-		rc = ENODEV;
-		err_set(err, "RDMA device '%s' has no port %d (it has %d)", d->attr.name,
-		        cfg->port, da.phys_port_cnt);
-		goto out_close;
-	}
-	if ((rc = ibv_query_port(d->ctx, (uint8_t)cfg->port, &pa)) != 0) {
-		err_set(err, "cannot query port %d of '%s': %s", cfg->port, d->attr.name,
-		        strerror(rc));
-		goto out_close;
-	}
-	if (pa.state != IBV_PORT_ACTIVE) {
-		rc = ENETDOWN;
-		err_set(err, "port %d of RDMA device '%s' is not active (%s)", cfg->port,
-		        d->attr.name, ibv_port_state_str(pa.state));
-		goto out_close;
-	}
 	dev = d->ctx->device;
 	if (dev->transport_type == IBV_TRANSPORT_IWARP || dev->node_type == IBV_NODE_RNIC)
 		d->attr.transport = VDEV_TRANSPORT_IWARP;
@@ -339,15 +380,7 @@ static int ibv_open_dev(const struct vdev_open_cfg *cfg, struct vdev **out,
 		        d->attr.name, strerror(rc));
 		goto out_close;
 	}
-	d->attr.max_sge = (uint32_t)da.max_sge;
-	d->attr.max_qp_wr = (uint32_t)da.max_qp_wr;
-	d->attr.max_cqe = (uint32_t)da.max_cqe;
-	d->attr.max_inline = vdev_ibv_probe_inline(d->ctx, d->pd);
-	d->attr.max_mr_size = da.max_mr_size;
-	d->attr.max_msg_sz = pa.max_msg_sz;
-	d->attr.link_layer = pa.link_layer == IBV_LINK_LAYER_ETHERNET ? VDEV_LINK_ETH : VDEV_LINK_IB;
-	d->attr.active_mtu = vdev_ibv_mtu_bytes(pa.active_mtu);
-	d->attr.lid = pa.lid;
+	ibv_fill_attr(d, &da, &pa);
 	*attr = d->attr;
 	*out = d;
 	return 0;

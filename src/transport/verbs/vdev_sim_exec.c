@@ -74,18 +74,15 @@ static void wr_complete(struct vdev_qp *qp, struct sim_wr *w, uint64_t number, i
 	}
 }
 
-/* Executes send request `number` of qp.  Lock held. */
-static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
+/* Checks w's local SGEs (the lkey's region, on this device, covering the
+ * bytes) and lists the bytes to send in src; ends w and returns -1 when
+ * they are bad or too many.  Lock held. */
+static int wr_gather(struct vdev_qp *qp, struct sim_wr *w, uint64_t number, struct span *src,
+                     int *nsp, struct sim_mr **lmr, uint64_t *totalp)
 {
-	struct span src[SIM_SGE_MAX], dst[SIM_SGE_MAX];
-	struct sim_mr *lmr[SIM_SGE_MAX];
-	struct vdev_qp *peer;
-	struct sim_mr *rmr = NULL;
 	uint64_t total = 0;
-	int ns = 0, needs_recv, rdma;
+	int ns = 0;
 
-	sim_fab.st.wrs++;
-	/* local SGEs: the lkey's region, on this device, covering the bytes */
 	for (int i = 0; i < w->nsge; i++) {
 		struct sim_mr *m = NULL;
 		total += w->sge[i].length;
@@ -94,7 +91,7 @@ static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
 			if (!m || !sim_mr_covers(m, w->sge[i].addr, w->sge[i].length) ||
 			    (w->opcode == VDEV_READ && !(m->access & VDEV_LOCAL_WRITE))) {
 				wr_complete(qp, w, number, VDEV_WC_LOC_PROT_ERR, 0);
-				return EX_DONE;
+				return -1;
 			}
 		}
 		lmr[i] = m;
@@ -106,20 +103,24 @@ static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
 		src[0].len = w->inl_len;
 		ns = 1;
 	}
+	*nsp = ns;
+	*totalp = total;
 	if (total > sim_fab.cfg.max_msg_sz) {
 		wr_complete(qp, w, number, VDEV_WC_LOC_LEN_ERR, 0);
-		return EX_DONE;
+		return -1;
 	}
-	peer = sim_qp_find(qp->peer_qpn);
-	if (!peer || !routes(qp, peer) || peer->state == QPS_ERR || peer->state == QPS_INIT ||
-	    qp->sq_psn != peer->rq_psn) {
-		wr_complete(qp, w, number, VDEV_WC_RETRY_EXC_ERR, 0); /* packets lost or NAKed */
-		return EX_DONE;
-	}
-	rdma = w->opcode == VDEV_WRITE || w->opcode == VDEV_WRITE_IMM || w->opcode == VDEV_READ;
+	return 0;
+}
+
+/* Whether peer takes w: the remote region of an RDMA operation, a receive
+ * for a send.  Returns -1 when it does, else EX_DONE (w ended) or EX_STALL.
+ * Lock held. */
+static int wr_admit(struct vdev_qp *qp, struct sim_wr *w, uint64_t number, struct vdev_qp *peer,
+                    uint64_t total, int rdma, int needs_recv)
+{
 	if (rdma) {
 		unsigned need = w->opcode == VDEV_READ ? VDEV_REMOTE_READ : VDEV_REMOTE_WRITE;
-		rmr = sim_mr_find(peer->d, w->rkey);
+		struct sim_mr *rmr = sim_mr_find(peer->d, w->rkey);
 		if (sim_fault_hit(VDEV_SIM_FAULT_REM_ACCESS) || !rmr || !(rmr->access & need) ||
 		    !sim_mr_covers(rmr, w->raddr, total)) {
 			wr_complete(qp, w, number, VDEV_WC_REM_ACCESS_ERR, 0);
@@ -127,8 +128,6 @@ static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
 			return EX_DONE;
 		}
 	}
-	needs_recv = w->opcode == VDEV_SEND || w->opcode == VDEV_SEND_IMM ||
-	             w->opcode == VDEV_WRITE_IMM;
 	if (needs_recv) {
 		if (sim_fault_hit(VDEV_SIM_FAULT_RNR)) {
 			wr_complete(qp, w, number, VDEV_WC_RNR_RETRY_EXC_ERR, 0);
@@ -143,6 +142,70 @@ static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
 			return EX_DONE;
 		}
 	}
+	return -1;
+}
+
+/* Consumes peer's next receive for w and completes it, with the bytes of
+ * src unless w is a write with immediate; returns -1 when the receive was
+ * bad (both ends then end in error).  Lock held. */
+static int wr_deliver(struct vdev_qp *qp, struct sim_wr *w, uint64_t number,
+                      struct vdev_qp *peer, const struct span *src, int ns, uint64_t total)
+{
+	struct span dst[SIM_SGE_MAX];
+	struct sim_recv *r = &peer->rq[peer->rq_head];
+	struct vdev_wc wc = {.wr_id = r->wr_id, .status = VDEV_WC_SUCCESS,
+	                     .opcode = w->opcode == VDEV_SEND ? VDEV_RECV : VDEV_RECV_IMM,
+	                     .byte_len = (uint32_t)total, .imm = w->imm};
+	peer->rq_head = (peer->rq_head + 1) % peer->cap.recv_depth;
+	peer->rq_count--;
+	if (w->opcode != VDEV_WRITE_IMM) {
+		uint64_t room = 0;
+		int nd = 0, bad = 0;
+		for (int i = 0; i < r->nsge; i++) {
+			struct sim_mr *m = sim_mr_find(peer->d, r->sge[i].lkey);
+			if (!m || !(m->access & VDEV_LOCAL_WRITE) ||
+			    !sim_mr_covers(m, r->sge[i].addr, r->sge[i].length))
+				bad = 1;
+			dst[nd].p = (unsigned char *)(uintptr_t)r->sge[i].addr;
+			dst[nd++].len = r->sge[i].length;
+			room += r->sge[i].length;
+		}
+		if (bad || room < total) {
+			wc.status = bad ? VDEV_WC_LOC_PROT_ERR : VDEV_WC_LOC_LEN_ERR;
+			sim_cq_push(peer->rcq, peer, &wc, 0);
+			sim_qp_set_error(peer);
+			wr_complete(qp, w, number, VDEV_WC_REM_INV_REQ_ERR, 0);
+			return -1;
+		}
+		span_copy(dst, nd, src, ns);
+	}
+	sim_cq_push(peer->rcq, peer, &wc, 0);
+	return 0;
+}
+
+/* Executes send request `number` of qp.  Lock held. */
+static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
+{
+	struct span src[SIM_SGE_MAX];
+	struct sim_mr *lmr[SIM_SGE_MAX];
+	struct vdev_qp *peer;
+	uint64_t total = 0;
+	int ns = 0, needs_recv, rdma, rc;
+
+	sim_fab.st.wrs++;
+	if (wr_gather(qp, w, number, src, &ns, lmr, &total) < 0)
+		return EX_DONE;
+	peer = sim_qp_find(qp->peer_qpn);
+	if (!peer || !routes(qp, peer) || peer->state == QPS_ERR || peer->state == QPS_INIT ||
+	    qp->sq_psn != peer->rq_psn) {
+		wr_complete(qp, w, number, VDEV_WC_RETRY_EXC_ERR, 0); /* packets lost or NAKed */
+		return EX_DONE;
+	}
+	rdma = w->opcode == VDEV_WRITE || w->opcode == VDEV_WRITE_IMM || w->opcode == VDEV_READ;
+	needs_recv = w->opcode == VDEV_SEND || w->opcode == VDEV_SEND_IMM ||
+	             w->opcode == VDEV_WRITE_IMM;
+	if ((rc = wr_admit(qp, w, number, peer, total, rdma, needs_recv)) >= 0)
+		return rc;
 
 	/* the PSNs of the packets it takes, on both ends */
 	{
@@ -165,36 +228,8 @@ static int wr_exec(struct vdev_qp *qp, struct sim_wr *w, uint64_t number)
 				m->gathered += w->sge[i].length;
 		}
 	}
-	if (needs_recv) {
-		struct sim_recv *r = &peer->rq[peer->rq_head];
-		struct vdev_wc wc = {.wr_id = r->wr_id, .status = VDEV_WC_SUCCESS,
-		                     .opcode = w->opcode == VDEV_SEND ? VDEV_RECV : VDEV_RECV_IMM,
-		                     .byte_len = (uint32_t)total, .imm = w->imm};
-		peer->rq_head = (peer->rq_head + 1) % peer->cap.recv_depth;
-		peer->rq_count--;
-		if (w->opcode != VDEV_WRITE_IMM) {
-			uint64_t room = 0;
-			int nd = 0, bad = 0;
-			for (int i = 0; i < r->nsge; i++) {
-				struct sim_mr *m = sim_mr_find(peer->d, r->sge[i].lkey);
-				if (!m || !(m->access & VDEV_LOCAL_WRITE) ||
-				    !sim_mr_covers(m, r->sge[i].addr, r->sge[i].length))
-					bad = 1;
-				dst[nd].p = (unsigned char *)(uintptr_t)r->sge[i].addr;
-				dst[nd++].len = r->sge[i].length;
-				room += r->sge[i].length;
-			}
-			if (bad || room < total) {
-				wc.status = bad ? VDEV_WC_LOC_PROT_ERR : VDEV_WC_LOC_LEN_ERR;
-				sim_cq_push(peer->rcq, peer, &wc, 0);
-				sim_qp_set_error(peer);
-				wr_complete(qp, w, number, VDEV_WC_REM_INV_REQ_ERR, 0);
-				return EX_DONE;
-			}
-			span_copy(dst, nd, src, ns);
-		}
-		sim_cq_push(peer->rcq, peer, &wc, 0);
-	}
+	if (needs_recv && wr_deliver(qp, w, number, peer, src, ns, total) < 0)
+		return EX_DONE;
 	wr_complete(qp, w, number, VDEV_WC_SUCCESS, w->opcode == VDEV_READ ? (uint32_t)total : 0);
 	return EX_DONE;
 }
