@@ -1,5 +1,6 @@
 /* opt.c - value parsers and range checks behind the job-file key table. */
 #include "opt.h"
+#include "opt_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -8,7 +9,7 @@
 #include <string.h>
 #include <strings.h>
 
-static const char *skip_ws(const char *s)
+const char *opt_skip_ws(const char *s)
 {
 	while (*s && isspace((unsigned char)*s))
 		s++;
@@ -16,7 +17,7 @@ static const char *skip_ws(const char *s)
 }
 
 /* Parses a leading unsigned decimal integer; *end is set past it. */
-static int parse_u64_prefix(const char *s, uint64_t *out, const char **end)
+int opt_u64_prefix(const char *s, uint64_t *out, const char **end)
 {
 	uint64_t v = 0;
 	const char *p = s;
@@ -40,12 +41,12 @@ int opt_parse_int(const char *s, int64_t *out)
 	uint64_t v;
 	int neg = 0;
 
-	s = skip_ws(s);
+	s = opt_skip_ws(s);
 	if (*s == '-' || *s == '+')
 		neg = *s++ == '-';
-	if (parse_u64_prefix(s, &v, &end) < 0)
+	if (opt_u64_prefix(s, &v, &end) < 0)
 		return -1;
-	if (*skip_ws(end))
+	if (*opt_skip_ws(end))
 		return -1;
 	if (v > (uint64_t)INT64_MAX + (uint64_t)neg)
 		return -1;
@@ -78,13 +79,13 @@ static const struct unit *find_unit(const struct unit *u, const char *s)
 	char buf[8];
 	size_t n = 0;
 
-	s = skip_ws(s);
+	s = opt_skip_ws(s);
 	while (s[n] && !isspace((unsigned char)s[n]) && n < sizeof buf - 1) {
 		buf[n] = s[n];
 		n++;
 	}
 	buf[n] = 0;
-	if (*skip_ws(s + n))
+	if (*opt_skip_ws(s + n))
 		return NULL;
 	for (; u->name; u++)
 		if (!strcasecmp(u->name, buf))
@@ -99,8 +100,8 @@ static int parse_scaled(const char *s, const struct unit *units, uint64_t *out)
 	uint64_t whole, frac = 0, fscale = 1;
 	const struct unit *u;
 
-	s = skip_ws(s);
-	if (parse_u64_prefix(s, &whole, &end) < 0)
+	s = opt_skip_ws(s);
+	if (opt_u64_prefix(s, &whole, &end) < 0)
 		return -1;
 	p = end;
 	if (*p == '.') {
@@ -144,168 +145,6 @@ int opt_parse_duration(const char *s, uint64_t *out_ns)
 	return parse_scaled(s, time_units, out_ns);
 }
 
-void opt_format_hostport(const struct opt_hostport *a, char *buf, size_t len)
-{
-	if (strchr(a->host, ':'))
-		snprintf(buf, len, "[%s]:%u", a->host, a->port);
-	else
-		snprintf(buf, len, "%s:%u", a->host, a->port);
-}
-
-/* A CPU number: digits, read as UINT64_MAX when past it (out of range
- * like any other too big); -1 when p has no digit. */
-static int cpu_number(const char *p, uint64_t *v, const char **end)
-{
-	if (!isdigit((unsigned char)*p))
-		return -1;
-	if (parse_u64_prefix(p, v, end) < 0) {
-		*v = UINT64_MAX;
-		*end = p + strspn(p, "0123456789");
-	}
-	return 0;
-}
-
-int opt_parse_cpulist(const char *s, unsigned char *mask, struct err *why)
-{
-	const char *p = s;
-	int count = 0;
-
-	for (;;) {
-		uint64_t lo, hi;
-		const char *end;
-
-		p = skip_ws(p);
-		if (cpu_number(p, &lo, &end) < 0) {
-			err_set(why, "not a CPU list like 0-3,8 (item %d); CPU numbers are in [0, %d)",
-			         count + 1, OPT_CPU_MAX);
-			return -1;
-		}
-		p = end;
-		hi = lo;
-		if (*p == '-') {
-			if (cpu_number(p + 1, &hi, &end) < 0) {
-				err_set(why, "bad CPU range in item %d; CPU numbers are in [0, %d)",
-				         count + 1, OPT_CPU_MAX);
-				return -1;
-			}
-			p = end;
-		}
-		if (lo >= OPT_CPU_MAX || hi >= OPT_CPU_MAX) {
-			err_set(why, "CPU numbers must be in [0, %d)", OPT_CPU_MAX);
-			return -1;
-		}
-		if (hi < lo) {
-			err_set(why, "bad CPU range in item %d: %llu-%llu runs downwards", count + 1,
-			         (unsigned long long)lo, (unsigned long long)hi);
-			return -1;
-		}
-		for (uint64_t c = lo; mask && c <= hi; c++)
-			mask[c / 8] |= (unsigned char)(1u << (c % 8));
-		count++;
-		p = skip_ws(p);
-		if (!*p)
-			return 0;
-		if (*p++ != ',') {
-			err_set(why, "not a CPU list like 0-3,8 (after item %d); CPU numbers are in "
-			         "[0, %d)", count, OPT_CPU_MAX);
-			return -1;
-		}
-	}
-}
-
-int opt_cpusets_pick(const char *s, int index, char *buf, size_t len)
-{
-	int n = 0;
-
-	if (len)
-		buf[0] = 0;
-	for (const char *p = s;; n++) {
-		const char *end = strchr(p, '/');
-		size_t k = end ? (size_t)(end - p) : strlen(p);
-		if (n == index && len)
-			snprintf(buf, len, "%.*s", (int)k, p);
-		if (!end)
-			return n + 1;
-		p = end + 1;
-	}
-}
-
-int opt_parse_pctlist(const char *s, double *v, int *n, struct err *why)
-{
-	const char *p = s;
-	double last = 0;
-	int count = 0;
-
-	for (;;) {
-		char *end;
-		double x;
-
-		p = skip_ws(p);
-		x = strtod(p, &end);
-		/* digits and a point only: no sign, exponent, inf or nan */
-		if (end == p || strspn(p, "0123456789.") != (size_t)(end - p)) {
-			err_set(why, "not a list of percentiles like 50, 99, 99.99 "
-			         "(item %d); each must be in (0, 100]", count + 1);
-			return -1;
-		}
-		if (!(x > 0 && x <= 100) || (count && x <= last)) {
-			err_set(why, "item %d: each percentile must be in (0, 100] "
-			         "and above the one before", count + 1);
-			return -1;
-		}
-		if (count == OPT_PCT_MAX) {
-			err_set(why, "at most %d percentiles", OPT_PCT_MAX);
-			return -1;
-		}
-		if (v)
-			v[count] = x;
-		last = x;
-		count++;
-		p = skip_ws(end);
-		if (!*p)
-			break;
-		if (*p++ != ',') {
-			err_set(why, "not a list of percentiles like 50, 99, 99.99 "
-			         "(after item %d); each must be in (0, 100]", count);
-			return -1;
-		}
-	}
-	*n = count;
-	return 0;
-}
-
-int opt_parse_hostport(const char *s, struct opt_hostport *out)
-{
-	const char *colon, *host = s;
-	size_t hlen;
-	int64_t port;
-
-	if (*s == '[') {
-		const char *rb = strchr(s, ']');
-		if (!rb || rb[1] != ':')
-			return -1;
-		host = s + 1;
-		hlen = (size_t)(rb - host);
-		colon = rb + 1;
-	} else {
-		colon = strrchr(s, ':');
-		if (!colon || strchr(s, ':') != colon)
-			return -1; /* bare IPv6 needs brackets */
-		hlen = (size_t)(colon - s);
-	}
-	if (hlen == 0 || hlen >= OPT_HOST_MAX)
-		return -1;
-	for (size_t i = 0; i < hlen; i++)
-		if (!isalnum((unsigned char)host[i]) && !strchr("-._:%", host[i]))
-			return -1; /* names, IPv4, IPv6 with a zone; nothing a job file reads otherwise */
-	if (opt_parse_int(colon + 1, &port) < 0 || port < 1 || port > 65535)
-		return -1;
-	memcpy(out->host, host, hlen);
-	out->host[hlen] = 0;
-	out->port = (uint16_t)port;
-	return 0;
-}
-
 static int parse_bool(const char *s, int *out)
 {
 	static const char *const yes[] = {"yes", "true", "on", "1", NULL};
@@ -330,34 +169,6 @@ static int enum_index(const struct opt_def *d, const char *s)
 		if (!strcasecmp(d->values[i], s))
 			return i;
 	return -1;
-}
-
-void opt_format_size(uint64_t b, char *buf, size_t len)
-{
-	if (b && b % (1ull << 30) == 0)
-		snprintf(buf, len, "%" PRIu64 "GiB", b >> 30);
-	else if (b && b % (1ull << 20) == 0)
-		snprintf(buf, len, "%" PRIu64 "MiB", b >> 20);
-	else if (b && b % (1ull << 10) == 0)
-		snprintf(buf, len, "%" PRIu64 "KiB", b >> 10);
-	else
-		snprintf(buf, len, "%" PRIu64 "B", b);
-}
-
-void opt_format_duration(uint64_t ns, char *buf, size_t len)
-{
-	if (ns && ns % 3600000000000ull == 0)
-		snprintf(buf, len, "%" PRIu64 "h", ns / UINT64_C(3600000000000));
-	else if (ns && ns % 60000000000ull == 0)
-		snprintf(buf, len, "%" PRIu64 "m", ns / UINT64_C(60000000000));
-	else if (ns % 1000000000ull == 0)
-		snprintf(buf, len, "%" PRIu64 "s", ns / UINT64_C(1000000000));
-	else if (ns % 1000000ull == 0)
-		snprintf(buf, len, "%" PRIu64 "ms", ns / UINT64_C(1000000));
-	else if (ns % 1000ull == 0)
-		snprintf(buf, len, "%" PRIu64 "us", ns / UINT64_C(1000));
-	else
-		snprintf(buf, len, "%" PRIu64 "ns", ns);
 }
 
 static void format_scalar(const struct opt_def *d, int64_t v, char *buf, size_t len)
@@ -466,7 +277,7 @@ static int beyond_u64(const char *s, const struct unit *units)
 	uint64_t v = 0, mult = 1;
 	int neg = 0, nonzero = 0, big = 0;
 
-	s = skip_ws(s);
+	s = opt_skip_ws(s);
 	if (*s == '-' || *s == '+')
 		neg = *s++ == '-';
 	if (!isdigit((unsigned char)*s))
@@ -487,7 +298,7 @@ static int beyond_u64(const char *s, const struct unit *units)
 		if (!u)
 			return 0;
 		mult = u->mult;
-	} else if (*skip_ws(s)) {
+	} else if (*opt_skip_ws(s)) {
 		return 0;
 	}
 	return (neg && nonzero) || big || v > UINT64_MAX / mult;
@@ -519,7 +330,7 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, st
 
 	switch (d->type) {
 	case OPT_INT:
-		if ((d->flags & OPT_NONE) && !strcasecmp(skip_ws(s), "none")) {
+		if ((d->flags & OPT_NONE) && !strcasecmp(opt_skip_ws(s), "none")) {
 			*out = -1;
 			return 0;
 		}
@@ -560,7 +371,7 @@ static int parse_number(const struct opt_def *d, const char *s, int64_t *out, st
  * caller frees it): 1, 0 at the end, -1 out of memory. */
 static int next_item(const char **s, char **item)
 {
-	const char *p = skip_ws(*s), *e;
+	const char *p = opt_skip_ws(*s), *e;
 	size_t n;
 
 	if (!*p)
@@ -731,7 +542,7 @@ int64_t opt_rank_int(const char *item)
 {
 	int64_t v;
 
-	if (!item || !*item || !strcasecmp(skip_ws(item), "none") || opt_parse_int(item, &v) < 0)
+	if (!item || !*item || !strcasecmp(opt_skip_ws(item), "none") || opt_parse_int(item, &v) < 0)
 		return -1;
 	return v;
 }
@@ -755,12 +566,12 @@ int opt_parse(const struct opt_def *d, void *dst, const char *text, int append, 
 		*(uint64_t *)dst = (uint64_t)v;
 		return 0;
 	case OPT_ENUM:
-		if ((b = enum_index(d, skip_ws(text))) < 0)
+		if ((b = enum_index(d, opt_skip_ws(text))) < 0)
 			return range_error(d, why, NULL);
 		*(int *)dst = b;
 		return 0;
 	case OPT_BOOL:
-		if (parse_bool(skip_ws(text), &b) < 0)
+		if (parse_bool(opt_skip_ws(text), &b) < 0)
 			return range_error(d, why, NULL);
 		*(int *)dst = b;
 		return 0;

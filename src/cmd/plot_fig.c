@@ -1,0 +1,652 @@
+/* plot_fig.c - the figure `tfgb plot` draws, chosen from its points: what
+ * differs among them, the key on x and the series, the groups' layout, the
+ * title, notes and axes.  cmd_plot.c reads the options and draws it. */
+#include "tfgb.h"
+
+#include "plot.h"
+#include "plot_fig.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- what differs ---- */
+
+static int differs(const struct plot_set *s, int k)
+{
+	for (size_t i = 1; i < s->n; i++)
+		if (strcmp(s->pt[i].key[k], s->pt[0].key[k]))
+			return 1;
+	return 0;
+}
+
+/* For sorting points by their keys of a mask. */
+struct plot_by {
+	const struct plot_set *s;
+	unsigned mask;
+};
+
+static int by_keys(const void *a, const void *b, void *arg)
+{
+	const struct plot_by *by = arg;
+	const struct plot_point *x = &by->s->pt[*(const size_t *)a];
+	const struct plot_point *y = &by->s->pt[*(const size_t *)b];
+
+	for (int c = 0; c < PK_N; c++) {
+		int d = (by->mask >> c & 1) ? strcmp(x->key[c], y->key[c]) : 0;
+		if (d)
+			return d;
+	}
+	return 0;
+}
+
+/* 1 when points alike in every key of mask are alike in k too, 0 when
+ * not, -1 out of memory.  Sorted by those keys: O(n log n). */
+static int implied(const struct plot_set *s, int k, unsigned mask)
+{
+	struct plot_by by = {s, mask};
+	size_t *ix = calloc(s->n, sizeof *ix), first = 0;
+	int rc = 1;
+
+	if (!ix)
+		return -1;
+	for (size_t i = 0; i < s->n; i++)
+		ix[i] = i;
+	qsort_r(ix, s->n, sizeof *ix, by_keys, &by);
+	for (size_t i = 1; i < s->n && rc; i++) {
+		if (by_keys(&ix[first], &ix[i], &by))
+			first = i; /* the next set of alike points */
+		else if (strcmp(s->pt[ix[first]].key[k], s->pt[ix[i]].key[k]))
+			rc = 0;
+	}
+	free(ix);
+	return rc;
+}
+
+static int numeric(const char *v, double *x)
+{
+	char *end;
+
+	if (!*v)
+		return 0;
+	*x = strtod(v, &end);
+	return !*end && isfinite(*x);
+}
+
+/* The first point whose key k is not a number, or -1. */
+static long not_numeric(const struct plot_set *s, int k)
+{
+	double x;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (!numeric(s->pt[i].key[k], &x))
+			return (long)i;
+	return -1;
+}
+
+/* --figure percentiles: every result records its histogram, and one has a
+ * call.  -1 to go on, or an exit status (said). */
+static int plot_check_hist(const struct plot_set *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		if (s->pt[i].hist_calls < 0) {
+			tfgb_error("'%s' records no latency histogram (tfgb's CSV does not): "
+			           "--figure percentiles draws JSON results", s->names[s->pt[i].file]);
+			return TFGB_EXIT_USAGE;
+		}
+	for (size_t i = 0; i < s->n; i++)
+		if (s->pt[i].npct)
+			return -1;
+	tfgb_error("'%s': no call measured in any result (status %s: its histogram is empty)",
+	           s->names[s->pt[0].file], s->pt[0].status);
+	return TFGB_EXIT_USAGE;
+}
+
+/* The metric, and the error bars: latency's median with a whisker up to
+ * its 99th percentile unless said otherwise.  -1 to go on, or an exit
+ * status (said). */
+static int plot_check_metric(const struct plot_set *s, struct plot_opts *o)
+{
+	const char *bench = s->pt[0].bench;
+	int below_p99;
+
+	if (o->metric < 0)
+		o->metric = !strcmp(bench, "latency") ? PM_P50 : !strcmp(bench, "bandwidth") ?
+		            PM_MBPS : PM_RPC;
+	below_p99 = o->metric == PM_AVG || o->metric == PM_P50 || o->metric == PM_P90;
+	if (o->errbar < 0)
+		o->errbar = below_p99 ? PLOT_ERR_P99 : PLOT_ERR_MINMAX;
+	if (o->errbar == PLOT_ERR_P99 && !below_p99) {
+		tfgb_error("--errors p99: a whisker up to the 99th percentile needs a latency "
+		           "below it (--metric avg, p50 or p90), not --metric %s",
+		           plot_metric_name(o->metric));
+		return TFGB_EXIT_USAGE;
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (!isnan(s->pt[i].y[o->metric]))
+			return -1;
+	tfgb_error("'%s': no %s to draw in any result (status %s: its figures are null)",
+	           s->names[s->pt[0].file], plot_metric_label(o->metric), s->pt[0].status);
+	return TFGB_EXIT_USAGE;
+}
+
+/* The one benchmark of all points, and the one swept key of a sweep.
+ * -1 to go on, or an exit status (said). */
+int plot_check_set(const struct plot_set *s, struct plot_opts *o)
+{
+	const struct plot_point *a = &s->pt[0];
+
+	for (size_t i = 1; i < s->n; i++) {
+		const struct plot_point *b = &s->pt[i];
+		if (strcmp(a->bench, b->bench)) {
+			tfgb_error("'%s' holds %s results and '%s' %s ones: one figure draws one "
+			           "benchmark", s->names[a->file], a->bench, s->names[b->file], b->bench);
+			return TFGB_EXIT_USAGE;
+		}
+		if (o->xkey < 0 && o->style != PLOT_PERCENTILES && strcmp(a->sweep_key, b->sweep_key)) {
+			const struct plot_point *one = *a->sweep_key ? b : a, *sw = *a->sweep_key ? a : b;
+			tfgb_error("'%s' is %s and '%s' a sweep of %s: draw them apart, or name the "
+			           "key on x with --x", s->names[one->file], *one->sweep_key ?
+			           "a sweep of another key" : "a single run", s->names[sw->file],
+			           sw->sweep_key);
+			return TFGB_EXIT_USAGE;
+		}
+	}
+	return o->style == PLOT_PERCENTILES ? plot_check_hist(s) : plot_check_metric(s, o);
+}
+
+/* The style and the key on x.  -1 to go on, or an exit status (said). */
+int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
+{
+	static const int bars_x[] = {PK_SWEEP, PK_SHAPE, PK_SCHEME, PK_IOVECS, PK_BYTES,
+	                             PK_INFLIGHT, PK_MODE, PK_TRANSPORT, PK_RPC, PK_TLS};
+	static const int lines_x[] = {PK_SWEEP, PK_IOVECS, PK_BYTES, PK_INFLIGHT};
+	int sweep = *s->pt[0].sweep_key != 0;
+	long bad;
+
+	if (o->style == PLOT_PERCENTILES) {
+		if (o->xkey >= 0 || o->metric >= 0 || o->errbar >= 0) {
+			tfgb_error("%s: --figure percentiles draws every percentile of the latency "
+			           "against the percentile, with no other x, metric or error bars",
+			           o->xkey >= 0 ? "--x" : o->metric >= 0 ? "--metric" : "--errors");
+			return TFGB_EXIT_USAGE;
+		}
+		return -1;
+	}
+	if (o->style < 0)
+		o->style = sweep && not_numeric(s, PK_SWEEP) < 0 ? PLOT_LINES : PLOT_BARS;
+	if (o->xkey < 0 && o->style == PLOT_LINES) {
+		for (size_t i = 0; i < sizeof lines_x / sizeof *lines_x && o->xkey < 0; i++)
+			if ((lines_x[i] == PK_SWEEP) == sweep && differs(s, lines_x[i]))
+				o->xkey = lines_x[i];
+		if (o->xkey < 0) {
+			tfgb_error("'%s': no numeric key differs between the results to draw lines "
+			           "against (a sweep, iovecs, bytes, inflight); try --figure bars",
+			           s->names[s->pt[0].file]);
+			return TFGB_EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < sizeof bars_x / sizeof *bars_x && o->xkey < 0; i++)
+		if (differs(s, bars_x[i]))
+			o->xkey = bars_x[i];
+	if (o->xkey < 0)
+		o->xkey = PK_FILE; /* nothing differs: a bar per file */
+	if (o->style == PLOT_LINES && (bad = not_numeric(s, o->xkey)) >= 0) {
+		tfgb_error("'%s': %s '%s' is not a number: lines need a numeric x; try --figure bars",
+		           s->names[s->pt[bad].file], plot_key_name(o->xkey), s->pt[bad].key[o->xkey]);
+		return TFGB_EXIT_USAGE;
+	}
+	return -1;
+}
+
+/* Whether key k may be left out of the series' names when it follows
+ * from x and the keys before it: a payload's iovec count and size follow
+ * from its scheme, a sweep's value and a file's name from anything, and
+ * against a sweep every key from the swept value.  A transport, mode,
+ * scheme, ... that only happens to follow (socket for uniform, gRPC for
+ * skew) is named: the figure would hide what it compares. */
+static int may_follow(int k, int xkey)
+{
+	return xkey == PK_SWEEP || k == PK_IOVECS || k == PK_BYTES || k == PK_SWEEP || k == PK_FILE;
+}
+
+/* The keys naming the series: those that differ, in order, unless they
+ * may follow (above) and do from x (-1: none) and the keys taken before
+ * them (out of memory: kept, the names only longer). */
+unsigned plot_series_keys(const struct plot_set *s, int xkey)
+{
+	static const int order[] = {PK_TRANSPORT, PK_MODE, PK_SCHEME, PK_IOVECS, PK_BYTES,
+	                            PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_SWEEP, PK_FILE};
+	unsigned mask = xkey < 0 ? 0 : 1u << xkey;
+
+	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
+		if (order[i] != xkey && differs(s, order[i]) &&
+		    (!may_follow(order[i], xkey) || implied(s, order[i], mask) != 1))
+			mask |= 1u << order[i];
+	return xkey < 0 ? mask : mask & ~(1u << xkey);
+}
+
+static void cat(char *buf, size_t len, const char *s)
+{
+	size_t n = strlen(buf);
+
+	snprintf(buf + n, len - n, "%s", s);
+}
+
+static void series_label(const struct plot_point *p, unsigned keys, char *buf, size_t len)
+{
+	char v[PLOT_LABEL_MAX];
+
+	buf[0] = 0;
+	for (int k = 0; k < PK_N; k++)
+		if (keys >> k & 1) {
+			plot_key_text(k, *p->key[k] ? p->key[k] : "?", v, sizeof v);
+			cat(buf, len, *buf ? ", " : "");
+			if (k == PK_SWEEP && *p->sweep_key) {
+				cat(buf, len, p->sweep_key); /* "payload.iovecs=4" */
+				cat(buf, len, "=");
+			}
+			cat(buf, len, v);
+		}
+	if (!*buf)
+		snprintf(buf, len, "%s", p->bench);
+}
+
+static int find_label(char (*labels)[PLOT_LABEL_MAX], int n, const char *l)
+{
+	for (int i = 0; i < n; i++)
+		if (!strcmp(labels[i], l))
+			return i;
+	return -1;
+}
+
+/* The group of point p on a bars figure: its x key's value as a tic. */
+static void group_label(const struct plot_point *p, int xkey, char *buf, size_t len)
+{
+	if (xkey == PK_BYTES)
+		plot_key_text(xkey, p->key[xkey], buf, len);
+	else
+		snprintf(buf, len, "%s", *p->key[xkey] ? p->key[xkey] : "?");
+}
+
+/* The value drawn for point p, and its error bar (NAN without).  Sets
+ * bit 0 of *how for a min-max bar, bit 1 for a stddev one, bit 2 for a
+ * repeat without per-run figures of this metric. */
+static double plot_value(const struct plot_point *p, int m, int errbar, double *lo, double *hi,
+                         unsigned *how)
+{
+	*lo = *hi = NAN;
+	if (m < 0)
+		return NAN; /* percentiles: drawn from p->pct */
+	if (errbar == PLOT_ERR_P99) {
+		/* the figures of all runs together; a whisker only where both are known */
+		if (!isnan(p->y[m]) && !isnan(p->y[PM_P99])) {
+			*lo = p->y[m];
+			*hi = p->y[PM_P99];
+		}
+		return p->y[m];
+	}
+	if (p->runs < 2 || isnan(p->mean[m])) {
+		if (p->runs >= 2)
+			*how |= 4;
+		return p->y[m];
+	}
+	if (errbar == PLOT_ERR_MINMAX && !isnan(p->min[m])) {
+		*lo = p->min[m];
+		*hi = p->max[m];
+		*how |= 1;
+	} else if (!isnan(p->sd[m])) {
+		*lo = p->mean[m] - p->sd[m];
+		*hi = p->mean[m] + p->sd[m];
+		*how |= 2;
+	}
+	return p->mean[m];
+}
+
+/* ---- the layout ---- */
+
+static int by_group(const void *a, const void *b)
+{
+	const struct plot_item *x = a, *y = b;
+
+	if (x->series != y->series)
+		return x->series - y->series;
+	return x->x < y->x ? -1 : x->x > y->x;
+}
+
+/* The paper's order of the schemes (Figures 8, 9, 11-14), then the rest
+ * as the files give them: 1 when scheme a (group h) comes before b (g). */
+static int scheme_before(const char *a, const char *b, int h, int g)
+{
+	static const char order[] = " uniform random skew custom ";
+	char wa[PLOT_LABEL_MAX + 2], wb[PLOT_LABEL_MAX + 2];
+	const char *pa, *pb;
+
+	snprintf(wa, sizeof wa, " %s ", a);
+	snprintf(wb, sizeof wb, " %s ", b);
+	pa = strstr(order, wa);
+	pb = strstr(order, wb);
+	if (pa && pb)
+		return pa < pb;
+	return pa ? 1 : pb ? 0 : h < g;
+}
+
+/* Bars: the groups in numeric order when x is a number, else in the
+ * order of the files (schemes: the paper's); each item's x is its group's index. */
+static void plot_sort_groups(const struct plot_set *s, struct plot_fig *f, const double *raw)
+{
+	int rank[PLOT_GROUPS_MAX], numeric_x = not_numeric(s, f->xkey) < 0;
+	char sorted[PLOT_GROUPS_MAX][PLOT_LABEL_MAX];
+
+	for (int g = 0; g < f->ngroups; g++) {
+		rank[g] = 0;
+		for (int h = 0; h < f->ngroups; h++)
+			rank[g] += numeric_x ? raw[h] < raw[g] :
+			           f->xkey == PK_SCHEME ? scheme_before(f->group[h], f->group[g], h, g) :
+			           h < g;
+	}
+	for (int g = 0; g < f->ngroups; g++)
+		memcpy(sorted[rank[g]], f->group[g], PLOT_LABEL_MAX);
+	memcpy(f->group, sorted, sizeof sorted[0] * (size_t)f->ngroups);
+	for (size_t i = 0; i < f->nitem; i++)
+		f->item[i].x = f->item[i].group = rank[f->item[i].group];
+}
+
+/* Point i's series and group (bars) or x (lines).  0, or an exit status. */
+static int plot_place(const struct plot_set *s, struct plot_fig *f, unsigned keys, size_t i,
+                      double *raw)
+{
+	const struct plot_point *p = &s->pt[i];
+	struct plot_item *it = &f->item[f->nitem];
+	char l[PLOT_LABEL_MAX];
+
+	/* one series: what all its points share */
+	series_label(p, keys ? keys : (differs(s, PK_TRANSPORT) ? 0 : 1u << PK_TRANSPORT) |
+	             (differs(s, PK_MODE) ? 0 : 1u << PK_MODE), l, sizeof l);
+	if ((it->series = find_label(f->series, f->nseries, l)) < 0) {
+		if (f->nseries == PLOT_SERIES_MAX) {
+			tfgb_error("'%s': more than %d series (%s) make no readable figure; draw "
+			           "fewer files at once", s->names[p->file], PLOT_SERIES_MAX, l);
+			return TFGB_EXIT_USAGE;
+		}
+		memcpy(f->series[it->series = f->nseries++], l, sizeof l);
+	}
+	if (f->style == PLOT_BARS) {
+		group_label(p, f->xkey, l, sizeof l);
+		if ((it->group = find_label(f->group, f->ngroups, l)) < 0) {
+			if (f->ngroups == PLOT_GROUPS_MAX) {
+				tfgb_error("'%s': more than %d values of %s make no readable bars; try "
+				           "--figure lines", s->names[p->file], PLOT_GROUPS_MAX,
+				           plot_key_name(f->xkey));
+				return TFGB_EXIT_USAGE;
+			}
+			numeric(p->key[f->xkey], &raw[f->ngroups]);
+			memcpy(f->group[it->group = f->ngroups++], l, sizeof l);
+		}
+		it->x = it->group;
+	} else {
+		it->x = 0; /* percentiles: a line per result */
+		if (f->xkey >= 0)
+			numeric(p->key[f->xkey], &it->x);
+	}
+	for (size_t j = 0; j < f->nitem; j++)
+		if (f->item[j].series == it->series && f->item[j].x == it->x) {
+			if (f->xkey >= 0)
+				snprintf(l, sizeof l, "; %s %s", plot_key_name(f->xkey),
+				         *p->key[f->xkey] ? p->key[f->xkey] : "?");
+			else
+				l[0] = 0;
+			tfgb_error("'%s' and '%s' hold two results alike in every key tfgb plot tells "
+			           "apart (%s%s): give each a file of its own, or use job.repeat "
+			           "for runs of one job", s->names[s->pt[f->item[j].point].file],
+			           s->names[p->file], f->series[it->series], l);
+			return TFGB_EXIT_USAGE;
+		}
+	it->point = i;
+	f->nitem++;
+	return 0;
+}
+
+/* Series, groups and items of the figure.  Sets *how as plot_value.  0, or
+ * an exit status (said). */
+int plot_layout(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
+                struct plot_fig *f, unsigned *how)
+{
+	double raw[PLOT_GROUPS_MAX];
+	int rc;
+
+	f->style = o->style;
+	f->metric = o->metric;
+	f->errbar = o->errbar;
+	f->xkey = o->xkey;
+	if (!(f->item = calloc(s->n, sizeof *f->item))) {
+		tfgb_error("plot: out of memory");
+		return TFGB_EXIT_FAIL;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		struct plot_item *it = &f->item[f->nitem];
+		if ((rc = plot_place(s, f, keys, i, raw)) != 0)
+			return rc;
+		it->y = plot_value(&s->pt[i], f->metric, f->errbar, &it->lo, &it->hi, how);
+	}
+	if (f->style == PLOT_BARS)
+		plot_sort_groups(s, f, raw);
+	qsort(f->item, f->nitem, sizeof *f->item, by_group);
+	return 0;
+}
+
+/* ---- the words ---- */
+
+static const char *bench_title(const char *bench)
+{
+	return !strcmp(bench, "latency") ? "TF-gRPC-P2P-Latency" :
+	       !strcmp(bench, "bandwidth") ? "TF-gRPC-P2P-Bandwidth" :
+	       !strcmp(bench, "throughput") ? "TF-gRPC-PS-Throughput" : bench;
+}
+
+/* A sweep's key as a reader names it: "iovec count (payload.iovecs)" for
+ * a key that is one of plot's own, "message size" for payload.size. */
+static void sweep_name(const char *key, char *buf, size_t len)
+{
+	const char *dot = strrchr(key, '.');
+	int k = plot_key_find(dot ? dot + 1 : key);
+
+	if (!strcmp(key, "payload.size"))
+		snprintf(buf, len, "message size");
+	else if (k > PK_SWEEP && k < PK_FILE)
+		snprintf(buf, len, "%s (%s)", plot_key_label(k), key);
+	else
+		snprintf(buf, len, "%s", key);
+}
+
+/* The x axis: what it is, with its unit. */
+static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char *buf,
+                        size_t len)
+{
+	const struct plot_point *p = &s->pt[0];
+
+	if (f->xkey == PK_SWEEP && !strcmp(p->sweep_key, "payload.size"))
+		snprintf(buf, len, "message size (bytes; one buffer)");
+	else if (f->xkey == PK_SWEEP) {
+		sweep_name(p->sweep_key, buf, len);
+		cat(buf, len, !strcmp(p->sweep_unit, "B") ? " (bytes)" :
+		    !strcmp(p->sweep_unit, "s") ? " (s)" : "");
+	}
+	else if (f->xkey == PK_BYTES)
+		snprintf(buf, len, "payload size (bytes)");
+	else
+		snprintf(buf, len, "%s", plot_key_label(f->xkey));
+}
+
+/* The title ("what by what") and the axes' labels. */
+void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
+                struct plot_fig *f)
+{
+	int pct = f->style == PLOT_PERCENTILES;
+	const char *unit = pct || f->metric <= PM_P999 ? (f->ms ? "ms" : "µs") :
+	                   plot_metric_unit(f->metric);
+	char v[PLOT_LABEL_MAX], *paren;
+
+	snprintf(f->title, sizeof f->title, "%s: %s", bench_title(s->pt[0].bench),
+	         pct ? "latency distribution" : plot_metric_label(f->metric));
+	if (pct) {
+		snprintf(f->xlabel, sizeof f->xlabel, "percentile (1/(1 - percentile) on a log scale)");
+		snprintf(f->ylabel, sizeof f->ylabel, "call latency (%s)", unit);
+	} else {
+		plot_xlabel(s, f, f->xlabel, sizeof f->xlabel);
+		/* the label is tfgb's own text, drawn as enhanced text */
+		snprintf(f->ylabel, sizeof f->ylabel, "%s (%s%s)", plot_metric_label(f->metric), unit,
+		         f->metric == PM_MBPS ? ", 1 MB = 10^{6} bytes" : "");
+		cat(f->title, sizeof f->title, " by ");
+		sweep_name(s->pt[0].sweep_key, v, sizeof v);
+		if ((paren = strstr(v, " (")))
+			*paren = 0;
+		cat(f->title, sizeof f->title, f->xkey != PK_SWEEP ? plot_key_label(f->xkey) : v);
+	}
+	for (int k = 0, n = 0; k < PK_N; k++)
+		if (keys >> k & 1) {
+			cat(f->title, sizeof f->title, n++ ? ", " : pct ? " by " : " and ");
+			sweep_name(s->pt[0].sweep_key, v, sizeof v);
+			if ((paren = strstr(v, " (")))
+				*paren = 0;
+			cat(f->title, sizeof f->title, k == PK_SWEEP && *v ? v : plot_key_label(k));
+		}
+	if (o->title)
+		snprintf(f->title, sizeof f->title, "%s", o->title);
+}
+
+/* What the repeats' error bars (or latency's whiskers) are. */
+static void plot_notes_bars(const struct plot_set *s, struct plot_fig *f, unsigned how)
+{
+	unsigned runs_lo = 0, runs_hi = 0;
+	char v[2 * PLOT_LABEL_MAX], runs[32];
+
+	for (size_t i = 0; i < s->n; i++) {
+		unsigned r = s->pt[i].runs;
+		if (r > 1 && (!runs_lo || r < runs_lo))
+			runs_lo = r;
+		if (r > runs_hi)
+			runs_hi = r;
+	}
+	snprintf(runs, sizeof runs, "%u%s%.0u", runs_lo, runs_lo != runs_hi ? " to " : "",
+	         runs_lo != runs_hi ? runs_hi : 0);
+	if (f->style == PLOT_PERCENTILES) {
+		snprintf(v, sizeof v, "\neach result's recorded histogram, as output.hgrm writes it%s%s%s",
+		         runs_hi > 1 ? "; repeats: all " : "", runs_hi > 1 ? runs : "",
+		         runs_hi > 1 ? " runs' calls together" : "");
+	} else if (f->errbar == PLOT_ERR_P99) {
+		snprintf(v, sizeof v, "\nwhiskers: up to the 99th percentile latency%s%s%s",
+		         runs_hi > 1 ? "; repeats: the figures of all " : "", runs_hi > 1 ? runs : "",
+		         runs_hi > 1 ? " runs' calls together" : "");
+	} else if (runs_hi > 1) {
+		snprintf(v, sizeof v, "\nrepeats: the mean of %s runs; error bars: %s%s", runs,
+		         (how & 3) == 1 ? "min to max of the runs" : (how & 3) == 2 ?
+		         "mean +- one sample stddev" : (how & 3) == 3 ?
+		         "min to max of the runs, +- one stddev where only that is known (CSV)" :
+		         "none (no per-run figures)", how & 4 ? "; some without per-run figures" : "");
+	} else {
+		return;
+	}
+	cat(f->subtitle, sizeof f->subtitle, v);
+}
+
+/* The subtitle: what all results share, how repeats and marked results
+ * are drawn. */
+void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f)
+{
+	char v[PLOT_LABEL_MAX];
+	unsigned marked = 0;
+
+	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
+		if (k != f->xkey && !differs(s, k) && *s->pt[0].key[k]) {
+			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
+			cat(f->subtitle, sizeof f->subtitle, *f->subtitle ? ", " : "all runs: ");
+			cat(f->subtitle, sizeof f->subtitle, v);
+		}
+	plot_notes_bars(s, f, how);
+	for (size_t i = 0; i < s->n; i++)
+		marked += strcmp(s->pt[i].status, "ok") != 0;
+	if (marked) {
+		snprintf(v, sizeof v, "\n%u result%s not ok: marked in red with the status, a null "
+		         "figure drawn as none", marked, marked > 1 ? "s" : "");
+		cat(f->subtitle, sizeof f->subtitle, v);
+	}
+}
+
+/* Latency in ms when a value reaches 10 ms: fewer digits on the axis. */
+void plot_scale(const struct plot_set *s, struct plot_fig *f)
+{
+	double top = 0;
+
+	if (f->style != PLOT_PERCENTILES && f->metric > PM_P999)
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		const struct plot_item *it = &f->item[i];
+		const struct plot_point *p = &s->pt[it->point];
+		top = it->y > top ? it->y : top;
+		top = it->hi > top ? it->hi : top;
+		for (size_t k = 0; k < p->npct; k++)
+			top = p->pct[2 * k + 1] > top ? p->pct[2 * k + 1] : top;
+	}
+	if (!(top >= 10000))
+		return;
+	f->ms = 1; /* plot_gp_script scales the percentiles */
+	for (size_t i = 0; i < f->nitem; i++) {
+		f->item[i].y /= 1000;
+		f->item[i].lo /= 1000;
+		f->item[i].hi /= 1000;
+	}
+}
+
+/* Each x's payload size on a second axis when x is not a size and the
+ * size follows from x alone, yet differs: an iovec sweep's payload grows
+ * along x. */
+void plot_x2bytes(const struct plot_set *s, struct plot_fig *f)
+{
+	if (f->style == PLOT_PERCENTILES || f->xkey == PK_BYTES || f->logx ||
+	    (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B")) || !differs(s, PK_BYTES))
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		if (!*s->pt[i].key[PK_BYTES])
+			return;
+	f->x2bytes = implied(s, PK_BYTES, 1u << f->xkey) == 1;
+}
+
+/* Percentiles: a log y axis when the latencies span PLOT_PCT_LOGY times or
+ * more (one slow call would flatten every line on a linear one). */
+static void plot_pct_axes(const struct plot_set *s, struct plot_fig *f)
+{
+	double lo = INFINITY, hi = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		for (size_t k = 0; k < s->pt[i].npct; k++) {
+			double v = s->pt[i].pct[2 * k + 1];
+			lo = v < lo ? v : lo;
+			hi = v > hi ? v : hi;
+		}
+	f->logy = lo > 0 && hi / lo >= PLOT_PCT_LOGY;
+}
+
+/* Log axes for sizes spanning 16x or more (and then for y too when every
+ * value is above 0): the message-size table's figure. */
+void plot_axes(const struct plot_set *s, struct plot_fig *f)
+{
+	double lo = INFINITY, hi = 0;
+	int ypos = 1;
+
+	if (f->style == PLOT_PERCENTILES) {
+		plot_pct_axes(s, f);
+		return;
+	}
+	if (f->style != PLOT_LINES ||
+	    !(f->xkey == PK_BYTES || (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B"))))
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		const struct plot_item *it = &f->item[i];
+		lo = it->x < lo ? it->x : lo;
+		hi = it->x > hi ? it->x : hi;
+		ypos &= isnan(it->y) || it->y > 0;
+	}
+	f->logx = lo > 0 && hi / lo >= 16;
+	f->logy = f->logx && ypos;
+}

@@ -1,0 +1,39 @@
+/* plot_fig.h - what cmd_plot.c shares with plot_fig.c: the command's
+ * options and the steps that choose and lay out the figure.  Only those two
+ * files include it.  The checks report on stderr and return a TFGB_EXIT_* code. */
+#ifndef TFGB_PLOT_FIG_H
+#define TFGB_PLOT_FIG_H
+
+#include "plot.h"
+
+/* The percentile figure's y axis is logarithmic from this ratio of its
+ * largest latency to its smallest. */
+#define PLOT_PCT_LOGY 100
+
+struct plot_opts {
+	const char *out, *title;
+	int style, metric, errbar, xkey; /* -1: chosen from the files */
+	int svg, quiet;
+};
+
+int plot_check_set(const struct plot_set *s, struct plot_opts *o);
+
+int plot_choose_x(const struct plot_set *s, struct plot_opts *o);
+
+unsigned plot_series_keys(const struct plot_set *s, int xkey);
+
+int plot_layout(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
+                struct plot_fig *f, unsigned *how);
+
+void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
+                struct plot_fig *f);
+
+void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f);
+
+void plot_scale(const struct plot_set *s, struct plot_fig *f);
+
+void plot_x2bytes(const struct plot_set *s, struct plot_fig *f);
+
+void plot_axes(const struct plot_set *s, struct plot_fig *f);
+
+#endif
