@@ -13,21 +13,54 @@ slow() {
 }
 PY=/usr/bin/python3
 
-# load_slow: a TFGB_TEST_SLOW for this machine now: its load per CPU
-# (the larger of the 1- and 5-minute averages: a burst that just ended
-# still shows in the one, a heavy job that just started in the other),
-# rounded up, 1 to 10.  At a load of 9 per CPU (18 on 2 CPUs, seen while
-# four builds and a CPU hog shared the machine) a process gets a ninth of
-# a core, and its deadlines need as much more time; past 10 a run is not
-# worth making.  tests/run.sh asks again before each script and
-# tests/mutants.sh once, when TFGB_TEST_SLOW is not given.  load_slow OWN:
-# OWN of the load is the caller's own other work, expected and not counted
-# (tests/run.sh's other lane: a test beside it is what it is built for).
+# load_slow: a TFGB_TEST_SLOW for this machine now, from the work of
+# others only.  The tasks that want a CPU (state R, every thread) are
+# counted six times over 0.6 s, leaving out this run's own: the processes
+# whose environment holds this run's TFGB_TEST_RUN mark (tests/run.sh and
+# tests/mutants.sh set it; the lanes, the tests and the tfgb processes they
+# start inherit it).  With others wanting o CPUs per CPU, a test gets
+# 1/(1+o) of what it was built for, so its deadlines and windows are
+# stretched by 1+o, rounded, 1 to 10.  Past 10 a run is not worth making.
+# Not the load average: it counts this run's own lanes and, for minutes
+# after, the steps before it (CI's build and make check before mutants),
+# which stretched windows that then loaded the machine further.  Without
+# the rights to read another user's environment, its tasks count as
+# others'.  tests/run.sh asks again before each script, tests/mutants.sh
+# before each shell suite, when TFGB_TEST_SLOW is not given.
 load_slow() {
-	awk -v n="$(nproc 2>/dev/null || echo 1)" -v own="${1:-0}" '{ l = $1 > $2 ? $1 : $2
-		l = l > own ? l - own : 0
-		k = int(l / n + 0.999)
-		print (k < 1 ? 1 : (k > 10 ? 10 : k)) }' /proc/loadavg 2>/dev/null || echo 1
+	$PY - "${TFGB_TEST_RUN:-}" "$(nproc 2>/dev/null || echo 1)" <<'EOF' 2>/dev/null || echo 1
+import os, sys, time
+mark, ncpu = sys.argv[1].encode(), int(sys.argv[2])
+me, ours, want, n = os.getpid(), {}, 0, 6
+def is_ours(pid):
+    if pid not in ours:
+        try:
+            with open("/proc/%s/environ" % pid, "rb") as f:
+                env = f.read().split(b"\0")
+            ours[pid] = bool(mark) and b"TFGB_TEST_RUN=" + mark in env
+        except OSError:
+            ours[pid] = False
+    return ours[pid]
+for i in range(n):
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit() or int(pid) == me:
+            continue
+        try:
+            tids = os.listdir("/proc/%s/task" % pid)
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                with open("/proc/%s/task/%s/stat" % (pid, t), "rb") as f:
+                    st = f.read()
+            except OSError:
+                continue
+            if st[st.rfind(b")") + 2:][:1] == b"R" and not is_ours(pid):
+                want += 1
+    time.sleep(0.1)
+k = int(1 + want / n / ncpu + 0.5)
+print(min(max(k, 1), 10))
+EOF
 }
 
 fail() { echo "FAIL: $*"; exit 1; }

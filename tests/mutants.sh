@@ -16,13 +16,20 @@
 # when every mutant is killed; 1 when one survived, a TEXT no longer matches
 # exactly one line, a mutant does not compile, or a suite fails unmutated.
 # MUTANTS=stats,result runs only the mutants of those suites; MUTANTS_LIST=FILE
-# (a path from the top of the tree) reads another list.
+# (a path from the top of the tree) reads another list.  MUTANTS_BASELINE=0
+# leaves out the unmutated runs when the same tree just passed `make check`
+# with the same flags (.ci/run): they would only repeat it.
 cd "$(dirname "$0")/.." || exit 1
 top=$(pwd)
 list=${MUTANTS_LIST:-tests/mutants.txt}
 [ -r "$list" ] || { echo "mutants: no $list"; exit 1; }
 . tests/lib.sh
-# the suites' deadlines and windows scale with the load, as in make check
+# the suites' deadlines and windows scale with others' load, as in make
+# check (tests/lib.sh: load_slow), measured before each run of a shell
+# suite; unit suites take Check's timeout from it
+TFGB_TEST_RUN=${TFGB_TEST_RUN:-mutants.$$.$(date +%s)}
+export TFGB_TEST_RUN
+slow_given=${TFGB_TEST_SLOW:+1}
 TFGB_TEST_SLOW=${TFGB_TEST_SLOW:-$(load_slow)}
 SLOW=$TFGB_TEST_SLOW
 export TFGB_TEST_SLOW
@@ -37,13 +44,24 @@ tar -cf - --exclude=./tests/out --exclude='./tfgb-*' . | (cd "$scratch" && tar -
 	{ echo "mutants: cannot copy the tree to $scratch"; exit 1; }
 cd "$scratch" || exit 1
 
+# build [SUITE]: both programs, or the one SUITE runs (a shell test runs
+# tfgb, a unit suite tests/check_tfgb): a mutant relinks one, not both
 build() {
-	make -j2 tfgb tests/check_tfgb >build.log 2>&1 </dev/null
+	case $1 in
+	t_*) set -- tfgb ;;
+	?*) set -- tests/check_tfgb ;;
+	*) set -- tfgb tests/check_tfgb ;;
+	esac
+	make -j2 "$@" >build.log 2>&1 </dev/null
 }
 # run SUITE: 0 when it passes
 run() {
 	case $1 in
-	t_*) timeout $((600 * SLOW)) sh "tests/$1.sh" >run.log 2>&1 </dev/null ;;
+	t_*)
+		if [ -z "$slow_given" ]; then
+			TFGB_TEST_SLOW=$(load_slow) SLOW=$TFGB_TEST_SLOW
+		fi
+		timeout $((600 * SLOW)) sh "tests/$1.sh" >run.log 2>&1 </dev/null ;;
 	*) CK_RUN_SUITE=$1 CK_DEFAULT_TIMEOUT=$((60 * SLOW)) timeout $((600 * SLOW)) \
 		./tests/check_tfgb >run.log 2>&1 </dev/null ;;
 	esac
@@ -80,9 +98,10 @@ EOF
 # unmutated; then each mutant of LIST is applied, built, its suite run and
 # the file put back.  One line a mutant: killed, SURVIVED, STALE or NOBUILD.
 shard() {
-	for s in $(awk -F ' [|] ' '{ print $2 }' "$1" | sort -u); do
-		run "$s" || { tail -n 30 run.log; echo "UNMUTATED: suite $s fails unmutated"; return; }
-	done
+	[ "${MUTANTS_BASELINE:-1}" = 0 ] ||
+		for s in $(awk -F ' [|] ' '{ print $2 }' "$1" | sort -u); do
+			run "$s" || { tail -n 30 run.log; echo "UNMUTATED: suite $s fails unmutated"; return; }
+		done
 	while IFS= read -r line; do
 		file=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $1 }')
 		# apply: TEXT on exactly one line (fixed strings, no escaping)
@@ -93,7 +112,7 @@ shard() {
 		suite=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $2 }')
 		cp -p "$file" "$file.orig"
 		mv "$file.mutant" "$file"
-		if ! build; then
+		if ! build "$suite"; then
 			echo "NOBUILD: $file:$at: $line"; sed 's/^/    /' build.log | grep -m 5 error
 		elif TFGB_FAIL_FAST=1 run "$suite"; then
 			echo "SURVIVED: $file:$at: $line"

@@ -26,18 +26,22 @@ pass=0 fail=0 skip=0 part=0 failed="" skips=""
 
 # A loaded machine (other builds and tests beside this one) stretches every
 # run: unless TFGB_TEST_SLOW is given, deadlines and measured windows are
-# scaled by the load per CPU (tests/lib.sh: load_slow), measured again
+# scaled by what others ask of the CPUs (tests/lib.sh: load_slow; this
+# run's own lanes and processes, marked by TFGB_TEST_RUN, do not count: a
+# test beside another is what the lanes are built for), measured again
 # before each script (the load of a long run changes), and Check's own
 # timeouts by the same factor (CK_TIMEOUT_MULTIPLIER, unless given).
 # Bounds on counts and plateaus do not change.
 . tests/lib.sh
+TFGB_TEST_RUN=${TFGB_TEST_RUN:-run.$$.$(date +%s)}
+export TFGB_TEST_RUN
 slow_given=${TFGB_TEST_SLOW:+1} slow_was=1
 # measure_slow: TFGB_TEST_SLOW for what runs next; says so when it changed
 measure_slow() {
 	[ -n "$slow_given" ] && return
-	TFGB_TEST_SLOW=$(load_slow $((lanes - 1)))
+	TFGB_TEST_SLOW=$(load_slow)
 	[ "$TFGB_TEST_SLOW" = "$slow_was" ] ||
-		echo "TFGB_TEST_SLOW=$TFGB_TEST_SLOW: load $(cut -d' ' -f1,2 /proc/loadavg) on $(nproc) CPUs"
+		echo "TFGB_TEST_SLOW=$TFGB_TEST_SLOW: others' load (load average $(cut -d' ' -f1,2 /proc/loadavg) on $(nproc) CPUs)"
 	slow_was=$TFGB_TEST_SLOW
 }
 lanes=${TFGB_JOBS:-$(n=$(nproc 2>/dev/null || echo 1); [ "$n" -ge 2 ] && echo 2 || echo 1)}
@@ -63,8 +67,8 @@ IFS=$old_ifs
 # The unit tests and the scripts run in TFGB_JOBS lanes side by side
 # (default: 2 on a machine of two CPUs or more, else 1): each lane takes
 # the next job nobody has taken (mkdir is the lock), unit tests first;
-# most of a script's time is spent waiting on windows, deadlines and
-# process start-up, not on CPU.  A script marked `# tfgb-alone: REASON`
+# one test alone leaves CPU time idle between its runs (start-up,
+# deadlines), two lanes keep both CPUs busy (seen: 0 to 2 % idle).  A script marked `# tfgb-alone: REASON`
 # (it starts machine-wide daemons, pins or counts CPUs, or loads both CPUs
 # itself) runs after the lanes, by itself.  Each job's PASS, SKIP or FAIL
 # line is printed when it ends; a failure's output and the totals follow
