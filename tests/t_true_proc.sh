@@ -179,7 +179,10 @@ for w in ws:
     try: os.kill(w, signal.SIGSTOP)
     except OSError: pass
 held = [w for w in ws if os.path.exists("/proc/%d" % w)]
-os.kill(l, signal.SIGINT)
+try:
+    os.kill(l, signal.SIGINT)
+except ProcessLookupError:
+    held = [] # the run ended before the signal (seen on a loaded machine)
 time.sleep(0.3)
 for w in ws:
     try: os.kill(w, signal.SIGCONT)
@@ -194,6 +197,8 @@ hasnt "SIGINT after the windows" "^# INTERRUPTED"
 hasnt "SIGINT after the windows" "not asked"
 has "SIGINT after the windows: the PSs asked" "^# allocator: 3 workers .*; 2 PS "
 echo "SIGINT after the windows: $(cat "$out/held") of 3 workers held before they ended"
+[ "$(cat "$out/held")" != 0 ] ||
+	skip_part "SIGINT after the windows: every worker had ended before the signal: the launcher's wait was not interrupted"
 # the workers were held before they ended: the launcher was still waiting
 # for them and took the signal
 [ "$(cat "$out/held")" = 0 ] || grep -q "interrupted after every measured window had closed: the figures are complete" "$out/e" ||
