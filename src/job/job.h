@@ -34,6 +34,9 @@ enum job_arrival { ARRIVAL_CONSTANT, ARRIVAL_POISSON };
 enum job_allocator { ALLOC_GLIBC, ALLOC_GLIBC_KEPT, ALLOC_JEMALLOC, ALLOC_TCMALLOC,
                      ALLOC_MIMALLOC, ALLOC_COUNT };
 enum payload_scheme { SCHEME_UNIFORM, SCHEME_RANDOM, SCHEME_SKEW, SCHEME_CUSTOM };
+/* What the buffers hold ([payload] fill): the seeded pattern, which no
+ * compressor shrinks, or zeros, which every compressor does. */
+enum payload_fill { FILL_PATTERN, FILL_ZEROS };
 /* Table 1 categories; the order is that of `categories = small, medium, large`. */
 enum payload_cat { CAT_SMALL, CAT_MEDIUM, CAT_LARGE, CAT_COUNT };
 enum out_format { FMT_TEXT, FMT_CSV, FMT_JSON };
@@ -102,6 +105,7 @@ struct job {
 	char *token;          /* the control service's shared secret, or "" */
 	/* [payload] */
 	int scheme, bias, dtype;
+	int fill;                  /* enum payload_fill */
 	int64_t iovecs;
 	struct opt_enumlist categories;
 	uint64_t cat_size[CAT_COUNT]; /* small, medium, large */

@@ -17,6 +17,9 @@ static const char *const dtype_names[] = {
 	[DTYPE_UINT8] = "uint8", [DTYPE_FLOAT32] = "float32", [DTYPE_FLOAT16] = "float16",
 	[DTYPE_INT64] = "int64", [DTYPE_INT64 + 1] = NULL};
 LAST_IS(dtype_names, DTYPE_INT64);
+static const char *const fill_names[] = {
+	[FILL_PATTERN] = "pattern", [FILL_ZEROS] = "zeros", [FILL_ZEROS + 1] = NULL};
+LAST_IS(fill_names, FILL_ZEROS);
 
 /* Sizes and their ranges follow Table 1 of the TF-gRPC-Bench paper. */
 static const struct opt_def payload_keys[] = {
@@ -45,6 +48,8 @@ static const struct opt_def payload_keys[] = {
 	 .help = "custom only: the buffer sizes, in order; continue long lists on indented lines"},
 	{"payload", "dtype", OPT_ENUM, J(dtype), "uint8", .values = dtype_names,
 	 .help = "serialized modes: element type each tensor declares; sizes must be whole elements"},
+	{"payload", "fill", OPT_ENUM, J(fill), "pattern", .values = fill_names,
+	 .help = "what the buffers hold: the seeded pattern (incompressible) or zeros"},
 	{0},
 };
 

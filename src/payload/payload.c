@@ -117,6 +117,7 @@ int payload_layout(const struct job *j, struct payload *p)
 
 	memset(p, 0, sizeof *p);
 	p->seed = (uint64_t)j->seed;
+	p->fill = j->fill;
 	p->n = j->scheme == SCHEME_CUSTOM ? j->iovec.n : (size_t)j->iovecs;
 	p->buf = calloc(p->n, sizeof *p->buf);
 	if (!p->buf)
@@ -215,7 +216,10 @@ int payload_alloc(struct payload *p)
 	for (size_t b = 0; b < p->n; b++) {
 		p->iov[b].iov_base = (char *)mem + at;
 		p->iov[b].iov_len = p->buf[b].len;
-		payload_pattern(p->seed, b, 0, p->iov[b].iov_base, p->buf[b].len);
+		if (p->fill == FILL_PATTERN)
+			payload_pattern(p->seed, b, 0, p->iov[b].iov_base, p->buf[b].len);
+		else /* written all the same: the pages are touched as the pattern's are */
+			memset(p->iov[b].iov_base, 0, p->buf[b].len);
 		at += (p->buf[b].len + page - 1) / page * page;
 	}
 	return 0;

@@ -28,6 +28,7 @@ struct payload {
 	uint64_t total;              /* sum of lengths */
 	size_t count[CAT_COUNT];     /* buffers per category */
 	uint64_t seed;
+	int fill;                    /* enum payload_fill: FILL_ZEROS leaves the pages zero */
 	/* filled by payload_alloc; NULL before */
 	struct iovec *iov;           /* n entries, pointing into mem */
 	void *mem;                   /* one mapping holding every buffer */

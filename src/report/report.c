@@ -9,6 +9,7 @@
 
 #include "hist.h"
 #include "json.h"
+#include "transport.h"
 #include "util.h"
 #include "version.h"
 
@@ -449,6 +450,24 @@ static void tput_text(const struct report *r, const struct figures *g, FILE *f)
 		fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 }
 
+/* The transport's own section, each key as the job has it ("# [grpc] preset
+ * grpc, channels 3, ..."): the settings the figures were taken with. */
+static void section_text(const struct job *j, FILE *f)
+{
+	const struct job_section *s = tr_section(j->transport);
+
+	if (!s)
+		return;
+	fprintf(f, "# [%s]", s->name);
+	for (size_t i = 0; s->keys[i].name; i++) {
+		const struct opt_def *d = job_key_find(s->name, s->keys[i].name);
+		fprintf(f, "%s %s ", i ? "," : "", s->keys[i].name);
+		if (d)
+			opt_format(d, (const char *)j + d->off, f);
+	}
+	fputc('\n', f);
+}
+
 static void print_text(const struct report *r, const struct figures *g, FILE *f)
 {
 	const struct job *j = r->job;
@@ -461,6 +480,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "# transport %s%s, mode %s, PS %s%s\n", job_transport_name(j->transport),
 	        j->tls.ca ? " over TLS" : "", job_mode_name(j->mode), ps,
 	        r->nps > 1 ? " and more" : "");
+	section_text(j, f);
 	if (!r->train)
 		fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
 		        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],

@@ -14,6 +14,7 @@
 #include "vb_conf.h"
 
 extern const struct tr_ops tr_grpc_ops;
+extern const struct job_section tr_grpc_section; /* gr_conf.h, which brings gRPC's headers */
 extern const struct tr_ops tr_socket_ops;
 extern const struct tr_ops tr_verbs_ops; /* built without VERBS=1: its info says why */
 
@@ -21,7 +22,7 @@ extern const struct tr_ops tr_verbs_ops; /* built without VERBS=1: its info says
  * values (enum job_transport); each row's section joins the job's sections
  * (tr_registry_init).  Adding a transport is its own files and one row. */
 static struct tr_entry registry[JOB_TRANSPORTS_MAX] = {
-	{"grpc", &tr_grpc_ops, NULL, "is not compiled in"},
+	{"grpc", &tr_grpc_ops, &tr_grpc_section, "is not compiled in"},
 	{"socket", &tr_socket_ops, &tr_socket_section, NULL},
 #if TFGB_HAVE_VERBS
 	{"verbs", &tr_verbs_ops, &tr_verbs_section, NULL},
@@ -104,6 +105,11 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
 		.tls = &j->tls,
 		.section = e && e->section ? job_section_get(j, e->section) : NULL,
 	};
+}
+
+const struct job_section *tr_section(int transport)
+{
+	return transport >= 0 && transport < registered ? registry[transport].section : NULL;
 }
 
 int tr_info(const char *command, FILE *f, struct err *err)

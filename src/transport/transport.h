@@ -233,6 +233,10 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
  * saying why: not built, or not compiled in). */
 const struct tr_ops *tr_find(int transport, struct err *err);
 
+/* The job section of transport (its [job] transport number): its own keys,
+ * or NULL when it has none. */
+const struct job_section *tr_section(int transport);
+
 /* Runs the info hook of the transport whose info_command is command
  * (`tfgb verbs-info`), writing on f.  0, or -errno with err: the hook's,
  * or -ENOENT when no transport has that command. */

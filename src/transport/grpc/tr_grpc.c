@@ -1,10 +1,13 @@
 /* tr_grpc.c - the gRPC transport: gRPC core's C API, HTTP/2 in plaintext
  * or, with [server] tls_* set, over TLS (grpcx_server_creds/channel_creds).
  *
- * Client: one completion queue per tr_client shared by its connections; one
- * channel per connection (a distinct channel argument, so two connections to
- * one server are two TCP connections); the five method paths registered once
- * per channel; a call is one registered call and ONE batch of six ops, tagged
+ * Client: one completion queue per tr_client shared by its connections;
+ * [grpc] channels channels per connection (each with a distinct channel
+ * argument and a local subchannel pool, so that each is a TCP connection of
+ * its own), calls spread over them round-robin as TensorFlow spreads them
+ * over num_channels_per_target; the method paths registered once per
+ * channel; every channel and the server made with the [grpc] section's
+ * channel arguments (gr_conf_args); a call is one registered call and ONE batch of six ops, tagged
  * with its per-call state (which points back at its struct tr_call, so that
  * a tr_call released while in flight is never touched again).  The request is a byte buffer whose slices point
  * at the engine's iovec buffers (grpc_slice_from_static_buffer: no copy); the
@@ -15,6 +18,7 @@
  * Server (`tfgb serve`): tr_grpc_serve.c; what both sides share:
  * tr_grpc_int.h.
  */
+#include "gr_conf.h"
 #include "grpcx.h"
 #include "tr_call.h"
 #include "tr_grpc_int.h"
@@ -49,19 +53,33 @@
 
 /* ---- common ------------------------------------------------------------ */
 
+/* The transport's context: a copy of the job's [grpc] section, which the
+ * server and clients without a section of their own read. */
 static int g_init(const struct job *j, void **ctx, struct err *err)
 {
-	(void)j;
-	(void)err;
+	const struct gr_conf *sec = j ? job_section_get(j, &tr_grpc_section) : NULL;
+	struct gr_conf *conf = calloc(1, sizeof *conf);
+
+	if (!conf) {
+		err_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (sec)
+		*conf = *sec;
+	else if (job_section_defaults(&tr_grpc_section, conf) < 0) {
+		free(conf);
+		err_set(err, "out of memory");
+		return -ENOMEM;
+	}
 	grpcx_log_install();
 	grpc_init();
-	*ctx = NULL;
+	*ctx = conf;
 	return 0;
 }
 
 static void g_fini(void *ctx)
 {
-	(void)ctx;
+	free(ctx);
 	grpc_shutdown();
 }
 
@@ -95,10 +113,15 @@ struct gcall {
 	struct dlist dl;            /* the client's in-flight list */
 };
 
+/* The most channels of one connection: [grpc] channels' maximum. */
+#define CHANNELS_MAX 64
+
 struct tr_conn {
 	struct tr_client *c;
-	grpc_channel *ch;
-	void *method[NMETHODS];     /* grpc_channel_register_call handles */
+	int nch;                    /* channels made, [grpc] channels when connected */
+	int next;                   /* the channel of the next call, round-robin */
+	grpc_channel *ch[CHANNELS_MAX];
+	void *method[CHANNELS_MAX][NMETHODS]; /* grpc_channel_register_call handles */
 	char target[TARGET_MAX];
 	uint16_t port;
 	char why[ERR_MAX];       /* the first failed call's explanation, "" until then */
@@ -108,6 +131,7 @@ struct tr_client {
 	grpc_completion_queue *cq;
 	int64_t gpr_off;            /* see grpcx_clock_offset */
 	const struct job_tls *tls;  /* the job's: TLS when it has a CA */
+	struct gr_conf conf;        /* the job's [grpc] section */
 	struct tr_conn **conn;
 	size_t nconn, capconn;
 	struct dlist inflight;      /* list head */
@@ -129,6 +153,12 @@ static int g_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_c
 		return -ENOMEM;
 	}
 	c->tls = cfg ? cfg->tls : NULL;
+	if (cfg && cfg->section)
+		c->conf = *(const struct gr_conf *)cfg->section;
+	else if (ctx)
+		c->conf = *(const struct gr_conf *)ctx;
+	else
+		job_section_defaults(&tr_grpc_section, &c->conf); /* plain numbers: cannot fail */
 	c->cq = grpc_completion_queue_create_for_next(NULL);
 	c->gpr_off = grpcx_clock_offset();
 	dlist_init(&c->inflight);
@@ -136,21 +166,55 @@ static int g_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_c
 	return 0;
 }
 
+/* Makes k's next channel, with the client's [grpc] arguments and a serial
+ * of its own, and registers the method paths on it. */
+static void channel_make(struct tr_client *c, struct tr_conn *k)
+{
+	grpc_arg args[GR_CONF_ARGS_MAX + 2] = {
+		{GRPC_ARG_INTEGER, (char *)"tfgb.connection",
+		 {.integer = (int)(atomic_fetch_add(&g_conn_serial, 1) & 0x7fffffff)}},
+		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, {.integer = 1}},
+	};
+	grpc_channel_args chargs = {2 + gr_conf_args(&c->conf, 0, 0, args + 2), args};
+	grpc_channel_credentials *creds = grpcx_channel_creds(c->tls);
+	int i = k->nch++;
+
+	k->ch[i] = grpc_channel_create(k->target, creds, &chargs);
+	grpc_channel_credentials_release(creds);
+	for (int m = TR_ECHO; m < NMETHODS; m++)
+		k->method[i][m] = grpc_channel_register_call(k->ch[i], tr_method_path(m), NULL, NULL);
+}
+
+/* Waits until channel i of k is ready: 0, or -errno with err set. */
+static int channel_wait(struct tr_client *c, struct tr_conn *k, int i,
+                        const struct opt_hostport *addr, uint64_t start_ns, uint64_t deadline_ns,
+                        struct err *err)
+{
+	grpc_connectivity_state st;
+	struct err why;
+
+	st = grpcx_wait_ready_why(k->ch[i], c->gpr_off, deadline_ns, addr, c->tls, &why);
+	if (st != GRPC_CHANNEL_READY && why.msg[0]) { /* told at once: waiting would not help */
+		err_set(err, "'%s' is not a tfgb gRPC server: %s", k->target, why.msg);
+		return -EPROTO;
+	}
+	if (st != GRPC_CHANNEL_READY) {
+		char within[32];
+		grpcx_within(start_ns, deadline_ns, within, sizeof within);
+		err_set(err, "cannot connect to '%s' within %s: %s",
+		         k->target, within, grpcx_fail_text(st, addr, c->tls));
+		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
+	}
+	return 0;
+}
+
 static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
                      struct tr_conn **out, struct err *err)
 {
 	uint64_t start_ns = now_ns();
-	grpc_arg args[] = {
-		{GRPC_ARG_INTEGER, (char *)"tfgb.connection",
-		 {.integer = (int)(atomic_fetch_add(&g_conn_serial, 1) & 0x7fffffff)}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, {.integer = 1}},
-		GRPCX_CLIENT_ARGS,
-	};
-	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
-	grpc_channel_credentials *creds;
-	grpc_connectivity_state st;
+	int nch = c->conf.channels < 1 ? 1 : c->conf.channels > CHANNELS_MAX ? CHANNELS_MAX
+	                                                                      : (int)c->conf.channels;
 	struct tr_conn *k;
-	struct err why;
 	int rc;
 
 	/* a name gRPC cannot resolve would only show as a timeout */
@@ -170,25 +234,13 @@ static int g_connect(struct tr_client *c, const struct opt_hostport *addr, uint6
 	k->c = c;
 	k->port = addr->port;
 	opt_format_hostport(addr, k->target, sizeof k->target);
-	creds = grpcx_channel_creds(c->tls);
-	k->ch = grpc_channel_create(k->target, creds, &chargs);
-	grpc_channel_credentials_release(creds);
-	for (int m = TR_ECHO; m < NMETHODS; m++)
-		k->method[m] = grpc_channel_register_call(k->ch, tr_method_path(m), NULL, NULL);
 	c->conn[c->nconn++] = k;
-
-	st = grpcx_wait_ready_why(k->ch, c->gpr_off, deadline_ns, addr, c->tls, &why);
-	if (st != GRPC_CHANNEL_READY && why.msg[0]) { /* told at once: waiting would not help */
-		err_set(err, "'%s' is not a tfgb gRPC server: %s", k->target, why.msg);
-		return -EPROTO;
-	}
-	if (st != GRPC_CHANNEL_READY) {
-		char within[32];
-		grpcx_within(start_ns, deadline_ns, within, sizeof within);
-		err_set(err, "cannot connect to '%s' within %s: %s",
-		         k->target, within, grpcx_fail_text(st, addr, c->tls));
-		return st == GRPC_CHANNEL_TRANSIENT_FAILURE ? -ECONNREFUSED : -ETIMEDOUT;
-	}
+	/* every channel connects at once; then each is waited for */
+	for (int i = 0; i < nch; i++)
+		channel_make(c, k);
+	for (int i = 0; i < nch; i++)
+		if ((rc = channel_wait(c, k, i, addr, start_ns, deadline_ns, err)) < 0)
+			return rc;
 	*out = k;
 	return 0;
 nomem:
@@ -214,6 +266,7 @@ static int g_submit(struct tr_conn *conn, struct tr_call *call)
 	struct tr_client *c = conn->c;
 	struct gcall *g = call->priv;
 	grpc_call_error e;
+	int ch = conn->next;
 
 	if (call->method < TR_ECHO || call->method >= NMETHODS)
 		return -EINVAL;
@@ -229,8 +282,8 @@ static int g_submit(struct tr_conn *conn, struct tr_call *call)
 	g->resp = NULL;
 
 	/* the engine enforces its own deadlines through reap */
-	g->call = grpc_channel_create_registered_call(conn->ch, NULL, GRPC_PROPAGATE_DEFAULTS, c->cq,
-	                                              conn->method[call->method],
+	g->call = grpc_channel_create_registered_call(conn->ch[ch], NULL, GRPC_PROPAGATE_DEFAULTS,
+	                                              c->cq, conn->method[ch][call->method],
 	                                              gpr_inf_future(GPR_CLOCK_REALTIME), NULL);
 	if (!g->call)
 		return -EIO;
@@ -254,6 +307,7 @@ static int g_submit(struct tr_conn *conn, struct tr_call *call)
 	}
 	dlist_append(&c->inflight, &g->dl);
 	c->outstanding++;
+	conn->next = ch + 1 == conn->nch ? 0 : ch + 1;
 	return 0;
 }
 
@@ -385,7 +439,8 @@ static void g_client_close(struct tr_client *c)
 		gcall_finish(c, g);
 	}
 	for (size_t i = 0; i < c->nconn; i++) {
-		grpc_channel_destroy(c->conn[i]->ch);
+		for (int j = 0; j < c->conn[i]->nch; j++)
+			grpc_channel_destroy(c->conn[i]->ch[j]);
 		free(c->conn[i]);
 	}
 	free(c->conn);

@@ -34,6 +34,7 @@
  * application never holds an oversized request.  Pull's N is checked by
  * the Bench service (bench_pull).
  */
+#include "gr_conf.h"
 #include "grpcx.h"
 #include "tr_grpc_int.h"
 #include "transport.h"
@@ -669,20 +670,14 @@ static void srv_stop(struct srv *s, int nq, grpc_completion_queue *shutdown_cq)
 
 int tr_grpc_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
-	grpc_arg args[] = {
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH,
-		 {.integer = (int)cfg->max_message}},
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, {.integer = -1}},
-		/* a second server on a port in use must fail, not share it */
-		{GRPC_ARG_INTEGER, (char *)GRPC_ARG_ALLOW_REUSEPORT, {.integer = 0}},
-		GRPCX_NO_CHANNELZ, /* four clock reads less per call (grpcx.h) */
-	};
-	grpc_channel_args chargs = {sizeof args / sizeof args[0], args};
+	/* the job's [grpc] section (g_init's copy): the same settings as its
+	 * clients' channels, and max_message as the receive limit */
+	grpc_arg args[GR_CONF_ARGS_MAX];
+	grpc_channel_args chargs = {gr_conf_args(ctx, 1, cfg->max_message, args), args};
 	grpc_completion_queue *shutdown_cq;
 	struct srv s = {.count = cfg->count};
 	int rc = 0, nq = cfg->threads > 0 ? cfg->threads : 1;
 
-	(void)ctx;
 	if (cfg->max_message == 0 || cfg->max_message > INT32_MAX) {
 		err_set(err, "max_message must be in [1B, 2GiB)");
 		return -EINVAL;
