@@ -82,6 +82,38 @@ START_TEST(test_model_inception_v3_totals)
 }
 END_TEST
 
+/* MobileNet v1 (1.0, 224): Keras's 4,253,864 in all, 4,231,976 of them
+ * trainable; the rest, 21,888, the batch normalisations' statistics. */
+START_TEST(test_model_mobilenet_v1_totals)
+{
+	load("mobilenet_v1");
+	ck_assert_str_eq(m.name, "mobilenet_v1");
+	ck_assert_uint_eq(m.elems[MODEL_TRAINABLE], 4231976);
+	ck_assert_uint_eq(m.elems[MODEL_TRAINABLE] + m.elems[MODEL_STATISTIC], 4253864);
+	/* 27 convolutions (the stem, 13 depthwise, 13 pointwise), each with
+	 * a batch normalisation (4 variables); the classifier's kernel and bias */
+	ck_assert_uint_eq(m.n, 27 * 5 + 2);
+	ck_assert_uint_eq(m.count[MODEL_STATISTIC], 27 * 2);
+	ck_assert_str_eq(m.var[5].name, "conv_dw_1/depthwise_kernel");
+	ck_assert_uint_eq(m.var[5].elems, 3 * 3 * 32);
+	ck_assert_str_eq(m.var[m.n - 1].name, "conv_preds/bias");
+	ck_assert_uint_eq(m.var[m.n - 2].elems, 1024 * 1000);
+}
+END_TEST
+
+/* Keras's mnist_mlp: 784-512-512-10 with biases, 669,706 parameters. */
+START_TEST(test_model_mnist_mlp_totals)
+{
+	load("mnist_mlp");
+	ck_assert_str_eq(m.name, "mnist_mlp");
+	ck_assert_uint_eq(m.elems[MODEL_TRAINABLE], 669706);
+	ck_assert_uint_eq(m.count[MODEL_STATISTIC], 0);
+	ck_assert_uint_eq(m.n, 6);
+	ck_assert_uint_eq(m.var[0].elems, 784 * 512);
+	ck_assert_uint_eq(m.var[5].elems, 10);
+}
+END_TEST
+
 START_TEST(test_model_round_robin)
 {
 	uint64_t ps[3], sum = 0;
@@ -236,6 +268,8 @@ Suite *make_model_suite(void)
 	tcase_add_test(core, test_model_vgg16_totals);
 	tcase_add_test(core, test_model_alexnet_totals);
 	tcase_add_test(core, test_model_inception_v3_totals);
+	tcase_add_test(core, test_model_mobilenet_v1_totals);
+	tcase_add_test(core, test_model_mnist_mlp_totals);
 	tcase_add_test(core, test_model_round_robin);
 	tcase_add_test(core, test_model_greedy);
 	tcase_add_test(core, test_model_placement_imbalance);

@@ -8,6 +8,7 @@
 
 #include "check_tfgb.h"
 #include "plot.h"
+#include "plot_fig.h"
 #include "report.h"
 
 static struct plot_set set;
@@ -134,6 +135,98 @@ START_TEST(test_plot_json_sweep_ndjson)
 	/* --ndjson: intervals, then the result on the last line */
 	ck_assert_int_eq(read_text("{\"type\":\"interval\",\"worker\":0}\n" RESULT("") "\n"), 0);
 	ck_assert_uint_eq(set.n, 1);
+}
+END_TEST
+
+/* Swept values with units: a duration, a rate, a percentage. */
+START_TEST(test_plot_unit_value)
+{
+	double v;
+	const char *u;
+
+	ck_assert_int_eq(plot_unit_value("10ms", &v, &u), 0);
+	ck_assert(fabs(v - 0.01) < 1e-15);
+	ck_assert_str_eq(u, "s");
+	ck_assert_int_eq(plot_unit_value("250Mbit", &v, &u), 0);
+	ck_assert(fabs(v - 250e6) < 1e-6);
+	ck_assert_str_eq(u, "bit/s");
+	ck_assert_int_eq(plot_unit_value("1Gbit/s", &v, &u), 0);
+	ck_assert(fabs(v - 1e9) < 1e-6);
+	ck_assert_int_eq(plot_unit_value("1.5 s", &v, &u), 0);
+	ck_assert(fabs(v - 1.5) < 1e-15);
+	ck_assert_int_eq(plot_unit_value("10%", &v, &u), 0);
+	ck_assert(fabs(v - 10) < 1e-15);
+	ck_assert_str_eq(u, "%");
+	ck_assert_int_eq(plot_unit_value("ms", &v, &u), -1);
+	ck_assert_int_eq(plot_unit_value("10", &v, &u), -1);
+	ck_assert_int_eq(plot_unit_value("10 parsecs", &v, &u), -1);
+	ck_assert_int_eq(plot_unit_value("skew", &v, &u), -1);
+}
+END_TEST
+
+/* A sweep over a rate written with its unit: numbers in bit/s; a train
+ * result's model; a duration key's CSV sweep: seconds. */
+START_TEST(test_plot_sweep_units)
+{
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"sweep\": {\"key\": \"network.rate\","
+	                           " \"values\": [\"250Mbit\", \"1Gbit\"], \"unit\": \"\"},"
+	                           " \"results\": [" RESULT("\"train\": {\"model\": \"mnist_mlp\"},")
+	                           ", " RESULT("") "]}"), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.pt[0].key[PK_SWEEP], "250000000");
+	ck_assert_str_eq(set.pt[1].key[PK_SWEEP], "1000000000");
+	ck_assert_str_eq(set.pt[0].sweep_unit, "bit/s");
+	ck_assert_str_eq(set.pt[0].key[PK_MODEL], "mnist_mlp");
+	ck_assert_str_eq(set.pt[1].key[PK_MODEL], "");
+	plot_set_free(&set);
+	ck_assert_int_eq(read_text("job.timeout," REPORT_CSV_HEADER "\n"
+	                           "0.5,latency,grpc,non-serialized,custom,1,1024,1,0.1,0.2,"
+	                           "10,0,1,40.5,40,41,42,43,44,1,5000,5.1,4.9,,,,ok\n"), 0);
+	ck_assert_str_eq(set.pt[0].key[PK_SWEEP], "0.5");
+	ck_assert_str_eq(set.pt[0].sweep_unit, "s");
+}
+END_TEST
+
+/* The unit a swept duration or rate is drawn in, and its log axis. */
+START_TEST(test_plot_xunit)
+{
+	struct plot_point pt[3] = {0};
+	struct plot_set s = {.pt = pt, .n = 3};
+	struct plot_item it[3] = {{.x = 0.001}, {.x = 0.01}, {.x = 0.1}};
+	struct plot_fig fig = {.style = PLOT_LINES, .xkey = PK_SWEEP, .item = it, .nitem = 3};
+
+	for (int i = 0; i < 3; i++)
+		strcpy(pt[i].sweep_unit, "s");
+	plot_xunit(&s, &fig);
+	ck_assert_str_eq(fig.xunit, "ms");
+	ck_assert(it[0].x == 1 && it[1].x == 10 && it[2].x == 100);
+	ck_assert_int_eq(fig.logx, 1);
+	/* 0 ms in the sweep: a linear axis, the unit from the smallest other */
+	memset(&fig.xunit, 0, sizeof fig.xunit);
+	fig.logx = 0;
+	it[0].x = 0;
+	it[1].x = 0.01;
+	it[2].x = 0.1;
+	plot_xunit(&s, &fig);
+	ck_assert_str_eq(fig.xunit, "ms");
+	ck_assert_int_eq(fig.logx, 0);
+	/* rates */
+	memset(&fig.xunit, 0, sizeof fig.xunit);
+	for (int i = 0; i < 3; i++)
+		strcpy(pt[i].sweep_unit, "bit/s");
+	it[0].x = 250e6;
+	it[1].x = 500e6;
+	it[2].x = 1e9;
+	plot_xunit(&s, &fig);
+	ck_assert_str_eq(fig.xunit, "Mbit/s");
+	ck_assert(it[0].x == 250 && it[2].x == 1000);
+	ck_assert_int_eq(fig.logx, 0);
+	/* a size sweep keeps its own axis (bytes) */
+	memset(&fig.xunit, 0, sizeof fig.xunit);
+	for (int i = 0; i < 3; i++)
+		strcpy(pt[i].sweep_unit, "B");
+	plot_xunit(&s, &fig);
+	ck_assert_str_eq(fig.xunit, "");
 }
 END_TEST
 
@@ -330,6 +423,9 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_gp_script_text);
 	tcase_add_test(core, test_plot_json_hist);
 	tcase_add_test(core, test_plot_gp_percentiles);
+	tcase_add_test(core, test_plot_unit_value);
+	tcase_add_test(core, test_plot_sweep_units);
+	tcase_add_test(core, test_plot_xunit);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);

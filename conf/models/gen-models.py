@@ -120,6 +120,28 @@ def inception_v3():
     m.dense('predictions', cin, 1000)
     return m
 
+def mobilenet_v1():
+    m=M('mobilenet_v1')
+    m.conv('conv1', 3, 3, 32, False); m.bn('conv1_bn', 32)
+    cin=32
+    # 13 depthwise separable blocks: a 3x3 depthwise convolution (one
+    # filter per input channel) and a 1x1 pointwise one, each with its
+    # batch normalisation; strides do not change the variables
+    for i, c in enumerate([64, 128, 128, 256, 256, 512, 512, 512, 512, 512, 512,
+                           1024, 1024], start=1):
+        m.var('conv_dw_%d/depthwise_kernel' % i, (3, 3, cin, 1))
+        m.bn('conv_dw_%d_bn' % i, cin)
+        m.conv('conv_pw_%d' % i, 1, cin, c, False); m.bn('conv_pw_%d_bn' % i, c)
+        cin=c
+    # the classifier: a 1x1 convolution with bias after global pooling
+    m.conv('conv_preds', 1, cin, 1000, True)
+    return m
+
+def mnist_mlp():
+    m=M('mnist_mlp')
+    m.dense('dense_1', 784, 512); m.dense('dense_2', 512, 512); m.dense('dense_3', 512, 10)
+    return m
+
 ABOUT = {
  'resnet50_v1': [
   'ResNet-50 v1: He, Zhang, Ren, Sun, "Deep Residual Learning for Image',
@@ -139,6 +161,18 @@ ABOUT = {
   'AlexNet: Krizhevsky, Sutskever, Hinton (2012), in the one-tower form of',
   'torchvision (64, 192, 384, 256, 256 filters; 9216-4096-4096-1000 dense',
   'layers), every layer with bias: 61,100,840 parameters (torchvision).'],
+ 'mobilenet_v1': [
+  'MobileNet v1 (width 1.0, 224 x 224): Howard et al., "MobileNets: Efficient',
+  'Convolutional Neural Networks for Mobile Vision Applications" (2017),',
+  'Table 1, as Keras builds it (keras.applications MobileNet, alpha 1.0):',
+  'convolutions without bias, each followed by batch normalisation with',
+  'scale and offset; the 1000-class head a 1x1 convolution with bias.',
+  '4,231,976 trainable parameters plus 21,888 moving statistics:',
+  "4,253,864, Keras's total."],
+ 'mnist_mlp': [
+  "The MNIST multilayer perceptron of Keras's examples (mnist_mlp.py):",
+  '784-512-512-10, three dense layers with bias (dropout has no',
+  'variables): 669,706 parameters.'],
  'inception_v3': [
   'Inception-v3: Szegedy et al., "Rethinking the Inception Architecture for',
   'Computer Vision" (2015), as Keras builds it (keras.applications',
@@ -163,7 +197,8 @@ def write(m, path):
 if __name__ == '__main__':
     here=os.path.dirname(os.path.abspath(__file__))
     for fn, file in ((resnet50, 'resnet50.model'), (vgg16, 'vgg16.model'),
-                     (alexnet, 'alexnet.model'), (inception_v3, 'inception_v3.model')):
+                     (alexnet, 'alexnet.model'), (inception_v3, 'inception_v3.model'),
+                     (mobilenet_v1, 'mobilenet_v1.model'), (mnist_mlp, 'mnist_mlp.model')):
         m=fn(); write(m, os.path.join(here, file))
         print('%-20s %4d variables, %11d trainable, %6d statistics'
               % (file, len(m.v), m.count('trainable'), m.count('statistic')))

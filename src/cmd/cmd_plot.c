@@ -51,10 +51,11 @@ static void plot_usage(FILE *f)
 	        "                   percentiles: each result's latency distribution from its\n"
 	        "                   histogram (JSON), against the percentile\n"
 	        "  --x KEY          the key on x: sweep, transport, mode, scheme, iovecs,\n"
-	        "                   bytes, shape, inflight, rpc, tls, file\n"
-	        "  --metric M       avg, p50, p90, p99, p999 (latency, microseconds), rpc\n"
-	        "                   (RPC/s), MBps, Gbps; default: p50 for latency, MBps for\n"
-	        "                   bandwidth, rpc for throughput\n"
+	        "                   bytes, shape, inflight, rpc, tls, model, file\n"
+	        "  --metric M       avg, p50, p90, p99, p999 (latency, microseconds; train:\n"
+	        "                   step time), rpc (RPC/s; train: steps/s), MBps, Gbps;\n"
+	        "                   default: p50 for latency, MBps for bandwidth, rpc for\n"
+	        "                   throughput, avg for train\n"
 	        "  --errors WHICH   repeats' error bars: minmax of the runs or stddev (mean\n"
 	        "                   +- one sample standard deviation); p99: latency's whisker\n"
 	        "                   up to the 99th percentile (default for latency without\n"
@@ -113,7 +114,7 @@ static int plot_options(struct tfgb *t, struct plot_opts *o)
 		case 'x':
 			if ((o->xkey = plot_key_find(optarg)) < 0) {
 				tfgb_error("--x %s: must be one of sweep, transport, mode, scheme, iovecs, "
-				           "bytes, shape, inflight, rpc, tls, file", optarg);
+				           "bytes, shape, inflight, rpc, tls, model, file", optarg);
 				return TFGB_EXIT_USAGE;
 			}
 			break;
@@ -281,6 +282,7 @@ int cmd_plot(struct tfgb *t)
 	if ((rc = plot_layout(&s, &o, keys, f, &how)) != 0)
 		goto out;
 	plot_axes(&s, f);
+	plot_xunit(&s, f);
 	if (!f->logy)
 		plot_scale(&s, f); /* a log axis spans the decades in microseconds */
 	plot_x2bytes(&s, f);

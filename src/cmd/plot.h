@@ -42,6 +42,7 @@ enum plot_key {
 	PK_INFLIGHT,  /* calls outstanding */
 	PK_RPC,       /* throughput: push or pull */
 	PK_TLS,       /* "TLS" or "plaintext" */
+	PK_MODEL,     /* train: the model's name */
 	PK_FILE,      /* the file's name without directory and .json/.csv */
 	PK_N,
 };
@@ -59,7 +60,9 @@ struct plot_point {
 	char bench[16];                /* latency, bandwidth, throughput */
 	char status[16];               /* ok, empty, saturated, ... */
 	char sweep_key[136];           /* "payload.size" for a sweep's run, else "" */
-	char sweep_unit[4];            /* "B", "s" or "" */
+	/* the unit of key[PK_SWEEP] (a plain number then): "B", "s", "bit/s",
+	 * "%" or "" (a number without unit, or text) */
+	char sweep_unit[8];
 	int file;                      /* index of its file on the command line */
 	double y[PM_N];                /* NAN when null or absent */
 	unsigned runs;                 /* [job] repeat: runs measured (0, 1: no spread) */
@@ -98,6 +101,12 @@ const char *plot_key_label(int key);
 /* "scheme", "shape", ... as --x takes them; -1 for none. */
 int plot_key_find(const char *name);
 const char *plot_key_name(int key);
+/* A swept value with a unit, as a job file or a sweep writes it ("10ms",
+ * "1.5s", "250Mbit", "1Gbit/s", "1%"): the number in the unit's base
+ * (seconds, bit/s, percent) and that unit's name ("s", "bit/s", "%").
+ * 0, or -1 when text is not a number with one of those units. */
+int plot_unit_value(const char *text, double *v, const char **unit);
+
 /* A key's value as a reader wants it: "3.03 MiB" for 3176488 bytes,
  * "2 PS x 3 workers" for 2x3, "" when unknown. */
 void plot_key_text(int key, const char *value, char *buf, size_t len);
@@ -124,6 +133,10 @@ struct plot_fig {
 	int xkey;                 /* enum plot_key on x */
 	int logx, logy;
 	int ms;                   /* latency drawn in ms (values of 10 ms and more) */
+	/* a swept duration, rate or percentage on x: its unit as drawn ("ms",
+	 * "Mbit/s"), each x the value in sweep_unit times xscale; "" otherwise */
+	char xunit[16];
+	double xscale;
 	int x2bytes;              /* each x's payload size on a second x axis, on top */
 	char title[2 * PLOT_LABEL_MAX], subtitle[3 * PLOT_LABEL_MAX];
 	char xlabel[PLOT_LABEL_MAX], ylabel[PLOT_LABEL_MAX];

@@ -110,9 +110,10 @@ static int plot_check_metric(const struct plot_set *s, struct plot_opts *o)
 	const char *bench = s->pt[0].bench;
 	int below_p99;
 
+	/* train: the mean step time, the study's figure (tfgb-plot(1)) */
 	if (o->metric < 0)
 		o->metric = !strcmp(bench, "latency") ? PM_P50 : !strcmp(bench, "bandwidth") ?
-		            PM_MBPS : PM_RPC;
+		            PM_MBPS : !strcmp(bench, "train") ? PM_AVG : PM_RPC;
 	below_p99 = o->metric == PM_AVG || o->metric == PM_P50 || o->metric == PM_P90;
 	if (o->errbar < 0)
 		o->errbar = below_p99 ? PLOT_ERR_P99 : PLOT_ERR_MINMAX;
@@ -158,8 +159,9 @@ int plot_check_set(const struct plot_set *s, struct plot_opts *o)
 /* The style and the key on x.  -1 to go on, or an exit status (said). */
 int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 {
-	static const int bars_x[] = {PK_SWEEP, PK_SHAPE, PK_SCHEME, PK_IOVECS, PK_BYTES,
-	                             PK_INFLIGHT, PK_MODE, PK_TRANSPORT, PK_RPC, PK_TLS};
+	static const int bars_x[] = {PK_SWEEP, PK_SHAPE, PK_MODEL, PK_SCHEME, PK_IOVECS,
+	                             PK_BYTES, PK_INFLIGHT, PK_MODE, PK_TRANSPORT, PK_RPC,
+	                             PK_TLS};
 	static const int lines_x[] = {PK_SWEEP, PK_IOVECS, PK_BYTES, PK_INFLIGHT};
 	int sweep = *s->pt[0].sweep_key != 0;
 	long bad;
@@ -215,8 +217,9 @@ static int may_follow(int k, int xkey)
  * them (out of memory: kept, the names only longer). */
 unsigned plot_series_keys(const struct plot_set *s, int xkey)
 {
-	static const int order[] = {PK_TRANSPORT, PK_MODE, PK_SCHEME, PK_IOVECS, PK_BYTES,
-	                            PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_SWEEP, PK_FILE};
+	static const int order[] = {PK_TRANSPORT, PK_MODEL, PK_MODE, PK_SCHEME, PK_IOVECS,
+	                            PK_BYTES, PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_SWEEP,
+	                            PK_FILE};
 	unsigned mask = xkey < 0 ? 0 : 1u << xkey;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
@@ -441,7 +444,20 @@ static const char *bench_title(const char *bench)
 {
 	return !strcmp(bench, "latency") ? "TF-gRPC-P2P-Latency" :
 	       !strcmp(bench, "bandwidth") ? "TF-gRPC-P2P-Bandwidth" :
-	       !strcmp(bench, "throughput") ? "TF-gRPC-PS-Throughput" : bench;
+	       !strcmp(bench, "throughput") ? "TF-gRPC-PS-Throughput" :
+	       !strcmp(bench, "train") ? "TF-gRPC-Train" : bench;
+}
+
+/* What metric m is for this benchmark: train's latencies are step times,
+ * its calls steps. */
+static const char *metric_label(const char *bench, int m)
+{
+	static const char *const step[] = {
+		[PM_AVG] = "mean step time", [PM_P50] = "median step time",
+		[PM_P90] = "90th percentile step time", [PM_P99] = "99th percentile step time",
+		[PM_P999] = "99.9th percentile step time", [PM_RPC] = "training steps",
+	};
+	return !strcmp(bench, "train") && m <= PM_RPC ? step[m] : plot_metric_label(m);
 }
 
 /* A sweep's key as a reader names it: "iovec count (payload.iovecs)" for
@@ -467,7 +483,12 @@ static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char
 
 	if (f->xkey == PK_SWEEP && !strcmp(p->sweep_key, "payload.size"))
 		snprintf(buf, len, "message size (bytes; one buffer)");
-	else if (f->xkey == PK_SWEEP) {
+	else if (f->xkey == PK_SWEEP && *f->xunit) {
+		sweep_name(p->sweep_key, buf, len);
+		cat(buf, len, " (");
+		cat(buf, len, f->xunit);
+		cat(buf, len, ")");
+	} else if (f->xkey == PK_SWEEP) {
 		sweep_name(p->sweep_key, buf, len);
 		cat(buf, len, !strcmp(p->sweep_unit, "B") ? " (bytes)" :
 		    !strcmp(p->sweep_unit, "s") ? " (s)" : "");
@@ -483,19 +504,21 @@ void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned ke
                 struct plot_fig *f)
 {
 	int pct = f->style == PLOT_PERCENTILES;
+	const char *bench = s->pt[0].bench;
 	const char *unit = pct || f->metric <= PM_P999 ? (f->ms ? "ms" : "µs") :
+	                   !strcmp(bench, "train") && f->metric == PM_RPC ? "steps/s" :
 	                   plot_metric_unit(f->metric);
 	char v[PLOT_LABEL_MAX], *paren;
 
-	snprintf(f->title, sizeof f->title, "%s: %s", bench_title(s->pt[0].bench),
-	         pct ? "latency distribution" : plot_metric_label(f->metric));
+	snprintf(f->title, sizeof f->title, "%s: %s", bench_title(bench),
+	         pct ? "latency distribution" : metric_label(bench, f->metric));
 	if (pct) {
 		snprintf(f->xlabel, sizeof f->xlabel, "percentile (1/(1 - percentile) on a log scale)");
 		snprintf(f->ylabel, sizeof f->ylabel, "call latency (%s)", unit);
 	} else {
 		plot_xlabel(s, f, f->xlabel, sizeof f->xlabel);
 		/* the label is tfgb's own text, drawn as enhanced text */
-		snprintf(f->ylabel, sizeof f->ylabel, "%s (%s%s)", plot_metric_label(f->metric), unit,
+		snprintf(f->ylabel, sizeof f->ylabel, "%s (%s%s)", metric_label(bench, f->metric), unit,
 		         f->metric == PM_MBPS ? ", 1 MB = 10^{6} bytes" : "");
 		cat(f->title, sizeof f->title, " by ");
 		sweep_name(s->pt[0].sweep_key, v, sizeof v);
@@ -535,8 +558,8 @@ static void plot_notes_bars(const struct plot_set *s, struct plot_fig *f, unsign
 		         runs_hi > 1 ? "; repeats: all " : "", runs_hi > 1 ? runs : "",
 		         runs_hi > 1 ? " runs' calls together" : "");
 	} else if (f->errbar == PLOT_ERR_P99) {
-		snprintf(v, sizeof v, "\nwhiskers: up to the 99th percentile latency%s%s%s",
-		         runs_hi > 1 ? "; repeats: the figures of all " : "", runs_hi > 1 ? runs : "",
+		snprintf(v, sizeof v, "\nwhiskers: up to the 99th percentile %s%s%s%s",
+		         !strcmp(s->pt[0].bench, "train") ? "step time" : "latency", runs_hi > 1 ? "; repeats: the figures of all " : "", runs_hi > 1 ? runs : "",
 		         runs_hi > 1 ? " runs' calls together" : "");
 	} else if (runs_hi > 1) {
 		snprintf(v, sizeof v, "\nrepeats: the mean of %s runs; error bars: %s%s", runs,
@@ -649,4 +672,51 @@ void plot_axes(const struct plot_set *s, struct plot_fig *f)
 	}
 	f->logx = lo > 0 && hi / lo >= 16;
 	f->logy = f->logx && ypos;
+}
+
+/* A swept duration, rate or percentage on x: drawn in the unit its
+ * smallest value other than 0 reaches 1 in ("ms" for 1ms,10ms,100ms,
+ * "Mbit/s" for 250Mbit..1Gbit), on a log axis when its values are above 0
+ * and span 16 times or more (the seed's 1, 10, 100 ms). */
+void plot_xunit(const struct plot_set *s, struct plot_fig *f)
+{
+	static const struct {
+		const char *base, *unit;
+		double scale, from; /* the unit for values of `from` base units up */
+	} u[] = {
+		{"s", "s", 1, 1}, {"s", "ms", 1e3, 1e-3}, {"s", "µs", 1e6, 1e-6},
+		{"s", "ns", 1e9, 0},
+		{"bit/s", "Gbit/s", 1e-9, 1e9}, {"bit/s", "Mbit/s", 1e-6, 1e6},
+		{"bit/s", "kbit/s", 1e-3, 1e3}, {"bit/s", "bit/s", 1, 0}, {"%", "%", 1, 0},
+	};
+	const char *base = "";
+	double lo = INFINITY, hi = 0;
+
+	if (f->style != PLOT_LINES || f->xkey != PK_SWEEP)
+		return;
+	for (size_t i = 0; i < s->n && !*base; i++)
+		if (strcmp(s->pt[i].sweep_unit, "B"))
+			base = s->pt[i].sweep_unit;
+	for (size_t i = 0; i < f->nitem; i++) {
+		double x = fabs(f->item[i].x);
+		lo = x > 0 && x < lo ? x : lo;
+		hi = x > hi ? x : hi;
+	}
+	for (size_t i = 0; i < sizeof u / sizeof u[0] && *base; i++)
+		if (!strcmp(u[i].base, base) && (lo >= u[i].from || u[i].from == 0)) {
+			snprintf(f->xunit, sizeof f->xunit, "%s", u[i].unit);
+			f->xscale = u[i].scale;
+			break;
+		}
+	if (!*f->xunit)
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		char v[32];
+		/* 12 digits: 0.01 s is 10 ms on the axis, not 10.000000000000002 */
+		snprintf(v, sizeof v, "%.12g", f->item[i].x * f->xscale);
+		f->item[i].x = strtod(v, NULL);
+		if (f->item[i].x <= 0)
+			lo = 0;
+	}
+	f->logx = lo > 0 && hi / lo >= 16;
 }

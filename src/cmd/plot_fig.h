@@ -36,4 +36,6 @@ void plot_x2bytes(const struct plot_set *s, struct plot_fig *f);
 
 void plot_axes(const struct plot_set *s, struct plot_fig *f);
 
+void plot_xunit(const struct plot_set *s, struct plot_fig *f);
+
 #endif

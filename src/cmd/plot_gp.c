@@ -267,7 +267,7 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 	for (int k = 0; k < n; k++) {
 		char v[32], text[PLOT_LABEL_MAX];
 		snprintf(v, sizeof v, "%.17g", seen[k]);
-		plot_key_text(fig->logx ? PK_BYTES : -1, v, text, sizeof text);
+		plot_key_text(fig->logx && !*fig->xunit ? PK_BYTES : -1, v, text, sizeof text);
 		fprintf(f, "%s", k ? ", " : "");
 		gp_quote(f, text, 1);
 		fprintf(f, " %.17g", seen[k]);

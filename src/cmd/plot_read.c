@@ -8,6 +8,7 @@
 
 #include "hist.h"
 #include "input.h"
+#include "job.h"
 #include "jsonr.h"
 #include "resultfile.h"
 #include "tfgb.h"
@@ -29,6 +30,7 @@ static const struct {
 	[PK_INFLIGHT] = {"inflight", "calls in flight"},
 	[PK_RPC] = {"rpc", "RPC pattern"},
 	[PK_TLS] = {"tls", "TLS"},
+	[PK_MODEL] = {"model", "model"},
 	[PK_FILE] = {"file", "result file"},
 };
 
@@ -96,6 +98,70 @@ void plot_key_text(int key, const char *v, char *buf, size_t len)
 	} else {
 		snprintf(buf, len, "%s", v);
 	}
+}
+
+int plot_unit_value(const char *text, double *v, const char **unit)
+{
+	/* the suffixes, longest first where one ends another ("ms" before "s") */
+	static const struct {
+		const char *suffix, *unit;
+		double k;
+	} u[] = {
+		{"ns", "s", 1e-9}, {"us", "s", 1e-6}, {"µs", "s", 1e-6}, {"ms", "s", 1e-3},
+		{"min", "s", 60}, {"m", "s", 60}, {"h", "s", 3600}, {"s", "s", 1},
+		{"Tbit/s", "bit/s", 1e12}, {"Gbit/s", "bit/s", 1e9}, {"Mbit/s", "bit/s", 1e6},
+		{"Kbit/s", "bit/s", 1e3}, {"kbit/s", "bit/s", 1e3}, {"bit/s", "bit/s", 1},
+		{"Tbit", "bit/s", 1e12}, {"Gbit", "bit/s", 1e9}, {"Mbit", "bit/s", 1e6},
+		{"Kbit", "bit/s", 1e3}, {"kbit", "bit/s", 1e3}, {"bit", "bit/s", 1},
+		{"Gbps", "bit/s", 1e9}, {"Mbps", "bit/s", 1e6}, {"Kbps", "bit/s", 1e3},
+		{"kbps", "bit/s", 1e3}, {"bps", "bit/s", 1}, {"%", "%", 1},
+	};
+	char *end;
+	double x = strtod(text, &end);
+
+	if (end == text || !isfinite(x))
+		return -1;
+	while (*end == ' ')
+		end++;
+	for (size_t i = 0; i < sizeof u / sizeof u[0]; i++)
+		if (!strcmp(end, u[i].suffix)) {
+			*v = x * u[i].k;
+			*unit = u[i].unit;
+			return 0;
+		}
+	return -1;
+}
+
+/* A sweep's value of point p: text as the file gives it, in unit (a
+ * plain number in it), or ""; a value written with its unit ("250Mbit")
+ * becomes the number in that unit's base. */
+static void sweep_value(struct plot_point *p, const char *text, const char *unit)
+{
+	const char *u = unit;
+	double v;
+	char *end;
+
+	snprintf(p->key[PK_SWEEP], PLOT_TEXT_MAX, "%s", text);
+	if (!*unit && *text && (strtod(text, &end), *end) && plot_unit_value(text, &v, &u) == 0)
+		snprintf(p->key[PK_SWEEP], PLOT_TEXT_MAX, "%.17g", v);
+	snprintf(p->sweep_unit, sizeof p->sweep_unit, "%s", u);
+}
+
+/* The unit of a sweep's plain numbers by its key's type: a duration's
+ * seconds, a size's bytes (as sweep.c writes them), else none. */
+static const char *key_unit(const char *key)
+{
+	char section[64];
+	const char *dot = strchr(key, '.');
+	const struct opt_def *d;
+
+	if (!strcmp(key, "payload.size"))
+		return "B";
+	if (!dot || (size_t)(dot - key) >= sizeof section)
+		return "";
+	snprintf(section, sizeof section, "%.*s", (int)(dot - key), key);
+	d = job_key_find(section, dot + 1);
+	return !d ? "" : d->type == OPT_DURATION ? "s" : d->type == OPT_SIZE ? "B" : "";
 }
 
 void plot_set_free(struct plot_set *s)
@@ -259,6 +325,7 @@ static int json_point(struct plot_set *s, const struct jsonr *r, int from, const
 	jtext(r, from, "inflight", p->key[PK_INFLIGHT], PLOT_TEXT_MAX);
 	jtext(r, from, "throughput.rpc", p->key[PK_RPC], PLOT_TEXT_MAX);
 	jtext(r, from, "tls", p->key[PK_TLS], PLOT_TEXT_MAX);
+	jtext(r, from, "train.model", p->key[PK_MODEL], PLOT_TEXT_MAX);
 	if (*p->key[PK_TLS])
 		snprintf(p->key[PK_TLS], PLOT_TEXT_MAX, "%s",
 		         !strcmp(p->key[PK_TLS], "true") ? "TLS" : "plaintext");
@@ -285,7 +352,7 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
                       struct err *err)
 {
 	int vals = jsonr_find(r, 0, "sweep.values"), res = jsonr_find(r, 0, "results");
-	char key[136], unit[4];
+	char key[136], unit[8], v[PLOT_TEXT_MAX];
 
 	jtext(r, 0, "sweep.key", key, sizeof key);
 	jtext(r, 0, "sweep.unit", unit, sizeof unit);
@@ -305,8 +372,8 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 		if (json_point(s, r, one, path, file, &p, err) < 0)
 			return -1;
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key);
-		snprintf(p->sweep_unit, sizeof p->sweep_unit, "%s", unit);
-		jtext(r, jsonr_arr_get(r, vals, i), "", p->key[PK_SWEEP], PLOT_TEXT_MAX);
+		jtext(r, jsonr_arr_get(r, vals, i), "", v, sizeof v);
+		sweep_value(p, v, unit);
 	}
 	return 0;
 }
@@ -422,9 +489,7 @@ static int csv_point(struct plot_set *s, char **head, int nhead, char **row, int
 		         cell(row, nrow, col_of(head, nhead, kc[i].col)));
 	if (key0) {
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key0);
-		snprintf(p->key[PK_SWEEP], PLOT_TEXT_MAX, "%s", row[0]);
-		if (!strcmp(key0, "payload.size"))
-			snprintf(p->sweep_unit, sizeof p->sweep_unit, "B");
+		sweep_value(p, row[0], key_unit(key0));
 	}
 	for (int m = 0; m < PM_N; m++) {
 		double k = m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1;

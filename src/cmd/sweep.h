@@ -50,6 +50,10 @@ struct sweep {
 int sweep_parse(const char *spec, struct sweep *s, struct err *why);
 void sweep_free(struct sweep *s);
 
+/* Whether key d takes a number (int, size, duration): a range and a
+ * numeric column are for these only. */
+int sweep_numeric(const struct opt_def *d);
+
 /* The JSON path of each CSV column after the swept key, NULL-terminated:
  * the columns of REPORT_CSV_HEADER, in order. */
 const char *const *sweep_csv_paths(void);

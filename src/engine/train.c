@@ -14,7 +14,8 @@ static const char *const placements[] = {"round_robin", "greedy", NULL};
 
 static const struct opt_def keys[] = {
 	{"train", "model", OPT_STRING, S(model), "resnet50",
-	 .help = "train: a shipped model (alexnet, inception_v3, resnet50, vgg16) or a .model file's path"},
+	 .help = "train: a shipped model (alexnet, inception_v3, mnist_mlp, mobilenet_v1, "
+	         "resnet50, vgg16) or a path"},
 	{"train", "placement", OPT_ENUM, S(placement), "round_robin", .values = placements,
 	 .help = "train: variables over the PSs round-robin in creation order, or greedily by size"},
 	{"train", "sync", OPT_BOOL, S(sync), "true",

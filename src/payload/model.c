@@ -304,7 +304,7 @@ int model_load(struct model *m, const char *name, const char *tree, struct err *
 			found = 1;
 		if (!found)
 			return fail(err, name, 0, "no such shipped model (looked in %s%s%s/models); "
-			            "shipped: alexnet, inception_v3, resnet50, vgg16",
+			            "shipped: alexnet, inception_v3, mnist_mlp, mobilenet_v1, resnet50, vgg16",
 			            tree ? tree : "", tree ? "/conf/models and " : "", TFGB_DATADIR);
 	}
 	if (read_all(path, &text, &len, err) < 0)

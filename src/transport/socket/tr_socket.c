@@ -37,16 +37,14 @@
  * into resp_buf, which the engine decodes.
  *
  * The server, `tfgb serve` with transport = socket, is tr_socket_serve.c;
- * what the two halves share is in tr_socket.h.
+ * what the two halves share is in tr_socket.h.  The sockets' options and
+ * the connect (once per connection, never per call) are tr_socket_conn.c.
  */
 #include "tr_socket.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -54,7 +52,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,6 +60,7 @@
 #include "net.h"
 #include "peer.h"
 #include "sk_conf.h"
+#include "sk_conn_int.h"
 #include "tr_call.h"
 #include "util.h"
 
@@ -77,39 +75,6 @@ static void opts_from_conf(const struct sk_conf *c, struct sk_opts *o)
 	o->zerocopy = c ? c->zerocopy : 0;
 	/* SO_BUSY_POLL takes whole microseconds: round up, at least 1 */
 	o->busy_poll_us = c && c->busy_poll_ns ? (c->busy_poll_ns + 999) / 1000 : 0;
-}
-
-int sk_set_int(int fd, int level, int name, uint64_t v)
-{
-	int i = v > INT_MAX ? INT_MAX : (int)v;
-
-	return setsockopt(fd, level, name, &i, sizeof i) < 0 ? -errno : 0;
-}
-
-int sk_opts_apply_buffers(int fd, const struct sk_opts *o, const char **what)
-{
-	int rc = 0;
-
-	if (o->sndbuf && (rc = sk_set_int(fd, SOL_SOCKET, SO_SNDBUF, o->sndbuf)) < 0)
-		*what = "SO_SNDBUF (socket.sndbuf)";
-	else if (o->rcvbuf && (rc = sk_set_int(fd, SOL_SOCKET, SO_RCVBUF, o->rcvbuf)) < 0)
-		*what = "SO_RCVBUF (socket.rcvbuf)";
-	return rc;
-}
-
-int sk_opts_apply_conn(int fd, const struct sk_opts *o, const char **what)
-{
-	int rc;
-
-	if ((rc = sk_set_int(fd, IPPROTO_TCP, TCP_NODELAY, 1)) < 0)
-		*what = "TCP_NODELAY";
-	else if (o->busy_poll_us &&
-	         (rc = sk_set_int(fd, SOL_SOCKET, SO_BUSY_POLL, o->busy_poll_us)) < 0)
-		*what = "SO_BUSY_POLL (socket.busy_poll; some kernels allow more than "
-		        "net.core.busy_read only with CAP_NET_ADMIN)";
-	else if (o->zerocopy && (rc = sk_set_int(fd, SOL_SOCKET, SO_ZEROCOPY, 1)) < 0)
-		*what = "SO_ZEROCOPY (socket.zerocopy)";
-	return rc;
 }
 
 void sk_drain_errqueue(int fd)
@@ -597,70 +562,6 @@ static int sk_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_
 	return 0;
 }
 
-/* One non-blocking connect to ai, waiting until deadline_ns.  The socket,
- * or -errno. */
-static int connect_one(const struct addrinfo *ai, const struct sk_opts *o, uint64_t deadline_ns,
-                       const char **what)
-{
-	int fd, e;
-
-	fd = socket(ai->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
-	if (fd < 0)
-		return -errno;
-	/* the buffers before connect: the window scale is agreed in the SYN */
-	if ((e = sk_opts_apply_buffers(fd, o, what)) == 0 &&
-	    (e = net_connect_wait(fd, ai, deadline_ns)) == 0)
-		return fd;
-	close(fd);
-	return e;
-}
-
-/* A connection to one of res's addresses, tried in order; a server that
- * is still starting refuses: tried again until deadline_ns.  The socket, or
- * -errno (with *what when an option could not be set). */
-static int connect_retry(const struct addrinfo *res, const struct sk_opts *o,
-                         uint64_t deadline_ns, const char **what)
-{
-	int fd = -ECONNREFUSED;
-
-	for (int refused = 0;;) {
-		for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
-			fd = connect_one(ai, o, deadline_ns, what);
-			if (fd >= 0 || *what)
-				break;
-		}
-		if (fd == -ETIMEDOUT && refused)
-			fd = -ECONNREFUSED; /* the deadline came while retrying */
-		if (fd >= 0 || *what || fd != -ECONNREFUSED || now_ns() + 50000000 >= deadline_ns)
-			return fd;
-		refused = 1;
-		nanosleep(&(struct timespec){0, 50000000}, NULL);
-	}
-}
-
-/* The options of a connected socket fd, and blocking mode for reap's
- * blocking wait (every other call passes MSG_DONTWAIT).  fd, or -errno
- * with *what, fd closed. */
-static int conn_setup(int fd, const struct sk_opts *o, const char **what)
-{
-	struct timeval tv = {0, (suseconds_t)(BLOCK_NS / 1000)};
-	int fl, rc;
-
-	if ((rc = sk_opts_apply_conn(fd, o, what)) < 0) {
-		close(fd);
-		return rc;
-	}
-	fl = fcntl(fd, F_GETFL);
-	if (fl < 0 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0 ||
-	    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv) < 0) {
-		rc = -errno;
-		*what = "SO_RCVTIMEO";
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
-
 static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t deadline_ns,
                       struct tr_conn **out, struct err *err)
 {
@@ -676,10 +577,10 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 		err_prefix(err, "cannot resolve '%s': ", addr->host);
 		return -EHOSTUNREACH;
 	}
-	fd = connect_retry(res, &c->o, deadline_ns, &what);
+	fd = sk_connect_retry(res, &c->o, deadline_ns, &what);
 	freeaddrinfo(res);
 	if (fd >= 0)
-		fd = conn_setup(fd, &c->o, &what);
+		fd = sk_conn_setup(fd, &c->o, BLOCK_NS, &what);
 	if (fd < 0) {
 		if (what) {
 			err_set(err, "cannot set %s on the connection to '%s': %s",

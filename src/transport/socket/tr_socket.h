@@ -1,7 +1,7 @@
 /* tr_socket.h - what the two halves of the socket transport share: the
  * client (tr_socket.c, which also holds the ops table) and the server
- * (tr_socket_serve.c).  Internal to the transport: the engine only knows
- * struct tr_ops.
+ * (tr_socket_serve.c); the options' helpers are in tr_socket_conn.c.
+ * Internal to the transport: the engine only knows struct tr_ops.
  */
 #ifndef TFGB_TR_SOCKET_H
 #define TFGB_TR_SOCKET_H

@@ -68,7 +68,7 @@ enum vdev_opcode {
 	VDEV_RECV_IMM,  /* completions only: SEND_IMM or WRITE_IMM arrived; imm is valid */
 };
 
-/* Completion status: the values of enum ibv_wc_status (vdev_ibv.c checks
+/* Completion status: the values of enum ibv_wc_status (vdev_wc.c checks
  * that they match), so a provider's status passes through unchanged; the
  * ones named here are those the transport and the simulation produce. */
 enum vdev_wc_status {
