@@ -181,8 +181,14 @@ deps:
 BENCH_DEBS = g++ libgrpc++-dev iperf3 sockperf util-linux python3
 bench: deps
 	@$(MAKE) -s deps DEBS='$(BENCH_DEBS)'
-	$(MAKE) tfgb bench/peer
+	$(MAKE) tfgb bench/peer $(if $(filter 1,$(MPI)),bench/mpi_pingpong)
 	/usr/bin/python3 bench/compare.py $(BENCH_ARGS)
+	$(if $(filter 1,$(MPI)),sh bench/mpi.sh)
+
+# The floor of transport = mpi (bench/mpi.sh): MPI alone, two ranks.
+bench/mpi_pingpong: bench/mpi_pingpong.c
+	@$(if $(V),:,echo "  MPICC   $@")
+	$(Q)mpicc -O2 -std=c11 -D_GNU_SOURCE -o $@ bench/mpi_pingpong.c
 
 bench/peer: bench/peer.cc
 	@$(if $(V),:,echo "  CXX     $@")

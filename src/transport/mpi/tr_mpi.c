@@ -416,6 +416,7 @@ const struct tr_ops tr_mpi_ops = {
 	.submit = mp_submit,
 	.reap = mp_reap,
 	.call_release = mp_call_release,
+	.default_threads = 1, /* its one progress loop */
 };
 
 #endif /* TFGB_HAVE_MPI */

@@ -86,7 +86,8 @@ static void world_text(int asked, const char *btl)
 {
 	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
 	const char *pml = getenv("OMPI_MCA_pml");
-	int len = 0;
+	MPI_Comm node;
+	int len = 0, local = 0;
 
 	lib[0] = 0;
 	MPI_Get_library_version(lib, &len);
@@ -99,6 +100,16 @@ static void world_text(int asked, const char *btl)
 	if (pml)
 		snprintf(mp_world.text + strlen(mp_world.text),
 		         sizeof mp_world.text - strlen(mp_world.text), "%s", pml);
+	/* the ranks that share this host: those shared memory (vader) can
+	 * reach; the others only a network btl */
+	if (MPI_Comm_split_type(mp_world.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+	    MPI_SUCCESS) {
+		MPI_Comm_size(node, &local);
+		MPI_Comm_free(&node);
+		snprintf(mp_world.text + strlen(mp_world.text),
+		         sizeof mp_world.text - strlen(mp_world.text), ", %d of %d ranks on this host",
+		         local, mp_world.size);
+	}
 }
 
 /* Ranks [0, nservers) serve: a job's PSs when the launch is every PS and
