@@ -41,7 +41,6 @@ struct msrv {
 	struct codec_tf tf;     /* the zero-copy forms' pieces */
 	struct codec_buf flat;  /* a zero-copy reply not in the request's layout */
 	struct sbuf pool[POOL];
-	int at;                 /* the pool's next buffer */
 	int byes;
 };
 
@@ -54,23 +53,24 @@ struct reply {
 	uint64_t nmore;
 };
 
-/* A buffer of the pool whose reply MPI has sent, waiting for one if need
- * be (a client that takes no reply holds its server: the deadline ends
- * the wait).  NULL on a failure or stop. */
+/* The first buffer of the pool whose reply MPI has sent, waiting for one
+ * if need be (a client that takes no reply holds its server: a stop ends
+ * the wait).  The lowest free one: the buffers in use stay few and warm
+ * (a reply that went eagerly frees its buffer at once), never a walk
+ * through the whole pool's memory.  NULL on a failure or stop. */
 static struct sbuf *pool_take(struct msrv *s)
 {
 	for (unsigned spins = 0;; spins++) {
-		struct sbuf *b = &s->pool[s->at];
-		int flag = 0;
+		for (int i = 0; i < POOL; i++) {
+			struct sbuf *b = &s->pool[i];
+			int flag = 0;
 
-		if (MPI_Testall(2, b->req, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-			return NULL;
-		if (flag) {
-			s->at = (s->at + 1) % POOL;
-			return b;
+			if (MPI_Testall(2, b->req, &flag, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+				return NULL;
+			if (flag)
+				return b;
 		}
-		s->at = (s->at + 1) % POOL;
-		if ((spins & 1023) == 1023 && *s->cfg->stop)
+		if ((spins & 63) == 63 && *s->cfg->stop)
 			return NULL;
 	}
 }
