@@ -22,10 +22,11 @@
 
 #define POOL 64                  /* replies in flight */
 #define DATA_NS 30000000000ull   /* longest wait for a direct body after its header */
-/* Empty polls before an idle server yields its CPU at each poll: about a
- * hundred microseconds of polling, longer than a round trip's wait for the
- * next request, so a point-to-point run never yields between calls. */
-#define IDLE_SPINS 4096u
+/* Empty polls before an idle server yields its CPU at each poll: tens of
+ * milliseconds of polling, longer than any wait for the next request of a
+ * running benchmark (a yield on a busy machine can cost a time slice, more
+ * than a large call's round trip), so only a server left idle yields. */
+#define IDLE_SPINS (1u << 20)
 
 struct sbuf {
 	struct mp_buf b;
