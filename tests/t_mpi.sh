@@ -1,4 +1,5 @@
 #!/bin/sh
+# tfgb-alone: MPI ranks busy-poll, one a CPU (three ranks in the throughput and train runs)
 # t_mpi.sh - the mpi transport (tfgb-mpi(7)) on real Open MPI, every
 # process a rank of one mpirun on loopback: latency over shared memory
 # (btl vader,self) and bandwidth inflight 16 over TCP (tcp,self), each with
