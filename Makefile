@@ -9,10 +9,14 @@ DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        protobuf-c-compiler python3 python3-grpcio python3-protobuf man-db mandoc \
        iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
        nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema \
-       libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 slurm-wlm munge
+       libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 slurm-wlm munge \
+       libopenmpi-dev
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)
+endif
+ifeq ($(MPI),1)
+PKGS += $(PKGS_MPI)
 endif
 ifeq ($(NUMA),1)
 DEBS += libnuma-dev
@@ -32,7 +36,7 @@ GRPC_RELEASE := $(or $(shell $(PKG_CONFIG) --modversion grpc++ 2>/dev/null),\
 	$(shell dpkg-query -W -f='$${Version}' libgrpc-dev 2>/dev/null | sed 's/-[^-]*$$//'))
 src/transport/grpc/tr_grpc_lib.o: TFGB_CPPFLAGS += -DTFGB_GRPC_RELEASE='"$(GRPC_RELEASE)"'
 # everything compiled in or passed to the compiler: a change rebuilds
-FLAGS_NOW := $(CC) $(SAN_CFLAGS) $(WARN) $(WERROR) $(VERBS) $(NUMA) $(GRPC_RELEASE) \
+FLAGS_NOW := $(CC) $(SAN_CFLAGS) $(WARN) $(WERROR) $(VERBS) $(NUMA) $(MPI) $(GRPC_RELEASE) \
 	$(CPPFLAGS) $(CFLAGS) $(LDFLAGS) $(VERSION) $(DATADIR) $(DOCDIR) $(MANPREFIX)
 FLAGS_OLD := $(shell cat .flags 2>/dev/null)
 ifneq ($(FLAGS_NOW),$(FLAGS_OLD))
@@ -46,7 +50,7 @@ PKG_LIBS   = $(shell $(PKG_CONFIG) --libs $(PKGS))
 # (config.mk), which are appended and so have the last word.
 TFGB_CPPFLAGS = -Igen $(SRCDIRS:%=-I%) -D_GNU_SOURCE -DTFGB_VERSION='"$(VERSION)"' \
            -DTFGB_DATADIR='"$(DATADIR)"' -DTFGB_MANDIR='"$(MANPREFIX)"' \
-           -DTFGB_HAVE_VERBS=$(VERBS) -DTFGB_HAVE_NUMA=$(NUMA)
+           -DTFGB_HAVE_VERBS=$(VERBS) -DTFGB_HAVE_NUMA=$(NUMA) -DTFGB_HAVE_MPI=$(MPI)
 TFGB_CFLAGS = -std=c11 $(WARN) $(if $(filter 1,$(WERROR)),-Werror) $(SAN_CFLAGS)
 ALL_CFLAGS = $(TFGB_CPPFLAGS) $(CPPFLAGS) $(TFGB_CFLAGS) $(CFLAGS) $(PKG_CFLAGS)
 ALL_LDFLAGS = $(SAN_LDFLAGS) $(LDFLAGS)
@@ -177,8 +181,14 @@ deps:
 BENCH_DEBS = g++ libgrpc++-dev iperf3 sockperf util-linux python3
 bench: deps
 	@$(MAKE) -s deps DEBS='$(BENCH_DEBS)'
-	$(MAKE) tfgb bench/peer
+	$(MAKE) tfgb bench/peer $(if $(filter 1,$(MPI)),bench/mpi_pingpong)
 	/usr/bin/python3 bench/compare.py $(BENCH_ARGS)
+	$(if $(filter 1,$(MPI)),sh bench/mpi.sh)
+
+# The floor of transport = mpi (bench/mpi.sh): MPI alone, two ranks.
+bench/mpi_pingpong: bench/mpi_pingpong.c
+	@$(if $(V),:,echo "  MPICC   $@")
+	$(Q)mpicc -O2 -std=c11 -D_GNU_SOURCE -o $@ bench/mpi_pingpong.c
 
 bench/peer: bench/peer.cc
 	@$(if $(V),:,echo "  CXX     $@")
@@ -207,6 +217,8 @@ check:
 		notes="$${notes}build: the verbs transport: needs libibverbs-dev (built with VERBS=0)|"; fi; \
 	if [ "$(NUMA)" = 1 ] && [ -n "$(call missing_debs,libnuma-dev)" ]; then feat="$$feat NUMA=0"; \
 		notes="$${notes}build: NUMA placement: needs libnuma-dev (built with NUMA=0)|"; fi; \
+	if [ "$(MPI)" = 1 ] && [ -n "$(call missing_debs,libopenmpi-dev)" ]; then feat="$$feat MPI=0"; \
+		notes="$${notes}build: the mpi transport: needs libopenmpi-dev (built with MPI=0)|"; fi; \
 	unit=tests/check_tfgb skip_unit=; \
 	if [ -n "$(call missing_debs,check)" ]; then unit= \
 		skip_unit="the unit tests: need Debian package check"; fi; \

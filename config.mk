@@ -14,11 +14,13 @@ DOCDIR    = $(PREFIX)/share/doc/tfgb
 # feature switches: 1 builds the feature, 0 leaves its library out
 VERBS = 1
 NUMA  = 1
+MPI   = 1
 
 PKG_CONFIG = pkg-config
 PKGS = grpc inih libprotobuf-c
 PKGS_VERBS = libibverbs
 PKGS_NUMA  = numa
+PKGS_MPI   = ompi-c
 
 CC      = cc
 # The user's flags, from the command line or the environment (a

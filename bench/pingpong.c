@@ -34,22 +34,9 @@
 #include <grpc/slice_buffer.h>
 #include <grpc/support/time.h>
 
+#include "floor.h"
+
 #define MAX_IOV 1024
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static int usage(void)
 {

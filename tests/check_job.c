@@ -155,7 +155,7 @@ END_TEST
 START_TEST(test_job_table_unique)
 {
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "monitor",
-	                                       "server", "affinity", "grpc", "socket", "verbs",
+	                                       "server", "affinity", "grpc", "socket", "verbs", "mpi",
 	                                       "train"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
@@ -821,7 +821,8 @@ START_TEST(test_job_register_checks)
 	ck_assert_int_eq(job_register("socket", 1, &tr_socket_section), 0);
 	ck_assert_uint_eq(job_key_count(), n);
 	ck_assert_str_eq(job_transport_name(TRANSPORT_SOCKET), "socket");
-	ck_assert_ptr_null(job_transport_names()[TRANSPORT_VERBS + 1]);
+	ck_assert_str_eq(job_transport_names()[TRANSPORT_VERBS + 1], "mpi");
+	ck_assert_ptr_null(job_transport_names()[TRANSPORT_VERBS + 2]);
 }
 END_TEST
 
@@ -835,7 +836,7 @@ START_TEST(test_job_err_section)
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
 	                   "[payload], [output], [monitor], [server], [affinity], [grpc], [socket], "
-	                   "[verbs], [train]");
+	                   "[verbs], [mpi], [train]");
 }
 END_TEST
 
@@ -856,7 +857,7 @@ START_TEST(test_job_err_outside_section)
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
 	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [grpc], "
-	                   "[socket], [verbs] or [train]");
+	                   "[socket], [verbs], [mpi] or [train]");
 }
 END_TEST
 

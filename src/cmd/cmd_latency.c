@@ -121,6 +121,36 @@ static int p2p_monitor(struct tfgb *t, const struct tr_ops *ops, const struct op
 	return session_monitor(t, mt, ps > 0 ? 2 : 1, &port, 1, 0, mon);
 }
 
+/* A transport whose processes are ranks of one launch (TR_CAP_RANKS,
+ * tfgb-mpi(7)): rank 0 is the PS, served here (*ps set, its exit status
+ * returned), rank 1 the worker (TFGB_EXIT_OK: it goes on).  Any other
+ * launch: one line with the command to use (said by rank 0), exit 2. */
+static int p2p_rank(struct tfgb *t, const struct tr_ops *ops, int *ps)
+{
+	struct cluster_rank rk;
+	struct err err;
+
+	*ps = 0;
+	if (!(ops->caps & TR_CAP_RANKS))
+		return TFGB_EXIT_OK;
+	if (cluster_rank(t->task, &rk, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if (rk.size != 2 || rk.index < 0) {
+		if (rk.index <= 0)
+			tfgb_error("%s: transport %s runs the PS as rank 0 and the worker as rank 1 of "
+			           "one launch: run 'mpirun -np 2 tfgb %s ...'; this launch has %d",
+			           t->cmd, ops->name, t->cmd, rk.size);
+		return TFGB_EXIT_USAGE;
+	}
+	if (rk.index == 1)
+		return TFGB_EXIT_OK;
+	*ps = 1;
+	setenv("TFGB_NO_CONTROL", "1", 1); /* a point-to-point run needs no control service */
+	return cmd_serve(t);
+}
+
 static int run_p2p(struct tfgb *t, int method, const char *title)
 {
 	const struct job *j = &t->job;
@@ -137,7 +167,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
 	struct srvinfo psinfo;
 	struct report_alloc ra = {.nworkers = 1, .nps = 1, .worker = &env.alloc, .ps = &psinfo};
-	int rc, erc;
+	int rc, erc, ps;
 
 	sysinfo_collect(&env); /* the start time is the run's */
 
@@ -146,17 +176,21 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		return TFGB_EXIT_USAGE;
 	}
 	ops = tr_find(j->transport, &terr);
-	if (!ops || tr_probe(ops, j, &terr) < 0) {
+	if (!ops || (rc = tr_probe(ops, j, &terr)) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
-		return TFGB_EXIT_FAIL;
+		return ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
 	}
+	if ((rc = p2p_rank(t, ops, &ps)) != TFGB_EXIT_OK || ps)
+		return rc;
 	tfgb_catch_signals();
 	job_ps_addr(j, 0, &addr);
 
 	/* a local PS that nobody serves yet: started before any transport
 	 * thread exists, so the fork is safe; this process is the worker,
-	 * placed after the PS started (it places itself) */
-	if ((rc = session_start_servers(t, ops, 1, CLUSTER_NO_CONTROL, &child)) != TFGB_EXIT_OK ||
+	 * placed after the PS started (it places itself); a launch's PS is
+	 * its rank 0 */
+	if ((!(ops->caps & TR_CAP_RANKS) &&
+	     (rc = session_start_servers(t, ops, 1, CLUSTER_NO_CONTROL, &child)) != TFGB_EXIT_OK) ||
 	    (rc = session_open(&s, t, ops, 0, method, method == TR_ECHO ? 1 : (int)j->inflight,
 	                       1)) != TFGB_EXIT_OK)
 		goto out;

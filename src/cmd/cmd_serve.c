@@ -380,18 +380,22 @@ static void serve_self(struct tfgb *t, const struct opt_hostport *first, struct 
 	cfg->info_arg = *self;
 }
 
-/* The job's transport, if it can serve here; NULL when it cannot (said). */
-static const struct tr_ops *server_ops(struct tfgb *t)
+/* The job's transport, if it can serve here; NULL when it cannot (said,
+ * with the exit status in *status). */
+static const struct tr_ops *server_ops(struct tfgb *t, int *status)
 {
 	struct err err = {{0}};
 	const struct tr_ops *ops = tr_find(t->job.transport, &err);
+	int rc = 0;
 
-	if (!ops || tr_probe(ops, &t->job, &err) < 0) {
+	if (!ops || (rc = tr_probe(ops, &t->job, &err)) < 0) {
 		tfgb_error("serve: %s", err.msg);
+		*status = ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
 		return NULL;
 	}
 	if (!(ops->caps & TR_CAP_SERVER) || !ops->serve) {
 		tfgb_error("serve: transport '%s' has no server side", ops->name);
+		*status = TFGB_EXIT_FAIL;
 		return NULL;
 	}
 	return ops;
@@ -463,10 +467,8 @@ int cmd_serve(struct tfgb *t)
 		status = TFGB_EXIT_USAGE;
 		goto out_fd;
 	}
-	if (!(ops = server_ops(t))) {
-		status = TFGB_EXIT_FAIL;
+	if (!(ops = server_ops(t, &status)))
 		goto out_fd;
-	}
 	addrs = calloc((size_t)t->job.ps_count, sizeof *addrs);
 	if (!addrs) {
 		tfgb_error("serve: out of memory");

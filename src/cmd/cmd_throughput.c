@@ -747,6 +747,7 @@ int cmd_throughput(struct tfgb *t)
 	struct err jerr;
 	struct launch launch = {.collect = collect_and_print};
 	struct err err;
+	int rc;
 
 	/* a job error: before anything else */
 	if (t->job.mode != MODE_NONSERIALIZED && t->job.rpc == RPC_PULL) {
@@ -761,15 +762,17 @@ int cmd_throughput(struct tfgb *t)
 		return TFGB_EXIT_USAGE;
 	}
 	ops = tr_find(t->job.transport, &terr);
-	if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
+	if (!ops || (rc = tr_probe(ops, &t->job, &terr)) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
-		return TFGB_EXIT_FAIL;
+		return ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
 	}
 	if (cluster_rank(t->task, &rk, &err) < 0 ||
 	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, &err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err.msg);
 		return TFGB_EXIT_USAGE;
 	}
+	if ((rc = session_ranks_check(t, ops, &rk, &role)) != TFGB_EXIT_OK)
+		return rc;
 	t->local_rank = rk.local >= 0 ? rk.local : 0;
 	t->local_source = rk.local_source;
 	if (role.ps >= 0)

@@ -500,14 +500,16 @@ int cmd_train(struct tfgb *t)
 	if (train_plan_fits(&t->job, &pl, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		rc = TFGB_EXIT_USAGE;
-	} else if (!ops || tr_probe(ops, &t->job, &terr) < 0) {
+	} else if (!ops || (rc = tr_probe(ops, &t->job, &terr)) < 0) {
 		tfgb_error("%s: %s", t->cmd, terr.msg);
-		rc = TFGB_EXIT_FAIL;
+		rc = ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
 	} else if (cluster_rank(t->task, &rk, &err) < 0 ||
 	           cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role,
 	                        &err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err.msg);
 		rc = TFGB_EXIT_USAGE;
+	} else if ((rc = session_ranks_check(t, ops, &rk, &role)) != TFGB_EXIT_OK) {
+		/* said */
 	} else if (role.ps >= 0) { /* a server of one launch: it finds its rank again */
 		t->local_rank = rk.local >= 0 ? rk.local : 0;
 		t->local_source = rk.local_source;

@@ -544,6 +544,27 @@ int tfgb_exe_dir(char *buf, size_t len)
 	return 0;
 }
 
+/* Whether name is a transport with a page of its own (tfgb-NAME.7, such
+ * as tfgb-verbs(7) and tfgb-mpi(7)): in the built tree next to the binary
+ * or installed. */
+static int transport_page(const char *name)
+{
+	char path[PATH_MAX + 96], dir[PATH_MAX];
+	int known = 0;
+
+	for (int i = 0; job_transport_names()[i] && !known; i++)
+		known = !strcmp(job_transport_names()[i], name);
+	if (!known)
+		return 0;
+	snprintf(path, sizeof path, "%s/man7/tfgb-%s.7", TFGB_MANDIR, name);
+	if (access(path, R_OK) == 0)
+		return 1;
+	if (tfgb_exe_dir(dir, sizeof dir) < 0)
+		return 0;
+	snprintf(path, sizeof path, "%s/man/tfgb-%s.7", dir, name);
+	return access(path, R_OK) == 0;
+}
+
 static int cmd_help(struct tfgb *t)
 {
 	char page[64], path[PATH_MAX + 96], dir[PATH_MAX];
@@ -563,6 +584,9 @@ static int cmd_help(struct tfgb *t)
 		sect = "5";
 	} else if ((c = find_cmd(t->argv[0]))) {
 		snprintf(page, sizeof page, "tfgb-%s", c->name);
+	} else if (transport_page(t->argv[0])) { /* `tfgb help verbs`, `tfgb help mpi` */
+		snprintf(page, sizeof page, "tfgb-%s", t->argv[0]);
+		sect = "7";
 	} else {
 		const char *names[16];
 		int n = 0, at;

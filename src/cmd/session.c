@@ -411,3 +411,18 @@ const char *launch_start_text(const struct tfgb *t)
 	         start.cpus == 1 ? "" : "s");
 	return text;
 }
+
+int session_ranks_check(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
+                        const struct cluster_role *role)
+{
+	long np = (long)t->job.ps_count, nw = (long)t->job.workers;
+
+	if (!(ops->caps & TR_CAP_RANKS) || role->one_launch)
+		return TFGB_EXIT_OK;
+	if (rk->index <= 0)
+		tfgb_error("%s: transport %s runs every PS and worker as a rank of one launch: "
+		           "run 'mpirun -np %ld tfgb %s ...' with cluster.workers = %ld set (ranks "
+		           "0..%ld the PSs, the others the workers); this launch has %d", t->cmd,
+		           ops->name, np + nw, t->cmd, nw, np - 1, rk->size);
+	return TFGB_EXIT_USAGE;
+}

@@ -147,4 +147,11 @@ const char *launch_start_text(const struct tfgb *t);
  * launch_interrupted).  Returns TFGB_EXIT_OK. */
 int session_late_signal(struct tfgb *t);
 
+/* A transport whose processes are ranks of one launch (TR_CAP_RANKS,
+ * tfgb-mpi(7)): throughput and train run only as every PS and worker of
+ * one launch (role->one_launch).  TFGB_EXIT_OK, or TFGB_EXIT_USAGE after
+ * one line giving the command to use (said by the first rank only). */
+int session_ranks_check(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
+                        const struct cluster_role *role);
+
 #endif

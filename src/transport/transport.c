@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "mp_conf.h"
 #include "sk_conf.h"
 #include "sysinfo.h"
 #include "tls.h"
@@ -17,6 +18,7 @@ extern const struct tr_ops tr_grpc_ops;
 extern const struct job_section tr_grpc_section; /* gr_conf.h, which brings gRPC's headers */
 extern const struct tr_ops tr_socket_ops;
 extern const struct tr_ops tr_verbs_ops; /* built without VERBS=1: its info says why */
+extern const struct tr_ops tr_mpi_ops;   /* only with MPI=1 */
 
 /* The registry: one row per transport, in the order of [job] transport's
  * values (enum job_transport); each row's section joins the job's sections
@@ -29,6 +31,12 @@ static struct tr_entry registry[JOB_TRANSPORTS_MAX] = {
 #else
 	{"verbs", NULL, &tr_verbs_section, "is not compiled in (built with VERBS=0)"},
 #endif
+#if TFGB_HAVE_MPI
+	{"mpi", &tr_mpi_ops, &tr_mpi_section, NULL},
+#else
+	{"mpi", NULL, &tr_mpi_section,
+	 "is not compiled in (built with MPI=0: it needs Open MPI's libopenmpi-dev)"},
+#endif
 };
 /* The ops of the rows not compiled in as transports whose info command
  * still answers, saying why it has nothing to list (tr_info). */
@@ -38,7 +46,7 @@ static const struct tr_ops *const info_only[] = {
 #endif
 	NULL,
 };
-static int nregistry = 3;
+static int nregistry = 4;
 static int registered; /* rows [0, registered) are in the job model */
 
 int tr_registry_init(void)

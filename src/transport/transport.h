@@ -13,6 +13,7 @@
 #ifndef TFGB_TRANSPORT_H
 #define TFGB_TRANSPORT_H
 
+#include <errno.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -135,6 +136,10 @@ enum {
 	/* its library has a line of its own in `tfgb version` (its version
 	 * text); another transport has a "NAME: compiled in" line there */
 	TR_CAP_VERSION_LINE = 1 << 4,
+	/* every process of a run is a rank of one launch (MPI): a command
+	 * starts no server of its own; the PS ranks serve in the command the
+	 * launcher ran (tfgb-mpi(7)) */
+	TR_CAP_RANKS = 1 << 5,
 };
 
 struct tr_ops {
@@ -174,7 +179,8 @@ struct tr_ops {
 	/* Optional (NULL: nothing to check).  Whether this process can use the
 	 * transport for job j at all (a device, a library), called by every
 	 * command right after tr_find and before it starts any process.  0, or
-	 * -errno with one line in err. */
+	 * -errno with one line in err: -EINVAL when the run is launched wrong
+	 * (a usage error, exit status 2: tr_probe_status). */
 	int (*probe)(const struct job *j, struct err *err);
 	/* Optional: registers [addr, addr + len) (the payload) once, before any
 	 * call, so that no call registers memory.  0 or -errno. */
@@ -202,6 +208,12 @@ struct tr_ops {
 
 /* ops->probe if the transport has one, else 0. */
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err);
+/* The exit status of a failed tr_find or tr_probe (its return rc): 2 for
+ * a launch that is wrong (-EINVAL), else 1. */
+static inline int tr_probe_status(int rc)
+{
+	return rc == -EINVAL ? 2 : 1;
+}
 
 /* A row of the transport registry (transport.c). */
 struct tr_entry {

@@ -1,0 +1,29 @@
+/* mp_conf.c - the [mpi] keys (mp_conf.h). */
+#include "mp_conf.h"
+
+#include <stddef.h>
+
+#define M(field) offsetof(struct mp_conf, field)
+#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
+
+const char *const mp_btl_names[] = {
+	[MP_BTL_AUTO] = "auto", [MP_BTL_VADER] = "vader,self", [MP_BTL_TCP] = "tcp,self",
+	[MP_BTL_BOTH] = "vader,tcp,self", [MP_BTL_BOTH + 1] = NULL};
+
+static const struct opt_def keys[] = {
+	{"mpi", "direct", OPT_BOOL, M(direct), "on",
+	 .help = "mpi transport: large bodies as a header, then their bytes straight into place "
+	         "(tag 3)"},
+	{"mpi", "direct_min", OPT_SIZE, M(direct_min), "1KiB", RANGE(1, (long long)MP_MSG_LIMIT),
+	 .help = "mpi transport: the smallest body the direct path takes"},
+	{"mpi", "btl", OPT_ENUM, M(btl), "auto", .values = mp_btl_names,
+	 .help = "mpi transport: Open MPI's byte transfer layers (OMPI_MCA_btl); auto: Open MPI's "
+	         "choice"},
+	{0},
+};
+
+const struct job_section tr_mpi_section = {
+	.name = "mpi",
+	.keys = keys,
+	.size = sizeof(struct mp_conf),
+};

@@ -1,0 +1,212 @@
+/* tr_mpi_world.c - the mpi transport's process-wide state (tr_mpi.h): MPI
+ * started once, what it is (library, thread level, byte transport) for
+ * the results, its buffers and its waits. */
+#include "mp_conf.h"
+
+#if TFGB_HAVE_MPI /* the whole file: Open MPI's mpi.h */
+#include "tr_mpi.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+struct mp_world mp_world = {.rank = -1};
+
+/* How long a process's end waits for its goodbyes to leave. */
+#define BYE_NS 2000000000ull
+
+static const char *level_name(int level)
+{
+	switch (level) {
+	case MPI_THREAD_SINGLE: return "MPI_THREAD_SINGLE";
+	case MPI_THREAD_FUNNELED: return "MPI_THREAD_FUNNELED";
+	case MPI_THREAD_SERIALIZED: return "MPI_THREAD_SERIALIZED";
+	case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
+	default: return "an unknown thread level";
+	}
+}
+
+/* A client rank's goodbye to every server rank, then MPI's end: at exit,
+ * so that every rank finalizes (Open MPI's mpirun counts a rank that
+ * exits without it as failed). */
+static void world_end(void)
+{
+	MPI_Request r[64];
+	int n = 0;
+
+	if (!mp_world.up)
+		return;
+	for (int s = 0; mp_world.rank >= mp_world.nservers && s < mp_world.nservers; s++) {
+		if (MPI_Isend(NULL, 0, MPI_BYTE, s, MP_TAG_BYE, mp_world.comm, &r[n]) == MPI_SUCCESS)
+			n++;
+		if (n == 64 || s == mp_world.nservers - 1)
+			for (; n > 0; n--)
+				if (mp_wait(&r[n - 1], now_ns() + BYE_NS, NULL) < 0)
+					MPI_Request_free(&r[n - 1]);
+	}
+	mp_world.up = 0;
+	MPI_Comm_free(&mp_world.comm);
+	MPI_Finalize();
+}
+
+/* Whether a launcher started this process as a rank: Open MPI's mpirun,
+ * PMIx (srun --mpi=pmix, prun) or PMI. */
+static int launched(void)
+{
+	return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMIX_RANK") || getenv("PMI_SIZE");
+}
+
+/* [mpi] btl into the environment Open MPI reads at MPI_Init; what was
+ * asked, and by whom, into out. */
+static void btl_choose(const struct mp_conf *o, char *out, size_t cap)
+{
+	const char *env = getenv("OMPI_MCA_btl");
+	const char *want = o && o->btl != MP_BTL_AUTO ? mp_btl_names[o->btl] : NULL;
+
+	if (want && env && strcmp(env, want))
+		snprintf(out, cap, "btl %s (asked in [mpi] btl; the launcher's %s overridden)", want,
+		         env);
+	else if (want)
+		snprintf(out, cap, "btl %s (asked in [mpi] btl)", want);
+	else if (env)
+		snprintf(out, cap, "btl %s (asked by the launcher: OMPI_MCA_btl)", env);
+	else
+		snprintf(out, cap, "btl as chosen by Open MPI");
+	if (want)
+		setenv("OMPI_MCA_btl", want, 1);
+}
+
+/* The version text: MPI_Get_library_version's first line, the thread
+ * level obtained (and asked, when they differ), the byte transport. */
+static void world_text(int asked, const char *btl)
+{
+	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
+	const char *pml = getenv("OMPI_MCA_pml");
+	MPI_Comm node;
+	int len = 0, local = 0;
+
+	lib[0] = 0;
+	MPI_Get_library_version(lib, &len);
+	lib[strcspn(lib, "\n,")] = 0;
+	snprintf(mp_world.text, sizeof mp_world.text, "%s, %s%s%s, %s%s%s", lib,
+	         level_name(mp_world.thread_level),
+	         mp_world.thread_level < asked ? " (asked " : "",
+	         mp_world.thread_level < asked ? level_name(asked) : "",
+	         mp_world.thread_level < asked ? ")" : "", btl, pml ? ", pml " : "");
+	if (pml)
+		snprintf(mp_world.text + strlen(mp_world.text),
+		         sizeof mp_world.text - strlen(mp_world.text), "%s", pml);
+	/* the ranks that share this host: those shared memory (vader) can
+	 * reach; the others only a network btl */
+	if (MPI_Comm_split_type(mp_world.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
+	    MPI_SUCCESS) {
+		MPI_Comm_size(node, &local);
+		MPI_Comm_free(&node);
+		snprintf(mp_world.text + strlen(mp_world.text),
+		         sizeof mp_world.text - strlen(mp_world.text), ", %d of %d ranks on this host",
+		         local, mp_world.size);
+	}
+}
+
+/* Ranks [0, nservers) serve: a job's PSs when the launch is every PS and
+ * worker (cluster.workers set), else one (latency, bandwidth). */
+static int servers_of(const struct job *j, int size)
+{
+	if (j && job_key_set(j, "cluster", "workers") && size == j->ps_count + j->workers)
+		return (int)j->ps_count;
+	return 1;
+}
+
+static int world_start(const struct job *j, struct err *err)
+{
+	const struct mp_conf *o = j ? job_section_get(j, &tr_mpi_section) : NULL;
+	const int asked = MPI_THREAD_FUNNELED;
+	char btl[200];
+	int level = 0;
+
+	btl_choose(o, btl, sizeof btl);
+	if (MPI_Init_thread(NULL, NULL, asked, &level) != MPI_SUCCESS) {
+		err_set(err, "MPI_Init_thread failed");
+		return -EIO;
+	}
+	MPI_Comm_dup(MPI_COMM_WORLD, &mp_world.comm);
+	MPI_Comm_rank(mp_world.comm, &mp_world.rank);
+	MPI_Comm_size(mp_world.comm, &mp_world.size);
+	/* errors come back as codes: a failure is said and the run ends */
+	MPI_Comm_set_errhandler(mp_world.comm, MPI_ERRORS_RETURN);
+	mp_world.thread_level = level;
+	mp_world.nservers = servers_of(j, mp_world.size);
+	mp_world.up = 1;
+	world_text(asked, btl);
+	atexit(world_end);
+	if (level < asked) {
+		err_set(err, "MPI gives thread level %s, the transport needs %s", level_name(level),
+		        level_name(asked));
+		return -EIO;
+	}
+	return 0;
+}
+
+int mp_world_up(const struct job *j, struct err *err)
+{
+	if (mp_world.up)
+		return 0;
+	if (!launched()) {
+		long w = j ? (long)j->workers : 1, p = j ? (long)j->ps_count : 1;
+		err_set(err, "transport mpi runs every process as a rank of one MPI job: run "
+		        "'mpirun -np 2 tfgb latency|bandwidth ...' (rank 0 the PS, rank 1 the worker), "
+		        "or 'mpirun -np %ld tfgb throughput|train ...' (ranks 0..%ld the PSs, the "
+		        "others the %ld workers; cluster.workers set)", p + w, p - 1, w);
+		return -EINVAL;
+	}
+	return world_start(j, err);
+}
+
+int mp_buf_reserve(struct mp_buf *b, size_t cap, size_t keep)
+{
+	void *p;
+
+	if (cap <= b->cap)
+		return 0;
+	if (cap < 4096)
+		cap = 4096;
+	if (cap > MP_MSG_LIMIT + 4096 ||
+	    MPI_Alloc_mem((MPI_Aint)cap, MPI_INFO_NULL, &p) != MPI_SUCCESS)
+		return -ENOMEM;
+	if (keep && b->p)
+		memcpy(p, b->p, keep < b->cap ? keep : b->cap);
+	mp_buf_free(b);
+	b->p = p;
+	b->cap = cap;
+	return 0;
+}
+
+void mp_buf_free(struct mp_buf *b)
+{
+	if (b->p && mp_world.up)
+		MPI_Free_mem(b->p);
+	b->p = NULL;
+	b->cap = 0;
+}
+
+int mp_wait(MPI_Request *r, uint64_t deadline_ns, volatile sig_atomic_t *stop)
+{
+	for (unsigned spins = 0;; spins++) {
+		int flag = 0;
+
+		if (*r == MPI_REQUEST_NULL)
+			return 0;
+		if (MPI_Test(r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return -EIO;
+		if (flag)
+			return 0;
+		if ((spins & 1023) == 1023 && ((stop && *stop) || now_ns() >= deadline_ns))
+			return -ETIMEDOUT;
+	}
+}
+
+#endif /* TFGB_HAVE_MPI */

@@ -1,0 +1,129 @@
+#!/bin/sh
+# tfgb-alone: MPI ranks busy-poll, one a CPU (three ranks in the throughput and train runs)
+# t_mpi.sh - the mpi transport (tfgb-mpi(7)) on real Open MPI, every
+# process a rank of one mpirun on loopback: latency over shared memory
+# (btl vader,self) and bandwidth inflight 16 over TCP (tcp,self), each with
+# verify = yes and its bytes accounted for on both sides (the worker's
+# calls x payload = what the PS rank says it answered, tfgb serve -v's
+# line); throughput 1 PS x 2 workers (per-PS calls = the workers' sum) and
+# a short train run, in the non-serialized and serialized modes; the
+# result names the MPI library, the thread level and the byte transport
+# asked for.  Refusals: transport = mpi without mpirun, or with the wrong
+# number of ranks, exits 2 at once naming the mpirun command; bad [mpi]
+# keys exit 2 naming the key.  No process left behind.
+# Exit 0 pass, 77 skip (reason on the last line), anything else fail.
+. tests/lib.sh
+[ -x "$TFGB" ] || fail "build ./tfgb first"
+need_py json python3
+command -v mpirun >/dev/null 2>&1 || skip "no mpirun (Debian package openmpi-bin)"
+$TFGB version | grep -q '^mpi: compiled in' ||
+	skip "tfgb built without the mpi transport (MPI=0: needs libopenmpi-dev)"
+
+# as root Open MPI wants to be told; a container may have fewer cores than ranks
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+MPIRUN="mpirun --oversubscribe --bind-to none"
+
+port=$(free_port)
+out=$(mktemp -d)
+cleanup() {
+	rm -rf "$out"
+}
+trap cleanup EXIT INT TERM
+
+J="-s job.transport=mpi -s cluster.ps=127.0.0.1:$port -s job.timeout=$(slow 20)s"
+J="$J -s job.warmup=$(slow 100)ms -s job.duration=$(slow 400)ms -s monitor.interval=0"
+P="-s payload.scheme=custom -s payload.iovec=10B,3KiB,100KiB"
+
+# expect2 WHAT TEXT CMD...: exits 2 at once with TEXT in its one line
+expect2() {
+	what=$1 text=$2
+	shift 2
+	t0=$(date +%s)
+	"$@" >"$out/o" 2>"$out/e"
+	rc=$?
+	[ $rc = 2 ] || fail "$what: exit $rc, want 2: $(cat "$out/e")"
+	grep -qF -- "$text" "$out/e" || fail "$what: no '$text' in: $(cat "$out/e")"
+	[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "$what: took more than $(slow 10)s"
+}
+
+# 1. refusals
+expect2 "latency without mpirun" "mpirun -np 2 tfgb latency" $TFGB latency $J -q
+expect2 "throughput without mpirun" "mpirun -np 3 tfgb throughput" \
+	$TFGB throughput $J -s cluster.workers=2 -q
+expect2 "a bad mpi.btl" "mpi.btl" $TFGB latency $J -s mpi.btl=openib -q
+expect2 "an unknown [mpi] key" "mpi.bogus" $TFGB latency $J -s mpi.bogus=1 -q
+expect2 "a bad mpi.direct_min" "mpi.direct_min" $TFGB latency $J -s mpi.direct_min=0 -q
+expect2 "latency as 3 ranks" "mpirun -np 2 tfgb latency" $MPIRUN -np 3 $TFGB latency $J -q
+expect2 "throughput not one launch" "mpirun -np 2 tfgb throughput" \
+	$MPIRUN -np 2 $TFGB throughput $J -q
+echo "ok: refusals: no mpirun, wrong rank counts, bad [mpi] keys (exit 2, one line)"
+
+# served FILE METHOD CALLS INFLIGHT REQ REPLY: the PS rank's -v line says
+# it answered the worker's CALLS calls of METHOD (up to INFLIGHT more: the
+# calls in flight when the window closed, which no figure counts), REQ
+# request and REPLY reply bytes each
+served() {
+	$PY - "$@" <<'PY'
+import re, sys
+f, method = sys.argv[1], sys.argv[2]
+calls, inflight, req, rep = (int(x) for x in sys.argv[3:7])
+m = re.search(r"answered (\d+) calls \((.*)\), (\d+) request bytes, (\d+) reply bytes", open(f).read())
+if not m:
+    print("no 'answered' line"); sys.exit(1)
+per = dict((c.rsplit(" ", 1)[0], int(c.rsplit(" ", 1)[1])) for c in m.group(2).split(", "))
+n = per[method]
+if not calls <= n <= calls + inflight or (int(m.group(3)), int(m.group(4))) != (n * req, n * rep):
+    print("PS answered %d calls, %s bytes; the worker counted %d calls (+%d in flight) of %d and %d bytes"
+          % (n, m.group(3, 4), calls, inflight, req, rep)); sys.exit(1)
+PY
+}
+
+# p2p BENCH BTL MODE INFLIGHT METHOD: one run, its result and its bytes
+p2p() {
+	$MPIRUN -np 2 $TFGB "$1" $J $P -s mpi.btl="$2" -s job.mode="$3" -s job.inflight="$4" \
+		-s job.verify=yes -v -f json >"$out/r.json" 2>"$out/e" ||
+		fail "$1 over $2 ($3): exit $?: $(tail -n 5 "$out/e")"
+	json_check "d['status'] == 'ok' and d['calls'] > 0 and d['errors'] == 0
+and d['transport'] == 'mpi' and d['inflight'] == $4
+and 'Open MPI' in d['tfgb']['transport_version']
+and 'MPI_THREAD_FUNNELED' in d['tfgb']['transport_version']
+and 'btl $2 (asked in [mpi] btl)' in d['tfgb']['transport_version']" <"$out/r.json" ||
+		fail "$1 over $2 ($3): bad result: $(cat "$out/r.json")"
+	n=$($PY -c 'import json,sys; d=json.load(sys.stdin); print(d["calls"] + d["warmup_calls"])' \
+		<"$out/r.json")
+	[ "$3" = non-serialized ] || return 0
+	# the payload's bytes each way (Echo) or one way and 8 back (Ack)
+	b=$((10 + 3072 + 102400))
+	if [ "$5" = Echo ]; then back=$b; else back=8; fi
+	why=$(served "$out/e" "$5" "$n" "$4" $b $back) ||
+		fail "$1 over $2: bytes: $why"
+}
+p2p latency vader,self non-serialized 1 Echo
+p2p bandwidth tcp,self non-serialized 16 Ack
+echo "ok: latency (vader,self) and bandwidth inflight 16 (tcp,self): verified, bytes of both sides agree"
+p2p latency tcp,self serialized 1 EchoTensor
+p2p bandwidth vader,self serialized 16 AckTensor
+$MPIRUN -np 2 $TFGB latency $J $P -s mpi.direct=no -s job.verify=yes -q -f json \
+	>"$out/r.json" 2>"$out/e" || fail "latency, direct = no: exit $?: $(tail -n 5 "$out/e")"
+json_check "d['status'] == 'ok' and d['errors'] == 0" <"$out/r.json" || fail "direct = no: bad result"
+echo "ok: serialized latency and bandwidth; direct = no"
+
+# 3. throughput, 1 PS x 2 workers in one launch
+$MPIRUN -np 3 $TFGB throughput $J $P -s cluster.workers=2 -s mpi.btl=vader,self -q -f json \
+	>"$out/t.json" 2>"$out/e" || fail "throughput: exit $?: $(tail -n 5 "$out/e")"
+json_check "d['status'] == 'ok' and d['errors'] == 0 and d['calls'] > 0
+and d['transport'] == 'mpi'" <"$out/t.json" || fail "throughput: bad result: $(cat "$out/t.json")"
+echo "ok: throughput 1 PS x 2 workers (vader,self)"
+
+# 4. train: a tiny model, 1 PS x 2 workers, tensorflow mode over TCP
+printf 'model tiny\na/kernel float32 64,64 trainable\na/bias float32 64 trainable\n' >"$out/tiny.model"
+$MPIRUN -np 3 $TFGB train $J -s cluster.workers=2 -s train.model="$out/tiny.model" \
+	-s train.steps=3 -s train.warmup_steps=1 -s job.mode=tensorflow -s mpi.btl=tcp,self -q \
+	-f json >"$out/tr.json" 2>"$out/e" || fail "train: exit $?: $(tail -n 5 "$out/e")"
+json_check "d['status'] == 'ok' and d['errors'] == 0 and d['transport'] == 'mpi'" \
+	<"$out/tr.json" || fail "train: bad result: $(cat "$out/tr.json")"
+echo "ok: train, tiny model, 1 PS x 2 workers, tensorflow mode (tcp,self)"
+
+left=$(pids_matching "cluster.ps=127.0.0.1:$port")
+[ -z "$left" ] || fail "ranks left behind: $left"
+echo "ok: no rank left behind"
