@@ -155,7 +155,8 @@ END_TEST
 START_TEST(test_job_table_unique)
 {
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "monitor",
-	                                       "server", "affinity", "socket", "verbs", "train"};
+	                                       "server", "affinity", "network", "socket", "verbs",
+	                                       "train"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;
@@ -833,8 +834,8 @@ START_TEST(test_job_err_section)
 	                   "t.ini:3: unknown section '[clustr]'; did you mean '[cluster]'?");
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
-	                   "[payload], [output], [monitor], [server], [affinity], [socket], [verbs], "
-	                   "[train]");
+	                   "[payload], [output], [monitor], [server], [affinity], [network], [socket], "
+	                   "[verbs], [train]");
 }
 END_TEST
 
@@ -854,8 +855,8 @@ START_TEST(test_job_err_outside_section)
 {
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
-	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [socket], "
-	                   "[verbs] or [train]");
+	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [network], "
+	                   "[socket], [verbs] or [train]");
 }
 END_TEST
 

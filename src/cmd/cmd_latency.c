@@ -16,7 +16,9 @@
 
 #include "cluster.h"
 #include "engine.h"
+#include "launch.h"
 #include "limit.h"
+#include "netem.h"
 #include "monitor.h"
 #include "report.h"
 #include "session.h"
@@ -121,6 +123,18 @@ static int p2p_monitor(struct tfgb *t, const struct tr_ops *ops, const struct op
 	return session_monitor(t, mt, ps > 0 ? 2 : 1, &port, 1, 0, mon);
 }
 
+/* With an emulated link, this process (the worker) moves to the link's
+ * worker side once its PS started on the other. */
+static int net_worker_side(struct tfgb *t)
+{
+	struct err err;
+
+	if (!netem_active() || netem_enter(NETEM_WORKER, &err) == 0)
+		return TFGB_EXIT_OK;
+	tfgb_error("%s: %s", t->cmd, err.msg);
+	return TFGB_EXIT_FAIL;
+}
+
 static int run_p2p(struct tfgb *t, int method, const char *title)
 {
 	const struct job *j = &t->job;
@@ -156,7 +170,9 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	/* a local PS that nobody serves yet: started before any transport
 	 * thread exists, so the fork is safe; this process is the worker,
 	 * placed after the PS started (it places itself) */
-	if ((rc = session_start_servers(t, ops, 1, CLUSTER_NO_CONTROL, &child)) != TFGB_EXIT_OK ||
+	if ((rc = launch_net_up(t)) != TFGB_EXIT_OK ||
+	    (rc = session_start_servers(t, ops, 1, CLUSTER_NO_CONTROL, &child)) != TFGB_EXIT_OK ||
+	    (rc = net_worker_side(t)) != TFGB_EXIT_OK ||
 	    (rc = session_open(&s, t, ops, 0, method, method == TR_ECHO ? 1 : (int)j->inflight,
 	                       1)) != TFGB_EXIT_OK)
 		goto out;
@@ -193,6 +209,7 @@ out:
 	monitor_free(mon);
 	session_close(&s);
 	session_stop_servers(&child, 1);
+	netem_stop();
 	return rc;
 }
 

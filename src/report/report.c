@@ -9,6 +9,7 @@
 
 #include "hist.h"
 #include "json.h"
+#include "netem.h"
 #include "util.h"
 #include "version.h"
 
@@ -502,6 +503,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		monitor_text(r->hosts[h].mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	}
 	report_ps_text(r, f);
+	netem_text(f); /* the emulated link, configured and measured */
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
@@ -764,6 +766,7 @@ static void tail_json(const struct report *r, const char *text, struct json *w)
 	else if (r->nhosts)
 		hosts_json(w, r);
 	report_ps_json(r, w);
+	netem_json(w);
 	json_str(w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */
 	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {
