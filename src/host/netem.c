@@ -224,8 +224,9 @@ static int side_rate(int side, struct err *err)
 
 	if (burst < 2 * (MTU + 100))
 		burst = 2 * (MTU + 100);
-	if (limit < 64 * (MTU + 100))
-		limit = 64 * (MTU + 100);
+	if (limit < 256 * (MTU + 100)) /* a short link's BDP is a few packets: TCP's
+	                                 * bursts still need a queue */
+		limit = 256 * (MTU + 100);
 	snprintf(dev, sizeof dev, "tfgb%d", side);
 	snprintf(rate, sizeof rate, "%lldbit", (long long)ne.cfg.rate_bps);
 	snprintf(b, sizeof b, "%llu", (unsigned long long)burst);
@@ -443,6 +444,7 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 	if (ne.up)
 		return err_set(err, "network: the link is up already"), -2;
 	memset(&ne.m, 0, sizeof ne.m);
+	ne.m.retrans[0] = ne.m.retrans[1] = -1;
 	ne.cfg = *cfg;
 	ne.queue = queue_packets();
 	snprintf(ne.rate_how, sizeof ne.rate_how, "%s", cfg->rate_bps ? "tbf" : "none");
@@ -664,6 +666,40 @@ int netem_calibrate(struct err *err)
 
 /* --- what the result keeps ------------------------------------------ */
 
+/* TCP segments retransmitted so far in the calling thread's namespace
+ * (RetransSegs of its /proc/net/snmp), or -1. */
+static int64_t retrans_here(void)
+{
+	char head[1024], vals[1024];
+	FILE *f = fopen("/proc/thread-self/net/snmp", "re");
+	int64_t v = -1;
+
+	while (f && fgets(head, sizeof head, f) && fgets(vals, sizeof vals, f)) {
+		char *sh, *sv, *h = strtok_r(head, " \n", &sh), *x = strtok_r(vals, " \n", &sv);
+		if (!h || strcmp(h, "Tcp:"))
+			continue;
+		while ((h = strtok_r(NULL, " \n", &sh)) && (x = strtok_r(NULL, " \n", &sv)))
+			if (!strcmp(h, "RetransSegs"))
+				v = strtoll(x, NULL, 10);
+	}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+/* Each side's TCP retransmissions, while the link is up (the thread goes
+ * back to the PS side). */
+static void retrans_take(void)
+{
+	struct err err;
+
+	if (!ne.up || netem_enter(NETEM_WORKER, &err) < 0)
+		return;
+	ne.m.retrans[NETEM_WORKER] = retrans_here();
+	if (netem_enter(NETEM_PS, &err) == 0)
+		ne.m.retrans[NETEM_PS] = retrans_here();
+}
+
 static void dir_json(struct json *w, const char *key, int k)
 {
 	json_obj_begin(w, key);
@@ -693,6 +729,7 @@ void netem_json(struct json *w)
 		return;
 	if (ne.cnt)
 		counters_take();
+	retrans_take();
 	json_obj_begin(w, "network");
 	json_obj_begin(w, "configured");
 	json_f64(w, "delay_ms", (double)ne.cfg.delay_ns / 1e6, 3);
@@ -713,6 +750,8 @@ void netem_json(struct json *w)
 	opt_f64(w, "goodput_bps", ne.m.goodput_bps, 0);
 	dir_json(w, "workers_to_ps", 0);
 	dir_json(w, "ps_to_workers", 1);
+	json_i64(w, "tcp_retransmits_ps", ne.m.retrans[NETEM_PS]);
+	json_i64(w, "tcp_retransmits_workers", ne.m.retrans[NETEM_WORKER]);
 	json_obj_end(w);
 	json_arr_begin(w, "off");
 	for (int i = 0; i < 3; i++)
@@ -728,6 +767,7 @@ void netem_text(FILE *f)
 		return;
 	if (ne.cnt)
 		counters_take();
+	retrans_take();
 	fprintf(f, "# network: delay %.3f ms (round trip measured %.3f ms)",
 	        (double)ne.cfg.delay_ns / 1e6, ne.m.rtt_ms);
 	if (ne.cfg.jitter_ns)
@@ -739,6 +779,8 @@ void netem_text(FILE *f)
 		fprintf(f, ", loss %.4g %% (measured %.4g %% of %llu packets)",
 		        (double)ne.cfg.loss_ppm / 1e4, ne.m.loss_pct[0],
 		        (unsigned long long)ne.m.packets[0]);
+	fprintf(f, "; TCP retransmissions: PSs %lld, workers %lld", (long long)ne.m.retrans[NETEM_PS],
+	        (long long)ne.m.retrans[NETEM_WORKER]);
 	fprintf(f, "%s%s%s%s\n", ne.m.off ? "; OFF by more than 10 %:" : "",
 	        ne.m.off & 1 ? " delay" : "", ne.m.off & 2 ? " rate" : "",
 	        ne.m.off & 4 ? " loss" : "");

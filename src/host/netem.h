@@ -53,6 +53,7 @@ struct netem_measured {
 	double goodput_bps;   /* the same transfer's TCP payload */
 	double loss_pct[2];   /* forwarder's drops / packets: [0] workers -> PSs, [1] back */
 	uint64_t packets[2], dropped[2], overflow[2]; /* over the whole run */
+	int64_t retrans[2];   /* TCP RetransSegs of each side's namespace ([NETEM_PS], ...) */
 	int off;              /* bit 0 delay, 1 rate, 2 loss: more than 10 % off */
 };
 
