@@ -155,7 +155,8 @@ END_TEST
 START_TEST(test_job_table_unique)
 {
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "monitor",
-	                                       "server", "affinity", "grpc", "socket", "verbs", "mpi",
+	                                       "server", "affinity", "network", "grpc", "socket", "verbs",
+	                                       "mpi",
 	                                       "train"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
@@ -835,8 +836,8 @@ START_TEST(test_job_err_section)
 	                   "t.ini:3: unknown section '[clustr]'; did you mean '[cluster]'?");
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
-	                   "[payload], [output], [monitor], [server], [affinity], [grpc], [socket], "
-	                   "[verbs], [mpi], [train]");
+	                   "[payload], [output], [monitor], [server], [affinity], [network], [grpc], "
+	                   "[socket], [verbs], [mpi], [train]");
 }
 END_TEST
 
@@ -856,8 +857,8 @@ START_TEST(test_job_err_outside_section)
 {
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
-	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [grpc], "
-	                   "[socket], [verbs], [mpi] or [train]");
+	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [network], "
+	                   "[grpc], [socket], [verbs], [mpi] or [train]");
 }
 END_TEST
 

@@ -16,7 +16,9 @@
 
 #include "cluster.h"
 #include "engine.h"
+#include "launch.h"
 #include "limit.h"
+#include "netem.h"
 #include "monitor.h"
 #include "report.h"
 #include "session.h"
@@ -151,6 +153,18 @@ static int p2p_rank(struct tfgb *t, const struct tr_ops *ops, int *ps)
 	return cmd_serve(t);
 }
 
+/* With an emulated link, this process (the worker) moves to the link's
+ * worker side once its PS started on the other. */
+static int net_worker_side(struct tfgb *t)
+{
+	struct err err;
+
+	if (!netem_active() || netem_enter(NETEM_WORKER, &err) == 0)
+		return TFGB_EXIT_OK;
+	tfgb_error("%s: %s", t->cmd, err.msg);
+	return TFGB_EXIT_FAIL;
+}
+
 static int run_p2p(struct tfgb *t, int method, const char *title)
 {
 	const struct job *j = &t->job;
@@ -189,8 +203,10 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	 * thread exists, so the fork is safe; this process is the worker,
 	 * placed after the PS started (it places itself); a launch's PS is
 	 * its rank 0 */
-	if ((!(ops->caps & TR_CAP_RANKS) &&
+	if ((rc = launch_net_up(t)) != TFGB_EXIT_OK ||
+	    (!(ops->caps & TR_CAP_RANKS) &&
 	     (rc = session_start_servers(t, ops, 1, CLUSTER_NO_CONTROL, &child)) != TFGB_EXIT_OK) ||
+	    (rc = net_worker_side(t)) != TFGB_EXIT_OK ||
 	    (rc = session_open(&s, t, ops, 0, method, method == TR_ECHO ? 1 : (int)j->inflight,
 	                       1)) != TFGB_EXIT_OK)
 		goto out;
@@ -227,6 +243,7 @@ out:
 	monitor_free(mon);
 	session_close(&s);
 	session_stop_servers(&child, 1);
+	netem_stop();
 	return rc;
 }
 

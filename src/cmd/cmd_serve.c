@@ -454,6 +454,12 @@ int cmd_serve(struct tfgb *t)
 	struct srvself *self = NULL;
 	int n, ps0 = 0, status = TFGB_EXIT_OK;
 
+	if (job_net_emulated(&t->job) && !t->job.net_ps_host[0]) {
+		tfgb_error("serve: [network] emulates the link of a run that tfgb throughput or "
+		           "train launches on this machine, with the PSs it starts; not of a tfgb "
+		           "serve started by hand");
+		return TFGB_EXIT_USAGE;
+	}
 	ready.fd = ready_fd_from_env();
 	if (ready.fd == -2) {
 		tfgb_error("serve: TFGB_READY_FD='%s' is not an open file descriptor",

@@ -16,6 +16,7 @@
 #include "alloc.h"
 #include "ctrl.h"
 #include "limit.h"
+#include "netem.h"
 #include "opt.h"
 #include "place.h"
 #include "progress.h"
@@ -192,6 +193,62 @@ const struct wresult *launch_agg_add(struct launch_agg *a, uint32_t worker, cons
 	return w;
 }
 
+/* ---- the emulated link ([network], netem.h) ---- */
+
+/* The PSs must be this machine's: the link joins the launcher's own. */
+static int net_local(struct tfgb *t)
+{
+	const struct job *j = &t->job;
+	struct opt_hostport a;
+
+	for (int i = 0; i < (int)j->ps_count; i++) {
+		job_ps_addr(j, i, &a);
+		if (cluster_host_is_local(a.host) != 1) {
+			tfgb_error("%s: [network] emulates the link to PSs that tfgb starts on this "
+			           "machine; PS %d's host %s (cluster.ps) is not this machine's", t->cmd,
+			           i, a.host);
+			return TFGB_EXIT_USAGE;
+		}
+	}
+	if (j->control.n && cluster_host_is_local(j->control.v[0].host) != 1) {
+		tfgb_error("%s: [network]: cluster.control's host %s is not this machine's", t->cmd,
+		           j->control.v[0].host);
+		return TFGB_EXIT_USAGE;
+	}
+	return TFGB_EXIT_OK;
+}
+
+int launch_net_up(struct tfgb *t)
+{
+	struct job *j = &t->job;
+	struct netem_cfg c = {.delay_ns = j->net_delay_ns, .jitter_ns = j->net_jitter_ns,
+	                      .seed = (uint64_t)j->seed};
+	struct err err = {{0}};
+	int rc;
+
+	if (!job_net_emulated(j) || j->net_ps_host[0])
+		return TFGB_EXIT_OK;
+	if ((rc = net_local(t)) != TFGB_EXIT_OK)
+		return rc;
+	job_net_rate(j->net_rate, &c.rate_bps);
+	job_net_loss(j->net_loss, &c.loss_ppm);
+	if ((rc = netem_start(&c, &err)) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return rc == -1 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
+	}
+	/* from here on every PS host is the link's PS end, in this process
+	 * and in the processes it starts */
+	snprintf(j->net_ps_host, sizeof j->net_ps_host, "%s", NETEM_PS_ADDR);
+	setenv(NETEM_ENV, NETEM_PS_ADDR, 1);
+	if (netem_calibrate(&err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return TFGB_EXIT_FAIL;
+	}
+	if (t->verbose)
+		netem_text(stderr);
+	return TFGB_EXIT_OK;
+}
+
 /* ---- a worker ---- */
 
 int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers, uint64_t *run_id)
@@ -203,6 +260,12 @@ int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers,
 	if (rk->index >= workers) {
 		tfgb_error("%s: worker index %d (%s) is out of range: the run has %d workers (0..%d)",
 		           t->cmd, rk->index, rk->source, workers, workers - 1);
+		return TFGB_EXIT_USAGE;
+	}
+	if (job_net_emulated(&t->job) && !t->job.net_ps_host[0]) {
+		tfgb_error("%s: worker %d: [network] emulates the link of a run that tfgb %s "
+		           "launches on this machine; this worker was started another way (%s)",
+		           t->cmd, rk->index, t->cmd, rk->source);
 		return TFGB_EXIT_USAGE;
 	}
 	if (!(text = job_ini_public(&t->job))) { /* no hash of the token goes on the wire */
@@ -453,11 +516,22 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 			setenv("TFGB_NDJSON", "1", 1); /* and --ndjson */
 		report_interval_header(stdout, j->format);
 	}
+	/* the workers start on the link's other side */
+	if (netem_active() && netem_enter(NETEM_WORKER, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return TFGB_EXIT_FAIL;
+	}
 	for (int i = 0; i < nw; i++) {
 		if (cluster_spawn(j, t->cmd, i, run_id, 0, &wk[i], &err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err.msg);
+			if (netem_active())
+				netem_enter(NETEM_PS, &err);
 			return TFGB_EXIT_FAIL;
 		}
+	}
+	if (netem_active() && netem_enter(NETEM_PS, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return TFGB_EXIT_FAIL;
 	}
 	/* the processes started here: the PSs this run started, every worker */
 	mt = calloc((size_t)(np + nw), sizeof *mt);
@@ -612,7 +686,8 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 
 	sysinfo_collect(&env); /* the start time is the run's */
 	lprogress_init(&prog, t, np, nw);
-	if ((rc = launcher_check(j, np, nw, 0)) != TFGB_EXIT_OK)
+	if ((rc = launcher_check(j, np, nw, 0)) != TFGB_EXIT_OK ||
+	    (rc = launch_net_up(t)) != TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
 	if (!ps || !wk) {
@@ -654,5 +729,6 @@ out:
 	free(wk);
 	free((unsigned char *)self.own);
 	self.own = NULL;
+	netem_stop();
 	return rc;
 }

@@ -14,6 +14,7 @@
 #include "cmd_rerun.h"
 #include "input.h"
 #include "jsonr.h"
+#include "netem.h"
 #include "outfile.h"
 #include "sweep.h"
 #include "sysinfo.h"
@@ -232,6 +233,14 @@ static int option_set(struct job *j, const char *opt, const char *key, const cha
 	return 0;
 }
 
+/* A process of an emulated run (netem.h) was told so by its launcher: its
+ * PSs are behind the link. */
+static void net_inherit(struct job *j)
+{
+	if (getenv(NETEM_ENV))
+		snprintf(j->net_ps_host, sizeof j->net_ps_host, "%s", getenv(NETEM_ENV));
+}
+
 /* Loads the job: built-in defaults, then the file, then -s in order, then
  * -f and -o (shortcuts for -s output.format=, -s output.file=).  The file
  * is read once, into t->job_text (a pipe gives its bytes to one read only):
@@ -309,6 +318,7 @@ static int load_job(struct tfgb *t, const char *config, int result, char **sets,
 		goto bad;
 	if (job_validate(&t->job, &err) < 0)
 		goto bad;
+	net_inherit(&t->job);
 	if (t->verbose)
 		fprintf(stderr, "tfgb: job from %s\n", config ? config : "built-in defaults");
 	return TFGB_EXIT_OK;

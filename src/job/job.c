@@ -91,13 +91,13 @@ static const struct job_core_section job_sec_server = {"server", server_keys, NU
  * of tfgb.ini(5); registered sections follow. */
 static const struct job_core_section *const core_sections[] = {
 	&job_sec_job, &job_sec_cluster, &job_sec_payload, &job_sec_output, &job_sec_monitor,
-	&job_sec_server, &job_sec_affinity, NULL,
+	&job_sec_server, &job_sec_affinity, &job_sec_network, NULL,
 };
 /* The order their rules run in, so the order of a job's first error when it
  * has several (the payload's first: most jobs are about it). */
 static const struct job_core_section *const rule_order[] = {
 	&job_sec_payload, &job_sec_cluster, &job_sec_affinity, &job_sec_output, &job_sec_monitor,
-	NULL,
+	&job_sec_network, NULL,
 };
 
 /* The composed table: the core sections' keys, then each registered section's keys with

@@ -129,6 +129,12 @@ struct job {
 	/* "none" (unbound), a node, or one per local rank ("0/1", opt.h's
 	 * OPT_PER_RANK; place.h hands them out) */
 	char *ps_numa_node, *worker_numa_node;
+	/* [network] (job_network.c): the emulated worker-PS link */
+	uint64_t net_delay_ns, net_jitter_ns; /* one-way, each direction */
+	char *net_rate, *net_loss;            /* as written; job_net_rate, job_net_loss */
+	/* Not a key: the address that stands for every PS host when this
+	 * process is part of an emulated run (netem.h sets it), or "" */
+	char net_ps_host[OPT_HOST_MAX];
 	/* the sections other modules declare (job_register), each at its
 	 * job_section_at() offset: no key of theirs is a field of struct job */
 	_Alignas(16) unsigned char sections[JOB_SECTION_BYTES];
@@ -273,6 +279,13 @@ void job_key_where(const struct job *j, const char *section, const char *name, c
  * makes beyond job_validate.  Always returns -1. */
 int job_key_err(const struct job *j, struct err *err, const char *section,
                 const char *name, const char *fmt, ...) __attribute__((format(printf, 5, 6)));
+
+/* [network] rate in bits per second (0: unlimited) and loss in parts per
+ * million (0.0001 %): 0, or -1 when the text is out of the section's
+ * range.  job_net_emulated: 1 when any [network] knob is set. */
+int job_net_rate(const char *s, int64_t *bps);
+int job_net_loss(const char *s, int64_t *ppm);
+int job_net_emulated(const struct job *j);
 
 /* The address of PS `index` (0 <= index < ps_count): cluster.ps's entry,
  * or its one address with the port counted up from it. */

@@ -3,6 +3,8 @@
 #include "job.h"
 #include "job_int.h"
 
+#include <string.h>
+
 static const struct opt_def cluster_keys[] = {
 	{"cluster", "ps", OPT_HOSTPORT_LIST, J(ps), "localhost:50001", .max_items = 4096,
 	 .flags = OPT_LIST_APPEND,
@@ -45,12 +47,16 @@ void job_ps_addr(const struct job *j, int index, struct opt_hostport *out)
 	} else {
 		*out = j->ps.v[index];
 	}
+	if (j->net_ps_host[0]) /* every PS is behind the emulated link */
+		memcpy(out->host, j->net_ps_host, sizeof out->host);
 }
 
 int job_control_addr(const struct job *j, struct opt_hostport *out)
 {
 	if (j->control.n) {
 		*out = j->control.v[0];
+		if (j->net_ps_host[0])
+			memcpy(out->host, j->net_ps_host, sizeof out->host);
 		return 0;
 	}
 	job_ps_addr(j, 0, out);

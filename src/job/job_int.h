@@ -1,6 +1,6 @@
 /* job_int.h - what job.c shares with the files of the job model's own
  * sections (job_payload.c, job_cluster.c, job_output.c, job_monitor.c,
- * job_affinity.c): the shape of such a section and the helpers their key
+ * job_affinity.c, job_network.c): the shape of such a section and the helpers their key
  * tables and rules use.  Only those files include it.
  *
  * A section of the job model's own is like a registered struct job_section
@@ -30,7 +30,7 @@ struct job_core_section {
 /* The sections, each defined in its own file; job.c lists them in file
  * order and runs their rules. */
 extern const struct job_core_section job_sec_cluster, job_sec_payload, job_sec_output,
-	job_sec_monitor, job_sec_affinity;
+	job_sec_monitor, job_sec_affinity, job_sec_network;
 
 /* The layer a key's value came from: 0 for a default, 1 for the job file, 2
  * for -s (or an option of its own): later layers win. */

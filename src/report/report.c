@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "hist.h"
+#include "netem.h"
 #include "report_int.h"
 #include "transport.h"
 #include "util.h"
@@ -352,6 +353,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		monitor_text(r->hosts[h].mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	}
 	report_ps_text(r, f);
+	netem_text(f); /* the emulated link, configured and measured */
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)

@@ -8,6 +8,7 @@
 
 #include "hist.h"
 #include "json.h"
+#include "netem.h"
 #include "report_int.h"
 #include "version.h"
 
@@ -376,6 +377,7 @@ static void tail_json(const struct report *r, const char *text, struct json *w)
 	else if (r->nhosts)
 		hosts_json(w, r);
 	report_ps_json(r, w);
+	netem_json(w);
 	json_str(w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */
 	if ((nsec = job_secrets_set(j, sec, JOB_MAX_KEYS)) > 0) {

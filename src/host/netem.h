@@ -1,0 +1,84 @@
+/* netem.h - the emulated link of [network] (tfgb.ini(5), NETWORK): the
+ * PSs on one side, the workers on the other, each side in a network
+ * namespace of its own, joined by a link that delays, drops and shapes.
+ *
+ * How it is built (no netem needed; this kernel has none): each side has a
+ * TUN device, 198.18.0.1 (the PSs) and 198.18.0.2 (the workers), point to
+ * point.  A forwarder process, forked from the caller, reads each packet a
+ * side sends, drops it with the loss probability, holds it for the delay
+ * (+- jitter, uniform, never reordering) in a queue sized from the
+ * bandwidth-delay product, and writes it into the other side.  The rate is
+ * a TBF on each TUN device's egress (tc), so a packet is shaped, then
+ * delayed.  TUN devices carry MTU-sized packets (no segmentation offload),
+ * so the shaper and the loss see what the wire would.
+ *
+ * The namespaces have no names: they live as long as a process or a
+ * descriptor holds them, so a run that ends in any way (error, Ctrl-C,
+ * SIGKILL) leaves nothing behind; the forwarder dies with its parent
+ * (PR_SET_PDEATHSIG).  Root is needed, or user namespaces: without root,
+ * netem_start makes this process root of a user namespace of its own
+ * first, which it can only do before it starts threads.
+ *
+ * One emulated link per process; not thread-safe: call it from the
+ * launcher's one thread, before any transport starts threads.
+ */
+#ifndef TFGB_NETEM_H
+#define TFGB_NETEM_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "err.h"
+
+struct json;
+
+#define NETEM_PS_ADDR "198.18.0.1"
+#define NETEM_WORKER_ADDR "198.18.0.2"
+/* The environment variable that tells a child of an emulated run that its
+ * PSs are at NETEM_PS_ADDR (its value). */
+#define NETEM_ENV "TFGB_NET_PS_HOST"
+
+struct netem_cfg {
+	uint64_t delay_ns, jitter_ns; /* one-way, each direction */
+	int64_t rate_bps;             /* each direction; 0: unlimited */
+	int64_t loss_ppm;             /* each direction, parts per million */
+	uint64_t seed;                /* of the loss and jitter draws */
+};
+
+/* What calibration measured (netem_calibrate); a figure not measured is
+ * negative. */
+struct netem_measured {
+	double rtt_ms;        /* median round trip of a 1-byte TCP echo */
+	double rate_bps;      /* a bulk TCP transfer workers -> PSs: IP bytes on the link */
+	double goodput_bps;   /* the same transfer's TCP payload */
+	double loss_pct[2];   /* forwarder's drops / packets: [0] workers -> PSs, [1] back */
+	uint64_t packets[2], dropped[2], overflow[2]; /* over the whole run */
+	int64_t retrans[2];   /* TCP RetransSegs of each side's namespace ([NETEM_PS], ...) */
+	int off;              /* bit 0 delay, 1 rate, 2 loss: more than 10 % off */
+};
+
+enum { NETEM_PS = 0, NETEM_WORKER = 1 };
+
+/* Builds the link and leaves the calling thread in the PS side's
+ * namespace.  0; -1 with err when the link cannot be had here (the
+ * message names the knob or the rights and why: a job error, exit 2); -2
+ * with err on a run-time failure. */
+int netem_start(const struct netem_cfg *cfg, struct err *err);
+/* Moves the calling thread into a side's namespace (children forked then
+ * start there): 0, or -1 with err. */
+int netem_enter(int side, struct err *err);
+/* Measures the link (a few round trips; with a rate, a bulk transfer of
+ * about half a second): 0, or -1 with err. */
+int netem_calibrate(struct err *err);
+/* Stops the forwarder, closes the namespaces and returns the thread to its
+ * first namespace.  Safe to call twice, or without netem_start. */
+void netem_stop(void);
+
+/* The "network" object of a result (configured, how it is built,
+ * measured), and the report's line; nothing when no link was built. */
+void netem_json(struct json *w);
+void netem_text(FILE *f);
+/* 1 while a link is up or its figures are kept. */
+int netem_active(void);
+
+#endif

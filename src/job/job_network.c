@@ -1,0 +1,104 @@
+/* job_network.c - the job model's [network] section: the emulated link
+ * between the workers and the parameter servers of a run tfgb starts on
+ * this machine (delay, jitter, rate, loss), its keys, their ranges and the
+ * values they give.  netem.h (the host layer) builds the link. */
+#include "job.h"
+#include "job_int.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/* The rate's range: below 8 kbit/s a 1500-byte packet takes 1.5 s; above
+ * 100 Gbit/s no qdisc or forwarder of one machine keeps up. */
+#define NET_RATE_MIN 8000ll
+#define NET_RATE_MAX 100000000000ll
+
+static const struct opt_def network_keys[] = {
+	{"network", "delay", OPT_DURATION, J(net_delay_ns), "0", RANGE(0, 10 * SEC),
+	 .help = "one-way delay of each direction between workers and PSs; 0 is none"},
+	{"network", "jitter", OPT_DURATION, J(net_jitter_ns), "0", RANGE(0, 10 * SEC),
+	 .help = "each packet's delay varies uniformly within delay +- jitter; at most delay"},
+	{"network", "rate", OPT_STRING, J(net_rate), "0",
+	 .help = "bandwidth of each direction, bits per second: 250Mbit, 1Gbit; 0 is unlimited"},
+	{"network", "loss", OPT_STRING, J(net_loss), "0",
+	 .help = "percent of packets dropped in each direction, 0-100, like 1 or 0.5"},
+	{0},
+};
+
+/* "250Mbit", "1gbit", "500k", "1e6": bits per second, decimal prefixes
+ * (tc's); -1 when it is not a rate. */
+static long double parse_rate(const char *s)
+{
+	static const struct {
+		const char *unit;
+		long double mul;
+	} units[] = {{"", 1}, {"bit", 1}, {"k", 1e3}, {"kbit", 1e3}, {"m", 1e6}, {"mbit", 1e6},
+	             {"g", 1e9}, {"gbit", 1e9}, {"bps", 8}, {"kbps", 8e3}, {"mbps", 8e6},
+	             {"gbps", 8e9}};
+	char *end;
+	long double v;
+
+	errno = 0;
+	v = strtold(s, &end);
+	if (end == s || errno || !(v >= 0))
+		return -1;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (!strcasecmp(end, units[i].unit))
+			return v * units[i].mul;
+	return -1;
+}
+
+int job_net_rate(const char *s, int64_t *bps)
+{
+	long double v = parse_rate(s);
+
+	if (v < 0 || (v != 0 && (v < NET_RATE_MIN || v > NET_RATE_MAX)))
+		return -1;
+	*bps = (int64_t)llroundl(v);
+	return 0;
+}
+
+int job_net_loss(const char *s, int64_t *ppm)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || !(v >= 0 && v <= 100) || (*end && strcmp(end, "%")))
+		return -1;
+	*ppm = llround(v * 10000.0);
+	return 0;
+}
+
+static int network_check(struct job *j, struct err *err)
+{
+	int64_t v;
+
+	if (job_net_rate(j->net_rate, &v) < 0)
+		return job_key_err(j, err, "network", "rate",
+		                   "must be 0 (unlimited) or 8kbit to 100Gbit, a number with "
+		                   "bit, kbit, mbit, gbit (or k, m, g; bps, kbps, mbps, gbps for bytes)");
+	if (job_net_loss(j->net_loss, &v) < 0)
+		return job_key_err(j, err, "network", "loss",
+		                   "must be a percent from 0 to 100, like 1 or 0.25");
+	if (j->net_jitter_ns > j->net_delay_ns)
+		return job_key_err(j, err, "network", "jitter",
+		                   "must be at most network.delay (%llu ns): a packet cannot "
+		                   "leave before it was sent", (unsigned long long)j->net_delay_ns);
+	return 0;
+}
+
+int job_net_emulated(const struct job *j)
+{
+	int64_t rate = 0, loss = 0;
+
+	job_net_rate(j->net_rate, &rate);
+	job_net_loss(j->net_loss, &loss);
+	return j->net_delay_ns || j->net_jitter_ns || rate || loss;
+}
+
+const struct job_core_section job_sec_network = {"network", network_keys, network_check};

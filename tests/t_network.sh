@@ -1,0 +1,138 @@
+#!/bin/sh
+# tfgb-alone: it shapes and delays a link and measures it against the clock
+# t_network.sh - [network], the emulated worker-PS link (src/host/netem.h):
+# each knob measured within 10 % of what was asked (delay 10 ms: round trip
+# 20 +- 2 ms, not 40; rate 250 Mbit: 237-263 Mbit/s), loss 1 % retransmits
+# and slows the run, a sweep of delay is monotone, bad keys are job errors,
+# and nothing of a run (its forwarder, its namespaces) outlives it: after a
+# run, an error, or Ctrl-C.
+# Run from the top of the source tree; exits 0 (pass), 77 (skip) or 1.
+cd "$(dirname "$0")/.." || exit 1
+. tests/lib.sh
+[ -x ./tfgb ] || skip "tfgb is not built; run 'make tfgb'"
+[ -c /dev/net/tun ] || skip "no /dev/net/tun: the link needs TUN devices"
+command -v tc >/dev/null 2>&1 || skip "no tc (iproute2): the rate needs it"
+need_py json python3
+unshare -n true 2>/dev/null || unshare -Urn true 2>/dev/null ||
+	skip "neither root nor user namespaces: no network namespace can be made"
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_network.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+PORT=$(free_port)
+cat >"$tmp/job.ini" <<EOT
+[job]
+transport = socket
+rpc = echo
+warmup = $(slow 300)ms
+duration = $(slow 700)ms
+timeout = 10s
+[payload]
+scheme = custom
+iovecs = 1
+iovec = 10
+[cluster]
+ps = localhost:$PORT
+EOT
+run() { # run NAME -s ...: a throughput run, its JSON in $tmp/NAME.json
+	name=$1
+	shift
+	timeout 120 $TFGB throughput -c "$tmp/job.ini" -f json -o "$tmp/$name.json" "$@" \
+		>"$tmp/$name.out" 2>&1
+}
+# get NAME EXPR: a figure of run NAME's result (d is its JSON)
+get() {
+	$PY -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' \
+		"$tmp/$1.json" "$2"
+}
+# in RANGE: 0 when lo <= x <= hi
+within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
+# none of the run's processes left: no forwarder (tfgb-link) of this test's runs
+left() { pgrep -f "tfgb throughput -c $tmp" >/dev/null || pgrep -x tfgb-link -P "$1" >/dev/null; }
+
+# bad keys: a job error naming the key and its range, exit 2
+for kv in "network.rate=3furlong|network.rate = 3furlong: must be 0 (unlimited) or 8kbit to 100Gbit" \
+	"network.loss=101|network.loss = 101: must be a percent from 0 to 100" \
+	"network.delay=11s|network.delay" \
+	"network.jitter=5ms|network.jitter = 5ms: must be at most network.delay"; do
+	set -- "${kv%%|*}" "${kv#*|}"
+	$TFGB throughput -c "$tmp/job.ini" -s "$1" >"$tmp/bad.out" 2>&1
+	rc=$?
+	[ $rc = 2 ] || bad "$1: exit status $rc, not 2"
+	grep -qF "$2" "$tmp/bad.out" || bad "$1: no '$2' in: $(cat "$tmp/bad.out")"
+done
+$TFGB serve -c "$tmp/job.ini" -s network.delay=1ms >"$tmp/serve.out" 2>&1
+[ $? = 2 ] && grep -q "\[network\]" "$tmp/serve.out" ||
+	bad "a tfgb serve by hand with [network]: $(cat "$tmp/serve.out")"
+
+# delay 10 ms: the calibration's round trip and the echo calls' median are
+# 20 +- 2 ms, never 40 (the delay once per direction)
+if run delay -s network.delay=10ms; then
+	rtt=$(get delay 'd["network"]["measured"]["rtt_ms"]')
+	p50=$(get delay 'd["latency_us"]["p50"] / 1000')
+	within "$rtt" 18 22 || bad "delay 10ms: calibrated round trip $rtt ms, not 20 +- 2"
+	within "$p50" 18 22 || bad "delay 10ms: echo median $p50 ms, not 20 +- 2"
+	[ "$(get delay 'd["network"]["off"]')" = "[]" ] || bad "delay 10ms: flagged off"
+else
+	bad "delay 10ms: $(tail -3 "$tmp/delay.out")"
+fi
+
+# rate 250 Mbit: the calibration's bulk transfer sees 237-263 Mbit/s
+if run rate -s network.rate=250Mbit; then
+	r=$(get rate 'd["network"]["measured"]["rate_bps"] / 1e6')
+	within "$r" 237 263 || bad "rate 250Mbit: measured $r Mbit/s, not 237-263"
+else
+	bad "rate 250Mbit: $(tail -3 "$tmp/rate.out")"
+fi
+
+# loss 1 % (with 1 ms of delay, and 0 % beside it): TCP retransmits, and
+# pushes of 256 KiB go slower
+set -- -s network.delay=1ms -s job.rpc=push -s payload.iovec=256KiB
+if run loss0 "$@" -s network.loss=0 && run loss1 "$@" -s network.loss=1; then
+	rx=$(get loss1 'd["network"]["measured"]["tcp_retransmits_workers"]')
+	lp=$(get loss1 'd["network"]["measured"]["workers_to_ps"]["loss_pct"]')
+	r0=$(get loss0 'd["rpc_per_s"]')
+	r1=$(get loss1 'd["rpc_per_s"]')
+	[ "$rx" -gt 0 ] || bad "loss 1%: no TCP retransmission on the workers' side"
+	within "$lp" 0.5 1.5 || bad "loss 1%: the link dropped $lp %"
+	awk -v a="$r1" -v b="$r0" 'BEGIN { exit !(a < b) }' ||
+		bad "loss 1%: $r1 calls/s, not slower than loss 0's $r0"
+else
+	bad "loss: $(tail -3 "$tmp/loss1.out")"
+fi
+
+# a sweep of delay: the mean call time grows with it
+timeout 120 $TFGB throughput -c "$tmp/job.ini" -s job.duration=$(slow 400)ms \
+	--sweep network.delay=0ms,5ms,20ms >"$tmp/sweep.out" 2>&1 || bad "sweep: $(tail -3 "$tmp/sweep.out")"
+awk '$1 ~ /^[0-9]/ { n++; if (n > 1 && $3 <= prev) bad = 1; prev = $3 }
+	END { exit !(n == 3 && !bad) }' "$tmp/sweep.out" || bad "sweep not monotone: $(cat "$tmp/sweep.out")"
+
+# nothing left: after the runs above, after an error once the link is up
+# (PS 0 at port 1 has no port below it for the control service), after Ctrl-C
+pgrep -x tfgb-link -P $$ >/dev/null && bad "a forwarder outlived its run"
+$TFGB throughput -c "$tmp/job.ini" -s cluster.ps=localhost:1 -s network.delay=1ms \
+	>"$tmp/err.out" 2>&1
+[ $? != 0 ] || bad "PS 0 at port 1 did not fail"
+$TFGB throughput -c "$tmp/job.ini" -s network.delay=5ms -s job.duration=$(slow 20)s \
+	>"$tmp/int.out" 2>&1 &
+tp=$!
+fwd=
+for _ in $(seq 50); do
+	fwd=$(pgrep -x tfgb-link -P $tp) && [ -n "$fwd" ] && break
+	sleep 0.1
+done
+[ -n "$fwd" ] || bad "no forwarder under the run"
+nsi=$(readlink "/proc/$fwd/ns/net" 2>/dev/null)
+sleep 1
+kill -INT $tp
+wait $tp
+sleep 0.5
+[ -n "$fwd" ] && kill -0 "$fwd" 2>/dev/null && bad "the forwarder outlived Ctrl-C"
+[ -n "$nsi" ] && for p in /proc/[0-9]*; do
+	[ "$(readlink "$p/ns/net" 2>/dev/null)" = "$nsi" ] && bad "pid ${p#/proc/} is still in the run's PS namespace"
+done
+ip link 2>/dev/null | grep -q ' tfgb[01][:@]' && bad "a TUN device of the link in this namespace"
+[ -z "$(ip netns list 2>/dev/null | grep tfgb)" ] || bad "a named namespace left: $(ip netns list)"
+
+[ "$problems" = 0 ] || fail "$problems problem(s)"
+echo "ok: [network] delay, rate, loss, sweep, errors, nothing left behind"
