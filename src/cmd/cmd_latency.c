@@ -165,6 +165,27 @@ static int net_worker_side(struct tfgb *t)
 	return TFGB_EXIT_FAIL;
 }
 
+/* The job's limits for this host, then its transport, found and probed:
+ * *ops set and TFGB_EXIT_OK, or the exit status after one line. */
+static int p2p_transport(struct tfgb *t, const struct tr_ops **ops)
+{
+	const struct job *j = &t->job;
+	struct err terr = {{0}};
+	struct err jerr;
+	int rc = 0;
+
+	if (limit_check_wire(j, &jerr) < 0 || limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	*ops = tr_find(j->transport, &terr);
+	if (!*ops || (rc = tr_probe(*ops, j, &terr)) < 0) {
+		tfgb_error("%s: %s", t->cmd, terr.msg);
+		return *ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
+	}
+	return TFGB_EXIT_OK;
+}
+
 static int run_p2p(struct tfgb *t, int method, const char *title)
 {
 	const struct job *j = &t->job;
@@ -174,8 +195,6 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct engine_cfg cfg;
 	struct session s = {0};
 	struct opt_hostport addr;
-	struct err terr = {{0}};
-	struct err jerr;
 	struct sysinfo_env env;
 	struct monitor *mon = NULL;
 	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
@@ -185,16 +204,8 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 
 	sysinfo_collect(&env); /* the start time is the run's */
 
-	if (limit_check_wire(j, &jerr) < 0 || limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
-		return TFGB_EXIT_USAGE;
-	}
-	ops = tr_find(j->transport, &terr);
-	if (!ops || (rc = tr_probe(ops, j, &terr)) < 0) {
-		tfgb_error("%s: %s", t->cmd, terr.msg);
-		return ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
-	}
-	if ((rc = p2p_rank(t, ops, &ps)) != TFGB_EXIT_OK || ps)
+	if ((rc = p2p_transport(t, &ops)) != TFGB_EXIT_OK ||
+	    (rc = p2p_rank(t, ops, &ps)) != TFGB_EXIT_OK || ps)
 		return rc;
 	tfgb_catch_signals();
 	job_ps_addr(j, 0, &addr);
