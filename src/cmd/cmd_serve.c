@@ -48,6 +48,7 @@ struct serve_ready {
 	struct ctrl_server *ctrl;           /* running control service */
 	int ctrl_failed;                    /* it could not start: exit 1 */
 	int polled;                         /* the transport polls for it (TR_CAP_SHARED_POLLER) */
+	int ranks;                          /* its peers are the launch's ranks (TR_CAP_RANKS) */
 };
 
 static void print_addr(const struct opt_hostport *a, FILE *f)
@@ -86,8 +87,10 @@ static void on_ready(void *arg)
 		}
 	}
 	if (!r->t->quiet) {
-		fprintf(stderr, "tfgb serve: listening on ");
-		for (size_t i = 0; i < r->naddrs; i++) {
+		/* a rank's peers reach it through the launch, not an address */
+		fprintf(stderr, "tfgb serve: %s", r->ranks ? "serving the other ranks of this launch"
+		                                           : "listening on ");
+		for (size_t i = 0; !r->ranks && i < r->naddrs; i++) {
 			if (i)
 				fputs(", ", stderr);
 			print_addr(&r->addrs[i], stderr);
@@ -351,6 +354,7 @@ static void serve_cfg(struct tfgb *t, const struct tr_ops *ops, struct opt_hostp
 	ready->naddrs = (size_t)n;
 	ready->threads = cfg->threads;
 	ready->polled = !!(ops->caps & TR_CAP_SHARED_POLLER);
+	ready->ranks = !!(ops->caps & TR_CAP_RANKS);
 }
 
 /* A server not of one launch samples itself into a ring, for the runs
