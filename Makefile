@@ -266,7 +266,7 @@ DEB_DIR   = build/deb
 DEB_DEBS  = dpkg-dev debhelper lintian devscripts
 DEB_CHECK = $(findstring nocheck,$(DEB_BUILD_OPTIONS))
 deb:
-	@$(MAKE) -s deps DEBS='$(DEB_DEBS) $(DEBS_BUILD) libibverbs-dev libnuma-dev \
+	@$(MAKE) -s deps DEBS='$(DEB_DEBS) $(DEBS_BUILD) libibverbs-dev libnuma-dev libopenmpi-dev \
 		$(if $(DEB_CHECK),,$(DEBS))'
 	rm -rf $(DEB_DIR) && mkdir -p $(DEB_DIR)/tfgb-$(VERSION)
 	tar -cf - --exclude='*.o' --exclude='*.a' --exclude=tests/check_tfgb \

@@ -5,7 +5,8 @@
 # Always (make check, a second): debian/changelog's version is config.mk's
 # VERSION; debian/control's Build-Depends are the Makefile's package lists
 # (DEBS_BUILD without gcc and make, which build-essential brings, with
-# libibverbs-dev and libnuma-dev; the rest of DEBS marked <!nocheck>);
+# libibverbs-dev, libnuma-dev and libopenmpi-dev; the rest of DEBS marked
+# <!nocheck>);
 # debian/copyright is DEP-5 and carries COPYING's license.
 #
 # With a package build's directory (`sh tests/t_deb.sh build/deb`, what
@@ -47,10 +48,10 @@ bd=$(sed -n '/^Build-Depends:/,/^[A-Z#]/{/^#/d;s/^Build-Depends://;p}' debian/co
 	tr ',' '\n' | sed 's/^ *//; s/ *$//' | grep -v '^$\|^[A-Z]\|^debhelper-compat')
 bd_all=$(printf '%s\n' "$bd" | sed 's/ .*//' | sort -u)
 bd_build=$(printf '%s\n' "$bd" | grep -v '<!nocheck>' | sed 's/ .*//' | sort -u)
-want_build=$(printf '%s\nlibibverbs-dev\nlibnuma-dev\n' "$debs_build" | sort -u)
+want_build=$(printf '%s\nlibibverbs-dev\nlibnuma-dev\nlibopenmpi-dev\n' "$debs_build" | sort -u)
 [ "$bd_build" = "$want_build" ] ||
 	fail "debian/control's Build-Depends (no profile) are '$(echo $bd_build)'," \
-		"DEBS_BUILD with verbs and numa '$(echo $want_build)'"
+		"DEBS_BUILD with verbs, numa and mpi '$(echo $want_build)'"
 [ "$bd_all" = "$debs" ] ||
 	fail "debian/control's Build-Depends are '$(echo $bd_all)', DEBS '$(echo $debs)'"
 grep -q 'debhelper-compat (= 13)' debian/control ||

@@ -31,7 +31,7 @@ ALL="frame job opt result ctrl bundle"
 
 # what reading a job links: the key table and every check job_validate makes
 JOBSRC="src/base/err.c src/job/job.c src/payload/validate.c src/job/opt.c src/job/opt_value.c src/payload/payload.c src/host/place.c src/job/tls.c src/payload/limit.c"
-JOBSRC="$JOBSRC src/job/job_affinity.c src/job/job_cluster.c src/job/job_monitor.c src/job/job_output.c src/job/job_payload.c src/job/job_print.c"
+JOBSRC="$JOBSRC src/job/job_affinity.c src/job/job_cluster.c src/job/job_monitor.c src/job/job_network.c src/job/job_output.c src/job/job_payload.c src/job/job_print.c"
 JOBSRC="$JOBSRC src/payload/codec.c src/payload/codec_serve.c src/payload/codec_var.c"
 JOBSRC="$JOBSRC src/base/input.c src/base/rng.c src/base/json.c"
 JOBSRC="$JOBSRC src/transport/socket/sk_conf.c src/transport/verbs/vb_conf.c"
