@@ -112,12 +112,13 @@ shard() {
 		suite=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $2 }')
 		cp -p "$file" "$file.orig"
 		mv "$file.mutant" "$file"
+		m0=$(date +%s)
 		if ! build "$suite"; then
 			echo "NOBUILD: $file:$at: $line"; sed 's/^/    /' build.log | grep -m 5 error
-		elif TFGB_FAIL_FAST=1 run "$suite"; then
+		elif m1=$(date +%s) && TFGB_FAIL_FAST=1 run "$suite"; then
 			echo "SURVIVED: $file:$at: $line"
 		else
-			echo "killed: $file:$at by $suite"
+			echo "killed: $file:$at by $suite (build $((m1 - m0)) s, run $(($(date +%s) - m1)) s)"
 		fi
 		# put the file back with a new time, so that make rebuilds it
 		mv "$file.orig" "$file"
