@@ -9,9 +9,9 @@
 # The work tree is never touched: the tree is copied to a scratch directory
 # (MUTANTS_DIR, default a new one under TMPDIR), built there once, every
 # named suite must pass on the unmutated copy, and then each mutant is
-# applied, rebuilt, its suite run, and the file put back.  The suites are
-# dealt out to MUTANTS_JOBS shards (default one a CPU), each a copy of the
-# built tree, which run side by side.  A mutant is
+# applied, rebuilt, its suite run, and the file put back.  MUTANTS_JOBS
+# shards (default one a CPU), each a copy of the built tree, run side by
+# side and take the mutants from one queue.  A mutant is
 # killed when its suite fails; it survives when the suite passes.  Exit 0
 # when every mutant is killed; 1 when one survived, a TEXT no longer matches
 # exactly one line, a mutant does not compile, or a suite fails unmutated.
@@ -94,22 +94,50 @@ open(path + ".mutant", "w").write("\n".join(src))
 print(hits[0] + 1)
 EOF
 
-# shard LIST, in a built copy of the tree: every suite of LIST must pass
-# unmutated; then each mutant of LIST is applied, built, its suite run and
-# the file put back.  One line a mutant: killed, SURVIVED, STALE or NOBUILD.
+# The mutants wait in one queue, the shell suites' first (a run of a
+# script takes seconds to a minute, a unit suite's about one), and
+# MUTANTS_JOBS shards (default one a CPU), each in its own copy of the
+# built tree, take the next one when they are free: no shard waits idle
+# while another still has a long list (shards dealt out beforehand by a
+# guessed weight ended minutes apart).
+awk -F ' [|] ' '$2 ~ /^t_/' "$scratch/list" >"$scratch/queue"
+awk -F ' [|] ' '$2 !~ /^t_/' "$scratch/list" >>"$scratch/queue"
+echo 0 >"$scratch/taken"
+# take: the next line of the queue, or nothing when it is empty
+take() {
+	flock 9 || return 1
+	n=$(($(cat "$scratch/taken") + 1))
+	echo "$n" >"$scratch/taken"
+	sed -n "${n}p" "$scratch/queue"
+} 9>"$scratch/queue.lock"
+
+# shard, in a built copy of the tree: takes mutants until the queue is
+# empty; the first time it meets a suite, the suite must pass unmutated
+# (unless MUTANTS_BASELINE=0); each mutant is applied, built, its suite
+# run and the file put back.  One line a mutant: killed, SURVIVED, STALE,
+# NOBUILD or UNMUTATED.
 shard() {
-	[ "${MUTANTS_BASELINE:-1}" = 0 ] ||
-		for s in $(awk -F ' [|] ' '{ print $2 }' "$1" | sort -u); do
-			run "$s" || { tail -n 30 run.log; echo "UNMUTATED: suite $s fails unmutated"; return; }
-		done
-	while IFS= read -r line; do
+	: >seen
+	: >broken
+	while line=$(take) && [ -n "$line" ]; do
 		file=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $1 }')
+		suite=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $2 }')
+		if [ "${MUTANTS_BASELINE:-1}" != 0 ] && ! grep -qx "$suite" seen; then
+			echo "$suite" >>seen
+			run "$suite" || {
+				tail -n 30 run.log
+				echo "$suite" >>broken
+			}
+		fi
+		if grep -qx "$suite" broken; then
+			echo "UNMUTATED: suite $suite fails unmutated: $line"
+			continue
+		fi
 		# apply: TEXT on exactly one line (fixed strings, no escaping)
 		if ! at=$(/usr/bin/python3 "$scratch/apply.py" "$file" "$line" 2>why); then
 			echo "STALE: $line: $(cat why)"
 			continue
 		fi
-		suite=$(printf '%s\n' "$line" | awk -F ' [|] ' '{ print $2 }')
 		cp -p "$file" "$file.orig"
 		mv "$file.mutant" "$file"
 		m0=$(date +%s)
@@ -123,41 +151,19 @@ shard() {
 		# put the file back with a new time, so that make rebuilds it
 		mv "$file.orig" "$file"
 		touch "$file"
-	done <"$1"
+	done
 	build || echo "NOBUILD: the shard's tree does not build again"
 }
 
-# MUTANTS_JOBS shards (default: one a CPU) run side by side, each in its own
-# copy of the built tree.  A suite's mutants stay in one shard; the suites
-# are dealt out by weight (a shell test's run counts ten of a unit
-# suite's), heaviest first, each to the lightest shard so far.  Most of a
-# shell test's time is spent waiting on windows and deadlines, not on CPU,
-# and the deadlines scale with the load (SLOW) as in make check.
 jobs=${MUTANTS_JOBS:-$(nproc 2>/dev/null || echo 1)}
-awk -F ' [|] ' -v jobs="$jobs" -v dir="$scratch" '
-	{ w[$2] += ($2 ~ /^t_/ ? 10 : 1); line[NR] = $0; suite[NR] = $2 }
-	END {
-		n = 0
-		for (s in w) order[++n] = s
-		for (i = 1; i <= n; i++)
-			for (j = i + 1; j <= n; j++)
-				if (w[order[j]] > w[order[i]]) { t = order[i]; order[i] = order[j]; order[j] = t }
-		for (k = 1; k <= jobs; k++) load[k] = 0
-		for (i = 1; i <= n; i++) {
-			best = 1
-			for (k = 2; k <= jobs; k++) if (load[k] < load[best]) best = k
-			to[order[i]] = best; load[best] += w[order[i]]
-		}
-		for (r = 1; r <= NR; r++) print line[r] > (dir "/list." to[suite[r]])
-	}' "$scratch/list"
 k=0
-for l in "$scratch"/list.*; do
-	[ -e "$l" ] || continue
+while [ "$k" -lt "$jobs" ]; do
 	k=$((k + 1))
 	mkdir "$scratch/shard$k" || exit 1
-	tar -cf - --exclude='./shard*' --exclude='./list*' --exclude='./out.*' . |
-		(cd "$scratch/shard$k" && tar -xpf -) || { echo "mutants: cannot copy $scratch"; exit 1; }
-	(cd "$scratch/shard$k" && shard "$l" >"$scratch/out.$k" 2>&1) &
+	tar -cf - --exclude='./shard*' --exclude='./list*' --exclude='./queue*' --exclude='./taken' \
+		--exclude='./out.*' . | (cd "$scratch/shard$k" && tar -xpf -) ||
+		{ echo "mutants: cannot copy $scratch"; exit 1; }
+	(cd "$scratch/shard$k" && shard >"$scratch/out.$k" 2>&1) &
 done
 wait
 n=$(wc -l <"$scratch/list")
