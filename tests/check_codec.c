@@ -216,10 +216,15 @@ END_TEST
 /* The server's tensorflow mode, the request in segments of every size:
  * the same reply bytes as protobuf-c's (an EchoTensor's is its request),
  * contents of 1 KiB and more left in the request, never copied, and the
- * reply in place over the request. */
+ * reply in place over the request.  Segments of one byte only for the
+ * first scheme and dtype (both methods): a request of megabytes in
+ * millions of segments took seconds a case, a minute under
+ * AddressSanitizer, and the other cases' 7-byte segments cut their
+ * headers and contents at every offset modulo 7 all the same. */
 START_TEST(test_codec_tf_serve_round_trip)
 {
 	static const size_t steps[] = {0, 1, 7, 1000, 4096};
+	int fine = 0;
 
 	for (int s = 0; s < 4; s++)
 		for (int d = 0; d < 4; d += 3)
@@ -235,6 +240,9 @@ START_TEST(test_codec_tf_serve_round_trip)
 					shared += m == TR_ECHO_TENSOR && pl.buf[i].len >= CODEC_TF_SHARE_MIN;
 				for (size_t k = 0; k < sizeof steps / sizeof *steps; k++) {
 					size_t own = 0, refs = 0;
+					if (steps[k] == 1 && (s || d))
+						continue;
+					fine += steps[k] == 1;
 					ck_assert_int_eq(tf_serve_cut(zc, req, len, steps[k], LIMIT, &rep), 0);
 					ck_assert_msg(tf.len == out.len && !memcmp(rep, out.p, out.len),
 					              "%s/%s/%s, segments of %zu: reply differs from protobuf-c's",
@@ -262,6 +270,7 @@ START_TEST(test_codec_tf_serve_round_trip)
 				}
 				free(req);
 			}
+	ck_assert_int_eq(fine, 2); /* both methods' requests cut at every byte */
 }
 END_TEST
 
