@@ -187,12 +187,15 @@ deps:
 # as one table of ratios; BENCH_ARGS passes options (`make bench
 # BENCH_ARGS='-r 5'`).  Installs what it needs as `deps` does; not part of
 # all or check.
+# `make bench COUNTED=1`: the counted mode instead (bench/counted.sh:
+# instructions, system calls and allocations per call against the peer).
 BENCH_DEBS = g++ libgrpc++-dev iperf3 sockperf util-linux python3
+COUNTED_DEBS = valgrind linux-perf gcc
 bench: deps
-	@$(MAKE) -s deps DEBS='$(BENCH_DEBS)'
+	@$(MAKE) -s deps DEBS='$(BENCH_DEBS)$(if $(filter 1,$(COUNTED)), $(COUNTED_DEBS))'
 	$(MAKE) tfgb bench/peer $(if $(filter 1,$(MPI)),bench/mpi_pingpong)
-	/usr/bin/python3 bench/compare.py $(BENCH_ARGS)
-	$(if $(filter 1,$(MPI)),sh bench/mpi.sh)
+	$(if $(filter 1,$(COUNTED)),sh bench/counted.sh $(BENCH_ARGS),/usr/bin/python3 bench/compare.py $(BENCH_ARGS))
+	$(if $(filter 1,$(COUNTED)),,$(if $(filter 1,$(MPI)),sh bench/mpi.sh))
 
 # The floor of transport = mpi (bench/mpi.sh): MPI alone, two ranks.
 bench/mpi_pingpong: bench/mpi_pingpong.c

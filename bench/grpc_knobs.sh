@@ -13,6 +13,10 @@
 # rounds (lowest-highest), the median of each round's ratio to that
 # round's socket run, and the ratio's range; then, per payload and
 # configuration, the candidate with the highest median ratio ("best").
+# Then, per round and setting, a ResNet-50 training run of 2 PSs x 3 workers
+# (examples/train-resnet50.ini; payload "resnet50-step"): the median step
+# time (its p50 in ms), its ratio to socket's (lower is better here), and
+# the best candidate is the lowest.
 # -p counts too (perf stat, inherited by the launcher's PS and workers):
 # system calls and context switches per call, the whole run (start-up and
 # drain included) over its warm-up and window calls, so that a difference
@@ -21,10 +25,11 @@
 # calls (the default payload at 1x1): compare rows of one payload only.
 #
 # Usage (from anywhere; it runs from the top of the tree):
-#   bench/grpc_knobs.sh [-r ROUNDS] [-w WARMUP] [-d DURATION] [-c LIST] [-s "CAND ..."] [-p] [-k]
+#   bench/grpc_knobs.sh [-r ROUNDS] [-w WARMUP] [-d DURATION] [-c LIST] [-s "CAND ..."] [-p] [-k] [-T]
 #   -r rounds (default 3), -w warm-up (default 1s), -d measured window
 #   (default 3s), -c the P x W list (default "1x1 2x3"), -s the candidates
-#   (default below), -p count with perf, -k keep the raw outputs.
+#   (default below), -p count with perf, -k keep the raw outputs, -T
+#   leaves out the training rows.
 # Needs ./tfgb (it runs `make tfgb`) and /usr/bin/python3.
 # Exit status 0, 1 when a run failed, 2 on bad arguments.  Everything it
 # starts is stopped when it exits, however it exits.  On a machine shared
@@ -44,13 +49,14 @@ bdp_probe=no,stream_window=16777216,max_frame_size=16777215
 channels=2,read_chunk=1048576,read_chunk_min=65536,read_chunk_max=8388608,bdp_probe=no,stream_window=16777216,max_frame_size=16777215"
 KEEP=0
 PERF=0
+TRAIN=1
 
 usage() {
 	sed -n '/^# Usage/,/^# Needs/p' "$0" | sed 's/^# \{0,1\}//' >&2
 	exit 2
 }
 
-while getopts r:w:d:c:s:pkh opt; do
+while getopts r:w:d:c:s:pkTh opt; do
 	case "$opt" in
 	r) ROUNDS=$OPTARG ;;
 	w) WARM=$OPTARG ;;
@@ -59,6 +65,7 @@ while getopts r:w:d:c:s:pkh opt; do
 	s) CANDS=$OPTARG ;;
 	k) KEEP=1 ;;
 	p) PERF=1 ;;
+	T) TRAIN=0 ;;
 	*) usage ;;
 	esac
 done
@@ -95,6 +102,19 @@ run() {
 		-s cluster.ps_count="$np" -s cluster.workers="$nw" -s job.warmup="$WARM" \
 		-s job.duration="$DUR" -s job.timeout=30s "$@" \
 		>"$out/$name.json" 2>"$out/$name.err" &
+	cur=$!
+	wait "$cur" || die "run $name failed: $(cat "$out/$name.err")"
+	cur=''
+}
+
+# One ResNet-50 training run, 2 PSs x 3 workers (examples/train-resnet50.ini:
+# 2 warm-up steps, 10 measured): NAME [options...]; the JSON in $out/NAME.json.
+run_train() {
+	name=$1
+	shift
+	base=$(free_ports 3) || die "no 3 free consecutive ports"
+	$TFGB train -c examples/train-resnet50.ini -q -f json -s cluster.ps=127.0.0.1:"$base" \
+		-s job.timeout=60s "$@" >"$out/$name.json" 2>"$out/$name.err" &
 	cur=$!
 	wait "$cur" || die "run $name failed: $(cat "$out/$name.err")"
 	cur=''
@@ -143,6 +163,20 @@ print(*sys.argv[2:], d["throughput"]["rpc_per_s"], sc, cs)' \
 			done
 		done
 	done
+	# the training step: its p50 in ms, lower is better
+	if [ "$TRAIN" = 1 ]; then
+		i=0
+		for s in socket shipped tensorflow $CANDS; do
+			i=$((i + 1))
+			# shellcheck disable=SC2046 # option lists
+			run_train "train-$i-$r" $(opts "$s")
+			$PY -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+print(*sys.argv[2:], d["train"]["step_ms"]["p50"], -1, -1)' \
+				"$out/train-$i-$r.json" resnet50-step 2x3 "$r" "$s" >>"$res" ||
+				die "cannot read $out/train-$i-$r.json"
+		done
+	fi
 	r=$((r + 1))
 done
 
@@ -153,21 +187,24 @@ for line in open(sys.argv[1]):
     p, c, r, s, rps, sc, cs = line.split()
     runs.setdefault((p, c), {}).setdefault(s, {})[r] = float(rps)
     counts.setdefault((p, c, s), []).append((float(sc), float(cs)))
-print("%-8s %-5s %-44s %26s %7s %13s %9s %8s" % ("payload", "PxW", "setting",
-      "RPC/s median (min-max)", "ratio", "ratio range", "sys/call", "cs/call"))
+print("%-13s %-5s %-44s %26s %7s %13s %9s %8s" % ("payload", "PxW", "setting",
+      "RPC/s or step ms (min-max)", "ratio", "ratio range", "sys/call", "cs/call"))
 for (p, c), by in runs.items():
     best = None
     for s, rs in by.items():
         v = list(rs.values())
+        # a step time: grpc / socket (lower is better); a rate: the same
         ratios = [rs[r] / by["socket"][r] for r in rs if by["socket"].get(r)]
+        step = p.endswith("-step")
         m = st.median(ratios)
         k = counts[(p, c, s)]
         sc, cs = st.median(x[0] for x in k), st.median(x[1] for x in k)
-        print("%-8s %-5s %-44s %10.0f (%6.0f-%6.0f) %7.2f %6.2f-%-6.2f %9s %8s" % (
+        print("%-13s %-5s %-44s %10.0f (%6.0f-%6.0f) %7.2f %6.2f-%-6.2f %9s %8s" % (
             p, c, s[:44], st.median(v), min(v), max(v), m, min(ratios), max(ratios),
             "%.1f" % sc if sc >= 0 else "-", "%.2f" % cs if cs >= 0 else "-"))
-        if s not in ("socket", "shipped", "tensorflow") and (best is None or m > best[1]):
+        if s not in ("socket", "shipped", "tensorflow") and (
+                best is None or (m < best[1] if step else m > best[1])):
             best = (s, m)
     if best:
-        print("%-8s %-5s best: %s (%.2f x socket)" % (p, c, best[0], best[1]))
+        print("%-13s %-5s best: %s (%.2f x socket)" % (p, c, best[0], best[1]))
 EOF

@@ -3,6 +3,7 @@
  * known amount of memory, and bytes sent over loopback. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -321,12 +322,12 @@ START_TEST(test_monitor_csv_text)
 	ck_assert(fgets(line, sizeof line, f) != NULL);
 	ck_assert_str_eq(line, "t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,"
 	                       "hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,"
-	                       "tx_packets\n");
+	                       "tx_packets,syscr,syscw\n");
 	while (fgets(line, sizeof line, f)) {
 		int commas = 0;
 		for (char *p = line; *p; p++)
 			commas += *p == ',';
-		ck_assert_int_eq(commas, 18);
+		ck_assert_int_eq(commas, 20);
 		if (rows == 0)
 			ck_assert(!strncmp(line, "0.000,proc,worker,7,", 20));
 		rows++;
@@ -838,6 +839,125 @@ START_TEST(test_monitor_pack_merge)
 }
 END_TEST
 
+/* A version 2 series of one process as version 1 would have packed it:
+ * without its samples' syscr and syscw (16 bytes before the flags). */
+static size_t pack_as_v1(const unsigned char *in, size_t len, unsigned char *out)
+{
+	size_t at = 32, o, nif, n;
+
+	ck_assert_uint_eq(in[31], 1); /* one process */
+	at += 2 + ((size_t)in[at] << 8 | in[at + 1]) + 8;
+	nif = (size_t)in[at + 2] << 8 | in[at + 3];
+	at += 4;
+	for (size_t i = 0; i < nif; i++)
+		at += 2 + ((size_t)in[at] << 8 | in[at + 1]);
+	n = (size_t)in[at + 2] << 8 | in[at + 3];
+	at += 4;
+	memcpy(out, in, at);
+	out[7] = 1;
+	o = at;
+	for (size_t k = 0; k < n; k++) {
+		memcpy(out + o, in + at, 8 + 64); /* time, utime .. wchar */
+		o += 72;
+		at += 72 + 16;
+		out[o++] = in[at++] & 3;
+		memcpy(out + o, in + at, nif * 32);
+		o += nif * 32;
+		at += nif * 32;
+	}
+	ck_assert_uint_eq(at, len);
+	return o;
+}
+
+/* This process's read- and write-class system calls (/proc/PID/io syscr,
+ * syscw) over a window of known writes and reads: counted, per call in
+ * JSON and text, kept by a packed series, unknown (null) from a version 1
+ * series and per call without calls. */
+START_TEST(test_monitor_syscalls)
+{
+	struct monitor_target t = {"worker", 0, getpid()};
+	struct monitor *u = NULL;
+	struct monitor_role_sum r, ru;
+	static unsigned char buf[MONITOR_PACK_MAX], v1[MONITOR_PACK_MAX];
+	char c = 0, *out = NULL;
+	struct jsonr jr;
+	int done = 0;
+	double v;
+	size_t len;
+	long n;
+	int fd = open("/dev/null", O_RDWR);
+	FILE *f;
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(monitor_new(&m, &t, 1, 1000000000, 0), 0);
+	monitor_sample(m);
+	/* no check between the sample (each writes to check's pipe) */
+	for (int i = 0; i < 300; i++)
+		done += write(fd, &c, 1) == 1;
+	for (int i = 0; i < 40; i++)
+		done += read(fd, &c, 1) == 0;
+	for (int i = 0; i < 20; i++) /* its own reads of /proc are not counted */
+		monitor_sample(m);
+	monitor_stop(m);
+	close(fd);
+	ck_assert_int_eq(done, 340);
+	ck_assert_uint_eq(monitor_roles(m, &r, 1), 1);
+	ck_assert_int_eq(r.sys_known, 1);
+	ck_assert_uint_ge(r.syscw, 300);
+	ck_assert_uint_lt(r.syscw, 400);
+	ck_assert_uint_ge(r.syscr, 40);
+	ck_assert_uint_lt(r.syscr, 100);
+
+	out = json_of(100, 0, &len);
+	ck_assert_int_eq(jsonr_load(&jr, out, len), 0);
+	ck_assert_int_eq(jsonr_get_num(&jr, "resources.summary.roles.0.syscw_per_rpc", &v), 0);
+	ck_assert_double_ge(v, 3.0);
+	ck_assert_double_lt(v, 4.0);
+	ck_assert_int_eq(jsonr_get_num(&jr, "resources.summary.roles.0.syscr_per_rpc", &v), 0);
+	ck_assert_double_ge(v, 0.4);
+	ck_assert_int_eq(jsonr_get_num(&jr, "resources.summary.roles.0.csw_per_rpc", &v), 0);
+	ck_assert_double_ge(v, 0);
+	jsonr_free(&jr);
+	free(out);
+	out = NULL;
+	f = open_memstream(&out, &len);
+	monitor_text(m, f, 100, 0, 0);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(out, "#   worker, all threads: "));
+	ck_assert_ptr_nonnull(strstr(out, " per RPC), write-class "));
+	free(out);
+
+	n = monitor_pack(m, buf, sizeof buf);
+	ck_assert_int_gt(n, 0);
+	ck_assert_int_eq(monitor_unpack(buf, (size_t)n, &u), 0);
+	monitor_roles(u, &ru, 1);
+	ck_assert_int_eq(ru.sys_known, 1);
+	ck_assert_uint_eq(ru.syscw, r.syscw);
+	ck_assert_uint_eq(ru.syscr, r.syscr);
+	monitor_free(u);
+	u = NULL;
+	len = pack_as_v1(buf, (size_t)n, v1);
+	ck_assert_int_eq(monitor_unpack(v1, len, &u), 0);
+	monitor_roles(u, &ru, 1);
+	ck_assert_int_eq(ru.sys_known, 0);
+	ck_assert_uint_eq(ru.vcsw, r.vcsw);
+	{ /* json_of writes m */
+		struct monitor *keep = m;
+		m = u;
+		out = json_of(100, 0, &len);
+		m = keep;
+	}
+	ck_assert_int_eq(jsonr_load(&jr, out, len), 0);
+	ck_assert_int_eq(jsonr_type(&jr, jsonr_find(&jr, 0, "resources.summary.roles.0.syscw")),
+	                 JSONR_NULL);
+	ck_assert_int_eq(jsonr_type(&jr, jsonr_find(&jr, 0, "resources.summary.roles.0.syscr_per_rpc")),
+	                 JSONR_NULL);
+	jsonr_free(&jr);
+	free(out);
+	monitor_free(u);
+}
+END_TEST
+
 Suite *make_monitor_suite(void)
 {
 	Suite *s = suite_create("monitor");
@@ -864,6 +984,7 @@ Suite *make_monitor_suite(void)
 	tcase_add_test(tc_limits, test_monitor_ctx_switches_threads);
 	tcase_add_test(tc_limits, test_monitor_net_loopback);
 	tcase_add_test(tc_limits, test_monitor_pack_merge);
+	tcase_add_test(tc_limits, test_monitor_syscalls);
 	suite_add_tcase(s, tc_limits);
 
 	tcase_add_checked_fixture(tc_errors, monitor_setup, monitor_teardown);

@@ -36,9 +36,23 @@ json_check 'd["resources"]["selected"] == ["memory", "network"]
 	and "\n[monitor]\ninterval = 100ms\nresources = memory, network\n" in d["job"]' \
 	<"$out/r.json" || fail "bad resources: $(head -c 800 "$out/r.json")"
 [ "$(head -n 1 "$out/series.csv")" = \
-  "t_s,kind,role,index,pid,iface,rss_bytes,hwm_bytes,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets" ] ||
+  "t_s,kind,role,index,pid,iface,rss_bytes,hwm_bytes,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets,syscr,syscw" ] ||
 	fail "bad series header: $(head -n 1 "$out/series.csv")"
 grep -q ',net_host,' "$out/series.csv" || fail "no host network rows in the series"
+
+# the counts that explain a CPU time, per call, of each role (all
+# threads), over both transports: one context switch or more per call of a
+# blocking unary round trip; system call counts known (numbers >= 0)
+for tr in socket grpc; do
+	$TFGB latency $base -s job.transport=$tr -s payload.iovecs=1 \
+		-s payload.categories=small -f json 2>"$out/err" >"$out/c.json" ||
+		fail "$tr run exited $?: $(cat "$out/err")"
+	json_check 'all(r["csw_per_rpc"] >= 0.5 and r["syscr"] >= 0 and r["syscw"] >= 0
+	        and abs(r["syscr_per_rpc"] - r["syscr"] / d["resources"]["summary"]["calls"]) < 0.002
+	        for r in d["resources"]["summary"]["roles"])
+	    and len(d["resources"]["summary"]["roles"]) == 2' <"$out/c.json" ||
+		fail "$tr: per-call counts: $(head -c 1500 "$out/c.json")"
+done
 
 # off: no resources at all
 $TFGB latency $base -s monitor.interval=0 -f json 2>"$out/err" |

@@ -76,6 +76,11 @@ grep -q "^# PS 0 (pid $spid on .*), as it sampled itself over the run's [0-9.]*s
 grep -q "^# resources: ps x1: CPU [0-9.]*% of a core" "$out/one.txt" ||
 	fail "text: no CPU line of the server: $(cat "$out/one.txt")"
 grep -q "SHARED" "$out/one.txt" && fail "text: one run alone is flagged shared"
+# its window is this run's: its counts per call (about one context switch
+# per call of a unary round trip, and more over gRPC's threads)
+json_check '[p["summary"]["roles"][0]["csw_per_rpc"] >= 0.5 and p["summary"]["calls"] > 0
+ for p in d["ps_resources"]] == [True]' <"$out/one.json" ||
+	fail "one run: the server's counts per call: $(cat "$out/one.json")"
 
 # 2. two runs at once: each says the server was shared
 run a.json grpc $c1 -f json &
@@ -84,6 +89,9 @@ run b.txt grpc $c2 -s job.duration=4s
 wait $a || fail "run a failed"
 json_check '[p["shared"] and p["runs"] == 2 for p in d["ps_resources"]] == [True]' <"$out/a.json" ||
 	fail "two runs at once: not flagged shared: $(cat "$out/a.json")"
+json_check '[p["summary"]["roles"][0]["csw_per_rpc"] is None and p["summary"]["calls"] == 0
+ for p in d["ps_resources"]] == [True]' <"$out/a.json" ||
+	fail "two runs at once: per-call figures of a shared server: $(cat "$out/a.json")"
 grep -q "SHARED with other runs" "$out/b.txt" && grep -q "^#   2 runs used this server" "$out/b.txt" ||
 	fail "text of a shared run: $(cat "$out/b.txt")"
 stop

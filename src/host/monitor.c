@@ -26,6 +26,11 @@ _Static_assert(MONITOR_CPU == 1 << RES_CPU && MONITOR_MEMORY == 1 << RES_MEMORY 
 /* ---- reading /proc ---- */
 
 /* Reads a small file whole into buf (NUL-terminated); its length or -1. */
+/* The read() calls slurp made in this process, every monitor's: taken
+ * off this process's syscr, so that its figure is the run's, not the
+ * monitor's reading of /proc. */
+static _Atomic uint64_t own_reads;
+
 static ssize_t slurp(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -34,7 +39,10 @@ static ssize_t slurp(const char *path, char *buf, size_t len)
 
 	if (fd < 0)
 		return -1;
-	while (got + 1 < len && (r = read(fd, buf + got, len - 1 - got)) != 0) {
+	while (got + 1 < len) {
+		own_reads++;
+		if ((r = read(fd, buf + got, len - 1 - got)) == 0)
+			break;
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -134,10 +142,11 @@ static void read_proc(pid_t pid, struct tids *t, const struct psample *prev, str
                       int want_io)
 {
 	char path[64], buf[4096], *p;
+	uint64_t self_reads;
 	int k, zombie;
 
 	*s = prev ? *prev : (struct psample){0};
-	s->ok = s->io = 0;
+	s->ok = s->io = s->sysc = 0;
 	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
 	if (slurp(path, buf, sizeof buf) < 0 || !(p = strrchr(buf, ')')))
 		return;
@@ -172,9 +181,14 @@ static void read_proc(pid_t pid, struct tids *t, const struct psample *prev, str
 	if (zombie || !want_io)
 		return;
 	snprintf(path, sizeof path, "/proc/%d/io", (int)pid);
+	/* the kernel counts a read after it made the text: this one's not yet */
+	self_reads = pid == getpid() ? own_reads : 0;
 	if (slurp(path, buf, sizeof buf) >= 0) {
 		s->rchar = field(buf, "rchar");
 		s->wchar = field(buf, "wchar");
+		s->syscr = field(buf, "syscr") - self_reads;
+		s->syscw = field(buf, "syscw");
+		s->sysc = strstr(buf, "syscw:") != NULL;
 		s->io = 1;
 	}
 }
@@ -543,6 +557,21 @@ int monitor_interval_cpu(const struct monitor *m, size_t p, size_t k, double *us
 	return 0;
 }
 
+/* Adds a process's system calls from sample a to b to r: the role's
+ * figures are unknown (sys_known 0) as soon as one process's are. */
+static void role_add_sys(const struct psample *a, const struct psample *b,
+                         struct monitor_role_sum *r)
+{
+	if (r->procs == 1)
+		r->sys_known = 1;
+	if (!a->sysc || !b->sysc) {
+		r->sys_known = 0;
+		return;
+	}
+	r->syscr += monitor_delta(a->syscr, b->syscr);
+	r->syscw += monitor_delta(a->syscw, b->syscw);
+}
+
 /* Adds process p to r; returns its mean VmRSS over its readable samples,
  * or -1 when it never was readable. */
 static double role_add(const struct monitor *m, size_t p, struct monitor_role_sum *r)
@@ -555,14 +584,17 @@ static double role_add(const struct monitor *m, size_t p, struct monitor_role_su
 	r->procs++;
 	if (!m->pt)
 		r->span_s += monitor_span_s(m);
-	if (ok_range(m, p, &f, &l) < 0)
+	if (ok_range(m, p, &f, &l) < 0) {
+		r->sys_known = 0;
 		return -1;
+	}
 	if (m->pt)
 		r->span_s += (double)(monitor_pt_at(m, p, l) - monitor_pt_at(m, p, f)) / 1e9;
 	r->user_s += (double)monitor_delta(monitor_ps_at(m, p, f)->utime, monitor_ps_at(m, p, l)->utime) * m->tick_s;
 	r->sys_s += (double)monitor_delta(monitor_ps_at(m, p, f)->stime, monitor_ps_at(m, p, l)->stime) * m->tick_s;
 	r->vcsw += monitor_delta(monitor_ps_at(m, p, f)->vcsw, monitor_ps_at(m, p, l)->vcsw);
 	r->ivcsw += monitor_delta(monitor_ps_at(m, p, f)->ivcsw, monitor_ps_at(m, p, l)->ivcsw);
+	role_add_sys(monitor_ps_at(m, p, f), monitor_ps_at(m, p, l), r);
 	for (size_t k = f; k <= l; k++) {
 		const struct psample *s = monitor_ps_at(m, p, k);
 		double u, y;

@@ -5,7 +5,9 @@
  *  - per process, from /proc/PID/stat, /proc/PID/status and /proc/PID/io
  *    when readable: user and system CPU time, VmRSS and VmHWM, voluntary
  *    and involuntary context switches, and the bytes passed to read- and
- *    write-like system calls (rchar, wchar: sendmsg/recvmsg do not count),
+ *    write-like system calls (rchar, wchar: sendmsg/recvmsg do not count)
+ *    and their number (syscr, syscw: read, readv, pread, write, writev,
+ *    pwrite, sendfile; not sendmsg, recvmsg, send, recv, poll, epoll),
  *    each of all its threads: the context switches of this process from
  *    getrusage, another's summed over /proc/PID/task/TID/status (a thread
  *    that ends keeps the counts it had at the sample before);
@@ -133,6 +135,12 @@ struct monitor_role_sum {
 	uint64_t rss_avg_bytes;   /* mean VmRSS over its processes' samples */
 	uint64_t rss_peak_bytes;  /* the highest VmHWM */
 	uint64_t vcsw, ivcsw;     /* context switches, all its processes */
+	/* read- and write-class system calls (/proc/PID/io syscr, syscw: read,
+	 * readv, pread, write, writev, pwrite, sendfile; not sendmsg, recvmsg,
+	 * poll, epoll), all its processes' threads; known only with
+	 * MONITOR_NETWORK and when every process's /proc/PID/io was read */
+	int sys_known;
+	uint64_t syscr, syscw;
 	double span_s;            /* its processes' sampled spans, added up */
 };
 
@@ -170,7 +178,7 @@ double monitor_run_wire_per_payload_byte(const struct monitor *m, uint64_t moved
 #define MONITOR_PACK_SAMPLES 64
 #define MONITOR_PACK_PROCS 4
 #define MONITOR_PACK_MAX (40 + MONITOR_PACK_PROCS * 26 + MONITOR_MAX_IFACES * 18 + \
-                          MONITOR_PACK_SAMPLES * (8 + MONITOR_PACK_PROCS * 65 +    \
+                          MONITOR_PACK_SAMPLES * (8 + MONITOR_PACK_PROCS * 81 +    \
                                                   MONITOR_MAX_IFACES * 32))
 /* Packs a stopped monitor of at least two samples into buf (cap bytes):
  * the length, or -EINVAL (not packable: merged, too many processes, fewer
@@ -191,9 +199,10 @@ int monitor_merge(const struct monitor *const *parts, size_t n, struct monitor *
  * resources sampled), interval_s, span_s, samples,
  * samples_max, clock_tick_s, processes [{role, index, pid, samples: [{t_s,
  * cpu_pct, user_pct, sys_pct, rss_bytes, hwm_bytes, vcsw, ivcsw, rchar,
- * wchar}]}], net {scope "host", interfaces: [{name, samples: [{t_s,
+ * wchar, syscr, syscw}]}], net {scope "host", interfaces: [{name, samples: [{t_s,
  * rx_bytes, rx_packets, tx_bytes, tx_packets}]}]} and summary {roles:
- * [...], net_scope "host", net totals, cpu_s_per_rpc,
+ * [... with csw_per_rpc, syscr, syscw, syscr_per_rpc, syscw_per_rpc:
+ * null when unknown or calls is 0], net_scope "host", net totals, cpu_s_per_rpc,
  * host_tx_bytes_per_payload_byte, run_wire {scope "run", measured,
  * connections, closed, to_ps_bytes, from_ps_bytes, bytes,
  * payload_bytes_moved, bytes_per_payload_byte, partial, why}}.  Counters
@@ -205,8 +214,8 @@ void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
                        uint64_t payload_bytes, uint64_t moved_bytes);
 /* Writes the series as CSV, one row per process or interface and sample:
  * t_s,kind,role,index,pid,iface,cpu_pct,user_pct,sys_pct,rss_bytes,
- * hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets
- * (kind "proc" or "net_host", the host-wide interface counters; the other
+ * hwm_bytes,vcsw,ivcsw,rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets,
+ * syscr,syscw (kind "proc" or "net_host", the host-wide interface counters; the other
  * kind's fields empty; net_host rows and the
  * columns of resources not selected left out).  0, or -1 when
  * the stream reports an error. */

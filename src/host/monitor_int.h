@@ -16,8 +16,15 @@ struct psample {
 	uint64_t rss, hwm;          /* bytes */
 	uint64_t vcsw, ivcsw;
 	uint64_t rchar, wchar;
+	/* /proc/PID/io's syscr and syscw: the read- and write-class system
+	 * calls of all its threads (read, readv, pread*, write, writev,
+	 * pwrite*, sendfile, copy_file_range), not sendmsg, recvmsg, send,
+	 * recv, poll or epoll */
+	uint64_t syscr, syscw;
 	unsigned char ok;           /* /proc/PID/stat and status were read */
 	unsigned char io;           /* /proc/PID/io was read */
+	unsigned char sysc;         /* syscr and syscw are known (io, and not
+	                             * from a version 1 packed series) */
 };
 
 /* One interface at one sample. */

@@ -66,6 +66,13 @@ static void json_proc(const struct monitor *m, struct json *w, size_t p)
 			json_null(w, "rchar");
 			json_null(w, "wchar");
 		}
+		if ((m->what & MONITOR_NETWORK) && have && a->sysc && s->sysc) {
+			json_u64(w, "syscr", monitor_delta(a->syscr, s->syscr));
+			json_u64(w, "syscw", monitor_delta(a->syscw, s->syscw));
+		} else if (m->what & MONITOR_NETWORK) {
+			json_null(w, "syscr");
+			json_null(w, "syscw");
+		}
 		json_obj_end(w);
 	}
 	json_arr_end(w);
@@ -133,6 +140,38 @@ static void json_run_wire(const struct monitor *m, struct json *w, uint64_t move
 	json_obj_end(w);
 }
 
+/* n per call, or null when calls is 0 or n unknown. */
+static void json_per_call(struct json *w, const char *key, int known, uint64_t n,
+                          uint64_t calls)
+{
+	if (known && calls)
+		json_f64(w, key, (double)n / (double)calls, 3);
+	else
+		json_null(w, key);
+}
+
+/* A role's context switches and read/write-class system calls per call
+ * (all threads of all its processes), the counts that explain a CPU time:
+ * null when the calls are not this window's (calls 0) or a count is not
+ * known. */
+static void json_role_counts(const struct monitor *m, struct json *w,
+                             const struct monitor_role_sum *s, uint64_t calls)
+{
+	if (m->what & MONITOR_CSW)
+		json_per_call(w, "csw_per_rpc", 1, s->vcsw + s->ivcsw, calls);
+	if (!(m->what & MONITOR_NETWORK))
+		return;
+	if (s->sys_known) {
+		json_u64(w, "syscr", s->syscr);
+		json_u64(w, "syscw", s->syscw);
+	} else {
+		json_null(w, "syscr");
+		json_null(w, "syscw");
+	}
+	json_per_call(w, "syscr_per_rpc", s->sys_known, s->syscr, calls);
+	json_per_call(w, "syscw_per_rpc", s->sys_known, s->syscw, calls);
+}
+
 void monitor_json(const struct monitor *m, struct json *w, const char *key, uint64_t calls,
                   uint64_t payload_bytes, uint64_t moved_bytes)
 {
@@ -190,6 +229,7 @@ void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
 		if (m->what & MONITOR_CPU)
 			json_f64(w, "cpu_s_per_rpc", monitor_cpu_s_per_call(m, roles[r].role, calls),
 			         9);
+		json_role_counts(m, w, &roles[r], calls);
 		json_obj_end(w);
 	}
 	json_arr_end(w);
@@ -221,7 +261,7 @@ static const struct {
 	{MONITOR_CPU, "cpu_pct,user_pct,sys_pct", 3},
 	{MONITOR_MEMORY, "rss_bytes,hwm_bytes", 2},
 	{MONITOR_CSW, "vcsw,ivcsw", 2},
-	{MONITOR_NETWORK, "rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets", 6},
+	{MONITOR_NETWORK, "rchar,wchar,rx_bytes,rx_packets,tx_bytes,tx_packets,syscr,syscw", 8},
 };
 
 int monitor_csv(const struct monitor *m, FILE *f)
@@ -261,6 +301,12 @@ int monitor_csv(const struct monitor *m, FILE *f)
 				        (unsigned long long)monitor_delta(a->wchar, s->wchar));
 			else if (w & MONITOR_NETWORK)
 				fputs(",,,,,,", f);
+			if ((w & MONITOR_NETWORK) && have && a->sysc && s->sysc)
+				fprintf(f, ",%llu,%llu",
+				        (unsigned long long)monitor_delta(a->syscr, s->syscr),
+				        (unsigned long long)monitor_delta(a->syscw, s->syscw));
+			else if (w & MONITOR_NETWORK)
+				fputs(",,", f);
 			fputc('\n', f);
 		}
 	for (size_t i = 0; (w & MONITOR_NETWORK) && i < m->nif; i++)
@@ -271,16 +317,16 @@ int monitor_csv(const struct monitor *m, FILE *f)
 			for (size_t g = 0; g < sizeof csv_groups / sizeof csv_groups[0]; g++) {
 				unsigned what = csv_groups[g].what;
 				if ((w & what) && what != MONITOR_NETWORK)
-					fprintf(f, "%.*s", csv_groups[g].n, ",,,,,,");
+					fprintf(f, "%.*s", csv_groups[g].n, ",,,,,,,,");
 			}
 			if (k)
-				fprintf(f, ",,,%llu,%llu,%llu,%llu\n",
+				fprintf(f, ",,,%llu,%llu,%llu,%llu,,\n",
 				        (unsigned long long)monitor_delta(s[-1].rx_bytes, s->rx_bytes),
 				        (unsigned long long)monitor_delta(s[-1].rx_packets, s->rx_packets),
 				        (unsigned long long)monitor_delta(s[-1].tx_bytes, s->tx_bytes),
 				        (unsigned long long)monitor_delta(s[-1].tx_packets, s->tx_packets));
 			else
-				fputs(",,,,,,\n", f);
+				fputs(",,,,,,,,\n", f);
 		}
 	return ferror(f) ? -1 : 0;
 }
@@ -327,6 +373,42 @@ static void text_run_wire(const struct monitor *m, FILE *f, uint64_t moved_bytes
 	}
 }
 
+/* "#   per RPC: ...": a role's counts per call, when they are this
+ * window's calls (calls > 0); the system calls when known. */
+static void text_role_counts(const struct monitor *m, FILE *f,
+                             const struct monitor_role_sum *s, uint64_t calls)
+{
+	const char *sep = "";
+
+	if (!(m->what & (MONITOR_CSW | MONITOR_NETWORK)))
+		return;
+	fprintf(f, "#   %s, all threads:", s->role);
+	if (m->what & MONITOR_CSW) {
+		if (calls)
+			fprintf(f, " %.3f context switches per RPC",
+			        (double)(s->vcsw + s->ivcsw) / (double)calls);
+		else
+			fputs(" context switches per RPC unknown (not this run's calls)", f);
+		sep = ";";
+	}
+	if (!(m->what & MONITOR_NETWORK)) {
+		fputc('\n', f);
+		return;
+	}
+	if (!s->sys_known)
+		fprintf(f, "%s read/write-class system calls unknown (/proc/PID/io not read)", sep);
+	else if (calls)
+		fprintf(f, "%s read-class system calls %llu (%.3f per RPC), write-class %llu "
+		        "(%.3f per RPC)", sep, (unsigned long long)s->syscr,
+		        (double)s->syscr / (double)calls, (unsigned long long)s->syscw,
+		        (double)s->syscw / (double)calls);
+	else
+		fprintf(f, "%s read-class system calls %llu, write-class %llu", sep,
+		        (unsigned long long)s->syscr, (unsigned long long)s->syscw);
+	fputs(" (read/write-class: read, readv, write, writev, pread, pwrite; not sendmsg, "
+	      "recvmsg, poll, epoll)\n", f);
+}
+
 void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t payload_bytes,
                   uint64_t moved_bytes)
 {
@@ -363,6 +445,7 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 			fprintf(f, "%scontext switches (all threads) %llu voluntary, %llu involuntary", sep,
 			        (unsigned long long)s->vcsw, (unsigned long long)s->ivcsw);
 		fputc('\n', f);
+		text_role_counts(m, f, s, calls);
 	}
 	if (m->what & MONITOR_NETWORK) {
 		text_run_wire(m, f, moved_bytes);

@@ -2,15 +2,18 @@
  * series of several processes of one host merged (monitor.h).
  *
  * Layout, all integers big-endian:
- *   u32 magic "TFGM", u32 version 1, u32 what (MONITOR_* bits),
+ *   u32 magic "TFGM", u32 version 2, u32 what (MONITOR_* bits),
  *   u64 interval_ns, u64 clock tick in ns,
  *   u32 nprocs (<= MONITOR_PACK_PROCS) x {u16 len + role, i32 index, i32 pid},
  *   u32 nif (<= MONITOR_MAX_IFACES) x {u16 len + name},
  *   u32 n (2 .. MONITOR_PACK_SAMPLES) x {u64 t_ns,
  *     nprocs x {u64 utime, stime, rss, hwm, vcsw, ivcsw, rchar, wchar,
- *               u8 flags: 1 read, 2 its io read},
+ *               u64 syscr, syscw, u8 flags: 1 read, 2 its io read,
+ *               4 syscr and syscw known},
  *     nif x {u64 rx_bytes, rx_packets, tx_bytes, tx_packets}},
  *   times increasing.
+ * Version 1 (tfgb before syscr and syscw) is still read: the same without
+ * the two system call counts and flag 4, which are then unknown.
  * The samples kept are spread evenly over the series, its first and last
  * always among them: counters being cumulative, the totals over the span
  * are those of every sample.
@@ -26,7 +29,7 @@
 #include "bebuf.h"
 
 #define MONITOR_MAGIC 0x5446474du /* "TFGM" */
-#define MONITOR_VERSION 1u
+#define MONITOR_VERSION 2u
 
 /* A monitor that samples nothing: nprocs processes, max samples each,
  * with per-process times (pt) when merged. */
@@ -86,7 +89,9 @@ long monitor_pack(const struct monitor *m, unsigned char *buf, size_t cap)
 			be_put(&w, s->ivcsw, 8);
 			be_put(&w, s->rchar, 8);
 			be_put(&w, s->wchar, 8);
-			be_put(&w, (uint64_t)(s->ok ? 1 : 0) | (s->io ? 2 : 0), 1);
+			be_put(&w, s->syscr, 8);
+			be_put(&w, s->syscw, 8);
+			be_put(&w, (uint64_t)(s->ok ? 1 : 0) | (s->io ? 2 : 0) | (s->sysc ? 4 : 0), 1);
 		}
 		for (size_t i = 0; i < m->nif; i++) {
 			const struct nsample *s = &m->ns[i * m->max + k];
@@ -99,9 +104,9 @@ long monitor_pack(const struct monitor *m, unsigned char *buf, size_t cap)
 	return w.over ? -ENOSPC : (long)w.len;
 }
 
-/* The samples of a packed series into m (allocated for them): -1 when
- * malformed. */
-static int unpack_samples(struct rbuf *b, struct monitor *m)
+/* The samples of a packed series of version ver into m (allocated for
+ * them): -1 when malformed. */
+static int unpack_samples(struct rbuf *b, struct monitor *m, unsigned ver)
 {
 	for (size_t k = 0; k < m->n; k++) {
 		m->t[k] = be_get(b, 8);
@@ -118,11 +123,16 @@ static int unpack_samples(struct rbuf *b, struct monitor *m)
 			s->ivcsw = be_get(b, 8);
 			s->rchar = be_get(b, 8);
 			s->wchar = be_get(b, 8);
+			if (ver >= 2) {
+				s->syscr = be_get(b, 8);
+				s->syscw = be_get(b, 8);
+			}
 			flags = (unsigned)be_get(b, 1);
-			if (flags > 3)
+			if (flags > (ver >= 2 ? 7u : 3u))
 				return -1;
 			s->ok = flags & 1;
 			s->io = (flags & 2) != 0;
+			s->sysc = (flags & 4) != 0;
 		}
 		for (size_t i = 0; i < m->nif; i++) {
 			struct nsample *s = &m->ns[i * m->max + k];
@@ -142,9 +152,13 @@ int monitor_unpack(const unsigned char *buf, size_t len, struct monitor **out)
 	struct proc procs[MONITOR_PACK_PROCS];
 	uint64_t tick_ns;
 	size_t nprocs, n;
+	unsigned ver;
 
 	*out = NULL;
-	if (be_get(&b, 4) != MONITOR_MAGIC || be_get(&b, 4) != MONITOR_VERSION)
+	if (be_get(&b, 4) != MONITOR_MAGIC)
+		return -EPROTO;
+	ver = (unsigned)be_get(&b, 4);
+	if (ver < 1 || ver > MONITOR_VERSION)
 		return -EPROTO;
 	head.what = (unsigned)be_get(&b, 4);
 	head.interval_ns = be_get(&b, 8);
@@ -176,7 +190,7 @@ int monitor_unpack(const unsigned char *buf, size_t len, struct monitor **out)
 	m->interval0_ns = m->interval_ns = head.interval_ns;
 	m->tick_s = (double)tick_ns / 1e9;
 	m->n = n;
-	if (unpack_samples(&b, m) < 0 || b.at != len) {
+	if (unpack_samples(&b, m, ver) < 0 || b.at != len) {
 		monitor_free(m);
 		return -EPROTO;
 	}

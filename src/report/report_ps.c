@@ -36,6 +36,15 @@ int report_ps_has(const struct report *r)
 	return 0;
 }
 
+/* The calls a PS's own figures are divided by: the run's, when it is the
+ * run's only PS and no other run used it in its window (the window is the
+ * run's); 0 otherwise (the per-call figures are null: which of the calls
+ * it served in its window is not known). */
+static uint64_t ps_calls(const struct report *r, const struct srvinfo *s)
+{
+	return r->alloc->nps == 1 && s->runs == 1 ? r->mon_calls : 0;
+}
+
 void report_ps_json(const struct report *r, struct json *w)
 {
 	const struct report_alloc *ra = r->alloc;
@@ -59,8 +68,8 @@ void report_ps_json(const struct report *r, struct json *w)
 		if (same >= 0) {
 			json_i64(w, "same_process_as", same);
 		} else if (s->mon) {
-			/* per-call figures left out (null): its window is not the run's calls */
-			monitor_json_keys(s->mon, w, 0, 0, 0);
+			/* per-call figures: see ps_calls */
+			monitor_json_keys(s->mon, w, ps_calls(r, s), 0, 0);
 		} else {
 			json_str(w, "why", s->res_why);
 		}
@@ -91,7 +100,7 @@ void report_ps_text(const struct report *r, FILE *f)
 			        "own" : "");
 			if (s->runs > 1)
 				fprintf(f, "#   %u runs used this server in the window\n", s->runs);
-			monitor_text(s->mon, f, 0, 0, 0);
+			monitor_text(s->mon, f, ps_calls(r, s), 0, 0);
 		}
 	}
 }
