@@ -157,9 +157,9 @@ static int lo_up(int s, struct err *err)
 }
 
 /* A veth end without segmentation and receive offloads (TSO, GSO, GRO):
- * TCP then hands the qdisc packets of at most the MTU, so TBF shapes and
- * counts the packets a wire would carry, not 64 KiB super-packets that
- * pass a small burst at once. */
+ * the pair then carries packets of at most the MTU, as a wire would, not
+ * 64 KiB segments passed whole to the other end (side_rate says how TBF
+ * counts what TCP hands it). */
 static int offloads_off(int s, const char *dev, struct err *err)
 {
 	static const uint32_t cmd[] = {ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO};
@@ -282,9 +282,16 @@ static int run_cmd(char *const argv[], struct err *err)
 	return -1;
 }
 
-/* The rate on this side's TUN egress: a TBF whose burst is 2 ms of the
- * rate (at least 2 packets: a second's window sees the rate, not a burst)
- * and whose queue holds twice the bandwidth-delay product. */
+/* The rate on this side's egress (TUN device or veth end): a TBF whose
+ * burst is 2 ms of the rate (at least 2 packets: a second's window sees the
+ * rate, not a burst) and whose queue holds twice the bandwidth-delay
+ * product.  TCP hands the qdisc GSO packets of up to 64 KiB whatever the
+ * device's offloads (segmented after the qdisc): TBF charges each the
+ * bytes of its wire packets, headers included, and cuts one larger than
+ * its burst into them itself, so over any window longer than the burst the
+ * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, would
+ * make TBF see single packets, and cut what a 2-core machine carries to a
+ * fifth: both were tried.) */
 static int side_rate(int side, struct err *err)
 {
 	double rtt = 2e-9 * (double)(ne.cfg.delay_ns + ne.cfg.jitter_ns) + 0.002;

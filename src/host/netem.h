@@ -10,12 +10,13 @@
  * bandwidth-delay product, and writes it into the other side.  The rate is
  * a TBF on each TUN device's egress (tc), so a packet is shaped, then
  * delayed.  TUN devices carry MTU-sized packets (no segmentation offload),
- * so the shaper and the loss see what the wire would.  That is the "tun"
+ * so the forwarder and the loss see what the wire would (TBF sees TCP's
+ * GSO packets and charges their wire bytes: netem.c, side_rate).  The "tun"
  * route.  With the rate alone, no packet needs the forwarder (which stops
  * near half a Gbit/s): the "veth" route joins the sides with a veth pair
  * (ip link add), its ends at the same addresses in a /30, TSO, GSO and
- * GRO off (ethtool ioctls: TBF sees wire-sized packets), and the same TBF
- * on each end.  The kernel's netem is looked for and recorded, not used:
+ * GRO off (ethtool ioctls: the pair carries wire-sized packets), and the
+ * same TBF on each end.  The kernel's netem is looked for and recorded, not used:
  * no machine of this project has it, so such a route could not be tested.
  *
  * The namespaces have no names: they live as long as a process or a
