@@ -7,8 +7,10 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/ethtool.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -48,7 +50,15 @@ static struct {
 	struct netem_measured m;
 	size_t queue;        /* packets per direction */
 	char rate_how[32];   /* "tbf" or "none" */
+	int route;           /* ROUTE_TUN or ROUTE_VETH */
+	int kernel_netem;    /* 1: this kernel has netem (unused), 0: not */
+	int offloads_on;     /* veth: bit 0 TSO, 1 GSO, 2 GRO still on (an end said so) */
 } ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}};
+
+/* How the two sides are joined: through the forwarder (every knob), or,
+ * when only the rate is asked, a veth pair the kernel carries at its
+ * speed, shaped by TBF alone. */
+enum { ROUTE_TUN, ROUTE_VETH };
 
 /* --- the namespaces ------------------------------------------------- */
 
@@ -62,6 +72,11 @@ static int write_file(const char *path, const char *text)
 	}
 	return rc;
 }
+
+/* 1 once this process made itself a user namespace: it cannot go back to
+ * its first network namespace then (that one's owner is not its user
+ * namespace), and stays in the link's last one, which nothing else holds. */
+static int in_userns;
 
 /* Without root, this process becomes root of a user namespace of its own
  * (its children too), which owns the network namespaces it makes next. */
@@ -86,6 +101,7 @@ static int user_ns(struct err *err)
 		        strerror(errno));
 		return -1;
 	}
+	in_userns = 1;
 	return 0;
 }
 
@@ -129,43 +145,99 @@ static void set_addr(struct sockaddr *sa, const char *ip)
 	inet_pton(AF_INET, ip, &in->sin_addr);
 }
 
-/* In the current namespace: lo up, and a TUN device "tfgb<side>" at
- * `self`, point to point with `peer`: its descriptor in *fd. */
-static int side_up(int side, const char *self, const char *peer, int *fd, struct err *err)
+/* The current namespace's loopback up. */
+static int lo_up(int s, struct err *err)
 {
 	struct ifreq r;
-	int s = -1, rc = -1;
+
+	memset(&r, 0, sizeof r);
+	snprintf(r.ifr_name, sizeof r.ifr_name, "lo");
+	r.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
+	return if_ioctl(s, SIOCSIFFLAGS, &r, "up", err);
+}
+
+/* A veth end without segmentation and receive offloads (TSO, GSO, GRO):
+ * the pair then carries packets of at most the MTU, as a wire would, not
+ * 64 KiB segments passed whole to the other end (side_rate says how TBF
+ * counts what TCP hands it). */
+static int offloads_off(int s, const char *dev, struct err *err)
+{
+	static const uint32_t cmd[] = {ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO};
+	static const uint32_t get[] = {ETHTOOL_GTSO, ETHTOOL_GGSO, ETHTOOL_GGRO};
+	static const char *const what[] = {"TSO off", "GSO off", "GRO off"};
+
+	for (size_t i = 0; i < sizeof cmd / sizeof cmd[0]; i++) {
+		struct ethtool_value v = {.cmd = cmd[i], .data = 0};
+		struct ifreq r;
+		memset(&r, 0, sizeof r);
+		snprintf(r.ifr_name, sizeof r.ifr_name, "%s", dev);
+		r.ifr_data = (void *)&v;
+		if (if_ioctl(s, SIOCETHTOOL, &r, what[i], err) < 0)
+			return -1;
+		/* what the device says now, for the result */
+		v = (struct ethtool_value){.cmd = get[i]};
+		if (ioctl(s, SIOCETHTOOL, &r) < 0 || v.data)
+			ne.offloads_on |= 1 << i;
+	}
+	return 0;
+}
+
+/* In the current namespace: `dev` at `self` (a TUN device point to point
+ * with `peer`; a veth end in a /30 with it, offloads off), its MTU, up;
+ * and lo up. */
+static int if_conf(const char *dev, const char *self, const char *peer, struct err *err)
+{
+	struct ifreq r;
+	int s, rc = -1, tun = ne.route == ROUTE_TUN;
+
+	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+		return err_set(err, "network: socket: %s", strerror(errno)), -1;
+	memset(&r, 0, sizeof r);
+	snprintf(r.ifr_name, sizeof r.ifr_name, "%s", dev);
+	set_addr(&r.ifr_addr, self);
+	if (if_ioctl(s, SIOCSIFADDR, &r, "address", err) < 0)
+		goto out;
+	if (tun)
+		set_addr(&r.ifr_dstaddr, peer);
+	else
+		set_addr(&r.ifr_netmask, "255.255.255.252");
+	if (if_ioctl(s, tun ? SIOCSIFDSTADDR : SIOCSIFNETMASK, &r, tun ? "peer address" : "netmask",
+	             err) < 0 || (!tun && offloads_off(s, dev, err) < 0))
+		goto out;
+	r.ifr_mtu = MTU;
+	if (if_ioctl(s, SIOCSIFMTU, &r, "mtu", err) < 0 ||
+	    if_ioctl(s, SIOCGIFFLAGS, &r, "flags", err) < 0)
+		goto out;
+	r.ifr_flags |= IFF_UP | IFF_RUNNING;
+	if (tun)
+		r.ifr_flags |= IFF_POINTOPOINT | IFF_NOARP;
+	if (if_ioctl(s, SIOCSIFFLAGS, &r, "up", err) < 0)
+		goto out;
+	rc = lo_up(s, err);
+out:
+	close(s);
+	return rc;
+}
+
+/* A TUN device "tfgb<side>" in the current namespace: its descriptor in *fd. */
+static int tun_open(int side, int *fd, struct err *err)
+{
+	struct ifreq r;
 
 	memset(&r, 0, sizeof r);
 	r.ifr_flags = IFF_TUN | IFF_NO_PI;
 	snprintf(r.ifr_name, sizeof r.ifr_name, "tfgb%d", side);
 	if ((*fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC | O_NONBLOCK)) < 0 ||
 	    ioctl(*fd, TUNSETIFF, &r) < 0) {
-		err_set(err, "network: cannot make a TUN device (/dev/net/tun): %s", strerror(errno));
+		int e = errno;
+		const char *knob = ne.cfg.delay_ns ? "delay" : ne.cfg.jitter_ns ? "jitter" : "loss";
+		err_set(err, "network.%s: needs a TUN device (the forwarder delays and drops), and "
+		        "/dev/net/tun: %s%s", knob, strerror(e),
+		        e == EACCES || e == EPERM ? " (run as root, or give /dev/net/tun mode 0666; "
+		        "network.rate alone needs neither)" : "");
 		return -1;
 	}
-	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0) {
-		err_set(err, "network: socket: %s", strerror(errno));
-		return -1;
-	}
-	set_addr(&r.ifr_addr, self);
-	if (if_ioctl(s, SIOCSIFADDR, &r, "address", err) < 0)
-		goto out;
-	set_addr(&r.ifr_dstaddr, peer);
-	if (if_ioctl(s, SIOCSIFDSTADDR, &r, "peer address", err) < 0)
-		goto out;
-	r.ifr_mtu = MTU;
-	if (if_ioctl(s, SIOCSIFMTU, &r, "mtu", err) < 0)
-		goto out;
-	r.ifr_flags = IFF_UP | IFF_RUNNING | IFF_POINTOPOINT | IFF_NOARP;
-	if (if_ioctl(s, SIOCSIFFLAGS, &r, "up", err) < 0)
-		goto out;
-	snprintf(r.ifr_name, sizeof r.ifr_name, "lo");
-	r.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
-	rc = if_ioctl(s, SIOCSIFFLAGS, &r, "up", err);
-out:
-	close(s);
-	return rc;
+	return 0;
 }
 
 /* Runs argv (tc) in the current namespace within 5 s: 0, or -1 with its
@@ -210,9 +282,16 @@ static int run_cmd(char *const argv[], struct err *err)
 	return -1;
 }
 
-/* The rate on this side's TUN egress: a TBF whose burst is 2 ms of the
- * rate (at least 2 packets: a second's window sees the rate, not a burst)
- * and whose queue holds twice the bandwidth-delay product. */
+/* The rate on this side's egress (TUN device or veth end): a TBF whose
+ * burst is 2 ms of the rate (at least 2 packets: a second's window sees the
+ * rate, not a burst) and whose queue holds twice the bandwidth-delay
+ * product.  TCP hands the qdisc GSO packets of up to 64 KiB whatever the
+ * device's offloads (segmented after the qdisc): TBF charges each the
+ * bytes of its wire packets, headers included, and cuts one larger than
+ * its burst into them itself, so over any window longer than the burst the
+ * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, would
+ * make TBF see single packets, and cut what a 2-core machine carries to a
+ * fifth: both were tried.) */
 static int side_rate(int side, struct err *err)
 {
 	double rtt = 2e-9 * (double)(ne.cfg.delay_ns + ne.cfg.jitter_ns) + 0.002;
@@ -420,21 +499,72 @@ static size_t queue_packets(void)
 	return q > QUEUE_MAX ? QUEUE_MAX : (size_t)q;
 }
 
-/* One side: its namespace (the calling thread moves there), TUN device,
- * TCP windows and rate. */
+static const char *side_addr(int side)
+{
+	return side == NETEM_PS ? NETEM_PS_ADDR : NETEM_WORKER_ADDR;
+}
+
+/* One side: its namespace (the calling thread moves there), TCP windows;
+ * on the TUN route its TUN device and rate too. */
 static int side_make(int side, struct err *err)
 {
-	const char *self = side == NETEM_PS ? NETEM_PS_ADDR : NETEM_WORKER_ADDR;
-	const char *peer = side == NETEM_PS ? NETEM_WORKER_ADDR : NETEM_PS_ADDR;
+	char dev[16];
 
 	if (new_ns(&ne.ns[side], err) < 0)
 		return -1;
-	if (side_up(side, self, peer, &ne.tun[side], err) < 0)
-		return -2;
 	side_tcp();
-	if (ne.cfg.rate_bps && side_rate(side, err) < 0)
+	if (ne.route == ROUTE_VETH)
+		return 0;
+	snprintf(dev, sizeof dev, "tfgb%d", side);
+	if (tun_open(side, &ne.tun[side], err) < 0)
 		return -1;
-	return 0;
+	if (if_conf(dev, side_addr(side), side_addr(!side), err) < 0)
+		return -2;
+	return ne.cfg.rate_bps && side_rate(side, err) < 0 ? -1 : 0;
+}
+
+/* The veth route, from the PS side's namespace: a veth pair "tfgb0" (PS
+ * side) - "tfgb1" (workers' side), each end configured and shaped; the
+ * thread ends on the PS side. */
+static int veth_make(struct err *err)
+{
+	char ns[64];
+	char *argv[] = {"ip", "link", "add", "name", "tfgb0", "type", "veth", "peer", "name",
+	                "tfgb1", "netns", ns, NULL};
+
+	/* ip, a child, opens the workers' namespace through our descriptor */
+	snprintf(ns, sizeof ns, "/proc/%d/fd/%d", (int)getpid(), ne.ns[NETEM_WORKER]);
+	if (run_cmd(argv, err) < 0) {
+		err_prefix(err, "network.rate: cannot join the namespaces with a veth pair "
+		           "(ip link add ... type veth): ");
+		return -1;
+	}
+	for (int side = NETEM_WORKER;; side = NETEM_PS) {
+		char dev[16];
+		snprintf(dev, sizeof dev, "tfgb%d", side);
+		if (netem_enter(side, err) < 0 || if_conf(dev, side_addr(side), side_addr(!side), err) < 0)
+			return -2;
+		if (side_rate(side, err) < 0)
+			return -1;
+		if (side == NETEM_PS)
+			return 0;
+	}
+}
+
+/* Whether this kernel has netem: a netem qdisc on the workers' side's lo
+ * (taken away again).  tfgb does not use it (netem.h says why); the
+ * result says it was there.  1, 0, or -1 when tc cannot tell. */
+static int netem_probe(void)
+{
+	char *add[] = {"tc", "qdisc", "add", "dev", "lo", "root", "netem", NULL};
+	char *del[] = {"tc", "qdisc", "del", "dev", "lo", "root", NULL};
+	struct err e = {{0}};
+
+	if (run_cmd(add, &e) == 0) {
+		run_cmd(del, &e);
+		return 1;
+	}
+	return strstr(e.msg, "nknown") ? 0 : -1;
 }
 
 int netem_start(const struct netem_cfg *cfg, struct err *err)
@@ -446,14 +576,22 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 	memset(&ne.m, 0, sizeof ne.m);
 	ne.m.retrans[0] = ne.m.retrans[1] = -1;
 	ne.cfg = *cfg;
+	ne.offloads_on = 0;
 	ne.queue = queue_packets();
+	/* only the rate asked: the kernel carries the link (the forwarder
+	 * cannot keep up with 1 Gbit/s) */
+	ne.route = cfg->delay_ns || cfg->jitter_ns || cfg->loss_ppm ? ROUTE_TUN : ROUTE_VETH;
 	snprintf(ne.rate_how, sizeof ne.rate_how, "%s", cfg->rate_bps ? "tbf" : "none");
 	ne.orig_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (ne.orig_fd < 0)
 		return err_set(err, "network: /proc/self/ns/net: %s", strerror(errno)), -2;
 	ne.up = 1;
-	if ((rc = side_make(NETEM_WORKER, err)) < 0 || (rc = side_make(NETEM_PS, err)) < 0 ||
-	    (rc = fwd_start(err)) < 0) {
+	if ((rc = side_make(NETEM_WORKER, err)) == 0) {
+		ne.kernel_netem = netem_probe();
+		if ((rc = side_make(NETEM_PS, err)) == 0)
+			rc = ne.route == ROUTE_VETH ? veth_make(err) : fwd_start(err);
+	}
+	if (rc < 0) {
 		netem_stop();
 		ne.kept = 0;
 		return rc;
@@ -477,12 +615,58 @@ int netem_active(void)
 	return ne.kept;
 }
 
+/* The PS end of the veth pair, from /proc/net/dev of the calling
+ * thread's namespace: v[0] bytes and v[1] packets received (workers ->
+ * PSs), v[2] bytes and v[3] packets sent (PSs -> workers).  0, or -1. */
+static int veth_dev(uint64_t v[4])
+{
+	char line[512];
+	FILE *f = fopen("/proc/thread-self/net/dev", "re");
+	int rc = -1;
+
+	while (f && rc < 0 && fgets(line, sizeof line, f)) {
+		unsigned long long x[10];
+		char *p = strstr(line, "tfgb0:");
+		if (p && sscanf(p + 6, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &x[0],
+		                &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7], &x[8], &x[9]) == 10) {
+			v[0] = x[0], v[1] = x[1], v[2] = x[8], v[3] = x[9];
+			rc = 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	return rc;
+}
+
+/* The bytes the link carried workers -> PSs so far, as its shaper counts
+ * them (the TUN route: IP packets; the veth route: Ethernet frames). */
+static uint64_t link_bytes(void)
+{
+	uint64_t v[4] = {0};
+
+	if (ne.route == ROUTE_TUN)
+		return ne.cnt ? ne.cnt->bytes[0] : 0;
+	veth_dev(v);
+	return v[0];
+}
+
+/* The link's packet counts while it is up: the forwarder's, or the veth
+ * pair's (which drops none on purpose). */
 static void counters_take(void)
 {
-	for (int k = 0; ne.cnt && k < 2; k++) {
-		ne.m.packets[k] = ne.cnt->packets[k];
-		ne.m.dropped[k] = ne.cnt->dropped[k];
-		ne.m.overflow[k] = ne.cnt->overflow[k];
+	uint64_t v[4];
+	struct err e;
+
+	if (ne.route == ROUTE_VETH && ne.up && netem_enter(NETEM_PS, &e) == 0 && veth_dev(v) == 0) {
+		ne.m.packets[0] = v[1], ne.m.packets[1] = v[3];
+		ne.m.dropped[0] = ne.m.dropped[1] = 0;
+	}
+	for (int k = 0; k < 2; k++) {
+		if (ne.route == ROUTE_TUN && ne.cnt) {
+			ne.m.packets[k] = ne.cnt->packets[k];
+			ne.m.dropped[k] = ne.cnt->dropped[k];
+			ne.m.overflow[k] = ne.cnt->overflow[k];
+		}
 		ne.m.loss_pct[k] = ne.m.packets[k] ? 100.0 * (double)ne.m.dropped[k] /
 		                                       (double)ne.m.packets[k] : -1;
 	}
@@ -512,7 +696,7 @@ void netem_stop(void)
 		ne.fwd = 0;
 	}
 	counters_take();
-	if (ne.orig_fd >= 0 && setns(ne.orig_fd, CLONE_NEWNET) < 0)
+	if (ne.orig_fd >= 0 && !in_userns && setns(ne.orig_fd, CLONE_NEWNET) < 0)
 		perror("tfgb: network: back to the first namespace");
 	for (int k = 0; k < 2; k++) {
 		if (ne.tun[k] >= 0)
@@ -623,13 +807,13 @@ static double bulk_rate(int c, int s, uint64_t span, double *goodput)
 			got += tm ? (uint64_t)r : 0;
 		if (!tm && now_ns() >= mid) {
 			tm = now_ns();
-			b0 = ne.cnt->bytes[0];
+			b0 = link_bytes();
 		}
 	}
 	if (!tm)
 		return -1;
 	*goodput = 8.0 * (double)got / ((double)(now_ns() - tm) / 1e9);
-	return 8.0 * (double)(ne.cnt->bytes[0] - b0) / ((double)(now_ns() - tm) / 1e9);
+	return 8.0 * (double)(link_bytes() - b0) / ((double)(now_ns() - tm) / 1e9);
 }
 
 int netem_calibrate(struct err *err)
@@ -705,7 +889,11 @@ static void dir_json(struct json *w, const char *key, int k)
 	json_obj_begin(w, key);
 	json_u64(w, "packets", ne.m.packets[k]);
 	json_u64(w, "dropped", ne.m.dropped[k]);
-	json_u64(w, "queue_overflow", ne.m.overflow[k]);
+	if (ne.route == ROUTE_TUN)
+		json_u64(w, "queue_overflow", ne.m.overflow[k]);
+	else /* the forwarder's queue; the veth route has none (TBF's own drops
+	      * are TCP's retransmissions) */
+		json_null(w, "queue_overflow");
 	if (ne.m.loss_pct[k] >= 0)
 		json_f64(w, "loss_pct", ne.m.loss_pct[k], 4);
 	else
@@ -727,8 +915,7 @@ void netem_json(struct json *w)
 
 	if (!ne.kept)
 		return;
-	if (ne.cnt)
-		counters_take();
+	counters_take();
 	retrans_take();
 	json_obj_begin(w, "network");
 	json_obj_begin(w, "configured");
@@ -739,10 +926,20 @@ void netem_json(struct json *w)
 	json_obj_end(w);
 	json_obj_begin(w, "mechanism");
 	json_str(w, "namespaces", "ps: " NETEM_PS_ADDR ", workers: " NETEM_WORKER_ADDR);
-	json_str(w, "delay", "tun-forwarder");
-	json_str(w, "loss", "tun-forwarder");
+	json_str(w, "route", ne.route == ROUTE_VETH ? "veth" : "tun");
+	json_str(w, "delay", ne.route == ROUTE_VETH ? "none" : "tun-forwarder");
+	json_str(w, "loss", ne.route == ROUTE_VETH ? "none" : "tun-forwarder");
 	json_str(w, "rate", ne.rate_how);
-	json_u64(w, "queue_packets", ne.queue);
+	json_str(w, "offloads", ne.route == ROUTE_TUN ? "none (tun)" : ne.offloads_on ?
+	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
+	if (ne.route == ROUTE_TUN)
+		json_u64(w, "queue_packets", ne.queue);
+	else
+		json_null(w, "queue_packets");
+	if (ne.kernel_netem >= 0)
+		json_bool(w, "kernel_netem", ne.kernel_netem);
+	else
+		json_null(w, "kernel_netem");
 	json_obj_end(w);
 	json_obj_begin(w, "measured");
 	opt_f64(w, "rtt_ms", ne.m.rtt_ms, 3);
@@ -765,11 +962,10 @@ void netem_text(FILE *f)
 {
 	if (!ne.kept)
 		return;
-	if (ne.cnt)
-		counters_take();
+	counters_take();
 	retrans_take();
-	fprintf(f, "# network: delay %.3f ms (round trip measured %.3f ms)",
-	        (double)ne.cfg.delay_ns / 1e6, ne.m.rtt_ms);
+	fprintf(f, "# network: %s route, delay %.3f ms (round trip measured %.3f ms)",
+	        ne.route == ROUTE_VETH ? "veth" : "tun", (double)ne.cfg.delay_ns / 1e6, ne.m.rtt_ms);
 	if (ne.cfg.jitter_ns)
 		fprintf(f, ", jitter %.3f ms", (double)ne.cfg.jitter_ns / 1e6);
 	if (ne.cfg.rate_bps)

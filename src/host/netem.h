@@ -10,14 +10,24 @@
  * bandwidth-delay product, and writes it into the other side.  The rate is
  * a TBF on each TUN device's egress (tc), so a packet is shaped, then
  * delayed.  TUN devices carry MTU-sized packets (no segmentation offload),
- * so the shaper and the loss see what the wire would.
+ * so the forwarder and the loss see what the wire would (TBF sees TCP's
+ * GSO packets and charges their wire bytes: netem.c, side_rate).  The "tun"
+ * route.  With the rate alone, no packet needs the forwarder (which stops
+ * near half a Gbit/s): the "veth" route joins the sides with a veth pair
+ * (ip link add), its ends at the same addresses in a /30, TSO, GSO and
+ * GRO off (ethtool ioctls: the pair carries wire-sized packets), and the
+ * same TBF on each end.  The kernel's netem is looked for and recorded, not used:
+ * no machine of this project has it, so such a route could not be tested.
  *
  * The namespaces have no names: they live as long as a process or a
  * descriptor holds them, so a run that ends in any way (error, Ctrl-C,
  * SIGKILL) leaves nothing behind; the forwarder dies with its parent
  * (PR_SET_PDEATHSIG).  Root is needed, or user namespaces: without root,
  * netem_start makes this process root of a user namespace of its own
- * first, which it can only do before it starts threads.
+ * first, which it can only do before it starts threads; netem_stop then
+ * leaves the thread in the link's last namespace (it cannot go back to one
+ * its user namespace does not own).  The tun route also needs
+ * /dev/net/tun open to the user.
  *
  * One emulated link per process; not thread-safe: call it from the
  * launcher's one thread, before any transport starts threads.
