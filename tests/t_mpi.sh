@@ -133,6 +133,31 @@ json_check "d['status'] == 'ok' and d['errors'] == 0 and d['transport'] == 'mpi'
 	<"$out/tr.json" || fail "train: bad result: $(cat "$out/tr.json")"
 echo "ok: train, tiny model, 1 PS x 2 workers, tensorflow mode (tcp,self)"
 
+# 5. a rank that dies: the PS rank killed mid-run.  The worker names it
+# (rank, role, host, pid) and ends with status 1; mpirun's own status is
+# the dead rank's, 128 + 9 (tfgb-mpi(7): the first rank to end abnormally
+# decides it, and nothing a survivor does comes first)
+$MPIRUN -np 2 $TFGB latency $J -s job.duration=$(slow 30)s -s mpi.btl=vader,self \
+	>"$out/o" 2>"$out/e" &
+mpi=$!
+wait_line "$out/e" "serving the other ranks" 10 || fail "rank death: the PS rank never served"
+sleep 0.3
+ps0=
+for p in $(pids_matching "cluster.ps=127.0.0.1:$port"); do
+	tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=0 && ps0=$p
+done
+[ -n "$ps0" ] || fail "rank death: no process of rank 0"
+t0=$(date +%s)
+kill -9 "$ps0"
+wait $mpi
+rc=$?
+[ $rc = 137 ] || fail "rank death: mpirun's exit $rc, want 137 (the killed rank's): $(cat "$out/e")"
+h=$(hostname)
+grep -qF "tfgb: rank 1 (worker 0) on host $h: rank 0 (PS 0) on host $h, pid $ps0 ended" "$out/e" ||
+	fail "rank death: no line naming the dead rank: $(cat "$out/e")"
+[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "rank death: the run took more than $(slow 10)s to end"
+echo "ok: the PS rank killed: the worker names it (rank, role, host), mpirun exits 137"
+
 left=$(pids_matching "cluster.ps=127.0.0.1:$port")
 [ -z "$left" ] || fail "ranks left behind: $left"
 echo "ok: no rank left behind"

@@ -57,6 +57,14 @@ extern struct mp_world mp_world;
  * command to use), -EIO when MPI does not start.  MPI_Finalize runs at exit. */
 int mp_world_up(const struct job *j, struct err *err);
 
+/* From here on a SIGTERM (Open MPI's launcher stopping the ranks when one
+ * has died) names the ranks of this host that are gone, their role and
+ * host, and ends this process with status 1; with none gone, it names
+ * the ranks of other hosts and runs the handler it replaced.  Called
+ * where a rank starts its part (the client's open, the server's loop),
+ * after the command set its own handler. */
+void mp_term_watch(void);
+
 /* A buffer from MPI_Alloc_mem, grown when a bigger message comes and kept. */
 struct mp_buf {
 	unsigned char *p;
