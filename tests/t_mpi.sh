@@ -8,9 +8,11 @@
 # line); throughput 1 PS x 2 workers (per-PS calls = the workers' sum) and
 # a short train run, in the non-serialized and serialized modes; the
 # result names the MPI library, the thread level and the byte transport
-# asked for.  Refusals: transport = mpi without mpirun, or with the wrong
-# number of ranks, exits 2 at once naming the mpirun command; bad [mpi]
-# keys exit 2 naming the key.  No process left behind.
+# asked for; an MPMD launch (tfgb serve : tfgb latency).  Refusals:
+# transport = mpi without mpirun, or with the wrong number of ranks, exits
+# 2 at once naming the mpirun command; bad [mpi] keys exit 2 naming the
+# key.  The PS rank killed mid-run: the worker names it and ends.  No
+# process left behind.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
@@ -112,10 +114,13 @@ p2p bandwidth tcp,self non-serialized 16 Ack
 echo "ok: latency (vader,self) and bandwidth inflight 16 (tcp,self): verified, bytes of both sides agree"
 p2p latency tcp,self serialized 1 EchoTensor
 p2p bandwidth vader,self serialized 16 AckTensor
-$MPIRUN -np 2 $TFGB latency $J $P -s mpi.direct=no -s job.verify=yes -q -f json \
-	>"$out/r.json" 2>"$out/e" || fail "latency, direct = no: exit $?: $(tail -n 5 "$out/e")"
-json_check "d['status'] == 'ok' and d['errors'] == 0" <"$out/r.json" || fail "direct = no: bad result"
-echo "ok: serialized latency and bandwidth; direct = no"
+# MPMD: the PS rank a tfgb serve of its own, the worker tfgb latency
+$MPIRUN -np 1 $TFGB serve $J $P -s mpi.direct=no -q : \
+	-np 1 $TFGB latency $J $P -s mpi.direct=no -s job.verify=yes -q -f json \
+	>"$out/r.json" 2>"$out/e" || fail "latency, direct = no, MPMD: exit $?: $(tail -n 5 "$out/e")"
+json_check "d['status'] == 'ok' and d['errors'] == 0 and d['calls'] > 0" <"$out/r.json" ||
+	fail "direct = no, MPMD: bad result: $(cat "$out/r.json")"
+echo "ok: serialized latency and bandwidth; direct = no, launched MPMD (tfgb serve : tfgb latency)"
 
 # 3. throughput, 1 PS x 2 workers in one launch
 $MPIRUN -np 3 $TFGB throughput $J $P -s cluster.workers=2 -s mpi.btl=vader,self -q -f json \
