@@ -64,6 +64,7 @@ expect2 "throughput without mpirun" "mpirun -np 3 tfgb throughput" \
 expect2 "a bad mpi.btl" "mpi.btl" $TFGB latency $J -s mpi.btl=openib -q
 expect2 "an unknown [mpi] key" "mpi.bogus" $TFGB latency $J -s mpi.bogus=1 -q
 expect2 "a bad mpi.direct_min" "mpi.direct_min" $TFGB latency $J -s mpi.direct_min=0 -q
+expect2 "a bad mpi.thread_level" "mpi.thread_level" $TFGB latency $J -s mpi.thread_level=multiple -q
 expect2 "latency as 3 ranks" "mpirun -np 2 tfgb latency" $MPIRUN -np 3 $TFGB latency $J -q
 expect2 "throughput not one launch" "mpirun -np 2 tfgb throughput" \
 	$MPIRUN -np 2 $TFGB throughput $J -q
@@ -89,15 +90,17 @@ if not calls <= n <= calls + inflight or (int(m.group(3)), int(m.group(4))) != (
 PY
 }
 
-# p2p BENCH BTL MODE INFLIGHT METHOD: one run, its result and its bytes
+# p2p BENCH BTL MODE INFLIGHT METHOD LEVEL: one run, its result and its
+# bytes; LEVEL the MPI thread level asked ([mpi] thread_level) and given
 p2p() {
 	$MPIRUN -np 2 $TFGB "$1" $J $P -s mpi.btl="$2" -s job.mode="$3" -s job.inflight="$4" \
+		-s mpi.thread_level="$(echo "$6" | tr A-Z a-z)" \
 		-s job.verify=yes -v -f json >"$out/r.json" 2>"$out/e" ||
 		fail "$1 over $2 ($3): exit $?: $(tail -n 5 "$out/e")"
 	json_check "d['status'] == 'ok' and d['calls'] > 0 and d['errors'] == 0
 and d['transport'] == 'mpi' and d['inflight'] == $4
 and 'Open MPI' in d['tfgb']['transport_version']
-and 'MPI_THREAD_FUNNELED' in d['tfgb']['transport_version']
+and 'MPI_THREAD_$6' in d['tfgb']['transport_version']
 and 'btl $2 (asked in [mpi] btl)' in d['tfgb']['transport_version']" <"$out/r.json" ||
 		fail "$1 over $2 ($3): bad result: $(cat "$out/r.json")"
 	n=$($PY -c 'import json,sys; d=json.load(sys.stdin); print(d["calls"] + d["warmup_calls"])' \
@@ -109,11 +112,11 @@ and 'btl $2 (asked in [mpi] btl)' in d['tfgb']['transport_version']" <"$out/r.js
 	why=$(served "$out/e" "$5" "$n" "$4" $b $back) ||
 		fail "$1 over $2: bytes: $why"
 }
-p2p latency vader,self non-serialized 1 Echo
-p2p bandwidth tcp,self non-serialized 16 Ack
+p2p latency vader,self non-serialized 1 Echo SINGLE
+p2p bandwidth tcp,self non-serialized 16 Ack FUNNELED
 echo "ok: latency (vader,self) and bandwidth inflight 16 (tcp,self): verified, bytes of both sides agree"
-p2p latency tcp,self serialized 1 EchoTensor
-p2p bandwidth vader,self serialized 16 AckTensor
+p2p latency tcp,self serialized 1 EchoTensor SINGLE
+p2p bandwidth vader,self serialized 16 AckTensor SINGLE
 # MPMD: the PS rank a tfgb serve of its own, the worker tfgb latency
 $MPIRUN -np 1 $TFGB serve $J $P -s mpi.direct=no -q : \
 	-np 1 $TFGB latency $J $P -s mpi.direct=no -s job.verify=yes -q -f json \

@@ -12,9 +12,11 @@
  * right bytes.  A client rank says MP_TAG_BYE to every server rank when
  * its process ends; a server returns once every client rank has.
  *
- * Threading: MPI_THREAD_FUNNELED: every MPI call of a process is made on
- * the thread that called MPI_Init_thread (tfgb's main thread: the engine,
- * the server loop and the queries after a run all run there).
+ * Threading: every MPI call of a process is made on the thread that
+ * called MPI_Init_thread (tfgb's main thread: the engine, the server loop
+ * and the queries after a run all run there); the others make none.  The
+ * level asked is [mpi] thread_level's: MPI_THREAD_SINGLE by default,
+ * MPI_THREAD_FUNNELED on request.
  * Errors: functions return 0 or -errno; messages go into a struct err.
  */
 #ifndef TFGB_TR_MPI_H

@@ -237,7 +237,12 @@ static int servers_of(const struct job *j, int size)
 static int world_start(const struct job *j, struct err *err)
 {
 	const struct mp_conf *o = j ? job_section_get(j, &tr_mpi_section) : NULL;
-	const int asked = MPI_THREAD_FUNNELED;
+	/* every MPI call is made on the main thread (tr_mpi.h) and tfgb's
+	 * other threads make none, all Open MPI's SINGLE needs; above SINGLE
+	 * Open MPI 4.1 takes a mutex in every call (opal_using_threads), a
+	 * third of a small call's round trip (tfgb-mpi(7)) */
+	const int asked = o && o->thread_level == MP_THREAD_FUNNELED ? MPI_THREAD_FUNNELED
+	                                                             : MPI_THREAD_SINGLE;
 	char btl[200];
 	int level = 0;
 
