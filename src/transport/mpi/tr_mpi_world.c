@@ -71,7 +71,7 @@ static int say(const char *text)
  * async-signal-safe calls: kill(pid, 0), write, _exit. */
 static void on_term(int sig)
 {
-	int gone = 0, remote = 0;
+	int gone = 0, remote = 0, saved = errno; /* kill's ESRCH: not the interrupted code's */
 
 	for (int r = 0; peers && r < mp_world.size; r++) {
 		if (r == mp_world.rank)
@@ -96,6 +96,7 @@ static void on_term(int sig)
 				break;
 	if (remote)
 		say(" may have ended (stopped by the launcher: SIGTERM)\n");
+	errno = saved;
 	if (term_prev.sa_handler != SIG_DFL && term_prev.sa_handler != SIG_IGN)
 		term_prev.sa_handler(sig);
 	else if (term_prev.sa_handler == SIG_DFL)
