@@ -4,7 +4,9 @@
 # on this machine, btl as Open MPI chooses (or MPI_BTL=tcp,self): p50 at
 # 1 x 10 B and at the default payload (4 x 10 B, 3 x 10 KiB, 3 x 1 MiB),
 # payload MB/s at inflight 16.  One run of each; prints one row per figure
-# with the ratio tfgb / floor (bandwidth: tfgb / floor, higher is better).
+# with the ratio tfgb / floor (bandwidth: tfgb / floor, higher is better);
+# each latency also against the floor with TensorFlow's matched probes
+# (mpi_pingpong -p), the part of the ratio that is the protocol's.
 #   bench/mpi.sh [-d SECONDS]
 # Run from the top of a built tree (make tfgb bench/mpi_pingpong).
 set -e
@@ -30,6 +32,12 @@ for pl in 10 default; do
 	n=$(fig "$tmp/t.json" "d['calls']")
 	f=$($run bench/mpi_pingpong -n "$n" -w $((n / 10 + 1)) $sizes | sed 's/.*p50 \([0-9.]*\) us.*/\1/')
 	printf '%-28s %11.2f us %11.2f us %7.2f\n' "latency p50 $pl" "$t" "$f" \
+		"$(echo "$t $f" | awk '{print $1 / $2}')"
+	# the floor of TensorFlow's protocol (matched probes, MPI_Isend): how
+	# much of the ratio is the protocol's, how much tfgb's own
+	f=$($run bench/mpi_pingpong -p -n "$n" -w $((n / 10 + 1)) $sizes |
+		sed 's/.*p50 \([0-9.]*\) us.*/\1/')
+	printf '%-28s %11.2f us %11.2f us %7.2f\n' "  vs matched-probe floor" "$t" "$f" \
 		"$(echo "$t $f" | awk '{print $1 / $2}')"
 done
 # bandwidth, default payload, inflight 16

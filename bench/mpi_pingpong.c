@@ -4,7 +4,7 @@
  * Build (`make bench/mpi_pingpong`, or by hand):
  *   mpicc -O2 -std=c11 -D_GNU_SOURCE -o bench/mpi_pingpong bench/mpi_pingpong.c
  * Run:
- *   mpirun -np 2 bench/mpi_pingpong [-n CALLS] [-w WARMUP] [-b] [-i INFLIGHT] SIZES
+ *   mpirun -np 2 bench/mpi_pingpong [-n CALLS] [-w WARMUP] [-b] [-i INFLIGHT] [-p] SIZES
  *   SIZES: bytes of the payload's buffers, "10" or "10,10240,1048576"
  *
  * Ping-pong (default): rank 1 sends the payload to rank 0 and waits for it
@@ -16,6 +16,10 @@
  * Streaming bandwidth (-b): rank 1 keeps INFLIGHT payload messages
  * outstanding (MPI_Isend), rank 0 answers each with an 8-byte count, as
  * tfgb's Ack; prints the payload MB/s (10^6 bytes) over CALLS messages.
+ * Matched probes (-p): every ping-pong message is taken as TensorFlow's
+ * MPI channel takes it (and tfgb's transport), by polling MPI_Improbe on
+ * any source, then MPI_Get_count and MPI_Mrecv, and sent with MPI_Isend
+ * then MPI_Wait: the floor of that protocol, against the plain one's.
  * Exit status 0, 1 on an MPI failure, 2 on bad arguments.
  */
 #include <mpi.h>
@@ -50,6 +54,37 @@ static void pack(const struct payload *p, unsigned char *out)
 	}
 }
 
+static int probe; /* -p: matched probes and non-blocking sends */
+
+/* One message of up to n bytes from src under tag into msg. */
+static void recv_msg(unsigned char *msg, int n, int src, int tag)
+{
+	MPI_Message m;
+	MPI_Status st;
+	int flag = 0, got = 0;
+
+	if (!probe) {
+		MPI_Recv(msg, n, MPI_BYTE, src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		return;
+	}
+	while (!flag)
+		MPI_Improbe(MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &flag, &m, &st);
+	MPI_Get_count(&st, MPI_BYTE, &got);
+	MPI_Mrecv(msg, got, MPI_BYTE, &m, MPI_STATUS_IGNORE);
+}
+
+static void send_msg(const unsigned char *msg, int n, int dst, int tag)
+{
+	MPI_Request r;
+
+	if (!probe) {
+		MPI_Send(msg, n, MPI_BYTE, dst, tag, MPI_COMM_WORLD);
+		return;
+	}
+	MPI_Isend(msg, n, MPI_BYTE, dst, tag, MPI_COMM_WORLD, &r);
+	MPI_Wait(&r, MPI_STATUS_IGNORE);
+}
+
 static int pingpong(const struct payload *p, unsigned char *msg, long warm, long calls, int rank)
 {
 	uint64_t *lat = rank == 1 ? malloc((size_t)calls * sizeof *lat) : NULL;
@@ -60,14 +95,14 @@ static int pingpong(const struct payload *p, unsigned char *msg, long warm, long
 		return 1;
 	for (long i = 0; i < warm + calls; i++) {
 		if (rank == 0) {
-			MPI_Recv(msg, (int)p->total, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-			MPI_Send(msg, (int)p->total, MPI_BYTE, 1, 2, MPI_COMM_WORLD);
+			recv_msg(msg, (int)p->total, 1, 1);
+			send_msg(msg, (int)p->total, 1, 2);
 			continue;
 		}
 		uint64_t t0 = mono_ns();
 		pack(p, msg);
-		MPI_Send(send, (int)p->total, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
-		MPI_Recv(msg, (int)p->total, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		send_msg(send, (int)p->total, 0, 1);
+		recv_msg(msg, (int)p->total, 0, 2);
 		if (i >= warm)
 			lat[i - warm] = mono_ns() - t0;
 	}
@@ -75,7 +110,8 @@ static int pingpong(const struct payload *p, unsigned char *msg, long warm, long
 		for (long i = 0; i < calls; i++)
 			sum += (double)lat[i];
 		qsort(lat, (size_t)calls, sizeof *lat, cmp_u64);
-		printf("pingpong %zu bytes: p50 %.2f us, mean %.2f us over %ld calls\n", p->total,
+		printf("pingpong%s %zu bytes: p50 %.2f us, mean %.2f us over %ld calls\n",
+		       probe ? " (matched probes)" : "", p->total,
 		       (double)lat[calls / 2] / 1e3, sum / (double)calls / 1e3, calls);
 	}
 	free(lat);
@@ -165,7 +201,7 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	while ((opt = getopt(argc, argv, "n:w:bi:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:w:bi:p")) != -1) {
 		if (opt == 'n')
 			calls = atol(optarg);
 		else if (opt == 'w')
@@ -174,12 +210,14 @@ int main(int argc, char **argv)
 			bw = 1;
 		else if (opt == 'i')
 			inflight = atoi(optarg);
+		else if (opt == 'p')
+			probe = 1;
 	}
 	if (size != 2 || optind != argc - 1 || calls < 1 || warm < 0 || inflight < 1 ||
 	    inflight > MAX_INFLIGHT || sizes(argv[optind], &p) < 0) {
 		if (rank == 0)
 			fprintf(stderr, "usage: mpirun -np 2 mpi_pingpong [-n CALLS] [-w WARMUP] [-b] "
-			        "[-i INFLIGHT] SIZES\n");
+			        "[-i INFLIGHT] [-p] SIZES\n");
 		MPI_Finalize();
 		return 2;
 	}

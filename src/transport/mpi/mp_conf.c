@@ -10,6 +10,9 @@ const char *const mp_btl_names[] = {
 	[MP_BTL_AUTO] = "auto", [MP_BTL_VADER] = "vader,self", [MP_BTL_TCP] = "tcp,self",
 	[MP_BTL_BOTH] = "vader,tcp,self", [MP_BTL_BOTH + 1] = NULL};
 
+const char *const mp_thread_names[] = {
+	[MP_THREAD_SINGLE] = "single", [MP_THREAD_FUNNELED] = "funneled", [MP_THREAD_FUNNELED + 1] = NULL};
+
 static const struct opt_def keys[] = {
 	{"mpi", "direct", OPT_BOOL, M(direct), "on",
 	 .help = "mpi transport: large bodies as a header, then their bytes straight into place "
@@ -19,6 +22,9 @@ static const struct opt_def keys[] = {
 	{"mpi", "btl", OPT_ENUM, M(btl), "auto", .values = mp_btl_names,
 	 .help = "mpi transport: Open MPI's byte transfer layers (OMPI_MCA_btl); auto: Open MPI's "
 	         "choice"},
+	{"mpi", "thread_level", OPT_ENUM, M(thread_level), "single", .values = mp_thread_names,
+	 .help = "mpi transport: the thread level MPI_Init_thread asks for (funneled: Open MPI "
+	         "locks in each call)"},
 	{0},
 };
 

@@ -19,11 +19,16 @@
 enum mp_btl { MP_BTL_AUTO, MP_BTL_VADER, MP_BTL_TCP, MP_BTL_BOTH };
 extern const char *const mp_btl_names[];
 
+/* [mpi] thread_level: what MPI_Init_thread is asked (mp_thread_names). */
+enum mp_thread { MP_THREAD_SINGLE, MP_THREAD_FUNNELED };
+extern const char *const mp_thread_names[];
+
 /* The typed [mpi] section, as job_section_get(j, &tr_mpi_section) returns it. */
 struct mp_conf {
 	int direct;          /* the metadata-then-bytes path for large bodies */
 	uint64_t direct_min; /* ... of at least this many bytes */
 	int btl;             /* enum mp_btl: Open MPI's byte transfer layers */
+	int thread_level;    /* enum mp_thread */
 };
 
 extern const struct job_section tr_mpi_section;

@@ -98,6 +98,7 @@ static int mp_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_
 	c->inflight_max = cfg->inflight;
 	c->timeout_ns = cfg->timeout_ns;
 	dlist_init(&c->done);
+	mp_term_watch();
 	*out = c;
 	return 0;
 }

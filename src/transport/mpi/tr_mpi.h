@@ -12,9 +12,11 @@
  * right bytes.  A client rank says MP_TAG_BYE to every server rank when
  * its process ends; a server returns once every client rank has.
  *
- * Threading: MPI_THREAD_FUNNELED: every MPI call of a process is made on
- * the thread that called MPI_Init_thread (tfgb's main thread: the engine,
- * the server loop and the queries after a run all run there).
+ * Threading: every MPI call of a process is made on the thread that
+ * called MPI_Init_thread (tfgb's main thread: the engine, the server loop
+ * and the queries after a run all run there); the others make none.  The
+ * level asked is [mpi] thread_level's: MPI_THREAD_SINGLE by default,
+ * MPI_THREAD_FUNNELED on request.
  * Errors: functions return 0 or -errno; messages go into a struct err.
  */
 #ifndef TFGB_TR_MPI_H
@@ -56,6 +58,14 @@ extern struct mp_world mp_world;
  * -EINVAL with err when the process is not a rank of an MPI launch (the
  * command to use), -EIO when MPI does not start.  MPI_Finalize runs at exit. */
 int mp_world_up(const struct job *j, struct err *err);
+
+/* From here on a SIGTERM (Open MPI's launcher stopping the ranks when one
+ * has died) names the ranks of this host that are gone, their role and
+ * host, and ends this process with status 1; with none gone, it names
+ * the ranks of other hosts and runs the handler it replaced.  Called
+ * where a rank starts its part (the client's open, the server's loop),
+ * after the command set its own handler. */
+void mp_term_watch(void);
 
 /* A buffer from MPI_Alloc_mem, grown when a bigger message comes and kept. */
 struct mp_buf {

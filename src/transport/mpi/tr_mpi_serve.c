@@ -305,6 +305,7 @@ int mp_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 	for (int i = 0; i < POOL; i++)
 		s->pool[i].req[0] = s->pool[i].req[1] = MPI_REQUEST_NULL;
 	bench_init(&s->bench, cfg);
+	mp_term_watch();
 	if (cfg->ready)
 		cfg->ready(cfg->ready_arg);
 	for (unsigned idle = 0; !*cfg->stop && s->byes < clients;) {

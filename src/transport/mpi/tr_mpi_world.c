@@ -8,9 +8,11 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -28,6 +30,118 @@ static const char *level_name(int level)
 	case MPI_THREAD_MULTIPLE: return "MPI_THREAD_MULTIPLE";
 	default: return "an unknown thread level";
 	}
+}
+
+/* Every rank of the launch, as the others name it when it dies: its pid
+ * and host, gathered once at start; peer_line[r] the words of the line
+ * that names it, made then (the SIGTERM handler only writes them). */
+#define PEER_HOST 64
+struct peer {
+	int pid;
+	char host[PEER_HOST];
+};
+static struct peer *peers;
+static char (*peer_line)[160];
+static char self_line[160];
+static struct sigaction term_prev;
+
+/* "PS i" or "worker j" into out: the rank's role in the launch. */
+static void role_of(int rank, char *out, size_t cap)
+{
+	if (rank < mp_world.nservers)
+		snprintf(out, cap, "PS %d", rank);
+	else
+		snprintf(out, cap, "worker %d", rank - mp_world.nservers);
+}
+
+/* text on stderr, from a signal handler: 0 or -1 */
+static int say(const char *text)
+{
+	size_t n = strlen(text);
+
+	return write(2, text, n) == (ssize_t)n ? 0 : -1;
+}
+
+/* The launcher's SIGTERM (Open MPI's orted stops the other ranks when one
+ * dies, then kills them a second later): the ranks of this host whose
+ * process is gone are named, with their role and host, and this rank
+ * ends with status 1 at once (its MPI peers are gone: no MPI call
+ * returns).  With none gone here, the ranks of the other hosts are named
+ * as the ones that may have ended, then the usual stop.  Only
+ * async-signal-safe calls: kill(pid, 0), write, _exit. */
+static void on_term(int sig)
+{
+	int gone = 0, remote = 0, saved = errno; /* kill's ESRCH: not the interrupted code's */
+
+	for (int r = 0; peers && r < mp_world.size; r++) {
+		if (r == mp_world.rank)
+			continue;
+		if (strcmp(peers[r].host, peers[mp_world.rank].host)) {
+			remote++;
+			continue;
+		}
+		if (kill(peers[r].pid, 0) < 0 && errno == ESRCH) {
+			say(self_line);
+			say(peer_line[r]);
+			say(" ended: this rank stops (exit 1)\n");
+			gone++;
+		}
+	}
+	if (gone)
+		_exit(1);
+	if (remote && say(self_line) == 0)
+		for (int r = 0, n = 0; r < mp_world.size && n < 8; r++)
+			if (strcmp(peers[r].host, peers[mp_world.rank].host) &&
+			    (say(n++ ? "; " : "") < 0 || say(peer_line[r]) < 0))
+				break;
+	if (remote)
+		say(" may have ended (stopped by the launcher: SIGTERM)\n");
+	errno = saved;
+	if (term_prev.sa_handler != SIG_DFL && term_prev.sa_handler != SIG_IGN)
+		term_prev.sa_handler(sig);
+	else if (term_prev.sa_handler == SIG_DFL)
+		_exit(1);
+}
+
+void mp_term_watch(void)
+{
+	struct sigaction sa, now;
+
+	if (!peers || sigaction(SIGTERM, NULL, &now) < 0 || now.sa_handler == on_term)
+		return;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_term;
+	sigemptyset(&sa.sa_mask);
+	term_prev = now;
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Every rank's pid and host and the lines that name them.  A failure
+ * leaves the launcher's own report alone. */
+static void peers_gather(void)
+{
+	struct peer me = {.pid = (int)getpid()};
+	char role[32];
+
+	if (gethostname(me.host, sizeof me.host - 1) < 0)
+		snprintf(me.host, sizeof me.host, "?");
+	if (!(peers = calloc((size_t)mp_world.size, sizeof *peers)) ||
+	    !(peer_line = calloc((size_t)mp_world.size, sizeof *peer_line)) ||
+	    MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, peers, (int)sizeof me, MPI_BYTE,
+	                  mp_world.comm) != MPI_SUCCESS) {
+		free(peers);
+		free(peer_line);
+		peers = NULL;
+		return;
+	}
+	for (int r = 0; r < mp_world.size; r++) {
+		role_of(r, role, sizeof role);
+		snprintf(peer_line[r], sizeof peer_line[r], "rank %d (%s) on host %s, pid %d", r, role,
+		         peers[r].host, peers[r].pid);
+	}
+	role_of(mp_world.rank, role, sizeof role);
+	snprintf(self_line, sizeof self_line, "tfgb: rank %d (%s) on host %s: ", mp_world.rank, role,
+	         me.host);
 }
 
 /* A client rank's goodbye to every server rank, then MPI's end: at exit,
@@ -124,7 +238,12 @@ static int servers_of(const struct job *j, int size)
 static int world_start(const struct job *j, struct err *err)
 {
 	const struct mp_conf *o = j ? job_section_get(j, &tr_mpi_section) : NULL;
-	const int asked = MPI_THREAD_FUNNELED;
+	/* every MPI call is made on the main thread (tr_mpi.h) and tfgb's
+	 * other threads make none, all Open MPI's SINGLE needs; above SINGLE
+	 * Open MPI 4.1 takes a mutex in every call (opal_using_threads), a
+	 * third of a small call's round trip (tfgb-mpi(7)) */
+	const int asked = o && o->thread_level == MP_THREAD_FUNNELED ? MPI_THREAD_FUNNELED
+	                                                             : MPI_THREAD_SINGLE;
 	char btl[200];
 	int level = 0;
 
@@ -142,6 +261,7 @@ static int world_start(const struct job *j, struct err *err)
 	mp_world.nservers = servers_of(j, mp_world.size);
 	mp_world.up = 1;
 	world_text(asked, btl);
+	peers_gather();
 	atexit(world_end);
 	if (level < asked) {
 		err_set(err, "MPI gives thread level %s, the transport needs %s", level_name(level),
