@@ -75,6 +75,11 @@ bad() {
 	[ -z "${TFGB_FAIL_FAST:-}" ] || exit 1
 }
 skip() { echo "$*"; exit 77; }
+# in_part NAME: 0 when the script's checks of part NAME are to run: always,
+# unless TFGB_TEST_PART names another part (tests/mutants.sh, for a mutant
+# whose line names the part of the script that catches it, SUITE:PART,
+# leaves the other parts' cases out; make check runs every part)
+in_part() { [ -z "${TFGB_TEST_PART:-}" ] || [ "$TFGB_TEST_PART" = "$1" ]; }
 
 # A TCP port P on 127.0.0.1 that nothing listens on right now, with P-1
 # free too: a PS 0 started by hand hosts the control service one port below.

@@ -4,7 +4,9 @@
 #     FILE | SUITE | TEXT => REPLACEMENT
 # (`#` starts a comment line): TEXT must occur on exactly one line of FILE,
 # where it is replaced by REPLACEMENT; SUITE is a unit suite (CK_RUN_SUITE,
-# e.g. stats) or a shell test (t_ctrl).
+# e.g. stats), a shell test (t_ctrl) or one part of a shell test that
+# has parts (t_true_input:outputs, its cases that catch the mutant: a
+# whole run of the script took a minute a mutant).
 #
 # The work tree is never touched: the tree is copied to a scratch directory
 # (MUTANTS_DIR, default a new one under TMPDIR), built there once, every
@@ -61,7 +63,9 @@ run() {
 		if [ -z "$slow_given" ]; then
 			TFGB_TEST_SLOW=$(load_slow) SLOW=$TFGB_TEST_SLOW
 		fi
-		timeout $((600 * SLOW)) sh "tests/$1.sh" >run.log 2>&1 </dev/null ;;
+		# t_foo:PART runs t_foo's PART only (tests/lib.sh: in_part)
+		TFGB_TEST_PART=${1#"${1%%:*}"} TFGB_TEST_PART=${TFGB_TEST_PART#:} \
+			timeout $((600 * SLOW)) sh "tests/${1%%:*}.sh" >run.log 2>&1 </dev/null ;;
 	*) CK_RUN_SUITE=$1 CK_DEFAULT_TIMEOUT=$((60 * SLOW)) timeout $((600 * SLOW)) \
 		./tests/check_tfgb >run.log 2>&1 </dev/null ;;
 	esac
