@@ -13,7 +13,10 @@
 #      that it speaks HTTP/2 and names cluster.control;
 #   5. the other transport's server: "socket transport" / "HTTP/2";
 #   6. a throughput worker whose cluster.control host does not resolve:
-#      "cannot reach the control service at ...: cannot resolve ...".
+#      "cannot reach the control service at ...: cannot resolve ...";
+#   7. SIGTERM to a worker waiting for its PS, or for the control service,
+#      that do not listen: it ends at once, "interrupted while connecting",
+#      not at its 20 s job.timeout.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
@@ -35,13 +38,16 @@ now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
 QUICK="-s job.timeout=20s -s job.warmup=100ms -s job.duration=$(slow 300)ms"
 
-# expect WHAT TEXT CMD...: CMD exits 1 within FAST_S seconds, saying TEXT
+# expect WHAT TEXT CMD...: CMD exits 1 within FAST_S seconds, saying TEXT;
+# one that runs on is stopped (SIGTERM, then SIGKILL 2 s later: SIGTERM may
+# be what it ignores) at FAST_S + 1 s, where it has failed
+# already, instead of waiting out its 20 s job.timeout (exit status 124)
 expect() {
 	what=$1 text=$2
 	shift 2
 	t0=$(now_ms)
 	rc=0
-	"$@" >"$out/stdout" 2>"$out/stderr" || rc=$?
+	timeout -k 2 $((FAST_S + 1)) "$@" >"$out/stdout" 2>"$out/stderr" || rc=$?
 	took=$(($(now_ms) - t0))
 	if [ "$rc" != 1 ]; then
 		bad "$what: exit status $rc, not 1: $(cat "$out/stderr")"
@@ -130,6 +136,27 @@ for tr in grpc socket; do
 	wait "$srv" 2>/dev/null
 	srv=''
 done
+
+# 7. SIGTERM (as Ctrl-C's SIGINT) 1 s into a wait for a connection; SIGKILL
+#    1 s later ends one that ignores it (exit 137)
+port=$(free_port) || fail "no free port"
+for tr in grpc socket; do
+	expect "$tr: SIGTERM while waiting for the PS" \
+		"worker 0: PS 0: interrupted while connecting to '127.0.0.1:$port'" \
+		timeout -k 1 --preserve-status 1 $TFGB throughput -q $QUICK --task 0 -s job.transport=$tr \
+		-s cluster.ps=127.0.0.1:$port
+done
+ps_port=$(free_port) || fail "no free port"
+$TFGB serve -s cluster.ps=127.0.0.1:$ps_port >"$out/serve.log" 2>&1 &
+srv=$!
+wait_line "$out/serve.log" "listening on" 10 || fail "serve did not start"
+expect "SIGTERM while waiting for the control service" \
+	"worker 0: interrupted while connecting to the control service at '127.0.0.1:$port'" \
+	timeout -k 1 --preserve-status 1 $TFGB throughput -q $QUICK --task 0 -s cluster.ps=127.0.0.1:$ps_port \
+	-s cluster.control=127.0.0.1:$port
+kill "$srv"
+wait "$srv" 2>/dev/null
+srv=''
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"
 echo "t_diag: ok"

@@ -6,6 +6,8 @@
 #include <time.h>
 #include <unistd.h>
 
+volatile sig_atomic_t tfgb_stop;
+
 uint64_t now_ns(void)
 {
 	struct timespec ts;

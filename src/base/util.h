@@ -2,11 +2,22 @@
 #ifndef TFGB_UTIL_H
 #define TFGB_UTIL_H
 
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
 /* CLOCK_MONOTONIC in nanoseconds: the clock of every timed window. */
 uint64_t now_ns(void);
+
+/* Counts SIGINT and SIGTERM once the commands' handler is installed
+ * (tfgb_catch_signals, src/cmd/tfgb.c); 0: none came.  A benchmark stops
+ * early, in order, and reports what it measured as interrupted.  The
+ * commands pass it down to their own waits; a wait for a connection below
+ * them (a transport's connect, the control service's) takes its value as
+ * it begins and gives up at once, -EINTR, when a signal comes during it,
+ * instead of running on to its deadline: a connection opened after the
+ * signal (for the interrupted run's report) still waits as usual. */
+extern volatile sig_atomic_t tfgb_stop;
 
 /* fopen(path, "w") that never blocks: a FIFO without a reader fails with
  * ENXIO rather than waiting for one forever.  NULL with errno. */

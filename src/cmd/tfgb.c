@@ -28,12 +28,11 @@ FILE *tfgb_out(struct tfgb *t)
 	return t->out;
 }
 
-volatile sig_atomic_t tfgb_stop;
-
 static void tfgb_on_signal(int sig)
 {
 	(void)sig;
-	tfgb_stop = 1;
+	if (tfgb_stop < 100)
+		tfgb_stop = tfgb_stop + 1; /* counted: util.h */
 }
 
 void tfgb_catch_signals(void)

@@ -6,6 +6,7 @@
 #include <stdio.h>
 
 #include "job.h"
+#include "util.h"
 #include "version.h"
 
 
@@ -62,10 +63,7 @@ int tfgb_exe_dir(char *buf, size_t len);
 /* Prints "tfgb: <message>" on stderr. */
 void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* Set by SIGINT or SIGTERM once tfgb_catch_signals ran: a benchmark stops
- * early, in order, and reports what it measured as interrupted. */
-extern volatile sig_atomic_t tfgb_stop;
-/* SIGINT and SIGTERM set tfgb_stop (no SA_RESTART: a blocking wait
+/* SIGINT and SIGTERM set tfgb_stop (util.h; no SA_RESTART: a blocking wait
  * returns at once); SIGPIPE is ignored, a closed peer is a call's error. */
 void tfgb_catch_signals(void);
 

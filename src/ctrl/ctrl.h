@@ -70,7 +70,8 @@ void ctrl_server_stop(struct ctrl_server *s);
  * come up (workers may start before PS 0).  Every call presents token (NULL
  * or "": none).  0 or -errno with err set.  A call the service refuses for
  * its token fails with -EACCES and err saying so; a host that does not
- * resolve fails at once with -EHOSTUNREACH. */
+ * resolve fails at once with -EHOSTUNREACH; SIGINT or SIGTERM during the
+ * wait (tfgb_stop, util.h) end it within 100 ms, -EINTR. */
 int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
                      const char *token, uint64_t deadline_ns, struct ctrl_client **out,
                      struct err *err);

@@ -44,6 +44,7 @@ int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
 	grpc_channel_credentials *creds;
 	grpc_connectivity_state st;
 	uint64_t start_ns = now_ns();
+	const sig_atomic_t stop0 = tfgb_stop;
 	struct ctrl_client *c = calloc(1, sizeof *c);
 	char within[32];
 
@@ -76,7 +77,12 @@ int ctrl_client_open(const struct opt_hostport *addr, const struct job_tls *tls,
 		c->method[m] = grpc_channel_register_call(c->ch, ctrl_method_path[m], NULL, NULL);
 
 	/* the channel keeps retrying with the backoff of GRPCX_CLIENT_ARGS */
-	st = grpcx_wait_ready(c->ch, c->gpr_off, deadline_ns);
+	st = grpcx_wait_ready(c->ch, c->gpr_off, deadline_ns, stop0);
+	if (st != GRPC_CHANNEL_READY && tfgb_stop != stop0) {
+		err_set(err, "interrupted while connecting to the control service at '%s'", c->target);
+		ctrl_client_close(c);
+		return -EINTR;
+	}
 	if (st != GRPC_CHANNEL_READY) {
 		grpcx_within(start_ns, deadline_ns, within, sizeof within);
 		err_set(err, "cannot reach the control service at '%s' within %s: %s",

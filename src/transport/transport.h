@@ -163,7 +163,8 @@ struct tr_ops {
 	                   struct err *err);
 	void (*client_close)(struct tr_client *c); /* closes its connections too */
 	/* Opens a connection and waits until it is ready or deadline_ns
-	 * (now_ns() clock) passes. */
+	 * (now_ns() clock) passes; SIGINT or SIGTERM during the wait (tfgb_stop,
+	 * util.h) end it early with -EINTR, err "interrupted while connecting". */
 	int (*connect)(struct tr_client *c, const struct opt_hostport *addr,
 	               uint64_t deadline_ns, struct tr_conn **out, struct err *err);
 	/* Starts a call; 0 when started, -EAGAIN when the connection has no

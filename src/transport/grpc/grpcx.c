@@ -145,7 +145,7 @@ static int hopeless_peer(const struct opt_hostport *addr, const struct job_tls *
 }
 
 grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
-                                             uint64_t deadline_ns,
+                                             uint64_t deadline_ns, sig_atomic_t stop0,
                                              const struct opt_hostport *addr,
                                              const struct job_tls *tls, struct err *why)
 {
@@ -155,17 +155,22 @@ grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
 	if (why)
 		why->msg[0] = 0;
 	for (;;) {
+		uint64_t now = now_ns(), until = deadline_ns;
+
 		st = grpc_channel_check_connectivity_state(ch, 1);
-		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN ||
-		    now_ns() >= deadline_ns)
+		if (st == GRPC_CHANNEL_READY || st == GRPC_CHANNEL_SHUTDOWN || now >= deadline_ns ||
+		    tfgb_stop != stop0)
 			break;
 		/* each new failure: a peer that is not what we want is told at once */
 		if (addr && why && st == GRPC_CHANNEL_TRANSIENT_FAILURE && last != st &&
 		    hopeless_peer(addr, tls, deadline_ns, why))
 			break;
 		last = st;
-		grpc_channel_watch_connectivity_state(ch, st, grpcx_deadline(offset, deadline_ns), wcq,
-		                                      NULL);
+		/* a watch of 100 ms at most: SIGINT or SIGTERM (tfgb_stop) ends
+		 * the wait then, not at the deadline */
+		if (until - now > GRPCX_STOP_POLL_NS)
+			until = now + GRPCX_STOP_POLL_NS;
+		grpc_channel_watch_connectivity_state(ch, st, grpcx_deadline(offset, until), wcq, NULL);
 		grpc_completion_queue_next(wcq, gpr_inf_future(GPR_CLOCK_MONOTONIC), NULL);
 	}
 	grpc_completion_queue_shutdown(wcq);
@@ -174,9 +179,10 @@ grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
 	return st;
 }
 
-grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns)
+grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns,
+                                         sig_atomic_t stop0)
 {
-	return grpcx_wait_ready_why(ch, offset, deadline_ns, NULL, NULL, NULL);
+	return grpcx_wait_ready_why(ch, offset, deadline_ns, stop0, NULL, NULL, NULL);
 }
 
 void grpcx_within(uint64_t start_ns, uint64_t deadline_ns, char *buf, size_t len)

@@ -4,6 +4,7 @@
 #ifndef TFGB_GRPCX_H
 #define TFGB_GRPCX_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -59,15 +60,19 @@ gpr_timespec grpcx_deadline(int64_t offset, uint64_t deadline_ns);
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, {.integer = 100}}, \
 	{GRPC_ARG_INTEGER, (char *)GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, {.integer = 1000}}
 
-/* Waits until ch is READY, SHUTDOWN or deadline_ns; returns the last state. */
-grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns);
+/* Waits until ch is READY, SHUTDOWN or deadline_ns, or until tfgb_stop
+ * (util.h) is no longer stop0, its value when the caller's wait began
+ * (seen within GRPCX_STOP_POLL_NS); returns the last state. */
+#define GRPCX_STOP_POLL_NS 100000000ull
+grpc_connectivity_state grpcx_wait_ready(grpc_channel *ch, int64_t offset, uint64_t deadline_ns,
+                                         sig_atomic_t stop0);
 /* The same for a channel to addr with the credentials of tls, which also
  * returns TRANSIENT_FAILURE at once, with why (when not NULL) saying what the
  * peer is, when the failure is one that waiting will not cure: the peer is
  * not a gRPC server (peer.h), or it speaks TLS to a plaintext client or
  * plaintext to a TLS one.  why is "" otherwise. */
 grpc_connectivity_state grpcx_wait_ready_why(grpc_channel *ch, int64_t offset,
-                                             uint64_t deadline_ns,
+                                             uint64_t deadline_ns, sig_atomic_t stop0,
                                              const struct opt_hostport *addr,
                                              const struct job_tls *tls, struct err *why);
 /* The time from start_ns to deadline_ns, to the millisecond, for "cannot

@@ -192,8 +192,13 @@ static int channel_wait(struct tr_client *c, struct tr_conn *k, int i,
 {
 	grpc_connectivity_state st;
 	struct err why;
+	sig_atomic_t stop0 = tfgb_stop;
 
-	st = grpcx_wait_ready_why(k->ch[i], c->gpr_off, deadline_ns, addr, c->tls, &why);
+	st = grpcx_wait_ready_why(k->ch[i], c->gpr_off, deadline_ns, stop0, addr, c->tls, &why);
+	if (st != GRPC_CHANNEL_READY && tfgb_stop != stop0) {
+		err_set(err, "interrupted while connecting to '%s'", k->target);
+		return -EINTR;
+	}
 	if (st != GRPC_CHANNEL_READY && why.msg[0]) { /* told at once: waiting would not help */
 		err_set(err, "'%s' is not a tfgb gRPC server: %s", k->target, why.msg);
 		return -EPROTO;

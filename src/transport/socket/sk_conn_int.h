@@ -14,7 +14,8 @@ struct addrinfo;
 struct sk_opts; /* tr_socket.h, not included: tr_socket.c includes this one */
 
 /* A connection to one of res's addresses, tried in order; a server that
- * is still starting refuses: tried again until deadline_ns.  The socket
+ * is still starting refuses: tried again until deadline_ns, or until
+ * SIGINT or SIGTERM come meanwhile (tfgb_stop, util.h: -EINTR).  The socket
  * (non-blocking, SO_SNDBUF and SO_RCVBUF of o set before connect), or
  * -errno (with *what when an option could not be set; *what is NULL on
  * entry). */

@@ -585,6 +585,8 @@ static int sk_connect(struct tr_client *c, const struct opt_hostport *addr, uint
 		if (what) {
 			err_set(err, "cannot set %s on the connection to '%s': %s",
 			         what, target, strerror(-fd));
+		} else if (fd == -EINTR) {
+			err_set(err, "interrupted while connecting to '%s'", target);
 		} else {
 			char within[32];
 			uint64_t ms = deadline_ns > start_ns ? (deadline_ns - start_ns + 500000) / 1000000 : 0;

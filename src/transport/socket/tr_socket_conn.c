@@ -80,8 +80,11 @@ int sk_connect_retry(const struct addrinfo *res, const struct sk_opts *o,
                      uint64_t deadline_ns, const char **what)
 {
 	int fd = -ECONNREFUSED;
+	const sig_atomic_t stop0 = tfgb_stop;
 
 	for (int refused = 0;;) {
+		if (tfgb_stop != stop0) /* SIGINT or SIGTERM since: no more tries */
+			return -EINTR;
 		for (const struct addrinfo *ai = res; ai; ai = ai->ai_next) {
 			fd = connect_one(ai, o, deadline_ns, what);
 			if (fd >= 0 || *what)

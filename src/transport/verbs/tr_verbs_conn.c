@@ -86,18 +86,24 @@ out_free:
 }
 
 /* Connects the side channel to host:port, trying again while it is
- * refused (a server still starting) until deadline_ns.  The socket, or
- * -errno. */
+ * refused (a server still starting) until deadline_ns or SIGINT or SIGTERM
+ * (tfgb_stop changed: -EINTR).  The socket, or -errno. */
 static int side_connect(const char *host, unsigned port, uint64_t deadline_ns)
 {
 	struct addrinfo *res;
+	const sig_atomic_t stop0 = tfgb_stop;
 	int fd;
 
 	if (net_resolve(host, port, 0, &res, NULL) < 0)
 		return -EHOSTUNREACH;
 	while ((fd = net_connect_any(res, deadline_ns)) == -ECONNREFUSED &&
-	       now_ns() + VB_RETRY_NS < deadline_ns)
+	       now_ns() + VB_RETRY_NS < deadline_ns) {
+		if (tfgb_stop != stop0) {
+			fd = -EINTR;
+			break;
+		}
 		nanosleep(&(struct timespec){0, (long)VB_RETRY_NS}, NULL);
+	}
 	freeaddrinfo(res);
 	return fd;
 }
@@ -256,9 +262,12 @@ int vb_connect(struct tr_client *c, const struct opt_hostport *addr, uint64_t de
 		goto out_free;
 	if ((k->fd = side_connect(addr->host, side, deadline_ns)) < 0) {
 		rc = k->fd;
-		err_set(err, "cannot connect to the verbs side channel of "
-		         "'%s' (port %u): %s", k->target, side,
-		         rc == -EHOSTUNREACH ? "unknown host" : strerror(-rc));
+		if (rc == -EINTR)
+			err_set(err, "interrupted while connecting to '%s'", k->target);
+		else
+			err_set(err, "cannot connect to the verbs side channel of "
+			         "'%s' (port %u): %s", k->target, side,
+			         rc == -EHOSTUNREACH ? "unknown host" : strerror(-rc));
 		goto out_free;
 	}
 	rc = vb_ep_open(&k->ep, c->dev, c->d, &c->attr, &c->o, c->ch, c->o.recv_depth,
