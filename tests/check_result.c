@@ -16,7 +16,8 @@ static struct wresult *a, *b;
 /* The bytes after the allocator strings: the placement strings with their
  * lengths, the NUMA node, the six resource figures, nivl and ivl_dropped (no intervals). */
 #define TAIL(r) (4 + (long)strlen((r)->place.cpus) + (long)strlen((r)->place.mempolicy) + 4 + 48 + \
-                 4 + (long)(r)->mon_len + 12)
+                 16 + 8 * TR_CNT_N + 4 + (long)strlen((r)->tc.source) + \
+                 (long)strlen((r)->tc.why) + 4 + (long)(r)->mon_len + 12)
 static unsigned char *buf;
 
 static void setup(void)
@@ -201,7 +202,7 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 9;
+	buf[7] = 10;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
@@ -422,7 +423,8 @@ START_TEST(test_result_series)
 	ck_assert_mem_eq(b->mon, a->mon, a->mon_len);
 	/* the series' magic, at its start: TAIL counts back past it */
 	buf[n - TAIL(a) + 4 + (long)strlen(a->place.cpus) + (long)strlen(a->place.mempolicy) +
-	    4 + 48 + 4] ^= 1;
+	    4 + 48 + 16 + 8 * TR_CNT_N + 4 + (long)strlen(a->tc.source) +
+	    (long)strlen(a->tc.why) + 4] ^= 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
 	/* no room for it: left out, the rest still travels */
 	n = wresult_encode(a, buf, (size_t)(n - (long)a->mon_len + 20));
@@ -457,23 +459,27 @@ START_TEST(test_result_fuzz_seeds)
 	static const char *const old[] = {"empty", "extremes", "failed", "interrupted_open_loop",
 	                                  "max_strings_ps", "repeat_runs", "two_ps", "v7_failed",
 	                                  "v7_open_loop_runs", "v7_series_intervals", "v8_failed",
-	                                  "v8_open_loop_runs", "v8_series_intervals"};
+	                                  "v8_open_loop_runs", "v8_series_intervals", "v9_failed",
+	                                  "v9_open_loop_runs", "v9_series_intervals", "v9_train"};
 
 	for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
 		ck_assert_msg(seed_decode(old[i]) == -1, "%s: an old version decodes", old[i]);
-	ck_assert_msg(seed_decode("v9_open_loop_runs") == 0,
-	              "v9_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
+	ck_assert_msg(seed_decode("v10_open_loop_runs") == 0,
+	              "v10_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
 	ck_assert_uint_eq(a->nruns, 3);
 	ck_assert_uint_gt(a->svc.count, 0);
-	ck_assert_int_eq(seed_decode("v9_series_intervals"), 0);
+	ck_assert_uint_eq(a->tc.known, 0x3f);
+	ck_assert_uint_eq(a->tc.v[TR_CNT_MSGS_RECV], 3300);
+	ck_assert_str_eq(a->tc.source, "channelz");
+	ck_assert_int_eq(seed_decode("v10_series_intervals"), 0);
 	ck_assert_uint_gt(a->mon_len, 0);
 	ck_assert_uint_eq(a->nivl, 4);
 	ck_assert_uint_gt(a->res.span_ns, 0);
 	ck_assert_str_eq(a->alloc, "glibc");
-	ck_assert_int_eq(seed_decode("v9_failed"), 0);
+	ck_assert_int_eq(seed_decode("v10_failed"), 0);
 	ck_assert_str_eq(a->host, "node-17.cluster.example");
 	ck_assert_int_eq(a->end, ENGINE_FAILED);
-	ck_assert_int_eq(seed_decode("v9_train"), 0);
+	ck_assert_int_eq(seed_decode("v10_train"), 0);
 	ck_assert_uint_eq(a->train, 1);
 	ck_assert_uint_eq(a->ps_recv[1], 8000017);
 	ck_assert_uint_eq(a->barriers, 201);

@@ -7,7 +7,9 @@
 # pattern, which does not compress, in as many as without; the frame size
 # and the stream window are in the HTTP/2 SETTINGS a peer receives from a
 # client (a python3 listener reading its preface) and from `tfgb serve`
-# (nghttp -nv), and gRPC's own sizes when BDP probing is on; bad values are
+# (nghttp -nv), and gRPC's own sizes when BDP probing is on; with
+# grpc.channelz = on both sides count one HTTP/2 stream and one message each
+# way per call, and grpc.channels = 3 three connections each; bad values are
 # refused with file or -s position, key and range (exit 2).
 # Run from the top of the source tree; exits 0 (pass), 77 (skip) or 1.
 cd "$(dirname "$0")/.." || exit 1
@@ -134,6 +136,47 @@ if command -v nghttp >/dev/null 2>&1; then
 	pids=
 else
 	skip_part "nghttp (Debian package nghttp2-client) is not installed: the server's SETTINGS unchecked"
+fi
+
+# ---- channelz: the counters of each side, per call; channels shows in them
+if in_part channelz; then
+$TFGB latency $base -s grpc.channelz=on -s job.iterations=100 -s job.warmup=0 \
+	--sweep grpc.channels=1,3 -f json >"$tmp/cz.json" 2>"$tmp/cz.err" ||
+	bad "channelz: sweep exited $?: $(cat "$tmp/cz.err")"
+$TFGB latency $base -s job.iterations=20 -s job.warmup=0 -f json >"$tmp/czoff.json" \
+	2>"$tmp/czoff.err" || bad "channelz off: latency exited $?: $(cat "$tmp/czoff.err")"
+$PY - "$tmp/cz.json" "$tmp/czoff.json" <<'EOF' || bad "channelz: see above"
+import json, re, sys
+ok = True
+def want(cond, what):
+    global ok
+    if not cond:
+        print("FAIL: channelz: " + what); ok = False
+for r in json.load(open(sys.argv[1]))["results"]:
+    ch = int(re.search(r"^channels = (\d+)$", r["job"], re.M).group(1))
+    tc = r["transport_counters"]
+    w, ps = tc["worker"], tc["ps"][0]
+    n = r["calls"] + r["warmup_calls"]
+    # every call the worker started is one stream, one message each way (the
+    # PS may also hold an idle connection the sweep's previous run left)
+    want(w["source"] == "channelz" and w["connections"] == ch and ps["connections"] >= ch,
+         "channels = %d: connections worker %s, ps %s" % (ch, w["connections"], ps["connections"]))
+    want(w["calls"] >= n >= 100 and w["streams_started"] == w["calls"] == ps["calls"]
+         and ps["streams_started"] == w["calls"], "streams: worker %s, ps %s, calls %d" % (w, ps, n))
+    for side in (w, ps):
+        want(all(side[k] == 1.0 for k in ("streams_started_per_rpc", "streams_succeeded_per_rpc",
+                                          "messages_sent_per_rpc", "messages_received_per_rpc"))
+             and side["streams_failed"] == 0 and side["keepalives_sent"] == 0,
+             "per call, %s: %s" % (side["role"], side))
+        # gRPC 1.51 keeps no windows in channelz: null with why, never 0
+        want(side["local_window_bytes"] is None and "flow-control" in side["why"],
+             "windows: %s" % side)
+off = json.load(open(sys.argv[2]))["transport_counters"]
+for side in (off["worker"], off["ps"][0]):
+    want(side["streams_started"] is None and side["messages_sent_per_rpc"] is None
+         and "channelz is off" in side["why"], "channelz off (the preset's): %s" % side)
+sys.exit(0 if ok else 1)
+EOF
 fi
 
 # ---- bad values: exit 2, where, the key and its range

@@ -503,6 +503,8 @@ int cmd_serve(struct tfgb *t)
 	serve_cfg(t, ops, addrs, n, &ready, &count, &cfg);
 	if (end.ps < 0) /* not of one launch: it keeps its own figures for the runs that ask */
 		serve_self(t, &addrs[0], &cfg, &self);
+	if (ops->serve_counters) /* and its transport's counters in every Info reply */
+		srvself_counters(self, ops->serve_counters, ctx);
 
 	status = serve_run(t, ops, ctx, &cfg, &ready, &end, self);
 out_addrs:

@@ -182,6 +182,11 @@ const struct wresult *launch_agg_add(struct launch_agg *a, uint32_t worker, cons
 	a->sum.dec_ns += w->dec_ns;
 	a->window_total += w->window_ns;
 	stats_merge(&a->sum.lat, &w->lat);
+	/* the workers' transport counters, summed (the first one's as they are) */
+	if (a->reported == 1)
+		a->sum.tc = w->tc;
+	else
+		tr_counters_add(&a->sum.tc, &w->tc);
 	if (w->end != ENGINE_DONE && !a->failed) {
 		a->failed = 1;
 		a->sum.end = w->end;

@@ -511,6 +511,11 @@ int engine_run(const struct engine_cfg *cfg, struct engine_result *res)
 	if (res->end == ENGINE_DONE && cfg->method == TR_ECHO && !cfg->verify_all &&
 	    r.outstanding == 0)
 		engine_final_check(&r);
+	/* the transport's own counters, once the last call is done */
+	if (cfg->ops->counters)
+		cfg->ops->counters(cfg->client, &res->tc);
+	else
+		tr_counters_none(&res->tc, "this transport keeps no counters of its own");
 	engine_teardown(&r);
 	return res->end == ENGINE_DONE ? 0 : res->end == ENGINE_INTERRUPTED ? 1 : -1;
 }

@@ -173,6 +173,8 @@ struct engine_result {
 	int end;                     /* enum engine_end */
 	int failed_conn;             /* connection of the failure, or -1 */
 	struct err err;              /* first failure, one line */
+	struct tr_counters tc;       /* the transport's own counters of the run's connections,
+	                              * warm-up included (tr_ops.counters) */
 };
 
 /* Runs the warm-up and the measured window(s).  Returns 0 when the run

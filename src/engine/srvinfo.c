@@ -82,6 +82,24 @@ static void unpack_self(const Tfgb__V1__ServerInfo *m, struct srvinfo *out)
 	}
 }
 
+/* Field 15, the server transport's counters: tc_has, or tc says why not. */
+static void unpack_counters(const Tfgb__V1__ServerInfo *m, struct srvinfo *out)
+{
+	struct rbuf b = {m->transport_counters.data, m->transport_counters.len, 0, 0};
+
+	if (!m->transport_counters.len) {
+		tr_counters_none(&out->tc, "the PS's reply has none (its transport keeps none, or "
+		                 "it is an older tfgb serve)");
+		return;
+	}
+	tr_counters_get(&b, &out->tc);
+	if (b.bad || b.at != b.len) {
+		tr_counters_none(&out->tc, "the PS's counters do not parse");
+		return;
+	}
+	out->tc_has = 1;
+}
+
 /* A ServerInfo; its own figures too when they were asked for (self): a
  * plain reply has samples_itself false whoever the server is, and its
  * absence says nothing then. */
@@ -109,6 +127,7 @@ static int unpack(const unsigned char *buf, size_t len, int self, struct srvinfo
 		snprintf(out->why, sizeof out->why, "its Info reply names no allocator");
 	if (self)
 		unpack_self(m, out);
+	unpack_counters(m, out);
 	tfgb__v1__server_info__free_unpacked(m, NULL);
 	return 0;
 }

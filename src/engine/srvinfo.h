@@ -35,6 +35,11 @@ struct srvinfo {
 	uint64_t window_ns;       /* the window it answered for */
 	struct monitor *mon;      /* its samples over the window, or NULL (srvinfo_clear) */
 	char res_why[120];        /* why mon is NULL, or "" */
+	/* its transport's counters of its open connections but the asking one
+	 * (ServerInfo.transport_counters), in every reply of a tfgb serve whose
+	 * transport keeps them; tc_has 0: none in the reply (tc says why) */
+	int tc_has;
+	struct tr_counters tc;
 };
 
 /* Frees s->mon; accepts a zeroed srvinfo.  srvinfo_unpack and the
@@ -64,6 +69,10 @@ struct srvself;
  * packed plain ServerInfo its replies start with.  0, or -errno. */
 int srvself_new(const struct job *j, int ps, const unsigned char *info, size_t info_len,
                 struct srvself **out);
+/* Adds the transport's counters (tr_ops.serve_counters, called with ctx on
+ * the serving thread that answers) to every reply; accepts s NULL. */
+void srvself_counters(struct srvself *s, void (*fn)(void *ctx, struct tr_counters *out),
+                      void *ctx);
 /* Stops the sampling; accepts NULL. */
 void srvself_free(struct srvself *s);
 /* tr_server_cfg's info_fn: the plain ServerInfo, with the fields of its own

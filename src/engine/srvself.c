@@ -32,7 +32,38 @@ struct srvself {
 	size_t info_len;
 	pthread_mutex_t lock;     /* runs */
 	struct srvself_run runs[SRVSELF_RUNS];
+	/* the transport's counters (tr_ops.serve_counters), or NULL */
+	void (*tc_fn)(void *ctx, struct tr_counters *out);
+	void *tc_ctx;
 };
+
+void srvself_counters(struct srvself *s, void (*fn)(void *ctx, struct tr_counters *out),
+                      void *ctx)
+{
+	if (!s)
+		return;
+	s->tc_fn = fn;
+	s->tc_ctx = ctx;
+}
+
+/* Appends field 15, the transport's counters, to the reply of len bytes
+ * in out: the new length, or len when they do not fit. */
+static size_t reply_counters(struct srvself *s, size_t len, unsigned char *out, size_t cap)
+{
+	Tfgb__V1__ServerInfo m = TFGB__V1__SERVER_INFO__INIT;
+	struct tr_counters tc;
+	unsigned char blob[sizeof tc + 64];
+	struct wbuf w = {blob, 0, sizeof blob, 0};
+
+	s->tc_fn(s->tc_ctx, &tc);
+	tr_counters_put(&w, &tc);
+	m.resources_why = (char *)"";
+	m.transport_counters.data = blob;
+	m.transport_counters.len = w.len;
+	if (w.over || len + tfgb__v1__server_info__get_packed_size(&m) > cap)
+		return len;
+	return len + tfgb__v1__server_info__pack(&m, out + len);
+}
 
 int srvself_new(const struct job *j, int ps, const unsigned char *info, size_t info_len,
                 struct srvself **out)
@@ -149,10 +180,11 @@ static size_t reply_self(struct srvself *s, uint32_t runs, uint64_t from, uint64
 	return (size_t)n;
 }
 
-size_t srvself_reply(void *arg, const unsigned char *req, size_t req_len, unsigned char *out,
-                     size_t cap)
+/* The reply of kind-less requests and of kinds BEGIN and END (see
+ * srvself_reply): 0 for the plain ServerInfo. */
+static size_t reply_kind(struct srvself *s, const unsigned char *req, size_t req_len,
+                         unsigned char *out, size_t cap)
 {
-	struct srvself *s = arg;
 	struct rbuf b = {req, req_len, 0, 0};
 	uint64_t now = now_ns(), id, span, ago, to, from;
 	unsigned kind;
@@ -172,4 +204,21 @@ size_t srvself_reply(void *arg, const unsigned char *req, size_t req_len, unsign
 	if (kind == SRVINFO_BEGIN)
 		return 0;
 	return reply_self(s, runs, from, to, out, cap);
+}
+
+size_t srvself_reply(void *arg, const unsigned char *req, size_t req_len, unsigned char *out,
+                     size_t cap)
+{
+	struct srvself *s = arg;
+	size_t len = reply_kind(s, req, req_len, out, cap);
+
+	if (!s->tc_fn || !out)
+		return len;
+	if (!len) { /* the plain one, with the counters after it */
+		if (s->info_len > cap)
+			return 0;
+		memcpy(out, s->info, s->info_len);
+		len = s->info_len;
+	}
+	return reply_counters(s, len, out, cap);
 }

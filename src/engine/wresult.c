@@ -22,6 +22,7 @@
  *     job (-1: none; -1 .. PLACE_NODE_MAX),
  *   u64 span_ns, user_ns, sys_ns, rss_peak_bytes, vcsw, ivcsw (its own
  *     resource use, wresult_res; span_ns 0 when not measured),
+ *   the transport's counters (tr_counters_put, transport.h),
  *   u32 mon_len + mon_len bytes (its resource series, monitor_pack; 0 when
  *     not sampled or when the blob has no room for it),
  *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
@@ -34,7 +35,7 @@
  * placement and the resource use (issue 17: every process measured);
  * version 7 the resource series; version 8 the NUMA node (a node per
  * local rank) and the intervals' lat_count (their mean latency); version 9
- * a training worker's figures, typed.  Only the processes of one run exchange
+ * a training worker's figures, typed; version 10 the transport's counters.  Only the processes of one run exchange
  * blobs: another version is refused, and counted as a malformed report.
  */
 #include "wresult.h"
@@ -46,7 +47,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 9u
+#define RESULT_VERSION 10u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -73,6 +74,7 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 	r->ser_sampled = res->ser_sampled;
 	r->enc_ns = res->enc_ns;
 	r->dec_ns = res->dec_ns;
+	r->tc = res->tc;
 	r->nps = nps > RESULT_PS_MAX ? RESULT_PS_MAX : nps;
 	for (uint32_t i = 0; i < r->nps; i++)
 		r->ps_calls[i] = res->conn_calls ? res->conn_calls[i] : 0;
@@ -201,6 +203,7 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	be_put(&w, r->res.rss_peak_bytes, 8);
 	be_put(&w, r->res.vcsw, 8);
 	be_put(&w, r->res.ivcsw, 8);
+	tr_counters_put(&w, &r->tc);
 	/* the series when it fits with the intervals' header after it */
 	mon_len = r->mon_len <= MONITOR_PACK_MAX && w.len + 4 + r->mon_len + 12 <= cap ?
 	          r->mon_len : 0;
@@ -373,7 +376,8 @@ static int get_self(struct rbuf *b, struct wresult *r)
 	r->res.rss_peak_bytes = be_get(b, 8);
 	r->res.vcsw = be_get(b, 8);
 	r->res.ivcsw = be_get(b, 8);
-	return 0;
+	tr_counters_get(b, &r->tc);
+	return b->bad ? -1 : 0;
 }
 
 /* The intervals: 0 or -1. */

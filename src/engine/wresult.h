@@ -68,6 +68,7 @@ struct wresult {
 	char alloc_version[64];
 	struct place_seen place;     /* where it ran, measured by itself */
 	struct wresult_res res;      /* its resources over its run */
+	struct tr_counters tc;       /* its transport's own counters (engine_result.tc) */
 	/* its resource series from the barrier's release to its report, packed
 	 * (monitor_pack): a worker with no launcher above it samples itself,
 	 * as the launcher samples its processes; mon_len 0: not sampled, or no

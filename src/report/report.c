@@ -353,6 +353,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		monitor_text(r->hosts[h].mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	}
 	report_ps_text(r, f);
+	report_tc_all_text(r, f);
 	netem_text(f); /* the emulated link, configured and measured */
 	if (res->end == ENGINE_INTERRUPTED)
 		fprintf(f, "# INTERRUPTED: partial result\n");

@@ -150,6 +150,18 @@ void report_rep_json(const struct report *r, struct json *w);
 int report_ps_has(const struct report *r);
 void report_ps_text(const struct report *r, FILE *f);
 void report_ps_json(const struct report *r, struct json *w);
+/* The transport's own counters (report_tc.c): whether figure k (enum
+ * tr_cnt) of tc is known, tc as JSON object key (role: "worker", "ps") and
+ * as a text line.  Counters never read (a benchmark that does not read
+ * them) say so. */
+int report_tc_known(const struct tr_counters *tc, int k);
+void report_tc_json(struct json *w, const char *key, const char *role,
+                    const struct tr_counters *tc);
+void report_tc_text(FILE *f, const char *role, const struct tr_counters *tc);
+/* The workers' (res->tc) and each PS's (alloc->ps[i].tc) counters: the
+ * JSON object "transport_counters" {worker, ps: [...]}, and text lines. */
+void report_tc_all_json(const struct report *r, struct json *w);
+void report_tc_all_text(const struct report *r, FILE *f);
 
 struct report {
 	const char *benchmark;          /* "TF-gRPC-P2P-Latency" */

@@ -377,6 +377,7 @@ static void tail_json(const struct report *r, const char *text, struct json *w)
 	else if (r->nhosts)
 		hosts_json(w, r);
 	report_ps_json(r, w);
+	report_tc_all_json(r, w);
 	netem_json(w);
 	json_str(w, "job", text);
 	/* the secret keys set but left out of "job", for tfgb rerun to say so */

@@ -181,3 +181,4 @@ const char *tr_status_name(int s)
 	};
 	return s >= 0 && s < (int)(sizeof names / sizeof names[0]) ? names[s] : "UNKNOWN_STATUS";
 }
+

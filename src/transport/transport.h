@@ -121,6 +121,33 @@ struct tr_client_cfg {
 	                              * job_section_get), or NULL: its defaults */
 };
 
+/* A transport's own counters of one side's connections (tr_ops.counters,
+ * tr_ops.serve_counters), read after a run, never per call: for gRPC its
+ * channelz socket data (HTTP/2 streams and messages on each connection).
+ * A figure is known only when its bit is set in `known`; an unknown one
+ * is reported null with `why`, never as 0. */
+enum tr_cnt {
+	TR_CNT_STREAMS_STARTED,   /* HTTP/2 streams started on these connections */
+	TR_CNT_STREAMS_SUCCEEDED, /* ... that ended with an OK status */
+	TR_CNT_STREAMS_FAILED,    /* ... that ended otherwise */
+	TR_CNT_MSGS_SENT,         /* messages (request or reply bodies) sent */
+	TR_CNT_MSGS_RECV,         /* ... received */
+	TR_CNT_KEEPALIVES,        /* keepalive pings sent */
+	TR_CNT_LOCAL_WINDOW,      /* smallest local flow-control window at the end, bytes */
+	TR_CNT_REMOTE_WINDOW,     /* smallest remote flow-control window at the end, bytes */
+	TR_CNT_N
+};
+#define TR_CNT_WHY_MAX 160
+struct tr_counters {
+	uint32_t known;              /* bit (1 << enum tr_cnt): v[] is known */
+	uint32_t sockets;            /* connections read */
+	uint64_t calls;              /* calls the side started (client) or answered (server),
+	                              * the per-call figures' divisor; 0: not known */
+	uint64_t v[TR_CNT_N];
+	char source[16];             /* where they come from ("channelz"), "" when nothing */
+	char why[TR_CNT_WHY_MAX];    /* why the figures not known are not, "" when all are */
+};
+
 /* Capability flags (tr_ops.caps): what callers outside the transport ask
  * of it, so that none of them tests a transport's name. */
 enum {
@@ -205,7 +232,31 @@ struct tr_ops {
 	 * (gRPC's versions); called by sysinfo_collect once tr_registry_init
 	 * registered it (sysinfo_add_source). */
 	void (*environment)(struct sysinfo_env *e);
+	/* Optional: the transport's own counters of client c's connections
+	 * (struct tr_counters), read once its calls are done and before
+	 * client_close; out is filled whole (what is not known says why). */
+	void (*counters)(struct tr_client *c, struct tr_counters *out);
+	/* Optional: the same for the server of this process (`tfgb serve`),
+	 * called from a serving thread while it answers Info. */
+	void (*serve_counters)(void *ctx, struct tr_counters *out);
 };
+
+/* Fills out for a transport that has no counters of its own: nothing
+ * known, why saying so. */
+void tr_counters_none(struct tr_counters *out, const char *why);
+
+/* Their wire form (a worker's result, a server's Info reply), big-endian:
+ * u32 known, u32 sockets, u64 calls, TR_CNT_N x u64, u16 len + source,
+ * u16 len + why.  tr_counters_get fills out whole; the rbuf turns bad on
+ * anything malformed (a known bit past TR_CNT_N). */
+struct wbuf;
+struct rbuf;
+void tr_counters_put(struct wbuf *w, const struct tr_counters *c);
+void tr_counters_get(struct rbuf *b, struct tr_counters *out);
+/* Adds b's counts to a (the same side of several workers): the sums of
+ * the counts known in both, the smaller of the windows; a figure unknown
+ * in either is unknown (with b's why when a has none). */
+void tr_counters_add(struct tr_counters *a, const struct tr_counters *b);
 
 /* ops->probe if the transport has one, else 0. */
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err);

@@ -51,6 +51,9 @@ static int same_result(const struct wresult *a, const struct wresult *b)
 	       !strcmp(a->place.cpus, b->place.cpus) &&
 	       !strcmp(a->place.mempolicy, b->place.mempolicy) &&
 	       !memcmp(&a->res, &b->res, sizeof a->res) && a->nivl == b->nivl &&
+	       a->tc.known == b->tc.known && a->tc.sockets == b->tc.sockets &&
+	       a->tc.calls == b->tc.calls && !memcmp(a->tc.v, b->tc.v, sizeof a->tc.v) &&
+	       !strcmp(a->tc.source, b->tc.source) && !strcmp(a->tc.why, b->tc.why) &&
 	       a->ivl_dropped == b->ivl_dropped &&
 	       !memcmp(a->ivl, b->ivl, a->nivl * sizeof a->ivl[0]);
 }

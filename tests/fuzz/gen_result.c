@@ -8,7 +8,8 @@
  *
  * Build and run from the top of the tree when RESULT_VERSION changes:
  *   cc -Isrc/base -Isrc/job -Isrc/host -Isrc/payload -Isrc/transport -Isrc/engine -o /tmp/gen_result tests/fuzz/gen_result.c \
- *      src/engine/wresult.c src/base/stats.c src/base/bebuf.c src/host/monitor.c \
+ *      src/engine/wresult.c src/transport/tr_counters.c src/base/stats.c src/base/bebuf.c \
+ *      src/host/monitor.c \
  *      src/host/monitor_pack.c src/host/tcpbytes.c src/base/util.c src/base/err.c \
  *      -lm -lpthread && /tmp/gen_result tests/fuzz/corpus/result
  */
@@ -70,6 +71,13 @@ static void figures(uint64_t calls, uint32_t nps, uint32_t nruns, int open_loop)
 	}
 	e.runs = runs;
 	e.nruns = nruns;
+	/* gRPC's channelz counters of a run: one stream and one message each
+	 * way per call, the windows not known */
+	e.tc = (struct tr_counters){.known = 0x3f, .sockets = nps, .calls = calls + calls / 10,
+	                            .v = {calls + calls / 10, calls + calls / 10, 0,
+	                                  calls + calls / 10, calls + calls / 10, 0},
+	                            .source = "channelz",
+	                            .why = "flow-control windows: not reported"};
 	wresult_from_engine(&r, 3, &e, nps);
 	snprintf(r.alloc, sizeof r.alloc, "glibc");
 	snprintf(r.alloc_version, sizeof r.alloc_version, "2.41");
@@ -141,18 +149,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_result: cannot sample this process\n");
 		return 1;
 	}
-	bad |= put(dir, "v9_series_intervals");
+	bad |= put(dir, "v10_series_intervals");
 	/* an open loop over two PSs, three runs, resources without a series */
 	figures(3000, 2, 3, 1);
 	r.mon_len = 0;
-	bad |= put(dir, "v9_open_loop_runs");
+	bad |= put(dir, "v10_open_loop_runs");
 	/* a failed worker: nothing measured, its error and host */
 	figures(0, 1, 1, 0);
 	r.end = ENGINE_FAILED;
 	snprintf(r.host, sizeof r.host, "node-17.cluster.example");
 	err_set(&r.err, "PS 0 (127.0.0.1:50051): no reply for 10.0s with 4 calls outstanding");
 	r.alloc[0] = r.alloc_version[0] = 0;
-	bad |= put(dir, "v9_failed");
+	bad |= put(dir, "v10_failed");
 	/* a training worker over two PSs: its bytes each way and its barriers */
 	figures(200, 2, 1, 0);
 	r.train = 1;
@@ -163,6 +171,6 @@ int main(int argc, char **argv)
 	}
 	r.barriers = 201;
 	r.barrier_wait_ns = 3500000;
-	bad |= put(dir, "v9_train");
+	bad |= put(dir, "v10_train");
 	return bad ? 1 : 0;
 }

@@ -42,7 +42,7 @@ srcs() {
 	case $1 in
 	frame) echo "src/transport/frame.c" ;;
 	job | opt | bundle) echo "$JOBSRC" ;;
-	result) echo "src/base/err.c src/engine/wresult.c src/base/stats.c src/base/bebuf.c src/host/monitor.c src/host/monitor_pack.c src/host/tcpbytes.c src/base/util.c" ;;
+	result) echo "src/base/err.c src/engine/wresult.c src/transport/tr_counters.c src/base/stats.c src/base/bebuf.c src/host/monitor.c src/host/monitor_pack.c src/host/tcpbytes.c src/base/util.c" ;;
 	ctrl) echo "src/ctrl/ctrl_wire.c src/base/sha256.c" ;;
 	esac
 }

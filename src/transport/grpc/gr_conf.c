@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include <grpc/compression.h>
 
@@ -26,6 +27,9 @@ static const char *const compression_names[] = {
 static const char *const level_names[] = {
 	[GRPC_COMPRESS_LEVEL_NONE] = "none", [GRPC_COMPRESS_LEVEL_LOW] = "low",
 	[GRPC_COMPRESS_LEVEL_MED] = "medium", [GRPC_COMPRESS_LEVEL_HIGH] = "high", NULL};
+
+static const char *const channelz_names[] = {
+	[GR_CZ_PRESET] = "preset", [GR_CZ_ON] = "on", [GR_CZ_OFF] = "off", NULL};
 
 static const struct opt_def keys[] = {
 	{"grpc", "preset", OPT_ENUM, G(preset), "grpc", .values = preset_names,
@@ -68,6 +72,9 @@ static const struct opt_def keys[] = {
 	 NONE_RANGE(0, INT32_MAX),
 	 .help = "grpc transport: smallest zero-copy write "
 	         "(GRPC_ARG_TCP_TX_ZEROCOPY_SEND_BYTES_THRESHOLD)"},
+	{"grpc", "channelz", OPT_ENUM, G(channelz), "preset", .values = channelz_names,
+	 .help = "grpc transport: gRPC core's channelz, its HTTP/2 counters in the result "
+	         "(GRPC_ARG_ENABLE_CHANNELZ)"},
 	{"grpc", "keepalive_time_ms", OPT_INT, G(keepalive_time_ms), "none",
 	 NONE_RANGE(1, INT32_MAX),
 	 .help = "grpc transport: ping the peer after this many ms (GRPC_ARG_KEEPALIVE_TIME_MS)"},
@@ -124,13 +131,12 @@ static size_t preset_args(int preset, int server, uint64_t max_message, grpc_arg
 	static const grpc_arg tfgb_client[] = {GRPCX_CLIENT_ARGS};
 	size_t n = 0;
 
+	/* the channelz argument is gr_conf_args's, from grpc.channelz */
 	if (server) {
 		out[n++] = arg_int(GRPC_ARG_MAX_RECEIVE_MESSAGE_LENGTH, (int64_t)max_message);
 		out[n++] = arg_int(GRPC_ARG_MAX_SEND_MESSAGE_LENGTH, -1);
 		/* a second server on a port in use must fail, not share it */
 		out[n++] = arg_int(GRPC_ARG_ALLOW_REUSEPORT, 0);
-		if (preset == GR_PRESET_GRPC) /* four clock reads less per call (grpcx.h) */
-			out[n++] = (grpc_arg)GRPCX_NO_CHANNELZ;
 		return n;
 	}
 	if (preset == GR_PRESET_TENSORFLOW) {
@@ -139,8 +145,16 @@ static size_t preset_args(int preset, int server, uint64_t max_message, grpc_arg
 		return n;
 	}
 	for (size_t i = 0; i < sizeof tfgb_client / sizeof tfgb_client[0]; i++)
-		out[n++] = tfgb_client[i];
+		if (strcmp(tfgb_client[i].key, GRPC_ARG_ENABLE_CHANNELZ) != 0)
+			out[n++] = tfgb_client[i];
 	return n;
+}
+
+int gr_conf_channelz(const struct gr_conf *c)
+{
+	if (!c || c->channelz == GR_CZ_PRESET)
+		return c && c->preset == GR_PRESET_TENSORFLOW;
+	return c->channelz == GR_CZ_ON;
 }
 
 size_t gr_conf_args(const struct gr_conf *conf, int server, uint64_t max_message, grpc_arg *out)
@@ -176,6 +190,8 @@ size_t gr_conf_args(const struct gr_conf *conf, int server, uint64_t max_message
 	};
 	size_t n = preset_args(c->preset, server, max_message, out);
 
+	/* off: four clock reads less per call on each side (grpcx.h) */
+	out[n++] = arg_int(GRPC_ARG_ENABLE_CHANNELZ, gr_conf_channelz(conf));
 	out[n++] = arg_int(GRPC_ARG_HTTP2_BDP_PROBE, c->bdp_probe);
 	out[n++] = arg_int(GRPC_ARG_TCP_TX_ZEROCOPY_ENABLED, c->tx_zerocopy);
 	for (size_t i = 0; i < sizeof opt / sizeof opt[0]; i++)

@@ -17,6 +17,8 @@
 #include "job.h"
 
 enum gr_preset { GR_PRESET_GRPC, GR_PRESET_TENSORFLOW };
+/* [grpc] channelz: the preset's (off with grpc, on with tensorflow), or set */
+enum gr_channelz { GR_CZ_PRESET, GR_CZ_ON, GR_CZ_OFF };
 
 /* The typed [grpc] section, as job_section_get(j, &tr_grpc_section)
  * returns it.  A numeric key of gRPC core is -1 ("none") when it keeps
@@ -27,6 +29,7 @@ struct gr_conf {
 	int compression_level;         /* grpc_compression_level: none .. high */
 	int bdp_probe;                 /* 0/1 */
 	int tx_zerocopy;               /* 0/1 */
+	int channelz;                  /* enum gr_channelz */
 	int64_t channels;              /* HTTP/2 connections per PS, >= 1 */
 	int64_t max_frame_size;        /* GRPC_ARG_HTTP2_MAX_FRAME_SIZE, or -1 */
 	int64_t stream_window;         /* GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, or -1 */
@@ -37,6 +40,11 @@ struct gr_conf {
 };
 
 extern const struct job_section tr_grpc_section;
+
+/* 1 when c (NULL: the defaults) has gRPC core's channelz on: the
+ * counters then are known (gr_channelz.h), each call costs gRPC a few more
+ * clock reads. */
+int gr_conf_channelz(const struct gr_conf *c);
 
 /* The most arguments gr_conf_args writes. */
 #define GR_CONF_ARGS_MAX 24

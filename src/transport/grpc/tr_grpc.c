@@ -18,6 +18,7 @@
  * Server (`tfgb serve`): tr_grpc_serve.c; what both sides share:
  * tr_grpc_int.h.
  */
+#include "gr_channelz.h"
 #include "gr_conf.h"
 #include "grpcx.h"
 #include "tr_call.h"
@@ -122,6 +123,7 @@ struct tr_conn {
 	int next;                   /* the channel of the next call, round-robin */
 	grpc_channel *ch[CHANNELS_MAX];
 	void *method[CHANNELS_MAX][NMETHODS]; /* grpc_channel_register_call handles */
+	int64_t cz[CHANNELS_MAX];   /* their channelz ids (grpc.channelz on), else 0 */
 	char target[TARGET_MAX];
 	uint16_t port;
 	char why[ERR_MAX];       /* the first failed call's explanation, "" until then */
@@ -136,6 +138,7 @@ struct tr_client {
 	size_t nconn, capconn;
 	struct dlist inflight;      /* list head */
 	long outstanding;
+	uint64_t started;           /* calls started: the counters' divisor */
 };
 
 /* Makes every channel's arguments distinct: gRPC shares one subchannel (one
@@ -181,6 +184,8 @@ static void channel_make(struct tr_client *c, struct tr_conn *k)
 
 	k->ch[i] = grpc_channel_create(k->target, creds, &chargs);
 	grpc_channel_credentials_release(creds);
+	if (gr_conf_channelz(&c->conf)) /* this thread made the newest: it is this one */
+		k->cz[i] = gr_channelz_newest(k->target);
 	for (int m = TR_ECHO; m < NMETHODS; m++)
 		k->method[i][m] = grpc_channel_register_call(k->ch[i], tr_method_path(m), NULL, NULL);
 }
@@ -312,6 +317,7 @@ static int g_submit(struct tr_conn *conn, struct tr_call *call)
 	}
 	dlist_append(&c->inflight, &g->dl);
 	c->outstanding++;
+	c->started++;
 	conn->next = ch + 1 == conn->nch ? 0 : ch + 1;
 	return 0;
 }
@@ -426,6 +432,33 @@ static int g_reap(struct tr_client *c, struct tr_call **done, int max, uint64_t 
 	return n;
 }
 
+/* The channelz socket data of every channel of c (tr_ops.counters). */
+static void g_counters(struct tr_client *c, struct tr_counters *out)
+{
+	int on = gr_conf_channelz(&c->conf);
+
+	memset(out, 0, sizeof *out);
+	out->calls = c->started;
+	for (size_t i = 0; on && i < c->nconn; i++)
+		for (int j = 0; j < c->conn[i]->nch; j++)
+			gr_channelz_channel(c->conn[i]->cz[j], out);
+	gr_channelz_why(out, on);
+}
+
+/* The channelz socket data of this process's server (tr_ops.serve_counters). */
+static void g_serve_counters(void *ctx, struct tr_counters *out)
+{
+	int on = gr_conf_channelz(ctx);
+
+	memset(out, 0, sizeof *out);
+	if (on) /* the connection of the Info call being answered left out */
+		gr_channelz_server(atomic_load(&tr_grpc_server_cz), tr_grpc_info_peer, out);
+	gr_channelz_why(out, on);
+	if (on && !out->sockets)
+		snprintf(out->why, sizeof out->why, "no open connection but the asking one: channelz "
+		         "forgets a connection once it closes");
+}
+
 static void g_client_close(struct tr_client *c)
 {
 	if (!c)
@@ -494,4 +527,6 @@ const struct tr_ops tr_grpc_ops = {
 	 * and large ones several times their CPU (tfgb-serve(1)) */
 	.default_threads = 1,
 	.environment = tr_grpc_environment,
+	.counters = g_counters,
+	.serve_counters = g_serve_counters,
 };

@@ -7,7 +7,9 @@
 #ifndef TFGB_TR_GRPC_INT_H
 #define TFGB_TR_GRPC_INT_H
 
+#include <stdatomic.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <grpc/byte_buffer.h>
 #include <grpc/slice.h>
@@ -27,6 +29,13 @@ static inline void bb_add(grpc_byte_buffer *bb, const void *base, size_t len)
 		grpc_slice_buffer_add(&bb->data.raw.slice_buffer,
 		                      grpc_slice_from_static_buffer(base, len));
 }
+
+/* While a serving thread answers Info: the asking call's peer as gRPC
+ * names it ("ipv4:127.0.0.1:36098"), so that the server's counters
+ * (tr_ops.serve_counters) leave its connection out; NULL otherwise. */
+extern _Thread_local const char *tr_grpc_info_peer;
+/* The channelz id of `tfgb serve`'s server (grpc.channelz on), or 0. */
+extern _Atomic int64_t tr_grpc_server_cz;
 
 /* `tfgb serve` over gRPC (tr_ops.serve): 0, or -errno with err set. */
 int tr_grpc_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);

@@ -34,6 +34,7 @@
  * application never holds an oversized request.  Pull's N is checked by
  * the Bench service (bench_pull).
  */
+#include "gr_channelz.h"
 #include "gr_conf.h"
 #include "grpcx.h"
 #include "tr_grpc_int.h"
@@ -53,6 +54,7 @@
 #include <grpc/grpc_security.h>
 #include <grpc/slice.h>
 #include <grpc/slice_buffer.h>
+#include <grpc/support/alloc.h>
 #include <grpc/support/time.h>
 
 #include "bench.h"
@@ -194,6 +196,9 @@ static size_t read_prefix(grpc_byte_buffer *bb, unsigned char *b, size_t cap)
 	return got;
 }
 
+_Thread_local const char *tr_grpc_info_peer;
+_Atomic int64_t tr_grpc_server_cz;
+
 /* Info's reply: the server's own (info_fn) into the slot's buffer, kept
  * until the reply is sent, else the static one. */
 static grpc_byte_buffer *srv_info(struct srv_slot *sl)
@@ -204,11 +209,18 @@ static grpc_byte_buffer *srv_info(struct srv_slot *sl)
 	size_t len = 0;
 	uint64_t n;
 
+	char *peer = NULL;
+
 	if (b->cfg->info_fn && codec_buf_reserve(&sl->out, TR_INFO_MAX) == 0) {
 		out = sl->out.p;
 		len = sl->req ? read_prefix(sl->req, req, sizeof req) : 0;
+		/* the counters the reply carries leave this call's connection out */
+		peer = grpc_call_get_peer(sl->call);
 	}
+	tr_grpc_info_peer = peer;
 	bench_info(b, req, len, out, TR_INFO_MAX, 0, &p, &n);
+	tr_grpc_info_peer = NULL;
+	gpr_free(peer);
 	return srv_reply_bytes(sl, p, (size_t)n);
 }
 
@@ -690,6 +702,8 @@ int tr_grpc_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		return -ENOMEM;
 	}
 	s.server = grpc_server_create(&chargs, NULL);
+	if (gr_conf_channelz(ctx))
+		atomic_store(&tr_grpc_server_cz, gr_channelz_newest_server());
 	shutdown_cq = grpc_completion_queue_create_for_next(NULL);
 	grpc_server_register_completion_queue(s.server, shutdown_cq, NULL);
 	for (int i = 0; i < nq; i++) {
