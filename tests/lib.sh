@@ -264,6 +264,7 @@ wait_conns() {
 	until [ "$(conn_bytes "$1" "$5" | awk -v b="$3" '$1 >= b' | wc -l)" -ge "$2" ]; do
 		i=$((i + 1))
 		[ "$i" -gt $(($4 * 10 * SLOW)) ] && return 1
+		[ -n "${6:-}" ] && ! kill -0 "$6" 2>/dev/null && return 1
 		sleep 0.1
 	done
 }
@@ -274,15 +275,16 @@ wait_clients() {
 	wait_conns "$1" "$2" "$3" "$4" bytes_received
 }
 
-# wait_in_run PORT N SECONDS: 0 once N connections to PORT have each had at
-# least 100 kB of their requests acknowledged, 1 after SECONDS (times SLOW):
-# the workers are in their run.  Before it (the connect, the server's Info
+# wait_in_run PORT N SECONDS [PID]: 0 once N connections to PORT have each
+# had at least 100 kB of their requests acknowledged, 1 after SECONDS (times
+# SLOW), or at once when PID (the run) has ended: the workers are in their
+# run.  Before it (the connect, the server's Info
 # call, the control service's barrier) a connection carries under 2 kB, and
 # a gRPC connection receives the server's SETTINGS at once, so bytes
 # received say nothing; 100 kB is several pushed payloads of the shell
 # tests' jobs (20500 B at least).
 wait_in_run() {
-	wait_conns "$1" "$2" 100000 "$3" bytes_acked
+	wait_conns "$1" "$2" 100000 "$3" bytes_acked "${4:-}"
 }
 
 # skip_part REASON: this script passes but left a part out; tests/run.sh

@@ -11,6 +11,8 @@
 # grpc.channelz = on both sides count one HTTP/2 stream and one message each
 # way per call, and grpc.channels = 3 three connections each; bad values are
 # refused with file or -s position, key and range (exit 2).
+# Parts (tests/lib.sh: in_part; a mutant runs only the part that catches
+# it): channels, compression, settings, channelz.
 # Run from the top of the source tree; exits 0 (pass), 77 (skip) or 1.
 cd "$(dirname "$0")/.." || exit 1
 . tests/lib.sh
@@ -26,31 +28,34 @@ PORT=$(free_port) || fail "no free port"
 base="-s cluster.ps=127.0.0.1:$PORT -s job.timeout=$(slow 20)s"
 
 # ---- channels: three connections to the one PS, each carrying calls
-$TFGB throughput $base -s grpc.channels=3 -s job.warmup=$(slow 300)ms \
-	-s job.duration=$(slow 3000)ms -f text >"$tmp/ch.txt" 2>"$tmp/ch.err" &
-run=$!
-pids="$run"
-if wait_in_run "$PORT" 3 15; then
-	# Info's connections carry under 2 kB: the busy ones are the run's
-	n=$(conn_bytes "$PORT" bytes_acked | awk '$1 >= 100000' | wc -l)
-	[ "$n" = 3 ] || bad "channels = 3: $n connections to the PS carry calls, want 3: $(ss -tn "( dport = :$PORT )")"
-else
-	bad "channels = 3: not three busy connections to the PS: $(ss -tn "( dport = :$PORT )")"
+if in_part channels; then
+	$TFGB throughput $base -s grpc.channels=3 -s job.warmup=$(slow 300)ms \
+		-s job.duration=$(slow 3000)ms -f text >"$tmp/ch.txt" 2>"$tmp/ch.err" &
+	run=$!
+	pids="$run"
+	if wait_in_run "$PORT" 3 15 "$run"; then
+		# Info's connections carry under 2 kB: the busy ones are the run's
+		n=$(conn_bytes "$PORT" bytes_acked | awk '$1 >= 100000' | wc -l)
+		[ "$n" = 3 ] || bad "channels = 3: $n connections to the PS carry calls, want 3: $(ss -tn "( dport = :$PORT )")"
+	else
+		bad "channels = 3: not three busy connections to the PS: $(ss -tn "( dport = :$PORT )")"
+	fi
+	wait "$run" || bad "channels = 3: throughput exited $?: $(cat "$tmp/ch.err")"
+	pids=
+	grep -q '^# \[grpc\] preset grpc, channels 3, compression none,' "$tmp/ch.txt" ||
+		bad "the text report does not name the [grpc] settings: $(head -4 "$tmp/ch.txt")"
 fi
-wait "$run" || bad "channels = 3: throughput exited $?: $(cat "$tmp/ch.err")"
-pids=
-grep -q '^# \[grpc\] preset grpc, channels 3, compression none,' "$tmp/ch.txt" ||
-	bad "the text report does not name the [grpc] settings: $(head -4 "$tmp/ch.txt")"
 
 # ---- compression: wire bytes per payload byte moved, by the run's own count
-cmp_run() { # NAME FILL: a sweep of compression none and gzip, JSON
-	$TFGB throughput $base -s payload.fill="$2" -s job.warmup=$(slow 200)ms \
-		-s job.duration=$(slow 1000)ms --sweep grpc.compression=none,gzip -f json \
-		>"$tmp/$1.json" 2>"$tmp/$1.err" || bad "$1: sweep exited $?: $(cat "$tmp/$1.err")"
-}
-cmp_run zeros zeros
-cmp_run pattern pattern
-$PY - "$tmp/zeros.json" "$tmp/pattern.json" <<'EOF' || bad "compression: see above"
+if in_part compression; then
+	cmp_run() { # NAME FILL: a sweep of compression none and gzip, JSON
+		$TFGB throughput $base -s payload.fill="$2" -s job.warmup=$(slow 200)ms \
+			-s job.duration=$(slow 1000)ms --sweep grpc.compression=none,gzip -f json \
+			>"$tmp/$1.json" 2>"$tmp/$1.err" || bad "$1: sweep exited $?: $(cat "$tmp/$1.err")"
+	}
+	cmp_run zeros zeros
+	cmp_run pattern pattern
+	$PY - "$tmp/zeros.json" "$tmp/pattern.json" <<'EOF' || bad "compression: see above"
 import json, re, sys
 def ratios(path):
     d = json.load(open(path))
@@ -72,12 +77,14 @@ if not (1.0 <= p["none"] <= 1.2 and 0.95 <= p["gzip"] <= 1.6):
     print("FAIL: the pattern does not compress: %s, want 1.0-1.2 and 0.95-1.6" % p); ok = False
 sys.exit(0 if ok else 1)
 EOF
+fi
 
 # ---- SETTINGS a client sends: a listener reads its preface
-settings_client() { # NAME OPTIONS...: the SETTINGS of the first HTTP/2 preface
-	name=$1
-	shift
-	$PY - "$PORT" >"$tmp/$name.peer" 2>&1 <<'EOF' &
+if in_part settings; then
+	settings_client() { # NAME OPTIONS...: the SETTINGS of the first HTTP/2 preface
+		name=$1
+		shift
+		$PY - "$PORT" >"$tmp/$name.peer" 2>&1 <<'EOF' &
 import socket, struct, sys, time
 srv = socket.socket()
 srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -105,37 +112,38 @@ body = buf[33:33 + int.from_bytes(buf[24:27], "big")]
 for i in range(0, len(body) - 5, 6):
     print("SETTINGS %d %d" % struct.unpack(">HI", body[i:i + 6]))
 EOF
-	peer=$!
-	pids="$peer"
-	wait_line "$tmp/$name.peer" listening 10 || fail "the listener did not start: $(cat "$tmp/$name.peer")"
-	$TFGB latency -s cluster.ps=127.0.0.1:$PORT -s job.timeout=$(slow 2)s "$@" \
-		>/dev/null 2>&1 # it fails: the listener is no gRPC server
-	wait "$peer" || bad "$name: the listener failed: $(cat "$tmp/$name.peer")"
-	pids=
-}
-settings_client set -s grpc.bdp_probe=no -s grpc.max_frame_size=65536 -s grpc.stream_window=1048576
-grep -q '^SETTINGS 5 65536$' "$tmp/set.peer" && grep -q '^SETTINGS 4 1048576$' "$tmp/set.peer" ||
-	bad "client SETTINGS lack max_frame_size 65536 and window 1048576: $(cat "$tmp/set.peer")"
-settings_client bdp
-grep -q '^SETTINGS 4 4194303$' "$tmp/bdp.peer" ||
-	bad "client SETTINGS with BDP probing: not gRPC's own window: $(cat "$tmp/bdp.peer")"
+		peer=$!
+		pids="$peer"
+		wait_line "$tmp/$name.peer" listening 10 || fail "the listener did not start: $(cat "$tmp/$name.peer")"
+		$TFGB latency -s cluster.ps=127.0.0.1:$PORT -s job.timeout=$(slow 2)s "$@" \
+			>/dev/null 2>&1 # it fails: the listener is no gRPC server
+		wait "$peer" || bad "$name: the listener failed: $(cat "$tmp/$name.peer")"
+		pids=
+	}
+	settings_client set -s grpc.bdp_probe=no -s grpc.max_frame_size=65536 -s grpc.stream_window=1048576
+	grep -q '^SETTINGS 5 65536$' "$tmp/set.peer" && grep -q '^SETTINGS 4 1048576$' "$tmp/set.peer" ||
+		bad "client SETTINGS lack max_frame_size 65536 and window 1048576: $(cat "$tmp/set.peer")"
+	settings_client bdp
+	grep -q '^SETTINGS 4 4194303$' "$tmp/bdp.peer" ||
+		bad "client SETTINGS with BDP probing: not gRPC's own window: $(cat "$tmp/bdp.peer")"
 
-# ---- SETTINGS `tfgb serve` sends
-if command -v nghttp >/dev/null 2>&1; then
-	$TFGB serve -s cluster.ps=127.0.0.1:$PORT -s grpc.bdp_probe=no -s grpc.max_frame_size=32768 \
-		-s grpc.stream_window=2097152 >"$tmp/serve.out" 2>&1 &
-	srv=$!
-	pids="$srv"
-	wait_listening "$PORT" 10 || fail "tfgb serve did not listen: $(cat "$tmp/serve.out")"
-	timeout 10 nghttp -nv "http://127.0.0.1:$PORT/" >"$tmp/nghttp.out" 2>&1
-	grep -q 'SETTINGS_MAX_FRAME_SIZE(0x05):32768' "$tmp/nghttp.out" &&
-		grep -q 'SETTINGS_INITIAL_WINDOW_SIZE(0x04):2097152' "$tmp/nghttp.out" ||
-		bad "server SETTINGS: $(grep -A6 'recv SETTINGS' "$tmp/nghttp.out" | head -8)"
-	kill "$srv"
-	wait "$srv"
-	pids=
-else
-	skip_part "nghttp (Debian package nghttp2-client) is not installed: the server's SETTINGS unchecked"
+	# ---- SETTINGS `tfgb serve` sends
+	if command -v nghttp >/dev/null 2>&1; then
+		$TFGB serve -s cluster.ps=127.0.0.1:$PORT -s grpc.bdp_probe=no -s grpc.max_frame_size=32768 \
+			-s grpc.stream_window=2097152 >"$tmp/serve.out" 2>&1 &
+		srv=$!
+		pids="$srv"
+		wait_listening "$PORT" 10 || fail "tfgb serve did not listen: $(cat "$tmp/serve.out")"
+		timeout 10 nghttp -nv "http://127.0.0.1:$PORT/" >"$tmp/nghttp.out" 2>&1
+		grep -q 'SETTINGS_MAX_FRAME_SIZE(0x05):32768' "$tmp/nghttp.out" &&
+			grep -q 'SETTINGS_INITIAL_WINDOW_SIZE(0x04):2097152' "$tmp/nghttp.out" ||
+			bad "server SETTINGS: $(grep -A6 'recv SETTINGS' "$tmp/nghttp.out" | head -8)"
+		kill "$srv"
+		wait "$srv"
+		pids=
+	else
+		skip_part "nghttp (Debian package nghttp2-client) is not installed: the server's SETTINGS unchecked"
+	fi
 fi
 
 # ---- channelz: the counters of each side, per call; channels shows in them
