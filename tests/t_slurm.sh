@@ -90,6 +90,40 @@ slurm_batch "$limit" -N 1 -n 1 -o "$out/d.json" -e "$out/d.json.err" "$out/d.sba
 	>"$out/d.sub" 2>&1 || fail "launcher in a batch script: exit $?: $(cat "$out/d.sub" "$out/d.json" "$out/d.json.err" 2>&1)"
 check "launcher in a batch script" "$out/d.json"
 
+# e. transport mpi, every process a rank of srun's step through Slurm's
+# PMIx plugin (tfgb-mpi(7)): latency as 2 ranks, throughput as 5 (ranks
+# 0-1 the PSs); the result names the MPI library and its counts add up.
+# Without an MPI plugin (srun's --mpi=none) each task would be a singleton
+# rank: it exits 2 at once, naming the srun command to use.
+if ! $TFGB version | grep -q '^mpi: compiled in'; then
+	skip_part "srun --mpi=pmix not tried: tfgb built without the mpi transport (MPI=0)"
+elif ! srun --mpi=list 2>&1 | grep -qw pmix; then
+	skip_part "srun --mpi=pmix not tried: Slurm has no mpi_pmix plugin here ($(srun --mpi=list 2>&1 | tr '\n\t' '  '))"
+else
+	M="-c $job -s job.transport=mpi -s job.warmup=$(slow 500)ms -q -f json"
+	timeout "$limit" srun --mpi=pmix -N 1 -n 2 "$TFGB" latency $M -s job.duration=$(slow 300)ms \
+		>"$out/e1.json" 2>"$out/e1.json.err" ||
+		fail "srun --mpi=pmix latency: exit $?: $(cat "$out/e1.json" "$out/e1.json.err")"
+	[ "$(grep -c '"benchmark"' "$out/e1.json")" = 1 ] || fail "srun mpi latency: not one report"
+	json_check "d['transport'] == 'mpi' and 'Open MPI v' in d['tfgb']['transport_version']
+and '2 of 2 ranks' in d['tfgb']['transport_version'] and d['status'] == 'ok'
+and d['errors'] == 0 and d['calls'] > 0 and d['histogram']['count'] == d['calls']" \
+		<"$out/e1.json" || fail "srun mpi latency: $(cat "$out/e1.json" "$out/e1.json.err")"
+	timeout "$limit" srun --mpi=pmix -N 1 -n 5 "$TFGB" throughput $M >"$out/e2.json" 2>"$out/e2.json.err" ||
+		fail "srun --mpi=pmix throughput: exit $?: $(cat "$out/e2.json" "$out/e2.json.err")"
+	check "srun --mpi=pmix throughput" "$out/e2.json"
+	json_check "d['transport'] == 'mpi' and 'Open MPI v' in d['tfgb']['transport_version']
+and '5 of 5 ranks' in d['tfgb']['transport_version']" <"$out/e2.json" ||
+		fail "srun mpi throughput: $(cat "$out/e2.json")"
+	t0=$(date +%s)
+	timeout "$limit" srun --mpi=none -N 1 -n 2 "$TFGB" latency $M >"$out/e3" 2>"$out/e3.err"
+	rc=$?
+	[ $rc = 2 ] || fail "srun --mpi=none: exit $rc, want 2: $(cat "$out/e3.err")"
+	grep -qF "without an MPI plugin (--mpi=none): run 'srun --mpi=pmix -n 2 tfgb latency" \
+		"$out/e3.err" || fail "srun --mpi=none: no srun command in: $(cat "$out/e3.err")"
+	[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "srun --mpi=none: took more than $(slow 10)s"
+fi
+
 # every step ended by itself, and nothing of the runs is left
 [ -z "$(squeue -h 2>&1)" ] || fail "jobs left in the queue: $(squeue 2>&1)"
 left=$(pgrep -f -- "$job") && fail "processes left: $(ps -o pid=,args= -p "$(echo "$left" | paste -sd,)")"

@@ -142,8 +142,8 @@ static int p2p_rank(struct tfgb *t, const struct tr_ops *ops, int *ps)
 	if (rk.size != 2 || rk.index < 0) {
 		if (rk.index <= 0)
 			tfgb_error("%s: transport %s runs the PS as rank 0 and the worker as rank 1 of "
-			           "one launch: run 'mpirun -np 2 tfgb %s ...'; this launch has %d",
-			           t->cmd, ops->name, t->cmd, rk.size);
+			           "one launch: run '%s 2 tfgb %s ...'; this launch has %d",
+			           t->cmd, ops->name, cluster_launch_cmd(), t->cmd, rk.size);
 		return TFGB_EXIT_USAGE;
 	}
 	if (rk.index == 1)

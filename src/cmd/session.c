@@ -421,8 +421,8 @@ int session_ranks_check(struct tfgb *t, const struct tr_ops *ops, const struct c
 		return TFGB_EXIT_OK;
 	if (rk->index <= 0)
 		tfgb_error("%s: transport %s runs every PS and worker as a rank of one launch: "
-		           "run 'mpirun -np %ld tfgb %s ...' with cluster.workers = %ld set (ranks "
+		           "run '%s %ld tfgb %s ...' with cluster.workers = %ld set (ranks "
 		           "0..%ld the PSs, the others the workers); this launch has %d", t->cmd,
-		           ops->name, np + nw, t->cmd, nw, np - 1, rk->size);
+		           ops->name, cluster_launch_cmd(), np + nw, t->cmd, nw, np - 1, rk->size);
 	return TFGB_EXIT_USAGE;
 }

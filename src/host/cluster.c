@@ -332,6 +332,14 @@ int cluster_slurm_batch_step(void)
 	       (!step || !*step || !strcmp(step, "4294967291") || !strcmp(step, "batch"));
 }
 
+const char *cluster_launch_cmd(void)
+{
+	/* mpirun's ranks in a Slurm job inherit SLURM_JOB_ID from the srun
+	 * that started its daemons, and have Open MPI's count besides */
+	return getenv("SLURM_JOB_ID") && !getenv("OMPI_COMM_WORLD_SIZE") ? "srun --mpi=pmix -n"
+	                                                                  : "mpirun -np";
+}
+
 /* One launcher's variables into r: 1 when its rank is set, 0 when not, -1
  * with err when one is malformed. */
 static int rank_from(size_t i, struct cluster_rank *r, struct err *err)

@@ -121,6 +121,12 @@ int cluster_rank(int task, struct cluster_rank *r, struct err *err);
  * set but no step id (SLURM_STEP_ID, SLURM_STEPID), or the batch step's. */
 int cluster_slurm_batch_step(void);
 
+/* The launch command that starts one process per rank here, for the
+ * messages that give it: "srun --mpi=pmix -n" inside a Slurm job (a step
+ * of srun, or its batch script) that Open MPI's mpirun did not start,
+ * else "mpirun -np".  A static string. */
+const char *cluster_launch_cmd(void);
+
 /* What a process of a launch is (tfgb-throughput(1), "One launch").  With
  * a launcher's count N (rank R) and cluster.workers set (workers_set):
  * N == ps_count + workers is one launch: ranks below ps_count serve PS R,

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "util.h"
 
 struct mp_world mp_world = {.rank = -1};
@@ -277,10 +278,16 @@ int mp_world_up(const struct job *j, struct err *err)
 		return 0;
 	if (!launched()) {
 		long w = j ? (long)j->workers : 1, p = j ? (long)j->ps_count : 1;
-		err_set(err, "transport mpi runs every process as a rank of one MPI job: run "
-		        "'mpirun -np 2 tfgb latency|bandwidth ...' (rank 0 the PS, rank 1 the worker), "
-		        "or 'mpirun -np %ld tfgb throughput|train ...' (ranks 0..%ld the PSs, the "
-		        "others the %ld workers; cluster.workers set)", p + w, p - 1, w);
+		const char *cmd = cluster_launch_cmd();
+		/* srun without an MPI plugin starts singletons: each would be
+		 * rank 0 of a world of one, and wait for a peer for ever */
+		err_set(err, "transport mpi runs every process as a rank of one MPI job%s: run "
+		        "'%s 2 tfgb latency|bandwidth ...' (rank 0 the PS, rank 1 the worker), "
+		        "or '%s %ld tfgb throughput|train ...' (ranks 0..%ld the PSs, the "
+		        "others the %ld workers; cluster.workers set)",
+		        getenv("SLURM_STEP_ID") ? ", and srun started this one without an MPI plugin "
+		                                  "(--mpi=none)" : "",
+		        cmd, cmd, p + w, p - 1, w);
 		return -EINVAL;
 	}
 	return world_start(j, err);
