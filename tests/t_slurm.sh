@@ -14,6 +14,8 @@
 # each result's per-PS and per-worker counts add up, one report each, every
 # step ends by itself, and no daemon or tfgb is left.  Skips, saying why,
 # where Slurm cannot start (not root, packages missing, daemons failing).
+# Parts (tests/lib.sh: in_part; a mutant runs only the part that catches
+# it): launches (a-d), mpi (e).
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 need_py json python3
@@ -64,38 +66,42 @@ check() {
 }
 limit=$(slow 60)
 
-# a. one launch from the shipped batch script (its servers at $port, $port+1)
-PS_PORT=$port slurm_batch "$limit" -N 1 -n 5 --ntasks-per-node=5 -o "$out/a.json" -e "$out/a.json.err" \
-	examples/slurm/throughput-one-launch.sbatch -c "$job" -q -f json >"$out/a.sub" 2>&1 ||
-	fail "one-launch sbatch: exit $?: $(cat "$out/a.sub" "$out/a.json" "$out/a.json.err" 2>&1)"
-check "one launch (sbatch)" "$out/a.json"
+if in_part launches; then
+	# a. one launch from the shipped batch script (its servers at $port, $port+1)
+	PS_PORT=$port slurm_batch "$limit" -N 1 -n 5 --ntasks-per-node=5 -o "$out/a.json" -e "$out/a.json.err" \
+		examples/slurm/throughput-one-launch.sbatch -c "$job" -q -f json >"$out/a.sub" 2>&1 ||
+		fail "one-launch sbatch: exit $?: $(cat "$out/a.sub" "$out/a.json" "$out/a.json.err" 2>&1)"
+	check "one launch (sbatch)" "$out/a.json"
 
-# b. srun --multi-prog with the shipped configuration
-sed "s|tfgb |$TFGB |; s|job.ini|$job -q -f json|" examples/slurm/throughput.multi-prog.conf \
-	>"$out/mp.conf"
-timeout "$limit" srun -N 1 -n 5 --multi-prog "$out/mp.conf" >"$out/b.json" 2>"$out/b.json.err" ||
-	fail "srun --multi-prog: exit $?: $(cat "$out/b.json" "$out/b.json.err")"
-check "srun --multi-prog" "$out/b.json"
+	# b. srun --multi-prog with the shipped configuration
+	sed "s|tfgb |$TFGB |; s|job.ini|$job -q -f json|" examples/slurm/throughput.multi-prog.conf \
+		>"$out/mp.conf"
+	timeout "$limit" srun -N 1 -n 5 --multi-prog "$out/mp.conf" >"$out/b.json" 2>"$out/b.json.err" ||
+		fail "srun --multi-prog: exit $?: $(cat "$out/b.json" "$out/b.json.err")"
+	check "srun --multi-prog" "$out/b.json"
 
-# c. servers and workers as two steps
-PS_PORT=$port slurm_batch "$limit" -N 1 -n 5 --ntasks-per-node=5 -o "$out/c.json" -e "$out/c.json.err" \
-	examples/slurm/throughput-two-steps.sbatch -c "$job" -q -f json >"$out/c.sub" 2>&1 ||
-	fail "two-step sbatch: exit $?: $(cat "$out/c.sub" "$out/c.json" "$out/c.json.err" 2>&1)"
-check "two steps (sbatch)" "$out/c.json"
+	# c. servers and workers as two steps
+	PS_PORT=$port slurm_batch "$limit" -N 1 -n 5 --ntasks-per-node=5 -o "$out/c.json" -e "$out/c.json.err" \
+		examples/slurm/throughput-two-steps.sbatch -c "$job" -q -f json >"$out/c.sub" 2>&1 ||
+		fail "two-step sbatch: exit $?: $(cat "$out/c.sub" "$out/c.json" "$out/c.json.err" 2>&1)"
+	check "two steps (sbatch)" "$out/c.json"
 
-# d. a bare tfgb throughput in a batch script is the one-machine launcher
-# shellcheck disable=SC2016 # $TFGB is expanded by the batch script
-printf '#!/bin/sh\nexec "$TFGB" throughput -c "%s" -q -f json\n' "$job" >"$out/d.sbatch"
-slurm_batch "$limit" -N 1 -n 1 -o "$out/d.json" -e "$out/d.json.err" "$out/d.sbatch" \
-	>"$out/d.sub" 2>&1 || fail "launcher in a batch script: exit $?: $(cat "$out/d.sub" "$out/d.json" "$out/d.json.err" 2>&1)"
-check "launcher in a batch script" "$out/d.json"
+	# d. a bare tfgb throughput in a batch script is the one-machine launcher
+	# shellcheck disable=SC2016 # $TFGB is expanded by the batch script
+	printf '#!/bin/sh\nexec "$TFGB" throughput -c "%s" -q -f json\n' "$job" >"$out/d.sbatch"
+	slurm_batch "$limit" -N 1 -n 1 -o "$out/d.json" -e "$out/d.json.err" "$out/d.sbatch" \
+		>"$out/d.sub" 2>&1 || fail "launcher in a batch script: exit $?: $(cat "$out/d.sub" "$out/d.json" "$out/d.json.err" 2>&1)"
+	check "launcher in a batch script" "$out/d.json"
+fi
 
 # e. transport mpi, every process a rank of srun's step through Slurm's
 # PMIx plugin (tfgb-mpi(7)): latency as 2 ranks, throughput as 5 (ranks
 # 0-1 the PSs); the result names the MPI library and its counts add up.
 # Without an MPI plugin (srun's --mpi=none) each task would be a singleton
 # rank: it exits 2 at once, naming the srun command to use.
-if ! $TFGB version | grep -q '^mpi: compiled in'; then
+if ! in_part mpi; then
+	: # another part alone (tests/mutants.sh)
+elif ! $TFGB version | grep -q '^mpi: compiled in'; then
 	skip_part "srun --mpi=pmix not tried: tfgb built without the mpi transport (MPI=0)"
 elif ! srun --mpi=list 2>&1 | grep -qw pmix; then
 	skip_part "srun --mpi=pmix not tried: Slurm has no mpi_pmix plugin here ($(srun --mpi=list 2>&1 | tr '\n\t' '  '))"
