@@ -14,6 +14,8 @@
 # key.  The PS rank killed mid-run: the worker names it and ends.  No
 # process left behind.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
+# Parts (tests/lib.sh: in_part; a mutant runs only the part that catches
+# it): refusals (1), p2p (2), throughput (3), train (4), death (5).
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 need_py json python3
@@ -58,17 +60,19 @@ expect2() {
 }
 
 # 1. refusals
-expect2 "latency without mpirun" "mpirun -np 2 tfgb latency" $TFGB latency $J -q
-expect2 "throughput without mpirun" "mpirun -np 3 tfgb throughput" \
-	$TFGB throughput $J -s cluster.workers=2 -q
-expect2 "a bad mpi.btl" "mpi.btl" $TFGB latency $J -s mpi.btl=openib -q
-expect2 "an unknown [mpi] key" "mpi.bogus" $TFGB latency $J -s mpi.bogus=1 -q
-expect2 "a bad mpi.direct_min" "mpi.direct_min" $TFGB latency $J -s mpi.direct_min=0 -q
-expect2 "a bad mpi.thread_level" "mpi.thread_level" $TFGB latency $J -s mpi.thread_level=multiple -q
-expect2 "latency as 3 ranks" "mpirun -np 2 tfgb latency" $MPIRUN -np 3 $TFGB latency $J -q
-expect2 "throughput not one launch" "mpirun -np 2 tfgb throughput" \
-	$MPIRUN -np 2 $TFGB throughput $J -q
-echo "ok: refusals: no mpirun, wrong rank counts, bad [mpi] keys (exit 2, one line)"
+if in_part refusals; then
+	expect2 "latency without mpirun" "mpirun -np 2 tfgb latency" $TFGB latency $J -q
+	expect2 "throughput without mpirun" "mpirun -np 3 tfgb throughput" \
+		$TFGB throughput $J -s cluster.workers=2 -q
+	expect2 "a bad mpi.btl" "mpi.btl" $TFGB latency $J -s mpi.btl=openib -q
+	expect2 "an unknown [mpi] key" "mpi.bogus" $TFGB latency $J -s mpi.bogus=1 -q
+	expect2 "a bad mpi.direct_min" "mpi.direct_min" $TFGB latency $J -s mpi.direct_min=0 -q
+	expect2 "a bad mpi.thread_level" "mpi.thread_level" $TFGB latency $J -s mpi.thread_level=multiple -q
+	expect2 "latency as 3 ranks" "mpirun -np 2 tfgb latency" $MPIRUN -np 3 $TFGB latency $J -q
+	expect2 "throughput not one launch" "mpirun -np 2 tfgb throughput" \
+		$MPIRUN -np 2 $TFGB throughput $J -q
+	echo "ok: refusals: no mpirun, wrong rank counts, bad [mpi] keys (exit 2, one line)"
+fi
 
 # served FILE METHOD CALLS INFLIGHT REQ REPLY: the PS rank's -v line says
 # it answered the worker's CALLS calls of METHOD (up to INFLIGHT more: the
@@ -112,59 +116,67 @@ and 'btl $2 (asked in [mpi] btl)' in d['tfgb']['transport_version']" <"$out/r.js
 	why=$(served "$out/e" "$5" "$n" "$4" $b $back) ||
 		fail "$1 over $2: bytes: $why"
 }
-p2p latency vader,self non-serialized 1 Echo SINGLE
-p2p bandwidth tcp,self non-serialized 16 Ack FUNNELED
-echo "ok: latency (vader,self) and bandwidth inflight 16 (tcp,self): verified, bytes of both sides agree"
-p2p latency tcp,self serialized 1 EchoTensor SINGLE
-p2p bandwidth vader,self serialized 16 AckTensor SINGLE
-# MPMD: the PS rank a tfgb serve of its own, the worker tfgb latency
-$MPIRUN -np 1 $TFGB serve $J $P -s mpi.direct=no -q : \
-	-np 1 $TFGB latency $J $P -s mpi.direct=no -s job.verify=yes -q -f json \
-	>"$out/r.json" 2>"$out/e" || fail "latency, direct = no, MPMD: exit $?: $(tail -n 5 "$out/e")"
-json_check "d['status'] == 'ok' and d['errors'] == 0 and d['calls'] > 0" <"$out/r.json" ||
-	fail "direct = no, MPMD: bad result: $(cat "$out/r.json")"
-echo "ok: serialized latency and bandwidth; direct = no, launched MPMD (tfgb serve : tfgb latency)"
+if in_part p2p; then
+	p2p latency vader,self non-serialized 1 Echo SINGLE
+	p2p bandwidth tcp,self non-serialized 16 Ack FUNNELED
+	echo "ok: latency (vader,self) and bandwidth inflight 16 (tcp,self): verified, bytes of both sides agree"
+	p2p latency tcp,self serialized 1 EchoTensor SINGLE
+	p2p bandwidth vader,self serialized 16 AckTensor SINGLE
+	# MPMD: the PS rank a tfgb serve of its own, the worker tfgb latency
+	$MPIRUN -np 1 $TFGB serve $J $P -s mpi.direct=no -q : \
+		-np 1 $TFGB latency $J $P -s mpi.direct=no -s job.verify=yes -q -f json \
+		>"$out/r.json" 2>"$out/e" || fail "latency, direct = no, MPMD: exit $?: $(tail -n 5 "$out/e")"
+	json_check "d['status'] == 'ok' and d['errors'] == 0 and d['calls'] > 0" <"$out/r.json" ||
+		fail "direct = no, MPMD: bad result: $(cat "$out/r.json")"
+	echo "ok: serialized latency and bandwidth; direct = no, launched MPMD (tfgb serve : tfgb latency)"
+fi
 
 # 3. throughput, 1 PS x 2 workers in one launch
-$MPIRUN -np 3 $TFGB throughput $J $P -s cluster.workers=2 -s mpi.btl=vader,self -q -f json \
-	>"$out/t.json" 2>"$out/e" || fail "throughput: exit $?: $(tail -n 5 "$out/e")"
-json_check "d['status'] == 'ok' and d['errors'] == 0 and d['calls'] > 0
-and d['transport'] == 'mpi'" <"$out/t.json" || fail "throughput: bad result: $(cat "$out/t.json")"
-echo "ok: throughput 1 PS x 2 workers (vader,self)"
+if in_part throughput; then
+	$MPIRUN -np 3 $TFGB throughput $J $P -s cluster.workers=2 -s mpi.btl=vader,self -q -f json \
+		>"$out/t.json" 2>"$out/e" || fail "throughput: exit $?: $(tail -n 5 "$out/e")"
+	json_check "d['status'] == 'ok' and d['errors'] == 0 and d['calls'] > 0
+	and d['transport'] == 'mpi'" <"$out/t.json" || fail "throughput: bad result: $(cat "$out/t.json")"
+	echo "ok: throughput 1 PS x 2 workers (vader,self)"
+fi
 
 # 4. train: a tiny model, 1 PS x 2 workers, tensorflow mode over TCP
-printf 'model tiny\na/kernel float32 64,64 trainable\na/bias float32 64 trainable\n' >"$out/tiny.model"
-$MPIRUN -np 3 $TFGB train $J -s cluster.workers=2 -s train.model="$out/tiny.model" \
-	-s train.steps=3 -s train.warmup_steps=1 -s job.mode=tensorflow -s mpi.btl=tcp,self -q \
-	-f json >"$out/tr.json" 2>"$out/e" || fail "train: exit $?: $(tail -n 5 "$out/e")"
-json_check "d['status'] == 'ok' and d['errors'] == 0 and d['transport'] == 'mpi'" \
-	<"$out/tr.json" || fail "train: bad result: $(cat "$out/tr.json")"
-echo "ok: train, tiny model, 1 PS x 2 workers, tensorflow mode (tcp,self)"
+if in_part train; then
+	printf 'model tiny\na/kernel float32 64,64 trainable\na/bias float32 64 trainable\n' >"$out/tiny.model"
+	$MPIRUN -np 3 $TFGB train $J -s cluster.workers=2 -s train.model="$out/tiny.model" \
+		-s train.steps=3 -s train.warmup_steps=1 -s job.mode=tensorflow -s mpi.btl=tcp,self -q \
+		-f json >"$out/tr.json" 2>"$out/e" || fail "train: exit $?: $(tail -n 5 "$out/e")"
+	json_check "d['status'] == 'ok' and d['errors'] == 0 and d['transport'] == 'mpi'" \
+		<"$out/tr.json" || fail "train: bad result: $(cat "$out/tr.json")"
+	echo "ok: train, tiny model, 1 PS x 2 workers, tensorflow mode (tcp,self)"
+fi
 
 # 5. a rank that dies: the PS rank killed mid-run.  The worker names it
 # (rank, role, host, pid) and ends with status 1; mpirun's own status is
 # the dead rank's, 128 + 9 (tfgb-mpi(7): the first rank to end abnormally
 # decides it, and nothing a survivor does comes first)
-$MPIRUN -np 2 $TFGB latency $J -s job.duration=$(slow 30)s -s mpi.btl=vader,self \
-	>"$out/o" 2>"$out/e" &
-mpi=$!
-wait_line "$out/e" "serving the other ranks" 10 || fail "rank death: the PS rank never served"
-sleep 0.3
-ps0=
-for p in $(pids_matching "cluster.ps=127.0.0.1:$port"); do
-	tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=0 && ps0=$p
-done
-[ -n "$ps0" ] || fail "rank death: no process of rank 0"
-t0=$(date +%s)
-kill -9 "$ps0"
-wait $mpi
-rc=$?
-[ $rc = 137 ] || fail "rank death: mpirun's exit $rc, want 137 (the killed rank's): $(cat "$out/e")"
-h=$(hostname)
-grep -qF "tfgb: rank 1 (worker 0) on host $h: rank 0 (PS 0) on host $h, pid $ps0 ended" "$out/e" ||
-	fail "rank death: no line naming the dead rank: $(cat "$out/e")"
-[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "rank death: the run took more than $(slow 10)s to end"
-echo "ok: the PS rank killed: the worker names it (rank, role, host), mpirun exits 137"
+if in_part death; then
+	$MPIRUN -np 2 $TFGB latency $J -s job.duration=$(slow 30)s -s mpi.btl=vader,self \
+		>"$out/o" 2>"$out/e" &
+	mpi=$!
+	wait_line "$out/e" "serving the other ranks" 10 || fail "rank death: the PS rank never served"
+	sleep 0.3
+	ps0=
+	for p in $(pids_matching "cluster.ps=127.0.0.1:$port"); do
+		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=0 && ps0=$p
+	done
+	[ -n "$ps0" ] || fail "rank death: no process of rank 0"
+	t0=$(date +%s)
+	kill -9 "$ps0"
+	wait $mpi
+	rc=$?
+	[ $rc = 137 ] || fail "rank death: mpirun's exit $rc, want 137 (the killed rank's): $(cat "$out/e")"
+	h=$(hostname)
+	grep -qF "tfgb: rank 1 (worker 0) on host $h: rank 0 (PS 0) on host $h, pid $ps0 ended" "$out/e" ||
+		fail "rank death: no line naming the dead rank: $(cat "$out/e")"
+	[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "rank death: the run took more than $(slow 10)s to end"
+	echo "ok: the PS rank killed: the worker names it (rank, role, host), mpirun exits 137"
+fi
 
 left=$(pids_matching "cluster.ps=127.0.0.1:$port")
 [ -z "$left" ] || fail "ranks left behind: $left"
