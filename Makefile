@@ -10,7 +10,7 @@ DEBS = gcc make pkg-config libgrpc-dev libinih-dev check libprotobuf-c-dev \
        iproute2 procps openmpi-bin clang libclang-rt-dev protobuf-compiler \
        nghttp2-client valgrind gnuplot-nox openssl python3-jsonschema \
        libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0 slurm-wlm munge \
-       libopenmpi-dev
+       libopenmpi-dev nftables
 ifeq ($(VERBS),1)
 DEBS += libibverbs-dev
 PKGS += $(PKGS_VERBS)

@@ -54,6 +54,54 @@ within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= h
 # none of the run's processes left: no forwarder (tfgb-link) of this test's runs
 left() { pgrep -f "tfgb throughput -c $tmp" >/dev/null || pgrep -x tfgb-link -P "$1" >/dev/null; }
 
+# loss without delay: the veth route, an nftables rule on each end drops
+# (part veth_loss: a mutant of it runs this part alone).  Loss 1 % alone:
+# the rules' count is 0.5-1.5 %, TCP retransmits; rate 250 Mbit with loss 1
+# %: the rate measured within 10 % and nothing flagged OFF.  With no nft
+# (a private mount namespace hides it) the tun route's forwarder drops
+# instead, and the result and stderr say why.
+has_nft() { command -v nft >/dev/null || [ -x /usr/sbin/nft ] || [ -x /sbin/nft ]; }
+if in_part veth_loss && ! has_nft; then
+	echo "t_network: no nft (Debian package nftables): the veth route's loss is not tested"
+elif in_part veth_loss; then
+	set -- -s job.rpc=push -s payload.iovec=256KiB -s job.duration=$(slow 500)ms
+	# a rate below its range is measured once more, as rate() below does
+	for try in 1 2; do
+		run vrloss "$@" -s network.loss=1 -s network.rate=250Mbit || break
+		r=$(get vrloss 'd["network"]["measured"]["rate_bps"] / 1e6')
+		awk -v x="$r" 'BEGIN { exit !(x < 225) }' || break
+	done
+	if [ -s "$tmp/vrloss.json" ] && run vloss "$@" -s network.loss=1; then
+		for n in vloss vrloss; do
+			[ "$(get $n 'd["network"]["mechanism"]["route"], d["network"]["mechanism"]["loss"]')" = \
+				"('veth', 'nftables-numgen')" ] || bad "$n: not dropped by nftables on the veth route"
+			lp=$(get $n 'd["network"]["measured"]["workers_to_ps"]["loss_pct"]')
+			within "$lp" 0.5 1.5 || bad "$n: the rules dropped $lp %, not 0.5-1.5"
+			[ "$(get $n 'd["network"]["measured"]["tcp_retransmits_workers"]')" -gt 0 ] ||
+				bad "$n: no TCP retransmission on the workers' side"
+		done
+		within "$r" 225 275 || bad "rate 250Mbit, loss 1: measured $r Mbit/s, not 225-275"
+		[ "$(get vrloss 'd["network"]["off"]')" = "[]" ] || bad "rate 250Mbit, loss 1: flagged off"
+	else
+		bad "loss on the veth route: $(tail -3 "$tmp/vloss.out" "$tmp/vrloss.out")"
+	fi
+	if unshare -m true 2>/dev/null; then
+		TFGB=$TFGB tmp=$tmp d=$(slow 400)ms unshare -m sh -c 'mount --bind /dev/null "$(command -v nft ||
+			echo /usr/sbin/nft)" 2>/dev/null; exec timeout 60 $TFGB throughput -c "$tmp/job.ini" \
+			-s network.loss=1 -s job.duration=$d -f json -o "$tmp/nonft.json"' >"$tmp/nonft.out" 2>&1 ||
+			bad "loss without nft: $(tail -3 "$tmp/nonft.out")"
+		[ "$(get nonft 'd["network"]["mechanism"]["route"], d["network"]["mechanism"]["loss"]')" = \
+			"('tun', 'tun-forwarder')" ] && get nonft 'd["network"]["mechanism"]["loss_note"]' |
+			grep -q nftables && grep -q "^tfgb: network.loss: no nft" "$tmp/nonft.out" ||
+			bad "loss without nft: not the forwarder's, or not said: $(cat "$tmp/nonft.out")"
+	fi
+fi
+if [ -n "${TFGB_TEST_PART:-}" ] && ! in_part main; then
+	[ "$problems" = 0 ] || fail "$problems problem(s)"
+	echo "ok: [network] part $TFGB_TEST_PART"
+	exit 0
+fi
+
 # bad keys: a job error naming the key and its range, exit 2
 for kv in "network.rate=3furlong|network.rate = 3furlong: must be 0 (unlimited) or 8kbit to 100Gbit" \
 	"network.loss=101|network.loss = 101: must be a percent from 0 to 100" \
@@ -130,7 +178,8 @@ awk '$1 ~ /^[0-9]/ { n++; if (n > 1 && $3 <= prev) bad = 1; prev = $3 }
 # without root: a user namespace gives the rights (the veth route needs no
 # more); the TUN route needs /dev/net/tun, which some systems keep root's
 # (mode 0600): then a delay fails at once, exit 2, naming the knob
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+# (with a user's PATH, without /usr/sbin: tfgb finds tc, ip and nft there itself)
+nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups env PATH=/usr/bin:/bin "$@"; }
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 	nobody $TFGB --version >/dev/null 2>&1 && chmod 711 "$tmp" && chmod 644 "$tmp/job.ini"; then
 	set -- throughput -c "$tmp/job.ini"
@@ -138,11 +187,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 		nobody $TFGB "$@" -s network.rate=250Mbit >"$tmp/nobody.out" 2>&1
 		[ $? = 2 ] && grep -q "needs root, or user namespaces" "$tmp/nobody.out" ||
 			bad "no user namespaces, not root: $(cat "$tmp/nobody.out")"
-	elif nobody $TFGB "$@" -s network.rate=250Mbit >"$tmp/nobody.out" 2>&1; then
+	elif nobody $TFGB "$@" -s network.rate=250Mbit -s network.loss=0.1 >"$tmp/nobody.out" 2>&1; then
 		grep -q "^tfgb" "$tmp/nobody.out" && bad "rate 250Mbit as nobody: $(grep "^tfgb" "$tmp/nobody.out")"
-		r=$(sed -n 's/^# network: veth route.*(measured \([0-9.]*\)).*/\1/p' "$tmp/nobody.out")
+		r=$(sed -n 's/^# network: veth route.*rate.*(measured \([0-9.]*\)).*/\1/p' "$tmp/nobody.out")
 		# one run, no second measure: a wider floor than the rate checks above
 		within "${r:-0}" 225 263 || bad "rate 250Mbit as nobody: measured '$r' Mbit/s"
+		# the user namespace's root runs nft (a user's PATH may lack /usr/sbin)
+		has_nft && ! grep -q "^# network: veth route.*loss 0.1 % (nftables" "$tmp/nobody.out" &&
+			bad "loss 0.1 % as nobody: not nftables' on the veth route: $(grep "^# network:" "$tmp/nobody.out")"
 	else
 		bad "rate 250Mbit as nobody: $(tail -3 "$tmp/nobody.out")"
 	fi

@@ -1,7 +1,9 @@
 /* netem.c - the emulated worker-PS link of [network]: two network
  * namespaces, a TUN device in each, a forwarder process between them that
- * drops and delays, a TBF on each TUN device for the rate, and the
- * calibration that measures what the link does (netem.h says how and why). */
+ * drops and delays, a TBF on each TUN device for the rate; or, without
+ * delay and jitter, a veth pair with a TBF and an nftables loss rule on
+ * each end; and the calibration that measures what the link does
+ * (netem.h says how and why). */
 #include "netem.h"
 
 #include <arpa/inet.h>
@@ -11,6 +13,7 @@
 #include <linux/if.h>
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
+#include <math.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -53,12 +56,17 @@ static struct {
 	int route;           /* ROUTE_TUN or ROUTE_VETH */
 	int kernel_netem;    /* 1: this kernel has netem (unused), 0: not */
 	int offloads_on;     /* veth: bit 0 TSO, 1 GSO, 2 GRO still on (an end said so) */
+	int loss_how;        /* LOSS_NONE, LOSS_FWD or LOSS_NFT */
+	char loss_note[192]; /* why a loss the veth route could drop is the forwarder's */
 } ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}};
 
 /* How the two sides are joined: through the forwarder (every knob), or,
- * when only the rate is asked, a veth pair the kernel carries at its
- * speed, shaped by TBF alone. */
+ * without delay and jitter, a veth pair the kernel carries at its speed,
+ * shaped by TBF and made lossy by nftables. */
 enum { ROUTE_TUN, ROUTE_VETH };
+/* Who drops: nobody (no loss asked), the forwarder (tun route), or an
+ * nftables rule on each veth end (side_loss). */
+enum { LOSS_NONE, LOSS_FWD, LOSS_NFT };
 
 /* --- the namespaces ------------------------------------------------- */
 
@@ -240,23 +248,57 @@ static int tun_open(int side, int *fd, struct err *err)
 	return 0;
 }
 
-/* Runs argv (tc) in the current namespace within 5 s: 0, or -1 with its
- * first line of errors in err. */
-static int run_cmd(char *const argv[], struct err *err)
+/* Waits until fd is ready for events by the deadline: 0, or -1. */
+static int wait_fd(int fd, short events, uint64_t until)
+{
+	struct pollfd p = {.fd = fd, .events = events};
+
+	for (;;) {
+		uint64_t now = now_ns();
+		if (now >= until)
+			return -1;
+		if (poll(&p, 1, (int)((until - now) / 1000000 + 1)) > 0)
+			return 0;
+	}
+}
+
+/* Where a tool of the link (tc, ip, nft) is: the PATH's, else /usr/sbin's or
+ * /sbin's (a user's PATH often lacks them, and the rootless route runs
+ * them too).  1 with its path in buf, or 0. */
+static int tool_find(const char *name, char *buf, size_t size)
+{
+	const char *path = getenv("PATH"), *p = path ? path : "";
+	char dirs[4096];
+
+	snprintf(dirs, sizeof dirs, "%s:/usr/sbin:/sbin", p);
+	for (char *save, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+		snprintf(buf, size, "%s/%s", d, name);
+		if (access(buf, X_OK) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+/* Runs argv (tc, ip, nft) in the current namespace within 5 s: 0, or -1
+ * with its first line of errors in err.  Its output (errors included) in
+ * out, when out is not NULL. */
+static int run_out(char *const argv[], char *out, size_t size, struct err *err)
 {
 	int p[2], status = 0;
-	char buf[256] = "";
+	char buf[4096] = "", path[512];
 	uint64_t until = now_ns() + 5000000000ull;
+	size_t got = 0;
 	pid_t pid;
-	ssize_t n;
 
+	if (!tool_find(argv[0], path, sizeof path))
+		return err_set(err, "%s: not found (PATH, /usr/sbin, /sbin)", argv[0]), -1;
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return err_set(err, "pipe: %s", strerror(errno)), -1;
 	if ((pid = fork()) == 0) {
 		dup2(p[1], 1);
 		dup2(p[1], 2);
-		execvp(argv[0], argv);
-		dprintf(2, "%s: %s", argv[0], strerror(errno));
+		execv(path, argv);
+		dprintf(2, "%s: %s", path, strerror(errno));
 		_exit(127);
 	}
 	close(p[1]);
@@ -264,8 +306,13 @@ static int run_cmd(char *const argv[], struct err *err)
 		close(p[0]);
 		return err_set(err, "fork: %s", strerror(errno)), -1;
 	}
-	n = read(p[0], buf, sizeof buf - 1);
-	buf[n > 0 ? n : 0] = 0;
+	for (ssize_t n = 1; n > 0 && wait_fd(p[0], POLLIN, until) == 0;) {
+		n = read(p[0], buf + got, sizeof buf - 1 - got);
+		got += n > 0 ? (size_t)n : 0;
+		if (got == sizeof buf - 1)
+			break;
+	}
+	buf[got] = 0;
 	close(p[0]);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
 		if (now_ns() > until) {
@@ -275,11 +322,18 @@ static int run_cmd(char *const argv[], struct err *err)
 		}
 		usleep(2000);
 	}
+	if (out)
+		snprintf(out, size, "%s", buf);
 	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		return 0;
 	buf[strcspn(buf, "\n")] = 0;
 	err_set(err, "%s", buf[0] ? buf : "failed");
 	return -1;
+}
+
+static int run_cmd(char *const argv[], struct err *err)
+{
+	return run_out(argv, NULL, 0, err);
 }
 
 /* The rate on this side's egress (TUN device or veth end): a TBF whose
@@ -315,6 +369,66 @@ static int side_rate(int side, struct err *err)
 		return -1;
 	}
 	return 0;
+}
+
+/* The loss of the veth route, in this side's namespace: an nftables table
+ * "tfgb" whose prerouting chain (raw priority, before anything else looks
+ * at a packet) drops each IPv4 packet that arrives on this side's veth end
+ * with the loss probability (numgen random mod 10^6 < the ppm: independent
+ * per packet), counting the packets seen and dropped.  On the receiving
+ * end, so a packet is shaped (the sender's TBF) and then lost, as on the
+ * tun route, and it is a wire packet: the sending end segments (TSO and
+ * GSO off), the receiving one does not merge (GRO off).  The rule is made
+ * in one nft transaction (all or nothing) and goes with the namespace.
+ * 0, or -1 with nft's error in err (no knob named: a fallback says it). */
+static int side_loss(int side, struct err *err)
+{
+	char cmd[512];
+	char *argv[] = {"nft", cmd, NULL};
+
+	snprintf(cmd, sizeof cmd, "add table ip tfgb; add counter ip tfgb seen; "
+	         "add counter ip tfgb dropped; add chain ip tfgb loss { type filter hook "
+	         "prerouting priority -300; policy accept; }; add rule ip tfgb loss iifname "
+	         "\"tfgb%d\" counter name seen numgen random mod 1000000 < %lld "
+	         "counter name dropped drop", side, (long long)ne.cfg.loss_ppm);
+	if (run_cmd(argv, err) < 0) {
+		err_prefix(err, "nftables cannot drop (nft ... numgen random): ");
+		return -1;
+	}
+	return 0;
+}
+
+/* The packets side_loss's rule saw and dropped in the calling thread's
+ * namespace so far: 0, or -1. */
+static int side_loss_count(uint64_t *seen, uint64_t *dropped)
+{
+	static const char *const name[] = {"counter seen", "counter dropped"};
+	char out[2048];
+	char *argv[] = {"nft", "list", "table", "ip", "tfgb", NULL};
+	unsigned long long v[2];
+	struct err e;
+
+	if (run_out(argv, out, sizeof out, &e) < 0)
+		return -1;
+	for (int i = 0; i < 2; i++) {
+		char *p = strstr(out, name[i]);
+		if (!p || !(p = strstr(p, "packets ")) || sscanf(p + 8, "%llu", &v[i]) != 1)
+			return -1;
+	}
+	*seen = v[0], *dropped = v[1];
+	return 0;
+}
+
+/* The loss the veth route would drop with nftables is the forwarder's
+ * after all (the tun route: every knob works, a rate near a Gbit/s is not
+ * reached and is flagged OFF): said on stderr and kept for the result. */
+static void loss_fallback(const char *why)
+{
+	ne.route = ROUTE_TUN;
+	ne.loss_how = LOSS_FWD;
+	snprintf(ne.loss_note, sizeof ne.loss_note, "%.190s", why);
+	fprintf(stderr, "tfgb: network.loss: %s; the tun route's forwarder drops instead "
+	        "(it carries about half a Gbit/s at most)\n", why);
 }
 
 /* TCP's windows in this namespace: room for twice the bandwidth-delay
@@ -505,7 +619,8 @@ static const char *side_addr(int side)
 }
 
 /* One side: its namespace (the calling thread moves there), TCP windows;
- * on the TUN route its TUN device and rate too. */
+ * on the veth route its loss rule; on the TUN route its TUN device and
+ * rate. */
 static int side_make(int side, struct err *err)
 {
 	char dev[16];
@@ -513,6 +628,14 @@ static int side_make(int side, struct err *err)
 	if (new_ns(&ne.ns[side], err) < 0)
 		return -1;
 	side_tcp();
+	/* the workers' side first: where nft cannot drop there, nothing of
+	 * the veth route is built yet and the tun route takes over */
+	if (ne.loss_how == LOSS_NFT && side_loss(side, err) < 0) {
+		if (side == NETEM_PS)
+			return err_prefix(err, "network.loss: "), -2;
+		loss_fallback(err->msg);
+		err->msg[0] = 0;
+	}
 	if (ne.route == ROUTE_VETH)
 		return 0;
 	snprintf(dev, sizeof dev, "tfgb%d", side);
@@ -535,8 +658,9 @@ static int veth_make(struct err *err)
 	/* ip, a child, opens the workers' namespace through our descriptor */
 	snprintf(ns, sizeof ns, "/proc/%d/fd/%d", (int)getpid(), ne.ns[NETEM_WORKER]);
 	if (run_cmd(argv, err) < 0) {
-		err_prefix(err, "network.rate: cannot join the namespaces with a veth pair "
-		           "(ip link add ... type veth): ");
+		err_prefix(err, ne.cfg.rate_bps ? "network.rate: cannot join the namespaces with a "
+		           "veth pair (ip link add ... type veth): " : "network.loss: cannot join the "
+		           "namespaces with a veth pair (ip link add ... type veth): ");
 		return -1;
 	}
 	for (int side = NETEM_WORKER;; side = NETEM_PS) {
@@ -544,7 +668,7 @@ static int veth_make(struct err *err)
 		snprintf(dev, sizeof dev, "tfgb%d", side);
 		if (netem_enter(side, err) < 0 || if_conf(dev, side_addr(side), side_addr(!side), err) < 0)
 			return -2;
-		if (side_rate(side, err) < 0)
+		if (ne.cfg.rate_bps && side_rate(side, err) < 0)
 			return -1;
 		if (side == NETEM_PS)
 			return 0;
@@ -569,6 +693,7 @@ static int netem_probe(void)
 
 int netem_start(const struct netem_cfg *cfg, struct err *err)
 {
+	char path[512];
 	int rc;
 
 	if (ne.up)
@@ -578,9 +703,13 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 	ne.cfg = *cfg;
 	ne.offloads_on = 0;
 	ne.queue = queue_packets();
-	/* only the rate asked: the kernel carries the link (the forwarder
-	 * cannot keep up with 1 Gbit/s) */
-	ne.route = cfg->delay_ns || cfg->jitter_ns || cfg->loss_ppm ? ROUTE_TUN : ROUTE_VETH;
+	/* no delay or jitter: the kernel carries the link (the forwarder
+	 * cannot keep up with 1 Gbit/s), nftables drops */
+	ne.route = cfg->delay_ns || cfg->jitter_ns ? ROUTE_TUN : ROUTE_VETH;
+	ne.loss_how = !cfg->loss_ppm ? LOSS_NONE : ne.route == ROUTE_TUN ? LOSS_FWD : LOSS_NFT;
+	ne.loss_note[0] = 0;
+	if (ne.loss_how == LOSS_NFT && !tool_find("nft", path, sizeof path))
+		loss_fallback("no nft in PATH, /usr/sbin or /sbin (Debian package nftables)");
 	snprintf(ne.rate_how, sizeof ne.rate_how, "%s", cfg->rate_bps ? "tbf" : "none");
 	ne.orig_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (ne.orig_fd < 0)
@@ -650,14 +779,21 @@ static uint64_t link_bytes(void)
 	return v[0];
 }
 
-/* The link's packet counts while it is up: the forwarder's, or the veth
- * pair's (which drops none on purpose). */
+/* The link's packet counts while it is up: the forwarder's; on the veth
+ * route those of each end's loss rule (a direction's packets are counted
+ * where they arrive: [0] on the PS side), or without one the veth pair's
+ * (which drops none on purpose).  The thread ends on the PS side. */
 static void counters_take(void)
 {
 	uint64_t v[4];
 	struct err e;
 
-	if (ne.route == ROUTE_VETH && ne.up && netem_enter(NETEM_PS, &e) == 0 && veth_dev(v) == 0) {
+	if (ne.route == ROUTE_VETH && ne.up && ne.loss_how == LOSS_NFT) {
+		for (int side = NETEM_WORKER; side >= NETEM_PS; side--)
+			if (netem_enter(side, &e) == 0)
+				side_loss_count(&ne.m.packets[side], &ne.m.dropped[side]);
+	} else if (ne.route == ROUTE_VETH && ne.up && netem_enter(NETEM_PS, &e) == 0 &&
+	           veth_dev(v) == 0) {
 		ne.m.packets[0] = v[1], ne.m.packets[1] = v[3];
 		ne.m.dropped[0] = ne.m.dropped[1] = 0;
 	}
@@ -672,9 +808,14 @@ static void counters_take(void)
 	}
 	if (ne.cfg.loss_ppm) {
 		double want = (double)ne.cfg.loss_ppm / 1e4, got = ne.m.loss_pct[0];
-		/* too few packets to tell 10 % is not "off" */
-		if (got >= 0 && ne.m.packets[0] * want / 100 >= 100 &&
-		    (got < 0.9 * want || got > 1.1 * want))
+		double n = (double)ne.m.packets[0], p = want / 100;
+		/* each drop is a draw: with 100 drops expected chance alone misses
+		 * by 10 % a third of the time, so "off" is also beyond three of
+		 * the count's standard deviations (in percent: sd); too few
+		 * packets to tell is not "off" */
+		double sd = n > 0 ? 100 * sqrt(p * (1 - p) / n) : 0;
+		if (got >= 0 && n * p >= 100 && fabs(got - want) > 0.1 * want &&
+		    fabs(got - want) > 3 * sd)
 			ne.m.off |= 4;
 	}
 }
@@ -715,20 +856,6 @@ void netem_stop(void)
 }
 
 /* --- calibration ---------------------------------------------------- */
-
-/* Waits until fd is ready for events by the deadline: 0, or -1. */
-static int wait_fd(int fd, short events, uint64_t until)
-{
-	struct pollfd p = {.fd = fd, .events = events};
-
-	for (;;) {
-		uint64_t now = now_ns();
-		if (now >= until)
-			return -1;
-		if (poll(&p, 1, (int)((until - now) / 1000000 + 1)) > 0)
-			return 0;
-	}
-}
 
 /* A TCP connection across the link: *c on the workers' side, *s the PS
  * side's end (the calling thread stays on the PS side). */
@@ -928,7 +1055,12 @@ void netem_json(struct json *w)
 	json_str(w, "namespaces", "ps: " NETEM_PS_ADDR ", workers: " NETEM_WORKER_ADDR);
 	json_str(w, "route", ne.route == ROUTE_VETH ? "veth" : "tun");
 	json_str(w, "delay", ne.route == ROUTE_VETH ? "none" : "tun-forwarder");
-	json_str(w, "loss", ne.route == ROUTE_VETH ? "none" : "tun-forwarder");
+	json_str(w, "loss", ne.loss_how == LOSS_NFT ? "nftables-numgen" :
+	         ne.loss_how == LOSS_FWD ? "tun-forwarder" : "none");
+	if (ne.loss_note[0])
+		json_str(w, "loss_note", ne.loss_note);
+	else
+		json_null(w, "loss_note");
 	json_str(w, "rate", ne.rate_how);
 	json_str(w, "offloads", ne.route == ROUTE_TUN ? "none (tun)" : ne.offloads_on ?
 	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
@@ -972,9 +1104,9 @@ void netem_text(FILE *f)
 		fprintf(f, ", rate %.2f Mbit/s (measured %.2f)", (double)ne.cfg.rate_bps / 1e6,
 		        ne.m.rate_bps / 1e6);
 	if (ne.cfg.loss_ppm)
-		fprintf(f, ", loss %.4g %% (measured %.4g %% of %llu packets)",
-		        (double)ne.cfg.loss_ppm / 1e4, ne.m.loss_pct[0],
-		        (unsigned long long)ne.m.packets[0]);
+		fprintf(f, ", loss %.4g %% (%s; measured %.4g %% of %llu packets)",
+		        (double)ne.cfg.loss_ppm / 1e4, ne.loss_how == LOSS_NFT ? "nftables" :
+		        "forwarder", ne.m.loss_pct[0], (unsigned long long)ne.m.packets[0]);
 	fprintf(f, "; TCP retransmissions: PSs %lld, workers %lld", (long long)ne.m.retrans[NETEM_PS],
 	        (long long)ne.m.retrans[NETEM_WORKER]);
 	fprintf(f, "%s%s%s%s\n", ne.m.off ? "; OFF by more than 10 %:" : "",

@@ -12,11 +12,17 @@
  * delayed.  TUN devices carry MTU-sized packets (no segmentation offload),
  * so the forwarder and the loss see what the wire would (TBF sees TCP's
  * GSO packets and charges their wire bytes: netem.c, side_rate).  The "tun"
- * route.  With the rate alone, no packet needs the forwarder (which stops
- * near half a Gbit/s): the "veth" route joins the sides with a veth pair
- * (ip link add), its ends at the same addresses in a /30, TSO, GSO and
- * GRO off (ethtool ioctls: the pair carries wire-sized packets), and the
- * same TBF on each end.  The kernel's netem is looked for and recorded, not used:
+ * route.  Without delay and jitter no packet needs the forwarder (which
+ * stops near half a Gbit/s): the "veth" route joins the sides with a veth
+ * pair (ip link add), its ends at the same addresses in a /30, TSO, GSO
+ * and GRO off (ethtool ioctls: the pair carries wire-sized packets), the
+ * same TBF on each end, and for the loss an nftables rule in each side's
+ * namespace that drops packets arriving on its end at random (the nft
+ * program, run as tc and ip are; no library).  Where nft is missing or
+ * cannot drop, the loss takes the tun route instead, said on stderr and
+ * in the result (mechanism.loss_note): the forwarder's loss is as right,
+ * only a rate near a Gbit/s is not reached, and that is flagged OFF.  The
+ * kernel's netem is looked for and recorded, not used:
  * no machine of this project has it, so such a route could not be tested.
  *
  * The namespaces have no names: they live as long as a process or a
@@ -26,8 +32,9 @@
  * netem_start makes this process root of a user namespace of its own
  * first, which it can only do before it starts threads; netem_stop then
  * leaves the thread in the link's last namespace (it cannot go back to one
- * its user namespace does not own).  The tun route also needs
- * /dev/net/tun open to the user.
+ * its user namespace does not own); tc, ip and nft run in that user
+ * namespace too.  The tun route also needs /dev/net/tun open to the
+ * user.
  *
  * One emulated link per process; not thread-safe: call it from the
  * launcher's one thread, before any transport starts threads.
@@ -61,7 +68,7 @@ struct netem_measured {
 	double rtt_ms;        /* median round trip of a 1-byte TCP echo */
 	double rate_bps;      /* a bulk TCP transfer workers -> PSs: IP bytes on the link */
 	double goodput_bps;   /* the same transfer's TCP payload */
-	double loss_pct[2];   /* forwarder's drops / packets: [0] workers -> PSs, [1] back */
+	double loss_pct[2];   /* drops / packets (forwarder's or nftables'): [0] workers -> PSs, [1] back */
 	uint64_t packets[2], dropped[2], overflow[2]; /* over the whole run */
 	int64_t retrans[2];   /* TCP RetransSegs of each side's namespace ([NETEM_PS], ...) */
 	int off;              /* bit 0 delay, 1 rate, 2 loss: more than 10 % off */
