@@ -83,13 +83,13 @@ elif in_part veth_loss; then
 		within "$r" 225 275 || bad "rate 250Mbit, loss 1: measured $r Mbit/s, not 225-275"
 		[ "$(get vrloss 'd["network"]["off"]')" = "[]" ] || bad "rate 250Mbit, loss 1: flagged off"
 	else
-		bad "loss on the veth route: $(tail -3 "$tmp/vloss.out" "$tmp/vrloss.out")"
+		bad "loss on the veth route: $(tail -n 3 "$tmp/vloss.out" "$tmp/vrloss.out")"
 	fi
 	if unshare -m true 2>/dev/null; then
 		TFGB=$TFGB tmp=$tmp d=$(slow 400)ms unshare -m sh -c 'mount --bind /dev/null "$(command -v nft ||
 			echo /usr/sbin/nft)" 2>/dev/null; exec timeout 60 $TFGB throughput -c "$tmp/job.ini" \
 			-s network.loss=1 -s job.duration=$d -f json -o "$tmp/nonft.json"' >"$tmp/nonft.out" 2>&1 ||
-			bad "loss without nft: $(tail -3 "$tmp/nonft.out")"
+			bad "loss without nft: $(tail -n 3 "$tmp/nonft.out")"
 		[ "$(get nonft 'd["network"]["mechanism"]["route"], d["network"]["mechanism"]["loss"]')" = \
 			"('tun', 'tun-forwarder')" ] && get nonft 'd["network"]["mechanism"]["loss_note"]' |
 			grep -q nftables && grep -q "^tfgb: network.loss: no nft" "$tmp/nonft.out" ||
@@ -131,7 +131,7 @@ if run delay -s network.delay=10ms -s network.rate=250Mbit; then
 	[ "$(get delay 'd["network"]["mechanism"]["route"]')" = tun ] ||
 		bad "delay 10ms: not on the TUN route"
 else
-	bad "delay 10ms: $(tail -3 "$tmp/delay.out")"
+	bad "delay 10ms: $(tail -n 3 "$tmp/delay.out")"
 fi
 
 # rate alone: the veth route, offloads off; 250 Mbit measured 237-263
@@ -141,7 +141,7 @@ fi
 # it never is: no shaper lets more through.
 rate() { # rate NAME RATE LO HI
 	for try in 1 2; do
-		run "$1" -s network.rate=$2 || { bad "rate $2: $(tail -3 "$tmp/$1.out")"; return; }
+		run "$1" -s network.rate=$2 || { bad "rate $2: $(tail -n 3 "$tmp/$1.out")"; return; }
 		r=$(get "$1" 'd["network"]["measured"]["rate_bps"] / 1e6')
 		within "$r" "$3" "$4" && break
 		awk -v x="$r" -v lo="$3" 'BEGIN { exit !(x < lo) }' && [ $try = 1 ] && continue
@@ -166,12 +166,12 @@ if run loss0 "$@" -s network.loss=0 && run loss1 "$@" -s network.loss=1; then
 	awk -v a="$r1" -v b="$r0" 'BEGIN { exit !(a < b) }' ||
 		bad "loss 1%: $r1 calls/s, not slower than loss 0's $r0"
 else
-	bad "loss: $(tail -3 "$tmp/loss1.out")"
+	bad "loss: $(tail -n 3 "$tmp/loss1.out")"
 fi
 
 # a sweep of delay: the mean call time grows with it
 timeout 120 $TFGB throughput -c "$tmp/job.ini" -s job.duration=$(slow 400)ms \
-	--sweep network.delay=0ms,5ms,20ms >"$tmp/sweep.out" 2>&1 || bad "sweep: $(tail -3 "$tmp/sweep.out")"
+	--sweep network.delay=0ms,5ms,20ms >"$tmp/sweep.out" 2>&1 || bad "sweep: $(tail -n 3 "$tmp/sweep.out")"
 awk '$1 ~ /^[0-9]/ { n++; if (n > 1 && $3 <= prev) bad = 1; prev = $3 }
 	END { exit !(n == 3 && !bad) }' "$tmp/sweep.out" || bad "sweep not monotone: $(cat "$tmp/sweep.out")"
 
@@ -196,12 +196,12 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 		has_nft && ! grep -q "^# network: veth route.*loss 0.1 % (nftables" "$tmp/nobody.out" &&
 			bad "loss 0.1 % as nobody: not nftables' on the veth route: $(grep "^# network:" "$tmp/nobody.out")"
 	else
-		bad "rate 250Mbit as nobody: $(tail -3 "$tmp/nobody.out")"
+		bad "rate 250Mbit as nobody: $(tail -n 3 "$tmp/nobody.out")"
 	fi
 	nobody $TFGB "$@" -s network.delay=1ms >"$tmp/nobody.out" 2>&1
 	rc=$?
 	if nobody unshare -Urn true 2>/dev/null && nobody sh -c ': <>/dev/net/tun' 2>/dev/null; then
-		[ $rc = 0 ] || bad "delay 1ms as nobody: $(tail -3 "$tmp/nobody.out")"
+		[ $rc = 0 ] || bad "delay 1ms as nobody: $(tail -n 3 "$tmp/nobody.out")"
 	elif nobody unshare -Urn true 2>/dev/null; then
 		[ $rc = 2 ] && grep -q "network.delay: needs a TUN device.*Permission denied" \
 			"$tmp/nobody.out" || bad "delay 1ms as nobody, /dev/net/tun root's: $(cat "$tmp/nobody.out")"

@@ -266,7 +266,7 @@ rm -f ok.csv fifo.got
 
 # a result: rerun and plot do not write over what they read
 "$tfgb" latency -c empty.ini -s job.transport=socket -s cluster.ps=localhost:$Q -s job.warmup=0 \
-	-s job.duration=$(slow 100)ms -f json -o r.json 2>.err || fail "no result to rerun: $(cat .err)"
+	-s job.duration=$(slow 500)ms -f json -o r.json 2>.err || fail "no result to rerun: $(cat .err)"
 wait_closed "$Q" || fail "the result's server still listens on $Q"
 cp r.json r.orig
 cp r.json r.svg
