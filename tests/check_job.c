@@ -1142,9 +1142,15 @@ END_TEST
 
 START_TEST(test_job_find_default)
 {
-	char dir[] = "/tmp/check_job.XXXXXX", path[256], buf[4096];
+	char dir[] = "/tmp/check_job.XXXXXX", path[256], buf[4096], here[4096];
 	FILE *f;
 
+	/* the working directory and XDG_CONFIG_HOME are put back at the end:
+	 * with CK_FORK=no the next tests run in this process */
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	char *xdg_was = xdg ? strdup(xdg) : NULL;
+
+	ck_assert_ptr_nonnull(getcwd(here, sizeof here));
 	ck_assert_ptr_nonnull(mkdtemp(dir));
 	ck_assert_int_eq(chdir(dir), 0);
 	snprintf(path, sizeof path, "%s/tfgb", dir);
@@ -1167,6 +1173,12 @@ START_TEST(test_job_find_default)
 	snprintf(path, sizeof path, "%s/tfgb", dir);
 	rmdir(path);
 	rmdir(dir);
+	if (xdg_was)
+		setenv("XDG_CONFIG_HOME", xdg_was, 1);
+	else
+		unsetenv("XDG_CONFIG_HOME");
+	free(xdg_was);
+	ck_assert_int_eq(chdir(here), 0);
 }
 END_TEST
 

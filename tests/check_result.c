@@ -439,11 +439,13 @@ END_TEST
 static int seed_decode(const char *name)
 {
 	static unsigned char seed[RESULT_BLOB_MAX + 1];
-	char path[128];
+	char path[4096];
 	size_t n;
 	FILE *f;
 
-	snprintf(path, sizeof path, "tests/fuzz/corpus/result/%s", name);
+	/* from the source tree, not the working directory: another test
+	 * may have left it elsewhere when tests share a process (CK_FORK=no) */
+	snprintf(path, sizeof path, TFGB_SRCDIR "/tests/fuzz/corpus/result/%s", name);
 	ck_assert_msg((f = fopen(path, "rb")) != NULL, "cannot open %s", path);
 	n = fread(seed, 1, sizeof seed, f);
 	fclose(f);
