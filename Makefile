@@ -219,7 +219,11 @@ run: deps
 # skipped, and each shell test skips naming the package it needs.
 # `make check STRICT=1` fails on any skip (CI has every package); tests run
 # two at a time where there are two CPUs or more, `make check JOBS=1` one
-# at a time (JOBS=N: N lanes).
+# at a time (JOBS=N: N lanes).  The build before them runs one compiler a
+# CPU unless make was given -j (a build of every object, one at a time,
+# left a CPU idle for a minute: twice in CI, once a flag set).
+NPROC := $(shell nproc 2>/dev/null || echo 1)
+BUILD_J = $(if $(filter -j%,$(MAKEFLAGS)),,-j$(NPROC))
 check:
 	@$(MAKE) --no-print-directory deps DEPS_SOFT=1
 	@missing="$(call missing_debs,$(DEBS_BUILD))"; \
@@ -234,7 +238,7 @@ check:
 	unit=tests/check_tfgb skip_unit=; \
 	if [ -n "$(call missing_debs,check)" ]; then unit= \
 		skip_unit="the unit tests: need Debian package check"; fi; \
-	$(MAKE) $$feat tfgb man $$unit || exit 1; \
+	$(MAKE) $(BUILD_J) $$feat tfgb man $$unit || exit 1; \
 	TFGB_SKIP_UNIT="$$skip_unit" TFGB_SKIP_NOTES="$$notes" TFGB_STRICT='$(STRICT)' \
 		TFGB_JOBS='$(JOBS)' TFGB_SANITIZE='$(SANITIZE)' sh tests/run.sh
 
