@@ -164,6 +164,14 @@ shard() {
 			continue
 		fi
 		cp -p "$file" "$file.orig"
+		# a source's own object is kept (its .d too) and put back with
+		# the source: the next build relinks instead of compiling the
+		# original again (a header has no object of its own: the
+		# objects that include it are compiled again)
+		obj=
+		case $file in *.c) [ -e "${file%.c}.o" ] && obj=${file%.c} ;; esac
+		[ -z "$obj" ] || { cp -p "$obj.o" "$obj.o.orig" && cp -p "$obj.d" "$obj.d.orig"; } ||
+			obj=
 		mv "$file.mutant" "$file"
 		m0=$(date +%s)
 		if ! build "$suite"; then
@@ -173,9 +181,18 @@ shard() {
 		else
 			echo "killed: $file:$at by $suite (build $((m1 - m0)) s, run $(($(date +%s) - m1)) s)"
 		fi
-		# put the file back with a new time, so that make rebuilds it
+		# put the file back: with its object, the source keeps its old
+		# time and the object gets a new one (newer than the library
+		# that holds the mutant's object: make archives and links it
+		# again, no compile); without, the source gets a new time and
+		# make compiles what includes it
 		mv "$file.orig" "$file"
-		touch "$file"
+		if [ -n "$obj" ]; then
+			mv "$obj.d.orig" "$obj.d"
+			cp "$obj.o.orig" "$obj.o" && rm -f "$obj.o.orig"
+		else
+			touch "$file"
+		fi
 	done
 	build || echo "NOBUILD: the shard's tree does not build again"
 }
