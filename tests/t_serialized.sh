@@ -37,7 +37,7 @@ base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms"
 base="$base -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
 	# the default payload (3 x 1 MiB, 3 x 10 KiB, 4 x 10 B)
-	$TFGB latency $base -s job.mode=$mode -s job.duration=$(slow 1)s \
+	$TFGB latency $base -s job.mode=$mode -s job.duration=$(slow 300)ms \
 		>"$out/lat.json" 2>"$out/err" ||
 		fail "latency ($mode) exited $?: $(cat "$out/err")"
 	json_check 'd["status"] == "ok" and d["mode"] == "'$mode'" and d["calls"] > 0
@@ -67,7 +67,7 @@ and d["serialization"]["dtype"] == "'$dt'"' <"$out/lat.json" ||
 		>"$out/lat.json" 2>"$out/err" || fail "latency custom ($mode): $(cat "$out/err")"
 
 	# bandwidth: AckTensor, 4 in flight, CSV with the serialization columns
-	$TFGB bandwidth $base -s job.mode=$mode -s job.duration=$(slow 1)s -s job.inflight=4 -f csv \
+	$TFGB bandwidth $base -s job.mode=$mode -s job.duration=$(slow 300)ms -s job.inflight=4 -f csv \
 		>"$out/bw.csv" 2>"$out/err" || fail "bandwidth ($mode) exited $?: $(cat "$out/err")"
 	head -n 1 "$out/bw.csv" | grep -q ',encode_us,decode_us,sampled_calls,status$' ||
 		fail "CSV header: $(head -n 1 "$out/bw.csv")"
@@ -76,7 +76,7 @@ and d["serialization"]["dtype"] == "'$dt'"' <"$out/lat.json" ||
 done
 
 # the text report names the mode and the figures
-$TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=$(slow 1)s -q \
+$TFGB latency -s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=$(slow 300)ms -q \
 	-s job.mode=tensorflow -s payload.categories=small >"$out/lat.txt" 2>"$out/err" ||
 	fail "latency text: $(cat "$out/err")"
 grep -q '^# serialization (tensorflow, dtype uint8): encode [0-9.]* us, decode [0-9.]* us per call, mean of [0-9]* sampled calls (the first 32 of a run, then 1 in 64)$' \
@@ -135,7 +135,7 @@ for mode in serialized tensorflow; do
 	json_check 'd["calls"] == 30 and d["errors"] == 0 and d["status"] == "ok"
 and d["transport"] == "socket"' <"$out/lat.json" ||
 		fail "latency JSON over socket ($mode): $(cat "$out/lat.json")"
-	$TFGB bandwidth $sbase -s job.mode=$mode -s job.duration=$(slow 1)s -s job.inflight=8 \
+	$TFGB bandwidth $sbase -s job.mode=$mode -s job.duration=$(slow 300)ms -s job.inflight=8 \
 		>"$out/bw.json" 2>"$out/err" || fail "bandwidth over socket ($mode): $(cat "$out/err")"
 	json_check 'd["status"] == "ok" and d["calls"] > 0 and d["errors"] == 0' <"$out/bw.json" ||
 		fail "bandwidth JSON over socket ($mode): $(cat "$out/bw.json")"

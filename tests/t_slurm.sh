@@ -46,8 +46,8 @@ port=$(free_ports 3) || fail "no free ports"
 job=$out/job.ini
 cat >"$job" <<INI
 [job]
-warmup = $(slow 200)ms
-duration = $(slow 1)s
+warmup = $(slow 100)ms
+duration = $(slow 500)ms
 timeout = $(slow 10)s
 [cluster]
 ps = 127.0.0.1:$port

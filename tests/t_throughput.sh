@@ -22,8 +22,8 @@ trap cleanup EXIT INT TERM
 
 cat >"$out/job.ini" <<INI
 [job]
-warmup = $(slow 200)ms
-duration = $(slow 1)s
+warmup = $(slow 100)ms
+duration = $(slow 500)ms
 timeout = $(slow 10)s
 [cluster]
 ps = 127.0.0.1:$base
