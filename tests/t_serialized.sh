@@ -55,10 +55,10 @@ and d["serialization"]["encode_us"] >= 0 and d["serialization"]["decode_us"] > 0
 
 	# every byte checked, each dtype, a custom list
 	for dt in uint8 float32 float16 int64; do
-		$TFGB latency $base -s job.mode=$mode -s job.iterations=30 -s job.verify=yes \
+		$TFGB latency $base -s job.mode=$mode -s job.iterations=10 -s job.verify=yes \
 			-s payload.dtype=$dt -s payload.small=16B >"$out/lat.json" 2>"$out/err" ||
 			fail "latency ($mode, $dt): $(cat "$out/err")"
-		json_check 'd["calls"] == 30 and d["errors"] == 0 and d["status"] == "ok"
+		json_check 'd["calls"] == 10 and d["errors"] == 0 and d["status"] == "ok"
 and d["serialization"]["dtype"] == "'$dt'"' <"$out/lat.json" ||
 			fail "latency JSON ($mode, $dt): $(cat "$out/lat.json")"
 	done
@@ -110,7 +110,7 @@ for mode in serialized tensorflow; do
 	for rpc in echo push; do
 		b=$(free_ports 1) || fail "no free ports"
 		$TFGB throughput -s cluster.ps=127.0.0.1:$b -s cluster.workers=2 -s job.mode=$mode \
-			-s job.rpc=$rpc -s job.warmup=$(slow 100)ms -s job.duration=$(slow 500)ms \
+			-s job.rpc=$rpc -s job.warmup=$(slow 100)ms -s job.duration=$(slow 300)ms \
 			-s payload.categories=small,medium -q -f json >"$out/tp.json" 2>"$out/err" ||
 			fail "throughput ($mode, $rpc) exited $?: $(cat "$out/err")"
 		json_check 'd["status"] == "ok" and d["mode"] == "'$mode'" and d["calls"] > 0
@@ -213,15 +213,15 @@ wsrv=$!
 wait_listening "$wport" 20 || fail "wire_server.py did not start: $(cat "$out/ws.out")"
 wbase="-s cluster.ps=127.0.0.1:$wport -s job.warmup=0s -s job.timeout=$(slow 10)s -q -f json"
 for mode in serialized tensorflow; do
-	$TFGB latency $wbase -s job.mode=$mode -s job.iterations=20 -s job.verify=yes \
+	$TFGB latency $wbase -s job.mode=$mode -s job.iterations=10 -s job.verify=yes \
 		-s payload.dtype=float16 -s payload.small=16B >"$out/lat.json" 2>"$out/err" ||
 		fail "latency ($mode) against wire_server.py: $(cat "$out/err")"
-	json_check 'd["calls"] == 20 and d["errors"] == 0 and d["status"] == "ok"' \
+	json_check 'd["calls"] == 10 and d["errors"] == 0 and d["status"] == "ok"' \
 		<"$out/lat.json" || fail "latency JSON against grpcio ($mode): $(cat "$out/lat.json")"
-	$TFGB bandwidth $wbase -s job.mode=$mode -s job.iterations=40 -s job.inflight=4 \
+	$TFGB bandwidth $wbase -s job.mode=$mode -s job.iterations=16 -s job.inflight=4 \
 		>"$out/bw.json" 2>"$out/err" ||
 		fail "bandwidth ($mode) against wire_server.py: $(cat "$out/err")"
-	json_check 'd["calls"] == 40 and d["MBps"] > 0' <"$out/bw.json" ||
+	json_check 'd["calls"] == 16 and d["MBps"] > 0' <"$out/bw.json" ||
 		fail "bandwidth JSON against grpcio ($mode): $(cat "$out/bw.json")"
 done
 kill -0 "$wsrv" 2>/dev/null || fail "tfgb stopped a server it did not start"
