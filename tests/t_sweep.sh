@@ -18,7 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-base="-s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=$(slow 1)s -q"
+base="-s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=$(slow 300)ms -q"
 sweep="--sweep payload.iovecs=1:3:1"
 
 # text: a header, then one row per value, the value first
