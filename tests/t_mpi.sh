@@ -33,15 +33,7 @@ cleanup() {
 	rm -rf "$out"
 }
 trap cleanup EXIT INT TERM
-# LeakSanitizer (SANITIZE builds): Open MPI keeps about 120 kB in 3,000
-# allocations of its own past MPI_Finalize, in libraries built without
-# frame pointers, so their stacks end in "unknown module" and no
-# suppression can name them.  Leaks are not checked in the ranks; the
-# address and undefined-behaviour checks still are.
-if [ -n "${TFGB_SANITIZE:-}" ]; then
-	export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-	skip_part "leaks not checked in MPI ranks (SANITIZE=$TFGB_SANITIZE): Open MPI's own allocations past MPI_Finalize have no names to suppress"
-fi
+mpi_leaks_unchecked # (tests/lib.sh: why)
 
 J="-s job.transport=mpi -s cluster.ps=127.0.0.1:$port -s job.timeout=$(slow 20)s"
 J="$J -s job.warmup=$(slow 100)ms -s job.duration=$(slow 400)ms -s monitor.interval=0"

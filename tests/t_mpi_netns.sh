@@ -22,10 +22,7 @@ $TFGB version | grep -q '^mpi: compiled in' ||
 why=$(netns_check)
 [ -z "$why" ] || skip "$why"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if [ -n "${TFGB_SANITIZE:-}" ]; then # as t_mpi.sh: Open MPI's own allocations
-	export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-	skip_part "leaks not checked in MPI ranks (SANITIZE=$TFGB_SANITIZE)"
-fi
+mpi_leaks_unchecked
 
 lab=tfgb-$$
 A=198.18.0.1 B=198.18.0.2

@@ -106,12 +106,7 @@ elif ! $TFGB version | grep -q '^mpi: compiled in'; then
 elif ! srun --mpi=list 2>&1 | grep -qw pmix; then
 	skip_part "srun --mpi=pmix not tried: Slurm has no mpi_pmix plugin here ($(srun --mpi=list 2>&1 | tr '\n\t' '  '))"
 else
-	# Open MPI's own allocations past MPI_Finalize leak by LeakSanitizer's
-	# count with no names to suppress (t_mpi.sh): not checked in the ranks
-	if [ -n "${TFGB_SANITIZE:-}" ]; then
-		export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-		skip_part "leaks not checked in the MPI ranks under srun (SANITIZE=$TFGB_SANITIZE): Open MPI's own allocations past MPI_Finalize have no names to suppress"
-	fi
+	mpi_leaks_unchecked "under srun"
 	M="-c $job -s job.transport=mpi -s job.warmup=$(slow 500)ms -q -f json"
 	timeout "$limit" srun --mpi=pmix -N 1 -n 2 "$TFGB" latency $M -s job.duration=$(slow 300)ms \
 		>"$out/e1.json" 2>"$out/e1.json.err" ||

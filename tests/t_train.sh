@@ -1,10 +1,10 @@
 #!/bin/sh
-# tfgb train: 2 PSs x 3 workers with ResNet-50 on loopback, over grpc and
-# socket, and MobileNet v1 in the tensor modes (raw Pull and Ack;
-# PullTensorZeroCopy and AckTensorZeroCopy; PullTensor and AckTensor).  Every byte of every step
-# is accounted for on both sides: the
-# workers' bytes per PS equal the model's placement (computed here from
-# conf/models/resnet50.model, independently of model.c) x steps x workers,
+# tfgb train: 2 PSs x 3 workers on loopback, over grpc and socket, in the
+# three modes: raw Pull and Ack with ResNet-50; PullTensorZeroCopy and
+# AckTensorZeroCopy, PullTensor and AckTensor with MobileNet v1.  Every
+# byte of every step is accounted for on both sides: the workers' bytes
+# per PS equal the model's placement (computed here from its file in
+# conf/models, independently of model.c) x steps x workers,
 # each way, and the PSs' own counters (tfgb serve -v) agree, warm-up steps
 # included.  Synchronous steps pass one barrier per step, asynchronous
 # none; greedy and round-robin placement give the per-PS bytes --list

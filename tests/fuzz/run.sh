@@ -95,10 +95,11 @@ jobobj() {
 build() {
 	t=$1
 	# shellcheck disable=SC2046
-	case " $(srcs "$t") " in
-	" $JOBSRC ") set -- "$tmp"/job/*.o ;;
-	*) set -- $(srcs "$t") ;;
-	esac
+	if [ "$(srcs "$t")" = "$JOBSRC" ]; then
+		set -- "$tmp"/job/*.o
+	else
+		set -- $(srcs "$t")
+	fi
 	# shellcheck disable=SC2046,SC2086
 	"$CLANG" $SAN -fsanitize=fuzzer,address,undefined -o "$tmp/fuzz_$t" "tests/fuzz/fuzz_$t.c" "$@" \
 		$(libs "$t") 2>"$tmp/$t.cc.err"
@@ -135,7 +136,9 @@ stage() {
 	pids=
 }
 
-jobobj
+for t in $targets; do
+	[ "$(srcs "$t")" != "$JOBSRC" ] || { jobobj; break; }
+done
 stage build
 for t in $targets; do
 	[ "$(cat "$tmp/$t.cc.rc")" = 0 ] && continue
