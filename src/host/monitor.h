@@ -199,10 +199,11 @@ int monitor_merge(const struct monitor *const *parts, size_t n, struct monitor *
  * resources sampled), interval_s, span_s, samples,
  * samples_max, clock_tick_s, processes [{role, index, pid, samples: [{t_s,
  * cpu_pct, user_pct, sys_pct, rss_bytes, hwm_bytes, vcsw, ivcsw, rchar,
- * wchar, syscr, syscw}]}], net {scope "host", interfaces: [{name, samples: [{t_s,
+ * wchar, syscr, syscw}]}], net {scope as net_scope, interfaces: [{name, samples: [{t_s,
  * rx_bytes, rx_packets, tx_bytes, tx_packets}]}]} and summary {roles:
  * [... with csw_per_rpc, syscr, syscw, syscr_per_rpc, syscw_per_rpc:
- * null when unknown or calls is 0], net_scope "host", net totals, cpu_s_per_rpc,
+ * null when unknown or calls is 0], net_scope "host" (or "namespace": one
+ * side of an emulated link's, netem.h), net totals, cpu_s_per_rpc,
  * host_tx_bytes_per_payload_byte, run_wire {scope "run", measured,
  * connections, closed, to_ps_bytes, from_ps_bytes, bytes,
  * payload_bytes_moved, bytes_per_payload_byte, partial, why}}.  Counters

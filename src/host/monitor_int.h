@@ -72,6 +72,8 @@ struct monitor {
 	struct nsample *ns;        /* [MONITOR_MAX_IFACES][max] */
 	double tick_s;
 	unsigned what;             /* MONITOR_* sampled and reported */
+	int net_ns;                /* /proc/net/dev is one side of the emulated link's
+	                            * namespace, not the host's (netem.h) */
 	struct tcpbytes *wire;         /* the run's own connections (monitor_ports), or NULL */
 	/* the thread */
 	pthread_t thread;

@@ -79,10 +79,18 @@ static void json_proc(const struct monitor *m, struct json *w, size_t p)
 	json_obj_end(w);
 }
 
+/* What /proc/net/dev counted: the host's interfaces, or, in a run over an
+ * emulated link, those of one side's namespace. */
+static const char *net_scope(const struct monitor *m)
+{
+	return m->net_ns ? "namespace" : "host";
+}
+
 static void json_net(const struct monitor *m, struct json *w)
 {
 	json_obj_begin(w, "net");
-	json_str(w, "scope", "host"); /* every byte of this host, not only the run's */
+	/* every byte of this host (or link side), not only the run's */
+	json_str(w, "scope", net_scope(m));
 	json_arr_begin(w, "interfaces");
 	for (size_t i = 0; i < m->nif; i++) {
 		json_obj_begin(w, NULL);
@@ -234,7 +242,7 @@ void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
 	}
 	json_arr_end(w);
 	if (m->what & MONITOR_NETWORK) {
-		json_str(w, "net_scope", "host");
+		json_str(w, "net_scope", net_scope(m));
 		json_u64(w, "net_rx_bytes", rxb);
 		json_u64(w, "net_rx_packets", rxp);
 		json_u64(w, "net_tx_bytes", txb);
@@ -450,9 +458,10 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 	if (m->what & MONITOR_NETWORK) {
 		text_run_wire(m, f, moved_bytes);
 		monitor_net_totals(m, &rxb, &rxp, &txb, &txp);
-		fprintf(f, "# network, host-wide, all traffic (%zu interfaces): in %.3f MB, "
+		fprintf(f, "# network, %s, all traffic (%zu interfaces): in %.3f MB, "
 		        "%llu packets; out %.3f MB, "
-		        "%llu packets", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
+		        "%llu packets",
+		        m->net_ns ? "one side of the emulated link (its namespace)" : "host-wide", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
 		        (double)txb / 1e6, (unsigned long long)txp);
 		if (isfinite(wire))
 			fprintf(f, "; %.3f bytes out per payload byte", wire);

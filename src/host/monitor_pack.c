@@ -238,6 +238,7 @@ int monitor_merge(const struct monitor *const *parts, size_t n, struct monitor *
 		if (parts[i]->n > net->n)
 			net = parts[i];
 	m->what = net->what;
+	m->net_ns = net->net_ns;
 	m->interval0_ns = net->interval0_ns;
 	m->interval_ns = net->interval_ns;
 	m->tick_s = net->tick_s;

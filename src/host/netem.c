@@ -40,6 +40,7 @@
 /* The forwarder's counters, shared with the parent (a MAP_SHARED page). */
 struct counters {
 	volatile uint64_t packets[2], dropped[2], overflow[2], bytes[2];
+	volatile uint64_t hold_ns; /* each packet's hold (+- jitter), set by the parent */
 };
 
 static struct {
@@ -213,7 +214,10 @@ static int if_conf(const char *dev, const char *self, const char *peer, struct e
 	             err) < 0 || (!tun && offloads_off(s, dev, err) < 0))
 		goto out;
 	r.ifr_mtu = MTU;
-	if (if_ioctl(s, SIOCSIFMTU, &r, "mtu", err) < 0 ||
+	if (if_ioctl(s, SIOCSIFMTU, &r, "mtu", err) < 0)
+		goto out;
+	r.ifr_qlen = (int)ne.queue; /* the forwarder's queue, not TUN's 500 packets */
+	if ((tun && if_ioctl(s, SIOCSIFTXQLEN, &r, "queue length", err) < 0) ||
 	    if_ioctl(s, SIOCGIFFLAGS, &r, "flags", err) < 0)
 		goto out;
 	r.ifr_flags |= IFF_UP | IFF_RUNNING;
@@ -481,7 +485,7 @@ static uint64_t rnd(void)
  * before the packet ahead of it (a link keeps order). */
 static uint64_t release_at(struct dir *d, uint64_t now)
 {
-	uint64_t at = now + ne.cfg.delay_ns;
+	uint64_t at = now + ne.cnt->hold_ns;
 
 	if (ne.cfg.jitter_ns) {
 		uint64_t span = 2 * ne.cfg.jitter_ns + 1;
@@ -584,6 +588,7 @@ static int fwd_start(struct err *err)
 		return err_set(err, "network: mmap: %s", strerror(errno)), -1;
 	}
 	memset((void *)ne.cnt, 0, sizeof *ne.cnt);
+	ne.cnt->hold_ns = ne.cfg.delay_ns; /* until calibration takes the route's own time out */
 	if ((pid = fork()) < 0)
 		return err_set(err, "network: fork: %s", strerror(errno)), -1;
 	if (pid == 0) {
@@ -767,6 +772,31 @@ static int veth_dev(uint64_t v[4])
 	return rc;
 }
 
+/* The packets TUN device "tfgb<side>" dropped on its way out so far (its
+ * queue full: the forwarder did not read it in time), from the side's
+ * /proc/net/dev; the thread moves to that side.  0 when unknown. */
+static uint64_t tun_drops(int side)
+{
+	char line[512], name[16];
+	struct err e;
+	FILE *f;
+	uint64_t d = 0;
+
+	if (netem_enter(side, &e) < 0 || !(f = fopen("/proc/thread-self/net/dev", "re")))
+		return 0;
+	snprintf(name, sizeof name, "tfgb%d:", side);
+	while (fgets(line, sizeof line, f)) {
+		unsigned long long x[12];
+		char *p = strstr(line, name);
+		if (p && sscanf(p + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
+		                "%llu %llu", &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7],
+		                &x[8], &x[9], &x[10], &x[11]) == 12)
+			d = x[11];
+	}
+	fclose(f);
+	return d;
+}
+
 /* The bytes the link carried workers -> PSs so far, as its shaper counts
  * them (the TUN route: IP packets; the veth route: Ethernet frames). */
 static uint64_t link_bytes(void)
@@ -797,6 +827,10 @@ static void counters_take(void)
 		ne.m.packets[0] = v[1], ne.m.packets[1] = v[3];
 		ne.m.dropped[0] = ne.m.dropped[1] = 0;
 	}
+	if (ne.route == ROUTE_TUN && ne.up) { /* [0] leaves the workers' side */
+		ne.m.dev_drops[0] = tun_drops(NETEM_WORKER);
+		ne.m.dev_drops[1] = tun_drops(NETEM_PS);
+	}
 	for (int k = 0; k < 2; k++) {
 		if (ne.route == ROUTE_TUN && ne.cnt) {
 			ne.m.packets[k] = ne.cnt->packets[k];
@@ -816,6 +850,15 @@ static void counters_take(void)
 		double sd = n > 0 ? 100 * sqrt(p * (1 - p) / n) : 0;
 		if (got >= 0 && n * p >= 100 && fabs(got - want) > 0.1 * want &&
 		    fabs(got - want) > 3 * sd)
+			ne.m.off |= 4;
+	}
+	/* packets the emulator dropped itself, its queues full (the forwarder
+	 * fell behind): loss nobody asked for, "off" past a tenth of the
+	 * asked loss and 0.1 % of what was sent */
+	for (int k = 0; ne.route == ROUTE_TUN && k < 2; k++) {
+		double sent = (double)(ne.m.packets[k] + ne.m.dev_drops[k]);
+		double extra = (double)(ne.m.overflow[k] + ne.m.dev_drops[k]);
+		if (sent > 0 && 100 * extra / sent > 0.1 + 0.1 * (double)ne.cfg.loss_ppm / 1e4)
 			ne.m.off |= 4;
 	}
 }
@@ -901,8 +944,8 @@ static int cmp_dbl(const void *a, const void *b)
 /* The median round trip of a 1-byte echo, in ms; -1 when one is lost. */
 static double echo_rtt(int c, int s, uint64_t until)
 {
-	double t[9];
-	int n = ne.cfg.delay_ns > 20000000 ? 3 : 9;
+	double t[25]; /* short round trips vary with every wake-up: more of them */
+	int n = ne.cfg.delay_ns > 20000000 ? 3 : ne.cfg.delay_ns > 5000000 ? 9 : 25;
 	char b = 'x';
 
 	for (int i = 0; i < n; i++) {
@@ -914,6 +957,35 @@ static double echo_rtt(int c, int s, uint64_t until)
 	}
 	qsort(t, (size_t)n, sizeof t[0], cmp_dbl);
 	return t[n / 2];
+}
+
+/* The hold that makes the tun route's round trip twice the delay: first
+ * the delay itself (so that the forwarder sleeps and wakes as it will in
+ * the run), then half of the round trip's excess out of each direction's
+ * hold, measured again and corrected twice (how late a wake-up comes
+ * depends on the sleep: the excess is not the same at every hold); never
+ * below 0 or above the delay.  What it takes out is the route's own round
+ * trip (the TUN devices and the forwarder's wake-ups).  0, or -1 when an
+ * echo is lost. */
+static int route_own(int c, int s, uint64_t until)
+{
+	double want = 2.0 * (double)ne.cfg.delay_ns, hold = (double)ne.cfg.delay_ns;
+
+	for (int i = 0; i < 3; i++) {
+		double r;
+		ne.cnt->hold_ns = (uint64_t)hold;
+		if ((r = echo_rtt(c, s, until)) < 0)
+			return -1;
+		hold += (want - r * 1e6) / 2;
+		if (hold < 0)
+			hold = 0;
+		if (hold > (double)ne.cfg.delay_ns)
+			hold = (double)ne.cfg.delay_ns;
+	}
+	ne.m.hold_ns = (uint64_t)hold;
+	ne.m.own_rtt_ms = (want - 2 * hold) / 1e6; /* what the route takes: held out */
+	ne.cnt->hold_ns = ne.m.hold_ns;
+	return 0;
 }
 
 /* A bulk transfer workers -> PSs; the link's rate (IP bytes through the
@@ -946,14 +1018,27 @@ static double bulk_rate(int c, int s, uint64_t span, double *goodput)
 int netem_calibrate(struct err *err)
 {
 	uint64_t rtt_ns = 2 * (ne.cfg.delay_ns + ne.cfg.jitter_ns);
-	uint64_t until = now_ns() + 2000000000ull + 20 * rtt_ns;
-	int c, s;
+	uint64_t until = now_ns() + 2000000000ull + 120 * rtt_ns; /* 4 x 25 echoes at most */
+	int c, s, own = 0;
 
 	err->msg[0] = 0;
-	ne.m.rtt_ms = ne.m.rate_bps = ne.m.goodput_bps = -1;
-	if (!ne.up || link_pair(&c, &s, until, err) < 0)
+	ne.m.rtt_ms = ne.m.rate_bps = ne.m.goodput_bps = ne.m.own_rtt_ms = -1;
+	ne.m.hold_ns = ne.cfg.delay_ns;
+	if (!ne.up)
+		return err_set(err, "network: no link"), -1;
+	/* on a connection of its own: the short round trips would stay in the
+	 * next one's minimum, and TCP would end its slow start early at the
+	 * delay's (HyStart) */
+	if (ne.route == ROUTE_TUN && ne.cfg.delay_ns) {
+		if (link_pair(&c, &s, until, err) < 0)
+			return -1;
+		own = route_own(c, s, until);
+		close(c);
+		close(s);
+	}
+	if (link_pair(&c, &s, until, err) < 0)
 		return -1;
-	ne.m.rtt_ms = echo_rtt(c, s, until);
+	ne.m.rtt_ms = own < 0 ? -1 : echo_rtt(c, s, until);
 	if (ne.cfg.rate_bps) {
 		uint64_t span = 600000000ull + 10 * rtt_ns;
 		ne.m.rate_bps = bulk_rate(c, s, span > 3000000000ull ? 3000000000ull : span,
@@ -1016,11 +1101,14 @@ static void dir_json(struct json *w, const char *key, int k)
 	json_obj_begin(w, key);
 	json_u64(w, "packets", ne.m.packets[k]);
 	json_u64(w, "dropped", ne.m.dropped[k]);
-	if (ne.route == ROUTE_TUN)
+	if (ne.route == ROUTE_TUN) {
 		json_u64(w, "queue_overflow", ne.m.overflow[k]);
-	else /* the forwarder's queue; the veth route has none (TBF's own drops
-	      * are TCP's retransmissions) */
+		json_u64(w, "device_drops", ne.m.dev_drops[k]);
+	} else { /* the forwarder's queue and TUN devices; the veth route has
+	          * neither (TBF's own drops are TCP's retransmissions) */
 		json_null(w, "queue_overflow");
+		json_null(w, "device_drops");
+	}
 	if (ne.m.loss_pct[k] >= 0)
 		json_f64(w, "loss_pct", ne.m.loss_pct[k], 4);
 	else
@@ -1064,10 +1152,13 @@ void netem_json(struct json *w)
 	json_str(w, "rate", ne.rate_how);
 	json_str(w, "offloads", ne.route == ROUTE_TUN ? "none (tun)" : ne.offloads_on ?
 	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
-	if (ne.route == ROUTE_TUN)
+	if (ne.route == ROUTE_TUN) {
 		json_u64(w, "queue_packets", ne.queue);
-	else
+		json_f64(w, "delay_held_ms", (double)ne.m.hold_ns / 1e6, 3);
+	} else {
 		json_null(w, "queue_packets");
+		json_null(w, "delay_held_ms");
+	}
 	if (ne.kernel_netem >= 0)
 		json_bool(w, "kernel_netem", ne.kernel_netem);
 	else
@@ -1075,6 +1166,7 @@ void netem_json(struct json *w)
 	json_obj_end(w);
 	json_obj_begin(w, "measured");
 	opt_f64(w, "rtt_ms", ne.m.rtt_ms, 3);
+	opt_f64(w, "route_rtt_ms", ne.m.own_rtt_ms, 3);
 	opt_f64(w, "rate_bps", ne.m.rate_bps, 0);
 	opt_f64(w, "goodput_bps", ne.m.goodput_bps, 0);
 	dir_json(w, "workers_to_ps", 0);
@@ -1096,8 +1188,12 @@ void netem_text(FILE *f)
 		return;
 	counters_take();
 	retrans_take();
-	fprintf(f, "# network: %s route, delay %.3f ms (round trip measured %.3f ms)",
+	fprintf(f, "# network: %s route, delay %.3f ms (round trip measured %.3f ms",
 	        ne.route == ROUTE_VETH ? "veth" : "tun", (double)ne.cfg.delay_ns / 1e6, ne.m.rtt_ms);
+	if (ne.m.own_rtt_ms >= 0)
+		fprintf(f, "; the route's own %.3f ms held out: %.3f ms held each way",
+		        ne.m.own_rtt_ms, (double)ne.m.hold_ns / 1e6);
+	fputc(')', f);
 	if (ne.cfg.jitter_ns)
 		fprintf(f, ", jitter %.3f ms", (double)ne.cfg.jitter_ns / 1e6);
 	if (ne.cfg.rate_bps)
@@ -1107,6 +1203,12 @@ void netem_text(FILE *f)
 		fprintf(f, ", loss %.4g %% (%s; measured %.4g %% of %llu packets)",
 		        (double)ne.cfg.loss_ppm / 1e4, ne.loss_how == LOSS_NFT ? "nftables" :
 		        "forwarder", ne.m.loss_pct[0], (unsigned long long)ne.m.packets[0]);
+	if (ne.route == ROUTE_TUN && (ne.m.overflow[0] || ne.m.overflow[1] || ne.m.dev_drops[0] ||
+	                              ne.m.dev_drops[1]))
+		fprintf(f, "; dropped by the emulator's full queues (not asked): forwarder %llu, "
+		        "TUN devices %llu",
+		        (unsigned long long)(ne.m.overflow[0] + ne.m.overflow[1]),
+		        (unsigned long long)(ne.m.dev_drops[0] + ne.m.dev_drops[1]));
 	fprintf(f, "; TCP retransmissions: PSs %lld, workers %lld", (long long)ne.m.retrans[NETEM_PS],
 	        (long long)ne.m.retrans[NETEM_WORKER]);
 	fprintf(f, "%s%s%s%s\n", ne.m.off ? "; OFF by more than 10 %:" : "",

@@ -7,7 +7,13 @@
  * point.  A forwarder process, forked from the caller, reads each packet a
  * side sends, drops it with the loss probability, holds it for the delay
  * (+- jitter, uniform, never reordering) in a queue sized from the
- * bandwidth-delay product, and writes it into the other side.  The rate is
+ * bandwidth-delay product, and writes it into the other side.  The route
+ * itself takes time (two TUN devices and the forwarder's wake-ups each
+ * way, some 0.1 ms a direction here): calibration measures it with a
+ * short hold and takes half of it out of each direction's hold, so that
+ * the round trip is twice the delay (netem_calibrate).  Each TUN device's
+ * queue is as long as the forwarder's (a TUN device drops what its queue
+ * cannot take, 500 packets by default); what either drops is counted.  The rate is
  * a TBF on each TUN device's egress (tc), so a packet is shaped, then
  * delayed.  TUN devices carry MTU-sized packets (no segmentation offload),
  * so the forwarder and the loss see what the wire would (TBF sees TCP's
@@ -66,10 +72,14 @@ struct netem_cfg {
  * negative. */
 struct netem_measured {
 	double rtt_ms;        /* median round trip of a 1-byte TCP echo */
+	double own_rtt_ms;    /* the tun route's own round trip (forwarder, TUN
+	                       * devices, wake-ups), held out of the delay */
+	uint64_t hold_ns;     /* what the forwarder holds a packet: delay less half of own_rtt_ms */
 	double rate_bps;      /* a bulk TCP transfer workers -> PSs: IP bytes on the link */
 	double goodput_bps;   /* the same transfer's TCP payload */
 	double loss_pct[2];   /* drops / packets (forwarder's or nftables'): [0] workers -> PSs, [1] back */
 	uint64_t packets[2], dropped[2], overflow[2]; /* over the whole run */
+	uint64_t dev_drops[2]; /* dropped by the sending side's TUN device (its queue full) */
 	int64_t retrans[2];   /* TCP RetransSegs of each side's namespace ([NETEM_PS], ...) */
 	int off;              /* bit 0 delay, 1 rate, 2 loss: more than 10 % off */
 };

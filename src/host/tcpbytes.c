@@ -2,6 +2,7 @@
 #include "tcpbytes.h"
 
 #include <errno.h>
+#include <ifaddrs.h>
 #include <linux/inet_diag.h>
 #include <linux/netlink.h>
 #include <linux/rtnetlink.h>
@@ -27,6 +28,7 @@ enum { WIRE_TCP_TIME_WAIT = 6, WIRE_TCP_LISTEN = 10 };
  * that closed since the sample before (the kernel sends them from a work
  * queue, a moment after the close) */
 #define WIRE_NOTICE_WAIT_NS 300000000ull
+#define WIRE_MAX_ADDRS 64 /* this namespace's addresses kept; more: see local_addr */
 
 /* One socket as sock_diag shows it; addresses in IPv6 form (IPv4 mapped). */
 struct seen {
@@ -57,6 +59,9 @@ struct tcpbytes {
 	size_t nnow;
 	int sampled;
 	unsigned samples; /* that succeeded */
+	unsigned char addr[WIRE_MAX_ADDRS][16]; /* this namespace's, IPv6 form */
+	size_t naddr;
+	int addr_all;     /* every one of them is in addr */
 	struct tcpbytes_sum s;
 	unsigned char buf[65536];
 };
@@ -108,6 +113,52 @@ static int parse(const struct tcpbytes *w, const struct nlmsghdr *h, struct seen
 		return 1;
 	}
 	return 0; /* no counters: listening, TIME_WAIT, SYN_RECV */
+}
+
+/* 1 when a is an address of the namespace the counter was made in
+ * (loopback always): a connection's other end there is in the dumps and
+ * the notices too.  Unknown (more addresses than kept): 1, so a PS end
+ * seen only by its notice is not counted twice (it may then be missed). */
+static int local_addr(const struct tcpbytes *w, const unsigned char a[16])
+{
+	static const unsigned char v4[12] = {[10] = 0xff, [11] = 0xff};
+	static const unsigned char lo6[16] = {[15] = 1};
+
+	if ((!memcmp(a, v4, 12) && a[12] == 127) || !memcmp(a, lo6, 16) || !w->addr_all)
+		return 1;
+	for (size_t i = 0; i < w->naddr; i++)
+		if (!memcmp(w->addr[i], a, 16))
+			return 1;
+	return 0;
+}
+
+/* The addresses of the calling thread's network namespace into w. */
+static void addrs_read(struct tcpbytes *w)
+{
+	struct ifaddrs *all, *i;
+
+	if (getifaddrs(&all) < 0)
+		return;
+	w->addr_all = 1;
+	for (i = all; i; i = i->ifa_next) {
+		const struct sockaddr *sa = i->ifa_addr;
+		unsigned char *a = w->addr[w->naddr];
+		if (!sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
+			continue;
+		if (w->naddr == WIRE_MAX_ADDRS) {
+			w->addr_all = 0;
+			break;
+		}
+		if (sa->sa_family == AF_INET6) {
+			memcpy(a, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
+		} else {
+			memset(a, 0, 10);
+			a[10] = a[11] = 0xff;
+			memcpy(a + 12, &((const struct sockaddr_in *)(const void *)sa)->sin_addr, 4);
+		}
+		w->naddr++;
+	}
+	freeifaddrs(all);
 }
 
 static struct conn *find(struct tcpbytes *w, uint64_t cookie)
@@ -166,9 +217,11 @@ static void notices(struct tcpbytes *w)
 				if (!c->skip)
 					w->s.closed++;
 				drop(w, c);
-			} else if (w->sampled && s.client) {
-				/* opened and closed between two samples: all of it */
-				add(w, 1, s.sent, s.recv);
+			} else if (w->sampled && (s.client || !local_addr(w, s.dst))) {
+				/* opened and closed between two samples: all of it,
+				 * from the worker's end, or from the PS's when the
+				 * worker's is on another host (or namespace) */
+				add(w, s.client, s.sent, s.recv);
 				w->s.conns++;
 				w->s.ctl_conns += s.ctl;
 				w->s.closed++;
@@ -363,6 +416,7 @@ int tcpbytes_new(struct tcpbytes **out, const uint16_t *ports, size_t nports, ui
 		if (ports[i] && !run_port(w, ports[i]))
 			w->ports[w->nports++] = ports[i];
 	w->ctl = run_port(w, ctl) ? ctl : 0;
+	addrs_read(w);
 	w->dump_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
 	if (w->dump_fd >= 0) {
 		/* the kernel answers a dump at once: a bound on the wait all the same */

@@ -11,7 +11,9 @@
  *
  * Each connection counts once: from the end whose remote port is a run
  * port (the worker's), or from the PS's end when the worker's end is on
- * another host.  A sample reads every such socket and adds what each
+ * another host or in another network namespace (an emulated link's
+ * workers' side): its remote address is none of the addresses of the
+ * namespace the counter was made in.  A sample reads every such socket and adds what each
  * carried since the sample before (a connection first seen after the first
  * sample counts from its start).  A connection that closes between samples
  * is counted to its end from the kernel's destroy notice (the sock_diag
