@@ -106,7 +106,9 @@ fi
 for kv in "network.rate=3furlong|network.rate = 3furlong: must be 0 (unlimited) or 8kbit to 100Gbit" \
 	"network.loss=101|network.loss = 101: must be a percent from 0 to 100" \
 	"network.delay=11s|network.delay" \
-	"network.jitter=5ms|network.jitter = 5ms: must be at most network.delay"; do
+	"network.jitter=5ms|network.jitter = 5ms: must be at most network.delay" \
+	"network.congestion=Reno!|network.congestion = Reno!: must be system or the name" \
+	"network.congestion=reno|network.congestion = reno: applies to the emulated link only"; do
 	set -- "${kv%%|*}" "${kv#*|}"
 	$TFGB throughput -c "$tmp/job.ini" -s "$1" >"$tmp/bad.out" 2>&1
 	rc=$?
@@ -167,10 +169,19 @@ rate() { # rate NAME RATE LO HI
 rate rate250 250Mbit 237 263
 rate rate1000 1Gbit 900 1100
 
-# loss 1 % (with 1 ms of delay, and 0 % beside it): TCP retransmits, and
-# pushes of 256 KiB go slower
-set -- -s network.delay=1ms -s job.rpc=push -s payload.iovec=256KiB
-if run loss0 "$@" -s network.loss=0 && run loss1 "$@" -s network.loss=1; then
+# loss 1 % (with 1 ms of delay and 250 Mbit/s, and 0 % beside it): TCP
+# retransmits, and pushes of 256 KiB go slower; network.congestion: the
+# loss run's TCP is reno (any kernel lets a namespace use it), the other
+# keeps the host's; the rate is calibrated with the loss held off, so reno
+# measures it (it could not fill the link through 1 % loss)
+set -- -s network.delay=1ms -s network.rate=250Mbit -s job.rpc=push -s payload.iovec=256KiB
+if run loss0 "$@" -s network.loss=0 && run loss1 "$@" -s network.loss=1 -s network.congestion=reno; then
+	cc="$(get loss0 'd["network"]["configured"]["congestion"], d["network"]["mechanism"]["congestion_control"]'),"
+	cc="$cc $(get loss1 'd["network"]["configured"]["congestion"], d["network"]["mechanism"]["congestion_control"]')"
+	[ "$cc" = "('system', '$(cat /proc/sys/net/ipv4/tcp_congestion_control)'), ('reno', 'reno')" ] ||
+		bad "network.congestion: configured and used $cc"
+	r=$(get loss1 'd["network"]["measured"]["rate_bps"] / 1e6')
+	within "$r" 225 275 || bad "loss 1%, reno: the rate measured $r Mbit/s, not 225-275"
 	rx=$(get loss1 'd["network"]["measured"]["tcp_retransmits_workers"]')
 	lp=$(get loss1 'd["network"]["measured"]["workers_to_ps"]["loss_pct"]')
 	r0=$(get loss0 'd["rpc_per_s"]')

@@ -237,6 +237,8 @@ int launch_net_up(struct tfgb *t)
 		return rc;
 	job_net_rate(j->net_rate, &c.rate_bps);
 	job_net_loss(j->net_loss, &c.loss_ppm);
+	if (strcmp(j->net_cc, "system"))
+		snprintf(c.cc, sizeof c.cc, "%s", j->net_cc);
 	if ((rc = netem_start(&c, &err)) < 0) {
 		tfgb_error("%s: %s", t->cmd, err.msg);
 		return rc == -1 ? TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;

@@ -2,9 +2,10 @@
  * namespaces, a TUN device in each, a forwarder process between them that
  * drops and delays, a TBF on each TUN device for the rate; or, without
  * delay and jitter, a veth pair with a TBF and an nftables loss rule on
- * each end; and the calibration that measures what the link does
- * (netem.h says how and why). */
+ * each end (netem.h says how and why).  The calibration that measures
+ * what the link does, and what the result keeps of it: netem_measure.c. */
 #include "netem.h"
+#include "netem_int.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -13,9 +14,7 @@
 #include <linux/if.h>
 #include <linux/if_tun.h>
 #include <linux/sockios.h>
-#include <math.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -29,45 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "json.h"
 #include "util.h"
 
-#define MTU 1500
 #define SLOT 2048 /* bytes a queued packet takes: MTU and room */
 #define QUEUE_MAX 65536 /* packets per direction at most (128 MiB, touched as used) */
 #define UNLIMITED_BPS 2000000000.0 /* what the forwarder carries at most, for the queue */
 
-/* The forwarder's counters, shared with the parent (a MAP_SHARED page). */
-struct counters {
-	volatile uint64_t packets[2], dropped[2], overflow[2], bytes[2];
-	volatile uint64_t hold_ns; /* each packet's hold (+- jitter), set by the parent */
-};
-
-static struct {
-	int up;              /* netem_start succeeded and netem_stop not yet called */
-	int kept;            /* the figures are there for the report */
-	int orig_fd, ns[2];  /* the first namespace; the two sides' */
-	int tun[2];          /* each side's TUN device */
-	pid_t fwd;
-	struct counters *cnt;
-	struct netem_cfg cfg;
-	struct netem_measured m;
-	size_t queue;        /* packets per direction */
-	char rate_how[32];   /* "tbf" or "none" */
-	int route;           /* ROUTE_TUN or ROUTE_VETH */
-	int kernel_netem;    /* 1: this kernel has netem (unused), 0: not */
-	int offloads_on;     /* veth: bit 0 TSO, 1 GSO, 2 GRO still on (an end said so) */
-	int loss_how;        /* LOSS_NONE, LOSS_FWD or LOSS_NFT */
-	char loss_note[192]; /* why a loss the veth route could drop is the forwarder's */
-} ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}};
-
-/* How the two sides are joined: through the forwarder (every knob), or,
- * without delay and jitter, a veth pair the kernel carries at its speed,
- * shaped by TBF and made lossy by nftables. */
-enum { ROUTE_TUN, ROUTE_VETH };
-/* Who drops: nobody (no loss asked), the forwarder (tun route), or an
- * nftables rule on each veth end (side_loss). */
-enum { LOSS_NONE, LOSS_FWD, LOSS_NFT };
+struct netem_state ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}};
 
 /* --- the namespaces ------------------------------------------------- */
 
@@ -145,7 +112,7 @@ static int if_ioctl(int s, unsigned long req, struct ifreq *r, const char *what,
 	return -1;
 }
 
-static void set_addr(struct sockaddr *sa, const char *ip)
+void netem_addr_set(struct sockaddr *sa, const char *ip)
 {
 	struct sockaddr_in *in = (struct sockaddr_in *)sa;
 
@@ -203,13 +170,13 @@ static int if_conf(const char *dev, const char *self, const char *peer, struct e
 		return err_set(err, "network: socket: %s", strerror(errno)), -1;
 	memset(&r, 0, sizeof r);
 	snprintf(r.ifr_name, sizeof r.ifr_name, "%s", dev);
-	set_addr(&r.ifr_addr, self);
+	netem_addr_set(&r.ifr_addr, self);
 	if (if_ioctl(s, SIOCSIFADDR, &r, "address", err) < 0)
 		goto out;
 	if (tun)
-		set_addr(&r.ifr_dstaddr, peer);
+		netem_addr_set(&r.ifr_dstaddr, peer);
 	else
-		set_addr(&r.ifr_netmask, "255.255.255.252");
+		netem_addr_set(&r.ifr_netmask, "255.255.255.252");
 	if (if_ioctl(s, tun ? SIOCSIFDSTADDR : SIOCSIFNETMASK, &r, tun ? "peer address" : "netmask",
 	             err) < 0 || (!tun && offloads_off(s, dev, err) < 0))
 		goto out;
@@ -253,7 +220,7 @@ static int tun_open(int side, int *fd, struct err *err)
 }
 
 /* Waits until fd is ready for events by the deadline: 0, or -1. */
-static int wait_fd(int fd, short events, uint64_t until)
+int netem_wait_fd(int fd, short events, uint64_t until)
 {
 	struct pollfd p = {.fd = fd, .events = events};
 
@@ -310,7 +277,7 @@ static int run_out(char *const argv[], char *out, size_t size, struct err *err)
 		close(p[0]);
 		return err_set(err, "fork: %s", strerror(errno)), -1;
 	}
-	for (ssize_t n = 1; n > 0 && wait_fd(p[0], POLLIN, until) == 0;) {
+	for (ssize_t n = 1; n > 0 && netem_wait_fd(p[0], POLLIN, until) == 0;) {
 		n = read(p[0], buf + got, sizeof buf - 1 - got);
 		got += n > 0 ? (size_t)n : 0;
 		if (got == sizeof buf - 1)
@@ -404,7 +371,7 @@ static int side_loss(int side, struct err *err)
 
 /* The packets side_loss's rule saw and dropped in the calling thread's
  * namespace so far: 0, or -1. */
-static int side_loss_count(uint64_t *seen, uint64_t *dropped)
+int netem_loss_count(uint64_t *seen, uint64_t *dropped)
 {
 	static const char *const name[] = {"counter seen", "counter dropped"};
 	char out[2048];
@@ -420,6 +387,44 @@ static int side_loss_count(uint64_t *seen, uint64_t *dropped)
 			return -1;
 	}
 	*seen = v[0], *dropped = v[1];
+	return 0;
+}
+
+/* A /proc/sys file's first line into buf (newline cut): 0, or -1. */
+static int read_line(const char *path, char *buf, size_t size)
+{
+	FILE *f = fopen(path, "re");
+	int rc = f && fgets(buf, (int)size, f) ? 0 : -1;
+
+	if (f)
+		fclose(f);
+	if (rc == 0)
+		buf[strcspn(buf, "\n")] = 0;
+	return rc;
+}
+
+#define CC_PATH "/proc/sys/net/ipv4/tcp_congestion_control"
+
+/* This side's TCP congestion control: network.congestion's (every
+ * connection of the side's namespace starts with it), or the one the
+ * namespace took from the host; kept in ne.cc_used.  A kernel lets a
+ * namespace other than the host's use only the allowed ones (a global
+ * list, root's to change): another is a job error (-1) naming them. */
+static int side_cc(struct err *err)
+{
+	char allowed[256] = "?", avail[256] = "?";
+
+	if (ne.cfg.cc[0] && write_file(CC_PATH, ne.cfg.cc) < 0) {
+		int e = errno;
+		read_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control", allowed, sizeof allowed);
+		read_line("/proc/sys/net/ipv4/tcp_available_congestion_control", avail, sizeof avail);
+		err_set(err, "network.congestion = %s: %s; this kernel has %s, and lets a network "
+		        "namespace use %s (net.ipv4.tcp_allowed_congestion_control, root's to widen)",
+		        ne.cfg.cc, strerror(e), avail, allowed);
+		return -1;
+	}
+	if (read_line(CC_PATH, ne.cc_used, sizeof ne.cc_used) < 0)
+		snprintf(ne.cc_used, sizeof ne.cc_used, "unknown");
 	return 0;
 }
 
@@ -451,6 +456,10 @@ static void side_tcp(void)
 	snprintf(v, sizeof v, "4096 131072 %llu", (unsigned long long)max);
 	write_file("/proc/sys/net/ipv4/tcp_rmem", v);
 	write_file("/proc/sys/net/ipv4/tcp_wmem", v);
+	/* every connection starts afresh: none inherits the slow-start
+	 * threshold a lost packet left an earlier one (the calibration's, a
+	 * warm-up's), so run order does not change a figure */
+	write_file("/proc/sys/net/ipv4/tcp_no_metrics_save", "1");
 }
 
 /* --- the forwarder -------------------------------------------------- */
@@ -506,12 +515,15 @@ static void dir_read(struct dir *d, uint64_t now)
 		ssize_t r = read(d->in, p, SLOT);
 		if (r <= 0)
 			return;
-		ne.cnt->packets[d->k]++;
 		ne.cnt->bytes[d->k] += (uint64_t)r;
+		if (ne.cnt->no_loss) /* the rate's calibration: neither lost nor counted */
+			goto keep;
+		ne.cnt->packets[d->k]++;
 		if (ne.cfg.loss_ppm && rnd() % 1000000 < (uint64_t)ne.cfg.loss_ppm) {
 			ne.cnt->dropped[d->k]++;
 			continue;
 		}
+	keep:
 		if (p == scratch) { /* the queue is full: a tail drop, as a router's */
 			ne.cnt->overflow[d->k]++;
 			continue;
@@ -633,6 +645,8 @@ static int side_make(int side, struct err *err)
 	if (new_ns(&ne.ns[side], err) < 0)
 		return -1;
 	side_tcp();
+	if (side_cc(err) < 0)
+		return -1;
 	/* the workers' side first: where nft cannot drop there, nothing of
 	 * the veth route is built yet and the tun route takes over */
 	if (ne.loss_how == LOSS_NFT && side_loss(side, err) < 0) {
@@ -749,120 +763,6 @@ int netem_active(void)
 	return ne.kept;
 }
 
-/* The PS end of the veth pair, from /proc/net/dev of the calling
- * thread's namespace: v[0] bytes and v[1] packets received (workers ->
- * PSs), v[2] bytes and v[3] packets sent (PSs -> workers).  0, or -1. */
-static int veth_dev(uint64_t v[4])
-{
-	char line[512];
-	FILE *f = fopen("/proc/thread-self/net/dev", "re");
-	int rc = -1;
-
-	while (f && rc < 0 && fgets(line, sizeof line, f)) {
-		unsigned long long x[10];
-		char *p = strstr(line, "tfgb0:");
-		if (p && sscanf(p + 6, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &x[0],
-		                &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7], &x[8], &x[9]) == 10) {
-			v[0] = x[0], v[1] = x[1], v[2] = x[8], v[3] = x[9];
-			rc = 0;
-		}
-	}
-	if (f)
-		fclose(f);
-	return rc;
-}
-
-/* The packets TUN device "tfgb<side>" dropped on its way out so far (its
- * queue full: the forwarder did not read it in time), from the side's
- * /proc/net/dev; the thread moves to that side.  0 when unknown. */
-static uint64_t tun_drops(int side)
-{
-	char line[512], name[16];
-	struct err e;
-	FILE *f;
-	uint64_t d = 0;
-
-	if (netem_enter(side, &e) < 0 || !(f = fopen("/proc/thread-self/net/dev", "re")))
-		return 0;
-	snprintf(name, sizeof name, "tfgb%d:", side);
-	while (fgets(line, sizeof line, f)) {
-		unsigned long long x[12];
-		char *p = strstr(line, name);
-		if (p && sscanf(p + strlen(name), "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu "
-		                "%llu %llu", &x[0], &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7],
-		                &x[8], &x[9], &x[10], &x[11]) == 12)
-			d = x[11];
-	}
-	fclose(f);
-	return d;
-}
-
-/* The bytes the link carried workers -> PSs so far, as its shaper counts
- * them (the TUN route: IP packets; the veth route: Ethernet frames). */
-static uint64_t link_bytes(void)
-{
-	uint64_t v[4] = {0};
-
-	if (ne.route == ROUTE_TUN)
-		return ne.cnt ? ne.cnt->bytes[0] : 0;
-	veth_dev(v);
-	return v[0];
-}
-
-/* The link's packet counts while it is up: the forwarder's; on the veth
- * route those of each end's loss rule (a direction's packets are counted
- * where they arrive: [0] on the PS side), or without one the veth pair's
- * (which drops none on purpose).  The thread ends on the PS side. */
-static void counters_take(void)
-{
-	uint64_t v[4];
-	struct err e;
-
-	if (ne.route == ROUTE_VETH && ne.up && ne.loss_how == LOSS_NFT) {
-		for (int side = NETEM_WORKER; side >= NETEM_PS; side--)
-			if (netem_enter(side, &e) == 0)
-				side_loss_count(&ne.m.packets[side], &ne.m.dropped[side]);
-	} else if (ne.route == ROUTE_VETH && ne.up && netem_enter(NETEM_PS, &e) == 0 &&
-	           veth_dev(v) == 0) {
-		ne.m.packets[0] = v[1], ne.m.packets[1] = v[3];
-		ne.m.dropped[0] = ne.m.dropped[1] = 0;
-	}
-	if (ne.route == ROUTE_TUN && ne.up) { /* [0] leaves the workers' side */
-		ne.m.dev_drops[0] = tun_drops(NETEM_WORKER);
-		ne.m.dev_drops[1] = tun_drops(NETEM_PS);
-	}
-	for (int k = 0; k < 2; k++) {
-		if (ne.route == ROUTE_TUN && ne.cnt) {
-			ne.m.packets[k] = ne.cnt->packets[k];
-			ne.m.dropped[k] = ne.cnt->dropped[k];
-			ne.m.overflow[k] = ne.cnt->overflow[k];
-		}
-		ne.m.loss_pct[k] = ne.m.packets[k] ? 100.0 * (double)ne.m.dropped[k] /
-		                                       (double)ne.m.packets[k] : -1;
-	}
-	if (ne.cfg.loss_ppm) {
-		double want = (double)ne.cfg.loss_ppm / 1e4, got = ne.m.loss_pct[0];
-		double n = (double)ne.m.packets[0], p = want / 100;
-		/* each drop is a draw: with 100 drops expected chance alone misses
-		 * by 10 % a third of the time, so "off" is also beyond three of
-		 * the count's standard deviations (in percent: sd); too few
-		 * packets to tell is not "off" */
-		double sd = n > 0 ? 100 * sqrt(p * (1 - p) / n) : 0;
-		if (got >= 0 && n * p >= 100 && fabs(got - want) > 0.1 * want &&
-		    fabs(got - want) > 3 * sd)
-			ne.m.off |= 4;
-	}
-	/* packets the emulator dropped itself, its queues full (the forwarder
-	 * fell behind): loss nobody asked for, "off" past a tenth of the
-	 * asked loss and 0.1 % of what was sent */
-	for (int k = 0; ne.route == ROUTE_TUN && k < 2; k++) {
-		double sent = (double)(ne.m.packets[k] + ne.m.dev_drops[k]);
-		double extra = (double)(ne.m.overflow[k] + ne.m.dev_drops[k]);
-		if (sent > 0 && 100 * extra / sent > 0.1 + 0.1 * (double)ne.cfg.loss_ppm / 1e4)
-			ne.m.off |= 4;
-	}
-}
-
 void netem_stop(void)
 {
 	if (!ne.up)
@@ -879,7 +779,7 @@ void netem_stop(void)
 		}
 		ne.fwd = 0;
 	}
-	counters_take();
+	netem_counters_take();
 	if (ne.orig_fd >= 0 && !in_userns && setns(ne.orig_fd, CLONE_NEWNET) < 0)
 		perror("tfgb: network: back to the first namespace");
 	for (int k = 0; k < 2; k++) {
@@ -896,322 +796,4 @@ void netem_stop(void)
 		munmap((void *)ne.cnt, sizeof *ne.cnt);
 	ne.cnt = NULL;
 	ne.up = 0;
-}
-
-/* --- calibration ---------------------------------------------------- */
-
-/* A TCP connection across the link: *c on the workers' side, *s the PS
- * side's end (the calling thread stays on the PS side). */
-static int link_pair(int *c, int *s, uint64_t until, struct err *err)
-{
-	struct sockaddr_in a;
-	socklen_t alen = sizeof a;
-	int l, one = 1;
-
-	*c = *s = -1;
-	set_addr((struct sockaddr *)&a, NETEM_PS_ADDR);
-	if ((l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
-	    bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 1) < 0 ||
-	    getsockname(l, (struct sockaddr *)&a, &alen) < 0 || netem_enter(NETEM_WORKER, err) < 0)
-		goto fail;
-	*c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (netem_enter(NETEM_PS, err) < 0 || *c < 0)
-		goto fail;
-	if ((connect(*c, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS) ||
-	    wait_fd(l, POLLIN, until) < 0 || (*s = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0 ||
-	    wait_fd(*c, POLLOUT, until) < 0)
-		goto fail;
-	setsockopt(*c, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	setsockopt(*s, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-	fcntl(*s, F_SETFL, O_NONBLOCK);
-	close(l);
-	return 0;
-fail:
-	if (!err->msg[0])
-		err_set(err, "network: calibration: no connection across the link: %s",
-		        errno ? strerror(errno) : "timed out");
-	if (l >= 0)
-		close(l);
-	return -1;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* The median round trip of a 1-byte echo, in ms; -1 when one is lost. */
-static double echo_rtt(int c, int s, uint64_t until)
-{
-	double t[25]; /* short round trips vary with every wake-up: more of them */
-	int n = ne.cfg.delay_ns > 20000000 ? 3 : ne.cfg.delay_ns > 5000000 ? 9 : 25;
-	char b = 'x';
-
-	for (int i = 0; i < n; i++) {
-		uint64_t t0 = now_ns();
-		if (write(c, &b, 1) != 1 || wait_fd(s, POLLIN, until) < 0 || read(s, &b, 1) != 1 ||
-		    write(s, &b, 1) != 1 || wait_fd(c, POLLIN, until) < 0 || read(c, &b, 1) != 1)
-			return -1;
-		t[i] = (double)(now_ns() - t0) / 1e6;
-	}
-	qsort(t, (size_t)n, sizeof t[0], cmp_dbl);
-	return t[n / 2];
-}
-
-/* The hold that makes the tun route's round trip twice the delay: first
- * the delay itself (so that the forwarder sleeps and wakes as it will in
- * the run), then half of the round trip's excess out of each direction's
- * hold, measured again and corrected twice (how late a wake-up comes
- * depends on the sleep: the excess is not the same at every hold); never
- * below 0 or above the delay.  What it takes out is the route's own round
- * trip (the TUN devices and the forwarder's wake-ups).  0, or -1 when an
- * echo is lost. */
-static int route_own(int c, int s, uint64_t until)
-{
-	double want = 2.0 * (double)ne.cfg.delay_ns, hold = (double)ne.cfg.delay_ns;
-
-	for (int i = 0; i < 3; i++) {
-		double r;
-		ne.cnt->hold_ns = (uint64_t)hold;
-		if ((r = echo_rtt(c, s, until)) < 0)
-			return -1;
-		hold += (want - r * 1e6) / 2;
-		if (hold < 0)
-			hold = 0;
-		if (hold > (double)ne.cfg.delay_ns)
-			hold = (double)ne.cfg.delay_ns;
-	}
-	ne.m.hold_ns = (uint64_t)hold;
-	ne.m.own_rtt_ms = (want - 2 * hold) / 1e6; /* what the route takes: held out */
-	ne.cnt->hold_ns = ne.m.hold_ns;
-	return 0;
-}
-
-/* A bulk transfer workers -> PSs; the link's rate (IP bytes through the
- * forwarder, as the shaper counts them) over its second half, and the
- * TCP payload's in *goodput. */
-static double bulk_rate(int c, int s, uint64_t span, double *goodput)
-{
-	static char buf[65536];
-	uint64_t t0 = now_ns(), mid = t0 + span / 2, end = t0 + span, tm = 0, got = 0, b0 = 0;
-	struct pollfd p[2] = {{.fd = c, .events = POLLOUT}, {.fd = s, .events = POLLIN}};
-
-	for (uint64_t now = t0; now < end; now = now_ns()) {
-		ssize_t r;
-		poll(p, 2, 10);
-		if (p[0].revents & POLLOUT)
-			(void)!write(c, buf, sizeof buf);
-		while ((r = read(s, buf, sizeof buf)) > 0)
-			got += tm ? (uint64_t)r : 0;
-		if (!tm && now_ns() >= mid) {
-			tm = now_ns();
-			b0 = link_bytes();
-		}
-	}
-	if (!tm)
-		return -1;
-	*goodput = 8.0 * (double)got / ((double)(now_ns() - tm) / 1e9);
-	return 8.0 * (double)(link_bytes() - b0) / ((double)(now_ns() - tm) / 1e9);
-}
-
-int netem_calibrate(struct err *err)
-{
-	uint64_t rtt_ns = 2 * (ne.cfg.delay_ns + ne.cfg.jitter_ns);
-	uint64_t until = now_ns() + 2000000000ull + 120 * rtt_ns; /* 4 x 25 echoes at most */
-	int c, s, own = 0;
-
-	err->msg[0] = 0;
-	ne.m.rtt_ms = ne.m.rate_bps = ne.m.goodput_bps = ne.m.own_rtt_ms = -1;
-	ne.m.hold_ns = ne.cfg.delay_ns;
-	if (!ne.up)
-		return err_set(err, "network: no link"), -1;
-	/* on a connection of its own: the short round trips would stay in the
-	 * next one's minimum, and TCP would end its slow start early at the
-	 * delay's (HyStart) */
-	if (ne.route == ROUTE_TUN && ne.cfg.delay_ns) {
-		if (link_pair(&c, &s, until, err) < 0)
-			return -1;
-		own = route_own(c, s, until);
-		close(c);
-		close(s);
-	}
-	if (link_pair(&c, &s, until, err) < 0)
-		return -1;
-	ne.m.rtt_ms = own < 0 ? -1 : echo_rtt(c, s, until);
-	if (ne.cfg.rate_bps) {
-		uint64_t span = 600000000ull + 10 * rtt_ns;
-		ne.m.rate_bps = bulk_rate(c, s, span > 3000000000ull ? 3000000000ull : span,
-		                          &ne.m.goodput_bps);
-	}
-	close(c);
-	close(s);
-	if (ne.m.rtt_ms < 0)
-		return err_set(err, "network: calibration: an echo across the link got no answer "
-		               "within %.1f s", (double)(until - now_ns()) / 1e9), -1;
-	if (ne.cfg.delay_ns) {
-		double want = 2e-6 * (double)ne.cfg.delay_ns;
-		if (ne.m.rtt_ms < 0.9 * want || ne.m.rtt_ms > 1.1 * want)
-			ne.m.off |= 1;
-	}
-	if (ne.cfg.rate_bps && (ne.m.rate_bps < 0.9 * (double)ne.cfg.rate_bps ||
-	                        ne.m.rate_bps > 1.1 * (double)ne.cfg.rate_bps))
-		ne.m.off |= 2;
-	return 0;
-}
-
-/* --- what the result keeps ------------------------------------------ */
-
-/* TCP segments retransmitted so far in the calling thread's namespace
- * (RetransSegs of its /proc/net/snmp), or -1. */
-static int64_t retrans_here(void)
-{
-	char head[1024], vals[1024];
-	FILE *f = fopen("/proc/thread-self/net/snmp", "re");
-	int64_t v = -1;
-
-	while (f && fgets(head, sizeof head, f) && fgets(vals, sizeof vals, f)) {
-		char *sh, *sv, *h = strtok_r(head, " \n", &sh), *x = strtok_r(vals, " \n", &sv);
-		if (!h || strcmp(h, "Tcp:"))
-			continue;
-		while ((h = strtok_r(NULL, " \n", &sh)) && (x = strtok_r(NULL, " \n", &sv)))
-			if (!strcmp(h, "RetransSegs"))
-				v = strtoll(x, NULL, 10);
-	}
-	if (f)
-		fclose(f);
-	return v;
-}
-
-/* Each side's TCP retransmissions, while the link is up (the thread goes
- * back to the PS side). */
-static void retrans_take(void)
-{
-	struct err err;
-
-	if (!ne.up || netem_enter(NETEM_WORKER, &err) < 0)
-		return;
-	ne.m.retrans[NETEM_WORKER] = retrans_here();
-	if (netem_enter(NETEM_PS, &err) == 0)
-		ne.m.retrans[NETEM_PS] = retrans_here();
-}
-
-static void dir_json(struct json *w, const char *key, int k)
-{
-	json_obj_begin(w, key);
-	json_u64(w, "packets", ne.m.packets[k]);
-	json_u64(w, "dropped", ne.m.dropped[k]);
-	if (ne.route == ROUTE_TUN) {
-		json_u64(w, "queue_overflow", ne.m.overflow[k]);
-		json_u64(w, "device_drops", ne.m.dev_drops[k]);
-	} else { /* the forwarder's queue and TUN devices; the veth route has
-	          * neither (TBF's own drops are TCP's retransmissions) */
-		json_null(w, "queue_overflow");
-		json_null(w, "device_drops");
-	}
-	if (ne.m.loss_pct[k] >= 0)
-		json_f64(w, "loss_pct", ne.m.loss_pct[k], 4);
-	else
-		json_null(w, "loss_pct");
-	json_obj_end(w);
-}
-
-static void opt_f64(struct json *w, const char *key, double v, int digits)
-{
-	if (v >= 0)
-		json_f64(w, key, v, digits);
-	else
-		json_null(w, key);
-}
-
-void netem_json(struct json *w)
-{
-	static const char *const knob[] = {"delay", "rate", "loss"};
-
-	if (!ne.kept)
-		return;
-	counters_take();
-	retrans_take();
-	json_obj_begin(w, "network");
-	json_obj_begin(w, "configured");
-	json_f64(w, "delay_ms", (double)ne.cfg.delay_ns / 1e6, 3);
-	json_f64(w, "jitter_ms", (double)ne.cfg.jitter_ns / 1e6, 3);
-	json_i64(w, "rate_bps", ne.cfg.rate_bps);
-	json_f64(w, "loss_pct", (double)ne.cfg.loss_ppm / 1e4, 4);
-	json_obj_end(w);
-	json_obj_begin(w, "mechanism");
-	json_str(w, "namespaces", "ps: " NETEM_PS_ADDR ", workers: " NETEM_WORKER_ADDR);
-	json_str(w, "route", ne.route == ROUTE_VETH ? "veth" : "tun");
-	json_str(w, "delay", ne.route == ROUTE_VETH ? "none" : "tun-forwarder");
-	json_str(w, "loss", ne.loss_how == LOSS_NFT ? "nftables-numgen" :
-	         ne.loss_how == LOSS_FWD ? "tun-forwarder" : "none");
-	if (ne.loss_note[0])
-		json_str(w, "loss_note", ne.loss_note);
-	else
-		json_null(w, "loss_note");
-	json_str(w, "rate", ne.rate_how);
-	json_str(w, "offloads", ne.route == ROUTE_TUN ? "none (tun)" : ne.offloads_on ?
-	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
-	if (ne.route == ROUTE_TUN) {
-		json_u64(w, "queue_packets", ne.queue);
-		json_f64(w, "delay_held_ms", (double)ne.m.hold_ns / 1e6, 3);
-	} else {
-		json_null(w, "queue_packets");
-		json_null(w, "delay_held_ms");
-	}
-	if (ne.kernel_netem >= 0)
-		json_bool(w, "kernel_netem", ne.kernel_netem);
-	else
-		json_null(w, "kernel_netem");
-	json_obj_end(w);
-	json_obj_begin(w, "measured");
-	opt_f64(w, "rtt_ms", ne.m.rtt_ms, 3);
-	opt_f64(w, "route_rtt_ms", ne.m.own_rtt_ms, 3);
-	opt_f64(w, "rate_bps", ne.m.rate_bps, 0);
-	opt_f64(w, "goodput_bps", ne.m.goodput_bps, 0);
-	dir_json(w, "workers_to_ps", 0);
-	dir_json(w, "ps_to_workers", 1);
-	json_i64(w, "tcp_retransmits_ps", ne.m.retrans[NETEM_PS]);
-	json_i64(w, "tcp_retransmits_workers", ne.m.retrans[NETEM_WORKER]);
-	json_obj_end(w);
-	json_arr_begin(w, "off");
-	for (int i = 0; i < 3; i++)
-		if (ne.m.off & 1 << i)
-			json_str(w, NULL, knob[i]);
-	json_arr_end(w);
-	json_obj_end(w);
-}
-
-void netem_text(FILE *f)
-{
-	if (!ne.kept)
-		return;
-	counters_take();
-	retrans_take();
-	fprintf(f, "# network: %s route, delay %.3f ms (round trip measured %.3f ms",
-	        ne.route == ROUTE_VETH ? "veth" : "tun", (double)ne.cfg.delay_ns / 1e6, ne.m.rtt_ms);
-	if (ne.m.own_rtt_ms >= 0)
-		fprintf(f, "; the route's own %.3f ms held out: %.3f ms held each way",
-		        ne.m.own_rtt_ms, (double)ne.m.hold_ns / 1e6);
-	fputc(')', f);
-	if (ne.cfg.jitter_ns)
-		fprintf(f, ", jitter %.3f ms", (double)ne.cfg.jitter_ns / 1e6);
-	if (ne.cfg.rate_bps)
-		fprintf(f, ", rate %.2f Mbit/s (measured %.2f)", (double)ne.cfg.rate_bps / 1e6,
-		        ne.m.rate_bps / 1e6);
-	if (ne.cfg.loss_ppm)
-		fprintf(f, ", loss %.4g %% (%s; measured %.4g %% of %llu packets)",
-		        (double)ne.cfg.loss_ppm / 1e4, ne.loss_how == LOSS_NFT ? "nftables" :
-		        "forwarder", ne.m.loss_pct[0], (unsigned long long)ne.m.packets[0]);
-	if (ne.route == ROUTE_TUN && (ne.m.overflow[0] || ne.m.overflow[1] || ne.m.dev_drops[0] ||
-	                              ne.m.dev_drops[1]))
-		fprintf(f, "; dropped by the emulator's full queues (not asked): forwarder %llu, "
-		        "TUN devices %llu",
-		        (unsigned long long)(ne.m.overflow[0] + ne.m.overflow[1]),
-		        (unsigned long long)(ne.m.dev_drops[0] + ne.m.dev_drops[1]));
-	fprintf(f, "; TCP retransmissions: PSs %lld, workers %lld", (long long)ne.m.retrans[NETEM_PS],
-	        (long long)ne.m.retrans[NETEM_WORKER]);
-	fprintf(f, "%s%s%s%s\n", ne.m.off ? "; OFF by more than 10 %:" : "",
-	        ne.m.off & 1 ? " delay" : "", ne.m.off & 2 ? " rate" : "",
-	        ne.m.off & 4 ? " loss" : "");
 }

@@ -31,6 +31,10 @@
  * kernel's netem is looked for and recorded, not used:
  * no machine of this project has it, so such a route could not be tested.
  *
+ * Each side's namespace starts its connections with network.congestion's
+ * TCP congestion control (its default, tcp_congestion_control), or the
+ * host's when it is "system"; the result records the one used.
+ *
  * The namespaces have no names: they live as long as a process or a
  * descriptor holds them, so a run that ends in any way (error, Ctrl-C,
  * SIGKILL) leaves nothing behind; the forwarder dies with its parent
@@ -66,6 +70,7 @@ struct netem_cfg {
 	int64_t rate_bps;             /* each direction; 0: unlimited */
 	int64_t loss_ppm;             /* each direction, parts per million */
 	uint64_t seed;                /* of the loss and jitter draws */
+	char cc[16];                  /* TCP congestion control of both sides; "": the host's */
 };
 
 /* What calibration measured (netem_calibrate); a figure not measured is

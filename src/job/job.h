@@ -132,6 +132,8 @@ struct job {
 	/* [network] (job_network.c): the emulated worker-PS link */
 	uint64_t net_delay_ns, net_jitter_ns; /* one-way, each direction */
 	char *net_rate, *net_loss;            /* as written; job_net_rate, job_net_loss */
+	char *net_cc;                         /* TCP congestion control of the link's
+	                                       * namespaces: "system" or a kernel name */
 	/* Not a key: the address that stands for every PS host when this
 	 * process is part of an emulated run (netem.h sets it), or "" */
 	char net_ps_host[OPT_HOST_MAX];
@@ -285,6 +287,8 @@ int job_key_err(const struct job *j, struct err *err, const char *section,
  * range.  job_net_emulated: 1 when any [network] knob is set. */
 int job_net_rate(const char *s, int64_t *bps);
 int job_net_loss(const char *s, int64_t *ppm);
+/* 1 when s can be a TCP congestion control's name (or "system"). */
+int job_net_cc_ok(const char *s);
 int job_net_emulated(const struct job *j);
 
 /* The address of PS `index` (0 <= index < ps_count): cluster.ps's entry,

@@ -25,6 +25,8 @@ static const struct opt_def network_keys[] = {
 	 .help = "bandwidth of each direction, bits per second: 250Mbit, 1Gbit; 0 is unlimited"},
 	{"network", "loss", OPT_STRING, J(net_loss), "0",
 	 .help = "percent of packets dropped in each direction, 0-100, like 1 or 0.5"},
+	{"network", "congestion", OPT_STRING, J(net_cc), "system",
+	 .help = "the link's TCP congestion control (reno, cubic, bbr); system keeps the host's"},
 	{0},
 };
 
@@ -74,6 +76,13 @@ int job_net_loss(const char *s, int64_t *ppm)
 	return 0;
 }
 
+int job_net_cc_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n >= 1 && n <= 15 && strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789_") == n;
+}
+
 static int network_check(struct job *j, struct err *err)
 {
 	int64_t v;
@@ -85,6 +94,14 @@ static int network_check(struct job *j, struct err *err)
 	if (job_net_loss(j->net_loss, &v) < 0)
 		return job_key_err(j, err, "network", "loss",
 		                   "must be a percent from 0 to 100, like 1 or 0.25");
+	if (!job_net_cc_ok(j->net_cc))
+		return job_key_err(j, err, "network", "congestion",
+		                   "must be system or the name of a kernel's TCP congestion "
+		                   "control, 1 to 15 of a-z, 0-9 and _ (reno, cubic, bbr)");
+	if (strcmp(j->net_cc, "system") && !job_net_emulated(j))
+		return job_key_err(j, err, "network", "congestion",
+		                   "applies to the emulated link only: set network.delay, jitter, "
+		                   "rate or loss too (or congestion = system)");
 	if (j->net_jitter_ns > j->net_delay_ns)
 		return job_key_err(j, err, "network", "jitter",
 		                   "must be at most network.delay (%llu ns): a packet cannot "

@@ -1,0 +1,64 @@
+/* netem_int.h - what netem.c (the link: namespaces, forwarder, routes)
+ * and netem_measure.c (its calibration, counters and the result's
+ * "network" object) share: the one link's state.  Not for other files:
+ * netem.h is the interface.  Included after it. */
+#ifndef TFGB_NETEM_INT_H
+#define TFGB_NETEM_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+
+/* after netem.h (struct netem_cfg, struct netem_measured) */
+
+#define MTU 1500
+
+/* The forwarder's counters, shared with the parent (a MAP_SHARED page). */
+struct counters {
+	volatile uint64_t packets[2], dropped[2], overflow[2], bytes[2];
+	volatile uint64_t hold_ns; /* each packet's hold (+- jitter), set by the parent */
+	volatile int no_loss;      /* set while calibration measures the rate */
+};
+
+/* The link of this process (one at most). */
+struct netem_state {
+	int up;              /* netem_start succeeded and netem_stop not yet called */
+	int kept;            /* the figures are there for the report */
+	int orig_fd, ns[2];  /* the first namespace; the two sides' */
+	int tun[2];          /* each side's TUN device */
+	pid_t fwd;
+	struct counters *cnt;
+	struct netem_cfg cfg;
+	struct netem_measured m;
+	size_t queue;        /* packets per direction */
+	char rate_how[32];   /* "tbf" or "none" */
+	int route;           /* ROUTE_TUN or ROUTE_VETH */
+	int kernel_netem;    /* 1: this kernel has netem (unused), 0: not */
+	int offloads_on;     /* veth: bit 0 TSO, 1 GSO, 2 GRO still on (an end said so) */
+	int loss_how;        /* LOSS_NONE, LOSS_FWD or LOSS_NFT */
+	char loss_note[192]; /* why a loss the veth route could drop is the forwarder's */
+	char cc_used[16];    /* the TCP congestion control the sides' namespaces use */
+};
+extern struct netem_state ne;
+
+/* How the two sides are joined: through the forwarder (every knob), or,
+ * without delay and jitter, a veth pair the kernel carries at its speed,
+ * shaped by TBF and made lossy by nftables. */
+enum { ROUTE_TUN, ROUTE_VETH };
+/* Who drops: nobody (no loss asked), the forwarder (tun route), or an
+ * nftables rule on each veth end (side_loss). */
+enum { LOSS_NONE, LOSS_FWD, LOSS_NFT };
+
+/* netem.c's helpers that the measurements use too. */
+void netem_addr_set(struct sockaddr *sa, const char *ip);
+/* Waits until fd is ready for events by the deadline: 0, or -1. */
+int netem_wait_fd(int fd, short events, uint64_t until);
+/* The packets side_loss's rule saw and dropped in the calling thread's
+ * namespace so far: 0, or -1. */
+int netem_loss_count(uint64_t *seen, uint64_t *dropped);
+/* netem_measure.c: the link's packet counts into ne.m while it is up
+ * (netem_stop takes them last). */
+void netem_counters_take(void);
+
+#endif
