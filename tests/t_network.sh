@@ -107,8 +107,7 @@ for kv in "network.rate=3furlong|network.rate = 3furlong: must be 0 (unlimited) 
 	"network.loss=101|network.loss = 101: must be a percent from 0 to 100" \
 	"network.delay=11s|network.delay" \
 	"network.jitter=5ms|network.jitter = 5ms: must be at most network.delay" \
-	"network.congestion=Reno!|network.congestion = Reno!: must be system or the name" \
-	"network.congestion=reno|network.congestion = reno: applies to the emulated link only"; do
+	"network.congestion=Reno!|network.congestion = Reno!: must be system or the name"; do
 	set -- "${kv%%|*}" "${kv#*|}"
 	$TFGB throughput -c "$tmp/job.ini" -s "$1" >"$tmp/bad.out" 2>&1
 	rc=$?
@@ -180,6 +179,11 @@ if run loss0 "$@" -s network.loss=0 && run loss1 "$@" -s network.loss=1 -s netwo
 	cc="$cc $(get loss1 'd["network"]["configured"]["congestion"], d["network"]["mechanism"]["congestion_control"]')"
 	[ "$cc" = "('system', '$(cat /proc/sys/net/ipv4/tcp_congestion_control)'), ('reno', 'reno')" ] ||
 		bad "network.congestion: configured and used $cc"
+	# a congestion control alone builds the link (unshaped), so that a
+	# sweep's 0 point keeps it
+	run cconly -s network.congestion=reno -s job.duration=$(slow 300)ms &&
+		[ "$(get cconly 'd["network"]["mechanism"]["route"], d["network"]["mechanism"]["congestion_control"]')" = \
+			"('veth', 'reno')" ] || bad "network.congestion alone: not on the link with reno: $(tail -n 3 "$tmp/cconly.out")"
 	r=$(get loss1 'd["network"]["measured"]["rate_bps"] / 1e6')
 	within "$r" 225 275 || bad "loss 1%, reno: the rate measured $r Mbit/s, not 225-275"
 	rx=$(get loss1 'd["network"]["measured"]["tcp_retransmits_workers"]')

@@ -98,10 +98,6 @@ static int network_check(struct job *j, struct err *err)
 		return job_key_err(j, err, "network", "congestion",
 		                   "must be system or the name of a kernel's TCP congestion "
 		                   "control, 1 to 15 of a-z, 0-9 and _ (reno, cubic, bbr)");
-	if (strcmp(j->net_cc, "system") && !job_net_emulated(j))
-		return job_key_err(j, err, "network", "congestion",
-		                   "applies to the emulated link only: set network.delay, jitter, "
-		                   "rate or loss too (or congestion = system)");
 	if (j->net_jitter_ns > j->net_delay_ns)
 		return job_key_err(j, err, "network", "jitter",
 		                   "must be at most network.delay (%llu ns): a packet cannot "
@@ -115,7 +111,9 @@ int job_net_emulated(const struct job *j)
 
 	job_net_rate(j->net_rate, &rate);
 	job_net_loss(j->net_loss, &loss);
-	return j->net_delay_ns || j->net_jitter_ns || rate || loss;
+	/* a congestion control alone builds the link too (unshaped): a sweep
+	 * of loss from 0 keeps its TCP at every point */
+	return j->net_delay_ns || j->net_jitter_ns || rate || loss || strcmp(j->net_cc, "system");
 }
 
 const struct job_core_section job_sec_network = {"network", network_keys, network_check};
