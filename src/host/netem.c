@@ -371,6 +371,16 @@ static int side_loss(int side, struct err *err)
 	return 0;
 }
 
+int netem_loss_hold(int off, struct err *err)
+{
+	char *del[] = {"nft", "delete table ip tfgb", NULL};
+
+	for (int side = NETEM_WORKER; side >= NETEM_PS; side--)
+		if (netem_enter(side, err) < 0 || (off ? run_cmd(del, err) : side_loss(side, err)) < 0)
+			return err_prefix(err, "network.loss: "), -1;
+	return 0;
+}
+
 /* The packets side_loss's rule saw and dropped in the calling thread's
  * namespace so far: 0, or -1. */
 int netem_loss_count(uint64_t *seen, uint64_t *dropped)

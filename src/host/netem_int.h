@@ -57,6 +57,10 @@ int netem_wait_fd(int fd, short events, uint64_t until);
 /* The packets side_loss's rule saw and dropped in the calling thread's
  * namespace so far: 0, or -1. */
 int netem_loss_count(uint64_t *seen, uint64_t *dropped);
+/* The veth route's loss rules taken away (off 1) and made again, counters
+ * at 0 (off 0), on both sides; the thread ends on the PS side.  0, or -1
+ * with err. */
+int netem_loss_hold(int off, struct err *err);
 /* netem_measure.c: the link's packet counts into ne.m while it is up
  * (netem_stop takes them last). */
 void netem_counters_take(void);

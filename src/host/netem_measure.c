@@ -262,12 +262,15 @@ int netem_calibrate(struct err *err)
 	ne.m.rtt_ms = ne.m.rate_bps = ne.m.goodput_bps = ne.m.own_rtt_ms = -1;
 	ne.m.hold_ns = ne.cfg.delay_ns;
 	/* the delay and the rate, which a loss-based TCP (reno, cubic) could
-	 * not fill through the loss: the forwarder holds its loss off (a lost
-	 * echo would also leave the next transfer in slow start's aftermath) */
-	if (ne.cnt)
-		ne.cnt->no_loss = 1;
+	 * not fill through the loss: the forwarder holds its loss off, the
+	 * veth route's rules are taken away until the end (a lost echo would
+	 * also leave the next transfer in slow start's aftermath) */
 	if (!ne.up)
 		return err_set(err, "network: no link"), -1;
+	if (ne.cnt)
+		ne.cnt->no_loss = 1;
+	if (ne.loss_how == LOSS_NFT && netem_loss_hold(1, err) < 0)
+		return -1;
 	/* on a connection of its own: the short round trips would stay in the
 	 * next one's minimum, and TCP would end its slow start early at the
 	 * delay's (HyStart) */
@@ -290,6 +293,8 @@ int netem_calibrate(struct err *err)
 		ne.cnt->no_loss = 0;
 	close(c);
 	close(s);
+	if (ne.loss_how == LOSS_NFT && netem_loss_hold(0, err) < 0)
+		return -1;
 	if (ne.m.rtt_ms < 0)
 		return err_set(err, "network: calibration: an echo across the link got no answer "
 		               "within %.1f s", (double)(until - now_ns()) / 1e9), -1;
