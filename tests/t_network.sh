@@ -57,7 +57,8 @@ left() { pgrep -f "tfgb throughput -c $tmp" >/dev/null || pgrep -x tfgb-link -P 
 # loss without delay: the veth route, an nftables rule on each end drops
 # (part veth_loss: a mutant of it runs this part alone).  Loss 1 % alone:
 # the rules' count is 0.5-1.5 %, TCP retransmits; rate 250 Mbit with loss 1
-# %: the rate measured within 10 % and nothing flagged OFF.  With no nft
+# % and reno (a loss-based TCP): the rate measured within 10 % and nothing
+# flagged OFF.  With no nft
 # (a private mount namespace hides it) the tun route's forwarder drops
 # instead, and the result and stderr say why.
 has_nft() { command -v nft >/dev/null || [ -x /usr/sbin/nft ] || [ -x /sbin/nft ]; }
@@ -67,7 +68,7 @@ elif in_part veth_loss; then
 	set -- -s job.rpc=push -s payload.iovec=256KiB -s job.duration=$(slow 500)ms
 	# a rate below its range is measured once more, as rate() below does
 	for try in 1 2; do
-		run vrloss "$@" -s network.loss=1 -s network.rate=250Mbit || break
+		run vrloss "$@" -s network.loss=1 -s network.rate=250Mbit -s network.congestion=reno || break
 		r=$(get vrloss 'd["network"]["measured"]["rate_bps"] / 1e6')
 		awk -v x="$r" 'BEGIN { exit !(x < 225) }' || break
 	done
