@@ -142,13 +142,14 @@ static void addrs_read(struct tcpbytes *w)
 	w->addr_all = 1;
 	for (i = all; i; i = i->ifa_next) {
 		const struct sockaddr *sa = i->ifa_addr;
-		unsigned char *a = w->addr[w->naddr];
+		unsigned char *a;
 		if (!sa || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
 			continue;
 		if (w->naddr == WIRE_MAX_ADDRS) {
 			w->addr_all = 0;
 			break;
 		}
+		a = w->addr[w->naddr];
 		if (sa->sa_family == AF_INET6) {
 			memcpy(a, &((const struct sockaddr_in6 *)(const void *)sa)->sin6_addr, 16);
 		} else {
