@@ -528,7 +528,7 @@ static void dir_read(struct dir *d, uint64_t now)
 		if (r <= 0)
 			return;
 		ne.cnt->bytes[d->k] += (uint64_t)r;
-		if (ne.cnt->no_loss) /* the rate's calibration: neither lost nor counted */
+		if (ne.cnt->no_loss) /* calibration: neither lost nor counted */
 			goto keep;
 		ne.cnt->packets[d->k]++;
 		if (ne.cfg.loss_ppm && rnd() % 1000000 < (uint64_t)ne.cfg.loss_ppm) {

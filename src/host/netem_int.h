@@ -18,7 +18,7 @@
 struct counters {
 	volatile uint64_t packets[2], dropped[2], overflow[2], bytes[2];
 	volatile uint64_t hold_ns; /* each packet's hold (+- jitter), set by the parent */
-	volatile int no_loss;      /* set while calibration measures the rate */
+	volatile int no_loss;      /* set while calibration measures the link */
 };
 
 /* The link of this process (one at most). */
