@@ -329,9 +329,11 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
 	m->interval0_ns = m->interval_ns = interval_ns;
 	m->tick_s = 1.0 / (double)(tick > 0 ? tick : 100);
 	m->what = MONITOR_ALL;
-	/* in an emulated run every process is in one side's namespace: its
-	 * interfaces are that side's (the launcher's thread is on the PSs') */
-	m->net_ns = netem_active() || getenv(NETEM_ENV);
+	/* in an emulated run (the launcher sets NETEM_ENV when it builds the
+	 * link, for itself and its children) every process is in one side's
+	 * namespace: its interfaces are that side's (the launcher's thread is
+	 * on the PSs') */
+	m->net_ns = getenv(NETEM_ENV) != NULL;
 	m->procs = calloc(n ? n : 1, sizeof *m->procs);
 	m->t = calloc(max_samples, sizeof *m->t);
 	m->ps = calloc((n ? n : 1) * max_samples, sizeof *m->ps);
