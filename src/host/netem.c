@@ -537,7 +537,8 @@ static void dir_read(struct dir *d, uint64_t now)
 		}
 	keep:
 		if (p == scratch) { /* the queue is full: a tail drop, as a router's */
-			ne.cnt->overflow[d->k]++;
+			if (!ne.cnt->no_loss) /* the run's, not calibration's */
+				ne.cnt->overflow[d->k]++;
 			continue;
 		}
 		d->len[tail] = (uint16_t)r;

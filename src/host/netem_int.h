@@ -39,6 +39,7 @@ struct netem_state {
 	int loss_how;        /* LOSS_NONE, LOSS_FWD or LOSS_NFT */
 	char loss_note[192]; /* why a loss the veth route could drop is the forwarder's */
 	char cc_used[16];    /* the TCP congestion control the sides' namespaces use */
+	uint64_t dev_base[2]; /* the TUN devices' drops when calibration ended */
 };
 extern struct netem_state ne;
 

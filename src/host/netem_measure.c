@@ -99,8 +99,9 @@ void netem_counters_take(void)
 		ne.m.dropped[0] = ne.m.dropped[1] = 0;
 	}
 	if (ne.route == ROUTE_TUN && ne.up) { /* [0] leaves the workers' side */
-		ne.m.dev_drops[0] = tun_drops(NETEM_WORKER);
-		ne.m.dev_drops[1] = tun_drops(NETEM_PS);
+		uint64_t d0 = tun_drops(NETEM_WORKER), d1 = tun_drops(NETEM_PS);
+		ne.m.dev_drops[0] = d0 > ne.dev_base[0] ? d0 - ne.dev_base[0] : 0;
+		ne.m.dev_drops[1] = d1 > ne.dev_base[1] ? d1 - ne.dev_base[1] : 0;
 	}
 	for (int k = 0; k < 2; k++) {
 		if (ne.route == ROUTE_TUN && ne.cnt) {
@@ -125,11 +126,13 @@ void netem_counters_take(void)
 	}
 	/* packets the emulator dropped itself, its queues full (the forwarder
 	 * fell behind): loss nobody asked for, "off" past a tenth of the
-	 * asked loss and 0.1 % of what was sent */
+	 * asked loss and 0.1 % of what the run sent (calibration's are not
+	 * counted), and past 10 packets (one drop of a few hundred says
+	 * nothing) */
 	for (int k = 0; ne.route == ROUTE_TUN && k < 2; k++) {
 		double sent = (double)(ne.m.packets[k] + ne.m.dev_drops[k]);
 		double extra = (double)(ne.m.overflow[k] + ne.m.dev_drops[k]);
-		if (sent > 0 && 100 * extra / sent > 0.1 + 0.1 * (double)ne.cfg.loss_ppm / 1e4)
+		if (sent > 0 && extra >= 10 && 100 * extra / sent > 0.1 + 0.1 * (double)ne.cfg.loss_ppm / 1e4)
 			ne.m.off |= 4;
 	}
 }
@@ -288,6 +291,10 @@ int netem_calibrate(struct err *err)
 		uint64_t span = 600000000ull + 10 * rtt_ns;
 		ne.m.rate_bps = bulk_rate(c, s, span > 3000000000ull ? 3000000000ull : span,
 		                          &ne.m.goodput_bps);
+	}
+	if (ne.route == ROUTE_TUN) { /* the run's drops count from here */
+		ne.dev_base[0] = tun_drops(NETEM_WORKER);
+		ne.dev_base[1] = tun_drops(NETEM_PS);
 	}
 	if (ne.cnt)
 		ne.cnt->no_loss = 0;
