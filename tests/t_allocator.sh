@@ -34,7 +34,7 @@ short="-s job.warmup=0s -s job.duration=$(slow 200)ms -s payload.scheme=custom -
 # ---- a missing allocator: exit 2, one line naming file, line, key, package ----
 printf '[job]\nwarmup = 0s\n\nallocator = jemalloc\n' >"$tmp/job.ini"
 port=$(free_port) || fail "no free port"
-for cmd in latency serve throughput; do
+for cmd in latency serve throughput train; do
 	TFGB_ALLOC_LIBDIR="$tmp/empty" timeout "$(slow 30)" "$TFGB" "$cmd" -c "$tmp/job.ini" \
 		-s cluster.ps=127.0.0.1:"$port" >"$tmp/out" 2>"$tmp/err"
 	rc=$?
@@ -155,6 +155,19 @@ json_check "[w['name'] for w in d['allocators']['workers']] == ['$a', '$a'] and
             [p['name'] for p in d['allocators']['ps']] == ['$a', '$a'] and
             d['environment']['allocator'] == '$a'" <"$tmp/tp.json" ||
 	fail "throughput: not every process's $a in the report: $(cat "$tmp/tp.json")"
+
+# ---- train: the launcher and every worker, not only the PSs ----
+# glibc-kept, the default, is the case that was lost: train's processes
+# took glibc's malloc as shipped whatever the job said
+base=$(free_ports 2) || fail "no free ports"
+timeout "$(slow 90)" "$TFGB" train -s job.allocator=glibc-kept -s cluster.ps=127.0.0.1:"$base" \
+	-s cluster.ps_count=1 -s cluster.workers=2 -s job.transport=socket -s train.model=mnist_mlp \
+	-s train.steps=1 -s train.warmup_steps=0 -f json >"$tmp/train.json" 2>"$tmp/err" ||
+	fail "train with glibc-kept: $(cat "$tmp/err")"
+json_check "[w['name'] for w in d['allocators']['workers']] == ['glibc-kept', 'glibc-kept'] and
+            [p['name'] for p in d['allocators']['ps']] == ['glibc-kept'] and
+            d['environment']['allocator'] == 'glibc-kept'" <"$tmp/train.json" ||
+	fail "train: not every process's glibc-kept in the report: $(cat "$tmp/train.json")"
 
 # ---- executed again: later messages still name the job file's line ----
 if have jemalloc; then

@@ -485,7 +485,7 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 		return TFGB_EXIT_OK;
 	}
 	/* the job's malloc, before any thread: may start this program again */
-	if (runs_calls(c) || c->fn == cmd_serve) {
+	if (runs_calls(c) || c->fn == cmd_serve || c->fn == cmd_train) {
 		struct err aerr;
 		if ((rc = alloc_apply(&t->job, main_argv, &aerr)) < 0) {
 			tfgb_error("%s", aerr.msg);
