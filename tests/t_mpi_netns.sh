@@ -10,6 +10,7 @@
 # 198.18.0.0/24.  Latency (Echo) and bandwidth (Ack, inflight 16) with
 # verify = yes: the result says each host holds one of the 2 ranks, and
 # the bytes that crossed a's veth are at least what the calls carried.
+# The worker rank killed on b: the PS on a names it, with b's host name.
 # The namespaces and every process are gone afterwards, even on failure.
 # Root only (skips otherwise); mpirun comes from Debian's openmpi-bin.
 . tests/lib.sh
@@ -25,7 +26,7 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mpi_leaks_unchecked
 
 lab=tfgb-$$
-A=198.18.0.1 B=198.18.0.2
+A=198.18.0.1 B=198.18.0.2 hb=tfgb-hb-$$
 out=$(mktemp -d)
 cleanup() {
 	trap - EXIT INT TERM
@@ -39,16 +40,18 @@ trap 'exit 1' INT TERM
 { netns_switch "$lab" && netns_host "$lab" ha $A && netns_host "$lab" hb $B; } \
 	>"$out/ip.err" 2>&1 || skip "cannot build the namespaces (veth, bridge): $(cat "$out/ip.err")"
 
-# the launcher's "remote shell": HOST COMMAND... run in HOST's namespace
+# the launcher's "remote shell": HOST COMMAND... run in HOST's namespace;
+# b also gets a host name of its own (a UTS namespace), as a second
+# machine has: what tfgb says about b's ranks must name b, not a
 cat >"$out/agent" <<EOF
 #!/bin/sh
-case \$1 in
-$A) ns=$lab-ha ;;
-$B) ns=$lab-hb ;;
-*) echo "agent: no host \$1 in this lab" >&2; exit 1 ;;
-esac
+host=\$1
 shift
-exec ip netns exec "\$ns" /bin/sh -c "\$*"
+case \$host in
+$A) exec ip netns exec $lab-ha /bin/sh -c "\$*" ;;
+$B) exec ip netns exec $lab-hb unshare --uts /bin/sh -c "hostname $hb && \$*" ;;
+*) echo "agent: no host \$host in this lab" >&2; exit 1 ;;
+esac
 EOF
 chmod +x "$out/agent"
 printf '%s slots=1\n%s slots=1\n' $A $B >"$out/hosts"
@@ -88,6 +91,29 @@ run latency 1 $b
 echo "ok: latency, PS on host a, worker on host b (btl tcp over the veths): verified, bytes crossed"
 run bandwidth 16 8
 echo "ok: bandwidth inflight 16 across the hosts: verified, bytes crossed"
+
+# the worker rank, on b, killed mid-run: the PS rank on a names it with
+# b's host name.  It cannot see b's processes, so it says the rank may
+# have ended, when the launcher stops it; mpirun's status is the dead
+# rank's (tfgb-mpi(7)), and nothing is left on either host
+$MPIRUN $TFGB latency $J -s job.duration=$(slow 30)s >"$out/o" 2>"$out/e" &
+mpi=$!
+wait_line "$out/e" "serving the other ranks" 10 || fail "rank death: the PS rank never served"
+sleep 0.3
+w=
+for p in $(pids_matching "cluster.ps=$A:50001"); do
+	tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx OMPI_COMM_WORLD_RANK=1 && w=$p
+done
+[ -n "$w" ] || fail "rank death: no process of rank 1"
+t0=$(date +%s)
+kill -9 "$w"
+wait $mpi
+rc=$?
+[ $rc = 137 ] || fail "rank death: mpirun's exit $rc, want 137 (the killed rank's): $(cat "$out/e")"
+grep -qF "tfgb: rank 0 (PS 0) on host $(hostname): rank 1 (worker 0) on host $hb, pid $w may have ended" \
+	"$out/e" || fail "rank death: the PS does not name the worker on b: $(cat "$out/e")"
+[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "rank death: the run took more than $(slow 10)s to end"
+echo "ok: the worker rank on b killed: the PS on a names it (rank, role, b's host name)"
 
 netns_teardown "$lab"
 left=$(netns_left "$lab")
