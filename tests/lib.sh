@@ -199,11 +199,12 @@ for _ in range(200):
 sys.exit(1)' "$1"
 }
 
-# wait_line FILE TEXT SECONDS: 0 once FILE has a line containing TEXT, 1
-# after SECONDS (times SLOW): a server writes it just after it listens.
+# wait_line FILE TEXT SECONDS: 0 once FILE (which may not exist yet) has a
+# line containing TEXT, 1 after SECONDS (times SLOW): a server writes it
+# just after it listens.
 wait_line() {
 	i=0
-	until grep -qF "$2" "$1"; do
+	until grep -qsF "$2" "$1"; do
 		i=$((i + 1))
 		[ "$i" -gt $(($3 * 10 * SLOW)) ] && return 1
 		sleep 0.1
@@ -303,6 +304,30 @@ mpi_leaks_unchecked() {
 	[ -n "${TFGB_SANITIZE:-}" ] || return 0
 	export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 	skip_part "leaks not checked in the MPI ranks${1:+ $1} (SANITIZE=$TFGB_SANITIZE): Open MPI's own allocations past MPI_Finalize have no names to suppress"
+}
+
+# mpi_kill_rank WORD RANK ERR MPIRUN_PID: once the launch whose stderr is
+# ERR serves, kills MPI rank RANK (among the processes whose command line
+# has WORD) with SIGKILL and waits for mpirun; fails unless mpirun ends
+# within 10 s (scaled) with the dead rank's status, 137 (tfgb-mpi(7)).
+# The killed rank's pid is left in mk_pid (not printed: a command
+# substitution's subshell could not wait for mpirun).
+mpi_kill_rank() {
+	mk_pid=
+	wait_line "$3" "serving the other ranks" 10 || fail "rank death: the PS rank never served"
+	sleep 0.3
+	for p in $(pids_matching "$1"); do
+		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$2" &&
+			mk_pid=$p
+	done
+	[ -n "$mk_pid" ] || fail "rank death: no process of rank $2"
+	mk_t0=$(date +%s)
+	kill -9 "$mk_pid"
+	wait "$4"
+	mk_rc=$?
+	[ $mk_rc = 137 ] || fail "rank death: mpirun's exit $mk_rc, want 137 (the killed rank's): $(cat "$3")"
+	[ $(($(date +%s) - mk_t0)) -le $(slow 10) ] ||
+		fail "rank death: the run took more than $(slow 10)s to end"
 }
 
 # need_cmd COMMAND PACKAGE: skips the whole script unless COMMAND exists,
