@@ -139,6 +139,8 @@ static int p2p_rank(struct tfgb *t, const struct tr_ops *ops, int *ps)
 		tfgb_error("%s: %s", t->cmd, err.msg);
 		return TFGB_EXIT_USAGE;
 	}
+	if (session_net_ranks(t, ops, rk.index <= 0) != TFGB_EXIT_OK)
+		return TFGB_EXIT_USAGE;
 	if (rk.size != 2 || rk.index < 0) {
 		if (rk.index <= 0)
 			tfgb_error("%s: transport %s runs the PS as rank 0 and the worker as rank 1 of "

@@ -459,9 +459,11 @@ int cmd_serve(struct tfgb *t)
 	int n, ps0 = 0, status = TFGB_EXIT_OK;
 
 	if (job_net_emulated(&t->job) && !t->job.net_ps_host[0]) {
-		tfgb_error("serve: [network] emulates the link of a run that tfgb throughput or "
-		           "train launches on this machine, with the PSs it starts; not of a tfgb "
-		           "serve started by hand");
+		job_key_err(&t->job, &jerr, "network", job_net_key(&t->job),
+		            "[network] emulates the link of a run that tfgb latency, bandwidth, "
+		            "throughput or train launches on this machine, with the PSs it starts; "
+		            "not of a tfgb serve started by hand");
+		tfgb_error("serve: %s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
 	ready.fd = ready_fd_from_env();

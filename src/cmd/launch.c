@@ -270,9 +270,11 @@ int launch_worker_id(struct tfgb *t, const struct cluster_rank *rk, int workers,
 		return TFGB_EXIT_USAGE;
 	}
 	if (job_net_emulated(&t->job) && !t->job.net_ps_host[0]) {
-		tfgb_error("%s: worker %d: [network] emulates the link of a run that tfgb %s "
-		           "launches on this machine; this worker was started another way (%s)",
-		           t->cmd, rk->index, t->cmd, rk->source);
+		struct err err;
+		job_key_err(&t->job, &err, "network", job_net_key(&t->job),
+		            "[network] emulates the link of a run that tfgb %s launches on this "
+		            "machine; this worker was started another way (%s)", t->cmd, rk->source);
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
 		return TFGB_EXIT_USAGE;
 	}
 	if (!(text = job_ini_public(&t->job))) { /* no hash of the token goes on the wire */

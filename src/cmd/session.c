@@ -412,11 +412,31 @@ const char *launch_start_text(const struct tfgb *t)
 	return text;
 }
 
+int session_net_ranks(struct tfgb *t, const struct tr_ops *ops, int say)
+{
+	const char *key = job_net_key(&t->job);
+	struct err err;
+
+	if (!(ops->caps & TR_CAP_RANKS) || !key)
+		return TFGB_EXIT_OK;
+	if (say) {
+		job_key_err(&t->job, &err, "network", key, "[network] emulates a link between "
+		            "the PSs and workers that tfgb starts itself; the processes of "
+		            "transport %s are ranks that the MPI launcher places (tfgb-mpi(7)): "
+		            "emulate with transport grpc or socket, or shape the hosts' own link",
+		            ops->name);
+		tfgb_error("%s: %s", t->cmd, err.msg);
+	}
+	return TFGB_EXIT_USAGE;
+}
+
 int session_ranks_check(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
                         const struct cluster_role *role)
 {
 	long np = (long)t->job.ps_count, nw = (long)t->job.workers;
 
+	if (session_net_ranks(t, ops, rk->index <= 0) != TFGB_EXIT_OK)
+		return TFGB_EXIT_USAGE;
 	if (!(ops->caps & TR_CAP_RANKS) || role->one_launch)
 		return TFGB_EXIT_OK;
 	if (rk->index <= 0)

@@ -154,4 +154,10 @@ int session_late_signal(struct tfgb *t);
 int session_ranks_check(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
                         const struct cluster_role *role);
 
+/* A transport whose processes are ranks of one launch cannot have the
+ * emulated link of [network], which needs the PSs and workers that tfgb
+ * starts itself: TFGB_EXIT_USAGE, after one line naming the [network] key
+ * when say is set (the first rank), else TFGB_EXIT_OK. */
+int session_net_ranks(struct tfgb *t, const struct tr_ops *ops, int say);
+
 #endif

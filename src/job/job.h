@@ -284,12 +284,15 @@ int job_key_err(const struct job *j, struct err *err, const char *section,
 
 /* [network] rate in bits per second (0: unlimited) and loss in parts per
  * million (0.0001 %): 0, or -1 when the text is out of the section's
- * range.  job_net_emulated: 1 when any [network] knob is set. */
+ * range.  job_net_emulated: 1 when any [network] knob is set; job_net_key
+ * names the first that is (delay, jitter, rate, loss, congestion), or is
+ * NULL. */
 int job_net_rate(const char *s, int64_t *bps);
 int job_net_loss(const char *s, int64_t *ppm);
 /* 1 when s can be a TCP congestion control's name (or "system"). */
 int job_net_cc_ok(const char *s);
 int job_net_emulated(const struct job *j);
+const char *job_net_key(const struct job *j);
 
 /* The address of PS `index` (0 <= index < ps_count): cluster.ps's entry,
  * or its one address with the port counted up from it. */

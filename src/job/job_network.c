@@ -107,13 +107,19 @@ static int network_check(struct job *j, struct err *err)
 
 int job_net_emulated(const struct job *j)
 {
+	/* a congestion control alone builds the link too (unshaped): a sweep
+	 * of loss from 0 keeps its TCP at every point */
+	return job_net_key(j) != NULL;
+}
+
+const char *job_net_key(const struct job *j)
+{
 	int64_t rate = 0, loss = 0;
 
 	job_net_rate(j->net_rate, &rate);
 	job_net_loss(j->net_loss, &loss);
-	/* a congestion control alone builds the link too (unshaped): a sweep
-	 * of loss from 0 keeps its TCP at every point */
-	return j->net_delay_ns || j->net_jitter_ns || rate || loss || strcmp(j->net_cc, "system");
+	return j->net_delay_ns ? "delay" : j->net_jitter_ns ? "jitter" : rate ? "rate" :
+	       loss ? "loss" : strcmp(j->net_cc, "system") ? "congestion" : NULL;
 }
 
 const struct job_core_section job_sec_network = {"network", network_keys, network_check};
