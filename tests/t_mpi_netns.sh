@@ -10,7 +10,9 @@
 # 198.18.0.0/24.  Latency (Echo) and bandwidth (Ack, inflight 16) with
 # verify = yes: the result says each host holds one of the 2 ranks, and
 # the bytes that crossed a's veth are at least what the calls carried.
-# The worker rank killed on b: the PS on a names it, with b's host name.
+# Throughput as one launch (the PS on a, two workers on b) ends well and
+# names no rank as ended.  The worker rank killed on b: the PS on a names
+# it, with b's host name.
 # The namespaces and every process are gone afterwards, even on failure.
 # Root only (skips otherwise); mpirun comes from Debian's openmpi-bin.
 . tests/lib.sh
@@ -55,6 +57,9 @@ esac
 EOF
 chmod +x "$out/agent"
 printf '%s slots=1\n%s slots=1\n' $A $B >"$out/hosts"
+MPIRUN_3="ip netns exec $lab-ha mpirun --hostfile $out/hosts3 --mca plm_rsh_agent $out/agent
+	--mca oob_tcp_if_include 198.18.0.0/24 --mca btl_tcp_if_include 198.18.0.0/24
+	--bind-to none -np 3"
 MPIRUN="ip netns exec $lab-ha mpirun --hostfile $out/hosts --mca plm_rsh_agent $out/agent
 	--mca oob_tcp_if_include 198.18.0.0/24 --mca btl_tcp_if_include 198.18.0.0/24
 	--bind-to none -np 2"
@@ -91,6 +96,18 @@ run latency 1 $b
 echo "ok: latency, PS on host a, worker on host b (btl tcp over the veths): verified, bytes crossed"
 run bandwidth 16 8
 echo "ok: bandwidth inflight 16 across the hosts: verified, bytes crossed"
+
+# throughput as one launch, the PS on a and two workers on b: a run that
+# ends well says nothing of ranks that ended (the PS of one launch stops
+# itself with a SIGTERM once the reports are in, which the rank-death
+# report once took for the launcher's and named b's ranks as dead)
+printf '%s slots=1\n%s slots=2\n' $A $B >"$out/hosts3"
+$MPIRUN_3 $TFGB throughput $J -s cluster.workers=2 -q -f json >"$out/tp.json" 2>"$out/e" ||
+	fail "throughput across the hosts: exit $?: $(tail -n 8 "$out/e")"
+json_check "d['status'] == 'ok' and d['calls'] > 0 and d['errors'] == 0" <"$out/tp.json" ||
+	fail "throughput across the hosts: bad result: $(cat "$out/tp.json")"
+! grep -q "ended" "$out/e" || fail "throughput across the hosts ended well but: $(cat "$out/e")"
+echo "ok: throughput 1 PS (a) x 2 workers (b): no rank named as ended"
 
 # the worker rank, on b, killed mid-run: the PS rank on a names it with
 # b's host name.  It cannot see b's processes, so it says the rank may

@@ -68,13 +68,19 @@ static int say(const char *text)
  * process is gone are named, with their role and host, and this rank
  * ends with status 1 at once (its MPI peers are gone: no MPI call
  * returns).  With none gone here, the ranks of the other hosts are named
- * as the ones that may have ended, then the usual stop.  Only
- * async-signal-safe calls: kill(pid, 0), write, _exit. */
-static void on_term(int sig)
+ * as the ones that may have ended, then the usual stop.  A SIGTERM this
+ * process sent itself (a server of one launch stops so once the run's
+ * reports are in: cmd_serve.c) is that stop alone: its peers ended as
+ * they should.  Only async-signal-safe calls: getpid, kill(pid, 0),
+ * write, _exit. */
+static void on_term(int sig, siginfo_t *si, void *uc)
 {
 	int gone = 0, remote = 0, saved = errno; /* kill's ESRCH: not the interrupted code's */
+	int self = si && (si->si_code == SI_USER || si->si_code == SI_TKILL) &&
+	           si->si_pid == getpid();
 
-	for (int r = 0; peers && r < mp_world.size; r++) {
+	(void)uc;
+	for (int r = 0; peers && !self && r < mp_world.size; r++) {
 		if (r == mp_world.rank)
 			continue;
 		if (strcmp(peers[r].host, peers[mp_world.rank].host)) {
@@ -108,10 +114,12 @@ void mp_term_watch(void)
 {
 	struct sigaction sa, now;
 
-	if (!peers || sigaction(SIGTERM, NULL, &now) < 0 || now.sa_handler == on_term)
+	if (!peers || sigaction(SIGTERM, NULL, &now) < 0 ||
+	    ((now.sa_flags & SA_SIGINFO) && now.sa_sigaction == on_term))
 		return;
 	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_term;
+	sa.sa_sigaction = on_term;
+	sa.sa_flags = SA_SIGINFO;
 	sigemptyset(&sa.sa_mask);
 	term_prev = now;
 	sigaction(SIGTERM, &sa, NULL);
