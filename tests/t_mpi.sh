@@ -66,10 +66,11 @@ if in_part refusals; then
 	# an emulated link needs the PSs and workers tfgb starts: said by rank
 	# 0 at once (the worker rank once built a link and waited for its PS)
 	expect2 "[network] as ranks" "-s #7: network.delay = 1ms: [network] emulates a link" \
-		$MPIRUN -np 2 $TFGB latency $J -s network.delay=1ms -q
+		$MPIRUN -np 2 $TFGB latency $J -s network.delay=1ms -s job.timeout=2s -q
 	[ "$(grep -c '^tfgb: ' "$out/e")" = 1 ] || fail "[network] as ranks: not one line: $(cat "$out/e")"
 	expect2 "[network] as ranks" "-s #8: network.congestion = reno: [network] emulates" \
-		$MPIRUN -np 3 $TFGB throughput $J -s cluster.workers=2 -s network.congestion=reno -q
+		$MPIRUN -np 3 $TFGB throughput $J -s cluster.workers=2 -s network.congestion=reno \
+		-s job.timeout=2s -q
 	[ "$(grep -c '^tfgb: ' "$out/e")" = 1 ] || fail "[network] as ranks: not one line: $(cat "$out/e")"
 	echo "ok: refusals: no mpirun, wrong rank counts, bad [mpi] keys, [network] (exit 2, one line)"
 fi
