@@ -144,13 +144,19 @@ json_check 'd["status"] == "ok" and d["calls"] > 0' <"$x/tput.json" ||
 [ -z "$(pids_matching "$x/root/usr/bin/tfgb")" ] ||
 	fail "the packaged tfgb left processes: $(pids_matching "$x/root/usr/bin/tfgb")"
 
+# each page under its own name: mandoc takes a page's section from the
+# character after the last dot of its path, which for "$x/page" was the
+# first of mktemp's random suffix (a digit now and then: "filename/section
+# mismatch: *.1 vs TH ... 5", a failure one run in six)
+mkdir "$x/pages" || fail "cannot make $x/pages"
 for m in "$x"/root/usr/share/man/man*/*.gz; do
-	gzip -dc "$m" >"$x/page" || fail "cannot read $m"
-	grep -q "^\.TH .*\"tfgb $version\"" "$x/page" || fail "${m#"$x"/root}: no 'tfgb $version' in .TH"
-	grep -q '@VERSION@\|/usr/local/share/tfgb\|/usr/local/share/doc' "$x/page" &&
-		fail "${m#"$x"/root} names @VERSION@ or /usr/local: $(grep -m1 '@VERSION@\|/usr/local/share' "$x/page")"
+	page=$(basename "$m" .gz)
+	gzip -dc "$m" >"$x/pages/$page" || fail "cannot read $m"
+	grep -q "^\.TH .*\"tfgb $version\"" "$x/pages/$page" || fail "${m#"$x"/root}: no 'tfgb $version' in .TH"
+	grep -q '@VERSION@\|/usr/local/share/tfgb\|/usr/local/share/doc' "$x/pages/$page" &&
+		fail "${m#"$x"/root} names @VERSION@ or /usr/local: $(grep -m1 '@VERSION@\|/usr/local/share' "$x/pages/$page")"
 	if command -v mandoc >/dev/null 2>&1; then
-		o=$(mandoc -T lint -W warning "$x/page" 2>&1) && [ -z "$o" ] || fail "${m#"$x"/root}: $o"
+		o=$(mandoc -T lint -W warning "$x/pages/$page" 2>&1) && [ -z "$o" ] || fail "${m#"$x"/root}: $o"
 	fi
 done
 
