@@ -70,21 +70,9 @@ trap cleanup EXIT
 trap 'exit 1' INT TERM
 { netns_switch "$lab" && netns_host "$lab" ha $A && netns_host "$lab" hb $B; } \
 	>"$out/ip.err" 2>&1 || die "cannot build the namespaces: $(cat "$out/ip.err")"
-cat >"$out/agent" <<EOF
-#!/bin/sh
-host=\$1
-shift
-case \$host in
-$A) exec ip netns exec $lab-ha /bin/sh -c "\$*" ;;
-$B) exec ip netns exec $lab-hb unshare --uts /bin/sh -c "hostname $lab-b && \$*" ;;
-*) echo "agent: no host \$host" >&2; exit 1 ;;
-esac
-EOF
-chmod +x "$out/agent"
+MPI=$(netns_mpirun "$lab" "$out" $A $B "$lab-b") || die "cannot write the rsh agent"
 printf '%s slots=1\n%s slots=1\n' $A $B >"$out/hosts2"
 printf '%s slots=2\n%s slots=3\n' $A $B >"$out/hosts5"
-MPI="ip netns exec $lab-ha mpirun --mca plm_rsh_agent $out/agent --bind-to none
-	--mca oob_tcp_if_include 198.18.0.0/24 --mca btl_tcp_if_include 198.18.0.0/24"
 M="-s job.transport=mpi -s mpi.btl=tcp,self -s cluster.ps=$A:50001"
 C="-s job.warmup=1s -s job.duration=$DUR -s monitor.interval=0 -s job.timeout=30s -q -f json"
 PS2="-s cluster.ps_count=2 -s cluster.workers=3"

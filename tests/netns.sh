@@ -14,6 +14,8 @@
 #   netns_switch PREFIX              the switch namespace and its bridge
 #   netns_host PREFIX NAME ADDR      a host PREFIX-NAME with eth0 = ADDR/24
 #   netns_wait_listening NS HOST PORT [SECONDS]
+#   netns_mpirun PREFIX DIR A B NAME the start of an mpirun command across
+#                                    hosts ha (address A) and hb (B)
 #   netns_teardown PREFIX            kills every process in the lab and
 #                                    deletes its namespaces; safe to repeat
 #   netns_left PREFIX                the lab's namespaces still there
@@ -56,6 +58,28 @@ netns_listening() {
 	ip netns exec "$1" "$PY" -c 'import socket, sys
 s = socket.socket(); s.settimeout(0.5)
 sys.exit(0 if s.connect_ex((sys.argv[1], int(sys.argv[2]))) == 0 else 1)' "$2" "$3" 2>/dev/null
+}
+
+# netns_mpirun PREFIX DIR A B NAME: prints the start of an mpirun command
+# that runs in host PREFIX-ha (address A) and starts the daemon of B in
+# PREFIX-hb through an rsh agent (written to DIR/agent) instead of ssh,
+# under host name NAME (a UTS namespace of its own, as a second machine
+# has); Open MPI's connections and the ranks' bytes kept to
+# 198.18.0.0/24.  The hostfile and -np are the caller's.
+netns_mpirun() {
+	cat >"$2/agent" <<EOF || return 1
+#!/bin/sh
+host=\$1
+shift
+case \$host in
+$3) exec ip netns exec $1-ha /bin/sh -c "\$*" ;;
+$4) exec ip netns exec $1-hb unshare --uts /bin/sh -c "hostname $5 && \$*" ;;
+*) echo "agent: no host \$host in this lab" >&2; exit 1 ;;
+esac
+EOF
+	chmod +x "$2/agent" || return 1
+	echo "ip netns exec $1-ha mpirun --mca plm_rsh_agent $2/agent --bind-to none" \
+		"--mca oob_tcp_if_include 198.18.0.0/24 --mca btl_tcp_if_include 198.18.0.0/24"
 }
 
 netns_wait_listening() {

@@ -42,27 +42,13 @@ trap 'exit 1' INT TERM
 { netns_switch "$lab" && netns_host "$lab" ha $A && netns_host "$lab" hb $B; } \
 	>"$out/ip.err" 2>&1 || skip "cannot build the namespaces (veth, bridge): $(cat "$out/ip.err")"
 
-# the launcher's "remote shell": HOST COMMAND... run in HOST's namespace;
-# b also gets a host name of its own (a UTS namespace), as a second
-# machine has: what tfgb says about b's ranks must name b, not a
-cat >"$out/agent" <<EOF
-#!/bin/sh
-host=\$1
-shift
-case \$host in
-$A) exec ip netns exec $lab-ha /bin/sh -c "\$*" ;;
-$B) exec ip netns exec $lab-hb unshare --uts /bin/sh -c "hostname $hb && \$*" ;;
-*) echo "agent: no host \$host in this lab" >&2; exit 1 ;;
-esac
-EOF
-chmod +x "$out/agent"
+# mpirun's "remote shell" runs b's daemon in b's namespace; b also gets a
+# host name of its own, as a second machine has: what tfgb says about b's
+# ranks must name b, not a
+mpirun=$(netns_mpirun "$lab" "$out" $A $B "$hb") || fail "cannot write the rsh agent"
 printf '%s slots=1\n%s slots=1\n' $A $B >"$out/hosts"
-MPIRUN_3="ip netns exec $lab-ha mpirun --hostfile $out/hosts3 --mca plm_rsh_agent $out/agent
-	--mca oob_tcp_if_include 198.18.0.0/24 --mca btl_tcp_if_include 198.18.0.0/24
-	--bind-to none -np 3"
-MPIRUN="ip netns exec $lab-ha mpirun --hostfile $out/hosts --mca plm_rsh_agent $out/agent
-	--mca oob_tcp_if_include 198.18.0.0/24 --mca btl_tcp_if_include 198.18.0.0/24
-	--bind-to none -np 2"
+MPIRUN="$mpirun --hostfile $out/hosts -np 2"
+MPIRUN_3="$mpirun --hostfile $out/hosts3 -np 3"
 J="-s job.transport=mpi -s mpi.btl=tcp,self -s cluster.ps=$A:50001 -s job.timeout=$(slow 20)s"
 J="$J -s job.warmup=$(slow 100)ms -s job.duration=$(slow 400)ms -s monitor.interval=0"
 J="$J -s payload.scheme=custom -s payload.iovec=10B,3KiB,100KiB -s job.verify=yes"

@@ -56,11 +56,11 @@ left() { pgrep -f "tfgb throughput -c $tmp" >/dev/null || pgrep -x tfgb-link -P 
 
 # loss without delay: the veth route, an nftables rule on each end drops
 # (part veth_loss: a mutant of it runs this part alone).  Loss 1 % alone:
-# the rules' count is 0.5-1.5 %, TCP retransmits; rate 250 Mbit with loss 1
-# % and reno (a loss-based TCP): the rate measured within 10 % and nothing
-# flagged OFF.  With no nft
-# (a private mount namespace hides it) the tun route's forwarder drops
-# instead, and the result and stderr say why.
+# the rules' count is 0.5-1.5 %, TCP retransmits; rate 250 Mbit with loss
+# 1 % and reno (a loss-based TCP): the rate measured within 10 % and
+# nothing flagged OFF.  With no nft (a private mount namespace hides it)
+# the tun route's forwarder drops instead, and the result and stderr say
+# why.
 has_nft() { command -v nft >/dev/null || [ -x /usr/sbin/nft ] || [ -x /sbin/nft ]; }
 if in_part veth_loss && ! has_nft; then
 	echo "t_network: no nft (Debian package nftables): the veth route's loss is not tested"
