@@ -5,7 +5,8 @@
 # 1 x 10 B and at the default payload (4 x 10 B, 3 x 10 KiB, 3 x 1 MiB),
 # payload MB/s at inflight 16; each latency also against the floor with
 # TensorFlow's matched probes (mpi_pingpong -p), the part of the ratio
-# that is the protocol's.
+# that is the protocol's, and against non-blocking posted receives
+# (mpi_pingpong -P), the part of that which is the probes'.
 #
 # Every round runs each figure's tfgb run and its floors next to each
 # other, with the same number of measured calls, tfgb first in odd rounds
@@ -82,13 +83,15 @@ for r in $(seq 1 "$rounds"); do
 	# an even round takes its call counts from the last odd one's tfgb run
 	TFGB_CMD="latency $J -s payload.scheme=custom -s payload.iovec=10B"
 	FLOORS="plain|10|floor_p50
-probe|-p 10|floor_p50"
+probe|-p 10|floor_p50
+posted|-P 10|floor_p50"
 	[ $((r % 2)) = 0 ] && last_n=$n10
 	round lat10 "$r" "d['latency_us']['p50']"
 	n10=$last_n
 	TFGB_CMD="latency $J"
 	FLOORS="plain|$def|floor_p50
-probe|-p $def|floor_p50"
+probe|-p $def|floor_p50
+posted|-P $def|floor_p50"
 	[ $((r % 2)) = 0 ] && last_n=$ndef
 	round latdef "$r" "d['latency_us']['p50']"
 	ndef=$last_n
@@ -107,13 +110,15 @@ for line in open(sys.argv[1]):
     rows.setdefault((name, label), []).append((float(t), float(f)))
 title = {("lat10", "plain"): ("latency p50 1 x 10 B", "us"),
          ("lat10", "probe"): ("  vs matched-probe floor", "us"),
+         ("lat10", "posted"): ("  vs posted-receive floor", "us"),
          ("latdef", "plain"): ("latency p50 default", "us"),
          ("latdef", "probe"): ("  vs matched-probe floor", "us"),
+         ("latdef", "posted"): ("  vs posted-receive floor", "us"),
          ("bw16", "plain"): ("bandwidth inflight 16", "MB/s")}
 print("%-26s %14s %14s %7s  %s" % ("figure (%s rounds)" % sys.argv[2], "tfgb", "floor",
                                    "ratio", "range"))
-for key in [("lat10", "plain"), ("lat10", "probe"), ("latdef", "plain"),
-            ("latdef", "probe"), ("bw16", "plain")]:
+for key in [("lat10", "plain"), ("lat10", "probe"), ("lat10", "posted"), ("latdef", "plain"),
+            ("latdef", "probe"), ("latdef", "posted"), ("bw16", "plain")]:
     v = rows.get(key, [])
     if not v:
         continue
