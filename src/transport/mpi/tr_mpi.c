@@ -241,24 +241,34 @@ static void call_finish(struct tr_client *c, struct mcall *m)
 }
 
 /* A direct reply's bytes that no reply buffer takes whole: received now,
- * into the scratch buffer (grown only here, with no receive into it
- * pending), what fits copied on.  A reply that does not come within the
- * timeout completes DEADLINE_EXCEEDED. */
+ * what fits copied on.  They go into the call's own buffer when it holds
+ * them without growing (an Echo's does: its request was gathered there)
+ * and its sends are complete, as they are once the server answers, which
+ * it does only with all of the request in; a round trip then touches the
+ * memory of the floor's (bench/mpi_pingpong.c receives into the buffer
+ * it sent from), not a third buffer.  Else into the client's scratch
+ * buffer (grown only here, with no receive into it pending).  A reply
+ * that does not come within the timeout completes DEADLINE_EXCEEDED. */
 static void data_to_scratch(struct tr_client *c, struct mcall *m, uint64_t n, int src)
 {
 	struct tr_call *call = m->cs.owner;
+	uint64_t deadline = now_ns() + c->timeout_ns;
+	struct mp_buf *sink = &c->scratch;
 
-	if (mp_buf_reserve(&c->scratch, (size_t)n, 0) < 0 ||
-	    MPI_Irecv(c->scratch.p, (int)n, MPI_BYTE, src, MP_TAG_DATA, mp_world.comm,
+	if (m->sb.cap >= n && mp_wait(&m->sreq[0], deadline, NULL) == 0 &&
+	    mp_wait(&m->sreq[1], deadline, NULL) == 0)
+		sink = &m->sb;
+	if (mp_buf_reserve(sink, (size_t)n, 0) < 0 ||
+	    MPI_Irecv(sink->p, (int)n, MPI_BYTE, src, MP_TAG_DATA, mp_world.comm,
 	              &m->rreq) != MPI_SUCCESS) {
 		m->rstatus = TR_INTERNAL;
-	} else if (mp_wait(&m->rreq, now_ns() + c->timeout_ns, NULL) < 0) {
+	} else if (mp_wait(&m->rreq, deadline, NULL) < 0) {
 		MPI_Cancel(&m->rreq);
 		MPI_Request_free(&m->rreq);
 		m->rstatus = TR_DEADLINE_EXCEEDED;
 	} else if (call->resp_buf && call->resp_cap > m->rinl) {
 		uint64_t room = call->resp_cap - m->rinl;
-		memcpy((char *)call->resp_buf + m->rinl, c->scratch.p, (size_t)(n < room ? n : room));
+		memcpy((char *)call->resp_buf + m->rinl, sink->p, (size_t)(n < room ? n : room));
 	}
 	call_finish(c, m);
 }
