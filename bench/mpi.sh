@@ -45,31 +45,34 @@ fig() { /usr/bin/python3 -c "import json,sys; d=json.load(open(sys.argv[1])); pr
 floor_p50() { sed -n 's/.*p50 \([0-9.]*\) us.*/\1/p'; }
 floor_mbps() { sed -n 's/.*: \([0-9.]*\) MB\/s.*/\1/p'; }
 
+# tfgb's run of the figure in TFGB_CMD: its figure (JSON EXPR) into t
+tfgb_run() {
+	# shellcheck disable=SC2086
+	$run ./tfgb $TFGB_CMD <&3 >"$tmp/t.json"
+	t=$(fig "$tmp/t.json" "$expr")
+}
+
 # One round of figure NAME: tfgb (TFGB_CMD, its JSON figure EXPR) and
-# each floor (lines "LABEL|ARGS" in FLOORS), run next to each other;
-# appends "NAME LABEL tfgb floor" to $tmp/rows.
+# each floor (lines "LABEL|ARGS|PARSER" in FLOORS), run next to each
+# other, with tfgb's number of calls; appends "NAME LABEL tfgb floor" to
+# $tmp/rows.  An odd round runs tfgb first and keeps that number in
+# $tmp/n.NAME; an even one runs tfgb last, its floors taking the number
+# of the odd round before.
 round() {
 	name=$1 round=$2 expr=$3
-	odd=$((round % 2))
-	if [ $odd = 1 ]; then
-		# shellcheck disable=SC2086
-		$run ./tfgb $TFGB_CMD <&3 >"$tmp/t.json"
-		t=$(fig "$tmp/t.json" "$expr")
-		n=$(fig "$tmp/t.json" "d['calls']")
-	else
-		n=$last_n
+	if [ $((round % 2)) = 1 ]; then
+		tfgb_run
+		fig "$tmp/t.json" "d['calls']" >"$tmp/n.$name"
 	fi
+	n=$(cat "$tmp/n.$name")
 	echo "$FLOORS" | while IFS='|' read -r label args parse; do
 		# shellcheck disable=SC2086
 		$run bench/mpi_pingpong -n "$n" -w $((n / 10 + 1)) $args <&3 | $parse >"$tmp/f.$label"
 		[ -s "$tmp/f.$label" ] || { echo "bench/mpi.sh: mpi_pingpong $args gave no figure" >&2; exit 1; }
 	done
-	if [ $odd = 0 ]; then
-		# shellcheck disable=SC2086
-		$run ./tfgb $TFGB_CMD <&3 >"$tmp/t.json"
-		t=$(fig "$tmp/t.json" "$expr")
+	if [ $((round % 2)) = 0 ]; then
+		tfgb_run
 	fi
-	last_n=$n
 	echo "$FLOORS" | while IFS='|' read -r label args parse; do
 		echo "$name $label $t $(cat "$tmp/f.$label")" >>"$tmp/rows"
 	done
@@ -80,26 +83,19 @@ round() {
 # 3), not the floors' list being read
 exec 3</dev/null
 for r in $(seq 1 "$rounds"); do
-	# an even round takes its call counts from the last odd one's tfgb run
 	TFGB_CMD="latency $J -s payload.scheme=custom -s payload.iovec=10B"
 	FLOORS="plain|10|floor_p50
 probe|-p 10|floor_p50
 posted|-P 10|floor_p50"
-	[ $((r % 2)) = 0 ] && last_n=$n10
 	round lat10 "$r" "d['latency_us']['p50']"
-	n10=$last_n
 	TFGB_CMD="latency $J"
 	FLOORS="plain|$def|floor_p50
 probe|-p $def|floor_p50
 posted|-P $def|floor_p50"
-	[ $((r % 2)) = 0 ] && last_n=$ndef
 	round latdef "$r" "d['latency_us']['p50']"
-	ndef=$last_n
 	TFGB_CMD="bandwidth $J -s job.inflight=16"
 	FLOORS="plain|-b -i 16 $def|floor_mbps"
-	[ $((r % 2)) = 0 ] && last_n=$nbw
 	round bw16 "$r" "d['MBps']"
-	nbw=$last_n
 done
 
 /usr/bin/python3 - "$tmp/rows" "$rounds" <<'EOF'

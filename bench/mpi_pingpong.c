@@ -58,10 +58,11 @@ static void pack(const struct payload *p, unsigned char *out)
 	}
 }
 
-/* -p: matched probes and non-blocking sends; -P: posted receives and
- * non-blocking sends */
+/* How messages are taken: PLAIN blocking send and receive (the default),
+ * PROBE matched probes and non-blocking sends (-p), POSTED posted
+ * receives and non-blocking sends (-P) */
 enum { PLAIN, PROBE, POSTED };
-static int probe;
+static int mode;
 
 /* One message of up to n bytes from src under tag into msg. */
 static void recv_msg(unsigned char *msg, int n, int src, int tag)
@@ -71,11 +72,11 @@ static void recv_msg(unsigned char *msg, int n, int src, int tag)
 	MPI_Request r;
 	int flag = 0, got = 0;
 
-	if (probe == PLAIN) {
+	if (mode == PLAIN) {
 		MPI_Recv(msg, n, MPI_BYTE, src, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 		return;
 	}
-	if (probe == POSTED) {
+	if (mode == POSTED) {
 		MPI_Irecv(msg, n, MPI_BYTE, src, tag, MPI_COMM_WORLD, &r);
 		while (!flag)
 			MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
@@ -91,7 +92,7 @@ static void send_msg(const unsigned char *msg, int n, int dst, int tag)
 {
 	MPI_Request r;
 
-	if (probe == PLAIN) {
+	if (mode == PLAIN) {
 		MPI_Send(msg, n, MPI_BYTE, dst, tag, MPI_COMM_WORLD);
 		return;
 	}
@@ -125,7 +126,7 @@ static int pingpong(const struct payload *p, unsigned char *msg, long warm, long
 			sum += (double)lat[i];
 		qsort(lat, (size_t)calls, sizeof *lat, cmp_u64);
 		printf("pingpong%s %zu bytes: p50 %.2f us, mean %.2f us over %ld calls\n",
-		       probe == PROBE ? " (matched probes)" : probe == POSTED ? " (posted receives)" : "",
+		       mode == PROBE ? " (matched probes)" : mode == POSTED ? " (posted receives)" : "",
 		       p->total,
 		       (double)lat[calls / 2] / 1e3, sum / (double)calls / 1e3, calls);
 	}
@@ -226,9 +227,9 @@ int main(int argc, char **argv)
 		else if (opt == 'i')
 			inflight = atoi(optarg);
 		else if (opt == 'p')
-			probe = PROBE;
+			mode = PROBE;
 		else if (opt == 'P')
-			probe = POSTED;
+			mode = POSTED;
 	}
 	if (size != 2 || optind != argc - 1 || calls < 1 || warm < 0 || inflight < 1 ||
 	    inflight > MAX_INFLIGHT || sizes(argv[optind], &p) < 0) {

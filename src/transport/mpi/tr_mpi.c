@@ -249,7 +249,7 @@ static void call_finish(struct tr_client *c, struct mcall *m)
  * it sent from), not a third buffer.  Else into the client's scratch
  * buffer (grown only here, with no receive into it pending).  A reply
  * that does not come within the timeout completes DEADLINE_EXCEEDED. */
-static void data_to_scratch(struct tr_client *c, struct mcall *m, uint64_t n, int src)
+static void data_unkept(struct tr_client *c, struct mcall *m, uint64_t n, int src)
 {
 	struct tr_call *call = m->cs.owner;
 	uint64_t deadline = now_ns() + c->timeout_ns;
@@ -305,7 +305,7 @@ static void reply_take(struct tr_client *c, int src, size_t got)
 		m->cs.state = MC_DATA;
 		c->ndata++;
 	} else {
-		data_to_scratch(c, m, h.direct, src);
+		data_unkept(c, m, h.direct, src);
 	}
 }
 
