@@ -49,7 +49,8 @@ struct mp_world {
 	int rank, size;   /* in MPI_COMM_WORLD */
 	int nservers;     /* ranks [0, nservers) serve; the others are clients */
 	int thread_level; /* obtained */
-	MPI_Comm comm;    /* tfgb's own duplicate of MPI_COMM_WORLD */
+	MPI_Comm comm;    /* MPI_COMM_WORLD: a communicator of its own would keep
+	                   * Open MPI's libnbc progress in every poll (tfgb-mpi(7)) */
 	char text[512];   /* library, thread level, byte transport (the version text) */
 };
 extern struct mp_world mp_world;

@@ -172,7 +172,6 @@ static void world_end(void)
 					MPI_Request_free(&r[n - 1]);
 	}
 	mp_world.up = 0;
-	MPI_Comm_free(&mp_world.comm);
 	MPI_Finalize();
 }
 
@@ -209,7 +208,6 @@ static void world_text(int asked, const char *btl)
 {
 	char lib[MPI_MAX_LIBRARY_VERSION_STRING];
 	const char *pml = getenv("OMPI_MCA_pml");
-	MPI_Comm node;
 	int len = 0, local = 0;
 
 	lib[0] = 0;
@@ -223,16 +221,15 @@ static void world_text(int asked, const char *btl)
 	if (pml)
 		snprintf(mp_world.text + strlen(mp_world.text),
 		         sizeof mp_world.text - strlen(mp_world.text), "%s", pml);
-	/* the ranks that share this host: those shared memory (vader) can
-	 * reach; the others only a network btl */
-	if (MPI_Comm_split_type(mp_world.comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node) ==
-	    MPI_SUCCESS) {
-		MPI_Comm_size(node, &local);
-		MPI_Comm_free(&node);
+	/* the ranks that share this host (by its name, gathered by
+	 * peers_gather): those shared memory (vader) can reach; the others
+	 * only a network btl */
+	for (int r = 0; peers && r < mp_world.size; r++)
+		local += !strcmp(peers[r].host, peers[mp_world.rank].host);
+	if (peers)
 		snprintf(mp_world.text + strlen(mp_world.text),
 		         sizeof mp_world.text - strlen(mp_world.text), ", %d of %d ranks on this host",
 		         local, mp_world.size);
-	}
 }
 
 /* Ranks [0, nservers) serve: a job's PSs when the launch is every PS and
@@ -261,7 +258,7 @@ static int world_start(const struct job *j, struct err *err)
 		err_set(err, "MPI_Init_thread failed");
 		return -EIO;
 	}
-	MPI_Comm_dup(MPI_COMM_WORLD, &mp_world.comm);
+	mp_world.comm = MPI_COMM_WORLD;
 	MPI_Comm_rank(mp_world.comm, &mp_world.rank);
 	MPI_Comm_size(mp_world.comm, &mp_world.size);
 	/* errors come back as codes: a failure is said and the run ends */
@@ -269,8 +266,8 @@ static int world_start(const struct job *j, struct err *err)
 	mp_world.thread_level = level;
 	mp_world.nservers = servers_of(j, mp_world.size);
 	mp_world.up = 1;
-	world_text(asked, btl);
 	peers_gather();
+	world_text(asked, btl);
 	atexit(world_end);
 	if (level < asked) {
 		err_set(err, "MPI gives thread level %s, the transport needs %s", level_name(level),
