@@ -150,7 +150,7 @@ static int slot_take(struct tr_client *c, struct mcall *m)
 	uint32_t n;
 
 	for (uint32_t i = 0; i < c->nslot; i++) {
-		uint32_t at = (c->next + i) % c->nslot;
+		uint32_t at = (c->next + i) & (c->nslot - 1); /* nslot: a power of two */
 		if (!c->slot[at]) {
 			c->slot[at] = m;
 			m->id = at;
