@@ -11,11 +11,13 @@
 # asked for; an MPMD launch (tfgb serve : tfgb latency).  Refusals:
 # transport = mpi without mpirun, or with the wrong number of ranks, exits
 # 2 at once naming the mpirun command; bad [mpi] keys exit 2 naming the
-# key.  The PS rank killed mid-run: the worker names it and ends.  No
-# process left behind.
+# key.  The PS rank killed mid-run: the worker names it and ends.  A
+# hostile rank's messages answered with their statuses while the server
+# serves on.  No process left behind.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 # Parts (tests/lib.sh: in_part; a mutant runs only the part that catches
-# it): refusals (1), p2p (2), throughput (3), train (4), death (5).
+# it): refusals (1), p2p (2), throughput (3), train (4), death (5),
+# hostile (6).
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 need_py json python3
@@ -166,6 +168,29 @@ if in_part death; then
 	grep -qF "tfgb: rank 1 (worker 0) on host $h: rank 0 (PS 0) on host $h, pid $ps0 ended" "$out/e" ||
 		fail "rank death: no line naming the dead rank: $(cat "$out/e")"
 	echo "ok: the PS rank killed: the worker names it (rank, role, host), mpirun exits 137"
+fi
+
+# 6. a hostile rank (tests/mpi_hostile.c) beside tfgb serve: messages no
+# tfgb worker sends, each answered as tfgb-mpi(7) says (What the server
+# answers) or dropped, over shared memory (eager and rendezvous sizes)
+# and TCP; then Echoes still answered with their bytes, and the server
+# ends at the rank's goodbye with status 0, having counted only them
+if in_part hostile; then
+	command -v mpicc >/dev/null 2>&1 || fail "no mpicc (Debian package libopenmpi-dev)"
+	inc=$(for d in gen src/*/ src/transport/*/; do printf -- '-I%s ' "${d%/}"; done)
+	# shellcheck disable=SC2086
+	mpicc -std=c11 -D_GNU_SOURCE -DTFGB_HAVE_MPI=1 $inc -o "$out/mpi_hostile" \
+		tests/mpi_hostile.c 2>"$out/e" || fail "cannot build tests/mpi_hostile.c: $(cat "$out/e")"
+	for btl in vader,self tcp,self; do
+		$MPIRUN --mca btl $btl -np 1 $TFGB serve $J -s server.max_message=1KiB -v : \
+			-np 1 "$out/mpi_hostile" >"$out/o" 2>"$out/e" </dev/null ||
+			fail "hostile rank over $btl: exit $?: $(tail -n 5 "$out/o" "$out/e")"
+		[ "$(grep -c '^ok: ' "$out/o")" = 10 ] ||
+			fail "hostile rank over $btl: not every case answered: $(cat "$out/o")"
+		grep -q "answered 2 calls (.*Echo 2,.*), 1034 request bytes, 1034 reply bytes" "$out/e" ||
+			fail "hostile rank over $btl: the server counted other calls: $(tail -n 2 "$out/e")"
+	done
+	echo "ok: a hostile rank: short, inconsistent, oversized (inline and direct), unknown and mis-sized messages answered or dropped; the server serves on (vader, tcp)"
 fi
 
 left=$(pids_matching "cluster.ps=127.0.0.1:$port")

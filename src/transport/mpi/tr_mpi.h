@@ -43,6 +43,16 @@ struct mp_hdr {
 };
 #define MP_HDR ((int)sizeof(struct mp_hdr))
 
+/* What every rank tells the others when MPI starts, in one MPI_Allgather
+ * of MP_PEER bytes a rank on MPI_COMM_WORLD (tr_mpi_world.c): its pid and
+ * host, with which a rank names one that dies.  A program that joins a
+ * tfgb MPI job as a rank of its own takes part in it (tests/mpi_hostile.c). */
+struct mp_peer {
+	int pid;
+	char host[64];
+};
+#define MP_PEER ((int)sizeof(struct mp_peer))
+
 /* The process's MPI job (tr_mpi_world.c). */
 struct mp_world {
 	int up;           /* MPI_Init_thread succeeded */

@@ -2,7 +2,8 @@
  * loop, as TensorFlow's MPI channel has one background thread per
  * process.  It takes a request with MPI_Improbe (any client rank, the
  * request tag), MPI_Get_count and MPI_Mrecv into a buffer of its pool (a
- * direct body then with MPI_Irecv straight behind the header), asks the
+ * direct body then the same way, from the header's sender under the data
+ * tag, straight behind the header), asks the
  * Bench service (bench.h) for the reply, builds it in the same buffer
  * (Echo's is the request itself: no copy) and sends it with MPI_Isend; the
  * buffer goes back to the pool once MPI has sent it. */
@@ -21,7 +22,8 @@
 #include "util.h"
 
 #define POOL 64                  /* replies in flight */
-#define DATA_NS 30000000000ull   /* longest wait for a direct body after its header */
+#define DATA_NS 30000000000ull   /* longest wait for a direct body after its header
+                                  * (tfgb-mpi(7): What the server answers) */
 /* Empty polls before an idle server yields its CPU at each poll: tens of
  * milliseconds of polling, longer than any wait for the next request of a
  * running benchmark (a yield on a busy machine can cost a time slice, more
@@ -202,27 +204,89 @@ static void answer(struct msrv *s, struct sbuf *b, int method, uint64_t len, str
 		r->inl = r->nmore = 0;
 }
 
-/* A direct body: received behind its header's inline bytes (got bytes
- * in b already).  0, or -errno (a stop, a sender that never sent it). */
-static int body_take(struct msrv *s, struct sbuf *b, const struct mp_hdr *h, int src, size_t got)
+/* The next message rank src sends under the data tag, matched: 0 with
+ * *msg and its length *n, -ETIMEDOUT when none came within DATA_NS,
+ * -EINTR on a stop, -EIO when MPI failed. */
+static int body_probe(struct msrv *s, int src, MPI_Message *msg, int *n)
 {
-	MPI_Request r;
+	uint64_t deadline = now_ns() + DATA_NS;
+
+	for (unsigned spins = 0;; spins++) {
+		MPI_Status st;
+		int flag = 0;
+
+		if (MPI_Improbe(src, MP_TAG_DATA, mp_world.comm, &flag, msg, &st) != MPI_SUCCESS)
+			return -EIO;
+		if (flag) {
+			MPI_Get_count(&st, MPI_BYTE, n);
+			return 0;
+		}
+		if ((spins & 1023) == 1023 && (*s->cfg->stop || now_ns() >= deadline))
+			return *s->cfg->stop ? -EINTR : -ETIMEDOUT;
+	}
+}
+
+/* A matched message of n bytes that the server does not keep: received
+ * whole into a buffer of its own, given back at once (its first MP_HDR
+ * bytes into h when h is not NULL).  Never into a shorter buffer: Open
+ * MPI 4.1's shared memory copies a message beyond its eager size whole,
+ * past the end of a receive buffer shorter than it.  0 or -errno. */
+static int msg_drop(MPI_Message *msg, int n, struct mp_hdr *h)
+{
+	unsigned char *p = malloc(n > 0 ? (size_t)n : 1);
 	int rc;
 
-	if (mp_buf_reserve(&b->b, MP_HDR + (size_t)h->total, got) < 0)
+	if (!p)
 		return -ENOMEM;
-	if (MPI_Irecv(b->b.p + got, (int)h->direct, MPI_BYTE, src, MP_TAG_DATA, mp_world.comm, &r) !=
-	    MPI_SUCCESS)
-		return -EIO;
-	if ((rc = mp_wait(&r, now_ns() + DATA_NS, s->cfg->stop)) < 0) {
-		MPI_Cancel(&r);
-		MPI_Request_free(&r);
-	}
+	rc = MPI_Mrecv(p, n, MPI_BYTE, msg, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : -EIO;
+	if (h && n >= MP_HDR)
+		memcpy(h, p, MP_HDR);
+	free(p);
 	return rc;
 }
 
-/* Takes one request, if one is waiting, and answers it.  1 when it did,
- * 0 when none waits, -errno with err on a failure. */
+/* A direct body, the next message of its sender under the data tag:
+ * received behind its header's inline bytes (got bytes in b already) when
+ * the Bench service admits the request and it is as long as its header
+ * said; else let go (msg_drop), so that the next body from that rank is
+ * the one its next header announces and no buffer grows for it.  0 (a
+ * refused request too: answer() says why), -EMSGSIZE for a body of
+ * another length, -ENOMEM, or body_probe's -errno. */
+static int body_take(struct msrv *s, struct sbuf *b, const struct mp_hdr *h, int src, size_t got)
+{
+	MPI_Message msg;
+	int n = 0, rc;
+
+	if ((rc = body_probe(s, src, &msg, &n)) < 0)
+		return rc;
+	if (bench_admit(&s->bench, (int)h->code, h->total, NULL) != TR_OK)
+		return msg_drop(&msg, n, NULL);
+	if ((uint64_t)n != h->direct)
+		return (rc = msg_drop(&msg, n, NULL)) < 0 ? rc : -EMSGSIZE;
+	if (mp_buf_reserve(&b->b, MP_HDR + (size_t)h->total, got) < 0)
+		return (rc = msg_drop(&msg, n, NULL)) < 0 ? rc : -ENOMEM;
+	return MPI_Mrecv(b->b.p + got, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : -EIO;
+}
+
+/* The status of a request whose direct bytes did not come as announced
+ * (body_take's -errno): answered so, and the server serves on. */
+static unsigned body_status(int rc)
+{
+	switch (rc) {
+	case -ETIMEDOUT: return TR_DEADLINE_EXCEEDED;
+	case -EMSGSIZE: return TR_INVALID_ARGUMENT;
+	case -ENOMEM: return TR_RESOURCE_EXHAUSTED;
+	default: return TR_INTERNAL;
+	}
+}
+
+/* Takes one request, if one is waiting, and answers it.  A message
+ * longer than any request the server takes (its header and max_message
+ * bytes) is let go (msg_drop: no pool buffer grows for it) and answered
+ * RESOURCE_EXHAUSTED when its header is tfgb's; one that is not tfgb's
+ * (shorter than a header, or lengths that disagree) is dropped unanswered.
+ * 1 when it took one, 0 when none waits or on a stop, -errno with err
+ * when MPI fails or memory for a message to let go runs out. */
 static int request_take(struct msrv *s, struct err *err)
 {
 	MPI_Message msg;
@@ -230,7 +294,7 @@ static int request_take(struct msrv *s, struct err *err)
 	struct sbuf *b;
 	struct mp_hdr h;
 	struct reply r;
-	int flag = 0, n = 0, rc;
+	int flag = 0, n = 0, rc, cut;
 
 	if (MPI_Improbe(MPI_ANY_SOURCE, MP_TAG_REQ, mp_world.comm, &flag, &msg, &st) != MPI_SUCCESS)
 		return err_set(err, "MPI_Improbe failed"), -EIO;
@@ -239,20 +303,33 @@ static int request_take(struct msrv *s, struct err *err)
 	MPI_Get_count(&st, MPI_BYTE, &n);
 	if (!(b = pool_take(s)))
 		return *s->cfg->stop ? 0 : (err_set(err, "MPI_Testall failed"), -EIO);
-	if (mp_buf_reserve(&b->b, (size_t)n + 8, 0) < 0)
+	memset(&h, 0, sizeof h);
+	if ((cut = (uint64_t)n > MP_HDR + s->cfg->max_message)) {
+		if ((rc = msg_drop(&msg, n, &h)) < 0 || (rc = mp_buf_reserve(&b->b, MP_HDR, 0)) < 0)
+			return err_set(err, "out of memory for a request of %d bytes from rank %d", n,
+			               st.MPI_SOURCE), rc;
+	} else if (mp_buf_reserve(&b->b, (size_t)n + 8, 0) < 0) {
 		return err_set(err, "out of memory for a request of %d bytes", n), -ENOMEM;
-	if (MPI_Mrecv(b->b.p, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+	} else if (MPI_Mrecv(b->b.p, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
 		return err_set(err, "MPI_Mrecv failed"), -EIO;
-	memcpy(&h, b->b.p, n >= MP_HDR ? MP_HDR : 0);
+	} else {
+		memcpy(&h, b->b.p, n >= MP_HDR ? MP_HDR : 0);
+	}
 	if (n < MP_HDR || h.direct > h.total || (uint64_t)n - MP_HDR != h.total - h.direct)
 		return 1; /* not tfgb's: dropped */
-	if (h.direct && (rc = body_take(s, b, &h, st.MPI_SOURCE, (size_t)n)) < 0)
-		return *s->cfg->stop ? 0 : (err_set(err, "rank %d sent a header but not its %llu "
-		                                    "bytes within %.0fs", st.MPI_SOURCE,
-		                                    (unsigned long long)h.direct, DATA_NS / 1e9), rc);
-	answer(s, b, (int)h.code, h.total, &r);
-	if (r.status == TR_OK)
-		tr_serve_counted(s->cfg->count, (int)h.code, h.total, r.inl + r.nmore);
+	if (cut) { /* and its direct bytes, if any, let go (refused: longer than max_message) */
+		if (h.direct && body_take(s, b, &h, st.MPI_SOURCE, 0) == -EINTR)
+			return 0;
+		r = (struct reply){.status = TR_RESOURCE_EXHAUSTED};
+	} else if (h.direct && (rc = body_take(s, b, &h, st.MPI_SOURCE, (size_t)n)) < 0) {
+		if (rc == -EINTR)
+			return 0;
+		r = (struct reply){.status = body_status(rc)};
+	} else {
+		answer(s, b, (int)h.code, h.total, &r);
+		if (r.status == TR_OK)
+			tr_serve_counted(s->cfg->count, (int)h.code, h.total, r.inl + r.nmore);
+	}
 	if ((rc = reply_send(s, b, st.MPI_SOURCE, h.id, &r)) < 0)
 		return err_set(err, "MPI_Isend of a reply to rank %d failed", st.MPI_SOURCE), rc;
 	return 1;

@@ -36,12 +36,7 @@ static const char *level_name(int level)
 /* Every rank of the launch, as the others name it when it dies: its pid
  * and host, gathered once at start; peer_line[r] the words of the line
  * that names it, made then (the SIGTERM handler only writes them). */
-#define PEER_HOST 64
-struct peer {
-	int pid;
-	char host[PEER_HOST];
-};
-static struct peer *peers;
+static struct mp_peer *peers;
 static char (*peer_line)[160];
 static char self_line[160];
 static struct sigaction term_prev;
@@ -129,14 +124,14 @@ void mp_term_watch(void)
  * leaves the launcher's own report alone. */
 static void peers_gather(void)
 {
-	struct peer me = {.pid = (int)getpid()};
+	struct mp_peer me = {.pid = (int)getpid()};
 	char role[32];
 
 	if (gethostname(me.host, sizeof me.host - 1) < 0)
 		snprintf(me.host, sizeof me.host, "?");
 	if (!(peers = calloc((size_t)mp_world.size, sizeof *peers)) ||
 	    !(peer_line = calloc((size_t)mp_world.size, sizeof *peer_line)) ||
-	    MPI_Allgather(&me, (int)sizeof me, MPI_BYTE, peers, (int)sizeof me, MPI_BYTE,
+	    MPI_Allgather(&me, MP_PEER, MPI_BYTE, peers, MP_PEER, MPI_BYTE,
 	                  mp_world.comm) != MPI_SUCCESS) {
 		free(peers);
 		free(peer_line);
