@@ -13,6 +13,10 @@
  * Run by tests/t_mpi.sh:
  *   mpirun -np 1 tfgb serve -s job.transport=mpi -s server.max_message=1KiB
  *          : -np 1 mpi_hostile
+ *   mpirun --mca btl tcp,self -np 1 tfgb serve -s job.transport=mpi
+ *          -s server.max_message=1MiB -s mpi.body_timeout=1s
+ *          : -np 1 mpi_hostile late
+ * (late: requests whose rest comes late or never, instead; see late()).
  * Build: mpicc -std=c11 -D_GNU_SOURCE with tfgb's -I folders (t_mpi.sh).
  * Prints one "ok:" line per case; exit 0 when every reply was right, 1 with
  * the case that was not, each wait bounded (10 s).
@@ -124,25 +128,10 @@ static void expect(unsigned status, uint32_t id, const unsigned char *want, uint
 	printf("ok: %s: OK, %llu bytes back\n", what, (unsigned long long)n);
 }
 
-int main(int argc, char **argv)
+/* What tfgb's worker never sends, each answered or dropped as the server
+ * owes it (max_message 1 KiB). */
+static void bad_messages(const unsigned char *body)
 {
-	static unsigned char body[BIG + 64];
-	struct mp_peer me = {.pid = (int)getpid()}, *all;
-	int size;
-
-	MPI_Init(&argc, &argv);
-	MPI_Comm_size(MPI_COMM_WORLD, &size);
-	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-	if (size != 2)
-		fail("run as rank 1 of 2, beside tfgb serve");
-	gethostname(me.host, sizeof me.host - 1);
-	if (!(all = calloc(2, sizeof *all)) ||
-	    MPI_Allgather(&me, MP_PEER, MPI_BYTE, all, MP_PEER, MPI_BYTE, MPI_COMM_WORLD) !=
-	            MPI_SUCCESS)
-		fail("the start's MPI_Allgather");
-	for (size_t i = 0; i < sizeof body; i++)
-		body[i] = (unsigned char)(i * 7 + 1);
-
 	/* not tfgb's: dropped, no reply (the next reply is the next case's) */
 	send_tag("short", 5, MP_TAG_REQ, "a message shorter than a header");
 	{
@@ -167,6 +156,62 @@ int main(int argc, char **argv)
 	expect(TR_INVALID_ARGUMENT, 11, NULL, 0, "1 MiB direct bytes (a rendezvous) for 512");
 	request(TR_ECHO, 8, 512, 512, body, 100, "100 direct bytes for 512");
 	expect(TR_INVALID_ARGUMENT, 8, NULL, 0, "fewer direct bytes than announced");
+}
+
+/* With "late" instead of the cases above (over TCP, where the rest of a
+ * long message moves only when its sender calls MPI; the server's
+ * max_message 1 MiB, mpi.body_timeout 1 s): a header whose direct bytes
+ * never come; 1 MiB of direct bytes (admitted: the server receives them
+ * into its own buffer) and then a 2 MiB inline message (over max_message:
+ * received to be let go), each with its start sent and its rest held 3 s
+ * while this rank makes no MPI call.  The first two are answered
+ * DEADLINE_EXCEEDED, the third (no header read yet) dropped; the server
+ * serves on, its receives pending until the bytes come. */
+static void late(void)
+{
+	static unsigned char big[MP_HDR + 2 * BIG];
+	struct mp_hdr h = {.code = TR_ECHO, .id = 12, .total = 512, .direct = 512};
+	MPI_Request r;
+
+	send_tag(&h, MP_HDR, MP_TAG_REQ, "a header whose bytes never come");
+	expect(TR_DEADLINE_EXCEEDED, 12, NULL, 0, "direct bytes that never come");
+	h = (struct mp_hdr){.code = TR_ECHO, .id = 13, .total = BIG, .direct = BIG};
+	send_tag(&h, MP_HDR, MP_TAG_REQ, "a header, its bytes late");
+	MPI_Isend(big, BIG, MPI_BYTE, 0, MP_TAG_DATA, MPI_COMM_WORLD, &r);
+	sleep(3);
+	expect(TR_DEADLINE_EXCEEDED, 13, NULL, 0, "1 MiB of direct bytes whose rest comes 3 s late");
+	wait_for(&r, MPI_STATUS_IGNORE, "direct bytes sent late");
+	h = (struct mp_hdr){.code = TR_ECHO, .id = 14, .total = 2 * BIG, .direct = 0};
+	memcpy(big, &h, MP_HDR);
+	MPI_Isend(big, MP_HDR + 2 * BIG, MPI_BYTE, 0, MP_TAG_REQ, MPI_COMM_WORLD, &r);
+	sleep(3);
+	wait_for(&r, MPI_STATUS_IGNORE, "an inline message sent late");
+	printf("ok: a 2 MiB inline message whose rest comes 3 s late: dropped, no answer\n");
+}
+
+int main(int argc, char **argv)
+{
+	static unsigned char body[BIG + 64];
+	struct mp_peer me = {.pid = (int)getpid()}, *all;
+	int size;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+	if (size != 2)
+		fail("run as rank 1 of 2, beside tfgb serve");
+	gethostname(me.host, sizeof me.host - 1);
+	if (!(all = calloc(2, sizeof *all)) ||
+	    MPI_Allgather(&me, MP_PEER, MPI_BYTE, all, MP_PEER, MPI_BYTE, MPI_COMM_WORLD) !=
+	            MPI_SUCCESS)
+		fail("the start's MPI_Allgather");
+	for (size_t i = 0; i < sizeof body; i++)
+		body[i] = (unsigned char)(i * 7 + 1);
+
+	if (argc > 1 && !strcmp(argv[1], "late"))
+		late();
+	else
+		bad_messages(body);
 	/* and then the server still serves, as tfgb's worker calls it */
 	request(TR_ECHO, 9, 10, 0, body, 0, "Echo of 10 B");
 	expect(TR_OK, 9, body, 10, "Echo of 10 B inline, after all that");

@@ -174,23 +174,29 @@ fi
 # tfgb worker sends, each answered as tfgb-mpi(7) says (What the server
 # answers) or dropped, over shared memory (eager and rendezvous sizes)
 # and TCP; then Echoes still answered with their bytes, and the server
-# ends at the rank's goodbye with status 0, having counted only them
+# ends at the rank's goodbye with status 0, having counted only them.
+# Over TCP also requests whose rest comes late or never (mpi.body_timeout
+# 1 s): answered DEADLINE_EXCEEDED, or dropped when no header came
 if in_part hostile; then
 	command -v mpicc >/dev/null 2>&1 || fail "no mpicc (Debian package libopenmpi-dev)"
 	inc=$(for d in gen src/*/ src/transport/*/; do printf -- '-I%s ' "${d%/}"; done)
 	# shellcheck disable=SC2086
 	mpicc -std=c11 -D_GNU_SOURCE -DTFGB_HAVE_MPI=1 $inc -o "$out/mpi_hostile" \
 		tests/mpi_hostile.c 2>"$out/e" || fail "cannot build tests/mpi_hostile.c: $(cat "$out/e")"
-	for btl in vader,self tcp,self; do
-		$MPIRUN --mca btl $btl -np 1 $TFGB serve $J -s server.max_message=1KiB -v : \
-			-np 1 "$out/mpi_hostile" >"$out/o" 2>"$out/e" </dev/null ||
-			fail "hostile rank over $btl: exit $?: $(tail -n 5 "$out/o" "$out/e")"
-		[ "$(grep -c '^ok: ' "$out/o")" = 10 ] ||
-			fail "hostile rank over $btl: not every case answered: $(cat "$out/o")"
+	# hostile BTL MAX_MESSAGE CASES [late]: one launch, CASES answers
+	hostile() {
+		$MPIRUN --mca btl "$1" -np 1 $TFGB serve $J -s server.max_message="$2" \
+			-s mpi.body_timeout=1s -v : -np 1 "$out/mpi_hostile" ${4:-} >"$out/o" 2>"$out/e" \
+			</dev/null || fail "hostile rank ($*): exit $?: $(tail -n 5 "$out/o" "$out/e")"
+		[ "$(grep -c '^ok: ' "$out/o")" = "$3" ] ||
+			fail "hostile rank ($*): not every case answered: $(cat "$out/o")"
 		grep -q "answered 2 calls (.*Echo 2,.*), 1034 request bytes, 1034 reply bytes" "$out/e" ||
-			fail "hostile rank over $btl: the server counted other calls: $(tail -n 2 "$out/e")"
-	done
-	echo "ok: a hostile rank: short, inconsistent, oversized (inline and direct), unknown and mis-sized messages answered or dropped; the server serves on (vader, tcp)"
+			fail "hostile rank ($*): the server counted other calls: $(tail -n 2 "$out/e")"
+	}
+	hostile vader,self 1KiB 10
+	hostile tcp,self 1KiB 10
+	hostile tcp,self 1MiB 5 late
+	echo "ok: a hostile rank: short, inconsistent, oversized (inline and direct), unknown, mis-sized and late messages answered or dropped; the server serves on (vader, tcp)"
 fi
 
 left=$(pids_matching "cluster.ps=127.0.0.1:$port")

@@ -4,6 +4,7 @@
 #include <stddef.h>
 
 #define M(field) offsetof(struct mp_conf, field)
+#define SEC 1000000000ll
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
 
 const char *const mp_btl_names[] = {
@@ -25,6 +26,9 @@ static const struct opt_def keys[] = {
 	{"mpi", "thread_level", OPT_ENUM, M(thread_level), "single", .values = mp_thread_names,
 	 .help = "mpi transport: the thread level MPI_Init_thread asks for (funneled: Open MPI "
 	         "locks in each call)"},
+	{"mpi", "body_timeout", OPT_DURATION, M(body_timeout_ns), "30s", RANGE(SEC / 10, 3600 * SEC),
+	 .help = "mpi transport: a server's wait for the rest of a request once its start has "
+	         "come"},
 	{0},
 };
 

@@ -29,6 +29,7 @@ struct mp_conf {
 	uint64_t direct_min; /* ... of at least this many bytes */
 	int btl;             /* enum mp_btl: Open MPI's byte transfer layers */
 	int thread_level;    /* enum mp_thread */
+	uint64_t body_timeout_ns; /* a server's wait for the rest of a request (tfgb-mpi(7)) */
 };
 
 extern const struct job_section tr_mpi_section;

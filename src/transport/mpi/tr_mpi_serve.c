@@ -22,8 +22,6 @@
 #include "util.h"
 
 #define POOL 64                  /* replies in flight */
-#define DATA_NS 30000000000ull   /* longest wait for a direct body after its header
-                                  * (tfgb-mpi(7): What the server answers) */
 /* Empty polls before an idle server yields its CPU at each poll: tens of
  * milliseconds of polling, longer than any wait for the next request of a
  * running benchmark (a yield on a busy machine can cost a time slice, more
@@ -35,6 +33,22 @@ struct sbuf {
 	MPI_Request req[2]; /* the reply's first message, its direct bytes */
 };
 
+/* A receive that did not complete within [mpi] body_timeout: a matched message
+ * cannot be cancelled, so its memory stays MPI's until it completes, and
+ * is given back then (late_reap). */
+#define LATE 16
+/* Messages of at most this many bytes come whole in the fragment that
+ * matches them (Open MPI sends them eagerly in one piece: its transports'
+ * eager sizes are 4 KiB and up), so that matching one is having it all.
+ * MPI_Mrecv takes them: an MPI_Imrecv and its test cost a small
+ * request's round trip about 100 instructions more. */
+#define WHOLE 1024
+struct late {
+	MPI_Request r;
+	void *p;
+	int mpi_mem; /* p is MPI_Alloc_mem's (a pool buffer's), else malloc's */
+};
+
 struct msrv {
 	const struct tr_server_cfg *cfg;
 	const struct mp_conf *o;
@@ -44,6 +58,8 @@ struct msrv {
 	struct codec_tf tf;     /* the zero-copy forms' pieces */
 	struct codec_buf flat;  /* a zero-copy reply not in the request's layout */
 	struct sbuf pool[POOL];
+	struct late late[LATE];
+	int nlate;
 	int byes;
 };
 
@@ -205,11 +221,11 @@ static void answer(struct msrv *s, struct sbuf *b, int method, uint64_t len, str
 }
 
 /* The next message rank src sends under the data tag, matched: 0 with
- * *msg and its length *n, -ETIMEDOUT when none came within DATA_NS,
+ * *msg and its length *n, -ETIMEDOUT when none came within body_timeout,
  * -EINTR on a stop, -EIO when MPI failed. */
 static int body_probe(struct msrv *s, int src, MPI_Message *msg, int *n)
 {
-	uint64_t deadline = now_ns() + DATA_NS;
+	uint64_t deadline = now_ns() + s->o->body_timeout_ns;
 
 	for (unsigned spins = 0;; spins++) {
 		MPI_Status st;
@@ -226,20 +242,89 @@ static int body_probe(struct msrv *s, int src, MPI_Message *msg, int *n)
 	}
 }
 
+/* The late receives that have completed: their memory given back. */
+static void late_reap(struct msrv *s)
+{
+	for (int i = 0; i < s->nlate;) {
+		struct late *l = &s->late[i];
+		int flag = 0;
+
+		MPI_Test(&l->r, &flag, MPI_STATUS_IGNORE);
+		if (!flag) {
+			i++;
+			continue;
+		}
+		if (l->mpi_mem)
+			MPI_Free_mem(l->p);
+		else
+			free(l->p);
+		*l = s->late[--s->nlate];
+	}
+}
+
+/* Receives matched message msg, n bytes, into p (at most body_timeout: a rank
+ * that has sent a message's start may send the rest late, over TCP).  0,
+ * -EIO, or -ETIMEDOUT / -EINTR (a stop) with the receive still pending:
+ * then memory at base (p's allocation; mpi_mem: MPI_Alloc_mem's) is
+ * MPI's, kept with the receive in s->late and given back once it
+ * completes; with s->late full, the receive is let go and base never
+ * given back (a leak of what a rank left unsent, past LATE of them). */
+static int msg_recv(struct msrv *s, MPI_Message *msg, void *p, int n, void *base, int mpi_mem)
+{
+	uint64_t end;
+	MPI_Request r;
+
+	if (n <= WHOLE) /* all here once matched: a blocking receive returns at once */
+		return MPI_Mrecv(p, n, MPI_BYTE, msg, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : -EIO;
+	end = now_ns() + s->o->body_timeout_ns;
+	if (MPI_Imrecv(p, n, MPI_BYTE, msg, &r) != MPI_SUCCESS)
+		return -EIO;
+	for (unsigned spins = 0;; spins++) {
+		int flag = 0;
+
+		if (MPI_Test(&r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			return -EIO;
+		if (flag)
+			return 0;
+		if ((spins & 1023) == 1023 && (*s->cfg->stop || now_ns() >= end))
+			break;
+	}
+	late_reap(s);
+	if (s->nlate < LATE)
+		s->late[s->nlate++] = (struct late){r, base, mpi_mem};
+	else
+		MPI_Request_free(&r);
+	return *s->cfg->stop ? -EINTR : -ETIMEDOUT;
+}
+
+/* Receives matched message msg (n bytes) into pool buffer b at off (b's
+ * buffer big enough): msg_recv's result; when the receive is left
+ * pending, b's buffer goes with it and b gets a new one at its next use. */
+static int msg_recv_pool(struct msrv *s, MPI_Message *msg, struct sbuf *b, size_t off, int n)
+{
+	int rc = msg_recv(s, msg, b->b.p + off, n, b->b.p, 1);
+
+	if (rc == -ETIMEDOUT || rc == -EINTR)
+		b->b = (struct mp_buf){0};
+	return rc;
+}
+
 /* A matched message of n bytes that the server does not keep: received
  * whole into a buffer of its own, given back at once (its first MP_HDR
  * bytes into h when h is not NULL).  Never into a shorter buffer: Open
  * MPI 4.1's shared memory copies a message beyond its eager size whole,
- * past the end of a receive buffer shorter than it.  0 or -errno. */
-static int msg_drop(MPI_Message *msg, int n, struct mp_hdr *h)
+ * past the end of a receive buffer shorter than it.  0 or -errno
+ * (msg_recv's, or -ENOMEM). */
+static int msg_drop(struct msrv *s, MPI_Message *msg, int n, struct mp_hdr *h)
 {
 	unsigned char *p = malloc(n > 0 ? (size_t)n : 1);
 	int rc;
 
 	if (!p)
 		return -ENOMEM;
-	rc = MPI_Mrecv(p, n, MPI_BYTE, msg, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : -EIO;
-	if (h && n >= MP_HDR)
+	if ((rc = msg_recv(s, msg, p, n, p, 0)) == -ETIMEDOUT || rc == -EINTR)
+		return rc; /* p is MPI's now */
+	if (rc == 0 && h && n >= MP_HDR)
 		memcpy(h, p, MP_HDR);
 	free(p);
 	return rc;
@@ -260,12 +345,12 @@ static int body_take(struct msrv *s, struct sbuf *b, const struct mp_hdr *h, int
 	if ((rc = body_probe(s, src, &msg, &n)) < 0)
 		return rc;
 	if (bench_admit(&s->bench, (int)h->code, h->total, NULL) != TR_OK)
-		return msg_drop(&msg, n, NULL);
+		return msg_drop(s, &msg, n, NULL);
 	if ((uint64_t)n != h->direct)
-		return (rc = msg_drop(&msg, n, NULL)) < 0 ? rc : -EMSGSIZE;
+		return (rc = msg_drop(s, &msg, n, NULL)) < 0 ? rc : -EMSGSIZE;
 	if (mp_buf_reserve(&b->b, MP_HDR + (size_t)h->total, got) < 0)
-		return (rc = msg_drop(&msg, n, NULL)) < 0 ? rc : -ENOMEM;
-	return MPI_Mrecv(b->b.p + got, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : -EIO;
+		return (rc = msg_drop(s, &msg, n, NULL)) < 0 ? rc : -ENOMEM;
+	return msg_recv_pool(s, &msg, b, got, n);
 }
 
 /* The status of a request whose direct bytes did not come as announced
@@ -305,13 +390,18 @@ static int request_take(struct msrv *s, struct err *err)
 		return *s->cfg->stop ? 0 : (err_set(err, "MPI_Testall failed"), -EIO);
 	memset(&h, 0, sizeof h);
 	if ((cut = (uint64_t)n > MP_HDR + s->cfg->max_message)) {
-		if ((rc = msg_drop(&msg, n, &h)) < 0 || (rc = mp_buf_reserve(&b->b, MP_HDR, 0)) < 0)
-			return err_set(err, "out of memory for a request of %d bytes from rank %d", n,
+		if ((rc = msg_drop(s, &msg, n, &h)) == -ETIMEDOUT || rc == -EINTR)
+			return 0; /* the rest never came: no header to answer */
+		if (rc < 0 || (rc = mp_buf_reserve(&b->b, MP_HDR, 0)) < 0)
+			return err_set(err, "%s for a request of %d bytes from rank %d",
+			               rc == -ENOMEM ? "out of memory" : "MPI_Imrecv failed", n,
 			               st.MPI_SOURCE), rc;
 	} else if (mp_buf_reserve(&b->b, (size_t)n + 8, 0) < 0) {
 		return err_set(err, "out of memory for a request of %d bytes", n), -ENOMEM;
-	} else if (MPI_Mrecv(b->b.p, n, MPI_BYTE, &msg, MPI_STATUS_IGNORE) != MPI_SUCCESS) {
-		return err_set(err, "MPI_Mrecv failed"), -EIO;
+	} else if ((rc = msg_recv_pool(s, &msg, b, 0, n)) == -ETIMEDOUT || rc == -EINTR) {
+		return 0;
+	} else if (rc < 0) {
+		return err_set(err, "MPI_Imrecv failed"), -EIO;
 	} else {
 		memcpy(&h, b->b.p, n >= MP_HDR ? MP_HDR : 0);
 	}
@@ -322,8 +412,8 @@ static int request_take(struct msrv *s, struct err *err)
 			return 0;
 		r = (struct reply){.status = TR_RESOURCE_EXHAUSTED};
 	} else if (h.direct && (rc = body_take(s, b, &h, st.MPI_SOURCE, (size_t)n)) < 0) {
-		if (rc == -EINTR)
-			return 0;
+		if (rc == -EINTR || mp_buf_reserve(&b->b, MP_HDR, 0) < 0)
+			return 0; /* stopped, or no buffer for the answer (its went late) */
 		r = (struct reply){.status = body_status(rc)};
 	} else {
 		answer(s, b, (int)h.code, h.total, &r);
@@ -349,6 +439,13 @@ static int bye_take(void)
 
 static void srv_free(struct msrv *s)
 {
+	for (int i = 0; i < s->nlate; i++) /* given up on: their memory stays MPI's */
+		if (mp_wait(&s->late[i].r, now_ns() + 1000000000ull, NULL) < 0)
+			MPI_Request_free(&s->late[i].r);
+		else if (s->late[i].mpi_mem)
+			MPI_Free_mem(s->late[i].p);
+		else
+			free(s->late[i].p);
 	for (int i = 0; i < POOL; i++) {
 		for (int k = 0; k < 2; k++) /* a client gone without its reply: given up on */
 			if (mp_wait(&s->pool[i].req[k], now_ns() + 1000000000ull, NULL) < 0)
@@ -365,7 +462,8 @@ static void srv_free(struct msrv *s)
 
 int mp_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 {
-	static const struct mp_conf defaults = {.direct = 1, .direct_min = 1024};
+	static const struct mp_conf defaults = {.direct = 1, .direct_min = 1024,
+	                                        .body_timeout_ns = 30000000000ull};
 	struct msrv *s;
 	int clients = mp_world.size - mp_world.nservers, rc = 0;
 
@@ -394,8 +492,9 @@ int mp_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 			idle = 0;
 		} else if (rc < 0) {
 			break;
-		} else if ((++idle & 255) == 0 && bye_take()) {
-			s->byes++;
+		} else if ((++idle & 255) == 0) {
+			late_reap(s);
+			s->byes += bye_take();
 		} else if (idle > IDLE_SPINS) {
 			sched_yield(); /* an idle server leaves its CPU to the others */
 		}
