@@ -242,23 +242,28 @@ static int body_probe(struct msrv *s, int src, MPI_Message *msg, int *n)
 	}
 }
 
+/* A late receive's memory, given back once the receive is complete. */
+static void late_free(struct late *l)
+{
+	if (l->mpi_mem)
+		MPI_Free_mem(l->p);
+	else
+		free(l->p);
+}
+
 /* The late receives that have completed: their memory given back. */
 static void late_reap(struct msrv *s)
 {
 	for (int i = 0; i < s->nlate;) {
-		struct late *l = &s->late[i];
 		int flag = 0;
 
-		MPI_Test(&l->r, &flag, MPI_STATUS_IGNORE);
+		MPI_Test(&s->late[i].r, &flag, MPI_STATUS_IGNORE);
 		if (!flag) {
 			i++;
 			continue;
 		}
-		if (l->mpi_mem)
-			MPI_Free_mem(l->p);
-		else
-			free(l->p);
-		*l = s->late[--s->nlate];
+		late_free(&s->late[i]);
+		s->late[i] = s->late[--s->nlate];
 	}
 }
 
@@ -271,24 +276,15 @@ static void late_reap(struct msrv *s)
  * given back (a leak of what a rank left unsent, past LATE of them). */
 static int msg_recv(struct msrv *s, MPI_Message *msg, void *p, int n, void *base, int mpi_mem)
 {
-	uint64_t end;
 	MPI_Request r;
+	int rc;
 
 	if (n <= WHOLE) /* all here once matched: a blocking receive returns at once */
 		return MPI_Mrecv(p, n, MPI_BYTE, msg, MPI_STATUS_IGNORE) == MPI_SUCCESS ? 0 : -EIO;
-	end = now_ns() + s->o->body_timeout_ns;
 	if (MPI_Imrecv(p, n, MPI_BYTE, msg, &r) != MPI_SUCCESS)
 		return -EIO;
-	for (unsigned spins = 0;; spins++) {
-		int flag = 0;
-
-		if (MPI_Test(&r, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-			return -EIO;
-		if (flag)
-			return 0;
-		if ((spins & 1023) == 1023 && (*s->cfg->stop || now_ns() >= end))
-			break;
-	}
+	if ((rc = mp_wait(&r, now_ns() + s->o->body_timeout_ns, s->cfg->stop)) != -ETIMEDOUT)
+		return rc;
 	late_reap(s);
 	if (s->nlate < LATE)
 		s->late[s->nlate++] = (struct late){r, base, mpi_mem};
@@ -413,7 +409,7 @@ static int request_take(struct msrv *s, struct err *err)
 		r = (struct reply){.status = TR_RESOURCE_EXHAUSTED};
 	} else if (h.direct && (rc = body_take(s, b, &h, st.MPI_SOURCE, (size_t)n)) < 0) {
 		if (rc == -EINTR || mp_buf_reserve(&b->b, MP_HDR, 0) < 0)
-			return 0; /* stopped, or no buffer for the answer (its went late) */
+			return 0; /* stopped, or no buffer left for the answer */
 		r = (struct reply){.status = body_status(rc)};
 	} else {
 		answer(s, b, (int)h.code, h.total, &r);
@@ -442,10 +438,8 @@ static void srv_free(struct msrv *s)
 	for (int i = 0; i < s->nlate; i++) /* given up on: their memory stays MPI's */
 		if (mp_wait(&s->late[i].r, now_ns() + 1000000000ull, NULL) < 0)
 			MPI_Request_free(&s->late[i].r);
-		else if (s->late[i].mpi_mem)
-			MPI_Free_mem(s->late[i].p);
 		else
-			free(s->late[i].p);
+			late_free(&s->late[i]);
 	for (int i = 0; i < POOL; i++) {
 		for (int k = 0; k < 2; k++) /* a client gone without its reply: given up on */
 			if (mp_wait(&s->pool[i].req[k], now_ns() + 1000000000ull, NULL) < 0)
