@@ -55,9 +55,9 @@ struct tr_conn {
 	struct tr_conn *next;
 };
 
-static int loop_init(const struct job *j, void **ctx, struct err *err)
+static int loop_init(const struct tr_setup *s, void **ctx, struct err *err)
 {
-	(void)j;
+	(void)s;
 	(void)err;
 	*ctx = NULL;
 	return 0;

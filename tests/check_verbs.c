@@ -1271,11 +1271,13 @@ START_TEST(test_verbs_err_probe)
 	struct err err = {{0}};
 	struct job j;
 	struct err why;
+	struct tr_setup setup;
 	int n, rc;
 
 	ck_assert_int_eq(job_init(&j), 0);
+	tr_setup_of(&j, &setup);
 	n = vdev_ibv_ops.count(&why);
-	rc = tr_verbs_probe(&j, &err);
+	rc = tr_verbs_probe(&setup, &err);
 	if (n == 0) {
 		ck_assert_int_eq(rc, -ENODEV);
 		ck_assert_str_eq(err.msg, "no RDMA device found (ibv_get_device_list returned 0 "

@@ -497,7 +497,7 @@ int cmd_serve(struct tfgb *t)
 
 	tfgb_catch_signals();
 
-	if (ops->init(&t->job, &ctx, &err) < 0) {
+	if (tr_init(ops, &t->job, &ctx, &err) < 0) {
 		tfgb_error("serve: %s", err.msg);
 		status = TFGB_EXIT_FAIL;
 		goto out_addrs;

@@ -63,7 +63,7 @@ void launch_ps_announce(const struct job *j, const struct tr_ops *ops, const uns
 	while (!self.ask_id)
 		if (getrandom(&self.ask_id, sizeof self.ask_id, 0) != sizeof self.ask_id)
 			self.ask_id = now_ns() ^ (uint64_t)getpid() << 32;
-	if (ops->init(j, &ctx, &terr) < 0)
+	if (tr_init(ops, j, &ctx, &terr) < 0)
 		return;
 	self.since_ns = now_ns();
 	srvinfo_req_pack(req, SRVINFO_BEGIN, self.ask_id, session_run_span_ns(j), 0);
@@ -96,7 +96,7 @@ void launch_ps_allocators(const struct job *j, const struct tr_ops *ops, int com
 			snprintf(out[i].why, sizeof out[i].why, "not asked: the run did not complete");
 		return;
 	}
-	if (ops->init(j, &ctx, &terr) < 0) {
+	if (tr_init(ops, j, &ctx, &terr) < 0) {
 		for (int i = 0; i < j->ps_count; i++)
 			snprintf(out[i].why, sizeof out[i].why, "not asked: %.120s", terr.msg);
 		return;

@@ -52,7 +52,7 @@ int session_open_sized(struct session *s, struct tfgb *t, const struct tr_ops *o
 		           (unsigned long long)s->p.total);
 		return TFGB_EXIT_FAIL;
 	}
-	if (ops->init(j, &s->trctx, &terr) < 0) {
+	if (tr_init(ops, j, &s->trctx, &terr) < 0) {
 		tfgb_error("%s: worker %d: %s", t->cmd, index, terr.msg);
 		return TFGB_EXIT_FAIL;
 	}

@@ -134,9 +134,41 @@ int tr_info(const char *command, FILE *f, struct err *err)
 	return -ENOENT;
 }
 
+static void setup_ps_addr(const void *src, int i, struct opt_hostport *out)
+{
+	job_ps_addr(src, i, out);
+}
+
+void tr_setup_of(const struct job *j, struct tr_setup *s)
+{
+	const struct job_section *sec = tr_section(j->transport);
+
+	*s = (struct tr_setup){
+		.section = sec ? job_section_get(j, sec) : NULL,
+		.ps_count = (int)j->ps_count,
+		.workers = (int)j->workers,
+		.workers_set = job_key_set(j, "cluster", "workers"),
+		.ps_addr = setup_ps_addr,
+		.src = j,
+	};
+}
+
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err)
 {
-	return ops->probe ? ops->probe(j, err) : 0;
+	struct tr_setup s;
+
+	if (!ops->probe)
+		return 0;
+	tr_setup_of(j, &s);
+	return ops->probe(&s, err);
+}
+
+int tr_init(const struct tr_ops *ops, const struct job *j, void **ctx, struct err *err)
+{
+	struct tr_setup s;
+
+	tr_setup_of(j, &s);
+	return ops->init(&s, ctx, err);
 }
 
 static const char *const method_names[] = {

@@ -121,6 +121,21 @@ struct tr_client_cfg {
 	                              * job_section_get), or NULL: its defaults */
 };
 
+/* What a transport's init and probe are given: its own job section and
+ * the few facts of the job's cluster that a transport of ranks needs
+ * (which rank serves which PS address), never the whole job.
+ * tr_setup_of makes it from a job; tests make their own (all zero: the
+ * transport's defaults, one PS, one worker). */
+struct tr_setup {
+	const void *section; /* its own job section (its registry row's), or NULL: its defaults */
+	int ps_count;        /* the job's parameter servers (0: one) */
+	int workers;         /* its workers (0: one) */
+	int workers_set;     /* cluster.workers was given: a launch may be every PS and worker */
+	/* PS i's address into *out (0 <= i < ps_count); NULL: none known */
+	void (*ps_addr)(const void *src, int i, struct opt_hostport *out);
+	const void *src;     /* ps_addr's first argument */
+};
+
 /* A transport's own counters of one side's connections (tr_ops.counters,
  * tr_ops.serve_counters), read after a run, never per call: for gRPC its
  * channelz socket data (HTTP/2 streams and messages on each connection).
@@ -175,7 +190,7 @@ struct tr_ops {
 	unsigned caps;
 
 	/* process-wide set-up and tear-down (grpc_init/grpc_shutdown) */
-	int (*init)(const struct job *j, void **ctx, struct err *err);
+	int (*init)(const struct tr_setup *s, void **ctx, struct err *err);
 	void (*fini)(void *ctx);
 	/* version text of the library underneath, e.g. "gRPC 1.51.1 (core 29.0.0)" */
 	const char *(*version)(void);
@@ -205,11 +220,11 @@ struct tr_ops {
 	void (*call_release)(struct tr_call *call);
 
 	/* Optional (NULL: nothing to check).  Whether this process can use the
-	 * transport for job j at all (a device, a library), called by every
-	 * command right after tr_find and before it starts any process.  0, or
-	 * -errno with one line in err: -EINVAL when the run is launched wrong
-	 * (a usage error, exit status 2: tr_probe_status). */
-	int (*probe)(const struct job *j, struct err *err);
+	 * transport for the job s describes at all (a device, a library),
+	 * called by every command right after tr_find and before it starts any
+	 * process.  0, or -errno with one line in err: -EINVAL when the run is
+	 * launched wrong (a usage error, exit status 2: tr_probe_status). */
+	int (*probe)(const struct tr_setup *s, struct err *err);
 	/* Optional: registers [addr, addr + len) (the payload) once, before any
 	 * call, so that no call registers memory.  0 or -errno. */
 	int (*reg_mem)(struct tr_client *c, void *addr, size_t len);
@@ -258,8 +273,13 @@ void tr_counters_get(struct rbuf *b, struct tr_counters *out);
  * in either is unknown (with b's why when a has none). */
 void tr_counters_add(struct tr_counters *a, const struct tr_counters *b);
 
-/* ops->probe if the transport has one, else 0. */
+/* The setup of job j for its transport (its section, its cluster's
+ * counts and PS addresses); j must outlive *s. */
+void tr_setup_of(const struct job *j, struct tr_setup *s);
+/* ops->probe with tr_setup_of(j) if the transport has one, else 0. */
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err);
+/* ops->init with tr_setup_of(j): 0, or -errno with err. */
+int tr_init(const struct tr_ops *ops, const struct job *j, void **ctx, struct err *err);
 /* The exit status of a failed tr_find or tr_probe (its return rc): 2 for
  * a launch that is wrong (-EINVAL), else 1. */
 static inline int tr_probe_status(int rc)

@@ -56,9 +56,9 @@
 
 /* The transport's context: a copy of the job's [grpc] section, which the
  * server and clients without a section of their own read. */
-static int g_init(const struct job *j, void **ctx, struct err *err)
+static int g_init(const struct tr_setup *s, void **ctx, struct err *err)
 {
-	const struct gr_conf *sec = j ? job_section_get(j, &tr_grpc_section) : NULL;
+	const struct gr_conf *sec = s ? s->section : NULL;
 	struct gr_conf *conf = calloc(1, sizeof *conf);
 
 	if (!conf) {

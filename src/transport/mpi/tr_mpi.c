@@ -43,7 +43,7 @@ struct tr_conn {
 };
 
 struct tr_client {
-	const struct job *job; /* the PSs' addresses */
+	const struct tr_setup *setup; /* the PSs' addresses (mp_init's copy) */
 	int direct;
 	uint64_t direct_min;
 	int inflight_max;
@@ -58,17 +58,28 @@ struct tr_client {
 	size_t nconn;
 };
 
-static int mp_init(const struct job *j, void **ctx, struct err *err)
+static int mp_init(const struct tr_setup *s, void **ctx, struct err *err)
 {
-	int rc = mp_world_up(j, err);
+	struct tr_setup *copy = calloc(1, sizeof *copy);
+	int rc;
 
-	*ctx = (void *)j;
-	return rc;
+	if (!copy) {
+		err_set(err, "out of memory");
+		return -ENOMEM;
+	}
+	if (s)
+		*copy = *s;
+	if ((rc = mp_world_up(copy, err)) < 0) {
+		free(copy);
+		return rc;
+	}
+	*ctx = copy;
+	return 0;
 }
 
 static void mp_fini(void *ctx)
 {
-	(void)ctx; /* MPI ends with the process (tr_mpi_world.c) */
+	free(ctx); /* MPI itself ends with the process (tr_mpi_world.c) */
 }
 
 static const char *mp_version(void)
@@ -76,9 +87,9 @@ static const char *mp_version(void)
 	return mp_world.up ? mp_world.text : "MPI (not started: no rank of an MPI job yet)";
 }
 
-static int mp_probe(const struct job *j, struct err *err)
+static int mp_probe(const struct tr_setup *s, struct err *err)
 {
-	return mp_world_up(j, err);
+	return mp_world_up(s, err);
 }
 
 static int mp_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_client **out,
@@ -92,7 +103,7 @@ static int mp_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_
 		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
-	c->job = ctx;
+	c->setup = ctx;
 	c->direct = o ? o->direct : 1;
 	c->direct_min = o ? o->direct_min : 1024;
 	c->inflight_max = cfg->inflight;
@@ -105,11 +116,11 @@ static int mp_client_open(void *ctx, const struct tr_client_cfg *cfg, struct tr_
 
 /* PS i of the job is rank i; in a launch of one server (latency,
  * bandwidth) every PS address is rank 0's.  -1 when addr is no PS's. */
-static int rank_of(const struct job *j, const struct opt_hostport *addr)
+static int rank_of(const struct tr_setup *s, const struct opt_hostport *addr)
 {
-	for (int i = 0; j && i < j->ps_count; i++) {
+	for (int i = 0; s && s->ps_addr && i < s->ps_count; i++) {
 		struct opt_hostport a;
-		job_ps_addr(j, i, &a);
+		s->ps_addr(s->src, i, &a);
 		if (a.port == addr->port && !strcmp(a.host, addr->host))
 			return mp_world.nservers == 1 ? 0 : i;
 	}
@@ -120,7 +131,7 @@ static int mp_connect(struct tr_client *c, const struct opt_hostport *addr, uint
                       struct tr_conn **out, struct err *err)
 {
 	struct tr_conn *k, **grown;
-	int rank = rank_of(c->job, addr);
+	int rank = rank_of(c->setup, addr);
 
 	(void)deadline_ns; /* MPI's connections are the launch's */
 	if (rank < 0 || rank >= mp_world.nservers) {

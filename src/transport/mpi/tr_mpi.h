@@ -65,10 +65,10 @@ struct mp_world {
 };
 extern struct mp_world mp_world;
 
-/* Starts MPI once per process for job j (later calls return 0 at once):
+/* Starts MPI once per process for the setup s (later calls return 0 at once):
  * -EINVAL with err when the process is not a rank of an MPI launch (the
  * command to use), -EIO when MPI does not start.  MPI_Finalize runs at exit. */
-int mp_world_up(const struct job *j, struct err *err);
+int mp_world_up(const struct tr_setup *s, struct err *err);
 
 /* From here on a SIGTERM (Open MPI's launcher stopping the ranks when one
  * has died) names the ranks of this host that are gone, their role and

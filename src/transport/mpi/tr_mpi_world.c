@@ -229,16 +229,16 @@ static void world_text(int asked, const char *btl)
 
 /* Ranks [0, nservers) serve: a job's PSs when the launch is every PS and
  * worker (cluster.workers set), else one (latency, bandwidth). */
-static int servers_of(const struct job *j, int size)
+static int servers_of(const struct tr_setup *s, int size)
 {
-	if (j && job_key_set(j, "cluster", "workers") && size == j->ps_count + j->workers)
-		return (int)j->ps_count;
+	if (s && s->workers_set && size == s->ps_count + s->workers)
+		return s->ps_count;
 	return 1;
 }
 
-static int world_start(const struct job *j, struct err *err)
+static int world_start(const struct tr_setup *s, struct err *err)
 {
-	const struct mp_conf *o = j ? job_section_get(j, &tr_mpi_section) : NULL;
+	const struct mp_conf *o = s ? s->section : NULL;
 	/* every MPI call is made on the main thread (tr_mpi.h) and tfgb's
 	 * other threads make none, all Open MPI's SINGLE needs; above SINGLE
 	 * Open MPI 4.1 takes a mutex in every call (opal_using_threads), a
@@ -259,7 +259,7 @@ static int world_start(const struct job *j, struct err *err)
 	/* errors come back as codes: a failure is said and the run ends */
 	MPI_Comm_set_errhandler(mp_world.comm, MPI_ERRORS_RETURN);
 	mp_world.thread_level = level;
-	mp_world.nservers = servers_of(j, mp_world.size);
+	mp_world.nservers = servers_of(s, mp_world.size);
 	mp_world.up = 1;
 	peers_gather();
 	world_text(asked, btl);
@@ -272,12 +272,12 @@ static int world_start(const struct job *j, struct err *err)
 	return 0;
 }
 
-int mp_world_up(const struct job *j, struct err *err)
+int mp_world_up(const struct tr_setup *s, struct err *err)
 {
 	if (mp_world.up)
 		return 0;
 	if (!launched()) {
-		long w = j ? (long)j->workers : 1, p = j ? (long)j->ps_count : 1;
+		long w = s && s->workers ? s->workers : 1, p = s && s->ps_count ? s->ps_count : 1;
 		const char *cmd = cluster_launch_cmd();
 		/* srun without an MPI plugin starts singletons: each would be
 		 * rank 0 of a world of one, and wait for a peer for ever */
@@ -290,7 +290,7 @@ int mp_world_up(const struct job *j, struct err *err)
 		        cmd, cmd, p + w, p - 1, w);
 		return -EINVAL;
 	}
-	return world_start(j, err);
+	return world_start(s, err);
 }
 
 int mp_buf_reserve(struct mp_buf *b, size_t cap, size_t keep)

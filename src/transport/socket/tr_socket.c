@@ -106,7 +106,7 @@ ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc)
 	}
 }
 
-static int sk_init(const struct job *j, void **ctx, struct err *err)
+static int sk_init(const struct tr_setup *s, void **ctx, struct err *err)
 {
 	struct sk_opts *o = calloc(1, sizeof *o);
 
@@ -114,7 +114,7 @@ static int sk_init(const struct job *j, void **ctx, struct err *err)
 		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
-	opts_from_conf(j ? job_section_get(j, &tr_socket_section) : NULL, o);
+	opts_from_conf(s ? s->section : NULL, o);
 	*ctx = o;
 	return 0;
 }

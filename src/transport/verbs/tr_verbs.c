@@ -54,9 +54,9 @@ void vb_opts_default(struct vb_opts *o)
 	job_section_free(&tr_verbs_section, &c);
 }
 
-void vb_opts_from_job(const struct job *j, struct vb_opts *o)
+void vb_opts_of(const struct tr_setup *s, struct vb_opts *o)
 {
-	const struct vb_conf *c = j ? job_section_get(j, &tr_verbs_section) : NULL;
+	const struct vb_conf *c = s ? s->section : NULL;
 
 	if (c)
 		vb_opts_from_conf(c, o);
@@ -510,11 +510,11 @@ int tr_verbs_ctx_new(const struct vb_opts *o, const struct vdev_ops *dev, void *
 	return 0;
 }
 
-static int vb_init(const struct job *j, void **ctx, struct err *err)
+static int vb_init(const struct tr_setup *s, void **ctx, struct err *err)
 {
 	struct vb_opts o;
 
-	vb_opts_from_job(j, &o);
+	vb_opts_of(s, &o);
 	return tr_verbs_ctx_new(&o, &vdev_ibv_ops, ctx, err);
 }
 
@@ -529,7 +529,7 @@ static const char *vb_version(void)
 	                       : "verbs (built without verbs, VERBS=0)";
 }
 
-int tr_verbs_probe(const struct job *j, struct err *err)
+int tr_verbs_probe(const struct tr_setup *s, struct err *err)
 {
 	struct vb_opts o;
 	struct vdev_open_cfg oc;
@@ -537,7 +537,7 @@ int tr_verbs_probe(const struct job *j, struct err *err)
 	struct vdev *d;
 	int n;
 
-	vb_opts_from_job(j, &o);
+	vb_opts_of(s, &o);
 	n = vdev_ibv_ops.count(err);
 	if (n == 0)
 		err_set(err, "no RDMA device found (ibv_get_device_list returned 0 devices)");

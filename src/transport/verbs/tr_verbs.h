@@ -27,11 +27,11 @@
  * verbs (VERBS=0)"): the command then prints it and exits 1. */
 int tr_verbs_info(FILE *f, struct err *err);
 
-/* The probe: whether this process can use the verbs transport with job j
- * (a device, the named one if verbs.device is set).  0, or -errno with one
+/* The probe: whether this process can use the verbs transport with the
+ * setup s (a device, the named one if its verbs.device is set).  0, or -errno with one
  * line in err, such as "no RDMA device found (ibv_get_device_list
  * returned 0 devices); use transport = socket or grpc". */
-int tr_verbs_probe(const struct job *j, struct err *err);
+int tr_verbs_probe(const struct tr_setup *s, struct err *err);
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -55,9 +55,8 @@ struct vb_opts {
 void vb_opts_from_conf(const struct vb_conf *c, struct vb_opts *o);
 /* The defaults of every [verbs] key (vb_conf.c). */
 void vb_opts_default(struct vb_opts *o);
-/* The [verbs] section of j; the defaults when j is NULL or the section is
- * not registered. */
-void vb_opts_from_job(const struct job *j, struct vb_opts *o);
+/* The [verbs] section of s; the defaults when s or its section is NULL. */
+void vb_opts_of(const struct tr_setup *s, struct vb_opts *o);
 
 /* The transport's context (what init returns): options and the device
  * implementation.  tr_verbs_ops.init makes one over libibverbs; the tests
