@@ -79,9 +79,11 @@ src/host/sysinfo.o: TFGB_CPPFLAGS += -DTFGB_BUILD='"$(BUILD)"'
 # Bench service, the shared framing, and one folder per transport with its
 # simulation), src/engine (the timing engine, calls, training steps, server
 # figures, worker results), src/report (reports and result files), src/ctrl
-# (the control service) and src/cmd (the dispatcher, the launcher and one
-# file per subcommand).
-LAYERS  = src/base src/job src/host src/payload src/transport src/engine src/report src/ctrl src/cmd
+# (the control service), src/run (the multi-process run: the role
+# dispatch, the launcher, the session, worker control, progress, the
+# server, the collectors of results) and src/cmd (the dispatcher and one
+# file per subcommand: its options, its worker, its report).
+LAYERS  = src/base src/job src/host src/payload src/transport src/engine src/report src/ctrl src/run src/cmd
 SRCDIRS = $(LAYERS) $(wildcard src/transport/*/)
 SRCDIRS := $(patsubst %/,%,$(SRCDIRS))
 SRC    = $(foreach d,$(SRCDIRS),$(wildcard $(d)/*.c))

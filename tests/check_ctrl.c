@@ -743,7 +743,7 @@ START_TEST(test_ctrl_port_in_use)
 }
 END_TEST
 
-/* Port 0 (worker 0's own service, src/cmd/wctl.c): the kernel picks a
+/* Port 0 (worker 0's own service, src/run/wctl.c): the kernel picks a
  * port, ctrl_server_port says which, and a client reaches it there at the
  * address net_route_host gives for a route to a loopback peer. */
 START_TEST(test_ctrl_port_zero)

@@ -58,7 +58,7 @@ static const char *const doc_sect1[] = {
 	"NAME", "SYNOPSIS", "DESCRIPTION", "OPTIONS", "EXIT STATUS", "EXAMPLES", "SEE ALSO", NULL,
 };
 
-/* The exit statuses every command page lists (src/cmd/tfgb.h). */
+/* The exit statuses every command page lists (src/run/tfgb.h). */
 #define DOC_EXIT_CODES 0x7u /* 0, 1 and 2 */
 
 /* One key entry of tfgb.ini(5). */

@@ -8,7 +8,7 @@
 # - the graph of uses is acyclic (tsort(1) finds no cycle);
 # - the folders are layers, lowest first: src/base, src/job, src/host,
 #   src/payload, src/transport (with its transports' folders), src/engine,
-#   src/report, src/ctrl, src/cmd (the Makefile's LAYERS, read from it).  A
+#   src/report, src/ctrl, src/run, src/cmd (the Makefile's LAYERS, read from it).  A
 #   module uses none of a layer after its own, with no exception, and every
 #   folder of src/ is one of the layers.
 # And capabilities, not names: outside src/transport no code compares with
@@ -112,9 +112,9 @@ check "$tmp/dir" | grep -q 'layer: src/misc is not a layer' || fail "a folder ou
 # and a copy with a name test, a copy with a gRPC header
 mkdir "$tmp/name" "$tmp/hdr"
 cp -R src "$tmp/name/" && cp -R src "$tmp/hdr/" || fail "cannot copy src/"
-printf 'static int is_grpc(const char *n) { return !strcmp(n, "grpc"); }\n' >>"$tmp/name/src/cmd/wctl.c"
+printf 'static int is_grpc(const char *n) { return !strcmp(n, "grpc"); }\n' >>"$tmp/name/src/run/wctl.c"
 printf '#include <grpc/grpc.h>\n' >>"$tmp/hdr/src/base/hist.c"
-names "$tmp/name" | grep -q '^src/cmd/wctl.c:.*"grpc"' ||
+names "$tmp/name" | grep -q '^src/run/wctl.c:.*"grpc"' ||
 	fail "a strcmp with a transport's name outside src/transport goes unseen"
 grpc_headers "$tmp/hdr" | grep -q '^src/base/hist.c:' ||
 	fail "a gRPC header included outside src/transport/grpc and src/ctrl goes unseen"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# t_progress.sh - the throughput launcher's progress line (src/cmd/progress.h):
+# t_progress.sh - the throughput launcher's progress line (src/run/progress.h):
 #   1. standard error on a terminal (a pty, python3's pty module): the line
 #      shows the phases (waiting for the workers, warm-up, the window) drawn
 #      in place ("\r"), at most PROGRESS_HZ (4) times a second plus one per

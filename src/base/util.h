@@ -10,7 +10,7 @@
 uint64_t now_ns(void);
 
 /* Counts SIGINT and SIGTERM once the commands' handler is installed
- * (tfgb_catch_signals, src/cmd/tfgb.c); 0: none came.  A benchmark stops
+ * (tfgb_catch_signals, src/run/tfgb.c); 0: none came.  A benchmark stops
  * early, in order, and reports what it measured as interrupted.  The
  * commands pass it down to their own waits; a wait for a connection below
  * them (a transport's connect, the control service's) takes its value as

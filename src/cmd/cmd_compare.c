@@ -12,7 +12,7 @@
 
 #include "hist.h"
 #include "resultfile.h"
-#include "tfgb.h"
+#include "cmd.h"
 
 /* Longest role name shown. */
 #define MONITOR_ROLE_SHOWN 24

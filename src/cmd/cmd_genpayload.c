@@ -1,5 +1,5 @@
 /* cmd_genpayload.c - `tfgb genpayload`: print the payload layout of a job. */
-#include "tfgb.h"
+#include "cmd.h"
 
 #include <inttypes.h>
 #include <stdlib.h>

@@ -6,7 +6,7 @@
  * In the serialized modes ([job] mode) they are EchoTensor and AckTensor,
  * the payload carried as a TensorBundle (the engine and codec.h).
  */
-#include "tfgb.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -21,6 +21,7 @@
 #include "netem.h"
 #include "monitor.h"
 #include "report.h"
+#include "role.h"
 #include "session.h"
 #include "srvinfo.h"
 #include "sysinfo.h"
@@ -123,38 +124,6 @@ static int p2p_monitor(struct tfgb *t, const struct tr_ops *ops, const struct op
 	return session_monitor(t, mt, ps > 0 ? 2 : 1, &port, 1, 0, mon);
 }
 
-/* A transport whose processes are ranks of one launch (TR_CAP_RANKS,
- * tfgb-mpi(7)): rank 0 is the PS, served here (*ps set, its exit status
- * returned), rank 1 the worker (TFGB_EXIT_OK: it goes on).  Any other
- * launch: one line with the command to use (said by rank 0), exit 2. */
-static int p2p_rank(struct tfgb *t, const struct tr_ops *ops, int *ps)
-{
-	struct cluster_rank rk;
-	struct err err;
-
-	*ps = 0;
-	if (!(ops->caps & TR_CAP_RANKS))
-		return TFGB_EXIT_OK;
-	if (cluster_rank(t->task, &rk, &err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err.msg);
-		return TFGB_EXIT_USAGE;
-	}
-	if (session_net_ranks(t, ops, rk.index <= 0) != TFGB_EXIT_OK)
-		return TFGB_EXIT_USAGE;
-	if (rk.size != 2 || rk.index < 0) {
-		if (rk.index <= 0)
-			tfgb_error("%s: transport %s runs the PS as rank 0 and the worker as rank 1 of "
-			           "one launch: run '%s 2 tfgb %s ...'; this launch has %d",
-			           t->cmd, ops->name, cluster_launch_cmd(), t->cmd, rk.size);
-		return TFGB_EXIT_USAGE;
-	}
-	if (rk.index == 1)
-		return TFGB_EXIT_OK;
-	*ps = 1;
-	setenv("TFGB_NO_CONTROL", "1", 1); /* a point-to-point run needs no control service */
-	return cmd_serve(t);
-}
-
 /* With an emulated link, this process (the worker) moves to the link's
  * worker side once its PS started on the other. */
 static int net_worker_side(struct tfgb *t)
@@ -167,31 +136,34 @@ static int net_worker_side(struct tfgb *t)
 	return TFGB_EXIT_FAIL;
 }
 
-/* The job's limits for this host, then its transport, found and probed:
- * *ops set and TFGB_EXIT_OK, or the exit status after one line. */
-static int p2p_transport(struct tfgb *t, const struct tr_ops **ops)
+/* The job's limits for this host and its wire (role.h's check). */
+static int p2p_check(struct tfgb *t, void *arg)
 {
-	const struct job *j = &t->job;
-	struct err terr = {{0}};
 	struct err jerr;
-	int rc = 0;
 
-	if (limit_check_wire(j, &jerr) < 0 || limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
+	(void)arg;
+	if (limit_check_wire(&t->job, &jerr) < 0 ||
+	    limit_check_host(&t->job, LIMIT_WORKER, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
-	}
-	*ops = tr_find(j->transport, &terr);
-	if (!*ops || (rc = tr_probe(*ops, j, &terr)) < 0) {
-		tfgb_error("%s: %s", t->cmd, terr.msg);
-		return *ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
 	}
 	return TFGB_EXIT_OK;
 }
 
-static int run_p2p(struct tfgb *t, int method, const char *title)
+/* What a point-to-point command measures. */
+struct p2p {
+	int method;        /* enum tr_method */
+	const char *title; /* the benchmark's name */
+};
+
+/* The worker of a point-to-point run (role.h), which starts its PS when
+ * none serves yet. */
+static int run_p2p(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
+                   int one_launch, void *arg)
 {
+	const struct p2p *what = arg;
+	const int method = what->method;
 	const struct job *j = &t->job;
-	const struct tr_ops *ops;
 	struct cluster_child child = {.pid = 0, .ready_fd = -1};
 	struct engine_result res = {0};
 	struct engine_cfg cfg;
@@ -202,14 +174,11 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 	struct report_ivl ivl = {.f = NULL, .format = j->format, .worker = 0};
 	struct srvinfo psinfo;
 	struct report_alloc ra = {.nworkers = 1, .nps = 1, .worker = &env.alloc, .ps = &psinfo};
-	int rc, erc, ps;
+	int rc, erc;
 
+	(void)rk;
+	(void)one_launch;
 	sysinfo_collect(&env); /* the start time is the run's */
-
-	if ((rc = p2p_transport(t, &ops)) != TFGB_EXIT_OK ||
-	    (rc = p2p_rank(t, ops, &ps)) != TFGB_EXIT_OK || ps)
-		return rc;
-	tfgb_catch_signals();
 	job_ps_addr(j, 0, &addr);
 
 	/* a local PS that nobody serves yet: started before any transport
@@ -247,7 +216,7 @@ static int run_p2p(struct tfgb *t, int method, const char *title)
 		tfgb_error("%s: out of memory", t->cmd);
 		goto out;
 	}
-	if (print_report(t, title, &s, &addr, &res, &env, &ra, &ivl, mon) != 0)
+	if (print_report(t, what->title, &s, &addr, &res, &env, &ra, &ivl, mon) != 0)
 		erc = 2;
 	rc = run_end(t, erc, &res, &addr);
 	engine_result_free(&res);
@@ -260,12 +229,21 @@ out:
 	return rc;
 }
 
+static int p2p_roles(struct tfgb *t, int method, const char *title)
+{
+	struct p2p what = {.method = method, .title = title};
+	struct run_roles r = {.flags = RUN_P2P, .check = p2p_check, .worker = run_p2p,
+	                      .arg = &what};
+
+	return run_roles(t, &r);
+}
+
 int cmd_latency(struct tfgb *t)
 {
-	return run_p2p(t, TR_ECHO, "TF-gRPC-P2P-Latency");
+	return p2p_roles(t, TR_ECHO, "TF-gRPC-P2P-Latency");
 }
 
 int cmd_bandwidth(struct tfgb *t)
 {
-	return run_p2p(t, TR_ACK, "TF-gRPC-P2P-Bandwidth");
+	return p2p_roles(t, TR_ACK, "TF-gRPC-P2P-Bandwidth");
 }

@@ -9,7 +9,7 @@
  * the series.  --figure and --x choose explicitly.  gnuplot draws it
  * (plot_gp.c) into a temporary file renamed onto -o once complete.
  */
-#include "tfgb.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <getopt.h>

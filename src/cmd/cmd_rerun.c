@@ -17,7 +17,7 @@
 
 #include "report.h"
 #include "resultfile.h"
-#include "tfgb.h"
+#include "cmd.h"
 
 /* the reader reads what the reports write */
 _Static_assert(RESULTFILE_SCHEMA_VERSION == REPORT_SCHEMA_VERSION,

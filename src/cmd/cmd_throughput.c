@@ -35,7 +35,7 @@
  * send them with their reports instead, and the collector puts every
  * worker's in the result's "intervals": one document.
  */
-#include "tfgb.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -58,6 +58,7 @@
 #include "place.h"
 #include "progress.h"
 #include "report.h"
+#include "role.h"
 #include "wresult.h"
 #include "srvinfo.h"
 #include "session.h"
@@ -684,7 +685,7 @@ static int worker_measure(struct worker *w, int collector, int *erc)
 
 /* rk: the worker's index and the run's number of workers (size). */
 static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
-                      int one_launch)
+                      int one_launch, void *arg)
 {
 	const struct job *j = &t->job;
 	struct worker w = {.t = t, .ops = ops, .rk = rk, .alone = !getenv("TFGB_LAUNCHER"),
@@ -695,6 +696,15 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	struct wview v = {.one_launch = one_launch};
 	struct err jerr;
 
+	(void)arg;
+	if (getenv("TFGB_LAUNCHER") && getenv("TFGB_INTERVAL_NS")) {
+		/* set by our launcher from its --interval, checked there */
+		int64_t ns;
+		if (opt_parse_int(getenv("TFGB_INTERVAL_NS"), &ns) == 0 &&
+		    ns >= (int64_t)TFGB_INTERVAL_MIN_NS)
+			t->interval_ns = (uint64_t)ns;
+		t->ndjson = getenv("TFGB_NDJSON") != NULL;
+	}
 	sysinfo_collect(&w.env);
 	if (limit_check_host(j, LIMIT_WORKER, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
@@ -738,18 +748,12 @@ out:
 	return rc;
 }
 
-int cmd_throughput(struct tfgb *t)
+/* The job's checks of a throughput run, before anything starts. */
+static int tput_check(struct tfgb *t, void *arg)
 {
-	const struct tr_ops *ops;
-	struct err terr = {{0}};
-	struct cluster_rank rk;
-	struct cluster_role role;
 	struct err jerr;
-	struct launch launch = {.collect = collect_and_print};
-	struct err err;
-	int rc;
 
-	/* a job error: before anything else */
+	(void)arg;
 	if (t->job.mode != MODE_NONSERIALIZED && t->job.rpc == RPC_PULL) {
 		job_key_err(&t->job, &jerr, "job", "rpc",
 		            "has no serialized form (mode = %s); use mode = non-serialized, "
@@ -761,37 +765,18 @@ int cmd_throughput(struct tfgb *t)
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	ops = tr_find(t->job.transport, &terr);
-	if (!ops || (rc = tr_probe(ops, &t->job, &terr)) < 0) {
-		tfgb_error("%s: %s", t->cmd, terr.msg);
-		return ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
-	}
-	if (cluster_rank(t->task, &rk, &err) < 0 ||
-	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, &err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err.msg);
-		return TFGB_EXIT_USAGE;
-	}
-	if ((rc = session_ranks_check(t, ops, &rk, &role)) != TFGB_EXIT_OK)
-		return rc;
-	t->local_rank = rk.local >= 0 ? rk.local : 0;
-	t->local_source = rk.local_source;
-	if (role.ps >= 0)
-		return cmd_serve(t); /* a server of one launch: it finds its rank again */
-	tfgb_catch_signals();
-	if (rk.index >= 0 && getenv("TFGB_LAUNCHER") && getenv("TFGB_INTERVAL_NS")) {
-		/* set by our launcher from its --interval, checked there */
-		int64_t ns;
-		if (opt_parse_int(getenv("TFGB_INTERVAL_NS"), &ns) == 0 &&
-		    ns >= (int64_t)TFGB_INTERVAL_MIN_NS)
-			t->interval_ns = (uint64_t)ns;
-		t->ndjson = getenv("TFGB_NDJSON") != NULL;
-	}
-	if (role.worker < 0) {
-		launch.run_ns = t->job.warmup_ns + (t->job.iterations ? 86400ull * 1000000000ull
-		                                    : t->job.duration_ns * (uint64_t)t->job.repeat);
-		return launch_run(t, ops, &launch);
-	}
-	rk.index = role.worker;
-	rk.size = role.workers;
-	return run_worker(t, ops, &rk, role.one_launch);
+	return TFGB_EXIT_OK;
+}
+
+int cmd_throughput(struct tfgb *t)
+{
+	const struct job *j = &t->job;
+	struct run_roles r = {
+		.check = tput_check, .worker = run_worker,
+		.launch = {.collect = collect_and_print,
+		           .run_ns = j->warmup_ns + (j->iterations ? 86400ull * 1000000000ull
+		                                                   : j->duration_ns * (uint64_t)j->repeat)},
+	};
+
+	return run_roles(t, &r);
 }

@@ -16,7 +16,7 @@
  * each PS, the barriers it passed and the nanoseconds it waited in them.  The collector (the launcher, or worker 0
  * without it) adds them up and prints them with the model's plan.
  */
-#include "tfgb.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -31,6 +31,7 @@
 #include "model.h"
 #include "payload.h"
 #include "report.h"
+#include "role.h"
 #include "wresult.h"
 #include "session.h"
 #include "srvinfo.h"
@@ -424,9 +425,11 @@ static void say_failure(struct tfgb *t, int index, const struct step_result *sr)
 	}
 }
 
+/* A training worker of the plan arg (role.h). */
 static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
-                      const struct train_plan *pl, int one_launch)
+                      int one_launch, void *arg)
 {
+	const struct train_plan *pl = arg;
 	const struct job *j = &t->job;
 	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
 	int workers = rk->size, rc, src, np = (int)j->ps_count;
@@ -477,52 +480,30 @@ out:
 	return rc;
 }
 
+/* The job's checks of a training run: the plan fits the wire. */
+static int train_check(struct tfgb *t, void *arg)
+{
+	struct err jerr;
+
+	if (train_plan_fits(&t->job, arg, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	return TFGB_EXIT_OK;
+}
+
 int cmd_train(struct tfgb *t)
 {
-	const struct tr_ops *ops;
-	struct err terr = {{0}};
-	struct cluster_rank rk;
-	struct cluster_role role;
 	struct train_plan pl;
-	struct err jerr;
-	struct launch launch = {.collect = collect_train, .run_ns = 86400ull * 1000000000ull};
-	struct err err;
+	struct run_roles r = {
+		.check = train_check, .worker = run_worker, .arg = &pl,
+		.launch = {.collect = collect_train, .run_ns = 86400ull * 1000000000ull},
+	};
 	int rc;
 
 	if ((rc = load_plan(t, &pl)) != 0)
 		return rc;
-	if (t->list) {
-		rc = list_model(t, &pl);
-		train_plan_free(&pl);
-		return rc;
-	}
-	ops = tr_find(t->job.transport, &terr);
-	if (train_plan_fits(&t->job, &pl, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
-		rc = TFGB_EXIT_USAGE;
-	} else if (!ops || (rc = tr_probe(ops, &t->job, &terr)) < 0) {
-		tfgb_error("%s: %s", t->cmd, terr.msg);
-		rc = ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
-	} else if (cluster_rank(t->task, &rk, &err) < 0 ||
-	           cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role,
-	                        &err) < 0) {
-		tfgb_error("%s: %s", t->cmd, err.msg);
-		rc = TFGB_EXIT_USAGE;
-	} else if ((rc = session_ranks_check(t, ops, &rk, &role)) != TFGB_EXIT_OK) {
-		/* said */
-	} else if (role.ps >= 0) { /* a server of one launch: it finds its rank again */
-		t->local_rank = rk.local >= 0 ? rk.local : 0;
-		t->local_source = rk.local_source;
-		rc = cmd_serve(t);
-	} else {
-		t->local_rank = rk.local >= 0 ? rk.local : 0;
-		t->local_source = rk.local_source;
-		tfgb_catch_signals();
-		rk.index = role.worker;
-		rk.size = role.workers;
-		rc = role.worker >= 0 ? run_worker(t, ops, &rk, &pl, role.one_launch)
-		                      : launch_run(t, ops, &launch);
-	}
+	rc = t->list ? list_model(t, &pl) : run_roles(t, &r);
 	train_plan_free(&pl);
 	return rc;
 }

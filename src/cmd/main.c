@@ -1,5 +1,5 @@
 /* main.c - tfgb's entry point: the command table, common options, dispatch. */
-#include "tfgb.h"
+#include "cmd.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -537,21 +537,6 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 		job_free(&t.job);
 	free(t.job_text);
 	return rc;
-}
-
-int tfgb_exe_dir(char *buf, size_t len)
-{
-	ssize_t n = readlink("/proc/self/exe", buf, len - 1);
-	char *slash;
-
-	if (n <= 0)
-		return -1;
-	buf[n] = 0;
-	slash = strrchr(buf, '/');
-	if (!slash)
-		return -1;
-	*slash = 0;
-	return 0;
 }
 
 /* Whether name is a transport with a page of its own (tfgb-NAME.7, such

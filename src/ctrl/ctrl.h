@@ -2,7 +2,7 @@
  *
  * PS 0's `tfgb serve` hosts it on [cluster] control (by default PS 0's host,
  * one port below PS 0); the one-machine launcher hosts its own, and so does
- * worker 0 of a run without a launcher (src/cmd/wctl.h), on a port the
+ * worker 0 of a run without a launcher (src/run/wctl.h), on a port the
  * kernel picks (ctrl_server_port).  It is gRPC whatever the benchmark's transport, and
  * speaks tfgb.v1.Control (proto/tfgb.proto; raw big-endian bodies, see
  * ctrl_server.c for the exact layouts, ctrl_wire.c for their codecs):

@@ -65,7 +65,7 @@ static int say(const char *text)
  * returns).  With none gone here, the ranks of the other hosts are named
  * as the ones that may have ended, then the usual stop.  A SIGTERM this
  * process sent itself (a server of one launch stops so once the run's
- * reports are in: cmd_serve.c) is that stop alone: its peers ended as
+ * reports are in: src/run/serve.c) is that stop alone: its peers ended as
  * they should.  Only async-signal-safe calls: getpid, kill(pid, 0),
  * write, _exit. */
 static void on_term(int sig, siginfo_t *si, void *uc)

@@ -1,4 +1,7 @@
-/* tfgb.h - what the dispatcher hands to every subcommand. */
+/* tfgb.h - what the dispatcher hands to every subcommand, and what the
+ * run layer (src/run: the launcher, the session, worker control, the
+ * collectors, the role dispatch of role.h) takes of it: the job, the
+ * report stream, the process's rank, the exit statuses. */
 #ifndef TFGB_H
 #define TFGB_H
 
@@ -66,16 +69,5 @@ void tfgb_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* SIGINT and SIGTERM set tfgb_stop (util.h; no SA_RESTART: a blocking wait
  * returns at once); SIGPIPE is ignored, a closed peer is a call's error. */
 void tfgb_catch_signals(void);
-
-/* Subcommands, one file each. */
-int cmd_genpayload(struct tfgb *t);
-int cmd_serve(struct tfgb *t);
-int cmd_latency(struct tfgb *t);
-int cmd_bandwidth(struct tfgb *t);
-int cmd_throughput(struct tfgb *t);
-int cmd_train(struct tfgb *t);
-int cmd_rerun(struct tfgb *t);
-int cmd_compare(struct tfgb *t);
-int cmd_plot(struct tfgb *t);
 
 #endif

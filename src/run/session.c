@@ -16,6 +16,19 @@
 #include "wresult.h"
 #include "util.h"
 
+int session_transport(struct tfgb *t, const char *who, const struct tr_ops **ops)
+{
+	struct err err = {{0}};
+	int rc = 0;
+
+	*ops = tr_find(t->job.transport, &err);
+	if (!*ops || (rc = tr_probe(*ops, &t->job, &err)) < 0) {
+		tfgb_error("%s: %s", who, err.msg);
+		return *ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
+	}
+	return TFGB_EXIT_OK;
+}
+
 int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,
                  int method, int inflight, int nps)
 {

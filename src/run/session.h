@@ -41,6 +41,11 @@ struct session {
 	int nconns;
 };
 
+/* Finds the job's transport and probes it (tr_find, tr_probe), as every
+ * process of a run does first: *ops and TFGB_EXIT_OK, or the exit status
+ * after one line "WHO: why". */
+int session_transport(struct tfgb *t, const char *who, const struct tr_ops **ops);
+
 /* Opens worker `index`'s session, which keeps inflight calls of method
  * outstanding on each connection: places this process, makes the payload,
  * opens the transport and connects to PS 0 .. nps-1.  TFGB_EXIT_OK, or the
