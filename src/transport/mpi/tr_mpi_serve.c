@@ -472,7 +472,7 @@ int mp_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		return -ENOMEM;
 	}
 	s->cfg = cfg;
-	s->o = ctx ? job_section_get(ctx, &tr_mpi_section) : NULL;
+	s->o = ctx ? ((const struct tr_setup *)ctx)->section : NULL; /* mp_init's copy */
 	if (!s->o)
 		s->o = &defaults;
 	for (int i = 0; i < POOL; i++)
