@@ -49,6 +49,7 @@
 
 #include "cluster.h"
 #include "codec.h"
+#include "collect_tput.h"
 #include "ctrl.h"
 #include "engine.h"
 #include "launch.h"
@@ -66,233 +67,13 @@
 #include "util.h"
 #include "wctl.h"
 
-/* ---- aggregation of the workers' reports ---- */
-
-struct agg {
-	struct launch_agg c;      /* what every command's aggregate holds */
-	uint64_t *per_ps;        /* nps */
-	struct place_seen *place; /* workers: where each ran, as it measured itself */
-	struct wresult_res *res;  /* workers: what each used over its run */
-	struct monitor **mon;     /* workers, then PSs: each one's series, when it sampled itself */
-	char (*ps_host)[RESULT_HOST_MAX]; /* PSs of one launch: each one's host, as it said */
-	struct report_host_res *hosts; /* their hosts, nhosts: the series merged */
-	size_t nhosts;
-	/* repeats: run k summed over the workers (nruns: the most any reported) */
-	struct report_run *runs; /* repeat */
-	uint64_t *run_lat_sum, *run_lat_count, *run_window_total;
-	uint32_t *run_workers;
-	uint32_t repeat, nruns;
-	struct engine_ivl_fig *ivl; /* every worker's intervals, nivl of cap */
-	uint32_t nivl, ivl_cap;
-	uint64_t ivl_dropped;
-};
-
-static int agg_init(struct agg *a, uint32_t workers, uint32_t nps, uint32_t repeat)
-{
-	memset(a, 0, sizeof *a);
-	if (launch_agg_init(&a->c, workers, nps) < 0)
-		return -ENOMEM;
-	a->repeat = repeat;
-	a->runs = calloc(repeat, sizeof *a->runs);
-	a->run_lat_sum = calloc(repeat, sizeof *a->run_lat_sum);
-	a->run_lat_count = calloc(repeat, sizeof *a->run_lat_count);
-	a->run_window_total = calloc(repeat, sizeof *a->run_window_total);
-	a->run_workers = calloc(repeat, sizeof *a->run_workers);
-	if (!a->runs || !a->run_lat_sum || !a->run_lat_count || !a->run_window_total ||
-	    !a->run_workers)
-		return -ENOMEM;
-	a->per_ps = calloc(nps, sizeof *a->per_ps);
-	a->place = calloc(workers, sizeof *a->place);
-	a->res = calloc(workers, sizeof *a->res);
-	a->mon = calloc(workers + nps, sizeof *a->mon);
-	a->ps_host = calloc(nps, sizeof *a->ps_host);
-	a->hosts = calloc(workers + nps, sizeof *a->hosts);
-	return a->per_ps && a->place && a->res && a->mon && a->ps_host && a->hosts ? 0 : -ENOMEM;
-}
-
-static void agg_free(struct agg *a)
-{
-	for (uint32_t i = 0; a->mon && i < a->c.workers + a->c.nps; i++)
-		monitor_free(a->mon[i]);
-	launch_agg_free(&a->c);
-	free(a->per_ps);
-	free(a->place);
-	free(a->res);
-	free(a->mon);
-	free(a->ps_host);
-	for (size_t h = 0; h < a->nhosts; h++)
-		monitor_free((struct monitor *)a->hosts[h].mon);
-	free(a->hosts);
-	free(a->runs);
-	free(a->run_lat_sum);
-	free(a->run_lat_count);
-	free(a->run_window_total);
-	free(a->run_workers);
-	free(a->ivl);
-}
-
-/* Adds a worker's intervals to the aggregate's (counted as dropped when
- * memory runs out). */
-static void agg_ivl(struct agg *a, const struct wresult *w)
-{
-	a->ivl_dropped += w->ivl_dropped;
-	if (w->nivl == 0)
-		return; /* nothing to copy, and a->ivl may still be NULL */
-	if (a->nivl + w->nivl > a->ivl_cap) {
-		uint32_t cap = a->ivl_cap ? a->ivl_cap : RESULT_IVL_MAX;
-		struct engine_ivl_fig *more;
-		while (cap < a->nivl + w->nivl)
-			cap *= 2;
-		if (!(more = realloc(a->ivl, cap * sizeof *more))) {
-			a->ivl_dropped += w->nivl;
-			return;
-		}
-		a->ivl = more;
-		a->ivl_cap = cap;
-	}
-	memcpy(a->ivl + a->nivl, w->ivl, w->nivl * sizeof *w->ivl);
-	a->nivl += w->nivl;
-}
-
-/* Worker by worker, each one's in time order. */
-static int ivl_cmp(const void *x, const void *y)
-{
-	const struct engine_ivl_fig *a = x, *b = y;
-
-	if (a->worker != b->worker)
-		return a->worker < b->worker ? -1 : 1;
-	return a->index < b->index ? -1 : a->index > b->index;
-}
-
-/* Adds a worker's runs to the per-run sums. */
-static void agg_runs(struct agg *a, const struct wresult *w)
-{
-	for (uint32_t k = 0; k < w->nruns && k < a->repeat; k++) {
-		const struct wresult_run *u = &w->runs[k];
-		struct report_run *o = &a->runs[k];
-		o->calls += u->calls;
-		o->errors += u->errors;
-		o->bytes += u->bytes;
-		o->rps += u->window_ns ? (double)u->calls * 1e9 / (double)u->window_ns : 0.0;
-		o->bytes_per_s += u->window_ns ? (double)u->bytes * 1e9 / (double)u->window_ns : 0.0;
-		a->run_lat_sum[k] += u->lat_sum_ns;
-		a->run_lat_count[k] += u->lat_count;
-		a->run_window_total[k] += u->window_ns;
-		a->run_workers[k]++;
-		if (k + 1 > a->nruns)
-			a->nruns = k + 1;
-	}
-}
-
-/* The per-run figures once every report is in: merged mean latency, mean
- * window; percentiles are not known (they do not add across workers). */
-static void agg_runs_finish(struct agg *a)
-{
-	for (uint32_t k = 0; k < a->nruns; k++) {
-		struct report_run *o = &a->runs[k];
-		o->avg_us = a->run_lat_count[k] ?
-		            (double)a->run_lat_sum[k] / (double)a->run_lat_count[k] / 1e3 : 0.0;
-		o->p50_us = o->p99_us = NAN;
-		o->window_ns = a->run_workers[k] ? a->run_window_total[k] / a->run_workers[k] : 0;
-	}
-}
-
-static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
-{
-	struct agg *a = arg;
-	const struct wresult *w = launch_agg_add(&a->c, worker, blob, len, 0);
-
-	if (!w)
-		return 0;
-	for (uint32_t i = 0; i < a->c.nps; i++)
-		a->per_ps[i] += w->ps_calls[i];
-	a->place[worker] = w->place;
-	a->res[worker] = w->res;
-	if (w->mon_len && monitor_unpack(w->mon, w->mon_len, &a->mon[worker]) < 0)
-		a->mon[worker] = NULL; /* checked by wresult_decode: out of memory */
-	stats_merge(&a->c.sum.svc, &w->svc);
-	agg_runs(a, w);
-	agg_ivl(a, w);
-	return 0;
-}
-
-/* The hosts of the workers that sampled themselves, each with their
- * series merged (hosts in order of their first worker): what the report's
- * resources hold when no launcher sampled the processes.  A host left out
- * for want of memory is left out. */
-static const char *agg_host_of(const struct agg *a, uint32_t i)
-{
-	return !a->mon[i] ? NULL : i < a->c.workers ? a->c.host[i] : a->ps_host[i - a->c.workers];
-}
-
-static void agg_hosts(struct agg *a)
-{
-	uint32_t all = a->c.workers + a->c.nps; /* workers, then the PSs of one launch */
-	const struct monitor **parts = calloc(all, sizeof *parts);
-
-	for (uint32_t i = 0; parts && i < all; i++) {
-		const char *host = agg_host_of(a, i);
-		size_t n = 0, h = a->nhosts;
-		struct monitor *m;
-		int done = !host;
-		for (uint32_t k = 0; k < i && !done; k++)
-			done = agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host);
-		if (done)
-			continue; /* merged with the host's first process */
-		for (uint32_t k = i; k < all; k++)
-			if (agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host))
-				parts[n++] = a->mon[k];
-		if (monitor_merge(parts, n, &m) == 0) {
-			a->hosts[h] = (struct report_host_res){.host = host, .mon = m};
-			a->nhosts++;
-		}
-	}
-	free(parts);
-}
-
-static int agg_ps_res(void *arg, uint32_t ps, const void *blob, size_t len)
-{
-	struct agg *a = arg;
-
-	if (ps < a->c.nps && !a->mon[a->c.workers + ps] &&
-	    session_res_unpack(blob, len, a->ps_host[ps], &a->mon[a->c.workers + ps]) < 0)
-		a->ps_host[ps][0] = 0; /* malformed: left out */
-	return 0;
-}
-
-/* The collector of one launch, once every worker has reported: the
- * launch's servers pass the first end barrier and hand in their own
- * resources (session.h), which it waits job.timeout for.  Not when they
- * cannot be reached in that time, nor when a PS is known dead (ps_lost:
- * the barrier would never fill): the result goes without them, and the
- * servers still waiting are told the run is over (session_launch_abort),
- * so that the run costs no second timeout at launch_end.  Returns where
- * the launch's end stands: LAUNCH_ONE_PASSED or LAUNCH_ONE_GIVEN_UP. */
-static int agg_ps_collect(struct tfgb *t, struct agg *a, int ps_lost)
-{
-	const struct job *j = &t->job;
-	struct ctrl_client *cc = NULL;
-	struct err err;
-	uint32_t got = 0;
-	int one = LAUNCH_ONE_PASSED;
-
-	if (!ps_lost && session_launch_phase(j, &cc, (int)a->c.nps, (int)a->c.nps, 0,
-	                                     now_ns() + j->timeout_ns, &tfgb_stop) == 0) {
-		ctrl_collect(cc, cluster_run_id(NULL) ^ LAUNCH_RES_ID, a->c.nps, 0,
-		             now_ns() + j->timeout_ns, agg_ps_res, a, &got, &err);
-	} else {
-		session_launch_abort(j, &cc);
-		one = LAUNCH_ONE_GIVEN_UP;
-	}
-	ctrl_client_close(cc);
-	return one;
-}
+/* ---- the report ---- */
 
 
 /* Without a launcher's monitor, each host's series goes to monitor.series
  * with ".HOST" added when the run spans several hosts, as is when one:
  * 0 or -1 (said). */
-static int hosts_csv(struct tfgb *t, const struct agg *a)
+static int hosts_csv(struct tfgb *t, const struct tput_agg *a)
 {
 	const char *series = t->job.series;
 
@@ -318,7 +99,7 @@ static int hosts_csv(struct tfgb *t, const struct agg *a)
 /* Prints the aggregate a of the workers' reports (why: what makes it
  * incomplete, "" when nothing), with the resource series and the latency
  * distribution beside it: 0, or -1 (said). */
-static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struct agg *a,
+static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struct tput_agg *a,
                            const char *why, const struct report_lost *lost,
                            const struct opt_hostport *ps,
                            const struct srvinfo *psinfo, const struct payload *p,
@@ -371,94 +152,8 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 	return 0;
 }
 
-/* A report already taken from the first service is not taken twice. */
-static int agg_add_new(void *arg, uint32_t worker, const void *blob, size_t len)
-{
-	struct agg *a = arg;
-
-	return worker < a->c.workers && a->c.seen[worker] ? 0 : agg_add(arg, worker, blob, len);
-}
-
-/* Collects the run's reports through cc, then those still missing through
- * cc2 when not NULL, into a: 0, or -1 (said, with note). */
-static int collect_reports(struct tfgb *t, struct ctrl_client *cc, struct ctrl_client *cc2,
-                           uint64_t run_id, uint32_t workers, int partial, const char *note,
-                           struct agg *a)
-{
-	struct err err;
-	uint32_t got = 0;
-
-	if (launch_collect(t, cc, run_id, workers, partial, agg_add, a, &err) < 0) {
-		if (note)
-			tfgb_error("%s: %s; no results: collecting them failed: %s", t->cmd, note, err.msg);
-		else
-			tfgb_error("%s: collecting results: %s", t->cmd, err.msg);
-		return -1;
-	}
-	if (cc2 && a->c.reported < workers) /* PS 0's copies: gone is no error */
-		ctrl_collect(cc2, run_id, workers, 1, now_ns() + t->job.timeout_ns, agg_add_new, a,
-		             &got, &err);
-	return 0;
-}
-
-/* A worker's view of the run as its collector, when no launcher is above
- * it (NULL for the launcher): wc names a process that died; cc2 is PS 0's
- * service when the reports go to worker 0's (wctl.h); one_launch: enum
- * LAUNCH_ONE*, moved on as the launch's servers are met or given up. */
-struct wview {
-	const struct wctl *wc;
-	struct ctrl_client *cc2;
-	int one_launch;
-	struct report_lost found; /* the process wc found dead, in the buffers below */
-	char how[RESULT_HOST_MAX + 64], host[RESULT_HOST_MAX], note[256];
-};
-
-/* The process that died, as v's control service saw it, when the launcher
- * named none: lost and, when it had none, note become its. */
-static void view_lost(struct tfgb *t, const struct tr_ops *ops, struct wview *v,
-                      const struct agg *a, const struct report_lost **lost, const char **note)
-{
-	struct report_lost *f = &v->found;
-
-	if (!v->wc || *lost || !wctl_lost(v->wc, &t->job, ops, a->c.seen, a->c.failed, f, v->how,
-	                                 sizeof v->how, v->host, sizeof v->host))
-		return;
-	*lost = f;
-	if (f->pid > 0)
-		snprintf(v->note, sizeof v->note, "%s %d (pid %d on %s): %s", f->role[0] == 'p' ?
-		         "PS" : "worker", f->index, f->pid, f->host, f->how);
-	else
-		snprintf(v->note, sizeof v->note, "PS %d on %s: %s", f->index, f->host, f->how);
-	*note = *note ? *note : v->note;
-}
-
-/* What makes the aggregate incomplete, in why (len bytes; "" when nothing). */
-static void agg_why(const struct agg *a, const char *note, char *why, size_t len)
-{
-	why[0] = 0;
-	note = launch_note(note, a->c.reported == a->c.workers && !a->c.failed && !a->c.bad_blobs);
-	if (note)
-		snprintf(why, len, "%s", note);
-	else if (a->c.reported < a->c.workers)
-		snprintf(why, len, "%u of %u workers reported", a->c.reported, a->c.workers);
-	else if (a->c.failed)
-		snprintf(why, len, "%s", a->c.first_err.msg);
-	if (a->c.bad_blobs && !why[0])
-		snprintf(why, len, "%d malformed reports were ignored", a->c.bad_blobs);
-}
-
-/* The figures once every report is in: means, runs, intervals in order. */
-static void agg_finish(struct agg *a)
-{
-	a->c.sum.window_ns = a->c.reported ? a->c.window_total / a->c.reported : 0;
-	a->c.sum.warmup_ns = a->c.reported ? a->c.warmup_total / a->c.reported : 0;
-	agg_runs_finish(a);
-	if (a->nivl)
-		qsort(a->ivl, a->nivl, sizeof *a->ivl, ivl_cmp);
-}
-
 /* Says on standard error what the printed aggregate is: the exit status. */
-static int agg_verdict(struct tfgb *t, const struct agg *a, const char *why,
+static int agg_verdict(struct tfgb *t, const struct tput_agg *a, const char *why,
                        const struct report_lost *lost)
 {
 	if (lost) {
@@ -491,17 +186,17 @@ static int agg_verdict(struct tfgb *t, const struct agg *a, const char *why,
 static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
                          uint64_t run_id, uint32_t workers, int partial, const char *note,
                          const struct report_lost *lost, const struct sysinfo_env *env,
-                         const struct monitor *mon, struct wview *v)
+                         const struct monitor *mon, struct tput_view *v)
 {
 	const struct job *j = &t->job;
 	char why[1024];
 	struct payload p = {0};
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
-	struct agg a;
+	struct tput_agg a;
 	int status = TFGB_EXIT_FAIL;
 
-	if (agg_init(&a, workers, (uint32_t)j->ps_count, (uint32_t)j->repeat) < 0 ||
+	if (tput_agg_init(&a, workers, (uint32_t)j->ps_count, (uint32_t)j->repeat) < 0 ||
 	    payload_layout(j, &p) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
 	    !(psinfo = calloc((size_t)j->ps_count, sizeof *psinfo))) {
 		tfgb_error("%s: out of memory collecting results", t->cmd);
@@ -509,16 +204,9 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		job_ps_addr(j, i, &ps[i]);
-	if (collect_reports(t, cc, v ? v->cc2 : NULL, run_id, workers, partial, note, &a) < 0)
+	if (tput_collect(t, ops, cc, run_id, workers, partial, &note, &lost, mon, v, &a, why,
+	                 sizeof why) < 0)
 		goto out;
-	if (v)
-		view_lost(t, ops, v, &a, &lost, &note);
-	agg_why(&a, note, why, sizeof why);
-	agg_finish(&a);
-	if (v && v->one_launch == LAUNCH_ONE)
-		v->one_launch = agg_ps_collect(t, &a, lost && !strcmp(lost->role, "ps"));
-	if (!mon)
-		agg_hosts(&a);
 	launch_ps_allocators(j, ops, !why[0], psinfo, 1);
 	if (print_aggregate(t, ops, &a, why, lost, ps, psinfo, &p, env, mon) == 0)
 		status = agg_verdict(t, &a, why, lost);
@@ -528,7 +216,7 @@ out:
 		srvinfo_clear(&psinfo[i]);
 	free(psinfo);
 	payload_free(&p);
-	agg_free(&a);
+	tput_agg_free(&a);
 	return status;
 }
 
@@ -693,7 +381,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	/* the one-machine launcher collects itself; otherwise worker 0 does
 	 * (or worker 1, when worker 0 is gone: wctl.h) */
 	int collector = w.alone && rk->index == 0, rc, erc;
-	struct wview v = {.one_launch = one_launch};
+	struct tput_view v = {.one_launch = one_launch};
 	struct err jerr;
 
 	(void)arg;

@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "collect_train.h"
 #include "ctrl.h"
 #include "launch.h"
 #include "model.h"
@@ -104,67 +105,6 @@ static int list_model(struct tfgb *t, const struct train_plan *p)
 	return TFGB_EXIT_OK;
 }
 
-/* ---- aggregation of the workers' reports ---- */
-
-struct tagg {
-	struct launch_agg c;        /* calls: steps; lat: step times */
-	uint64_t *sent, *recv;      /* nps */
-	uint64_t *calls;            /* nps: transfers each PS answered */
-	uint64_t *barriers;         /* workers: barriers passed */
-	uint64_t barrier_wait_ns;   /* all workers' time in barriers */
-	struct stats *wstep;        /* workers */
-	struct stats pull;
-	const size_t *ps_vars;      /* the plan's, nps */
-};
-
-static void tagg_free(struct tagg *a)
-{
-	launch_agg_free(&a->c);
-	free(a->sent);
-	free(a->recv);
-	free(a->calls);
-	free(a->barriers);
-	free(a->wstep);
-}
-
-static int tagg_init(struct tagg *a, uint32_t workers, const struct train_plan *p)
-{
-	uint32_t nps = (uint32_t)p->nps;
-
-	memset(a, 0, sizeof *a);
-	if (launch_agg_init(&a->c, workers, nps) < 0)
-		return -ENOMEM;
-	a->ps_vars = p->ps_vars;
-	a->sent = calloc(nps, sizeof *a->sent);
-	a->recv = calloc(nps, sizeof *a->recv);
-	a->calls = calloc(nps, sizeof *a->calls);
-	a->barriers = calloc(workers, sizeof *a->barriers);
-	a->wstep = calloc(workers, sizeof *a->wstep);
-	stats_init(&a->pull);
-	for (uint32_t i = 0; a->wstep && i < workers; i++)
-		stats_init(&a->wstep[i]);
-	return a->sent && a->recv && a->calls && a->barriers && a->wstep ? 0 : -ENOMEM;
-}
-
-static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
-{
-	struct tagg *a = arg;
-	const struct wresult *w = launch_agg_add(&a->c, worker, blob, len, 1);
-
-	if (!w)
-		return 0;
-	for (uint32_t i = 0; i < a->c.nps; i++) {
-		a->sent[i] += w->ps_sent[i];
-		a->recv[i] += w->ps_recv[i];
-		a->calls[i] += 2 * a->ps_vars[i] * w->calls; /* a step completes every transfer */
-	}
-	a->barriers[worker] = w->barriers;
-	a->barrier_wait_ns += w->barrier_wait_ns;
-	a->wstep[worker] = w->lat;
-	stats_merge(&a->pull, &w->svc);
-	return 0;
-}
-
 /* ---- the report ---- */
 
 /* The payload of one step: every transferred variable, one buffer each. */
@@ -185,7 +125,7 @@ static int step_payload(const struct train_plan *pl, struct payload *p)
 	return 0;
 }
 
-static void train_fig(const struct tfgb *t, const struct train_plan *pl, const struct tagg *a,
+static void train_fig(const struct tfgb *t, const struct train_plan *pl, const struct train_agg *a,
                       struct report_train *tr)
 {
 	const struct train_conf *c = train_conf_of(&t->job);
@@ -204,7 +144,7 @@ static void train_fig(const struct tfgb *t, const struct train_plan *pl, const s
 }
 
 static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct train_plan *pl,
-                       const struct tagg *a, const char *why, const struct opt_hostport *ps,
+                       const struct train_agg *a, const char *why, const struct opt_hostport *ps,
                        const struct srvinfo *psinfo, const struct sysinfo_env *env,
                        const struct monitor *mon)
 {
@@ -249,43 +189,25 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
                          const struct monitor *mon)
 {
 	const struct job *j = &t->job;
-	struct err err;
 	char why[1024];
 	struct train_plan pl;
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
-	struct tagg a;
-	int rc, status = TFGB_EXIT_FAIL;
+	struct train_agg a;
+	int status = TFGB_EXIT_FAIL;
 
 	if ((status = load_plan(t, &pl)) != 0)
 		return status;
 	status = TFGB_EXIT_FAIL;
-	if (tagg_init(&a, workers, &pl) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
+	if (train_agg_init(&a, workers, &pl) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
 	    !(psinfo = calloc((size_t)j->ps_count, sizeof *psinfo))) {
 		tfgb_error("%s: out of memory collecting results", t->cmd);
 		goto out;
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		job_ps_addr(j, i, &ps[i]);
-	if ((rc = launch_collect(t, cc, run_id, workers, partial, tagg_add, &a, &err)) < 0) {
-		tfgb_error("%s: %s%scollecting results: %s", t->cmd, note ? note : "",
-		           note ? "; no results: " : "", err.msg);
+	if (train_collect(t, cc, run_id, workers, partial, note, lost, &a, why, sizeof why) < 0)
 		goto out;
-	}
-	why[0] = 0;
-	note = launch_note(note, !lost && a.c.reported == workers && !a.c.failed && !a.c.bad_blobs);
-	if (lost) /* the figures are the survivors' */
-		snprintf(why, sizeof why, "partial: %s %d (pid %d on %s) died: %s", lost->role,
-		         lost->index, lost->pid, lost->host, lost->how);
-	else if (note)
-		snprintf(why, sizeof why, "%s", note);
-	else if (a.c.reported < workers)
-		snprintf(why, sizeof why, "%u of %u workers reported", a.c.reported, workers);
-	else if (a.c.failed)
-		snprintf(why, sizeof why, "%s", a.c.first_err.msg);
-	else if (a.c.bad_blobs)
-		snprintf(why, sizeof why, "%d malformed reports were ignored", a.c.bad_blobs);
-	a.c.sum.window_ns = a.c.reported ? a.c.window_total / a.c.reported : 0;
 	launch_ps_allocators(j, ops, !why[0], psinfo, 0);
 	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0)
 		goto out;
@@ -298,7 +220,7 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 out:
 	free(ps);
 	free(psinfo);
-	tagg_free(&a);
+	train_agg_free(&a);
 	train_plan_free(&pl);
 	return status;
 }

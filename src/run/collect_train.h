@@ -1,0 +1,44 @@
+/* collect_train.h - the collector of a training run: the workers' step
+ * reports added up (train_agg) and what makes them incomplete.  A
+ * worker's report travels as a throughput worker's (wresult.h): calls are
+ * its measured steps, the latency histogram its step times, the
+ * service-time one its pull phases, with the bytes it sent to and
+ * received from each PS and the barriers it passed.  The command prints
+ * the result with the model's plan (cmd_train.c).
+ */
+#ifndef TFGB_COLLECT_TRAIN_H
+#define TFGB_COLLECT_TRAIN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "launch.h"
+#include "stats.h"
+#include "tfgb.h"
+#include "train.h"
+
+struct train_agg {
+	struct launch_agg c;        /* calls: steps; lat: step times */
+	uint64_t *sent, *recv;      /* nps */
+	uint64_t *calls;            /* nps: transfers each PS answered */
+	uint64_t *barriers;         /* workers: barriers passed */
+	uint64_t barrier_wait_ns;   /* all workers' time in barriers */
+	struct stats *wstep;        /* workers */
+	struct stats pull;
+	const size_t *ps_vars;      /* the plan's, nps */
+};
+
+/* For the plan p's PSs: 0, or -ENOMEM (train_agg_free cleans up either way). */
+int train_agg_init(struct train_agg *a, uint32_t workers, const struct train_plan *p);
+void train_agg_free(struct train_agg *a);
+
+/* Collects run_id's reports through cc into a, and says in why (len
+ * bytes, "" when nothing) what makes them incomplete: the process lost
+ * that died (the figures are the survivors'), the failure note, workers
+ * that did not report or failed, malformed reports.  0, or -1 (said,
+ * naming note). */
+int train_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
+                  int partial, const char *note, const struct report_lost *lost,
+                  struct train_agg *a, char *why, size_t len);
+
+#endif
