@@ -157,7 +157,7 @@ START_TEST(test_job_table_unique)
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "monitor",
 	                                       "server", "affinity", "network", "grpc", "socket", "verbs",
 	                                       "mpi",
-	                                       "train"};
+	                                       "train", "collective"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;
@@ -837,7 +837,7 @@ START_TEST(test_job_err_section)
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
 	                   "[payload], [output], [monitor], [server], [affinity], [network], [grpc], "
-	                   "[socket], [verbs], [mpi], [train]");
+	                   "[socket], [verbs], [mpi], [train], [collective]");
 }
 END_TEST
 
@@ -858,7 +858,7 @@ START_TEST(test_job_err_outside_section)
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
 	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [network], "
-	                   "[grpc], [socket], [verbs], [mpi] or [train]");
+	                   "[grpc], [socket], [verbs], [mpi], [train] or [collective]");
 }
 END_TEST
 

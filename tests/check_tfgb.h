@@ -14,7 +14,7 @@
 	X(opt) X(job) X(payload) X(json) X(doc) X(stats) X(engine) X(result) X(ctrl) \
 	X(ctrl_wire) X(frame) X(socket) X(codec) X(verbs) X(jsonr) X(sysinfo) X(monitor) \
 	X(place) X(sweep) X(tls) X(limit) X(model) X(step) X(alloc) X(input) X(wire) X(hist) \
-	X(loop) X(plot) X(peer) X(train) X(pull) X(bench)
+	X(loop) X(plot) X(peer) X(train) X(pull) X(bench) X(coll)
 
 #define TFGB_DECLARE_SUITE(name) Suite *make_##name##_suite(void);
 TFGB_SUITES(TFGB_DECLARE_SUITE)

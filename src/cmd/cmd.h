@@ -13,6 +13,7 @@ int cmd_latency(struct tfgb *t);
 int cmd_bandwidth(struct tfgb *t);
 int cmd_throughput(struct tfgb *t);
 int cmd_train(struct tfgb *t);
+int cmd_collective(struct tfgb *t);
 int cmd_rerun(struct tfgb *t);
 int cmd_compare(struct tfgb *t);
 int cmd_plot(struct tfgb *t);

@@ -50,6 +50,8 @@ static const struct cmd commands[] = {
 	 "parameter-server throughput: every worker calls every PS"},
 	{"train", cmd_train, CMD_JOB | CMD_TASK | CMD_SWEEP | CMD_LIST, "[--task N] [--list]",
 	 "training steps of a model: every worker pulls and pushes every variable"},
+	{"collective", cmd_collective, CMD_JOB | CMD_TASK, "[--task N]",
+	 "all-reduce, reduce-scatter or all-gather over every rank, size by size"},
 	{"genpayload", cmd_genpayload, CMD_JOB | CMD_INI, "[--ini]",
 	 "print the payload layout the job describes"},
 	{"rerun", cmd_rerun, CMD_JOB | CMD_RESULT, "RESULT.json",
@@ -485,7 +487,7 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 		return TFGB_EXIT_OK;
 	}
 	/* the job's malloc, before any thread: may start this program again */
-	if (runs_calls(c) || c->fn == cmd_serve || c->fn == cmd_train) {
+	if (runs_calls(c) || c->fn == cmd_serve || c->fn == cmd_train || c->fn == cmd_collective) {
 		struct err aerr;
 		if ((rc = alloc_apply(&t->job, main_argv, &aerr)) < 0) {
 			tfgb_error("%s", aerr.msg);

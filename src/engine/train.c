@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "payload.h"
 #include "transport.h"
 
@@ -39,7 +40,8 @@ const struct job_section train_section = {
 
 int train_registry_init(void)
 {
-	if (tr_registry_init() < 0 || job_register(NULL, 1, &train_section) < 0)
+	if (tr_registry_init() < 0 || job_register(NULL, 1, &train_section) < 0 ||
+	    job_register(NULL, 1, &coll_section) < 0)
 		return -1;
 	return 0;
 }

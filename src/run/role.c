@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "launch_ranks.h"
 #include "serve.h"
 #include "session.h"
 
@@ -47,6 +48,43 @@ static int p2p_roles(struct tfgb *t, const struct tr_ops *ops, const struct run_
 	return r->worker(t, ops, &rk, 0, r->arg);
 }
 
+/* A run of ranks: a rank of a launch (--task N, or a launcher's rank
+ * variables) is worker N of cluster.workers; a process with none launches
+ * them.  A launch whose size is not cluster.workers is refused by its
+ * first rank, naming the key to set. */
+static int rank_roles(struct tfgb *t, const struct tr_ops *ops, const struct run_roles *r)
+{
+	const int n = (int)t->job.workers;
+	struct cluster_rank rk;
+	struct err err;
+
+	if (cluster_rank(t->task, &rk, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if (rk.index < 0 && !(ops->caps & TR_CAP_RANKS)) {
+		tfgb_catch_signals();
+		return launch_ranks(t, r->launch.run_ns);
+	}
+	if (rk.size < 0 && (rk.index < 0 || rk.index >= n)) {
+		tfgb_error("%s: %s %d is out of range: the job has %d ranks (cluster.workers; 0..%d)",
+		           t->cmd, rk.source, rk.index, n, n - 1);
+		return TFGB_EXIT_USAGE;
+	}
+	if ((rk.size >= 0 && rk.size != n) || rk.index >= n || rk.index < 0) {
+		if (rk.index <= 0)
+			tfgb_error("%s: this launch has %d ranks (%s) and the job %d (cluster.workers): "
+			           "set -s cluster.workers=%d, or launch %d", t->cmd, rk.size,
+			           rk.size_source ? rk.size_source : "--task", n, rk.size > 0 ? rk.size : n,
+			           n);
+		return TFGB_EXIT_USAGE;
+	}
+	local_rank(t, &rk);
+	tfgb_catch_signals();
+	rk.size = n;
+	return r->worker(t, ops, &rk, 0, r->arg);
+}
+
 int run_roles(struct tfgb *t, const struct run_roles *r)
 {
 	const struct tr_ops *ops;
@@ -61,6 +99,8 @@ int run_roles(struct tfgb *t, const struct run_roles *r)
 		return rc;
 	if (r->flags & RUN_P2P)
 		return p2p_roles(t, ops, r);
+	if (r->flags & RUN_RANKS)
+		return rank_roles(t, ops, r);
 	if (cluster_rank(t->task, &rk, &err) < 0 ||
 	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, &err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err.msg);

@@ -14,6 +14,10 @@
  *    process of a launch serves its PS or runs its worker; a process with
  *    no rank is the launcher, which starts the others on this machine and
  *    collects their reports with launch.collect;
+ *  - a run of ranks (RUN_RANKS: the collectives): every process is a
+ *    worker of cluster.workers, a server and a client at once, and there
+ *    is no PS; a process with no rank is the launcher, which starts the
+ *    ranks on this machine (launch_ranks.h);
  *  - a point-to-point run (RUN_P2P: latency, bandwidth): the process is
  *    the worker and starts the one PS it needs itself, except under a
  *    transport of ranks (TR_CAP_RANKS), where rank 0 serves and rank 1
@@ -31,7 +35,8 @@
 #include "transport.h"
 
 enum {
-	RUN_P2P = 1 << 0, /* a point-to-point run: no launcher, no control service */
+	RUN_P2P = 1 << 0,   /* a point-to-point run: no launcher, no control service */
+	RUN_RANKS = 1 << 1, /* every process a rank, no PS (launch.collect unused) */
 };
 
 struct run_roles {
@@ -44,7 +49,8 @@ struct run_roles {
 	 * Called with the signals caught (tfgb_catch_signals). */
 	int (*worker)(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
 	              int one_launch, void *arg);
-	/* the launcher's collector and its workers' longest run (not RUN_P2P) */
+	/* the launcher's collector and its workers' longest run (not RUN_P2P;
+	 * RUN_RANKS: the run_ns alone) */
 	struct launch launch;
 	void *arg;
 };

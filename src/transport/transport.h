@@ -184,6 +184,35 @@ enum {
 	TR_CAP_RANKS = 1 << 5,
 };
 
+/* A transport's collective side (tr_ops.coll): in a collective every
+ * rank is a server and a client at once, and the transport only moves
+ * bytes between two ranks; the algorithms live once, above it (coll.h).
+ * A link is one rank's connections to the others of its run. */
+struct tr_link;
+struct tr_link_cfg {
+	int rank, nranks;                 /* this rank, of nranks >= 2 */
+	const struct opt_hostport *addrs; /* nranks: where each rank listens (a
+	                                   * transport of ranks ignores them) */
+	uint64_t timeout_ns;              /* longest wait for a peer: to meet it, for a step */
+	const void *section;              /* its own job section, or NULL: its defaults */
+};
+struct tr_coll_ops {
+	/* Meets the other ranks: 0 with *out, or -errno with one line in err
+	 * naming the rank it could not meet.  SIGINT or SIGTERM (tfgb_stop)
+	 * ends the wait with -EINTR. */
+	int (*open)(void *ctx, const struct tr_link_cfg *cfg, struct tr_link **out,
+	            struct err *err);
+	/* One step: sends slen bytes of sbuf to rank `to` while it receives
+	 * rlen bytes from rank `from` into rbuf (to or from -1: that half is
+	 * not there; the peers agree on every length, so nothing frames them).
+	 * Returns when both are done: 0; or -errno with one line in err naming
+	 * the peer (-ETIMEDOUT at deadline_ns, -EPIPE when it closed or died,
+	 * -EINTR on tfgb_stop).  No allocation, no copy beyond the transport's. */
+	int (*sendrecv)(struct tr_link *l, int to, const void *sbuf, size_t slen, int from,
+	                void *rbuf, size_t rlen, uint64_t deadline_ns, struct err *err);
+	void (*close)(struct tr_link *l); /* accepts NULL */
+};
+
 struct tr_ops {
 	const char *name;
 	size_t size; /* sizeof(struct tr_ops) the transport was built against */
@@ -254,6 +283,9 @@ struct tr_ops {
 	/* Optional: the same for the server of this process (`tfgb serve`),
 	 * called from a serving thread while it answers Info. */
 	void (*serve_counters)(void *ctx, struct tr_counters *out);
+	/* Optional: the collective side (NULL: `tfgb collective` refuses the
+	 * transport, naming the ones that have it). */
+	const struct tr_coll_ops *coll;
 };
 
 /* Fills out for a transport that has no counters of its own: nothing

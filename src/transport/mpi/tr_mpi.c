@@ -443,6 +443,7 @@ const struct tr_ops tr_mpi_ops = {
 	.reap = mp_reap,
 	.call_release = mp_call_release,
 	.default_threads = 1, /* its one progress loop */
+	.coll = &mp_coll_ops,
 };
 
 #endif /* TFGB_HAVE_MPI */

@@ -31,7 +31,8 @@
 #include "mp_conf.h"
 #include "transport.h"
 
-enum { MP_TAG_REQ = 1, MP_TAG_REPLY = 2, MP_TAG_DATA = 3, MP_TAG_BYE = 4 };
+enum { MP_TAG_REQ = 1, MP_TAG_REPLY = 2, MP_TAG_DATA = 3, MP_TAG_BYE = 4,
+       MP_TAG_COLL = 5 /* a collective's step (tr_mpi_coll.c) */ };
 
 /* Every message's head, in the byte order of the job's hosts (an MPI job
  * of one architecture). */
@@ -69,6 +70,10 @@ extern struct mp_world mp_world;
  * -EINVAL with err when the process is not a rank of an MPI launch (the
  * command to use), -EIO when MPI does not start.  MPI_Finalize runs at exit. */
 int mp_world_up(const struct tr_setup *s, struct err *err);
+
+/* The collective side (tr_mpi_coll.c): a step is one MPI_Isend and one
+ * MPI_Irecv under MP_TAG_COLL, between the ranks of MPI_COMM_WORLD. */
+extern const struct tr_coll_ops mp_coll_ops;
 
 /* From here on a SIGTERM (Open MPI's launcher stopping the ranks when one
  * has died) names the ranks of this host that are gone, their role and

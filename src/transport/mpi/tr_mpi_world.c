@@ -284,10 +284,11 @@ int mp_world_up(const struct tr_setup *s, struct err *err)
 		err_set(err, "transport mpi runs every process as a rank of one MPI job%s: run "
 		        "'%s 2 tfgb latency|bandwidth ...' (rank 0 the PS, rank 1 the worker), "
 		        "or '%s %ld tfgb throughput|train ...' (ranks 0..%ld the PSs, the "
-		        "others the %ld workers; cluster.workers set)",
+		        "others the %ld workers; cluster.workers set), or '%s %ld tfgb collective ...' "
+		        "(every rank a worker)",
 		        getenv("SLURM_STEP_ID") ? ", and srun started this one without an MPI plugin "
 		                                  "(--mpi=none)" : "",
-		        cmd, cmd, p + w, p - 1, w);
+		        cmd, cmd, p + w, p - 1, w, cmd, w < 2 ? 2 : w);
 		return -EINVAL;
 	}
 	return world_start(s, err);

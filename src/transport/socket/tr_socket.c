@@ -791,4 +791,5 @@ const struct tr_ops tr_socket_ops = {
 	.submit = sk_submit,
 	.reap = sk_reap,
 	.call_release = sk_call_release,
+	.coll = &sk_coll_ops,
 };

@@ -60,4 +60,8 @@ ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc);
 /* The serve op: see struct tr_ops.  ctx is the struct sk_opts from init. */
 int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 
+/* The collective side (tr_socket_coll.c): a TCP mesh among the ranks.  Its
+ * open takes the struct sk_opts from init as ctx. */
+extern const struct tr_coll_ops sk_coll_ops;
+
 #endif

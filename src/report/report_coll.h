@@ -1,0 +1,53 @@
+/* report_coll.h - the result of a collective (`tfgb collective`): one row
+ * per buffer size, with nccl-tests' figures.
+ *
+ * The time of one operation is its slowest rank's: every rank times each
+ * measured operation from its start to its end, and operation k's time
+ * is the largest of the ranks' times of k.  Over the iterations: the
+ * median (p50), p99, mean, minimum and maximum.  algbw = S / t and busbw
+ * = algbw x coll_bus_factor (2(N-1)/N for all-reduce, (N-1)/N for its
+ * halves), with t the mean, as nccl-tests computes them: busbw is what
+ * each rank's link carried per second, the figure to hold against the
+ * wire's speed.  S is the whole buffer (every rank's block).
+ */
+#ifndef TFGB_REPORT_COLL_H
+#define TFGB_REPORT_COLL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "job.h"
+#include "sysinfo.h"
+
+struct report_coll_row {
+	uint64_t bytes, count;      /* the buffer: bytes, float32 elements */
+	uint32_t iterations;        /* measured operations */
+	double p50_us, p99_us, mean_us, min_us, max_us;
+	double algbw_GBps, busbw_GBps;
+	uint32_t verified;          /* operations whose every element was checked */
+	uint64_t wrong;             /* elements wrong, over every rank and those operations */
+};
+
+struct report_coll {
+	const struct job *job;
+	const char *transport_version;
+	int op, alg, ranks;
+	const struct report_coll_row *rows;
+	size_t nrows;
+	const struct sysinfo_env *env; /* or NULL */
+	const char *error;             /* why the run stopped early, or NULL */
+};
+
+/* The row of one size from the slowest rank's time of each of n
+ * operations (t_ns), in place (t_ns is sorted). */
+void report_coll_row_of(uint64_t *t_ns, uint32_t n, uint64_t bytes, int op, int ranks,
+                        struct report_coll_row *row);
+
+/* Text and CSV print as the rows come (the head first); JSON prints the
+ * whole result at the end.  0, or -1 (out of memory). */
+void report_coll_head(const struct report_coll *r, FILE *f);
+void report_coll_row(const struct report_coll *r, const struct report_coll_row *row, FILE *f);
+int report_coll_end(const struct report_coll *r, FILE *f);
+
+#endif

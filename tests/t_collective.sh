@@ -1,0 +1,157 @@
+#!/bin/sh
+# tfgb collective on real processes: 2, 3, 4 and 5 ranks over the socket
+# transport (and 3 over mpi, under mpirun), every op and algorithm that
+# fits, every element of every measured operation verified, sizes that
+# are not multiples of the ranks; the JSON result valid and its rows
+# complete; a rank killed mid-run ends the run with exit 1 naming it, and
+# nothing is left; bad keys exit 2 with one line before any rank starts.
+. tests/lib.sh
+[ -x "$TFGB" ] || fail "build ./tfgb first"
+need_py json python3
+
+base=$(free_ports 6) || fail "no free ports"
+out=$(mktemp -d)
+bg=
+cleanup() {
+	for p in $bg; do kill "$p" 2>/dev/null; done
+	wait 2>/dev/null
+	rm -rf "$out"
+}
+trap cleanup EXIT INT TERM
+
+J="-s job.transport=socket -s collective.ranks=127.0.0.1:$base -s job.timeout=$(slow 20)s -q"
+# 4 B to 67228 B by 7: 6 sizes, most not a multiple of any rank count
+S="-s collective.min_bytes=4 -s collective.max_bytes=100KiB -s collective.step_factor=7"
+S="$S -s collective.iterations=3 -s collective.warmup_iterations=1 -s collective.verify=all"
+
+# left WORD: tfgb processes whose command line has WORD, other than ours
+left() {
+	pids_matching "$1" | while read -r p; do
+		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'tfgb' && echo "$p"
+	done
+}
+
+# run N OP ALG: one run, its result checked
+run() {
+	$TFGB collective $J $S -s cluster.workers="$1" -s collective.op="$2" \
+		-s collective.algorithm="$3" -f json >"$out/r.json" 2>"$out/e" ||
+		fail "$2 $3 over $1 ranks: exit $?: $(cat "$out/e")"
+	json_check "d['status'] == 'ok' and d['collective']['ranks'] == $1
+and d['collective']['op'] == '$2' and d['collective']['algorithm'] == '$3'
+and [r['bytes'] for r in d['collective']['sizes']] == [4, 28, 196, 1372, 9604, 67228]
+and all(r['wrong'] == 0 and r['verified'] == 3 and r['iterations'] == 3 for r in d['collective']['sizes'])
+and all(r['time_us']['min'] <= r['time_us']['p50'] <= r['time_us']['max'] for r in d['collective']['sizes'])
+and abs(d['collective']['bus_factor'] - (2.0 if '$2' == 'allreduce' else 1.0) * ($1 - 1) / $1) < 1e-6
+and all(abs(r['busbw_GBps'] - r['algbw_GBps'] * d['collective']['bus_factor']) < 1e-5 for r in d['collective']['sizes'])" \
+		<"$out/r.json" || fail "$2 $3 over $1 ranks: bad result: $(cat "$out/r.json")"
+}
+
+if in_part exact; then
+	for n in 2 3 4 5; do
+		for op in allreduce reduce_scatter allgather; do
+			run $n $op ring
+			# rhd: all-reduce over any count, its halves over powers of two
+			case $op.$n in allreduce.* | *.2 | *.4) run $n $op rhd ;; esac
+		done
+	done
+	[ -z "$(left "$base")" ] || fail "processes left: $(left "$base")"
+	echo "ok: 2-5 ranks over socket, every op and algorithm, every element verified"
+fi
+
+if in_part text; then
+	# text: a head and a row per size as it ends; csv: a header and the rows
+	$TFGB collective $J $S -s cluster.workers=3 >"$out/t" 2>"$out/e" || fail "text: $(cat "$out/e")"
+	[ "$(grep -c '^ *[0-9]' "$out/t")" = 6 ] || fail "text: not 6 rows: $(cat "$out/t")"
+	grep -q '^# TF-gRPC-Collective: allreduce (sum), ring, 3 ranks over socket' "$out/t" ||
+		fail "text: no head: $(cat "$out/t")"
+	$TFGB collective $J $S -s cluster.workers=3 -f csv >"$out/c" 2>"$out/e" || fail "csv: $(cat "$out/e")"
+	[ "$(wc -l <"$out/c")" = 7 ] && head -1 "$out/c" | grep -q '^op,algorithm,ranks,' ||
+		fail "csv: $(cat "$out/c")"
+	echo "ok: text and csv rows"
+fi
+
+if in_part death; then
+	# a rank killed mid-run: the launcher names it and stops the others
+	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=1MiB \
+		-s collective.max_bytes=1MiB -s collective.iterations=1000000 \
+		-s collective.warmup_iterations=0 -s collective.verify=none >"$out/d" 2>"$out/e" &
+	lpid=$!
+	bg=$lpid
+	victim=
+	for i in $(seq 100); do
+		victim=$(children "$lpid" "--task 2")
+		[ -n "$victim" ] && grep -q '^ *[0-9]' "$out/d" 2>/dev/null && break
+		[ -n "$victim" ] && [ "$i" -gt 20 ] && break
+		sleep 0.1
+	done
+	[ -n "$victim" ] || fail "death: no rank 2 to kill"
+	sleep 0.5
+	t0=$(date +%s)
+	kill -9 "$victim"
+	wait "$lpid"
+	rc=$?
+	bg=
+	[ "$rc" = 1 ] || fail "death: exit $rc, want 1: $(cat "$out/e")"
+	grep -q "^tfgb: collective: rank 2 died: killed by signal 9" "$out/e" ||
+		fail "death: rank 2 not named: $(cat "$out/e")"
+	[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "death: the run took over $(slow 10)s to end"
+	[ -z "$(left "$base")" ] || fail "death: processes left: $(left "$base")"
+	echo "ok: a killed rank is named (exit 1) and nothing is left"
+fi
+
+# expect2 WHAT WORDS ARGS...: exit 2 at once, one line, naming WORDS
+expect2() {
+	what=$1 words=$2
+	shift 2
+	"$@" >"$out/o" 2>"$out/e"
+	rc=$?
+	[ "$rc" = 2 ] || fail "$what: exit $rc, want 2: $(cat "$out/e")"
+	[ "$(wc -l <"$out/e")" = 1 ] && grep -qF -- "$words" "$out/e" ||
+		fail "$what: not one line naming '$words': $(cat "$out/e")"
+}
+if in_part refusals; then
+	expect2 "one rank" "cluster.workers = 1: is the collective's number of ranks: it must be in [2, 1024]" \
+		$TFGB collective $J -s cluster.workers=1
+	expect2 "a size of 0" "collective.min_bytes" $TFGB collective $J -s collective.min_bytes=0
+	expect2 "an unknown algorithm" "collective.algorithm" \
+		$TFGB collective $J -s collective.algorithm=tree
+	expect2 "rhd's halves over 3" "rhd runs allgather over a power of two" \
+		$TFGB collective $J -s cluster.workers=3 -s collective.algorithm=rhd -s collective.op=allgather
+	expect2 "min above max" "collective.min_bytes" \
+		$TFGB collective $J -s collective.min_bytes=2KiB -s collective.max_bytes=1KiB
+	expect2 "two addresses for three" "collective.ranks" \
+		$TFGB collective $J -s cluster.workers=3 -s "collective.ranks=127.0.0.1:$base, 127.0.0.1:$((base + 1))"
+	expect2 "grpc" "job.transport = grpc: 'grpc' has no collective side" \
+		$TFGB collective $J -s cluster.workers=2 -s job.transport=grpc
+	expect2 "--task past the ranks" "--task 3 is out of range" \
+		$TFGB collective $J -s cluster.workers=3 --task 3
+	[ -z "$(left "$base")" ] || fail "refusals: processes left: $(left "$base")"
+	echo "ok: refusals (exit 2, one line, nothing started)"
+fi
+
+if in_part mpi; then
+	if ! command -v mpirun >/dev/null 2>&1 || ! $TFGB version | grep -q '^mpi: compiled in'; then
+		skip_part "mpi: no mpirun (Debian package openmpi-bin) or a tfgb built without MPI"
+	else
+		# as root Open MPI wants to be told; 3 ranks on fewer cores
+		export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+		mpi_leaks_unchecked
+		for alg in ring rhd; do
+			mpirun --oversubscribe --bind-to none -np 3 $TFGB collective $J $S \
+				-s job.transport=mpi -s cluster.workers=3 -s collective.algorithm=$alg \
+				-f json >"$out/m.json" 2>"$out/e" || fail "mpi $alg: exit $?: $(tail -5 "$out/e")"
+			json_check "d['status'] == 'ok' and d['transport'] == 'mpi' and len(d['collective']['sizes']) == 6
+and all(r['wrong'] == 0 and r['verified'] == 3 for r in d['collective']['sizes'])" <"$out/m.json" ||
+				fail "mpi $alg: bad result: $(cat "$out/m.json")"
+		done
+		# one tfgb line, from the first rank (mpirun adds its own)
+		mpirun --oversubscribe --bind-to none -np 2 $TFGB collective $J -s job.transport=mpi \
+			-s cluster.workers=3 >"$out/o" 2>"$out/e"
+		rc=$?
+		[ "$rc" = 2 ] && [ "$(grep -c '^tfgb: ' "$out/e")" = 1 ] &&
+			grep -q 'this launch has 2 ranks .* set -s cluster.workers=2' "$out/e" ||
+			fail "mpi: a launch of 2 for a job of 3: exit $rc: $(cat "$out/e")"
+		echo "ok: 3 ranks over mpi, ring and rhd; a launch of the wrong size refused"
+	fi
+fi
+exit 0
