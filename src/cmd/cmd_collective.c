@@ -23,26 +23,21 @@
 #include <string.h>
 
 #include "coll.h"
+#include "ranks.h"
 #include "report_coll.h"
 #include "role.h"
 #include "sysinfo.h"
-#include "transport.h"
 #include "util.h"
 
 /* One rank's run. */
 struct crank {
-	struct tfgb *t;
-	const struct tr_ops *ops;
+	struct ranks k;            /* msg: the iterations' times, then wrong, verified */
 	const struct coll_conf *conf;
-	int rank, n;
-	void *trctx;
-	struct coll c;
-	uint64_t *msg;             /* iterations + 2: the times, then wrong, verified */
-	uint64_t *all;             /* rank 0: n messages */
 	struct report_coll rep;    /* rank 0 */
 	struct report_coll_row *rows;
 	struct sysinfo_env env;
 	FILE *out;                 /* rank 0 */
+	uint64_t bytes;            /* the size being measured */
 	/* the first wrong element this rank found */
 	uint64_t bytes_bad;
 	uint32_t op_bad;
@@ -50,134 +45,72 @@ struct crank {
 	float got_bad, want_bad;
 };
 
-/* Opens the transport and meets the other ranks: TFGB_EXIT_OK, or the
- * status after one line. */
-static int crank_open(struct crank *k)
-{
-	const struct job *j = &k->t->job;
-	struct opt_hostport *addrs = calloc((size_t)k->n, sizeof *addrs);
-	struct tr_setup su;
-	struct tr_link_cfg cfg;
-	struct err err = {{0}};
-	int rc = -ENOMEM;
-
-	if (!addrs) {
-		err_set(&err, "out of memory");
-		goto out;
-	}
-	for (int i = 0; i < k->n; i++)
-		coll_rank_addr(k->conf, i, &addrs[i]);
-	tr_setup_of(j, &su);
-	cfg = (struct tr_link_cfg){.rank = k->rank, .nranks = k->n, .addrs = addrs,
-	                           .timeout_ns = j->timeout_ns, .section = su.section};
-	if ((rc = tr_init(k->ops, j, &k->trctx, &err)) < 0)
-		goto out;
-	if ((rc = k->ops->coll->open(k->trctx, &cfg, &k->c.link, &err)) < 0)
-		goto out;
-	k->c.ops = k->ops->coll;
-	k->c.timeout_ns = j->timeout_ns;
-out:
-	free(addrs);
-	if (rc < 0)
-		tfgb_error("%s: rank %d: %s", k->t->cmd, k->rank, err.msg);
-	return rc < 0 ? TFGB_EXIT_FAIL : TFGB_EXIT_OK;
-}
-
 /* The measured operations of one size (count elements), after the
- * warm-up: the times in k->msg, wrong and verified after them. */
+ * warm-up: the times in the rank's message, wrong and verified after
+ * them. */
 static int crank_measure(struct crank *k, size_t count, struct err *err)
 {
 	const uint32_t iters = (uint32_t)k->conf->iterations;
-	uint64_t wrong = 0, verified = 0;
+	uint64_t wrong = 0, verified = 0, *msg = k->k.msg;
+	struct coll *c = &k->k.c;
 	int rc;
 
 	for (int64_t w = 0; w < k->conf->warmup_iterations; w++)
-		if ((rc = coll_run(&k->c, count, err)) < 0)
+		if ((rc = coll_run(c, count, err)) < 0)
 			return rc;
 	for (uint32_t i = 0; i < iters; i++) {
 		int check = k->conf->verify == COLL_VERIFY_ALL ||
 		            (k->conf->verify == COLL_VERIFY_FIRST_LAST && (i == 0 || i + 1 == iters));
 		uint64_t t0, bad;
 		if (check)
-			coll_fill(&k->c, count);
+			coll_fill(c, count);
 		t0 = now_ns();
-		if ((rc = coll_run(&k->c, count, err)) < 0)
+		if ((rc = coll_run(c, count, err)) < 0)
 			return rc;
-		k->msg[i] = now_ns() - t0;
+		msg[i] = now_ns() - t0;
 		if (!check)
 			continue;
 		verified++;
-		if ((bad = coll_check(&k->c, count, &k->idx_bad, &k->got_bad, &k->want_bad)) &&
-		    !wrong) {
+		if ((bad = coll_check(c, count, &k->idx_bad, &k->got_bad, &k->want_bad)) && !wrong) {
 			k->bytes_bad = count * sizeof(float);
 			k->op_bad = i;
 		}
 		wrong += bad;
 	}
-	k->msg[iters] = wrong;
-	k->msg[iters + 1] = verified;
+	msg[iters] = wrong;
+	msg[iters + 1] = verified;
 	return 0;
 }
 
-/* Rank 0: the row of one size from every rank's message. */
-static void crank_row(struct crank *k, uint64_t bytes, struct report_coll_row *row)
+/* Rank 0, once every rank's figures are in (ranks_gather): the row of
+ * the size, printed; the word to stop when an element was wrong. */
+static uint64_t crank_row(void *arg, struct ranks *rk)
 {
+	struct crank *k = arg;
 	const uint32_t iters = (uint32_t)k->conf->iterations, len = iters + 2;
-	uint64_t wrong = 0;
+	struct report_coll_row *row = &k->rows[k->rep.nrows++];
+	uint64_t wrong = 0, verified = rk->msg[iters + 1];
 
-	for (int r = 1; r < k->n; r++)
+	for (int r = 0; r < rk->n; r++)
 		for (uint32_t i = 0; i < len; i++) {
-			uint64_t v = k->all[(size_t)r * len + i];
-			if (i < iters && v > k->msg[i])
-				k->msg[i] = v; /* the operation's time: its slowest rank's */
+			uint64_t v = rk->all[(size_t)r * len + i];
+			if (i < iters && v > rk->msg[i])
+				rk->msg[i] = v; /* the operation's time: its slowest rank's */
 			else if (i == iters)
 				wrong += v;
 		}
-	wrong += k->msg[iters];
-	report_coll_row_of(k->msg, iters, bytes, k->conf->op, k->n, row);
+	report_coll_row_of(rk->msg, iters, k->bytes, k->conf->op, rk->n, row);
 	row->wrong = wrong;
-	row->verified = (uint32_t)k->msg[iters + 1];
-}
-
-/* Every rank's times and wrong elements to rank 0, which prints the row
- * and answers each whether to go on (*stop).  Untimed; the barrier
- * between sizes. */
-static int crank_gather(struct crank *k, uint64_t bytes, int *stop, struct err *err)
-{
-	const size_t len = ((size_t)k->conf->iterations + 2) * sizeof(uint64_t);
-	const struct tr_coll_ops *o = k->c.ops;
-	uint64_t go = 0;
-	int rc;
-
-	if (k->rank != 0) {
-		if ((rc = o->sendrecv(k->c.link, 0, k->msg, len, -1, NULL, 0,
-		                      now_ns() + k->c.timeout_ns, err)) < 0 ||
-		    (rc = o->sendrecv(k->c.link, -1, NULL, 0, 0, &go, sizeof go,
-		                      now_ns() + k->c.timeout_ns, err)) < 0)
-			return rc;
-		*stop = go != 0;
-		return 0;
-	}
-	for (int r = 1; r < k->n; r++)
-		if ((rc = o->sendrecv(k->c.link, -1, NULL, 0, r, (char *)k->all + (size_t)r * len, len,
-		                      now_ns() + k->c.timeout_ns, err)) < 0)
-			return rc;
-	crank_row(k, bytes, &k->rows[k->rep.nrows]);
-	report_coll_row(&k->rep, &k->rows[k->rep.nrows], k->out);
-	go = k->rows[k->rep.nrows++].wrong != 0;
-	for (int r = 1; r < k->n; r++)
-		if ((rc = o->sendrecv(k->c.link, r, &go, sizeof go, -1, NULL, 0,
-		                      now_ns() + k->c.timeout_ns, err)) < 0)
-			return rc;
-	*stop = go != 0;
-	return 0;
+	row->verified = (uint32_t)verified;
+	report_coll_row(&k->rep, row, k->out);
+	return wrong != 0;
 }
 
 /* Says the first wrong element this rank found. */
 static void crank_wrong(const struct crank *k)
 {
 	tfgb_error("%s: rank %d: %s of %llu bytes (%llu float32), measured operation %u: element "
-	           "%zu is %g, expected %g", k->t->cmd, k->rank, coll_op_name(k->conf->op),
+	           "%zu is %g, expected %g", k->k.t->cmd, k->k.rank, coll_op_name(k->conf->op),
 	           (unsigned long long)k->bytes_bad,
 	           (unsigned long long)(k->bytes_bad / sizeof(float)), k->op_bad, k->idx_bad,
 	           (double)k->got_bad, (double)k->want_bad);
@@ -189,12 +122,11 @@ static int crank_sizes(struct crank *k)
 	const struct coll_conf *c = k->conf;
 	struct err err = {{0}};
 	int stop = 0, rc = 0;
-	uint64_t b = 0;
 
 	for (uint64_t s = c->min_bytes; s <= c->max_bytes && !stop; s *= (uint64_t)c->step_factor) {
-		b = s / sizeof(float) * sizeof(float);
-		if ((rc = crank_measure(k, b / sizeof(float), &err)) < 0 ||
-		    (rc = crank_gather(k, b, &stop, &err)) < 0)
+		k->bytes = s / sizeof(float) * sizeof(float);
+		if ((rc = crank_measure(k, k->bytes / sizeof(float), &err)) < 0 ||
+		    (rc = ranks_gather(&k->k, crank_row, k, &stop, &err)) < 0)
 			break;
 		if (k->bytes_bad)
 			crank_wrong(k);
@@ -202,15 +134,16 @@ static int crank_sizes(struct crank *k)
 			break; /* the next size would pass max_bytes, or overflow */
 	}
 	if (rc < 0) {
-		tfgb_error("%s: rank %d: %s of %llu bytes: %s", k->t->cmd, k->rank,
-		           coll_op_name(c->op), (unsigned long long)b, err.msg);
+		tfgb_error("%s: rank %d: %s of %llu bytes: %s", k->k.t->cmd, k->k.rank,
+		           coll_op_name(c->op), (unsigned long long)k->bytes, err.msg);
 		k->rep.error = "a rank failed (its line on standard error)";
 		return TFGB_EXIT_FAIL;
 	}
 	if (stop) {
-		if (k->rank == 0)
+		if (k->k.rank == 0)
 			tfgb_error("%s: wrong results at %llu bytes: the run stopped there (each rank "
-			           "that found one names its first)", k->t->cmd, (unsigned long long)b);
+			           "that found one names its first)", k->k.t->cmd,
+			           (unsigned long long)k->bytes);
 		k->rep.error = "wrong results";
 		return TFGB_EXIT_FAIL;
 	}
@@ -229,22 +162,20 @@ static size_t nsizes(const struct coll_conf *c)
 	return n;
 }
 
-/* Rank 0's buffers and report head. */
+/* Rank 0's rows and report head. */
 static int crank_report_open(struct crank *k)
 {
-	const size_t len = (size_t)k->conf->iterations + 2;
-
 	sysinfo_collect(&k->env);
-	if (!(k->all = calloc((size_t)k->n * len, sizeof *k->all)) ||
-	    !(k->rows = calloc(nsizes(k->conf), sizeof *k->rows))) {
-		tfgb_error("%s: out of memory", k->t->cmd);
+	if (!(k->rows = calloc(nsizes(k->conf), sizeof *k->rows))) {
+		tfgb_error("%s: out of memory", k->k.t->cmd);
 		return TFGB_EXIT_FAIL;
 	}
-	if (!(k->out = tfgb_out(k->t)))
+	if (!(k->out = tfgb_out(k->k.t)))
 		return TFGB_EXIT_FAIL;
-	k->rep = (struct report_coll){.job = &k->t->job, .transport_version = k->ops->version(),
-	                              .op = k->conf->op, .alg = k->conf->algorithm, .ranks = k->n,
-	                              .rows = k->rows, .env = &k->env};
+	k->rep = (struct report_coll){.job = &k->k.t->job,
+	                              .transport_version = k->k.ops->version(), .op = k->conf->op,
+	                              .alg = k->conf->algorithm, .ranks = k->k.n, .rows = k->rows,
+	                              .env = &k->env};
 	return TFGB_EXIT_OK;
 }
 
@@ -252,36 +183,25 @@ static int crank_report_open(struct crank *k)
 static int run_rank(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
                     int one_launch, void *arg)
 {
-	struct crank k = {.t = t, .ops = ops, .conf = coll_conf_of(&t->job), .rank = rk->index,
-	                  .n = rk->size};
-	int rc = TFGB_EXIT_FAIL;
+	const struct coll_conf *conf = coll_conf_of(&t->job);
+	struct crank k = {.conf = conf, .k = {.t = t, .ops = ops, .rank = rk->index, .n = rk->size}};
+	int rc;
 
 	(void)one_launch;
 	(void)arg;
-	if (coll_init(&k.c, k.rank, k.n, k.conf->op, k.conf->algorithm, k.conf->max_bytes) < 0 ||
-	    !(k.msg = calloc((size_t)k.conf->iterations + 2, sizeof *k.msg))) {
-		tfgb_error("%s: rank %d: out of memory (%llu bytes a buffer)", t->cmd, k.rank,
-		           (unsigned long long)k.conf->max_bytes);
+	if ((k.k.rank == 0 && (rc = crank_report_open(&k)) != TFGB_EXIT_OK) ||
+	    (rc = ranks_open(&k.k, t, ops, rk->index, rk->size, conf->op, conf->algorithm,
+	                     conf->max_bytes, (size_t)conf->iterations + 2)) != TFGB_EXIT_OK)
 		goto out;
-	}
-	if ((k.rank == 0 && (rc = crank_report_open(&k)) != TFGB_EXIT_OK) ||
-	    (rc = crank_open(&k)) != TFGB_EXIT_OK)
-		goto out;
-	if (k.rank == 0)
+	if (k.k.rank == 0)
 		report_coll_head(&k.rep, k.out);
 	rc = crank_sizes(&k);
-	if (k.rank == 0 && report_coll_end(&k.rep, k.out) < 0) {
+	if (k.k.rank == 0 && report_coll_end(&k.rep, k.out) < 0) {
 		tfgb_error("%s: out of memory writing the report", t->cmd);
 		rc = TFGB_EXIT_FAIL;
 	}
 out:
-	if (k.c.link)
-		ops->coll->close(k.c.link);
-	if (k.trctx)
-		ops->fini(k.trctx);
-	coll_free(&k.c);
-	free(k.msg);
-	free(k.all);
+	ranks_close(&k.k);
 	free(k.rows);
 	return rc;
 }
