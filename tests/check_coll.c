@@ -243,6 +243,32 @@ START_TEST(test_coll_fits)
 }
 END_TEST
 
+/* The all-reduce strategy's buckets: trainable gradients in reverse
+ * creation order, fused up to the cap, a larger one alone. */
+START_TEST(test_coll_train_buckets)
+{
+	struct model_var v[] = {
+		{.kind = MODEL_TRAINABLE, .bytes = 40}, {.kind = MODEL_STATISTIC, .bytes = 12},
+		{.kind = MODEL_TRAINABLE, .bytes = 80}, {.kind = MODEL_TRAINABLE, .bytes = 18},
+		{.kind = MODEL_TRAINABLE, .bytes = 400},
+	};
+	struct train_plan p = {.m = {.n = 5, .var = v}};
+	uint64_t count[5];
+	size_t n = 5;
+
+	/* reverse: 400 B alone (over the cap), 18 B -> 5 elements, + 80 B = 25 > 24: a
+	 * bucket; the statistic left out; 40 B -> 10 elements */
+	ck_assert_int_eq(train_buckets(&p, 96, count, &n), 0);
+	ck_assert_uint_eq(n, 4);
+	ck_assert(count[0] == 100 && count[1] == 5 && count[2] == 20 && count[3] == 10);
+	n = 5;
+	ck_assert_int_eq(train_buckets(&p, 1 << 20, count, &n), 0);
+	ck_assert(n == 1 && count[0] == 135);
+	n = 2;
+	ck_assert_int_eq(train_buckets(&p, 4, count, &n), -1); /* no room for 4 */
+}
+END_TEST
+
 Suite *make_coll_suite(void)
 {
 	Suite *s = suite_create("coll");
@@ -253,6 +279,7 @@ Suite *make_coll_suite(void)
 	tcase_add_test(core, test_coll_exact);
 	tcase_add_test(core, test_coll_blocks);
 	tcase_add_test(core, test_coll_row);
+	tcase_add_test(core, test_coll_train_buckets);
 	tcase_add_test(errors, test_coll_catches_a_wrong_chunk);
 	tcase_add_test(errors, test_coll_check_names_the_element);
 	tcase_add_test(errors, test_coll_fits);

@@ -4,7 +4,9 @@
 # fits, every element of every measured operation verified, sizes that
 # are not multiples of the ranks; the JSON result valid and its rows
 # complete; a rank killed mid-run ends the run with exit 1 naming it, and
-# nothing is left; bad keys exit 2 with one line before any rank starts.
+# nothing is left; bad keys exit 2 with one line before any rank starts;
+# tfgb train with train.strategy = allreduce, ring and rhd, every bucket
+# verified and the bytes each worker sent a step those of the algorithm.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 need_py json python3
@@ -97,6 +99,46 @@ if in_part death; then
 	[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "death: the run took over $(slow 10)s to end"
 	[ -z "$(left "$base")" ] || fail "death: processes left: $(left "$base")"
 	echo "ok: a killed rank is named (exit 1) and nothing is left"
+fi
+
+if in_part train; then
+	# train.strategy = allreduce: every bucket on every worker verified, and
+	# the bytes each worker sent a step are the ring's, worked out here
+	# from the buckets: rank r sends every block but its own in the
+	# reduce-scatter and every block but its right neighbour's in the
+	# all-gather
+	for alg in ring rhd; do
+		$TFGB train $J -s train.strategy=allreduce -s cluster.workers=3 -s train.model=resnet50 \
+			-s train.steps=2 -s train.warmup_steps=1 -s collective.algorithm=$alg -f json \
+			>"$out/ta_$alg.json" 2>"$out/e" || fail "train allreduce $alg: exit $?: $(cat "$out/e")"
+		json_check "d['status'] == 'ok' and d['train']['strategy'] == 'allreduce'
+and d['train']['wrong'] == 0 and d['train']['verified_steps'] == 2 and d['train']['workers'] == 3
+and sum(d['train']['buckets']) == d['train']['gradient_bytes'] and len(d['train']['buckets']) >= 4
+and max(d['train']['buckets']) <= 25 * 2**20 and d['train']['variables'] == 161
+and d['train']['step_ms']['min'] > 0" <"$out/ta_$alg.json" ||
+			fail "train allreduce $alg: bad result: $(cat "$out/ta_$alg.json")"
+	done
+	$PY - "$out/ta_ring.json" "$out/ta_rhd.json" <<'PY' || fail "train allreduce: bytes sent are not the algorithm's"
+import json, sys
+def ring(r, c, n):
+    ln = lambda b: c // n + (b < c % n)
+    return (c - ln(r)) + (c - ln((r + 1) % n))
+# rhd over 3 ranks: ranks 0 and 1 fold (rank 0 sends its bucket whole,
+# rank 1 sends the sum back at the end), then ranks 1 and 2 halve and
+# double over 2 blocks: each sends its half the other keeps, then its own
+def rhd(r, c, n):
+    if r == 0:
+        return c
+    return c + (c if r == 1 else 0)
+for path, alg in zip(sys.argv[1:], (ring, rhd)):
+    t = json.load(open(path))["train"]
+    for r in range(t["workers"]):
+        want = sum(alg(r, b // 4, t["workers"]) for b in t["buckets"]) * 4
+        if t["sent_bytes_per_step"][r] != want:
+            print("%s: rank %d sent %d bytes a step, want %d" % (alg.__name__, r, t["sent_bytes_per_step"][r], want))
+            sys.exit(1)
+PY
+	echo "ok: train with the all-reduce strategy, ring and rhd, verified, bytes counted"
 fi
 
 # expect2 WHAT WORDS ARGS...: exit 2 at once, one line, naming WORDS

@@ -206,26 +206,6 @@ out:
 	return rc;
 }
 
-/* The job's checks of a collective, before anything starts. */
-static int coll_check_job(struct tfgb *t, void *arg)
-{
-	const struct tr_ops *ops = tr_find(t->job.transport, &(struct err){{0}});
-	struct err jerr;
-
-	(void)arg;
-	if (coll_fits(&t->job, (int)t->job.workers, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
-		return TFGB_EXIT_USAGE;
-	}
-	if (ops && !ops->coll) {
-		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
-		            "transport = socket or mpi", ops->name);
-		tfgb_error("%s", jerr.msg);
-		return TFGB_EXIT_USAGE;
-	}
-	return TFGB_EXIT_OK;
-}
-
 /* The longest the ranks may take: every step of every operation at its
  * deadline (job.timeout), plus the meeting; at most 30 days. */
 static uint64_t run_bound_ns(const struct job *j)
@@ -239,7 +219,7 @@ static uint64_t run_bound_ns(const struct job *j)
 
 int cmd_collective(struct tfgb *t)
 {
-	struct run_roles r = {.flags = RUN_RANKS, .check = coll_check_job, .worker = run_rank,
+	struct run_roles r = {.flags = RUN_RANKS, .check = ranks_check, .worker = run_rank,
 	                      .launch = {.run_ns = run_bound_ns(&t->job)}};
 
 	return run_roles(t, &r);

@@ -38,6 +38,7 @@
 #include "srvinfo.h"
 #include "step.h"
 #include "train.h"
+#include "train_ar.h"
 #include "util.h"
 
 /* The plan of the job: loaded from the tree of the running binary or
@@ -425,7 +426,12 @@ int cmd_train(struct tfgb *t)
 
 	if ((rc = load_plan(t, &pl)) != 0)
 		return rc;
-	rc = t->list ? list_model(t, &pl) : run_roles(t, &r);
+	if (t->list)
+		rc = list_model(t, &pl);
+	else if (train_conf_of(&t->job)->strategy == TRAIN_ALLREDUCE)
+		rc = train_allreduce(t, &pl);
+	else
+		rc = run_roles(t, &r);
 	train_plan_free(&pl);
 	return rc;
 }

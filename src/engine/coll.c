@@ -152,6 +152,7 @@ static int step(struct coll *c, int to, const float *s, size_t slen, int from, f
 {
 	if (to < 0 && from < 0)
 		return 0;
+	c->sent += to >= 0 ? slen * sizeof(float) : 0;
 	return c->ops->sendrecv(c->link, to, s, slen * sizeof(float), from, r,
 	                        rlen * sizeof(float), now_ns() + c->timeout_ns, err);
 }

@@ -83,6 +83,7 @@ struct coll {
 	float *buf, *scratch;      /* cap elements each, page-aligned */
 	size_t cap;
 	uint64_t timeout_ns;       /* the longest step */
+	uint64_t sent;             /* bytes this rank has sent in steps, counted as it goes */
 };
 
 /* Allocates the buffers for up to max_bytes (rounded down to whole

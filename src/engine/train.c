@@ -12,6 +12,7 @@
 #define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
 
 static const char *const placements[] = {"round_robin", "greedy", NULL};
+static const char *const strategies[] = {"ps", "allreduce", NULL};
 
 static const struct opt_def keys[] = {
 	{"train", "model", OPT_STRING, S(model), "resnet50",
@@ -29,6 +30,10 @@ static const struct opt_def keys[] = {
 	 .help = "train: transfers a worker keeps outstanding per PS connection"},
 	{"train", "statistics", OPT_BOOL, S(statistics), "true",
 	 .help = "train: the batch-norm moving statistics are pulled and pushed too"},
+	{"train", "strategy", OPT_ENUM, S(strategy), "ps", .values = strategies,
+	 .help = "train: parameter servers, or an all-reduce of the gradients among the workers"},
+	{"train", "bucket_bytes", OPT_SIZE, S(bucket_bytes), "25MiB", RANGE(4, 1024ll << 20),
+	 .help = "train: allreduce: gradients fused into buckets of at most this many bytes"},
 	{0},
 };
 
@@ -149,4 +154,30 @@ int train_plan(const struct job *j, const char *tree, struct train_plan *p, stru
 fail:
 	train_plan_free(p);
 	return -1;
+}
+
+int train_buckets(const struct train_plan *p, uint64_t cap, uint64_t *count, size_t *n)
+{
+	size_t b = 0;
+	int open = 0;
+
+	for (size_t k = p->m.n; k-- > 0;) {
+		const struct model_var *v = &p->m.var[k];
+		uint64_t elems = (v->bytes + sizeof(float) - 1) / sizeof(float);
+		if (v->kind != MODEL_TRAINABLE)
+			continue;
+		if (open && (count[b] + elems) * sizeof(float) > cap) {
+			b++;
+			open = 0;
+		}
+		if (!open) {
+			if (b >= *n)
+				return -1;
+			count[b] = 0;
+			open = 1;
+		}
+		count[b] += elems;
+	}
+	*n = b + open;
+	return 0;
 }

@@ -28,7 +28,14 @@ struct train_conf {
 	int64_t warmup_steps;   /* run first and discarded */
 	int64_t inflight;       /* transfers outstanding per connection */
 	int statistics;         /* 1: batch-norm moving statistics travel too */
+	int strategy;           /* enum train_strategy */
+	uint64_t bucket_bytes;  /* allreduce: the largest bucket of fused gradients */
 };
+
+/* train.strategy: TensorFlow's parameter servers, or the workers'
+ * all-reduce of every gradient (Horovod, PyTorch DDP, TensorFlow's
+ * MultiWorkerMirroredStrategy), run by the collective engine (coll.h). */
+enum train_strategy { TRAIN_PS, TRAIN_ALLREDUCE };
 
 extern const struct job_section train_section;
 
@@ -69,6 +76,15 @@ uint64_t train_plan_wire_max(const struct job *j, const struct train_plan *p);
  * needs. */
 int train_plan_fits(const struct job *j, const struct train_plan *p, struct err *err);
 void train_plan_free(struct train_plan *p);
+
+/* The all-reduce strategy's buckets: the trainable variables' gradients
+ * (float32, each rounded up to whole elements) in reverse creation order,
+ * as backpropagation produces them, fused into buckets of at most cap
+ * bytes (a larger variable is a bucket of its own), as PyTorch DDP
+ * buckets them.  count (room for *n) gets each bucket's elements, *n how
+ * many.  0, or -1 when more than *n are needed (a model's variables are
+ * enough room). */
+int train_buckets(const struct train_plan *p, uint64_t cap, uint64_t *count, size_t *n);
 
 /* Table 1's class names, CAT_SMALL .. MODEL_CLASS_OVER: "small" .. "over_large". */
 const char *train_class_name(int cls);

@@ -111,6 +111,34 @@ static void row_json(struct json *w, const struct report_coll_row *x)
 	json_obj_end(w);
 }
 
+/* A result's head: what ran, where. */
+static void head_json(struct json *w, const struct job *j, const char *transport_version,
+                      const char *benchmark, const char *title)
+{
+	json_u64(w, "schema_version", REPORT_SCHEMA_VERSION);
+	json_obj_begin(w, "tfgb");
+	json_str(w, "version", TFGB_VERSION);
+	json_str(w, "transport_version", transport_version);
+	json_obj_end(w);
+	json_str(w, "benchmark", benchmark);
+	json_str(w, "title", title);
+	json_str(w, "transport", job_transport_name(j->transport));
+}
+
+/* A result's tail: how it ended, where it ran, its job (text). */
+static void tail_json(struct json *w, const char *error, const struct sysinfo_env *env,
+                      const char *text)
+{
+	json_str(w, "status", error ? "failed" : "ok");
+	if (error)
+		json_str(w, "error", error);
+	else
+		json_null(w, "error");
+	if (env)
+		sysinfo_json(w, "environment", env, text);
+	json_str(w, "job", text);
+}
+
 int report_coll_end(const struct report_coll *r, FILE *f)
 {
 	const struct job *j = r->job;
@@ -123,14 +151,7 @@ int report_coll_end(const struct report_coll *r, FILE *f)
 		return -1;
 	json_init(&w, f, 1);
 	json_obj_begin(&w, NULL);
-	json_u64(&w, "schema_version", REPORT_SCHEMA_VERSION);
-	json_obj_begin(&w, "tfgb");
-	json_str(&w, "version", TFGB_VERSION);
-	json_str(&w, "transport_version", r->transport_version);
-	json_obj_end(&w);
-	json_str(&w, "benchmark", "collective");
-	json_str(&w, "title", "TF-gRPC-Collective");
-	json_str(&w, "transport", job_transport_name(j->transport));
+	head_json(&w, j, r->transport_version, "collective", "TF-gRPC-Collective");
 	json_obj_begin(&w, "collective");
 	json_str(&w, "op", coll_op_name(r->op));
 	json_str(&w, "algorithm", coll_alg_name(r->alg));
@@ -142,14 +163,97 @@ int report_coll_end(const struct report_coll *r, FILE *f)
 		row_json(&w, &r->rows[i]);
 	json_arr_end(&w);
 	json_obj_end(&w);
-	json_str(&w, "status", r->error ? "failed" : "ok");
-	if (r->error)
-		json_str(&w, "error", r->error);
-	else
-		json_null(&w, "error");
-	if (r->env)
-		sysinfo_json(&w, "environment", r->env, text);
-	json_str(&w, "job", text);
+	tail_json(&w, r->error, r->env, text);
+	json_obj_end(&w);
+	json_finish(&w);
+	free(text);
+	return 0;
+}
+
+static void train_ar_text(const struct report_train_ar *r, FILE *f)
+{
+	const struct report_coll_row *w = &r->step;
+	uint64_t lo = UINT64_MAX, hi = 0;
+
+	for (int i = 0; i < r->workers; i++) {
+		lo = r->sent[i] < lo ? r->sent[i] : lo;
+		hi = r->sent[i] > hi ? r->sent[i] : hi;
+	}
+	fprintf(f, "# TF-gRPC-Train: model %s, strategy allreduce (%s), %d workers over %s\n",
+	        r->model, coll_alg_name(r->alg), r->workers, job_transport_name(r->job->transport));
+	fprintf(f, "# %s\n", r->transport_version);
+	fprintf(f, "# %zu trainable variables, %llu bytes of float32 gradients a step, in %zu "
+	        "buckets (reverse creation order); batch-norm statistics stay on each worker\n",
+	        r->vars, (unsigned long long)r->grad_bytes, r->nbuckets);
+	fprintf(f, "# %u steps measured after %u warm-up; verified: the first and the last, %llu "
+	        "wrong elements\n", w->iterations, r->warmup_steps, (unsigned long long)w->wrong);
+	fprintf(f, "# step time, the slowest worker's (ms): p50 %.3f p99 %.3f mean %.3f min %.3f "
+	        "max %.3f\n", w->p50_us / 1e3, w->p99_us / 1e3, w->mean_us / 1e3, w->min_us / 1e3,
+	        w->max_us / 1e3);
+	fprintf(f, "# algbw %.4f GB/s, busbw %.4f GB/s\n", w->algbw_GBps, w->busbw_GBps);
+	fprintf(f, "# bytes a worker sent a step: %llu to %llu (%.4f of the gradients); a PS "
+	        "strategy's worker pushes %llu and pulls as many\n", (unsigned long long)lo,
+	        (unsigned long long)hi, r->grad_bytes ? (double)hi / (double)r->grad_bytes : 0.0,
+	        (unsigned long long)r->ps_bytes);
+	fprintf(f, "%12s %12s %12s %12s %14s\n", "steps", "p50_ms", "mean_ms", "steps/s",
+	        "sent_B/step");
+	fprintf(f, "%12u %12.3f %12.3f %12.2f %14llu\n", w->iterations, w->p50_us / 1e3,
+	        w->mean_us / 1e3, w->mean_us > 0 ? 1e6 / w->mean_us : 0.0, (unsigned long long)hi);
+}
+
+static void train_ar_fig_json(const struct report_train_ar *r, struct json *w)
+{
+	const struct report_coll_row *x = &r->step;
+
+	json_obj_begin(w, "train");
+	json_str(w, "strategy", "allreduce");
+	json_str(w, "algorithm", coll_alg_name(r->alg));
+	json_str(w, "model", r->model);
+	json_i64(w, "workers", r->workers);
+	json_u64(w, "variables", r->vars);
+	json_u64(w, "gradient_bytes", r->grad_bytes);
+	json_arr_begin(w, "buckets");
+	for (size_t i = 0; i < r->nbuckets; i++)
+		json_u64(w, NULL, r->bucket_count[i] * sizeof(float));
+	json_arr_end(w);
+	json_u64(w, "steps", x->iterations);
+	json_u64(w, "warmup_steps", r->warmup_steps);
+	json_obj_begin(w, "step_ms");
+	json_f64(w, "p50", x->p50_us / 1e3, 6);
+	json_f64(w, "p99", x->p99_us / 1e3, 6);
+	json_f64(w, "mean", x->mean_us / 1e3, 6);
+	json_f64(w, "min", x->min_us / 1e3, 6);
+	json_f64(w, "max", x->max_us / 1e3, 6);
+	json_obj_end(w);
+	json_f64(w, "algbw_GBps", x->algbw_GBps, 6);
+	json_f64(w, "busbw_GBps", x->busbw_GBps, 6);
+	json_arr_begin(w, "sent_bytes_per_step");
+	for (int i = 0; i < r->workers; i++)
+		json_u64(w, NULL, r->sent[i]);
+	json_arr_end(w);
+	json_u64(w, "ps_strategy_push_bytes_per_step", r->ps_bytes);
+	json_u64(w, "verified_steps", x->verified);
+	json_u64(w, "wrong", x->wrong);
+	json_obj_end(w);
+}
+
+int report_train_ar(const struct report_train_ar *r, FILE *f)
+{
+	const struct job *j = r->job;
+	char *text;
+	struct json w;
+
+	if (j->format != FMT_JSON) {
+		train_ar_text(r, f);
+		return 0;
+	}
+	if (!(text = job_ini_public(j)))
+		return -1;
+	json_init(&w, f, 1);
+	json_obj_begin(&w, NULL);
+	head_json(&w, j, r->transport_version, "train", "TF-gRPC-Train");
+	train_ar_fig_json(r, &w);
+	tail_json(&w, r->error, r->env, text);
 	json_obj_end(&w);
 	json_finish(&w);
 	free(text);

@@ -50,4 +50,29 @@ void report_coll_head(const struct report_coll *r, FILE *f);
 void report_coll_row(const struct report_coll *r, const struct report_coll_row *row, FILE *f);
 int report_coll_end(const struct report_coll *r, FILE *f);
 
+/* tfgb train with strategy allreduce (tfgb-train(1)): a step is the
+ * all-reduce of every bucket of gradients; its time is the slowest
+ * worker's.  Beside it, what a worker sent a step, and what a worker of
+ * the PS strategy would push (and pull) a step for the same model. */
+struct report_train_ar {
+	const struct job *job;
+	const char *transport_version;
+	const char *model;
+	int alg, workers;
+	size_t vars;                   /* trainable variables */
+	uint64_t grad_bytes;           /* a step's gradients (float32) */
+	const uint64_t *bucket_count;  /* nbuckets: each bucket's elements, in the order run */
+	size_t nbuckets;
+	uint32_t warmup_steps;
+	struct report_coll_row step;   /* the steps' times; bytes: grad_bytes */
+	const uint64_t *sent;          /* workers: the bytes each sent a measured step */
+	uint64_t ps_bytes;             /* a PS worker's push (and pull) a step: the plan's bytes */
+	const struct sysinfo_env *env; /* or NULL */
+	const char *error;             /* why the run stopped early, or NULL */
+};
+
+/* The result, as the job's output format says (csv prints text).  0, or
+ * -1 (out of memory). */
+int report_train_ar(const struct report_train_ar *r, FILE *f);
+
 #endif

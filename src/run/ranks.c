@@ -35,6 +35,25 @@ static int link_open(struct ranks *k, struct err *err)
 	return rc;
 }
 
+int ranks_check(struct tfgb *t, void *arg)
+{
+	const struct tr_ops *ops = tr_find(t->job.transport, &(struct err){{0}});
+	struct err jerr;
+
+	(void)arg;
+	if (coll_fits(&t->job, (int)t->job.workers, &jerr) < 0) {
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	if (ops && !ops->coll) {
+		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
+		            "transport = socket or mpi", ops->name);
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
+	return TFGB_EXIT_OK;
+}
+
 int ranks_open(struct ranks *k, struct tfgb *t, const struct tr_ops *ops, int rank, int n,
                int op, int alg, uint64_t max_bytes, size_t nfig)
 {

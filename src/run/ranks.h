@@ -30,6 +30,12 @@ struct ranks {
 	size_t nfig;
 };
 
+/* The job's checks of a run of ranks, before anything starts
+ * (run_roles.check): cluster.workers and collective.ranks fit the
+ * collective (coll_fits), and the job's transport has a collective side.
+ * TFGB_EXIT_OK, or TFGB_EXIT_USAGE after one line naming the key. */
+int ranks_check(struct tfgb *t, void *arg);
+
 /* Rank `rank` of n: its engine for op and alg on up to max_bytes, its
  * figures' buffers, its transport and its link to the other ranks (every
  * rank's address from collective.ranks).  TFGB_EXIT_OK, or the status

@@ -1,0 +1,184 @@
+/* train_ar.c - `tfgb train` with train.strategy = allreduce: every worker
+ * holds every variable, and a step is the all-reduce of every gradient,
+ * fused into buckets (train_buckets) all-reduced one after the other by
+ * the collective engine (coll.h) with collective.algorithm, over a run of
+ * ranks (ranks.h): no PS, cluster.workers ranks.
+ *
+ * Compute time is zero, as in the PS strategy: a step's time is its
+ * communication, from its first bucket's start to its last bucket's end
+ * on each worker, and the step's time is its slowest worker's.  The first
+ * and the last measured step are verified (coll_fill before each bucket,
+ * coll_check after it, both outside the step's time).  Every worker sends
+ * rank 0 its step times, its wrong elements and its bytes sent once the
+ * steps are over; rank 0 prints the result (report_coll.h).
+ */
+#include "train_ar.h"
+
+#include <errno.h>
+#include <stdlib.h>
+
+#include "coll.h"
+#include "ranks.h"
+#include "report_coll.h"
+#include "role.h"
+#include "sysinfo.h"
+#include "util.h"
+
+/* One worker's run. */
+struct ar {
+	struct ranks k;        /* msg: the steps' times, then wrong, verified, sent */
+	const struct train_plan *pl;
+	const struct train_conf *conf;
+	uint64_t *count;       /* nb buckets' elements */
+	size_t nb;
+	uint32_t steps;
+};
+
+/* One step: every bucket all-reduced.  Its time (verification outside
+ * it) into *ns; wrong elements added to *wrong. */
+static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struct err *err)
+{
+	struct coll *c = &a->k.c;
+	uint64_t t0 = now_ns(), out = 0, t1;
+	size_t bad;
+	float got, want;
+	int rc;
+
+	for (size_t b = 0; b < a->nb; b++) {
+		if (check) {
+			t1 = now_ns();
+			coll_fill(c, a->count[b]);
+			out += now_ns() - t1;
+		}
+		if ((rc = coll_run(c, a->count[b], err)) < 0)
+			return rc;
+		if (check) {
+			t1 = now_ns();
+			*wrong += coll_check(c, a->count[b], &bad, &got, &want);
+			out += now_ns() - t1;
+		}
+	}
+	*ns = now_ns() - t0 - out;
+	return 0;
+}
+
+/* The warm-up steps, then the measured ones: the rank's message. */
+static int ar_steps(struct ar *a, struct err *err)
+{
+	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, ns;
+	const uint32_t warm = (uint32_t)a->conf->warmup_steps;
+	int rc;
+
+	for (uint32_t s = 0; s < warm + a->steps; s++) {
+		uint32_t i = s - warm;
+		int check = s >= warm && (i == 0 || i + 1 == a->steps);
+		if (s == warm)
+			sent0 = a->k.c.sent;
+		if ((rc = ar_step(a, check, &ns, &wrong, err)) < 0)
+			return rc;
+		if (s >= warm)
+			msg[i] = ns;
+	}
+	msg[a->steps] = wrong;
+	msg[a->steps + 1] = a->steps > 1 ? 2 : 1;
+	msg[a->steps + 2] = (a->k.c.sent - sent0) / a->steps;
+	return 0;
+}
+
+/* Rank 0, with every worker's message: the result, printed; the word to
+ * stop when an element was wrong. */
+static uint64_t ar_report(void *arg, struct ranks *rk)
+{
+	struct ar *a = arg;
+	const size_t len = a->steps + 3;
+	uint64_t *sent = calloc((size_t)rk->n, sizeof *sent), wrong = 0, verified = rk->msg[a->steps + 1];
+	struct sysinfo_env env;
+	struct report_train_ar r = {
+		.job = &rk->t->job, .transport_version = rk->ops->version(), .model = a->pl->m.name,
+		.alg = coll_conf_of(&rk->t->job)->algorithm, .workers = rk->n,
+		.bucket_count = a->count, .nbuckets = a->nb,
+		.warmup_steps = (uint32_t)a->conf->warmup_steps, .sent = sent,
+		.ps_bytes = a->pl->step_bytes, .env = &env,
+	};
+	FILE *out = tfgb_out(rk->t);
+
+	sysinfo_collect(&env);
+	for (size_t k = 0; k < a->pl->m.n; k++)
+		r.vars += a->pl->m.var[k].kind == MODEL_TRAINABLE;
+	for (size_t b = 0; b < a->nb; b++)
+		r.grad_bytes += a->count[b] * sizeof(float);
+	for (int w = 0; w < rk->n; w++) {
+		const uint64_t *m = rk->all + (size_t)w * len;
+		for (uint32_t i = 0; i < a->steps; i++)
+			rk->msg[i] = m[i] > rk->msg[i] ? m[i] : rk->msg[i];
+		wrong += m[a->steps];
+		if (sent)
+			sent[w] = m[a->steps + 2];
+	}
+	report_coll_row_of(rk->msg, a->steps, r.grad_bytes, COLL_ALLREDUCE, rk->n, &r.step);
+	r.step.wrong = wrong;
+	r.step.verified = (uint32_t)verified;
+	r.error = wrong ? "wrong results" : NULL;
+	if (!sent || !out || report_train_ar(&r, out) < 0)
+		tfgb_error("%s: out of memory writing the report", rk->t->cmd);
+	free(sent);
+	return wrong != 0;
+}
+
+/* A worker (role.h): rank rk->index of rk->size. */
+static int ar_worker(struct tfgb *t, const struct tr_ops *ops, const struct cluster_rank *rk,
+                     int one_launch, void *arg)
+{
+	struct ar *a = arg;
+	uint64_t max = 0;
+	struct err err = {{0}};
+	int rc, stop = 0;
+
+	(void)one_launch;
+	for (size_t b = 0; b < a->nb; b++)
+		max = a->count[b] > max ? a->count[b] : max;
+	if ((rc = ranks_open(&a->k, t, ops, rk->index, rk->size, COLL_ALLREDUCE,
+	                     coll_conf_of(&t->job)->algorithm, max * sizeof(float),
+	                     a->steps + 3)) != TFGB_EXIT_OK)
+		goto out;
+	rc = TFGB_EXIT_FAIL;
+	if (ar_steps(a, &err) < 0 || ranks_gather(&a->k, ar_report, a, &stop, &err) < 0)
+		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
+	else if (stop && a->k.msg[a->steps])
+		tfgb_error("%s: worker %d: %llu wrong elements in the verified steps", t->cmd,
+		           rk->index, (unsigned long long)a->k.msg[a->steps]);
+	else if (!stop)
+		rc = TFGB_EXIT_OK;
+out:
+	ranks_close(&a->k);
+	return rc;
+}
+
+int train_allreduce(struct tfgb *t, const struct train_plan *pl)
+{
+	const struct train_conf *c = train_conf_of(&t->job);
+	struct ar a = {.pl = pl, .conf = c, .nb = pl->m.n ? pl->m.n : 1,
+	               .steps = (uint32_t)c->steps};
+	struct run_roles r = {.flags = RUN_RANKS, .check = ranks_check, .worker = ar_worker,
+	                      .arg = &a};
+	double bound = (double)(c->steps + c->warmup_steps + 2) * (double)pl->m.n * 2.0 *
+	               (double)t->job.workers * (double)t->job.timeout_ns;
+	int rc;
+
+	if (!(a.count = calloc(a.nb, sizeof *a.count))) {
+		tfgb_error("%s: out of memory", t->cmd);
+		return TFGB_EXIT_FAIL;
+	}
+	if (train_buckets(pl, c->bucket_bytes, a.count, &a.nb) < 0 || a.nb == 0) {
+		struct err jerr;
+		job_key_err(&t->job, &jerr, "train", "model", "model '%s' has no trainable variable "
+		            "to all-reduce", pl->m.name);
+		tfgb_error("%s", jerr.msg);
+		free(a.count);
+		return TFGB_EXIT_USAGE;
+	}
+	r.launch.run_ns = bound > 30.0 * 86400e9 ? (uint64_t)(30.0 * 86400e9) : (uint64_t)bound;
+	rc = run_roles(t, &r);
+	free(a.count);
+	return rc;
+}
