@@ -199,6 +199,15 @@ bench: deps
 	$(if $(filter 1,$(COUNTED)),sh bench/counted.sh $(BENCH_ARGS),/usr/bin/python3 bench/compare.py $(BENCH_ARGS))
 	$(if $(filter 1,$(COUNTED)),,$(if $(filter 1,$(MPI)),sh bench/mpi.sh))
 
+# The floor of tfgb collective (bench/coll.sh): Open MPI's MPI_Allreduce.
+# `make bench-coll BENCH_ARGS='-r 5'` runs that comparison alone.
+bench/mpi_allreduce: bench/mpi_allreduce.c
+	@$(if $(V),:,echo "  MPICC   $@")
+	$(Q)mpicc -O2 -std=c11 -D_GNU_SOURCE -o $@ bench/mpi_allreduce.c
+
+bench-coll: deps tfgb bench/mpi_allreduce
+	sh bench/coll.sh $(BENCH_ARGS)
+
 # The floor of transport = mpi (bench/mpi.sh): MPI alone, two ranks.
 bench/mpi_pingpong: bench/mpi_pingpong.c
 	@$(if $(V),:,echo "  MPICC   $@")
@@ -345,9 +354,9 @@ dist: clean
 	rm -rf tfgb-$(VERSION)
 
 clean:
-	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(SRC:.c=.d) $(TOBJ) $(TSRC:.c=.d) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer
+	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(SRC:.c=.d) $(TOBJ) $(TSRC:.c=.d) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer bench/mpi_pingpong bench/mpi_allreduce
 	rm -rf gen .flags .build plots $(DEB_DIR)
 	rm -f tfgb_*.deb
 	rm -rf tests/out
 
-.PHONY: all man deps run check mutants fuzz soak valgrind install uninstall dist deb clean plots bench
+.PHONY: all man deps run check mutants fuzz soak valgrind install uninstall dist deb clean plots bench bench-coll
