@@ -60,6 +60,52 @@ if in_part exact; then
 	echo "ok: 2-5 ranks over socket, every op and algorithm, every element verified"
 fi
 
+if in_part grpc; then
+	# TensorFlow's form: each step's bytes pulled with a RecvBuf call,
+	# parked by the sender until they are there
+	J0=$J
+	J="$J -s job.transport=grpc"
+	run 3 allreduce ring
+	run 3 allreduce rhd
+	run 4 allgather rhd
+	run 2 reduce_scatter ring
+	# a rank's server under hostile calls, mid-run: malformed, stray and
+	# unknown-method calls get their status, and the run ends right
+	# (5000 operations of 4 KiB: a few seconds, more than the calls need)
+	$TFGB collective $J $S -s cluster.workers=3 -s collective.iterations=5000 -s collective.min_bytes=4KiB \
+		-s collective.max_bytes=4KiB -f json >"$out/h.json" 2>"$out/e" &
+	hpid=$!
+	bg=$hpid
+	wait_listening "$base" 20 || fail "grpc hostile: rank 0 never listened"
+	$PY - "$base" <<'PY' || fail "grpc hostile: a call was not answered as the wire contract says"
+import struct, sys, grpc
+ch = grpc.insecure_channel("127.0.0.1:%s" % sys.argv[1])
+grpc.channel_ready_future(ch).result(timeout=20)
+def status(method, body):
+    try:
+        ch.unary_unary(method)(body, timeout=10)
+        return grpc.StatusCode.OK
+    except grpc.RpcError as e:
+        return e.code()
+bad = [b"", b"junk", struct.pack(">IIQ", 0x54464752, 0, 0), struct.pack(">IIQ", 0x54464752, 99, 0),
+       struct.pack(">IIQ", 0x12345678, 1, 0), b"x" * 100000]
+for body in bad:
+    got = status("/tfgb.v1.Collective/RecvBuf", body)
+    if got != grpc.StatusCode.INVALID_ARGUMENT:
+        print("RecvBuf %r: %s, want INVALID_ARGUMENT" % (body[:20], got)); sys.exit(1)
+got = status("/tfgb.v1.Collective/Nothing", b"x")
+if got != grpc.StatusCode.UNIMPLEMENTED:
+    print("an unknown method: %s, want UNIMPLEMENTED" % got); sys.exit(1)
+PY
+	wait "$hpid" || fail "grpc hostile: the run failed: $(cat "$out/e")"
+	bg=
+	json_check "d['status'] == 'ok' and d['collective']['sizes'][0]['wrong'] == 0" <"$out/h.json" ||
+		fail "grpc hostile: $(cat "$out/h.json")"
+	J=$J0
+	[ -z "$(left "$base")" ] || fail "grpc: processes left: $(left "$base")"
+	echo "ok: grpc, the receiver pulling every step (RecvBuf), every element verified"
+fi
+
 if in_part text; then
 	# text: a head and a row per size as it ends; csv: a header and the rows
 	$TFGB collective $J $S -s cluster.workers=3 >"$out/t" 2>"$out/e" || fail "text: $(cat "$out/e")"
@@ -72,33 +118,49 @@ if in_part text; then
 	echo "ok: text and csv rows"
 fi
 
-if in_part death; then
-	# a rank killed mid-run: the launcher names it and stops the others
-	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=1MiB \
-		-s collective.max_bytes=1MiB -s collective.iterations=1000000 \
-		-s collective.warmup_iterations=0 -s collective.verify=none >"$out/d" 2>"$out/e" &
-	lpid=$!
-	bg=$lpid
-	victim=
-	for i in $(seq 100); do
-		victim=$(children "$lpid" "--task 2")
-		[ -n "$victim" ] && grep -q '^ *[0-9]' "$out/d" 2>/dev/null && break
-		[ -n "$victim" ] && [ "$i" -gt 20 ] && break
-		sleep 0.1
-	done
-	[ -n "$victim" ] || fail "death: no rank 2 to kill"
+# stopped NAME WORDS SIGNAL BOUND PID: sends SIGNAL to PID (a rank or the
+# launcher of the run in the background, $lpid), then checks the launcher
+# exits 1 within BOUND seconds saying WORDS, with nothing left
+stopped() {
 	sleep 0.5
 	t0=$(date +%s)
-	kill -9 "$victim"
+	kill "-$3" "$5"
 	wait "$lpid"
 	rc=$?
 	bg=
-	[ "$rc" = 1 ] || fail "death: exit $rc, want 1: $(cat "$out/e")"
-	grep -q "^tfgb: collective: rank 2 died: killed by signal 9" "$out/e" ||
-		fail "death: rank 2 not named: $(cat "$out/e")"
-	[ $(($(date +%s) - t0)) -le $(slow 10) ] || fail "death: the run took over $(slow 10)s to end"
-	[ -z "$(left "$base")" ] || fail "death: processes left: $(left "$base")"
+	[ "$rc" = 1 ] || fail "$1: exit $rc, want 1: $(cat "$out/e")"
+	grep -q "^tfgb: collective: $2" "$out/e" || fail "$1: not said: $(cat "$out/e")"
+	[ $(($(date +%s) - t0)) -le $(slow "$4") ] || fail "$1: the run took over $(slow "$4")s to end"
+	[ -z "$(left "$base")" ] || fail "$1: processes left: $(left "$base")"
+}
+# long_run: 3 ranks of a run that would last for ever, in the background
+# ($lpid), once all three run
+long_run() {
+	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=64KiB \
+		-s collective.max_bytes=64KiB -s collective.iterations=1000000 \
+		-s collective.warmup_iterations=0 -s collective.verify=none >"$out/d" 2>"$out/e" &
+	lpid=$!
+	bg=$lpid
+	for i in $(seq 100); do
+		[ "$(children "$lpid" "--task" | wc -l)" = 3 ] && break
+		sleep 0.1
+	done
+}
+
+if in_part death; then
+	# a rank killed mid-run: the launcher names it and stops the others
+	long_run
+	victim=$(children "$lpid" "--task 2")
+	[ -n "$victim" ] || fail "death: no rank 2 to kill"
+	stopped death "rank 2 died: killed by signal 9" KILL 10 "$victim"
 	echo "ok: a killed rank is named (exit 1) and nothing is left"
+fi
+
+if in_part interrupt; then
+	# SIGTERM to the launcher mid-run: its ranks stop within a second or two
+	long_run
+	stopped interrupt "interrupted: the ranks were stopped" TERM 5 "$lpid"
+	echo "ok: SIGTERM stops the ranks (exit 1), nothing left"
 fi
 
 if in_part train; then
@@ -141,6 +203,7 @@ PY
 	echo "ok: train with the all-reduce strategy, ring and rhd, verified, bytes counted"
 fi
 
+
 # expect2 WHAT WORDS ARGS...: exit 2 at once, one line, naming WORDS
 expect2() {
 	what=$1 words=$2
@@ -163,8 +226,8 @@ if in_part refusals; then
 		$TFGB collective $J -s collective.min_bytes=2KiB -s collective.max_bytes=1KiB
 	expect2 "two addresses for three" "collective.ranks" \
 		$TFGB collective $J -s cluster.workers=3 -s "collective.ranks=127.0.0.1:$base, 127.0.0.1:$((base + 1))"
-	expect2 "grpc" "job.transport = grpc: 'grpc' has no collective side" \
-		$TFGB collective $J -s cluster.workers=2 -s job.transport=grpc
+	expect2 "verbs" "job.transport = verbs: 'verbs' has no collective side" \
+		$TFGB collective $J -s cluster.workers=2 -s job.transport=verbs
 	expect2 "--task past the ranks" "--task 3 is out of range" \
 		$TFGB collective $J -s cluster.workers=3 --task 3
 	[ -z "$(left "$base")" ] || fail "refusals: processes left: $(left "$base")"

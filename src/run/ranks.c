@@ -47,7 +47,7 @@ int ranks_check(struct tfgb *t, void *arg)
 	}
 	if (ops && !ops->coll) {
 		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
-		            "transport = socket or mpi", ops->name);
+		            "transport = socket, grpc or mpi", ops->name);
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}

@@ -529,4 +529,5 @@ const struct tr_ops tr_grpc_ops = {
 	.environment = tr_grpc_environment,
 	.counters = g_counters,
 	.serve_counters = g_serve_counters,
+	.coll = &gr_coll_ops,
 };

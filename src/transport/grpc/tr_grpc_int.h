@@ -37,6 +37,10 @@ extern _Thread_local const char *tr_grpc_info_peer;
 /* The channelz id of `tfgb serve`'s server (grpc.channelz on), or 0. */
 extern _Atomic int64_t tr_grpc_server_cz;
 
+/* The collective side (tr_grpc_coll.c): a RecvBuf call for every step,
+ * parked by the producer until its bytes are there, as TensorFlow's. */
+extern const struct tr_coll_ops gr_coll_ops;
+
 /* `tfgb serve` over gRPC (tr_ops.serve): 0, or -errno with err set. */
 int tr_grpc_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 
