@@ -5,10 +5,10 @@
 #include <string.h>
 
 #include "payload.h"
+#include "opt_table.h"
 #include "transport.h"
 
 #define S(field) offsetof(struct train_conf, field)
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
 
 static const char *const placements[] = {"round_robin", "greedy", NULL};
 
