@@ -1,7 +1,9 @@
 /* check_tfgb.h - the Check suites of tfgb, one per module.
  *
  * Each tests/check_<module>.c defines make_<module>_suite(), and the list
- * below registers it with the runner (check_main.c).  The declarations are
+ * below registers it with the runner (check_main.c); a large suite keeps
+ * its cases' tests in files of their own, tests/check_<module>_<case>.c,
+ * which its suite function calls (check_job.c, check_verbs.c).  The declarations are
  * ordinary ones: a listed suite whose file is missing, or a file whose
  * suite is not listed (-Wmissing-prototypes), fails the build.
  */

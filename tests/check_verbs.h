@@ -1,5 +1,5 @@
 /* check_verbs.h - the verbs suite's harness (check_verbs.c), shared with
- * the tests of what real devices enforce (check_verbs_dev.c): a verbs
+ * the files of its cases (check_verbs_*.c): a verbs
  * server in a thread and a client over the simulated fabric, the side
  * channel real TCP on loopback.
  */
@@ -69,6 +69,15 @@ struct run vt_run_calls(struct vcli *v, int method, int n, int inflight, uint64_
 void vt_sim_reset(struct vdev_sim_cfg *cfg);
 /* The fixture of InfiniBand cases. */
 void vt_setup_ib(void);
+
+/* The tests of each case, added to tc (one per link layer): core
+ * (check_verbs_core.c, check_verbs_tensor.c), limits (check_verbs_limits.c),
+ * errors (check_verbs_errors.c), sim (check_verbs_sim.c). */
+void verbs_core_tests(TCase *tc);
+void verbs_tensor_tests(TCase *tc);
+void verbs_limits_tests(TCase *tc);
+void verbs_errors_tests(TCase *tc);
+void verbs_sim_tests(TCase *tc);
 
 /* The "device" case (check_verbs_dev.c). */
 TCase *verbs_device_tcase(void);

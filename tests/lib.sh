@@ -164,6 +164,58 @@ children() {
 	done
 }
 
+# stop_procs PID...: stops processes this test started in the background
+# (servers, launchers, clients): SIGTERM and SIGCONT (a test may have
+# stopped one) to each, up to 10 s (times SLOW) for them all to end, then
+# SIGKILL to any still there; each is waited for.  An empty list, or a
+# PID already ended, is no error.
+stop_procs() {
+	for sp_p in "$@"; do
+		kill -TERM "$sp_p" 2>/dev/null && kill -CONT "$sp_p" 2>/dev/null
+	done
+	sp_i=0
+	for sp_p in "$@"; do
+		while kill -0 "$sp_p" 2>/dev/null && [ $sp_i -lt $((100 * SLOW)) ]; do
+			sleep 0.1
+			sp_i=$((sp_i + 1))
+		done
+		kill -KILL "$sp_p" 2>/dev/null
+		wait "$sp_p" 2>/dev/null
+	done
+	return 0
+}
+
+# cleanup_on_exit DIR: however the test ends (its last line, fail, exit,
+# SIGHUP, SIGINT, SIGTERM), stops every job it left in the background
+# (stop_procs: its servers, launchers, clients) and removes DIR, its
+# scratch folder.  Call it once DIR exists.
+cleanup_on_exit() {
+	co_dir=$1
+	trap test_cleanup EXIT
+	trap 'exit 1' HUP INT TERM
+}
+
+# test_cleanup: what cleanup_on_exit runs at the exit.  A second signal
+# (a second Ctrl-C, a timeout's SIGTERM) does not cut it short: it would
+# leave the jobs and the folder behind, and stop_procs has a deadline.
+# The shell's jobs are listed into a file: $(jobs -p) would list those of
+# a subshell, none.
+test_cleanup() {
+	trap '' HUP INT TERM
+	{ jobs -p >"$co_dir/.jobs"; } 2>/dev/null
+	# shellcheck disable=SC2046 # a list of pids
+	stop_procs $(cat "$co_dir/.jobs" 2>/dev/null)
+	rm -rf "$co_dir"
+}
+
+# no_leftovers WORD WHAT: fails the test, naming them, when processes
+# whose command line has WORD (this test's port, job file or folder) are
+# still there: WHAT left them behind.
+no_leftovers() {
+	nl_left=$(pids_matching "$1" | tr '\n' ' ')
+	[ -z "$nl_left" ] || fail "$2 left processes behind: $nl_left"
+}
+
 # A base port B such that B-1 .. B+$1-1 are all free on 127.0.0.1 (the
 # control service sits one port below PS 0).  Drawn outside the kernel's
 # ephemeral range (ip_local_port_range), where every outgoing connection on

@@ -13,25 +13,12 @@ need_py json python3
 
 base=$(free_ports 6) || fail "no free ports"
 out=$(mktemp -d)
-bg=
-cleanup() {
-	for p in $bg; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 J="-s job.transport=socket -s collective.ranks=127.0.0.1:$base -s job.timeout=$(slow 20)s -q"
 # 4 B to 67228 B by 7: 6 sizes, most not a multiple of any rank count
 S="-s collective.min_bytes=4 -s collective.max_bytes=100KiB -s collective.step_factor=7"
 S="$S -s collective.iterations=3 -s collective.warmup_iterations=1 -s collective.verify=all"
-
-# left WORD: tfgb processes whose command line has WORD, other than ours
-left() {
-	pids_matching "$1" | while read -r p; do
-		tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -q 'tfgb' && echo "$p"
-	done
-}
 
 # run N OP ALG: one run, its result checked
 run() {
@@ -56,7 +43,7 @@ if in_part exact; then
 			case $op.$n in allreduce.* | *.2 | *.4) run $n $op rhd ;; esac
 		done
 	done
-	[ -z "$(left "$base")" ] || fail "processes left: $(left "$base")"
+	no_leftovers "$base" "the runs of 2-5 ranks"
 	echo "ok: 2-5 ranks over socket, every op and algorithm, every element verified"
 fi
 
@@ -75,7 +62,6 @@ if in_part grpc; then
 	$TFGB collective $J $S -s cluster.workers=3 -s collective.iterations=5000 -s collective.min_bytes=4KiB \
 		-s collective.max_bytes=4KiB -f json >"$out/h.json" 2>"$out/e" &
 	hpid=$!
-	bg=$hpid
 	wait_listening "$base" 20 || fail "grpc hostile: rank 0 never listened"
 	$PY - "$base" <<'PY' || fail "grpc hostile: a call was not answered as the wire contract says"
 import struct, sys, grpc
@@ -98,11 +84,10 @@ if got != grpc.StatusCode.UNIMPLEMENTED:
     print("an unknown method: %s, want UNIMPLEMENTED" % got); sys.exit(1)
 PY
 	wait "$hpid" || fail "grpc hostile: the run failed: $(cat "$out/e")"
-	bg=
 	json_check "d['status'] == 'ok' and d['collective']['sizes'][0]['wrong'] == 0" <"$out/h.json" ||
 		fail "grpc hostile: $(cat "$out/h.json")"
 	J=$J0
-	[ -z "$(left "$base")" ] || fail "grpc: processes left: $(left "$base")"
+	no_leftovers "$base" "grpc"
 	echo "ok: grpc, the receiver pulling every step (RecvBuf), every element verified"
 fi
 
@@ -127,11 +112,10 @@ stopped() {
 	kill "-$3" "$5"
 	wait "$lpid"
 	rc=$?
-	bg=
 	[ "$rc" = 1 ] || fail "$1: exit $rc, want 1: $(cat "$out/e")"
 	grep -q "^tfgb: collective: $2" "$out/e" || fail "$1: not said: $(cat "$out/e")"
 	[ $(($(date +%s) - t0)) -le $(slow "$4") ] || fail "$1: the run took over $(slow "$4")s to end"
-	[ -z "$(left "$base")" ] || fail "$1: processes left: $(left "$base")"
+	no_leftovers "$base" "$1"
 }
 # long_run: 3 ranks of a run that would last for ever, in the background
 # ($lpid), once all three run
@@ -140,7 +124,6 @@ long_run() {
 		-s collective.max_bytes=64KiB -s collective.iterations=1000000 \
 		-s collective.warmup_iterations=0 -s collective.verify=none >"$out/d" 2>"$out/e" &
 	lpid=$!
-	bg=$lpid
 	for i in $(seq 100); do
 		[ "$(children "$lpid" "--task" | wc -l)" = 3 ] && break
 		sleep 0.1
@@ -230,7 +213,7 @@ if in_part refusals; then
 		$TFGB collective $J -s cluster.workers=2 -s job.transport=verbs
 	expect2 "--task past the ranks" "--task 3 is out of range" \
 		$TFGB collective $J -s cluster.workers=3 --task 3
-	[ -z "$(left "$base")" ] || fail "refusals: processes left: $(left "$base")"
+	no_leftovers "$base" "refusals"
 	echo "ok: refusals (exit 2, one line, nothing started)"
 fi
 

@@ -141,8 +141,7 @@ p=$(free_ports 2)
 	fail "the packaged tfgb throughput 1 x 2: $(cat "$x/tput.log")"
 json_check 'd["status"] == "ok" and d["calls"] > 0' <"$x/tput.json" ||
 	fail "the packaged tfgb's throughput result: $(head -c 300 "$x/tput.json")"
-[ -z "$(pids_matching "$x/root/usr/bin/tfgb")" ] ||
-	fail "the packaged tfgb left processes: $(pids_matching "$x/root/usr/bin/tfgb")"
+no_leftovers "$x/root/usr/bin/tfgb" "the packaged tfgb"
 
 # each page under its own name: mandoc takes a page's section from the
 # character after the last dot of its path, which for "$x/page" was the

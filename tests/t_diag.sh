@@ -25,14 +25,7 @@ $PY -c 'import http.server' 2>/dev/null || skip "no /usr/bin/python3"
 FAST_S=$((4 * SLOW)) # "at once": a connect, a look at the peer, the report
 out=$(mktemp -d)
 http='' srv=''
-cleanup() {
-	[ -n "$http" ] && kill "$http" 2>/dev/null
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cleanup_on_exit "$out"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 

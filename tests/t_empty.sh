@@ -11,13 +11,7 @@ need_cmd ss iproute2
 out=$(mktemp -d)
 srv=
 cli=
-cleanup() {
-	[ -n "$srv" ] && kill -CONT "$srv" 2>/dev/null && kill "$srv" 2>/dev/null
-	[ -n "$cli" ] && kill "$cli" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 start_server() {
 	: >"$out/ready"

@@ -53,13 +53,7 @@ FD_SLACK=8           # descriptors over the count after the first good call
 port=$(free_ports 1) || fail "no free port" # PS 0 hosts the control service one below
 out=$(mktemp -d)
 srv=
-cleanup() {
-	[ -n "$srv" ] && kill -KILL "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cleanup_on_exit "$out"
 
 MALLOC_ARENA_MAX=2 $TFGB serve -s cluster.ps=127.0.0.1:$port -s server.max_message=1MiB -q \
 	2>"$out/srv.err" &

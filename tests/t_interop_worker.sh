@@ -10,12 +10,7 @@ $PY -c 'import grpc' 2>/dev/null || skip "python3-grpcio is not installed for $P
 port=$(free_port)
 out=$(mktemp -d)
 srv=
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 $PY tests/interop/wire_server.py "$port" >"$out/srv.out" 2>&1 &
 srv=$!

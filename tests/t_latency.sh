@@ -10,12 +10,7 @@ need_cmd ss iproute2
 port=$(free_port)
 out=$(mktemp -d)
 srv=
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms -s job.duration=$(slow 1)s"
 base="$base -s job.timeout=$(slow 10)s -q"

@@ -8,11 +8,7 @@
 
 port=$(free_port)
 out=$(mktemp -d)
-cleanup() {
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 base="-s cluster.ps=127.0.0.1:$port -s job.warmup=0s -s job.duration=1s -q \
 -s monitor.interval=100ms"

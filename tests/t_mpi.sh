@@ -31,10 +31,7 @@ MPIRUN="mpirun --oversubscribe --bind-to none"
 
 port=$(free_port)
 out=$(mktemp -d)
-cleanup() {
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 mpi_leaks_unchecked # (tests/lib.sh: why)
 
 J="-s job.transport=mpi -s cluster.ps=127.0.0.1:$port -s job.timeout=$(slow 20)s"
@@ -199,6 +196,5 @@ if in_part hostile; then
 	echo "ok: a hostile rank: short, inconsistent, oversized (inline and direct), unknown, mis-sized and late messages answered or dropped; the server serves on (vader, tcp)"
 fi
 
-left=$(pids_matching "cluster.ps=127.0.0.1:$port")
-[ -z "$left" ] || fail "ranks left behind: $left"
+no_leftovers "cluster.ps=127.0.0.1:$port" "the MPI runs"
 echo "ok: no rank left behind"

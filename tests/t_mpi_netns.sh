@@ -110,5 +110,5 @@ echo "ok: the worker rank on b killed: the PS on a names it (rank, role, b's hos
 netns_teardown "$lab"
 left=$(netns_left "$lab")
 [ -z "$left" ] || fail "namespaces left: $left"
-[ -z "$(pids_matching "cluster.ps=$A:50001")" ] || fail "processes left"
+no_leftovers "cluster.ps=$A:50001" "the MPI runs"
 echo "ok: no namespace or process left"

@@ -163,6 +163,6 @@ netns_teardown "$lab"
 wait 2>/dev/null
 left=$(netns_left "$lab")
 [ -z "$left" ] || fail "namespaces left: $left"
-[ -z "$(pids_matching "$job")" ] || fail "processes left: $(pids_matching "$job")"
+no_leftovers "$job" "the lab's runs"
 [ -z "$mpi_skipped" ] || skip_part "parts c, d and e (mpirun): needs mpirun (Debian package openmpi-bin)"
 echo ok

@@ -130,7 +130,7 @@ stop() {
 	wait "$lpid" 2>/dev/null
 	lpid=
 	wait_closed "$port" 10 || fail "$1: the PS still listens after the run"
-	[ -z "$(pids_matching "$out/job.ini")" ] || fail "$1: processes left"
+	no_leftovers "$out/job.ini" "$1"
 }
 
 # 1. throughput bound to node 0, the PS also to CPU c2
@@ -180,7 +180,7 @@ rc=$?
 [ $rc = 2 ] || fail "throughput, worker node $bad: exit $rc, want 2"
 grep -qF "affinity.worker_numa_node = $bad: this machine has NUMA $have" "$out/err" ||
 	fail "worker node $bad: $(cat "$out/err")"
-[ -z "$(pids_matching "$out/job.ini")" ] || fail "a refused job left processes"
+no_leftovers "$out/job.ini" "a refused job"
 listening "$port" && fail "a refused job started a PS"
 
 # 5. a node that shares no CPU with the list (a CPU outside node 0)
@@ -230,5 +230,5 @@ rc=$?
 [ $rc = 2 ] || fail "serve, ps_numa_node 0/$bad: exit $rc, want 2"
 grep -qF "affinity.ps_numa_node = 0/$bad: this machine has NUMA $have (local rank 1's node $bad)" \
 	"$out/err" || fail "serve 0/$bad: $(cat "$out/err")"
-[ -z "$(pids_matching "$out/job.ini")" ] || fail "a refused node list left processes"
+no_leftovers "$out/job.ini" "a refused node list"
 echo "PASS: t_numa"

@@ -13,11 +13,7 @@ command -v gnuplot >/dev/null 2>&1 || skip "no gnuplot (Debian: gnuplot-nox)"
 
 port=$(free_port)
 out=$(mktemp -d)
-cleanup() {
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 base="-s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms -s job.duration=$(slow 200)ms -q"
 

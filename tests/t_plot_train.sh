@@ -14,11 +14,7 @@ command -v gnuplot >/dev/null 2>&1 || skip "no gnuplot (Debian: gnuplot-nox)"
 
 port=$(free_port)
 out=$(mktemp -d)
-cleanup() {
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 base="-s cluster.ps=127.0.0.1:$port -s cluster.ps_count=1 -s cluster.workers=1 \
 -s train.steps=3 -s train.warmup_steps=1 -q"

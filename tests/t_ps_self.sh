@@ -18,13 +18,7 @@ need_py json python3
 
 out=$(mktemp -d)
 srv=''
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cleanup_on_exit "$out"
 
 p1=$(free_ports 3) || fail "no free ports"
 c1=$((p1 + 1)) c2=$((p1 + 2)) # the runs' own control services (p1 - 1: the server's)

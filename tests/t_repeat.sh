@@ -11,11 +11,7 @@ $PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
 base3=$(free_ports 3) || fail "no free ports"
 port=$(free_port) || fail "no free port"
 out=$(mktemp -d)
-cleanup() {
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 # small buffers: a window of a few hundred ms holds calls even on a loaded machine
 L="-s cluster.ps=127.0.0.1:$port -s job.warmup=100ms -s payload.iovecs=3 -s payload.categories=small -q"

@@ -10,11 +10,7 @@ $TFGB rerun -h >/dev/null 2>&1 || skip "this tfgb has no rerun command"
 
 port=$(free_port)
 out=$(mktemp -d)
-cleanup() {
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 # small and medium buffers: a 300 ms window holds calls even on a loaded machine
 base="-s cluster.ps=127.0.0.1:$port -s job.warmup=100ms -s job.duration=300ms -s payload.categories=small,medium -q"

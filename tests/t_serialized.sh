@@ -19,12 +19,7 @@ $PY -c 'import google.protobuf' 2>/dev/null || skip "python3-protobuf is not ins
 MAXMSG=8388608
 out=$(mktemp -d)
 srv= wsrv=
-cleanup() {
-	for p in $srv $wsrv; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 # ---- against tfgb serve ----
 port=$(free_port)

@@ -10,18 +10,7 @@ MAXMSG=1048576
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/t_serve.XXXXXX") || exit 1
 srv=""
-cleanup() {
-	if [ -n "$srv" ] && kill -0 "$srv" 2>/dev/null; then
-		kill -TERM "$srv" 2>/dev/null
-		i=0
-		while kill -0 "$srv" 2>/dev/null && [ $i -lt $((30 * SLOW)) ]; do sleep 0.1; i=$((i + 1)); done
-		kill -KILL "$srv" 2>/dev/null
-		wait "$srv" 2>/dev/null
-	fi
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
+cleanup_on_exit "$tmp"
 
 fail() {
 	echo "FAIL: $*"

@@ -18,13 +18,7 @@ need_py json python3
 DEADLINE_S=$((5 * SLOW)) # a server's own stop after its last run: 100 ms a look
 out=$(mktemp -d)
 srv='' a='' b=''
-cleanup() {
-	for p in $srv $a $b; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cleanup_on_exit "$out"
 
 # servers PORT: pids of tfgb serve processes whose lease is PORT's (their
 # environment names it), one a line

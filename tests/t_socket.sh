@@ -17,12 +17,7 @@ RSS_SLACK_KIB=16384 # 16 MiB: a connection holds at most ~260 KiB (tr_socket.c)
 port=$(free_port)
 out=$(mktemp -d)
 srv=
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 base="-s job.transport=socket -s cluster.ps=127.0.0.1:$port -s job.warmup=$(slow 100)ms"
 base="$base -s job.duration=$(slow 300)ms -s job.verify=yes -s job.timeout=$(slow 10)s -q"
@@ -272,8 +267,7 @@ t1=$(date +%s%N)
 [ "$rc" = 0 ] || fail "server exit status $rc after SIGTERM: $(cat "$out/srv.err")"
 [ $(( (t1 - t0) / 1000000 )) -lt $((1000 * SLOW)) ] || fail "server took $(( (t1 - t0) / 1000000 )) ms to stop"
 wait_closed "$port" 5 || fail "port $port still listens after SIGTERM"
-left=$(pids_matching "127.0.0.1:$port")
-[ -z "$left" ] || fail "processes left behind: $left"
+no_leftovers "127.0.0.1:$port" "the server's SIGTERM"
 echo "ok: SIGTERM stops the server in $(( (t1 - t0) / 1000000 )) ms; no process left behind"
 
 # (the frame decoder's fuzzer runs with the others in tests/t_fuzz.sh)

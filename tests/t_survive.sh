@@ -16,12 +16,7 @@ need_cmd ss iproute2
 base=$(free_ports 3) || fail "no free ports"
 out=$(mktemp -d)
 pids=
-cleanup() {
-	for p in $pids; do kill -KILL "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 # a window long enough to kill in (a worker's death leaves the others to
 # run theirs out), a timeout short enough for the missing report's wait

@@ -13,12 +13,7 @@ need_cmd ss iproute2
 base=$(free_ports 3) || fail "no free ports"
 out=$(mktemp -d)
 bg=
-cleanup() {
-	for p in $bg; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 cat >"$out/job.ini" <<INI
 [job]
@@ -70,7 +65,7 @@ for rpc in push echo pull; do
 if x["role"] == "ps"][0] < 40 << 20' <"$out/t.json" ||
 		fail "rpc=pull: a PS made max_message bytes for a small Pull: $(grep -A3 '"ps"' "$out/t.json")"; }
 done
-[ -z "$(pids_matching "$out/job.ini")" ] || fail "processes left: $(pids_matching "$out/job.ini")"
+no_leftovers "$out/job.ini" "the launches"
 
 # 1b. every process says where it ran, measured by itself: the workers
 #     pinned to CPU 0 report exactly that, the PSs what they had

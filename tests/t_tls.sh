@@ -14,12 +14,7 @@ $PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
 
 out=$(mktemp -d)
 bg=
-cleanup() {
-	for p in $bg; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 # resolving a host name (step 2: the DNS SAN) goes through gRPC's c-ares
 # resolver, which leaks 10 bytes by LeakSanitizer's count, TLS or not.
 # OpenSSL's per-thread error state (904 bytes, CRYPTO_zalloc) is freed by

@@ -15,13 +15,7 @@ $PY -c 'import json' 2>/dev/null || skip "skip: no /usr/bin/python3"
 base=$(free_ports 1) || fail "no free ports"
 out=$(mktemp -d "${TMPDIR:-/tmp}/t_token.XXXXXX") || exit 1
 bg=
-cleanup() {
-	for p in $bg; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'exit 1' HUP INT TERM
+cleanup_on_exit "$out"
 
 TOK=tfgbTestToken-4f1c9a0e7b
 BAD=tfgbTestToken-0000000000

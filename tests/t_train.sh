@@ -16,12 +16,7 @@ need_py json python3
 base=$(free_ports 3) || fail "no free ports"
 out=$(mktemp -d)
 bg=
-cleanup() {
-	for p in $bg; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 steps=2
 warm=1

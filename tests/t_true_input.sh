@@ -28,13 +28,7 @@ case $TFGB in /*) tfgb=$TFGB ;; esac
 
 w=$(mktemp -d "${TMPDIR:-/tmp}/t_true_input.XXXXXX") || exit 1
 reader=''
-cleanup() {
-	[ -n "$reader" ] && kill "$reader" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$w"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cleanup_on_exit "$w"
 mkdir "$w/home" "$w/run"
 HOME="$w/home" XDG_CONFIG_HOME="$w/home/.config"
 export HOME XDG_CONFIG_HOME

@@ -16,13 +16,7 @@ need_py socket python3
 out=$(mktemp -d)
 http=''
 cases=0
-cleanup() {
-	[ -n "$http" ] && kill "$http" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cleanup_on_exit "$out"
 
 # an HTTP listener: every connection gets a 400 and is closed
 cat >"$out/http.py" <<'EOF'

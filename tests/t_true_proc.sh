@@ -27,13 +27,7 @@
 
 out=$(mktemp -d)
 srv=''
-cleanup() {
-	[ -n "$srv" ] && kill "$srv" 2>/dev/null
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT
-trap 'exit 1' INT TERM HUP
+cleanup_on_exit "$out"
 
 cases=0
 lockdir=${XDG_RUNTIME_DIR:+$XDG_RUNTIME_DIR/tfgb}

@@ -28,12 +28,7 @@ $PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
 
 out=$(mktemp -d)
 bg=
-cleanup() {
-	for p in $bg; do kill "$p" 2>/dev/null; done
-	wait 2>/dev/null
-	rm -rf "$out"
-}
-trap cleanup EXIT INT TERM
+cleanup_on_exit "$out"
 
 # small payload: a PS on loopback serves thousands of calls per second
 small="-s payload.iovecs=4 -s payload.categories=small,medium"

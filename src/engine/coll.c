@@ -6,11 +6,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "opt_table.h"
 #include "util.h"
 
 #define S(field) offsetof(struct coll_conf, field)
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
-#define GIB (1024ll * 1024 * 1024)
 
 static const char *const ops[] = {"allreduce", "reduce_scatter", "allgather", NULL};
 static const char *const algs[] = {"ring", "rhd", NULL};

@@ -6,10 +6,10 @@
 
 #include "coll.h"
 #include "payload.h"
+#include "opt_table.h"
 #include "transport.h"
 
 #define S(field) offsetof(struct train_conf, field)
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
 
 static const char *const placements[] = {"round_robin", "greedy", NULL};
 static const char *const strategies[] = {"ps", "allreduce", NULL};
@@ -32,7 +32,7 @@ static const struct opt_def keys[] = {
 	 .help = "train: the batch-norm moving statistics are pulled and pushed too"},
 	{"train", "strategy", OPT_ENUM, S(strategy), "ps", .values = strategies,
 	 .help = "train: parameter servers, or an all-reduce of the gradients among the workers"},
-	{"train", "bucket_bytes", OPT_SIZE, S(bucket_bytes), "25MiB", RANGE(4, 1024ll << 20),
+	{"train", "bucket_bytes", OPT_SIZE, S(bucket_bytes), "25MiB", RANGE(4, GIB),
 	 .help = "train: allreduce: gradients fused into buckets of at most this many bytes"},
 	{0},
 };

@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 
+#include "opt_table.h"
+
 /* Included after job.h, never including it: job.c includes this header,
  * and the include graph of src/ has no cycle (tests/t_includes.sh). */
 struct err;
@@ -41,12 +43,7 @@ int job_key_layer(const struct job *j, const char *section, const char *name);
 #define LAST_IS(names, last) \
 	_Static_assert(sizeof names / sizeof names[0] == (last) + 2, #names " matches its enum")
 
-/* For the key tables */
+/* For the key tables (RANGE and the units: opt_table.h) */
 #define J(field) offsetof(struct job, field)
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
-#define KIB (1ll << 10)
-#define MIB (1ll << 20)
-#define GIB (1ll << 30)
-#define SEC 1000000000ll
 
 #endif

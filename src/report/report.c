@@ -101,37 +101,33 @@ static void figures_of(const struct report *r, struct figures *f)
 
 /* ---- the latency distribution ---- */
 
-/* output.percentiles, parsed (checked with the job: never fails here). */
-int report_pct_list(const struct report *r, double *v)
+int report_pcts(const struct report *r, struct report_pct *p)
 {
+	double v[OPT_PCT_MAX];
 	struct err why;
 	int n = 0;
 
 	if (opt_parse_pctlist(r->job->percentiles, v, &n, &why) < 0)
 		return 0;
+	for (int i = 0; i < n; i++) {
+		snprintf(p[i].name, sizeof p[i].name, "%.10g", v[i]); /* 99.99999 stays itself */
+		p[i].known = r->res->lat.count > 0; /* no call measured: not known */
+		p[i].us = p[i].known ? (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3 : 0;
+	}
 	return n;
-}
-
-/* "99.99" for 99.99, "50" for 50 (10 digits: 99.99999 stays itself) */
-void report_pct_name(double p, char *buf, size_t len)
-{
-	snprintf(buf, len, "%.10g", p);
 }
 
 static void pct_text(const struct report *r, FILE *f)
 {
-	double v[OPT_PCT_MAX];
-	int n = report_pct_list(r, v);
-	char name[32];
+	struct report_pct p[OPT_PCT_MAX];
+	int n = report_pcts(r, p);
 
 	fprintf(f, "# percentiles (us):");
 	for (int i = 0; i < n; i++) {
-		report_pct_name(v[i], name, sizeof name);
-		if (r->res->lat.count)
-			fprintf(f, " p%s %.2f", name,
-			        (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3);
+		if (p[i].known)
+			fprintf(f, " p%s %.2f", p[i].name, p[i].us);
 		else
-			fprintf(f, " p%s -", name); /* no call measured: not known */
+			fprintf(f, " p%s -", p[i].name);
 	}
 	fprintf(f, "\n");
 }

@@ -40,12 +40,19 @@ const char *report_status(const struct report *r);
 /* s's figures in microseconds (min 0 when s has none). */
 void report_lat_us(const struct stats *s, struct lat_us *l);
 
-/* output.percentiles, parsed into v (OPT_PCT_MAX entries; checked with the
- * job: never fails here).  How many. */
-int report_pct_list(const struct report *r, double *v);
+/* One of output.percentiles over the run's latencies: its name ("99.99"
+ * for 99.99, "50" for 50), its value in microseconds, and whether it is
+ * known.  Not known when no call was measured: us is then 0 and every
+ * format shows it as not known ("-", JSON null), never as 0. */
+struct report_pct {
+	char name[32];
+	double us;
+	int known;
+};
 
-/* A percentile's name: "99.99" for 99.99, "50" for 50. */
-void report_pct_name(double p, char *buf, size_t len);
+/* output.percentiles (checked with the job: never fails here) into p
+ * (OPT_PCT_MAX entries).  How many. */
+int report_pcts(const struct report *r, struct report_pct *p);
 
 /* The slowest and the fastest worker's rate among those that completed a
  * call: NaN when none did. */

@@ -126,17 +126,15 @@ static void lat_json(struct json *w, const char *name, const struct stats *s)
 
 static void pct_json(const struct report *r, struct json *w)
 {
-	double v[OPT_PCT_MAX];
-	int n = report_pct_list(r, v);
-	char name[32];
+	struct report_pct p[OPT_PCT_MAX];
+	int n = report_pcts(r, p);
 
 	json_obj_begin(w, "percentiles_us");
 	for (int i = 0; i < n; i++) {
-		report_pct_name(v[i], name, sizeof name);
-		if (r->res->lat.count)
-			json_f64(w, name, (double)stats_quantile(&r->res->lat, v[i] / 100) / 1e3, 3);
+		if (p[i].known)
+			json_f64(w, p[i].name, p[i].us, 3);
 		else
-			json_null(w, name); /* no call measured: not known */
+			json_null(w, p[i].name);
 	}
 	json_obj_end(w);
 	hist_json(w, "histogram", &r->res->lat);

@@ -12,11 +12,11 @@
 #include <grpc/compression.h>
 
 #include "grpcx.h"
+#include "opt_table.h"
 
 #define G(field) offsetof(struct gr_conf, field)
 #define NONE_RANGE(lo, hi) .min = (lo), .max = (hi), \
 	.flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE
-#define MIB (1 << 20)
 
 static const char *const preset_names[] = {
 	[GR_PRESET_GRPC] = "grpc", [GR_PRESET_TENSORFLOW] = "tensorflow", NULL};

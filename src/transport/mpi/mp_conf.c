@@ -3,9 +3,9 @@
 
 #include <stddef.h>
 
+#include "opt_table.h"
+
 #define M(field) offsetof(struct mp_conf, field)
-#define SEC 1000000000ll
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
 
 const char *const mp_btl_names[] = {
 	[MP_BTL_AUTO] = "auto", [MP_BTL_VADER] = "vader,self", [MP_BTL_TCP] = "tcp,self",

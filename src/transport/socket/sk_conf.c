@@ -3,10 +3,9 @@
 
 #include <stddef.h>
 
+#include "opt_table.h"
+
 #define S(field) offsetof(struct sk_conf, field)
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
-#define GIB (1ll << 30)
-#define SEC 1000000000ll
 
 static const struct opt_def keys[] = {
 	{"socket", "sndbuf", OPT_SIZE, S(sndbuf), "0B", RANGE(0, GIB),

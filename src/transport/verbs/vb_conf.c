@@ -3,8 +3,9 @@
 
 #include <stddef.h>
 
+#include "opt_table.h"
+
 #define V(field) offsetof(struct vb_conf, field)
-#define RANGE(lo, hi) .min = (lo), .max = (hi), .flags = OPT_HAS_MIN | OPT_HAS_MAX
 
 static const char *const mtu_names[] = {"active", "256", "512", "1024", "2048", "4096", NULL};
 const unsigned vb_mtu_bytes[] = {0, 256, 512, 1024, 2048, 4096};
