@@ -91,6 +91,26 @@ PY
 	echo "ok: grpc, the receiver pulling every step (RecvBuf), every element verified"
 fi
 
+if in_part compare; then
+	# tfgb compare: each size both results have, busbw and p50 side by side
+	$TFGB collective $J $S -s cluster.workers=2 -f json >"$out/ca.json" 2>"$out/e" || fail "compare: $(cat "$out/e")"
+	$TFGB collective $J $S -s cluster.workers=2 -s collective.max_bytes=1372 -f json >"$out/cb.json" 2>"$out/e" ||
+		fail "compare: $(cat "$out/e")"
+	$TFGB compare "$out/ca.json" "$out/cb.json" >"$out/cmp" 2>"$out/e" || fail "compare: exit $?: $(cat "$out/e")"
+	$PY - "$out/ca.json" "$out/cb.json" "$out/cmp" <<'PY' || fail "compare: $(cat "$out/cmp")"
+import json, sys
+a, b = (json.load(open(p))["collective"]["sizes"] for p in sys.argv[1:3])
+rows = [l.split() for l in open(sys.argv[3]) if l.startswith(("busbw", "time p50"))]
+both = [r for r in a if r["bytes"] in [x["bytes"] for x in b]]
+assert len(rows) == 2 * len(both) == 8, rows
+for r, (bw, p50) in zip(both, zip(rows[0::2], rows[1::2])):
+    x = [y for y in b if y["bytes"] == r["bytes"]][0]
+    assert bw[2] == "%.0f" % r["bytes"] and abs(float(bw[4]) - r["busbw_GBps"]) < 1e-4, bw
+    assert abs(float(p50[6]) - x["time_us"]["p50"]) < 0.01, p50
+PY
+	echo "ok: compare puts the sizes both results have side by side"
+fi
+
 if in_part text; then
 	# text: a head and a row per size as it ends; csv: a header and the rows
 	$TFGB collective $J $S -s cluster.workers=3 >"$out/t" 2>"$out/e" || fail "text: $(cat "$out/e")"

@@ -294,6 +294,36 @@ static void describe(FILE *f, const char *tag, const struct resultfile *res)
 	fputc('\n', f);
 }
 
+/* A collective's sizes (tfgb collective): busbw and the p50 time of each
+ * size both results have, matched by their bytes. */
+static void coll_rows(FILE *f, const struct resultfile *a, const struct resultfile *b)
+{
+	int sa = jsonr_find(&a->r, a->root, "collective.sizes");
+	int sb = jsonr_find(&b->r, b->root, "collective.sizes");
+	int x, y;
+
+	if (sa < 0 || sb < 0)
+		return;
+	for (size_t i = 0; (x = jsonr_arr_get(&a->r, sa, i)) >= 0; i++) {
+		double bytes = -1, by = -2, va, vb;
+		char label[64];
+		jsonr_num(&a->r, jsonr_obj_get(&a->r, x, "bytes"), &bytes);
+		for (size_t k = 0; (y = jsonr_arr_get(&b->r, sb, k)) >= 0; k++)
+			if (jsonr_num(&b->r, jsonr_obj_get(&b->r, y, "bytes"), &by) == 0 && by == bytes)
+				break;
+		if (y < 0)
+			continue; /* a size only A has */
+		for (int k = 0; k < 2; k++) {
+			const char *path = k ? "time_us.p50" : "busbw_GBps";
+			int ha = resultfile_num_at(&a->r, x, path, &va) == 0;
+			int hb = resultfile_num_at(&b->r, y, path, &vb) == 0;
+			snprintf(label, sizeof label, k ? "time p50 us, %.0f B" : "busbw GB/s, %.0f B",
+			         bytes);
+			row(f, label, ha, va, hb, vb, k ? 2 : 4);
+		}
+	}
+}
+
 /* Both results' figures: the table, then a note for each side that
  * completed no call (its figures are not known, shown as "-").  0, or -1
  * when out of memory. */
@@ -321,6 +351,7 @@ static int figure_rows(FILE *f, const struct resultfile *a, const struct resultf
 		if (pa || pb)
 			row(f, g->label, ha, va * g->scale, hb, vb * g->scale, g->digits);
 	}
+	coll_rows(f, a, b);
 	if (hist_rows(f, a, b) < 0)
 		return -1;
 	role_rows(f, a, b);

@@ -30,6 +30,10 @@ const struct resultfile_figure resultfile_figures[] = {
 	 * wire_bytes_per_payload_byte of results before the run's own count)
 	 * measure whatever else the host did, and are not compared */
 	{"wire bytes per payload byte", "resources.summary.run_wire.bytes_per_payload_byte", 1, 4},
+	/* train with strategy allreduce (report_coll.h) */
+	{"step p50 (ms)", "train.step_ms.p50", 1, 3},
+	{"step mean (ms)", "train.step_ms.mean", 1, 3},
+	{"step busbw (GB/s)", "train.busbw_GBps", 1, 4},
 };
 const size_t resultfile_nfigures = sizeof resultfile_figures / sizeof resultfile_figures[0];
 
