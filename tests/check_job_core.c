@@ -56,7 +56,7 @@ START_TEST(test_job_table_unique)
 	static const char *const sections[] = {"job", "cluster", "payload", "output", "monitor",
 	                                       "server", "affinity", "network", "grpc", "socket", "verbs",
 	                                       "mpi",
-	                                       "train", "collective"};
+	                                       "train", "collective", "fault"};
 
 	for (const struct opt_def *d = job_keys; d->name; d++) {
 		int known = 0;

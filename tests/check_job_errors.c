@@ -90,7 +90,7 @@ START_TEST(test_job_err_section)
 	ck_assert_load_err("[grpc-tuning]\n",
 	                   "t.ini:1: unknown section '[grpc-tuning]'; sections are [job], [cluster], "
 	                   "[payload], [output], [monitor], [server], [affinity], [network], [grpc], "
-	                   "[socket], [verbs], [mpi], [train], [collective]");
+	                   "[socket], [verbs], [mpi], [train], [collective], [fault]");
 }
 END_TEST
 
@@ -111,7 +111,7 @@ START_TEST(test_job_err_outside_section)
 	ck_assert_load_err("; top\niovecs = 3\n[payload]\n",
 	                   "t.ini:2: key 'iovecs' is outside any section; put it under [job], "
 	                   "[cluster], [payload], [output], [monitor], [server], [affinity], [network], "
-	                   "[grpc], [socket], [verbs], [mpi], [train] or [collective]");
+	                   "[grpc], [socket], [verbs], [mpi], [train], [collective] or [fault]");
 }
 END_TEST
 

@@ -241,6 +241,8 @@ START_TEST(test_verbs_err_probe)
 	int n, rc;
 
 	ck_assert_int_eq(job_init(&j), 0);
+	/* the setup of a verbs job: its [verbs] section, as tr_probe gives it */
+	ck_assert_int_eq(job_override(&j, "job.transport=verbs", 1, &err), 0);
 	tr_setup_of(&j, &setup);
 	n = vdev_ibv_ops.count(&why);
 	rc = tr_verbs_probe(&setup, &err);

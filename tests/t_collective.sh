@@ -6,7 +6,9 @@
 # complete; a rank killed mid-run ends the run with exit 1 naming it, and
 # nothing is left; bad keys exit 2 with one line before any rank starts;
 # tfgb train with train.strategy = allreduce, ring and rhd, every bucket
-# verified and the bytes each worker sent a step those of the algorithm.
+# verified and the bytes each worker sent a step those of the algorithm;
+# faults put in on purpose (a straggler named, a rank killed at a step)
+# and the timeline of the steps.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 need_py json python3
@@ -207,6 +209,54 @@ PY
 fi
 
 
+if in_part faults; then
+	# a straggler put in on purpose: named the last to arrive (counts, not
+	# times: at least 95 % of the operations here, where others' load can
+	# delay another rank too), and the operations wait for it (a lower
+	# bound: at least 90 % of the delay)
+	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=64KiB -s collective.max_bytes=64KiB \
+		-s collective.iterations=20 -s fault.delay=50ms -s fault.rank=1 -f json >"$out/f.json" 2>"$out/e" ||
+		fail "faults: exit $?: $(cat "$out/e")"
+	json_check "d['fault']['rank'] == 1 and d['fault']['delay_ms'] == 50
+and d['collective']['sizes'][0]['stragglers']['last_rank'] == 1
+and d['collective']['sizes'][0]['stragglers']['last_counts'][1] >= 19
+and d['collective']['sizes'][0]['stragglers']['injected_ms'] == 1000
+and d['collective']['sizes'][0]['time_us']['p50'] >= 45000" <"$out/f.json" ||
+		fail "faults: the straggler was not named, or not waited for: $(cat "$out/f.json")"
+	# the same in training steps, with the timeline: its per-step spans (the
+	# slowest worker's) add up to the reported step times
+	$TFGB train $J -s train.strategy=allreduce -s cluster.workers=3 -s train.model=mnist_mlp \
+		-s train.steps=10 -s fault.delay=30ms -s fault.rank=2 -s output.timeline="$out/tl.json" \
+		-f json >"$out/t.json" 2>"$out/e" || fail "faults: train: exit $?: $(cat "$out/e")"
+	json_check "d['train']['stragglers']['last_rank'] == 2 and d['train']['stragglers']['last_counts'][2] >= 9
+and d['train']['step_ms']['p50'] >= 27" <"$out/t.json" ||
+		fail "faults: train: $(cat "$out/t.json")"
+	$PY - "$out/tl.json" "$out/t.json" <<'PY' || fail "faults: the timeline does not hold the steps"
+import json, sys
+t, r = (json.load(open(p)) for p in sys.argv[1:3])
+ev = t["traceEvents"]
+meta = [e for e in ev if e["ph"] == "M"]
+spans = [e for e in ev if e["ph"] == "X"]
+assert sorted(e["pid"] for e in meta) == [0, 1, 2] and all(e["name"] == "process_name" for e in meta)
+assert len(spans) == 3 * 10 and all(e["dur"] > 0 and "ts" in e for e in spans), spans[:3]
+steps = {}
+for e in spans:
+    steps.setdefault(e["args"]["index"], []).append(e["dur"])
+mean_ms = sum(max(v) for v in steps.values()) / len(steps) / 1e3
+want = r["train"]["step_ms"]["mean"]
+assert abs(mean_ms - want) <= 0.01 * want, (mean_ms, want)
+assert t["otherData"]["clock_err_us"] >= 0
+PY
+	# a rank killed at a step of its own: named, the others stopped
+	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=4KiB -s collective.max_bytes=4KiB \
+		-s fault.kill_step=3 -s fault.rank=1 >"$out/k" 2>"$out/e"
+	rc=$?
+	[ "$rc" = 1 ] && grep -q "^tfgb: collective: rank 1 died: killed by signal 9" "$out/e" ||
+		fail "faults: kill_step: exit $rc: $(cat "$out/e")"
+	no_leftovers "$base" "faults"
+	echo "ok: a straggler named and waited for, a timeline that adds up, a rank killed at a step"
+fi
+
 # expect2 WHAT WORDS ARGS...: exit 2 at once, one line, naming WORDS
 expect2() {
 	what=$1 words=$2
@@ -231,6 +281,10 @@ if in_part refusals; then
 		$TFGB collective $J -s cluster.workers=3 -s "collective.ranks=127.0.0.1:$base, 127.0.0.1:$((base + 1))"
 	expect2 "verbs" "job.transport = verbs: 'verbs' has no collective side" \
 		$TFGB collective $J -s cluster.workers=2 -s job.transport=verbs
+	expect2 "a fault past the ranks" "fault.rank = 3: is past the run's ranks" \
+		$TFGB collective $J -s cluster.workers=3 -s fault.rank=3
+	expect2 "a negative delay" "fault.delay = -1ms: must be in [0s, 1h]" \
+		$TFGB collective $J -s fault.delay=-1ms
 	expect2 "--task past the ranks" "--task 3 is out of range" \
 		$TFGB collective $J -s cluster.workers=3 --task 3
 	no_leftovers "$base" "refusals"

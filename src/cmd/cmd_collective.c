@@ -25,6 +25,7 @@
 #include "coll.h"
 #include "ranks.h"
 #include "report_coll.h"
+#include "report_trace.h"
 #include "role.h"
 #include "sysinfo.h"
 #include "util.h"
@@ -38,6 +39,9 @@ struct crank {
 	struct sysinfo_env env;
 	FILE *out;                 /* rank 0 */
 	uint64_t bytes;            /* the size being measured */
+	uint64_t *op_ns;           /* rank 0: each operation's time, the slowest rank's */
+	uint32_t *last;            /* rank 0: ranks x sizes, each rank's late arrivals */
+	struct report_trace trace; /* rank 0, output.timeline: every operation of every rank */
 	/* the first wrong element this rank found */
 	uint64_t bytes_bad;
 	uint32_t op_bad;
@@ -45,13 +49,20 @@ struct crank {
 	float got_bad, want_bad;
 };
 
+/* The rank's message after a size: the measured operations' times, then
+ * their starts (rank 0's clock), then wrong, verified and injected. */
+#define M_START(k) ((size_t)(k)->conf->iterations)
+#define M_WRONG(k) (2 * (size_t)(k)->conf->iterations)
+#define M_VERIFIED(k) (M_WRONG(k) + 1)
+#define M_INJECTED(k) (M_WRONG(k) + 2)
+#define M_LEN(k) (M_WRONG(k) + 3)
+
 /* The measured operations of one size (count elements), after the
- * warm-up: the times in the rank's message, wrong and verified after
- * them. */
+ * warm-up, into the rank's message. */
 static int crank_measure(struct crank *k, size_t count, struct err *err)
 {
 	const uint32_t iters = (uint32_t)k->conf->iterations;
-	uint64_t wrong = 0, verified = 0, *msg = k->k.msg;
+	uint64_t wrong = 0, verified = 0, injected = 0, *msg = k->k.msg;
 	struct coll *c = &k->k.c;
 	int rc;
 
@@ -64,7 +75,9 @@ static int crank_measure(struct crank *k, size_t count, struct err *err)
 		uint64_t t0, bad;
 		if (check)
 			coll_fill(c, count);
+		injected += ranks_fault(&k->k, i);
 		t0 = now_ns();
+		msg[M_START(k) + i] = (uint64_t)((int64_t)t0 + k->k.offset_ns);
 		if ((rc = coll_run(c, count, err)) < 0)
 			return rc;
 		msg[i] = now_ns() - t0;
@@ -77,8 +90,9 @@ static int crank_measure(struct crank *k, size_t count, struct err *err)
 		}
 		wrong += bad;
 	}
-	msg[iters] = wrong;
-	msg[iters + 1] = verified;
+	msg[M_WRONG(k)] = wrong;
+	msg[M_VERIFIED(k)] = verified;
+	msg[M_INJECTED(k)] = injected;
 	return 0;
 }
 
@@ -87,21 +101,32 @@ static int crank_measure(struct crank *k, size_t count, struct err *err)
 static uint64_t crank_row(void *arg, struct ranks *rk)
 {
 	struct crank *k = arg;
-	const uint32_t iters = (uint32_t)k->conf->iterations, len = iters + 2;
-	struct report_coll_row *row = &k->rows[k->rep.nrows++];
-	uint64_t wrong = 0, verified = rk->msg[iters + 1];
+	const uint32_t iters = (uint32_t)k->conf->iterations;
+	size_t at = k->rep.nrows++;
+	struct report_coll_row *row = &k->rows[at];
+	struct ranks_late late = {.last = k->last + at * (size_t)rk->n};
+	uint64_t wrong = 0;
 
 	for (int r = 0; r < rk->n; r++)
-		for (uint32_t i = 0; i < len; i++) {
-			uint64_t v = rk->all[(size_t)r * len + i];
-			if (i < iters && v > rk->msg[i])
-				rk->msg[i] = v; /* the operation's time: its slowest rank's */
-			else if (i == iters)
-				wrong += v;
-		}
-	report_coll_row_of(rk->msg, iters, k->bytes, k->conf->op, rk->n, row);
+		wrong += rk->all[(size_t)r * M_LEN(k) + M_WRONG(k)];
+	if (ranks_late_of(rk, iters, 0, M_START(k), M_INJECTED(k), k->op_ns, &late) < 0)
+		return 1; /* out of memory: the run stops */
+	if (k->trace.f) {
+		char name[64];
+		snprintf(name, sizeof name, "%s %llu B", coll_op_name(k->conf->op),
+		         (unsigned long long)k->bytes);
+		ranks_trace(rk, &k->trace, name, iters, 0, M_START(k));
+	}
+	report_coll_row_of(k->op_ns, iters, k->bytes, k->conf->op, rk->n, row);
 	row->wrong = wrong;
-	row->verified = (uint32_t)verified;
+	row->verified = (uint32_t)rk->msg[M_VERIFIED(k)];
+	row->last_rank = late.worst;
+	row->last_pct = late.worst_pct;
+	row->spread_us_p50 = late.spread_us_p50;
+	row->spread_us_max = late.spread_us_max;
+	row->injected_ms = (double)late.injected_ns / 1e6;
+	row->last_counts = late.last;
+	row->ranks = rk->n;
 	report_coll_row(&k->rep, row, k->out);
 	return wrong != 0;
 }
@@ -166,7 +191,9 @@ static size_t nsizes(const struct coll_conf *c)
 static int crank_report_open(struct crank *k)
 {
 	sysinfo_collect(&k->env);
-	if (!(k->rows = calloc(nsizes(k->conf), sizeof *k->rows))) {
+	if (!(k->rows = calloc(nsizes(k->conf), sizeof *k->rows)) ||
+	    !(k->op_ns = calloc((size_t)k->conf->iterations, sizeof *k->op_ns)) ||
+	    !(k->last = calloc(nsizes(k->conf) * (size_t)k->k.n, sizeof *k->last))) {
 		tfgb_error("%s: out of memory", k->k.t->cmd);
 		return TFGB_EXIT_FAIL;
 	}
@@ -184,18 +211,31 @@ static int run_rank(struct tfgb *t, const struct tr_ops *ops, const struct clust
                     int one_launch, void *arg)
 {
 	const struct coll_conf *conf = coll_conf_of(&t->job);
-	struct crank k = {.conf = conf, .k = {.t = t, .ops = ops, .rank = rk->index, .n = rk->size}};
+	struct crank k = {.conf = conf,
+	                  .k = {.t = t, .ops = ops, .rank = rk->index, .n = rk->size}};
 	int rc;
 
 	(void)one_launch;
 	(void)arg;
 	if ((k.k.rank == 0 && (rc = crank_report_open(&k)) != TFGB_EXIT_OK) ||
 	    (rc = ranks_open(&k.k, t, ops, rk->index, rk->size, conf->op, conf->algorithm,
-	                     conf->max_bytes, (size_t)conf->iterations + 2)) != TFGB_EXIT_OK)
+	                     conf->max_bytes, 2 * (size_t)conf->iterations + 3)) != TFGB_EXIT_OK)
 		goto out;
 	if (k.k.rank == 0)
 		report_coll_head(&k.rep, k.out);
+	if (k.k.rank == 0 && *t->job.timeline &&
+	    (rc = report_trace_open(&k.trace, t->job.timeline, k.k.n, "tfgb collective",
+	                            k.k.clock_err_ns, now_ns())) < 0) {
+		tfgb_error("%s: cannot write the timeline to '%s': %s", t->cmd, t->job.timeline,
+		           strerror(-rc));
+		rc = TFGB_EXIT_FAIL;
+		goto out;
+	}
 	rc = crank_sizes(&k);
+	if (k.k.rank == 0 && report_trace_close(&k.trace) < 0) {
+		tfgb_error("%s: cannot write the timeline to '%s'", t->cmd, t->job.timeline);
+		rc = TFGB_EXIT_FAIL;
+	}
 	if (k.k.rank == 0 && report_coll_end(&k.rep, k.out) < 0) {
 		tfgb_error("%s: out of memory writing the report", t->cmd);
 		rc = TFGB_EXIT_FAIL;
@@ -203,6 +243,8 @@ static int run_rank(struct tfgb *t, const struct tr_ops *ops, const struct clust
 out:
 	ranks_close(&k.k);
 	free(k.rows);
+	free(k.op_ns);
+	free(k.last);
 	return rc;
 }
 

@@ -136,13 +136,13 @@ int outfile_check_job(struct tfgb *t)
 	static const struct {
 		const char *key, *noun;
 	} outs[] = {{"file", "the report"}, {"series", "the resource series"},
-	            {"hgrm", "the latency distribution"}};
+	            {"hgrm", "the latency distribution"}, {"timeline", "the timeline"}};
 	struct outfile_input in[5];
-	const char *path[3] = {t->job.file, t->job.series, t->job.hgrm};
+	const char *path[4] = {t->job.file, t->job.series, t->job.hgrm, t->job.timeline};
 	int nin = job_inputs(t, in), fifo;
 	struct err why, err;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < 4; i++) {
 		if (!path[i] || !*path[i] || (i == 0 && !strcmp(path[i], "-"))) /* "-": stdout */
 			continue;
 		for (int k = 0; k < i; k++)

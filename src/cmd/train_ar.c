@@ -16,22 +16,25 @@
 
 #include <errno.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "coll.h"
 #include "ranks.h"
 #include "report_coll.h"
+#include "report_trace.h"
 #include "role.h"
 #include "sysinfo.h"
 #include "util.h"
 
 /* One worker's run. */
 struct ar {
-	struct ranks k;        /* msg: the steps' times, then wrong, verified, sent */
+	struct ranks k;        /* msg: M_* below */
 	const struct train_plan *pl;
 	const struct train_conf *conf;
 	uint64_t *count;       /* nb buckets' elements */
 	size_t nb;
 	uint32_t steps;
+	uint64_t *op_ns;       /* rank 0: each step's time, the slowest worker's */
 };
 
 /* One step: every bucket all-reduced.  Its time (verification outside
@@ -62,10 +65,19 @@ static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struc
 	return 0;
 }
 
+/* The rank's message: the measured steps' times, their starts (rank 0's
+ * clock), then wrong, verified, the bytes sent a step, the delay put in. */
+#define M_START(a) ((size_t)(a)->steps)
+#define M_WRONG(a) (2 * (size_t)(a)->steps)
+#define M_VERIFIED(a) (M_WRONG(a) + 1)
+#define M_SENT(a) (M_WRONG(a) + 2)
+#define M_INJECTED(a) (M_WRONG(a) + 3)
+#define M_LEN(a) (M_WRONG(a) + 4)
+
 /* The warm-up steps, then the measured ones: the rank's message. */
 static int ar_steps(struct ar *a, struct err *err)
 {
-	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, ns;
+	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, injected = 0, ns;
 	const uint32_t warm = (uint32_t)a->conf->warmup_steps;
 	int rc;
 
@@ -74,15 +86,71 @@ static int ar_steps(struct ar *a, struct err *err)
 		int check = s >= warm && (i == 0 || i + 1 == a->steps);
 		if (s == warm)
 			sent0 = a->k.c.sent;
+		if (s >= warm) {
+			injected += ranks_fault(&a->k, i);
+			msg[M_START(a) + i] = (uint64_t)((int64_t)now_ns() + a->k.offset_ns);
+		}
 		if ((rc = ar_step(a, check, &ns, &wrong, err)) < 0)
 			return rc;
 		if (s >= warm)
 			msg[i] = ns;
 	}
-	msg[a->steps] = wrong;
-	msg[a->steps + 1] = a->steps > 1 ? 2 : 1;
-	msg[a->steps + 2] = (a->k.c.sent - sent0) / a->steps;
+	msg[M_WRONG(a)] = wrong;
+	msg[M_VERIFIED(a)] = a->steps > 1 ? 2 : 1;
+	msg[M_SENT(a)] = (a->k.c.sent - sent0) / a->steps;
+	msg[M_INJECTED(a)] = injected;
 	return 0;
+}
+
+/* The figures of the report from every worker's message. */
+static int ar_figures(struct ar *a, struct ranks *rk, struct report_train_ar *r, uint64_t *sent,
+                      uint32_t *last)
+{
+	struct ranks_late late = {.last = last};
+	uint64_t wrong = 0;
+
+	for (int w = 0; w < rk->n; w++) {
+		const uint64_t *m = rk->all + (size_t)w * M_LEN(a);
+		wrong += m[M_WRONG(a)];
+		sent[w] = m[M_SENT(a)];
+	}
+	if (ranks_late_of(rk, a->steps, 0, M_START(a), M_INJECTED(a), a->op_ns, &late) < 0)
+		return -1;
+	report_coll_row_of(a->op_ns, a->steps, r->grad_bytes, COLL_ALLREDUCE, rk->n, &r->step);
+	r->step.wrong = wrong;
+	r->step.verified = (uint32_t)rk->msg[M_VERIFIED(a)];
+	r->step.last_rank = late.worst;
+	r->step.last_pct = late.worst_pct;
+	r->step.spread_us_p50 = late.spread_us_p50;
+	r->step.spread_us_max = late.spread_us_max;
+	r->step.injected_ms = (double)late.injected_ns / 1e6;
+	r->step.last_counts = last;
+	r->step.ranks = rk->n;
+	r->error = wrong ? "wrong results" : NULL;
+	return 0;
+}
+
+/* Rank 0: every worker's steps into output.timeline.  0, or -1 (said). */
+static int ar_timeline(struct ar *a, struct ranks *rk)
+{
+	uint64_t base = UINT64_MAX;
+	struct report_trace t;
+	int rc;
+
+	for (int w = 0; w < rk->n; w++) /* from the first start of any worker */
+		for (uint32_t i = 0; i < a->steps; i++) {
+			uint64_t s = rk->all[(size_t)w * M_LEN(a) + M_START(a) + i];
+			base = s < base ? s : base;
+		}
+	if ((rc = report_trace_open(&t, rk->t->job.timeline, rk->n, "tfgb train, allreduce",
+	                            rk->clock_err_ns, base)) == 0) {
+		ranks_trace(rk, &t, "step", a->steps, 0, M_START(a));
+		rc = report_trace_close(&t);
+	}
+	if (rc < 0)
+		tfgb_error("%s: cannot write the timeline to '%s': %s", rk->t->cmd,
+		           rk->t->job.timeline, strerror(-rc));
+	return rc < 0 ? -1 : 0;
 }
 
 /* Rank 0, with every worker's message: the result, printed; the word to
@@ -90,8 +158,8 @@ static int ar_steps(struct ar *a, struct err *err)
 static uint64_t ar_report(void *arg, struct ranks *rk)
 {
 	struct ar *a = arg;
-	const size_t len = a->steps + 3;
-	uint64_t *sent = calloc((size_t)rk->n, sizeof *sent), wrong = 0, verified = rk->msg[a->steps + 1];
+	uint64_t *sent = calloc((size_t)rk->n, sizeof *sent);
+	uint32_t *last = calloc((size_t)rk->n, sizeof *last);
 	struct sysinfo_env env;
 	struct report_train_ar r = {
 		.job = &rk->t->job, .transport_version = rk->ops->version(), .model = a->pl->m.name,
@@ -101,28 +169,25 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 		.ps_bytes = a->pl->step_bytes, .env = &env,
 	};
 	FILE *out = tfgb_out(rk->t);
+	int rc = -1;
 
 	sysinfo_collect(&env);
 	for (size_t k = 0; k < a->pl->m.n; k++)
 		r.vars += a->pl->m.var[k].kind == MODEL_TRAINABLE;
 	for (size_t b = 0; b < a->nb; b++)
 		r.grad_bytes += a->count[b] * sizeof(float);
-	for (int w = 0; w < rk->n; w++) {
-		const uint64_t *m = rk->all + (size_t)w * len;
-		for (uint32_t i = 0; i < a->steps; i++)
-			rk->msg[i] = m[i] > rk->msg[i] ? m[i] : rk->msg[i];
-		wrong += m[a->steps];
-		if (sent)
-			sent[w] = m[a->steps + 2];
-	}
-	report_coll_row_of(rk->msg, a->steps, r.grad_bytes, COLL_ALLREDUCE, rk->n, &r.step);
-	r.step.wrong = wrong;
-	r.step.verified = (uint32_t)verified;
-	r.error = wrong ? "wrong results" : NULL;
-	if (!sent || !out || report_train_ar(&r, out) < 0)
+	if (sent && last && out && (a->op_ns = calloc(a->steps, sizeof *a->op_ns)) &&
+	    ar_figures(a, rk, &r, sent, last) == 0)
+		rc = report_train_ar(&r, out);
+	if (rc == 0 && *rk->t->job.timeline && ar_timeline(a, rk) < 0)
+		rc = -2;
+	if (rc == -1)
 		tfgb_error("%s: out of memory writing the report", rk->t->cmd);
 	free(sent);
-	return wrong != 0;
+	free(last);
+	free(a->op_ns);
+	a->op_ns = NULL;
+	return rc < 0 || r.step.wrong != 0;
 }
 
 /* A worker (role.h): rank rk->index of rk->size. */
@@ -139,14 +204,14 @@ static int ar_worker(struct tfgb *t, const struct tr_ops *ops, const struct clus
 		max = a->count[b] > max ? a->count[b] : max;
 	if ((rc = ranks_open(&a->k, t, ops, rk->index, rk->size, COLL_ALLREDUCE,
 	                     coll_conf_of(&t->job)->algorithm, max * sizeof(float),
-	                     a->steps + 3)) != TFGB_EXIT_OK)
+	                     M_LEN(a))) != TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
 	if (ar_steps(a, &err) < 0 || ranks_gather(&a->k, ar_report, a, &stop, &err) < 0)
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
-	else if (stop && a->k.msg[a->steps])
+	else if (stop && a->k.msg[M_WRONG(a)])
 		tfgb_error("%s: worker %d: %llu wrong elements in the verified steps", t->cmd,
-		           rk->index, (unsigned long long)a->k.msg[a->steps]);
+		           rk->index, (unsigned long long)a->k.msg[M_WRONG(a)]);
 	else if (!stop)
 		rc = TFGB_EXIT_OK;
 out:

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "coll.h"
+#include "fault.h"
 #include "payload.h"
 #include "opt_table.h"
 #include "transport.h"
@@ -46,7 +47,7 @@ const struct job_section train_section = {
 int train_registry_init(void)
 {
 	if (tr_registry_init() < 0 || job_register(NULL, 1, &train_section) < 0 ||
-	    job_register(NULL, 1, &coll_section) < 0)
+	    job_register(NULL, 1, &coll_section) < 0 || job_register(NULL, 1, &fault_section) < 0)
 		return -1;
 	return 0;
 }

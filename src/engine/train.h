@@ -41,7 +41,7 @@ extern const struct job_section train_section;
 
 /* Registers every section a job has beyond the job model's own: the
  * transports' (tr_registry_init), then [train], then [collective]
- * (coll.h), in --print-config order.  The one place they are registered: main and the unit tests call it
+ * (coll.h) and [fault] (fault.h), in --print-config order.  The one place they are registered: main and the unit tests call it
  * once, before any job is made; not thread-safe.  -1 when they do not fit
  * the job model's tables (job.h). */
 int train_registry_init(void);

@@ -115,6 +115,7 @@ struct job {
 	char *file;
 	char *series;         /* CSV file for the sampled series, or "" */
 	char *hgrm;           /* HdrHistogram percentile distribution file, or "" */
+	char *timeline;       /* Trace Event JSON of every rank's steps, or "" */
 	char *percentiles;    /* the reported percentiles (opt_parse_pctlist) */
 	/* [monitor] */
 	uint64_t monitor_ns;  /* resource sampling interval; 0: off */

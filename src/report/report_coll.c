@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "coll.h"
+#include "fault.h"
 #include "json.h"
 #include "report.h"
 #include "version.h"
@@ -53,7 +54,8 @@ void report_coll_head(const struct report_coll *r, FILE *f)
 		return;
 	if (j->format == FMT_CSV) {
 		fputs("op,algorithm,ranks,transport,bytes,count,type,iterations,p50_us,p99_us,"
-		      "mean_us,min_us,max_us,algbw_GBps,busbw_GBps,verified,wrong\n", f);
+		      "mean_us,min_us,max_us,algbw_GBps,busbw_GBps,verified,wrong,last_rank,last_pct,"
+		      "spread_us_p50,injected_ms\n", f);
 		return;
 	}
 	fprintf(f, "# TF-gRPC-Collective: %s (sum), %s, %d ranks over %s\n", coll_op_name(r->op),
@@ -65,8 +67,12 @@ void report_coll_head(const struct report_coll *r, FILE *f)
 	        c->verify == COLL_VERIFY_NONE ? "none" : "first and last operation");
 	fputs("# time: the slowest rank's, per operation; algbw = size / mean time; busbw = "
 	      "algbw x bus factor\n", f);
-	fprintf(f, "#%12s %12s %7s %10s %10s %10s %11s %11s %6s\n", "size_B", "count", "type",
-	        "p50_us", "p99_us", "mean_us", "algbw_GB/s", "busbw_GB/s", "wrong");
+	fputs("# last: the rank that arrived last most often, its share of the operations; "
+	      "spread: last arrival - first, median\n", f);
+	report_fault_text(j, f);
+	fprintf(f, "#%12s %12s %7s %10s %10s %10s %11s %11s %6s %9s %10s\n", "size_B", "count",
+	        "type", "p50_us", "p99_us", "mean_us", "algbw_GB/s", "busbw_GB/s", "wrong", "last",
+	        "spread_us");
 }
 
 void report_coll_row(const struct report_coll *r, const struct report_coll_row *w, FILE *f)
@@ -77,17 +83,78 @@ void report_coll_row(const struct report_coll *r, const struct report_coll_row *
 		return;
 	if (j->format == FMT_CSV)
 		fprintf(f, "%s,%s,%d,%s,%llu,%llu,float32,%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%u,"
-		        "%llu\n", coll_op_name(r->op), coll_alg_name(r->alg), r->ranks,
-		        job_transport_name(j->transport), (unsigned long long)w->bytes,
+		        "%llu,%d,%.1f,%.3f,%.3f\n", coll_op_name(r->op), coll_alg_name(r->alg),
+		        r->ranks, job_transport_name(j->transport), (unsigned long long)w->bytes,
 		        (unsigned long long)w->count, w->iterations, w->p50_us, w->p99_us, w->mean_us,
 		        w->min_us, w->max_us, w->algbw_GBps, w->busbw_GBps, w->verified,
-		        (unsigned long long)w->wrong);
+		        (unsigned long long)w->wrong, w->last_rank, w->last_pct, w->spread_us_p50,
+		        w->injected_ms);
 	else
-		fprintf(f, " %12llu %12llu %7s %10.2f %10.2f %10.2f %11.4f %11.4f %6llu\n",
-		        (unsigned long long)w->bytes, (unsigned long long)w->count, "float32",
-		        w->p50_us, w->p99_us, w->mean_us, w->algbw_GBps, w->busbw_GBps,
-		        (unsigned long long)w->wrong);
+		fprintf(f, " %12llu %12llu %7s %10.2f %10.2f %10.2f %11.4f %11.4f %6llu %3d:%4.0f%% "
+		        "%10.2f\n", (unsigned long long)w->bytes, (unsigned long long)w->count,
+		        "float32", w->p50_us, w->p99_us, w->mean_us, w->algbw_GBps, w->busbw_GBps,
+		        (unsigned long long)w->wrong, w->last_rank, w->last_pct, w->spread_us_p50);
 	fflush(f);
+}
+
+/* Who was slow at one size (or over the steps). */
+static void late_json(struct json *w, const struct report_coll_row *x)
+{
+	json_obj_begin(w, "stragglers");
+	json_i64(w, "last_rank", x->last_rank);
+	json_f64(w, "last_pct", x->last_pct, 2);
+	json_f64(w, "arrival_spread_us_p50", x->spread_us_p50, 3);
+	json_f64(w, "arrival_spread_us_max", x->spread_us_max, 3);
+	json_arr_begin(w, "last_counts");
+	for (int r = 0; x->last_counts && r < x->ranks; r++)
+		json_u64(w, NULL, x->last_counts[r]);
+	json_arr_end(w);
+	json_f64(w, "injected_ms", x->injected_ms, 3);
+	json_obj_end(w);
+}
+
+void report_fault_text(const struct job *j, FILE *f)
+{
+	const struct fault_conf *c = fault_conf_of(j);
+
+	if (!fault_any(c))
+		return;
+	fprintf(f, "# fault put in: rank %s", c->random_rank ? "random each step" : "");
+	if (!c->random_rank)
+		fprintf(f, "%lld", (long long)c->rank);
+	if (c->delay_ns)
+		fprintf(f, ", delay %.3f ms (%s) before each measured step", (double)c->delay_ns / 1e6,
+		        fault_dist_name(c->distribution));
+	if (c->pause_ns)
+		fprintf(f, ", a pause of %.3f ms before step %lld", (double)c->pause_ns / 1e6,
+		        (long long)c->pause_step);
+	if (c->kill_step >= 0)
+		fprintf(f, ", killed before step %lld", (long long)c->kill_step);
+	fprintf(f, "; seed %lld\n", (long long)c->seed);
+}
+
+/* What the job put in on purpose (fault.h), or nothing. */
+static void fault_json(struct json *w, const struct job *j)
+{
+	const struct fault_conf *c = fault_conf_of(j);
+
+	if (!fault_any(c))
+		return;
+	json_obj_begin(w, "fault");
+	if (c->random_rank)
+		json_str(w, "rank", "random");
+	else
+		json_i64(w, "rank", c->rank);
+	json_f64(w, "delay_ms", (double)c->delay_ns / 1e6, 6);
+	json_str(w, "distribution", fault_dist_name(c->distribution));
+	json_f64(w, "pause_ms", (double)c->pause_ns / 1e6, 6);
+	json_i64(w, "pause_step", c->pause_step);
+	if (c->kill_step < 0)
+		json_null(w, "kill_step");
+	else
+		json_i64(w, "kill_step", c->kill_step);
+	json_i64(w, "seed", c->seed);
+	json_obj_end(w);
 }
 
 static void row_json(struct json *w, const struct report_coll_row *x)
@@ -108,6 +175,7 @@ static void row_json(struct json *w, const struct report_coll_row *x)
 	json_f64(w, "busbw_GBps", x->busbw_GBps, 6);
 	json_u64(w, "verified", x->verified);
 	json_u64(w, "wrong", x->wrong);
+	late_json(w, x);
 	json_obj_end(w);
 }
 
@@ -125,10 +193,11 @@ static void head_json(struct json *w, const struct job *j, const char *transport
 	json_str(w, "transport", job_transport_name(j->transport));
 }
 
-/* A result's tail: how it ended, where it ran, its job (text). */
-static void tail_json(struct json *w, const char *error, const struct sysinfo_env *env,
-                      const char *text)
+/* A result's tail: the faults, how it ended, where it ran, its job (text). */
+static void tail_json(struct json *w, const struct job *j, const char *error,
+                      const struct sysinfo_env *env, const char *text)
 {
+	fault_json(w, j);
 	json_str(w, "status", error ? "failed" : "ok");
 	if (error)
 		json_str(w, "error", error);
@@ -163,7 +232,7 @@ int report_coll_end(const struct report_coll *r, FILE *f)
 		row_json(&w, &r->rows[i]);
 	json_arr_end(&w);
 	json_obj_end(&w);
-	tail_json(&w, r->error, r->env, text);
+	tail_json(&w, j, r->error, r->env, text);
 	json_obj_end(&w);
 	json_finish(&w);
 	free(text);
@@ -191,6 +260,10 @@ static void train_ar_text(const struct report_train_ar *r, FILE *f)
 	        "max %.3f\n", w->p50_us / 1e3, w->p99_us / 1e3, w->mean_us / 1e3, w->min_us / 1e3,
 	        w->max_us / 1e3);
 	fprintf(f, "# algbw %.4f GB/s, busbw %.4f GB/s\n", w->algbw_GBps, w->busbw_GBps);
+	fprintf(f, "# last to arrive: worker %d in %.0f%% of the steps; arrivals' spread p50 %.3f ms, "
+	        "max %.3f ms\n", w->last_rank, w->last_pct, w->spread_us_p50 / 1e3,
+	        w->spread_us_max / 1e3);
+	report_fault_text(r->job, f);
 	fprintf(f, "# bytes a worker sent a step: %llu to %llu (%.4f of the gradients); a PS "
 	        "strategy's worker pushes %llu and pulls as many\n", (unsigned long long)lo,
 	        (unsigned long long)hi, r->grad_bytes ? (double)hi / (double)r->grad_bytes : 0.0,
@@ -234,6 +307,7 @@ static void train_ar_fig_json(const struct report_train_ar *r, struct json *w)
 	json_u64(w, "ps_strategy_push_bytes_per_step", r->ps_bytes);
 	json_u64(w, "verified_steps", x->verified);
 	json_u64(w, "wrong", x->wrong);
+	late_json(w, x);
 	json_obj_end(w);
 }
 
@@ -253,7 +327,7 @@ int report_train_ar(const struct report_train_ar *r, FILE *f)
 	json_obj_begin(&w, NULL);
 	head_json(&w, j, r->transport_version, "train", "TF-gRPC-Train");
 	train_ar_fig_json(r, &w);
-	tail_json(&w, r->error, r->env, text);
+	tail_json(&w, j, r->error, r->env, text);
 	json_obj_end(&w);
 	json_finish(&w);
 	free(text);

@@ -27,6 +27,13 @@ struct report_coll_row {
 	double algbw_GBps, busbw_GBps;
 	uint32_t verified;          /* operations whose every element was checked */
 	uint64_t wrong;             /* elements wrong, over every rank and those operations */
+	/* who was slow (ranks.h, ranks_late): the rank that arrived last most
+	 * often, its share, the arrivals' spread; last_counts (ranks) each
+	 * rank's operations arrived last at; injected_ms the most a rank was
+	 * delayed on purpose (fault.h) */
+	int last_rank, ranks;
+	double last_pct, spread_us_p50, spread_us_max, injected_ms;
+	const uint32_t *last_counts;
 };
 
 struct report_coll {
@@ -49,6 +56,10 @@ void report_coll_row_of(uint64_t *t_ns, uint32_t n, uint64_t bytes, int op, int 
 void report_coll_head(const struct report_coll *r, FILE *f);
 void report_coll_row(const struct report_coll *r, const struct report_coll_row *row, FILE *f);
 int report_coll_end(const struct report_coll *r, FILE *f);
+
+/* The faults the job puts in on purpose (fault.h), one "# fault" line;
+ * nothing when none. */
+void report_fault_text(const struct job *j, FILE *f);
 
 /* tfgb train with strategy allreduce (tfgb-train(1)): a step is the
  * all-reduce of every bucket of gradients; its time is the slowest

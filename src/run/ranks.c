@@ -2,9 +2,13 @@
 #include "ranks.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
+#include "fault.h"
+#include "report_trace.h"
 #include "util.h"
 
 /* The transport and the link to every other rank. */
@@ -45,6 +49,13 @@ int ranks_check(struct tfgb *t, void *arg)
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
+	if (fault_conf_of(&t->job)->rank >= t->job.workers) {
+		job_key_err(&t->job, &jerr, "fault", "rank", "is past the run's ranks: "
+		            "cluster.workers is %lld (ranks 0..%lld)",
+		            (long long)t->job.workers, (long long)t->job.workers - 1);
+		tfgb_error("%s", jerr.msg);
+		return TFGB_EXIT_USAGE;
+	}
 	if (ops && !ops->coll) {
 		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
 		            "transport = socket, grpc or mpi", ops->name);
@@ -52,6 +63,50 @@ int ranks_check(struct tfgb *t, void *arg)
 		return TFGB_EXIT_USAGE;
 	}
 	return TFGB_EXIT_OK;
+}
+
+/* Every rank's clock against rank 0's: RANKS_CLOCK_ROUNDS exchanges of
+ * a time each with rank 0, in turn, the best round trip's offset kept. */
+static int clock_align(struct ranks *k, struct err *err)
+{
+	const struct tr_coll_ops *o = k->c.ops;
+	uint64_t t1, t2, t3, best = UINT64_MAX;
+	int rc;
+
+	for (int r = 1; r < k->n; r++)
+		for (int i = 0; i < RANKS_CLOCK_ROUNDS && (k->rank == 0 || k->rank == r); i++) {
+			uint64_t dl = now_ns() + k->c.timeout_ns;
+			if (k->rank == 0) {
+				if ((rc = o->sendrecv(k->c.link, -1, NULL, 0, r, &t1, sizeof t1, dl, err)) < 0)
+					return rc;
+				t2 = now_ns();
+				if ((rc = o->sendrecv(k->c.link, r, &t2, sizeof t2, -1, NULL, 0, dl, err)) < 0)
+					return rc;
+				continue;
+			}
+			t1 = now_ns();
+			if ((rc = o->sendrecv(k->c.link, 0, &t1, sizeof t1, -1, NULL, 0, dl, err)) < 0 ||
+			    (rc = o->sendrecv(k->c.link, -1, NULL, 0, 0, &t2, sizeof t2, dl, err)) < 0)
+				return rc;
+			t3 = now_ns();
+			if (t3 - t1 < best) {
+				best = t3 - t1;
+				k->offset_ns = (int64_t)t2 - (int64_t)(t1 / 2 + t3 / 2);
+				k->clock_err_ns = best / 2;
+			}
+		}
+	/* rank 0 keeps the largest bound, the timeline's */
+	for (int r = 1; r < k->n; r++) {
+		uint64_t e = k->clock_err_ns, dl = now_ns() + k->c.timeout_ns;
+		if (k->rank != 0 && k->rank != r)
+			continue;
+		if (k->rank == r)
+			return o->sendrecv(k->c.link, 0, &e, sizeof e, -1, NULL, 0, dl, err);
+		if ((rc = o->sendrecv(k->c.link, -1, NULL, 0, r, &e, sizeof e, dl, err)) < 0)
+			return rc;
+		k->clock_err_ns = e > k->clock_err_ns ? e : k->clock_err_ns;
+	}
+	return 0;
 }
 
 int ranks_open(struct ranks *k, struct tfgb *t, const struct tr_ops *ops, int rank, int n,
@@ -67,7 +122,7 @@ int ranks_open(struct ranks *k, struct tfgb *t, const struct tr_ops *ops, int ra
 		           (unsigned long long)max_bytes);
 		return TFGB_EXIT_FAIL;
 	}
-	if (link_open(k, &err) < 0) {
+	if (link_open(k, &err) < 0 || clock_align(k, &err) < 0) {
 		tfgb_error("%s: rank %d: %s", t->cmd, rank, err.msg);
 		return TFGB_EXIT_FAIL;
 	}
@@ -117,4 +172,78 @@ int ranks_gather(struct ranks *k, uint64_t (*decide)(void *arg, struct ranks *k)
 			return rc;
 	*stop = go != 0;
 	return 0;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t start_at,
+                  size_t injected_at, uint64_t *op_ns, struct ranks_late *out)
+{
+	uint64_t *spread = malloc((nops ? nops : 1) * sizeof *spread);
+
+	if (!spread)
+		return -ENOMEM;
+	for (int r = 0; r < k->n; r++)
+		out->last[r] = 0;
+	out->injected_ns = 0;
+	for (uint32_t i = 0; i < nops; i++) {
+		uint64_t lo = UINT64_MAX, hi = 0, dur = 0;
+		int late = 0;
+		for (int r = 0; r < k->n; r++) {
+			const uint64_t *m = k->all + (size_t)r * k->nfig;
+			dur = m[dur_at + i] > dur ? m[dur_at + i] : dur;
+			lo = m[start_at + i] < lo ? m[start_at + i] : lo;
+			if (m[start_at + i] >= hi) {
+				hi = m[start_at + i];
+				late = r;
+			}
+		}
+		op_ns[i] = dur;
+		spread[i] = hi - lo;
+		out->last[late]++;
+	}
+	out->worst = 0;
+	for (int r = 0; r < k->n; r++) {
+		uint64_t inj = k->all[(size_t)r * k->nfig + injected_at];
+		out->injected_ns = inj > out->injected_ns ? inj : out->injected_ns;
+		if (out->last[r] > out->last[out->worst])
+			out->worst = r;
+	}
+	qsort(spread, nops, sizeof *spread, u64_cmp);
+	out->worst_pct = nops ? 100.0 * out->last[out->worst] / nops : 0;
+	out->spread_us_p50 = nops ? (double)spread[(nops - 1) / 2] / 1e3 : 0;
+	out->spread_us_max = nops ? (double)spread[nops - 1] / 1e3 : 0;
+	free(spread);
+	return 0;
+}
+
+uint64_t ranks_fault(const struct ranks *k, uint64_t step)
+{
+	int kill;
+	uint64_t d = fault_delay_ns(fault_conf_of(&k->t->job), step, k->rank, k->n, &kill);
+	uint64_t end = now_ns() + d, now;
+
+	if (kill)
+		raise(SIGKILL); /* the rank killed at that step, as a host that fails */
+	while (d && !tfgb_stop && (now = now_ns()) < end) {
+		uint64_t left = end - now > 100000000ull ? 100000000ull : end - now;
+		nanosleep(&(struct timespec){(time_t)(left / 1000000000ull),
+		                             (long)(left % 1000000000ull)}, NULL);
+	}
+	return d;
+}
+
+void ranks_trace(const struct ranks *k, struct report_trace *t, const char *name, uint32_t nops,
+                 size_t dur_at, size_t start_at)
+{
+	for (int r = 0; t->f && r < k->n; r++) {
+		const uint64_t *m = k->all + (size_t)r * k->nfig;
+		for (uint32_t i = 0; i < nops; i++)
+			report_trace_span(t, r, name, i, m[start_at + i], m[dur_at + i]);
+	}
 }

@@ -28,7 +28,16 @@ struct ranks {
 	uint64_t *msg;   /* nfig figures this rank sends rank 0 after a batch */
 	uint64_t *all;   /* rank 0: every rank's, rank r's at all + r x nfig */
 	size_t nfig;
+	/* this rank's clock against rank 0's (ranks_open measures it): add
+	 * offset_ns to a now_ns() reading for rank 0's time, within
+	 * clock_err_ns (half the best of RANKS_CLOCK_ROUNDS round trips, the
+	 * NTP bound; on rank 0, the largest of every rank's).  Ranks of one host share CLOCK_MONOTONIC
+	 * and measure an offset within that bound of 0. */
+	int64_t offset_ns;
+	uint64_t clock_err_ns;
 };
+
+#define RANKS_CLOCK_ROUNDS 8
 
 /* The job's checks of a run of ranks, before anything starts
  * (run_roles.check): cluster.workers and collective.ranks fit the
@@ -49,5 +58,35 @@ void ranks_close(struct ranks *k);
  * anything else stops every rank (*stop).  0, or -errno with err. */
 int ranks_gather(struct ranks *k, uint64_t (*decide)(void *arg, struct ranks *k), void *arg,
                  int *stop, struct err *err);
+
+/* Who was slow, from every rank's figures of nops operations (or steps)
+ * at rank 0: each rank's message holds, at dur_at, each operation's time
+ * on the rank, at start_at its start on rank 0's clock, at injected_at the
+ * delay put in on purpose (fault.h).  An operation's time is its slowest
+ * rank's; the rank that arrived last (the latest start) is the one the
+ * others waited for. */
+struct ranks_late {
+	uint32_t *last;        /* n, the caller's: operations each rank arrived last at */
+	int worst;             /* the rank most often last */
+	double worst_pct;      /* its share of the operations, percent */
+	double spread_us_p50;  /* the arrivals' spread (last start - first), median */
+	double spread_us_max;
+	uint64_t injected_ns;  /* the most any rank was delayed on purpose */
+};
+/* op_ns (nops) gets each operation's time.  0, or -ENOMEM. */
+int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t start_at,
+                  size_t injected_at, uint64_t *op_ns, struct ranks_late *out);
+
+/* Rank 0: every rank's nops spans (times at dur_at, starts at start_at
+ * of each message) into the timeline t, each named name. */
+struct report_trace;
+void ranks_trace(const struct ranks *k, struct report_trace *t, const char *name, uint32_t nops,
+                 size_t dur_at, size_t start_at);
+
+/* What the job's [fault] section asks of this rank before measured step
+ * (or operation) `step`: it sleeps the delay, in slices that see
+ * tfgb_stop, and returns it (0: none); a kill (fault.kill_step) does not
+ * return. */
+uint64_t ranks_fault(const struct ranks *k, uint64_t step);
 
 #endif

@@ -192,7 +192,8 @@ struct tr_link;
 struct tr_link_cfg {
 	int rank, nranks;                 /* this rank, of nranks >= 2 */
 	const struct opt_hostport *addrs; /* nranks: where each rank listens (a
-	                                   * transport of ranks ignores them) */
+	                                   * transport of ranks ignores them); the
+	                                   * link keeps a copy of what it needs */
 	uint64_t timeout_ns;              /* longest wait for a peer: to meet it, for a step */
 	const void *section;              /* its own job section, or NULL: its defaults */
 };

@@ -62,7 +62,7 @@ struct gc_in {
 
 struct tr_link {
 	int rank, n;
-	const struct opt_hostport *addrs;
+	struct opt_hostport *addrs;  /* n: each rank's address (a copy) */
 	int64_t off;                 /* gRPC's monotonic clock minus now_ns() */
 	grpc_completion_queue *cq;
 	grpc_server *server;
@@ -416,6 +416,7 @@ static void gc_close(struct tr_link *l)
 	free(l->sseq);
 	free(l->rseq);
 	free(l->park);
+	free(l->addrs);
 	free(l);
 }
 
@@ -438,7 +439,7 @@ static int gc_listen(struct tr_link *l, struct err *err)
 	grpcx_log_quiet(0);
 	grpc_server_credentials_release(creds);
 	if (!ok) {
-		err_set(err, "rank %d: cannot listen on '%s': %s", l->rank, target,
+		err_set(err, "cannot listen on '%s': %s", target,
 		        grpcx_listen_text(NULL, &l->addrs[l->rank]));
 		return -EADDRINUSE;
 	}
@@ -476,7 +477,7 @@ static int gc_connect(struct tr_link *l, uint64_t deadline_ns, struct err *err)
 		       (rc = pump(l, deadline_ns)) == 0)
 			;
 		if (rc < 0)
-			err_set(err, "rank %d: cannot meet rank %d at %s:%u: %s", l->rank, j,
+			err_set(err, "cannot meet rank %d at %s:%u: %s", j,
 			        l->addrs[j].host, l->addrs[j].port, rc == -EINTR ? "interrupted" :
 			        grpcx_fail_text(st, &l->addrs[j], NULL));
 	}
@@ -494,20 +495,21 @@ static int gc_open(void *ctx, const struct tr_link_cfg *cfg, struct tr_link **ou
 	*out = NULL;
 	if (!l || !(l->ch = calloc(n, sizeof *l->ch)) || !(l->reg = calloc(n, sizeof *l->reg)) ||
 	    !(l->sseq = calloc(n, sizeof *l->sseq)) || !(l->rseq = calloc(n, sizeof *l->rseq)) ||
-	    !(l->park = calloc(n, sizeof *l->park))) {
+	    !(l->park = calloc(n, sizeof *l->park)) || !(l->addrs = calloc(n, sizeof *l->addrs))) {
 		err_set(err, "out of memory");
 		if (l) {
 			free(l->ch);
 			free(l->reg);
 			free(l->sseq);
 			free(l->rseq);
+			free(l->park);
 		}
 		free(l);
 		return -ENOMEM;
 	}
 	l->rank = cfg->rank;
 	l->n = cfg->nranks;
-	l->addrs = cfg->addrs;
+	memcpy(l->addrs, cfg->addrs, n * sizeof *l->addrs);
 	l->off = grpcx_clock_offset();
 	l->offer_to = -1;
 	l->details = grpc_empty_slice();

@@ -62,6 +62,7 @@ static int tested(MPI_Request *req)
 static int mc_sendrecv(struct tr_link *l, int to, const void *sbuf, size_t slen, int from,
                        void *rbuf, size_t rlen, uint64_t deadline_ns, struct err *err)
 {
+	(void)l;
 	MPI_Request sr = MPI_REQUEST_NULL, rr = MPI_REQUEST_NULL;
 	int s = 0, r = 0;
 
@@ -73,12 +74,12 @@ static int mc_sendrecv(struct tr_link *l, int to, const void *sbuf, size_t slen,
 	                            &rr) != MPI_SUCCESS) ||
 	    (to >= 0 && MPI_Isend(sbuf, (int)slen, MPI_BYTE, to, MP_TAG_COLL, mp_world.comm,
 	                          &sr) != MPI_SUCCESS)) {
-		err_set(err, "rank %d: MPI_Isend or MPI_Irecv failed", l->rank);
+		err_set(err, "MPI_Isend or MPI_Irecv failed");
 		return -EIO;
 	}
 	for (uint32_t spin = 0;; spin++) {
 		if ((s = s ? 1 : tested(&sr)) < 0 || (r = r ? 1 : tested(&rr)) < 0) {
-			err_set(err, "rank %d: MPI_Test failed", l->rank);
+			err_set(err, "MPI_Test failed");
 			return -EIO;
 		}
 		if (s && r)

@@ -45,7 +45,7 @@ struct tr_link {
 	int rank, nranks;
 	int lfd;                          /* the listener, -1 once met */
 	int *fd;                          /* nranks: the connection to each rank, -1 for itself */
-	const struct opt_hostport *addrs; /* the config's: each rank's address, for messages */
+	struct opt_hostport *addrs;       /* nranks: each rank's address (a copy) */
 };
 
 static void hello_put(unsigned char *b, uint32_t rank, uint32_t nranks)
@@ -160,7 +160,7 @@ static int connect_lower(struct tr_link *l, const struct sk_opts *o, uint64_t de
 			fd = rc;
 		}
 		if (fd < 0) {
-			err_set(err, "rank %d: cannot meet rank %d at %s:%u: %s%s%s", l->rank, j, a->host,
+			err_set(err, "cannot meet rank %d at %s:%u: %s%s%s", j, a->host,
 			        a->port, fd == -EINTR ? "interrupted" : strerror(-fd), what ? ": " : "",
 			        what ? what : "");
 			return fd;
@@ -239,7 +239,7 @@ static int accept_upper(struct tr_link *l, uint64_t deadline_ns, struct err *err
 		return 0;
 	for (int j = l->rank + 1; j < l->nranks; j++)
 		if (l->fd[j] < 0) {
-			err_set(err, "rank %d: rank %d (%s:%u) did not come %s", l->rank, j, l->addrs[j].host,
+			err_set(err, "rank %d (%s:%u) did not come %s", j, l->addrs[j].host,
 			        l->addrs[j].port, rc == -EINTR ? "before the interruption" :
 			        "within the timeout (job.timeout)");
 			break;
@@ -257,6 +257,7 @@ static void sk_link_close(struct tr_link *l)
 	if (l->lfd >= 0)
 		close(l->lfd);
 	free(l->fd);
+	free(l->addrs);
 	free(l);
 }
 
@@ -269,7 +270,7 @@ static int conns_setup(struct tr_link *l, const struct sk_opts *o, struct err *e
 		if (l->fd[j] < 0)
 			continue;
 		if ((rc = sk_opts_apply_conn(l->fd[j], o, &what)) < 0) {
-			err_set(err, "rank %d: connection to rank %d: %s: %s", l->rank, j,
+			err_set(err, "connection to rank %d: %s: %s", j,
 			        what ? what : "socket option", strerror(-rc));
 			return rc;
 		}
@@ -287,13 +288,17 @@ static int sk_link_open(void *ctx, const struct tr_link_cfg *cfg, struct tr_link
 	int rc = -ENOMEM;
 
 	*out = NULL;
-	if (!l || !(l->fd = malloc((size_t)cfg->nranks * sizeof *l->fd))) {
+	if (!l || !(l->fd = malloc((size_t)cfg->nranks * sizeof *l->fd)) ||
+	    !(l->addrs = malloc((size_t)cfg->nranks * sizeof *l->addrs))) {
+		if (l)
+			free(l->fd);
 		free(l);
 		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
 	*l = (struct tr_link){.rank = cfg->rank, .nranks = cfg->nranks, .lfd = -1, .fd = l->fd,
-	                      .addrs = cfg->addrs};
+	                      .addrs = l->addrs};
+	memcpy(l->addrs, cfg->addrs, (size_t)cfg->nranks * sizeof *l->addrs);
 	for (int j = 0; j < l->nranks; j++)
 		l->fd[j] = -1;
 	if ((l->lfd = sk_listen(&cfg->addrs[cfg->rank], err)) < 0)

@@ -1,0 +1,86 @@
+/* fault.c - the [fault] keys and the faults' draws (fault.h). */
+#include "fault.h"
+
+#include <math.h>
+
+#include "opt_table.h"
+#include "rng.h"
+
+#define S(field) offsetof(struct fault_conf, field)
+
+static const char *const dists[] = {"fixed", "exponential", "pareto", NULL};
+
+static const struct opt_def keys[] = {
+	{"fault", "delay", OPT_DURATION, S(delay_ns), "0", RANGE(0, 3600 * SEC),
+	 .help = "fault: the straggler's delay before each measured step (its mean); 0: none"},
+	{"fault", "distribution", OPT_ENUM, S(distribution), "fixed", .values = dists,
+	 .help = "fault: the delay is fixed, or drawn exponential or Pareto with that mean"},
+	{"fault", "rank", OPT_INT, S(rank), "0", RANGE(0, 1023),
+	 .help = "fault: the straggler's rank (worker), unless fault.random_rank"},
+	{"fault", "random_rank", OPT_BOOL, S(random_rank), "false",
+	 .help = "fault: the straggler is a rank drawn at random each step (seeded)"},
+	{"fault", "seed", OPT_INT, S(seed), "1", RANGE(0, INT64_MAX),
+	 .help = "fault: the seed of the random ranks and delays"},
+	{"fault", "pause", OPT_DURATION, S(pause_ns), "0", RANGE(0, 3600 * SEC),
+	 .help = "fault: a one-time pause of the rank; 0: none"},
+	{"fault", "pause_step", OPT_INT, S(pause_step), "0", RANGE(0, 1000000000),
+	 .help = "fault: the measured step before which the rank pauses"},
+	{"fault", "kill_step", OPT_INT, S(kill_step), "none", .min = 0, .max = 1000000000,
+	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
+	 .help = "fault: the measured step before which the rank kills itself, or none"},
+	{0},
+};
+
+const struct job_section fault_section = {
+	.name = "fault",
+	.keys = keys,
+	.size = sizeof(struct fault_conf),
+};
+
+const struct fault_conf *fault_conf_of(const struct job *j)
+{
+	return job_section_get(j, &fault_section);
+}
+
+int fault_any(const struct fault_conf *f)
+{
+	return f && (f->delay_ns || f->pause_ns || f->kill_step >= 0);
+}
+
+const char *fault_dist_name(int d)
+{
+	return d >= 0 && d <= FAULT_PARETO ? dists[d] : "?";
+}
+
+/* A uniform draw in (0, 1) of stream k of step `step`. */
+static double uniform(const struct fault_conf *f, uint64_t step, uint64_t k)
+{
+	uint64_t x = (uint64_t)f->seed * 0x9e3779b97f4a7c15ull ^ step * 0xbf58476d1ce4e5b9ull ^ k;
+
+	return ((double)(rng_splitmix64(&x) >> 11) + 0.5) / 9007199254740992.0;
+}
+
+int fault_rank(const struct fault_conf *f, uint64_t step, int n)
+{
+	if (!f->random_rank)
+		return (int)f->rank;
+	return (int)(uniform(f, step, 1) * n) % n;
+}
+
+uint64_t fault_delay_ns(const struct fault_conf *f, uint64_t step, int rank, int n, int *kill)
+{
+	double d = (double)f->delay_ns, u;
+
+	*kill = 0;
+	if (!fault_any(f) || fault_rank(f, step, n) != rank)
+		return 0;
+	*kill = f->kill_step >= 0 && step == (uint64_t)f->kill_step;
+	u = uniform(f, step, 2);
+	if (f->distribution == FAULT_EXPONENTIAL)
+		d = -d * log(u);
+	else if (f->distribution == FAULT_PARETO) /* scale so that the mean is delay */
+		d = d * (FAULT_PARETO_SHAPE - 1) / FAULT_PARETO_SHAPE * pow(u, -1.0 / FAULT_PARETO_SHAPE);
+	if (f->pause_ns && step == (uint64_t)f->pause_step)
+		d += (double)f->pause_ns;
+	return d > 3.6e12 ? 3600ull * 1000000000ull : (uint64_t)d;
+}
