@@ -226,13 +226,12 @@ int netem_wait_fd(int fd, short events, uint64_t until)
 {
 	struct pollfd p = {.fd = fd, .events = events};
 
-	for (;;) {
-		uint64_t now = now_ns();
-		if (now >= until)
-			return -1;
-		if (poll(&p, 1, (int)((until - now) / 1000000 + 1)) > 0)
+	for (uint64_t now = now_ns(); now < until && !tfgb_stop; now = now_ns()) {
+		uint64_t ms = (until - now) / 1000000 + 1; /* 100 ms slices: a signal ends it */
+		if (poll(&p, 1, ms > 100 ? 100 : (int)ms) > 0)
 			return 0;
 	}
+	return -1;
 }
 
 /* Where a tool of the link (tc, ip, nft) is: the PATH's, else /usr/sbin's or
@@ -288,10 +287,10 @@ static int run_out(char *const argv[], char *out, size_t size, struct err *err)
 	buf[got] = 0;
 	close(p[0]);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ns() > until) {
+		if (now_ns() > until || tfgb_stop) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			return err_set(err, "%s took more than 5 s", argv[0]), -1;
+			return err_set(err, "%s %s", argv[0], tfgb_stop ? "interrupted" : "took more than 5 s"), -1;
 		}
 		usleep(2000);
 	}
@@ -347,7 +346,8 @@ static int side_rate(int side, struct err *err)
 /* The loss of the veth route, in this side's namespace: an nftables table
  * "tfgb" whose prerouting chain (raw priority, before anything else looks
  * at a packet) drops each IPv4 packet that arrives on this side's veth end
- * with the loss probability (numgen random mod 10^6 < the ppm: independent
+ * with the loss probability (numgen random mod 10^6 <= the ppm - 1, so 100 %
+ * is 999999, a number nft takes: independent
  * per packet), counting the packets seen and dropped.  On the receiving
  * end, so a packet is shaped (the sender's TBF) and then lost, as on the
  * tun route, and it is a wire packet: the sending end segments (TSO and
@@ -362,8 +362,8 @@ static int side_loss(int side, struct err *err)
 	snprintf(cmd, sizeof cmd, "add table ip tfgb; add counter ip tfgb seen; "
 	         "add counter ip tfgb dropped; add chain ip tfgb loss { type filter hook "
 	         "prerouting priority -300; policy accept; }; add rule ip tfgb loss iifname "
-	         "\"tfgb%d\" counter name seen numgen random mod 1000000 < %lld "
-	         "counter name dropped drop", side, (long long)ne.cfg.loss_ppm);
+	         "\"tfgb%d\" counter name seen numgen random mod 1000000 <= %lld "
+	         "counter name dropped drop", side, (long long)ne.cfg.loss_ppm - 1);
 	if (run_cmd(argv, err) < 0) {
 		err_prefix(err, "nftables cannot drop (nft ... numgen random): ");
 		return -1;
