@@ -18,7 +18,13 @@
 #      written as reports write it (250Mbit/s) is taken; latency and
 #      bandwidth with a [network] key ask the PS's Info across the link
 #      (its allocator known, not "PS unknown", and no job.timeout lost);
-# TFGB_TEST_PART=signals or ranges runs that part alone (tests/lib.sh).
+#   input: [grpc] keepalive_time_ms with keepalive_timeout_ms = 0 is exit
+#      2 naming both keys; a model's shape with an empty dimension quoted
+#      as written; tfgb plot on a sweep of no result, a figure that is a
+#      string or negative: exit 2, one line naming file and key, no figure
+#      (it crashed, said null, or handed gnuplot the error); compare of a
+#      latency and a train result refused as plot refuses them.
+# TFGB_TEST_PART=signals, ranges or input runs that part alone.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
 [ -x "$TFGB" ] || skip "build ./tfgb first"
@@ -270,6 +276,56 @@ elif in_part ranges; then
 		[ "$took" -lt $((8 * SLOW)) ] || bad "$cmd with a loss: took ${took}s (job.timeout 10s lost?)"
 		clean "$cmd with a loss" $p
 	done
+fi
+
+# --- gRPC, train, plot, compare ----------------------------------------
+if in_part input; then
+	# 7. [grpc] keepalive: a ping to be answered in no time
+	run "keepalive timeout 0" 2 $TFGB latency -s grpc.keepalive_time_ms=1 -s grpc.keepalive_timeout_ms=0
+	has "keepalive timeout 0" "$w/e" "tfgb: -s #2: grpc.keepalive_timeout_ms = 0: is 0 with grpc.keepalive_time_ms = 1: every ping would have to be answered in no time"
+	printf '[grpc]\nkeepalive_time_ms = 5000\nkeepalive_timeout_ms = 0\n' >"$w/ka.ini"
+	run "keepalive timeout 0 in a file" 2 $TFGB latency -c "$w/ka.ini"
+	has "keepalive timeout 0 in a file" "$w/e" "tfgb: $w/ka.ini:3: grpc.keepalive_timeout_ms = 0: is 0 with grpc.keepalive_time_ms = 5000"
+	# 8. a model's shape quoted as written
+	for sh in "4,,4|dimension 2 is empty" "4,|dimension 2 is empty" ",4|dimension 1 is empty" \
+		"4,x|dimension 2 is not a number"; do
+		printf 'model t\nw float32 %s trainable\n' "${sh%%|*}" >"$w/t.model"
+		run "shape ${sh%%|*}" 2 $TFGB train -s train.model="$w/t.model"
+		has "shape ${sh%%|*}" "$w/e" "$w/t.model:2: shape '${sh%%|*}': ${sh#*|}"
+	done
+	# 9. plot and compare on results that are not what they say
+	p=$(free_ports 1)
+	run "a result to edit" 0 $TFGB latency -q -s cluster.ps=127.0.0.1:$p -s job.warmup=100ms \
+		-s job.duration=$(slow 300)ms $SMALL -s job.transport=socket -f json -o "$w/a.json"
+	$PY - "$w" <<'EOF'
+import copy, json, sys
+w = sys.argv[1]
+a = json.load(open(w + "/a.json"))
+def sweep(name, results):
+    json.dump({"schema_version": a["schema_version"],
+               "sweep": {"key": "job.inflight", "values": list(range(1, len(results) + 1)),
+                         "unit": "", "runs": len(results), "status": "ok"},
+               "results": results}, open(w + "/" + name, "w"))
+sweep("none.json", [])
+s = copy.deepcopy(a); s["latency_us"]["p50"] = "97.0"; sweep("str.json", [a, s])
+n = copy.deepcopy(a); n["latency_us"]["p99"] = -5.0; json.dump(n, open(w + "/neg.json", "w"))
+t = copy.deepcopy(a); t["benchmark"] = "train"; json.dump(t, open(w + "/train.json", "w"))
+EOF
+	mkdir "$w/figs"
+	for c in "none.json|'$w/none.json': its sweep of job.inflight holds no result (\"results\" is empty)" \
+		"str.json|'$w/str.json': results[1]: \"latency_us.p50\" is a string, not a number or null" \
+		"neg.json|'$w/neg.json': \"latency_us.p99\" is -5: no figure of a result is negative"; do
+		run "plot ${c%%|*}" 2 $TFGB plot -o "$w/figs/x.png" "$w/${c%%|*}"
+		has "plot ${c%%|*}" "$w/e" "tfgb: ${c#*|}"
+		[ "$(wc -l <"$w/e")" = 1 ] || bad "plot ${c%%|*}: not one line: $(cat "$w/e")"
+		[ -z "$(ls -A "$w/figs")" ] || bad "plot ${c%%|*}: left $(ls -A "$w/figs")"
+	done
+	run "compare mixed benchmarks" 2 $TFGB compare "$w/a.json" "$w/train.json"
+	has "compare mixed benchmarks" "$w/e" "tfgb: compare: '$w/a.json' holds latency results and '$w/train.json' train ones"
+	[ ! -s "$w/o" ] || bad "compare mixed benchmarks: printed $(head -3 "$w/o")"
+	run "compare a negative figure" 2 $TFGB compare "$w/a.json" "$w/neg.json"
+	has "compare a negative figure" "$w/e" "\"latency_us.p99\" is -5: no figure of a result is negative"
+	clean "plot and compare" $p
 fi
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"

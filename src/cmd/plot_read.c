@@ -302,15 +302,19 @@ oom:
 	return -1;
 }
 
-/* One result (the object at token `from`) as a point.  0, or -1 with err
- * set. */
+/* One result (the object at token `from`; where: "results[3]" in a sweep,
+ * or NULL) as a point.  0, or -1 with err set: a figure that is a string
+ * or negative is named, never drawn as null or handed to gnuplot. */
 static int json_point(struct plot_set *s, const struct jsonr *r, int from, const char *path,
-                      int file, struct plot_point **out, struct err *err)
+                      const char *where, int file, struct plot_point **out, struct err *err)
 {
-	struct plot_point *p = point_new(s, path, file);
+	struct plot_point *p;
 	char ps[24], w[24];
 
-	if (!p) {
+	for (int m = 0; m < PM_N; m++)
+		if (resultfile_figure_check(r, from, metrics[m].path, path, where, err) < 0)
+			return -1;
+	if (!(p = point_new(s, path, file))) {
 		err_set(err, "'%s': more than %d results in all, or out of memory", path,
 		         PLOT_POINTS_MAX);
 		return -1;
@@ -361,15 +365,22 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 		         "\"values\", or there is no \"results\" array", path);
 		return -1;
 	}
+	if (!r->tok[res].count) {
+		err_set(err, "'%s': its sweep of %s holds no result (\"results\" is empty): "
+		         "nothing to draw", path, key);
+		return -1;
+	}
 	for (size_t i = 0; i < r->tok[res].count; i++) {
 		struct plot_point *p;
 		int one = jsonr_arr_get(r, res, i);
+		char where[32];
 		if (!is_result(r, one) || i >= r->tok[vals].count) {
 			err_set(err, "'%s': results[%zu] is not a tfgb result, or has no "
 			         "value in sweep.values", path, i);
 			return -1;
 		}
-		if (json_point(s, r, one, path, file, &p, err) < 0)
+		snprintf(where, sizeof where, "results[%zu]", i);
+		if (json_point(s, r, one, path, where, file, &p, err) < 0)
 			return -1;
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key);
 		jtext(r, jsonr_arr_get(r, vals, i), "", v, sizeof v);
@@ -400,7 +411,7 @@ static int read_json(struct plot_set *s, const char *text, size_t len, const cha
 	if (jsonr_type(&r, jsonr_find(&r, 0, "sweep")) == JSONR_OBJECT) {
 		rc = json_sweep(s, &r, path, file, err);
 	} else if (is_result(&r, 0)) {
-		rc = json_point(s, &r, 0, path, file, &p, err);
+		rc = json_point(s, &r, 0, path, NULL, file, &p, err);
 	} else {
 		err_set(err, "'%s' is not a tfgb result: no \"benchmark\" and \"job\", "
 		         "nor a sweep's \"sweep\" and \"results\"", path);
