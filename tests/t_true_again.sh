@@ -23,7 +23,10 @@
 #      as written; tfgb plot on a sweep of no result, a figure that is a
 #      string or negative: exit 2, one line naming file and key, no figure
 #      (it crashed, said null, or handed gnuplot the error); compare of a
-#      latency and a train result refused as plot refuses them.
+#      latency and a train result refused as plot refuses them; a train
+#      sweep's table heads steps and step times in ms; a train result
+#      reruns; the host-wide network line puts nothing per byte or call
+#      of this run; a model's name quoted once ("model 'vgg16''s").
 # TFGB_TEST_PART=signals, ranges or input runs that part alone.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
@@ -326,6 +329,35 @@ EOF
 	run "compare a negative figure" 2 $TFGB compare "$w/a.json" "$w/neg.json"
 	has "compare a negative figure" "$w/e" "\"latency_us.p99\" is -5: no figure of a result is negative"
 	clean "plot and compare" $p
+	# 10. a train sweep's table: steps and step times in ms, as the train
+	# report gives them, not "calls" and microseconds; rerun of a train
+	# result
+	printf 'model tiny\nw float32 16,16 trainable\nb float32 16 trainable\n' >"$w/tiny.model"
+	p=$(free_ports 2)
+	T="-q -s cluster.ps=127.0.0.1:$p -s train.model=$w/tiny.model -s train.steps=3 -s job.transport=socket"
+	run "train sweep table" 0 $TFGB train $T --sweep cluster.workers=1,2
+	grep -q '^#cluster.workers  *steps  *min_step_ms  *avg_step_ms  *p50_step_ms  *p99_step_ms  *max_step_ms$' "$w/o" ||
+		bad "train sweep table: heads $(grep '^#cluster' "$w/o")"
+	hasnt "train sweep table" "$w/o" " calls"
+	run "a train result" 0 $TFGB train $T -f json -o "$w/train-real.json"
+	run "rerun of a train result" 0 $TFGB rerun -q "$w/train-real.json" -f json -o "$w/train-again.json"
+	[ "$($PY -c 'import json, sys; print(json.load(open(sys.argv[1]))["benchmark"])' "$w/train-again.json" 2>&1)" = train ] ||
+		bad "rerun of a train result: $(head -c 300 "$w/train-again.json")"
+	clean "train sweep and rerun" $p
+	# 11. host-wide counters are not put per byte or per call of this run;
+	# the CPU per call is the run's processes', on its own line
+	p=$(free_ports 1)
+	run "host-wide line" 0 $TFGB latency -q -s cluster.ps=127.0.0.1:$p -s job.warmup=100ms \
+		-s job.duration=$(slow 500)ms -s monitor.interval=100ms $SMALL -s job.transport=socket
+	has "host-wide line" "$w/o" "# network, host-wide, all traffic"
+	! grep '^# network, host-wide' "$w/o" | grep -q 'per payload byte\|per RPC' ||
+		bad "host-wide line: $(grep '^# network, host-wide' "$w/o")"
+	grep -q "^# resources: CPU [0-9.]* us per RPC (this run's processes)$" "$w/o" ||
+		bad "CPU per RPC: $(grep 'per RPC' "$w/o")"
+	clean "host-wide line" $p
+	# 12. a server too small for a model: "model 'vgg16''s" no more
+	run "max_message below the model" 2 $TFGB train -s train.model=vgg16
+	has "max_message below the model" "$w/e" "is smaller than the largest variable of model 'vgg16' (411041792 bytes)"
 fi
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"

@@ -463,12 +463,14 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 		        "%llu packets",
 		        m->net_ns ? "one side of the emulated link (its namespace)" : "host-wide", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
 		        (double)txb / 1e6, (unsigned long long)txp);
-		if (isfinite(wire))
+		/* the emulated link's side carries this run alone; the host's
+		 * counters carry whatever else it did, never put per byte of this
+		 * run (the run's own connections are text_run_wire's) */
+		if (m->net_ns && isfinite(wire))
 			fprintf(f, "; %.3f bytes out per payload byte", wire);
-		if ((m->what & MONITOR_CPU) && isfinite(cpu))
-			fprintf(f, "; CPU %.1f us per RPC", cpu * 1e6);
 		fputc('\n', f);
-	} else if ((m->what & MONITOR_CPU) && isfinite(cpu)) {
-		fprintf(f, "# resources: CPU %.1f us per RPC\n", cpu * 1e6);
 	}
+	/* the CPU time of this run's processes (its own line: not the host's) */
+	if ((m->what & MONITOR_CPU) && isfinite(cpu))
+		fprintf(f, "# resources: CPU %.1f us per RPC (this run's processes)\n", cpu * 1e6);
 }
