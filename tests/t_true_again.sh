@@ -26,7 +26,9 @@
 #      latency and a train result refused as plot refuses them; a train
 #      sweep's table heads steps and step times in ms; a train result
 #      reruns; the host-wide network line puts nothing per byte or call
-#      of this run; a model's name quoted once ("model 'vgg16''s").
+#      of this run; a model's name quoted once ("model 'vgg16''s"); the
+#      RSS of workers that ran between two samples says so (was 0.0 MiB or
+#      the copy of a sample just after exec).
 # TFGB_TEST_PART=signals, ranges or input runs that part alone.
 # Exit 0 pass, 77 skip (reason on the last line), anything else fail.
 . tests/lib.sh
@@ -358,6 +360,15 @@ EOF
 	# 12. a server too small for a model: "model 'vgg16''s" no more
 	run "max_message below the model" 2 $TFGB train -s train.model=vgg16
 	has "max_message below the model" "$w/e" "is smaller than the largest variable of model 'vgg16' (411041792 bytes)"
+	# 13. workers that ran between two samples: their RSS is not a copy of
+	# the sample just after exec nor a 0, and says on how few samples it rests
+	p=$(free_ports 2)
+	run "RSS between samples" 0 $TFGB train -q -s cluster.ps=127.0.0.1:$p -s train.model="$w/tiny.model" \
+		-s cluster.workers=2 -s train.steps=3 -s job.transport=socket -s monitor.interval=5s
+	grep '^# resources: worker x2: ' "$w/o" | grep -q 'RSS [0-9.]* MiB ([0-9]* samples: they ran mostly between samples), peak\|RSS not sampled while it ran, peak' ||
+		bad "RSS between samples: $(grep '^# resources: worker' "$w/o")"
+	hasnt "RSS between samples" "$w/o" "RSS 0.0 MiB"
+	clean "RSS between samples" $p
 fi
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"

@@ -227,7 +227,10 @@ void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
 			json_f64(w, "cpu_peak_pct", roles[r].cpu_peak_pct, 1);
 		}
 		if (m->what & MONITOR_MEMORY) {
-			json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
+			if (roles[r].rss_avg_bytes) /* 0: no sample while they ran */
+				json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
+			else
+				json_null(w, "rss_avg_bytes");
 			json_u64(w, "rss_peak_bytes", roles[r].rss_peak_bytes);
 		}
 		if (m->what & MONITOR_CSW) {
@@ -443,12 +446,16 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 			        per > 0 ? 100.0 * s->sys_s / per : 0.0, s->cpu_peak_pct);
 			sep = "; ";
 		}
-		if (m->what & MONITOR_MEMORY) {
-			fprintf(f, "%sRSS %.1f MiB, peak %.1f MiB", sep,
-			        (double)s->rss_avg_bytes / 1048576.0,
+		if (m->what & MONITOR_MEMORY && s->rss_avg_bytes) {
+			fprintf(f, "%sRSS %.1f MiB", sep, (double)s->rss_avg_bytes / 1048576.0);
+			if (s->rss_samples < 2 * s->procs) /* say on how few it rests */
+				fprintf(f, " (%u samples: they ran mostly between samples)",
+				        s->rss_samples);
+			fprintf(f, ", peak %.1f MiB", (double)s->rss_peak_bytes / 1048576.0);
+		} else if (m->what & MONITOR_MEMORY) /* the kernel's final account has the peak */
+			fprintf(f, "%sRSS not sampled while it ran, peak %.1f MiB", sep,
 			        (double)s->rss_peak_bytes / 1048576.0);
-			sep = "; ";
-		}
+		sep = m->what & MONITOR_MEMORY ? "; " : sep;
 		if (m->what & MONITOR_CSW)
 			fprintf(f, "%scontext switches (all threads) %llu voluntary, %llu involuntary", sep,
 			        (unsigned long long)s->vcsw, (unsigned long long)s->ivcsw);
