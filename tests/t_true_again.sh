@@ -23,7 +23,8 @@
 #      as written; tfgb plot on a sweep of no result, a figure that is a
 #      string or negative: exit 2, one line naming file and key, no figure
 #      (it crashed, said null, or handed gnuplot the error); compare of a
-#      latency and a train result refused as plot refuses them; a train
+#      latency and a train result refused as plot refuses them; results
+#      that differ only in [network] plotted by it, named; a train
 #      sweep's table heads steps and step times in ms; a train result
 #      reruns; the host-wide network line puts nothing per byte or call
 #      of this run; a model's name quoted once ("model 'vgg16''s"); the
@@ -325,6 +326,29 @@ EOF
 		[ "$(wc -l <"$w/e")" = 1 ] || bad "plot ${c%%|*}: not one line: $(cat "$w/e")"
 		[ -z "$(ls -A "$w/figs")" ] || bad "plot ${c%%|*}: left $(ls -A "$w/figs")"
 	done
+	# 14. results that differ only in their emulated link are told apart
+	# by it (they were "a" and "b", the link named nowhere)
+	$PY - "$w" <<'EOF'
+import copy, json, sys
+w = sys.argv[1]
+a = json.load(open(w + "/a.json"))
+def link(name, delay, cc):
+    d = copy.deepcopy(a)
+    d["network"] = {"configured": {"delay_ms": delay, "jitter_ms": 0.0, "rate_bps": 0,
+                                   "loss_pct": 0.0, "congestion": cc}}
+    json.dump(d, open(w + "/" + name, "w"))
+link("d1.json", 1.0, "reno")
+link("d5.json", 5.0, "reno")
+link("d5b.json", 5.0, "bbr")
+EOF
+	run "plot by the link" 0 $TFGB plot -o "$w/figs/net.svg" "$w/a.json" "$w/d1.json" "$w/d5.json" "$w/d5b.json"
+	for t in ">one-way delay (ms)<" ">no emulated link<" ">TCP reno<" ">TCP bbr<" ">TCP system<"; do
+		grep -qF "$t" "$w/figs/net.svg" || bad "plot by the link: no '$t' in the figure"
+	done
+	run "plot of no link" 0 $TFGB plot -o "$w/figs/none.svg" "$w/a.json"
+	! grep -q "emulated link\|TCP system\|rate unlimited" "$w/figs/none.svg" ||
+		bad "plot of no link: a link named where none was"
+	rm -f "$w/figs/net.svg" "$w/figs/none.svg"
 	run "compare mixed benchmarks" 2 $TFGB compare "$w/a.json" "$w/train.json"
 	has "compare mixed benchmarks" "$w/e" "tfgb: compare: '$w/a.json' holds latency results and '$w/train.json' train ones"
 	[ ! -s "$w/o" ] || bad "compare mixed benchmarks: printed $(head -3 "$w/o")"

@@ -31,6 +31,10 @@ static const struct {
 	[PK_RPC] = {"rpc", "RPC pattern"},
 	[PK_TLS] = {"tls", "TLS"},
 	[PK_MODEL] = {"model", "model"},
+	[PK_DELAY] = {"delay", "one-way delay"},
+	[PK_RATE] = {"rate", "link rate"},
+	[PK_LOSS] = {"loss", "packet loss"},
+	[PK_CC] = {"congestion", "TCP congestion control"},
 	[PK_FILE] = {"file", "result file"},
 };
 
@@ -95,6 +99,17 @@ void plot_key_text(int key, const char *v, char *buf, size_t len)
 		snprintf(buf, len, "%s iovec%s", v, strcmp(v, "1") ? "s" : "");
 	} else if (key == PK_INFLIGHT && *v) {
 		snprintf(buf, len, "%s in flight", v);
+	} else if (key >= PK_DELAY && key <= PK_CC && !*v) {
+		snprintf(buf, len, "no emulated link");
+	} else if (key == PK_DELAY) {
+		snprintf(buf, len, "delay %g ms", strtod(v, NULL));
+	} else if (key == PK_RATE) {
+		b = strtod(v, NULL);
+		snprintf(buf, len, b ? "rate %g Mbit/s" : "rate unlimited", b / 1e6);
+	} else if (key == PK_LOSS) {
+		snprintf(buf, len, "loss %g %%", strtod(v, NULL));
+	} else if (key == PK_CC) {
+		snprintf(buf, len, "TCP %s", v);
 	} else {
 		snprintf(buf, len, "%s", v);
 	}
@@ -302,6 +317,31 @@ oom:
 	return -1;
 }
 
+/* The emulated link's keys of a result: its network.configured, numbers
+ * as %g so that 0.0000 is 0; without a link, no delay ("": "no emulated
+ * link") and what no link means for the rest (rate unlimited, loss 0, the
+ * host's TCP), so that a run without a link and one with only a delay
+ * differ in the delay alone. */
+static void json_link(struct plot_point *p, const struct jsonr *r, int from)
+{
+	static const struct { int key; const char *path, *none; } k[] = {
+		{PK_DELAY, "network.configured.delay_ms", ""},
+		{PK_RATE, "network.configured.rate_bps", "0"},
+		{PK_LOSS, "network.configured.loss_pct", "0"},
+		{PK_CC, "network.configured.congestion", "system"},
+	};
+	int link = jsonr_type(r, jsonr_find(r, from, "network")) == JSONR_OBJECT;
+
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		char *v = p->key[k[i].key];
+		jtext(r, from, k[i].path, v, PLOT_TEXT_MAX);
+		if (!link)
+			snprintf(v, PLOT_TEXT_MAX, "%s", k[i].none);
+		else if (*v && k[i].key != PK_CC)
+			snprintf(v, PLOT_TEXT_MAX, "%g", strtod(v, NULL));
+	}
+}
+
 /* One result (the object at token `from`; where: "results[3]" in a sweep,
  * or NULL) as a point.  0, or -1 with err set: a figure that is a string
  * or negative is named, never drawn as null or handed to gnuplot. */
@@ -330,6 +370,7 @@ static int json_point(struct plot_set *s, const struct jsonr *r, int from, const
 	jtext(r, from, "throughput.rpc", p->key[PK_RPC], PLOT_TEXT_MAX);
 	jtext(r, from, "tls", p->key[PK_TLS], PLOT_TEXT_MAX);
 	jtext(r, from, "train.model", p->key[PK_MODEL], PLOT_TEXT_MAX);
+	json_link(p, r, from);
 	if (*p->key[PK_TLS])
 		snprintf(p->key[PK_TLS], PLOT_TEXT_MAX, "%s",
 		         !strcmp(p->key[PK_TLS], "true") ? "TLS" : "plaintext");
