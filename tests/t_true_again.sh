@@ -193,17 +193,11 @@ elif in_part signals; then
 		kill -KILL $l
 		gone "$what: the workers" 1 $workers
 		# the PS sees SIGTERM within 0.1 s, ends its calls within 1 s and
-		# cancels the rest (tr_grpc_serve.c, srv_stop).  Known, not fixed
-		# (#42): over a link its gRPC server's shutdown then waits for its
-		# transports to the workers, whose closing never crossed (the
-		# forwarder died with the launcher), up to TCP's user timeout
-		# (about 20 s): said as a skipped part, and bounded at 40 s
-		if [ -n "$net" ] && [ -n "$(living $kids)" ] && sleep $(slow 8) && [ -n "$(living $kids)" ]; then
-			skip_part "$what: its PS outlived it by more than $(slow 8) s (srv_stop's second wait, over a dead link)"
-			gone "$what: every process of the run" 40 $kids
-		else
-			gone "$what: every process of the run" 8 $kids
-		fi
+		# cancels the rest (tr_grpc_serve.c, srv_stop), whose gRPC shutdown
+		# waits for its transports to the workers: over a link, their
+		# closing crosses because the forwarder outlives the launcher by
+		# 0.5 s (it took TCP's user timeout, about 20 s, when it did not)
+		gone "$what: every process of the run" 8 $kids
 		wait $l 2>/dev/null
 		clean "$what" $p
 	done

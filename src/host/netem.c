@@ -134,10 +134,8 @@ static int lo_up(int s, struct err *err)
 	return if_ioctl(s, SIOCSIFFLAGS, &r, "up", err);
 }
 
-/* A veth end without segmentation and receive offloads (TSO, GSO, GRO):
- * the pair then carries packets of at most the MTU, as a wire would, not
- * 64 KiB segments passed whole to the other end (side_rate says how TBF
- * counts what TCP hands it). */
+/* A veth end without TSO, GSO and GRO: the pair carries packets of at most
+ * the MTU, as a wire would, not 64 KiB segments (side_rate: how TBF counts). */
 static int offloads_off(int s, const char *dev, struct err *err)
 {
 	static const uint32_t cmd[] = {ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO};
@@ -315,9 +313,8 @@ static int run_cmd(char *const argv[], struct err *err)
  * device's offloads (segmented after the qdisc): TBF charges each the
  * bytes of its wire packets, headers included, and cuts one larger than
  * its burst into them itself, so over any window longer than the burst the
- * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, would
- * make TBF see single packets, and cut what a 2-core machine carries to a
- * fifth: both were tried.) */
+ * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, cut
+ * what a 2-core machine carries to a fifth: both were tried.) */
 static int side_rate(int side, struct err *err)
 {
 	double rtt = 2e-9 * (double)(ne.cfg.delay_ns + ne.cfg.jitter_ns) + 0.002;
@@ -346,8 +343,7 @@ static int side_rate(int side, struct err *err)
 /* The loss of the veth route, in this side's namespace: an nftables table
  * "tfgb" whose prerouting chain (raw priority, before anything else looks
  * at a packet) drops each IPv4 packet that arrives on this side's veth end
- * with the loss probability (numgen random mod 10^6 <= the ppm - 1, so 100 %
- * is 999999, a number nft takes: independent
+ * with the loss probability (numgen random mod 10^6 <= ppm - 1: independent
  * per packet), counting the packets seen and dropped.  On the receiving
  * end, so a packet is shaped (the sender's TBF) and then lost, as on the
  * tun route, and it is a wire packet: the sending end segments (TSO and
@@ -486,11 +482,13 @@ struct dir {
 	uint64_t last;       /* the release time of the packet queued last */
 };
 
-static volatile sig_atomic_t fwd_stop;
+/* SIGTERM stops the forwarder; its launcher's death (SIGHUP) 0.5 s later,
+ * so that the workers' last packets (FIN, RST) reach their PSs */
+static volatile sig_atomic_t fwd_stop, fwd_orphan;
 static void on_term(int sig)
 {
-	(void)sig;
-	fwd_stop = 1;
+	fwd_stop |= sig == SIGTERM;
+	fwd_orphan |= sig == SIGHUP;
 }
 
 static uint64_t rng_state;
@@ -581,8 +579,9 @@ static void forward(void)
 		_exit(1);
 	for (int k = 0; k < 2; k++)
 		pf[k] = (struct pollfd){.fd = d[k].in, .events = POLLIN};
-	while (!fwd_stop) {
+	for (uint64_t end = 0; !fwd_stop && (!end || now_ns() < end);) {
 		uint64_t now = now_ns(), next = 0, wait = 100000000ull;
+		end = end ? end : fwd_orphan ? now + 500000000ull : 0;
 		struct timespec ts;
 		for (int k = 0; k < 2; k++) {
 			uint64_t t;
@@ -600,8 +599,8 @@ static void forward(void)
 	_exit(0);
 }
 
-/* Forks the forwarder: it ignores a terminal's Ctrl-C (the launcher stops
- * the run in order, over the link), stops on SIGTERM, dies with us. */
+/* Forks the forwarder: it ignores Ctrl-C (the launcher stops the run in
+ * order, over the link), stops on SIGTERM, 0.5 s after our death. */
 static int fwd_start(struct err *err)
 {
 	pid_t parent = getpid(), pid;
@@ -618,7 +617,7 @@ static int fwd_start(struct err *err)
 		return err_set(err, "network: fork: %s", strerror(errno)), -1;
 	if (pid == 0) {
 		struct sigaction sa = {.sa_handler = on_term};
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_PDEATHSIG, SIGHUP);
 		if (getppid() != parent)
 			_exit(0);
 		prctl(PR_SET_NAME, "tfgb-link");
@@ -628,6 +627,7 @@ static int fwd_start(struct err *err)
 		(void)!setpriority(PRIO_PROCESS, 0, FWD_NICE);
 		signal(SIGINT, SIG_IGN);
 		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
 		rng_state = ne.cfg.seed * 0x2545f4914f6cdd1dull + 1;
 		forward();
 	}

@@ -37,8 +37,9 @@
  *
  * The namespaces have no names: they live as long as a process or a
  * descriptor holds them, so a run that ends in any way (error, Ctrl-C,
- * SIGKILL) leaves nothing behind; the forwarder dies with its parent
- * (PR_SET_PDEATHSIG).  Root is needed, or user namespaces: without root,
+ * SIGKILL) leaves nothing behind; the forwarder dies 0.5 s after its parent
+ * (PR_SET_PDEATHSIG SIGHUP), once the last packets of the processes that
+ * died with it crossed.  Root is needed, or user namespaces: without root,
  * netem_start makes this process root of a user namespace of its own
  * first, which it can only do before it starts threads; netem_stop then
  * leaves the thread in the link's last namespace (it cannot go back to one
