@@ -219,9 +219,19 @@ START_TEST(test_model_errors)
 	ck_assert_str_eq(bad("model t\nw float32 3 frozen\n"),
 	                 "t.model:2: kind 'frozen': want trainable or statistic");
 	ck_assert_str_eq(bad("model t\nw float32 0,3 trainable\n"),
-	                 "t.model:2: dimension 0 out of range [1, 2147483648]");
+	                 "t.model:2: shape '0,3': dimension 0 out of range [1, 2147483648]");
 	ck_assert_str_eq(bad("model t\nw float32 3;4 trainable\n"),
-	                 "t.model:2: shape: ';' where ',' or the end was expected");
+	                 "t.model:2: shape '3;4': ';' where ',' or the end was expected");
+	/* the shape quoted as written, not from the fault on (#42) */
+	ck_assert_str_eq(bad("model t\nw float32 4,,4 trainable\n"),
+	                 "t.model:2: shape '4,,4': dimension 2 is empty; want dimensions like "
+	                 "3,3,64,128 (each 1 .. 2147483648) or 'scalar'");
+	ck_assert_str_eq(bad("model t\nw float32 4,x trainable\n"),
+	                 "t.model:2: shape '4,x': dimension 2 is not a number; want dimensions "
+	                 "like 3,3,64,128 (each 1 .. 2147483648) or 'scalar'");
+	ck_assert_str_eq(bad("model t\nw float32 4, trainable\n"),
+	                 "t.model:2: shape '4,': dimension 2 is empty; want dimensions like "
+	                 "3,3,64,128 (each 1 .. 2147483648) or 'scalar'");
 	ck_assert_str_eq(bad("model t\nw float32 3\n"),
 	                 "t.model:2: want 'NAME DTYPE SHAPE KIND' "
 	                 "(e.g. conv1/kernel float32 7,7,3,64 trainable)");

@@ -84,8 +84,8 @@ START_TEST(test_train_plan_max_message)
 	set("train.model=vgg16");
 	ck_assert_msg(plan(&err) == 0, "%s", err.msg);
 	ck_assert_int_eq(train_plan_fits(&j, &p, &err), -1);
-	ck_assert_msg(strstr(err.msg, "server.max_message = 64MiB: is smaller than model "
-	                              "'vgg16''s largest variable (411041792 bytes)") != NULL,
+	ck_assert_msg(strstr(err.msg, "server.max_message = 64MiB: is smaller than the largest "
+	                              "variable of model 'vgg16' (411041792 bytes)") != NULL,
 	              "%s", err.msg);
 	set("server.max_message=392MiB");
 	ck_assert_int_eq(train_plan_fits(&j, &p, &err), 0);

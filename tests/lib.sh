@@ -75,6 +75,20 @@ bad() {
 	[ -z "${TFGB_FAIL_FAST:-}" ] || exit 1
 }
 skip() { echo "$*"; exit 77; }
+# run_in DIR WHAT STATUS CMD...: one case (counted in $cases): CMD exits
+# STATUS, its stdout in DIR/o and stderr in DIR/e ($rc its exit status);
+# 1 (said) when it exits otherwise
+run_in() {
+	ri_dir=$1 what=$2 ri_want=$3
+	shift 3
+	cases=$((cases + 1))
+	rc=0
+	"$@" >"$ri_dir/o" 2>"$ri_dir/e" || rc=$?
+	[ "$rc" = "$ri_want" ] && return 0
+	bad "$what: exit status $rc, not $ri_want: $(head -c 600 "$ri_dir/e")"
+	return 1
+}
+
 # in_part NAME: 0 when the script's checks of part NAME are to run: always,
 # unless TFGB_TEST_PART names another part (tests/mutants.sh, for a mutant
 # whose line names the part of the script that catches it, SUITE:PART,

@@ -2,8 +2,9 @@
 # The latency distribution of real runs: output.hgrm read back (HdrHistogram
 # text, as wrk2 -L writes it) agrees row by row with the JSON result's
 # buckets and its percentiles, footer included; output.percentiles reaches
-# p99.999; two results' buckets merge exactly; tfgb compare reads them; a
-# throughput run writes the workers' merged distribution; bad lists exit 2.
+# p99.999; two results' buckets merge exactly; tfgb compare reads two
+# latency results' histograms; a throughput run writes the workers' merged
+# distribution; bad lists exit 2.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 $PY -c 'import json' 2>/dev/null || skip "no /usr/bin/python3"
@@ -105,8 +106,11 @@ for h in (a, b):
 sys.exit(0 if sum(m.values()) == a["count"] + b["count"] else 1)' "$out/a.json" "$out/b.json" ||
 	fail "the buckets do not merge"
 
-# compare reads the histograms: tail percentiles and the CDF distance
-$TFGB compare "$out/a.json" "$out/b.json" >"$out/cmp" 2>"$out/err" || fail "compare: $(cat "$out/err")"
+# compare reads the histograms: tail percentiles and the CDF distance, of
+# two latency results (a bandwidth one is another benchmark: refused, #42)
+$TFGB latency $L -s job.duration=500ms -f json >"$out/c.json" 2>"$out/err" ||
+	fail "latency, again: $(cat "$out/err")"
+$TFGB compare "$out/a.json" "$out/c.json" >"$out/cmp" 2>"$out/err" || fail "compare: $(cat "$out/err")"
 grep -q '^latency p99.99 (us, hist) *[0-9.]* *[0-9.]*' "$out/cmp" || fail "no hist rows: $(cat "$out/cmp")"
 grep -q '^latency CDF distance (KS) *0\.[0-9]*$' "$out/cmp" || fail "no KS row: $(cat "$out/cmp")"
 $TFGB compare "$out/a.json" "$out/a.json" | grep -q '^latency CDF distance (KS) *0\.0000$' ||

@@ -104,8 +104,8 @@ if [ -n "${TFGB_TEST_PART:-}" ] && ! in_part main; then
 fi
 
 # bad keys: a job error naming the key and its range, exit 2
-for kv in "network.rate=3furlong|network.rate = 3furlong: must be 0 (unlimited) or 8kbit to 100Gbit" \
-	"network.loss=101|network.loss = 101: must be a percent from 0 to 100" \
+for kv in "network.rate=3furlong|network.rate = 3furlong: must be 0 (unlimited) or 1mbit to 100gbit" \
+	"network.loss=101|network.loss = 101: must be 0, or a percent from 0.0001 (its resolution) to 20" \
 	"network.delay=11s|network.delay" \
 	"network.jitter=5ms|network.jitter = 5ms: must be at most network.delay" \
 	"network.congestion=Reno!|network.congestion = Reno!: must be system or the name"; do

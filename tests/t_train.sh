@@ -227,10 +227,10 @@ refuse 'train.model = nosuch: .*no such shipped model' -s train.model=nosuch
 refuse 'train.placement = spread: must be one of round_robin | greedy' -s train.placement=spread
 printf 'model broken\nw float32 3,x trainable\n' >"$out/bad.model"
 refuse "train.model = $out/bad.model: $out/bad.model:2: " -s train.model="$out/bad.model"
-refuse 'server.max_message = 1MiB: is smaller than model .* largest variable (9437184 bytes)' \
+refuse 'server.max_message = 1MiB: is smaller than the largest variable of model .[a-z0-9_]*. (9437184 bytes)' \
 	-s server.max_message=1MiB
 # the tensor modes carry a bundle: its header too must fit
-refuse 'server.max_message = 9MiB: is smaller than model .* largest variable.s bundle (94372[0-9][0-9] bytes)' \
+refuse 'server.max_message = 9MiB: is smaller than the largest variable.s bundle of model .[a-z0-9_]*. (94372[0-9][0-9] bytes)' \
 	-s server.max_message=9437184 -s job.mode=tensorflow
 
 # 5. SIGTERM to a worker held at a step barrier (another worker stopped)

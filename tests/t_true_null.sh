@@ -45,13 +45,7 @@ mkdir "$out/r"
 case_run() {
 	name=$1 want=$2 text=$3
 	shift 3
-	cases=$((cases + 1))
-	rc=0
-	"$@" >"$out/o" 2>"$out/e" || rc=$?
-	if [ "$rc" != "$want" ]; then
-		bad "$name: exit status $rc, not $want: $(cat "$out/e")"
-		return 1
-	fi
+	run_in "$out" "$name" "$want" "$@" || return 1
 	if [ -n "$text" ] && ! grep -qF -- "$text" "$out/e"; then
 		bad "$name: no '$text' in: $(cat "$out/e")"
 		return 1

@@ -35,14 +35,7 @@ lockdir=${lockdir:-/tmp/tfgb-$(id -u)}
 QUICK="-q -s job.timeout=20s -s job.warmup=100ms -s job.duration=$(slow 500)ms"
 
 # run WHAT STATUS CMD...: CMD exits STATUS (stdout in $out/o, stderr $out/e)
-run() {
-	what=$1 want=$2
-	shift 2
-	cases=$((cases + 1))
-	rc=0
-	"$@" >"$out/o" 2>"$out/e" || rc=$?
-	[ "$rc" = "$want" ] || bad "$what: exit status $rc, not $want: $(head -c 600 "$out/e")"
-}
+run() { run_in "$out" "$@"; }
 
 # has WHAT REGEX / hasnt WHAT REGEX: a line of $out/o matches / none does
 has() { grep -q -- "$2" "$out/o" || bad "$1: no line '$2' in: $(head -c 1500 "$out/o")"; }

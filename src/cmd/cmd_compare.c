@@ -470,11 +470,33 @@ static int compare_sweeps(FILE *f, struct resultfile *a, struct resultfile *b)
 	return 0;
 }
 
-/* A sweep with one result, or sweeps of two keys: said, 2; else 0. */
+/* The benchmark of res's results (a sweep's first), "" when it names none. */
+static void bench_of(const struct resultfile *res, char *buf, size_t len)
+{
+	int rs = jsonr_find(&res->r, 0, "results");
+
+	buf[0] = 0;
+	if (!res->sweep)
+		resultfile_text_at(res, res->root, "benchmark", buf, len);
+	else if (jsonr_type(&res->r, rs) == JSONR_ARRAY && res->r.tok[rs].count)
+		resultfile_text_at(res, jsonr_arr_get(&res->r, rs, 0), "benchmark", buf, len);
+}
+
+/* Results of two benchmarks (a step time is no Echo's latency, as in
+ * tfgb plot), a sweep with one result, or sweeps of two keys: said, 2;
+ * else 0. */
 static int sweeps_refused(const struct resultfile *a, const struct resultfile *b)
 {
 	char ka[136], kb[136];
 
+	bench_of(a, ka, sizeof ka);
+	bench_of(b, kb, sizeof kb);
+	if (strcmp(ka, kb)) {
+		tfgb_error("compare: '%s' holds %s results and '%s' %s ones: one comparison is of "
+		           "one benchmark", a->path, *ka ? ka : "no benchmark's", b->path,
+		           *kb ? kb : "no benchmark's");
+		return TFGB_EXIT_USAGE;
+	}
 	if (a->sweep != b->sweep) {
 		tfgb_error("compare: '%s' is a sweep's document and '%s' one result: compare a "
 		           "sweep with a sweep, or two results", a->sweep ? a->path : b->path,

@@ -99,6 +99,8 @@ static int interval_setup(struct tfgb *t, struct report_ivl *ivl)
 static int run_end(struct tfgb *t, int erc, const struct engine_result *res,
                    const struct opt_hostport *addr)
 {
+	struct err err;
+
 	if (erc == 0 && report_empty(res))
 		tfgb_error("%s: empty: no call completed in the %.3fs window; set a longer "
 		           "job.duration", t->cmd, (double)res->window_ns / 1e9);
@@ -109,6 +111,8 @@ static int run_end(struct tfgb *t, int erc, const struct engine_result *res,
 	else if (erc < 0)
 		tfgb_error("%s: worker 0 calling PS 0 at %s:%u: %s", t->cmd, addr->host, addr->port,
 		           res->err.msg);
+	if (erc < 0 && netem_lost(0, 0, &err)) /* the cause of the worker's failure */
+		tfgb_error("%s: %s", t->cmd, err.msg);
 	return TFGB_EXIT_FAIL;
 }
 
@@ -179,7 +183,6 @@ static int run_p2p(struct tfgb *t, const struct tr_ops *ops, const struct cluste
 	(void)rk;
 	(void)one_launch;
 	sysinfo_collect(&env); /* the start time is the run's */
-	job_ps_addr(j, 0, &addr);
 
 	/* a local PS that nobody serves yet: started before any transport
 	 * thread exists, so the fork is safe; this process is the worker,
@@ -192,6 +195,7 @@ static int run_p2p(struct tfgb *t, const struct tr_ops *ops, const struct cluste
 	    (rc = session_open(&s, t, ops, 0, method, method == TR_ECHO ? 1 : (int)j->inflight,
 	                       1)) != TFGB_EXIT_OK)
 		goto out;
+	job_ps_addr(j, 0, &addr); /* after launch_net_up: the link's PS end, if any */
 	rc = TFGB_EXIT_FAIL;
 	session_engine_cfg(&s, &cfg);
 	cfg.progress = !t->quiet && isatty(STDERR_FILENO);

@@ -166,6 +166,7 @@ static const struct {
 	{"latency", cmd_latency},
 	{"bandwidth", cmd_bandwidth},
 	{"throughput", cmd_throughput},
+	{"train", cmd_train}, /* its job holds [train]: the model, steps, placement */
 };
 
 int cmd_rerun(struct tfgb *t)
@@ -202,8 +203,8 @@ int cmd_rerun(struct tfgb *t)
 		t->cmd = runnable[i].name; /* messages and the report name the benchmark */
 		return runnable[i].fn(t);
 	}
-	tfgb_error("'%s': benchmark '%s' cannot be rerun; only latency, bandwidth and throughput",
-	           path, bench);
+	tfgb_error("'%s': benchmark '%s' cannot be rerun; only latency, bandwidth, throughput "
+	           "and train", path, bench);
 	free(bench);
 	return TFGB_EXIT_USAGE;
 }

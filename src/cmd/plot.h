@@ -43,6 +43,12 @@ enum plot_key {
 	PK_RPC,       /* throughput: push or pull */
 	PK_TLS,       /* "TLS" or "plaintext" */
 	PK_MODEL,     /* train: the model's name */
+	/* the emulated link ([network]: the result's network.configured);
+	 * "" when the run had none */
+	PK_DELAY,     /* one-way delay, ms */
+	PK_RATE,      /* bit/s; "0" unlimited */
+	PK_LOSS,      /* percent */
+	PK_CC,        /* the TCP congestion control asked ("system": the host's) */
 	PK_FILE,      /* the file's name without directory and .json/.csv */
 	PK_N,
 };

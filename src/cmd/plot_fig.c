@@ -159,9 +159,9 @@ int plot_check_set(const struct plot_set *s, struct plot_opts *o)
 /* The style and the key on x.  -1 to go on, or an exit status (said). */
 int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 {
-	static const int bars_x[] = {PK_SWEEP, PK_SHAPE, PK_MODEL, PK_SCHEME, PK_IOVECS,
-	                             PK_BYTES, PK_INFLIGHT, PK_MODE, PK_TRANSPORT, PK_RPC,
-	                             PK_TLS};
+	static const int bars_x[] = {PK_SWEEP, PK_SHAPE, PK_MODEL, PK_DELAY, PK_RATE, PK_LOSS,
+	                             PK_CC, PK_SCHEME, PK_IOVECS, PK_BYTES, PK_INFLIGHT,
+	                             PK_MODE, PK_TRANSPORT, PK_RPC, PK_TLS};
 	static const int lines_x[] = {PK_SWEEP, PK_IOVECS, PK_BYTES, PK_INFLIGHT};
 	int sweep = *s->pt[0].sweep_key != 0;
 	long bad;
@@ -218,8 +218,8 @@ static int may_follow(int k, int xkey)
 unsigned plot_series_keys(const struct plot_set *s, int xkey)
 {
 	static const int order[] = {PK_TRANSPORT, PK_MODEL, PK_MODE, PK_SCHEME, PK_IOVECS,
-	                            PK_BYTES, PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_SWEEP,
-	                            PK_FILE};
+	                            PK_BYTES, PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_DELAY,
+	                            PK_RATE, PK_LOSS, PK_CC, PK_SWEEP, PK_FILE};
 	unsigned mask = xkey < 0 ? 0 : 1u << xkey;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
@@ -243,7 +243,9 @@ static void series_label(const struct plot_point *p, unsigned keys, char *buf, s
 	buf[0] = 0;
 	for (int k = 0; k < PK_N; k++)
 		if (keys >> k & 1) {
-			plot_key_text(k, *p->key[k] ? p->key[k] : "?", v, sizeof v);
+			/* a link's keys say "no emulated link" for a run without one */
+			plot_key_text(k, *p->key[k] || (k >= PK_DELAY && k <= PK_CC) ? p->key[k] : "?", v,
+			              sizeof v);
 			cat(buf, len, *buf ? ", " : "");
 			if (k == PK_SWEEP && *p->sweep_key) {
 				cat(buf, len, p->sweep_key); /* "payload.iovecs=4" */
@@ -266,7 +268,7 @@ static int find_label(char (*labels)[PLOT_LABEL_MAX], int n, const char *l)
 /* The group of point p on a bars figure: its x key's value as a tic. */
 static void group_label(const struct plot_point *p, int xkey, char *buf, size_t len)
 {
-	if (xkey == PK_BYTES)
+	if (xkey == PK_BYTES || (xkey == PK_DELAY && !*p->key[xkey])) /* "no emulated link" */
 		plot_key_text(xkey, p->key[xkey], buf, len);
 	else
 		snprintf(buf, len, "%s", *p->key[xkey] ? p->key[xkey] : "?");
@@ -496,7 +498,8 @@ static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char
 	else if (f->xkey == PK_BYTES)
 		snprintf(buf, len, "payload size (bytes)");
 	else
-		snprintf(buf, len, "%s", plot_key_label(f->xkey));
+		snprintf(buf, len, "%s%s", plot_key_label(f->xkey), f->xkey == PK_DELAY ? " (ms)" :
+		         f->xkey == PK_RATE ? " (bit/s; 0 unlimited)" : f->xkey == PK_LOSS ? " (%)" : "");
 }
 
 /* The title ("what by what") and the axes' labels. */
@@ -580,8 +583,12 @@ void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f)
 	char v[PLOT_LABEL_MAX];
 	unsigned marked = 0;
 
+	/* no result with a link: nothing of one said */
+	int nolink = !*s->pt[0].key[PK_DELAY] && !differs(s, PK_DELAY);
+
 	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
-		if (k != f->xkey && !differs(s, k) && *s->pt[0].key[k]) {
+		if (k != f->xkey && !differs(s, k) && *s->pt[0].key[k] &&
+		    !(nolink && k >= PK_DELAY && k <= PK_CC)) {
 			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
 			cat(f->subtitle, sizeof f->subtitle, *f->subtitle ? ", " : "all runs: ");
 			cat(f->subtitle, sizeof f->subtitle, v);

@@ -31,6 +31,10 @@ static const struct {
 	[PK_RPC] = {"rpc", "RPC pattern"},
 	[PK_TLS] = {"tls", "TLS"},
 	[PK_MODEL] = {"model", "model"},
+	[PK_DELAY] = {"delay", "one-way delay"},
+	[PK_RATE] = {"rate", "link rate"},
+	[PK_LOSS] = {"loss", "packet loss"},
+	[PK_CC] = {"congestion", "TCP congestion control"},
 	[PK_FILE] = {"file", "result file"},
 };
 
@@ -95,6 +99,17 @@ void plot_key_text(int key, const char *v, char *buf, size_t len)
 		snprintf(buf, len, "%s iovec%s", v, strcmp(v, "1") ? "s" : "");
 	} else if (key == PK_INFLIGHT && *v) {
 		snprintf(buf, len, "%s in flight", v);
+	} else if (key >= PK_DELAY && key <= PK_CC && !*v) {
+		snprintf(buf, len, "no emulated link");
+	} else if (key == PK_DELAY) {
+		snprintf(buf, len, "delay %g ms", strtod(v, NULL));
+	} else if (key == PK_RATE) {
+		b = strtod(v, NULL);
+		snprintf(buf, len, b ? "rate %g Mbit/s" : "rate unlimited", b / 1e6);
+	} else if (key == PK_LOSS) {
+		snprintf(buf, len, "loss %g %%", strtod(v, NULL));
+	} else if (key == PK_CC) {
+		snprintf(buf, len, "TCP %s", v);
 	} else {
 		snprintf(buf, len, "%s", v);
 	}
@@ -302,15 +317,44 @@ oom:
 	return -1;
 }
 
-/* One result (the object at token `from`) as a point.  0, or -1 with err
- * set. */
-static int json_point(struct plot_set *s, const struct jsonr *r, int from, const char *path,
-                      int file, struct plot_point **out, struct err *err)
+/* The emulated link's keys of a result: its network.configured, numbers
+ * as %g so that 0.0000 is 0; without a link, no delay ("": "no emulated
+ * link") and what no link means for the rest (rate unlimited, loss 0, the
+ * host's TCP), so that a run without a link and one with only a delay
+ * differ in the delay alone. */
+static void json_link(struct plot_point *p, const struct jsonr *r, int from)
 {
-	struct plot_point *p = point_new(s, path, file);
+	static const struct { int key; const char *path, *none; } k[] = {
+		{PK_DELAY, "network.configured.delay_ms", ""},
+		{PK_RATE, "network.configured.rate_bps", "0"},
+		{PK_LOSS, "network.configured.loss_pct", "0"},
+		{PK_CC, "network.configured.congestion", "system"},
+	};
+	int link = jsonr_type(r, jsonr_find(r, from, "network")) == JSONR_OBJECT;
+
+	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
+		char *v = p->key[k[i].key];
+		jtext(r, from, k[i].path, v, PLOT_TEXT_MAX);
+		if (!link)
+			snprintf(v, PLOT_TEXT_MAX, "%s", k[i].none);
+		else if (*v && k[i].key != PK_CC)
+			snprintf(v, PLOT_TEXT_MAX, "%g", strtod(v, NULL));
+	}
+}
+
+/* One result (the object at token `from`; where: "results[3]" in a sweep,
+ * or NULL) as a point.  0, or -1 with err set: a figure that is a string
+ * or negative is named, never drawn as null or handed to gnuplot. */
+static int json_point(struct plot_set *s, const struct jsonr *r, int from, const char *path,
+                      const char *where, int file, struct plot_point **out, struct err *err)
+{
+	struct plot_point *p;
 	char ps[24], w[24];
 
-	if (!p) {
+	for (int m = 0; m < PM_N; m++)
+		if (resultfile_figure_check(r, from, metrics[m].path, path, where, err) < 0)
+			return -1;
+	if (!(p = point_new(s, path, file))) {
 		err_set(err, "'%s': more than %d results in all, or out of memory", path,
 		         PLOT_POINTS_MAX);
 		return -1;
@@ -326,6 +370,7 @@ static int json_point(struct plot_set *s, const struct jsonr *r, int from, const
 	jtext(r, from, "throughput.rpc", p->key[PK_RPC], PLOT_TEXT_MAX);
 	jtext(r, from, "tls", p->key[PK_TLS], PLOT_TEXT_MAX);
 	jtext(r, from, "train.model", p->key[PK_MODEL], PLOT_TEXT_MAX);
+	json_link(p, r, from);
 	if (*p->key[PK_TLS])
 		snprintf(p->key[PK_TLS], PLOT_TEXT_MAX, "%s",
 		         !strcmp(p->key[PK_TLS], "true") ? "TLS" : "plaintext");
@@ -361,15 +406,22 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 		         "\"values\", or there is no \"results\" array", path);
 		return -1;
 	}
+	if (!r->tok[res].count) {
+		err_set(err, "'%s': its sweep of %s holds no result (\"results\" is empty): "
+		         "nothing to draw", path, key);
+		return -1;
+	}
 	for (size_t i = 0; i < r->tok[res].count; i++) {
 		struct plot_point *p;
 		int one = jsonr_arr_get(r, res, i);
+		char where[32];
 		if (!is_result(r, one) || i >= r->tok[vals].count) {
 			err_set(err, "'%s': results[%zu] is not a tfgb result, or has no "
 			         "value in sweep.values", path, i);
 			return -1;
 		}
-		if (json_point(s, r, one, path, file, &p, err) < 0)
+		snprintf(where, sizeof where, "results[%zu]", i);
+		if (json_point(s, r, one, path, where, file, &p, err) < 0)
 			return -1;
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key);
 		jtext(r, jsonr_arr_get(r, vals, i), "", v, sizeof v);
@@ -400,7 +452,7 @@ static int read_json(struct plot_set *s, const char *text, size_t len, const cha
 	if (jsonr_type(&r, jsonr_find(&r, 0, "sweep")) == JSONR_OBJECT) {
 		rc = json_sweep(s, &r, path, file, err);
 	} else if (is_result(&r, 0)) {
-		rc = json_point(s, &r, 0, path, file, &p, err);
+		rc = json_point(s, &r, 0, path, NULL, file, &p, err);
 	} else {
 		err_set(err, "'%s' is not a tfgb result: no \"benchmark\" and \"job\", "
 		         "nor a sweep's \"sweep\" and \"results\"", path);

@@ -161,31 +161,40 @@ static int finish_child(struct tfgb *t, struct run *r, uint64_t deadline, uint64
 
 /* ---- the report ---- */
 
-enum { B_LAT = 1, B_BW = 2, B_TP = 4, B_ALL = 7 };
+enum { B_LAT = 1, B_BW = 2, B_TP = 4, B_ALL = 7, B_TRAIN = 8 };
 
-/* The text table's columns: each benchmark's main figures, from its JSON. */
+/* The text table's columns: each benchmark's main figures, from its JSON
+ * (as written, or times `scale` to 3 decimals: a training step's time, kept
+ * in microseconds, is shown in milliseconds as the train report shows it). */
 static const struct col {
 	const char *head, *path;
 	int width;
 	unsigned bench;
+	double scale;
 } text_cols[] = {
-	{"calls", "calls", 12, B_ALL},
-	{"min_us", "latency_us.min", 10, B_LAT},
-	{"avg_us", "latency_us.avg", 10, B_ALL},
-	{"p50_us", "latency_us.p50", 10, B_LAT},
-	{"p90_us", "latency_us.p90", 10, B_LAT},
-	{"p99_us", "latency_us.p99", 10, B_ALL},
-	{"p99.9_us", "latency_us.p999", 10, B_LAT},
-	{"max_us", "latency_us.max", 10, B_LAT},
-	{"stddev_us", "latency_us.stddev", 10, B_LAT},
-	{"bytes", "payload.bytes", 12, B_BW},
-	{"rpc/s", "rpc_per_s", 12, B_BW | B_TP},
-	{"MB/s", "MBps", 10, B_BW | B_TP},
-	{"MiB/s", "MiBps", 10, B_BW},
-	{"Gbit/s", "Gbps", 10, B_BW | B_TP},
-	{"slowest_rpc/s", "throughput.worker_rpc_per_s_min", 14, B_TP},
-	{"fastest_rpc/s", "throughput.worker_rpc_per_s_max", 14, B_TP},
-	{NULL, NULL, 0, 0},
+	{"steps", "calls", 12, B_TRAIN, 0},
+	{"min_step_ms", "latency_us.min", 12, B_TRAIN, 1e-3},
+	{"avg_step_ms", "latency_us.avg", 12, B_TRAIN, 1e-3},
+	{"p50_step_ms", "latency_us.p50", 12, B_TRAIN, 1e-3},
+	{"p99_step_ms", "latency_us.p99", 12, B_TRAIN, 1e-3},
+	{"max_step_ms", "latency_us.max", 12, B_TRAIN, 1e-3},
+	{"calls", "calls", 12, B_ALL, 0},
+	{"min_us", "latency_us.min", 10, B_LAT, 0},
+	{"avg_us", "latency_us.avg", 10, B_ALL, 0},
+	{"p50_us", "latency_us.p50", 10, B_LAT, 0},
+	{"p90_us", "latency_us.p90", 10, B_LAT, 0},
+	{"p99_us", "latency_us.p99", 10, B_ALL, 0},
+	{"p99.9_us", "latency_us.p999", 10, B_LAT, 0},
+	{"max_us", "latency_us.max", 10, B_LAT, 0},
+	{"stddev_us", "latency_us.stddev", 10, B_LAT, 0},
+	{"bytes", "payload.bytes", 12, B_BW, 0},
+	{"rpc/s", "rpc_per_s", 12, B_BW | B_TP, 0},
+	{"MB/s", "MBps", 10, B_BW | B_TP, 0},
+	{"MiB/s", "MiBps", 10, B_BW, 0},
+	{"Gbit/s", "Gbps", 10, B_BW | B_TP, 0},
+	{"slowest_rpc/s", "throughput.worker_rpc_per_s_min", 14, B_TP, 0},
+	{"fastest_rpc/s", "throughput.worker_rpc_per_s_max", 14, B_TP, 0},
+	{NULL, NULL, 0, 0, 0},
 };
 
 /* The CSV's columns after the swept key: those of the benchmark's own CSV
@@ -254,7 +263,8 @@ static void csv_field(FILE *f, const char *v)
 
 static unsigned bench_of(const char *cmd)
 {
-	return !strcmp(cmd, "latency") ? B_LAT : !strcmp(cmd, "bandwidth") ? B_BW : B_TP;
+	return !strcmp(cmd, "latency") ? B_LAT : !strcmp(cmd, "bandwidth") ? B_BW :
+	       !strcmp(cmd, "train") ? B_TRAIN : B_TP;
 }
 
 static int key_width(const struct sweep *s)
@@ -292,6 +302,8 @@ static void text_row(struct tfgb *t, const struct sweep *s, size_t i, const stru
 	for (const struct col *c = text_cols; c->head; c++)
 		if (c->bench & b) {
 			field(j, c->path, v, sizeof v);
+			if (c->scale && *v)
+				snprintf(v, sizeof v, "%.3f", strtod(v, NULL) * c->scale);
 			fprintf(f, " %*s", c->width, *v ? v : "-");
 		}
 	field(j, "status", v, sizeof v);

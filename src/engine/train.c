@@ -78,10 +78,10 @@ int train_plan_fits(const struct job *j, const struct train_plan *p, struct err 
 
 	if (need <= j->max_message)
 		return 0;
-	return job_key_err(j, err, "server", "max_message", "is smaller than model '%s''s largest "
-	                   "%s (%llu bytes); set it to at least that", p->m.name,
+	return job_key_err(j, err, "server", "max_message", "is smaller than the largest "
+	                   "%s of model '%s' (%llu bytes); set it to at least that",
 	                   j->mode == MODE_NONSERIALIZED ? "variable" : "variable's bundle",
-	                   (unsigned long long)need);
+	                   p->m.name, (unsigned long long)need);
 }
 
 void train_plan_free(struct train_plan *p)

@@ -106,8 +106,13 @@ int cluster_spawn(const struct job *j, const char *cmd, int index, uint64_t run_
 		env[n++] = "TFGB_NO_CONTROL";
 		env[n++] = "1";
 	}
+	/* a launch's worker (run_id) dies at once with its launcher, wherever
+	 * it is (in a step, a wait): nobody is left to report to, and all it
+	 * holds (connections, its link's namespace) goes with it; a PS ends in
+	 * order on SIGTERM, giving its lease back (cmd_serve.c) */
 	if ((pid = cluster_exec(&(struct cluster_exec){.cmd = cmd, .argv = argv, .stdout_fd = -1,
-	                                               .keep_fd = pfd[1], .env = env})) < 0) {
+	                                               .keep_fd = pfd[1], .env = env,
+	                                               .death_sig = run_id ? SIGKILL : 0})) < 0) {
 		rc = (int)pid;
 		err_set(err, "cannot start %s %d: fork: %s", role, index, strerror(-rc));
 		goto out;
@@ -142,11 +147,11 @@ int cluster_job_memfd(const char *text, char *path, size_t len)
 	return fd;
 }
 
-int cluster_child_setup(pid_t parent)
+int cluster_child_setup(pid_t parent, int death_sig)
 {
 	setpgid(0, 0);
-	prctl(PR_SET_PDEATHSIG, SIGTERM);
-	return getppid() == parent ? 0 : -1;
+	prctl(PR_SET_PDEATHSIG, death_sig ? death_sig : SIGTERM);
+	return getppid() == parent ? 0 : -1; /* it died before the prctl: no signal comes */
 }
 
 pid_t cluster_exec(const struct cluster_exec *x)
@@ -159,7 +164,7 @@ pid_t cluster_exec(const struct cluster_exec *x)
 	if (pid < 0)
 		return -errno;
 	if (pid == 0) {
-		if (cluster_child_setup(parent) < 0)
+		if (cluster_child_setup(parent, x->death_sig) < 0)
 			_exit(1);
 		if (x->sig_default) { /* Ctrl-C comes to the parent, which stops it in order */
 			signal(SIGINT, SIG_DFL);

@@ -66,8 +66,9 @@ void cluster_stop(struct cluster_child *c, int timeout_ms);
 int cluster_job_memfd(const char *text, char *path, size_t len);
 /* In a child just forked from `parent`: its own process group (a
  * terminal's Ctrl-C goes to the parent, which stops it in order) and death
- * with the parent.  -1 when the parent is already gone. */
-int cluster_child_setup(pid_t parent);
+ * with the parent: death_sig when the parent dies (0: SIGTERM, which a
+ * tfgb takes as Ctrl-C).  -1 when the parent is already gone. */
+int cluster_child_setup(pid_t parent, int death_sig);
 /* A tfgb run again as a child (cluster_exec): its arguments (argv[0]
  * "tfgb"), the command named in its errors, and what the child sets up
  * between fork and exec. */
@@ -78,6 +79,7 @@ struct cluster_exec {
 	int keep_fd;             /* an O_CLOEXEC descriptor the child keeps; -1: none */
 	const char *const *env;  /* NAME, VALUE pairs set in the child, NULL-ended; or NULL */
 	int sig_default;         /* SIGINT and SIGTERM back to their default in the child */
+	int death_sig;           /* the child's signal when this process dies; 0: SIGTERM */
 };
 /* Forks and executes cluster_self_exe() with x: the child is set up as
  * cluster_child_setup says, in its own process group (set on both sides,

@@ -169,6 +169,8 @@ static void read_proc(pid_t pid, struct tids *t, const struct psample *prev, str
 	if (!zombie) {
 		s->rss = field(buf, "VmRSS") * 1024;
 		s->hwm = field(buf, "VmHWM") * 1024;
+	} else {
+		s->rss = 0; /* not read again: role_add averages no copy of the last */
 	}
 	/* a zombie's threads are gone: its last counts stay (s is prev), until
 	 * monitor_exited tells the kernel's final account */
@@ -439,8 +441,10 @@ void monitor_exited(struct monitor *m, pid_t pid, const struct rusage *ru)
 		pthread_mutex_lock(&m->lock);
 		if (!pr->exited) {
 			size_t k = m->n ? m->n - 1 : 0;
-			/* the last sample's memory figures, the kernel's final account */
+			/* the last sample's figures, the kernel's final account; no
+			 * resident memory (role_add averages no copy of the last) */
 			pr->final = m->n ? m->ps[p * m->max + k] : (struct psample){0};
+			pr->final.rss = 0;
 			pr->final.utime = (uint64_t)(((double)ru->ru_utime.tv_sec +
 			                              (double)ru->ru_utime.tv_usec / 1e6) * hz + 0.5);
 			pr->final.stime = (uint64_t)(((double)ru->ru_stime.tv_sec +
@@ -578,8 +582,8 @@ static void role_add_sys(const struct psample *a, const struct psample *b,
 	r->syscw += monitor_delta(a->syscw, b->syscw);
 }
 
-/* Adds process p to r; returns its mean VmRSS over its readable samples,
- * or -1 when it never was readable. */
+/* Adds process p to r; returns its mean VmRSS over its samples that read
+ * one, or -1 when none did (it ran between two samples). */
 static double role_add(const struct monitor *m, size_t p, struct monitor_role_sum *r)
 {
 	size_t f, l, nrss = 0;
@@ -606,8 +610,13 @@ static double role_add(const struct monitor *m, size_t p, struct monitor_role_su
 		double u, y;
 		if (!s->ok)
 			continue;
-		rss_sum += (double)s->rss;
-		nrss++;
+		/* a zombie's sample and the kernel's final account have no
+		 * resident memory (0, never a living process's): not averaged */
+		if (s->rss) {
+			rss_sum += (double)s->rss;
+			nrss++;
+			r->rss_samples++;
+		}
 		if (s->hwm > r->rss_peak_bytes)
 			r->rss_peak_bytes = s->hwm;
 		if (s->rss > r->rss_peak_bytes)
@@ -615,7 +624,7 @@ static double role_add(const struct monitor *m, size_t p, struct monitor_role_su
 		if (k > f && monitor_interval_cpu(m, p, k, &u, &y) == 0 && u + y > r->cpu_peak_pct)
 			r->cpu_peak_pct = u + y;
 	}
-	return rss_sum / (double)nrss;
+	return nrss ? rss_sum / (double)nrss : -1;
 }
 
 size_t monitor_roles(const struct monitor *m, struct monitor_role_sum *out, size_t max)

@@ -132,7 +132,9 @@ struct monitor_role_sum {
 	double user_s, sys_s;     /* CPU seconds, all its processes together */
 	double cpu_avg_pct;       /* (user_s + sys_s) / span / procs, in % of one core */
 	double cpu_peak_pct;      /* the highest one-interval figure of one process */
-	uint64_t rss_avg_bytes;   /* mean VmRSS over its processes' samples */
+	uint64_t rss_avg_bytes;   /* mean VmRSS over its processes' samples that read one;
+	                           * 0: none did (each ran between two samples) */
+	unsigned rss_samples;     /* those samples, all its processes */
 	uint64_t rss_peak_bytes;  /* the highest VmHWM */
 	uint64_t vcsw, ivcsw;     /* context switches, all its processes */
 	/* read- and write-class system calls (/proc/PID/io syscr, syscw: read,

@@ -227,7 +227,10 @@ void monitor_json_keys(const struct monitor *m, struct json *w, uint64_t calls,
 			json_f64(w, "cpu_peak_pct", roles[r].cpu_peak_pct, 1);
 		}
 		if (m->what & MONITOR_MEMORY) {
-			json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
+			if (roles[r].rss_avg_bytes) /* 0: no sample while they ran */
+				json_u64(w, "rss_avg_bytes", roles[r].rss_avg_bytes);
+			else
+				json_null(w, "rss_avg_bytes");
 			json_u64(w, "rss_peak_bytes", roles[r].rss_peak_bytes);
 		}
 		if (m->what & MONITOR_CSW) {
@@ -443,12 +446,16 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 			        per > 0 ? 100.0 * s->sys_s / per : 0.0, s->cpu_peak_pct);
 			sep = "; ";
 		}
-		if (m->what & MONITOR_MEMORY) {
-			fprintf(f, "%sRSS %.1f MiB, peak %.1f MiB", sep,
-			        (double)s->rss_avg_bytes / 1048576.0,
+		if (m->what & MONITOR_MEMORY && s->rss_avg_bytes) {
+			fprintf(f, "%sRSS %.1f MiB", sep, (double)s->rss_avg_bytes / 1048576.0);
+			if (s->rss_samples < 2 * s->procs) /* say on how few it rests */
+				fprintf(f, " (%u samples: they ran mostly between samples)",
+				        s->rss_samples);
+			fprintf(f, ", peak %.1f MiB", (double)s->rss_peak_bytes / 1048576.0);
+		} else if (m->what & MONITOR_MEMORY) /* the kernel's final account has the peak */
+			fprintf(f, "%sRSS not sampled while it ran, peak %.1f MiB", sep,
 			        (double)s->rss_peak_bytes / 1048576.0);
-			sep = "; ";
-		}
+		sep = m->what & MONITOR_MEMORY ? "; " : sep;
 		if (m->what & MONITOR_CSW)
 			fprintf(f, "%scontext switches (all threads) %llu voluntary, %llu involuntary", sep,
 			        (unsigned long long)s->vcsw, (unsigned long long)s->ivcsw);
@@ -463,12 +470,14 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 		        "%llu packets",
 		        m->net_ns ? "one side of the emulated link (its namespace)" : "host-wide", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
 		        (double)txb / 1e6, (unsigned long long)txp);
-		if (isfinite(wire))
+		/* the emulated link's side carries this run alone; the host's
+		 * counters carry whatever else it did, never put per byte of this
+		 * run (the run's own connections are text_run_wire's) */
+		if (m->net_ns && isfinite(wire))
 			fprintf(f, "; %.3f bytes out per payload byte", wire);
-		if ((m->what & MONITOR_CPU) && isfinite(cpu))
-			fprintf(f, "; CPU %.1f us per RPC", cpu * 1e6);
 		fputc('\n', f);
-	} else if ((m->what & MONITOR_CPU) && isfinite(cpu)) {
-		fprintf(f, "# resources: CPU %.1f us per RPC\n", cpu * 1e6);
 	}
+	/* the CPU time of this run's processes (its own line: not the host's) */
+	if ((m->what & MONITOR_CPU) && isfinite(cpu))
+		fprintf(f, "# resources: CPU %.1f us per RPC (this run's processes)\n", cpu * 1e6);
 }

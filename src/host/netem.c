@@ -134,10 +134,8 @@ static int lo_up(int s, struct err *err)
 	return if_ioctl(s, SIOCSIFFLAGS, &r, "up", err);
 }
 
-/* A veth end without segmentation and receive offloads (TSO, GSO, GRO):
- * the pair then carries packets of at most the MTU, as a wire would, not
- * 64 KiB segments passed whole to the other end (side_rate says how TBF
- * counts what TCP hands it). */
+/* A veth end without TSO, GSO and GRO: the pair carries packets of at most
+ * the MTU, as a wire would, not 64 KiB segments (side_rate: how TBF counts). */
 static int offloads_off(int s, const char *dev, struct err *err)
 {
 	static const uint32_t cmd[] = {ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO};
@@ -226,13 +224,12 @@ int netem_wait_fd(int fd, short events, uint64_t until)
 {
 	struct pollfd p = {.fd = fd, .events = events};
 
-	for (;;) {
-		uint64_t now = now_ns();
-		if (now >= until)
-			return -1;
-		if (poll(&p, 1, (int)((until - now) / 1000000 + 1)) > 0)
+	for (uint64_t now = now_ns(); now < until && !tfgb_stop; now = now_ns()) {
+		uint64_t ms = (until - now) / 1000000 + 1; /* 100 ms slices: a signal ends it */
+		if (poll(&p, 1, ms > 100 ? 100 : (int)ms) > 0)
 			return 0;
 	}
+	return -1;
 }
 
 /* Where a tool of the link (tc, ip, nft) is: the PATH's, else /usr/sbin's or
@@ -288,10 +285,10 @@ static int run_out(char *const argv[], char *out, size_t size, struct err *err)
 	buf[got] = 0;
 	close(p[0]);
 	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ns() > until) {
+		if (now_ns() > until || tfgb_stop) {
 			kill(pid, SIGKILL);
 			waitpid(pid, &status, 0);
-			return err_set(err, "%s took more than 5 s", argv[0]), -1;
+			return err_set(err, "%s %s", argv[0], tfgb_stop ? "interrupted" : "took more than 5 s"), -1;
 		}
 		usleep(2000);
 	}
@@ -316,9 +313,8 @@ static int run_cmd(char *const argv[], struct err *err)
  * device's offloads (segmented after the qdisc): TBF charges each the
  * bytes of its wire packets, headers included, and cuts one larger than
  * its burst into them itself, so over any window longer than the burst the
- * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, would
- * make TBF see single packets, and cut what a 2-core machine carries to a
- * fifth: both were tried.) */
+ * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, cut
+ * what a 2-core machine carries to a fifth: both were tried.) */
 static int side_rate(int side, struct err *err)
 {
 	double rtt = 2e-9 * (double)(ne.cfg.delay_ns + ne.cfg.jitter_ns) + 0.002;
@@ -347,7 +343,7 @@ static int side_rate(int side, struct err *err)
 /* The loss of the veth route, in this side's namespace: an nftables table
  * "tfgb" whose prerouting chain (raw priority, before anything else looks
  * at a packet) drops each IPv4 packet that arrives on this side's veth end
- * with the loss probability (numgen random mod 10^6 < the ppm: independent
+ * with the loss probability (numgen random mod 10^6 <= ppm - 1: independent
  * per packet), counting the packets seen and dropped.  On the receiving
  * end, so a packet is shaped (the sender's TBF) and then lost, as on the
  * tun route, and it is a wire packet: the sending end segments (TSO and
@@ -362,8 +358,8 @@ static int side_loss(int side, struct err *err)
 	snprintf(cmd, sizeof cmd, "add table ip tfgb; add counter ip tfgb seen; "
 	         "add counter ip tfgb dropped; add chain ip tfgb loss { type filter hook "
 	         "prerouting priority -300; policy accept; }; add rule ip tfgb loss iifname "
-	         "\"tfgb%d\" counter name seen numgen random mod 1000000 < %lld "
-	         "counter name dropped drop", side, (long long)ne.cfg.loss_ppm);
+	         "\"tfgb%d\" counter name seen numgen random mod 1000000 <= %lld "
+	         "counter name dropped drop", side, (long long)ne.cfg.loss_ppm - 1);
 	if (run_cmd(argv, err) < 0) {
 		err_prefix(err, "nftables cannot drop (nft ... numgen random): ");
 		return -1;
@@ -486,11 +482,13 @@ struct dir {
 	uint64_t last;       /* the release time of the packet queued last */
 };
 
-static volatile sig_atomic_t fwd_stop;
+/* SIGTERM stops the forwarder; its launcher's death (SIGHUP) 0.5 s later,
+ * so that the workers' last packets (FIN, RST) reach their PSs */
+static volatile sig_atomic_t fwd_stop, fwd_orphan;
 static void on_term(int sig)
 {
-	(void)sig;
-	fwd_stop = 1;
+	fwd_stop |= sig == SIGTERM;
+	fwd_orphan |= sig == SIGHUP;
 }
 
 static uint64_t rng_state;
@@ -581,8 +579,9 @@ static void forward(void)
 		_exit(1);
 	for (int k = 0; k < 2; k++)
 		pf[k] = (struct pollfd){.fd = d[k].in, .events = POLLIN};
-	while (!fwd_stop) {
+	for (uint64_t end = 0; !fwd_stop && (!end || now_ns() < end);) {
 		uint64_t now = now_ns(), next = 0, wait = 100000000ull;
+		end = end ? end : fwd_orphan ? now + 500000000ull : 0;
 		struct timespec ts;
 		for (int k = 0; k < 2; k++) {
 			uint64_t t;
@@ -600,8 +599,8 @@ static void forward(void)
 	_exit(0);
 }
 
-/* Forks the forwarder: it ignores a terminal's Ctrl-C (the launcher stops
- * the run in order, over the link), stops on SIGTERM, dies with us. */
+/* Forks the forwarder: it ignores Ctrl-C (the launcher stops the run in
+ * order, over the link), stops on SIGTERM, 0.5 s after our death. */
 static int fwd_start(struct err *err)
 {
 	pid_t parent = getpid(), pid;
@@ -618,7 +617,7 @@ static int fwd_start(struct err *err)
 		return err_set(err, "network: fork: %s", strerror(errno)), -1;
 	if (pid == 0) {
 		struct sigaction sa = {.sa_handler = on_term};
-		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		prctl(PR_SET_PDEATHSIG, SIGHUP);
 		if (getppid() != parent)
 			_exit(0);
 		prctl(PR_SET_NAME, "tfgb-link");
@@ -628,6 +627,7 @@ static int fwd_start(struct err *err)
 		(void)!setpriority(PRIO_PROCESS, 0, FWD_NICE);
 		signal(SIGINT, SIG_IGN);
 		sigaction(SIGTERM, &sa, NULL);
+		sigaction(SIGHUP, &sa, NULL);
 		rng_state = ne.cfg.seed * 0x2545f4914f6cdd1dull + 1;
 		forward();
 	}

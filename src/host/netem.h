@@ -37,8 +37,9 @@
  *
  * The namespaces have no names: they live as long as a process or a
  * descriptor holds them, so a run that ends in any way (error, Ctrl-C,
- * SIGKILL) leaves nothing behind; the forwarder dies with its parent
- * (PR_SET_PDEATHSIG).  Root is needed, or user namespaces: without root,
+ * SIGKILL) leaves nothing behind; the forwarder dies 0.5 s after its parent
+ * (PR_SET_PDEATHSIG SIGHUP), once the last packets of the processes that
+ * died with it crossed.  Root is needed, or user namespaces: without root,
  * netem_start makes this process root of a user namespace of its own
  * first, which it can only do before it starts threads; netem_stop then
  * leaves the thread in the link's last namespace (it cannot go back to one
@@ -54,6 +55,7 @@
 
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "err.h"
 
@@ -102,6 +104,12 @@ int netem_enter(int side, struct err *err);
 /* Measures the link (a few round trips; with a rate, a bulk transfer of
  * about half a second): 0, or -1 with err. */
 int netem_calibrate(struct err *err);
+/* Whether the tun route's forwarder has ended before netem_stop: pid and
+ * status of a child the caller reaped (its own wait of any child), or pid
+ * 0 to ask here.  1 with err naming the link and how it ended (the
+ * workers' failures that follow are its doing); 0 while it runs, for
+ * another pid, and on the veth route (no forwarder). */
+int netem_lost(pid_t pid, int status, struct err *err);
 /* Stops the forwarder, closes the namespaces and returns the thread to its
  * first namespace.  Safe to call twice, or without netem_start. */
 void netem_stop(void);

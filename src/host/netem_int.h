@@ -53,7 +53,8 @@ enum { LOSS_NONE, LOSS_FWD, LOSS_NFT };
 
 /* netem.c's helpers that the measurements use too. */
 void netem_addr_set(struct sockaddr *sa, const char *ip);
-/* Waits until fd is ready for events by the deadline: 0, or -1. */
+/* Waits until fd is ready for events by the deadline: 0, or -1 (also
+ * within 0.1 s of a signal: tfgb_stop, util.h). */
 int netem_wait_fd(int fd, short events, uint64_t until);
 /* The packets side_loss's rule saw and dropped in the calling thread's
  * namespace so far: 0, or -1. */

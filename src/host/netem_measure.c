@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "json.h"
@@ -169,7 +170,7 @@ static int link_pair(int *c, int *s, uint64_t until, struct err *err)
 fail:
 	if (!err->msg[0])
 		err_set(err, "network: calibration: no connection across the link: %s",
-		        errno ? strerror(errno) : "timed out");
+		        tfgb_stop ? "interrupted by a signal" : errno ? strerror(errno) : "timed out");
 	if (l >= 0)
 		close(l);
 	return -1;
@@ -181,11 +182,19 @@ static int cmp_dbl(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* The median round trip of a 1-byte echo, in ms; -1 when one is lost. */
+/* The echoes of one measure of the round trip: short round trips vary
+ * with every wake-up, so more of them; and the passes of route_own, one
+ * past 100 ms (the route's own fraction of a millisecond is then under
+ * 0.2 % of the round trip, whatever the sleep does to it). */
+#define ECHOES (ne.cfg.delay_ns > 20000000 ? 3 : ne.cfg.delay_ns > 5000000 ? 9 : 25)
+#define OWN_PASSES (ne.cfg.delay_ns > 100000000 ? 1 : 3)
+
+/* The median round trip of a 1-byte echo, in ms; -1 when one is lost (or
+ * a signal came). */
 static double echo_rtt(int c, int s, uint64_t until)
 {
-	double t[25]; /* short round trips vary with every wake-up: more of them */
-	int n = ne.cfg.delay_ns > 20000000 ? 3 : ne.cfg.delay_ns > 5000000 ? 9 : 25;
+	double t[25];
+	int n = ECHOES;
 	char b = 'x';
 
 	for (int i = 0; i < n; i++) {
@@ -211,7 +220,7 @@ static int route_own(int c, int s, uint64_t until)
 {
 	double want = 2.0 * (double)ne.cfg.delay_ns, hold = (double)ne.cfg.delay_ns;
 
-	for (int i = 0; i < 3; i++) {
+	for (int i = 0; i < OWN_PASSES; i++) {
 		double r;
 		ne.cnt->hold_ns = (uint64_t)hold;
 		if ((r = echo_rtt(c, s, until)) < 0)
@@ -237,7 +246,7 @@ static double bulk_rate(int c, int s, uint64_t span, double *goodput)
 	uint64_t t0 = now_ns(), mid = t0 + span / 2, end = t0 + span, tm = 0, got = 0, b0 = 0;
 	struct pollfd p[2] = {{.fd = c, .events = POLLOUT}, {.fd = s, .events = POLLIN}};
 
-	for (uint64_t now = t0; now < end; now = now_ns()) {
+	for (uint64_t now = t0; now < end && !tfgb_stop; now = now_ns()) {
 		ssize_t r;
 		poll(p, 2, 10);
 		if (p[0].revents & POLLOUT)
@@ -249,16 +258,27 @@ static double bulk_rate(int c, int s, uint64_t span, double *goodput)
 			b0 = link_bytes();
 		}
 	}
-	if (!tm)
+	if (!tm || tfgb_stop)
 		return -1;
 	*goodput = 8.0 * (double)got / ((double)(now_ns() - tm) / 1e9);
 	return 8.0 * (double)(link_bytes() - b0) / ((double)(now_ns() - tm) / 1e9);
 }
 
+/* The calibration's deadline: what its round trips need (two connections,
+ * each a round trip, and the echoes of route_own and echo_rtt) and half as
+ * much again, plus 2 s; the bulk transfer has its own span. */
+static uint64_t calib_until(uint64_t rtt_ns)
+{
+	uint64_t trips = 2 + (uint64_t)ECHOES * (ne.route == ROUTE_TUN && ne.cfg.delay_ns ?
+	                                         OWN_PASSES + 1 : 1);
+
+	return now_ns() + 2000000000ull + trips * rtt_ns * 3 / 2;
+}
+
 int netem_calibrate(struct err *err)
 {
-	uint64_t rtt_ns = 2 * (ne.cfg.delay_ns + ne.cfg.jitter_ns);
-	uint64_t until = now_ns() + 2000000000ull + 120 * rtt_ns; /* 4 x 25 echoes at most */
+	uint64_t rtt_ns = 2 * (ne.cfg.delay_ns + ne.cfg.jitter_ns), t0 = now_ns();
+	uint64_t until = calib_until(rtt_ns);
 	int c, s, own = 0;
 
 	err->msg[0] = 0;
@@ -287,8 +307,9 @@ int netem_calibrate(struct err *err)
 	if (link_pair(&c, &s, until, err) < 0)
 		return -1;
 	ne.m.rtt_ms = own < 0 ? -1 : echo_rtt(c, s, until);
-	if (ne.cfg.rate_bps) {
-		uint64_t span = 600000000ull + 10 * rtt_ns;
+	if (ne.cfg.rate_bps) { /* its second half carries 40 packets at least */
+		uint64_t span = 600000000ull + 10 * rtt_ns +
+		                80ull * MTU * 8 * 1000000000ull / (uint64_t)ne.cfg.rate_bps;
 		ne.m.rate_bps = bulk_rate(c, s, span > 3000000000ull ? 3000000000ull : span,
 		                          &ne.m.goodput_bps);
 	}
@@ -302,9 +323,11 @@ int netem_calibrate(struct err *err)
 	close(s);
 	if (ne.loss_how == LOSS_NFT && netem_loss_hold(0, err) < 0)
 		return -1;
+	if (tfgb_stop)
+		return err_set(err, "network: calibration of the link interrupted by a signal"), -1;
 	if (ne.m.rtt_ms < 0)
 		return err_set(err, "network: calibration: an echo across the link got no answer "
-		               "within %.1f s", (double)(until - now_ns()) / 1e9), -1;
+		               "within %.1f s", (double)(until - t0) / 1e9), -1;
 	if (ne.cfg.delay_ns) {
 		double want = 2e-6 * (double)ne.cfg.delay_ns;
 		if (ne.m.rtt_ms < 0.9 * want || ne.m.rtt_ms > 1.1 * want)
@@ -314,6 +337,26 @@ int netem_calibrate(struct err *err)
 	                        ne.m.rate_bps > 1.1 * (double)ne.cfg.rate_bps))
 		ne.m.off |= 2;
 	return 0;
+}
+
+/* --- the forwarder's end ------------------------------------------- */
+
+int netem_lost(pid_t pid, int status, struct err *err)
+{
+	char how[96];
+
+	if (ne.fwd <= 0 || (pid ? pid != ne.fwd : waitpid(ne.fwd, &status, WNOHANG) != ne.fwd))
+		return 0;
+	if (WIFEXITED(status))
+		snprintf(how, sizeof how, "exited with status %d", WEXITSTATUS(status));
+	else
+		snprintf(how, sizeof how, "was killed by signal %d (%s)", WTERMSIG(status),
+		         strsignal(WTERMSIG(status)));
+	err_set(err, "network: the emulated link between the workers (%s) and the PSs (%s) died "
+	        "mid-run: its forwarder (tfgb-link, pid %d) %s; nothing crosses it since",
+	        NETEM_WORKER_ADDR, NETEM_PS_ADDR, (int)ne.fwd, how);
+	ne.fwd = 0; /* reaped: netem_stop signals no other process by its pid */
+	return 1;
 }
 
 /* --- what the result keeps ------------------------------------------ */

@@ -331,10 +331,17 @@ void tcpbytes_sample(struct tcpbytes *w)
 			c->recv = s->recv;
 		}
 	}
-	/* gone without a notice for two samples: its last bytes are lost */
+	/* gone from the dump: without destroy notices its last bytes are
+	 * lost now.  With them it is kept until its notice, however late:
+	 * a socket shut down (FIN sent, as gRPC shuts an endpoint down) whose
+	 * peer closed is in TIME_WAIT, which the dump leaves out, while the
+	 * full socket waits, out of the dump, for its descriptor's close,
+	 * which alone brings the notice (its final counts); dropped after two
+	 * samples, it was counted "closed without the kernel's notice" and,
+	 * when the notice came, again as a connection of its own */
 	for (size_t i = 0; i < w->nc;) {
 		struct conn *c = &w->c[i];
-		if (c->absent >= 2 || (c->absent && w->ev_fd < 0)) {
+		if (c->absent && w->ev_fd < 0) {
 			if (!c->skip) {
 				w->s.closed++;
 				w->s.missed++;

@@ -11,15 +11,23 @@
 #include <string.h>
 #include <strings.h>
 
-/* The rate's range: below 8 kbit/s a 1500-byte packet takes 1.5 s; above
- * 100 Gbit/s no qdisc or forwarder of one machine keeps up. */
-#define NET_RATE_MIN 8000ll
+/* The rate's range: below 1 Mbit/s calibration's transfer (netem_measure.c,
+ * at most 3 s) would carry too few packets to measure it, and a run's
+ * calls of the default payload outlast job.timeout; above 100 Gbit/s no
+ * qdisc or forwarder of one machine keeps up. */
+#define NET_RATE_MIN 1000000ll
 #define NET_RATE_MAX 100000000000ll
-
+/* The loss's range: its resolution (1 ppm) to 20 %; past that TCP's
+ * backed-off retransmissions outlast job.timeout (at 50 % a call of the
+ * default payload got no reply in 10 s) and nothing is measured. */
+#define NET_LOSS_MAX 20.0
+/* The delay's range is in the table: past 1 s a round trip takes over 2 s,
+ * calibration's (netem_calibrate: two connections and 6 echoes) over 16 s,
+ * and a run's connection, a few round trips, nears job.timeout's 10 s. */
 static const struct opt_def network_keys[] = {
-	{"network", "delay", OPT_DURATION, J(net_delay_ns), "0", RANGE(0, 10 * SEC),
+	{"network", "delay", OPT_DURATION, J(net_delay_ns), "0", RANGE(0, SEC),
 	 .help = "one-way delay of each direction between workers and PSs; 0 is none"},
-	{"network", "jitter", OPT_DURATION, J(net_jitter_ns), "0", RANGE(0, 10 * SEC),
+	{"network", "jitter", OPT_DURATION, J(net_jitter_ns), "0", RANGE(0, SEC),
 	 .help = "each packet's delay varies uniformly within delay +- jitter; at most delay"},
 	{"network", "rate", OPT_STRING, J(net_rate), "0",
 	 .help = "bandwidth of each direction, bits per second: 250Mbit, 1Gbit; 0 is unlimited"},
@@ -39,7 +47,8 @@ static long double parse_rate(const char *s)
 		long double mul;
 	} units[] = {{"", 1}, {"bit", 1}, {"k", 1e3}, {"kbit", 1e3}, {"m", 1e6}, {"mbit", 1e6},
 	             {"g", 1e9}, {"gbit", 1e9}, {"bps", 8}, {"kbps", 8e3}, {"mbps", 8e6},
-	             {"gbps", 8e9}};
+	             {"gbps", 8e9}, {"bit/s", 1}, {"kbit/s", 1e3}, {"mbit/s", 1e6},
+	             {"gbit/s", 1e9}}; /* "/s" as reports and tfgb-plot(1) write rates */
 	char *end;
 	long double v;
 
@@ -70,10 +79,10 @@ int job_net_loss(const char *s, int64_t *ppm)
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || !(v >= 0 && v <= 100) || (*end && strcmp(end, "%")))
+	if (end == s || errno || !(v >= 0 && v <= NET_LOSS_MAX) || (*end && strcmp(end, "%")))
 		return -1;
 	*ppm = llround(v * 10000.0);
-	return 0;
+	return v > 0 && *ppm == 0 ? -1 : 0; /* below the resolution: it would drop nothing */
 }
 
 int job_net_cc_ok(const char *s)
@@ -89,11 +98,13 @@ static int network_check(struct job *j, struct err *err)
 
 	if (job_net_rate(j->net_rate, &v) < 0)
 		return job_key_err(j, err, "network", "rate",
-		                   "must be 0 (unlimited) or 8kbit to 100Gbit, a number with "
-		                   "bit, kbit, mbit, gbit (or k, m, g; bps, kbps, mbps, gbps for bytes)");
+		                   "must be 0 (unlimited) or 1mbit to 100gbit, a number with "
+		                   "bit, kbit, mbit, gbit (or k, m, g; bit/s, kbit/s, mbit/s, gbit/s; "
+		                   "bps, kbps, mbps, gbps for bytes)");
 	if (job_net_loss(j->net_loss, &v) < 0)
 		return job_key_err(j, err, "network", "loss",
-		                   "must be a percent from 0 to 100, like 1 or 0.25");
+		                   "must be 0, or a percent from 0.0001 (its resolution) to 20, "
+		                   "like 1 or 0.25");
 	if (!job_net_cc_ok(j->net_cc))
 		return job_key_err(j, err, "network", "congestion",
 		                   "must be system or the name of a kernel's TCP congestion "

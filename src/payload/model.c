@@ -86,6 +86,8 @@ static const char *word(const char **p, const char *end, char *buf, size_t cap, 
 static int parse_dims(struct model_var *v, const char *s, const char *file, int line,
                       struct err *err)
 {
+	const char *shape = s; /* quoted as written */
+
 	v->ndims = 0;
 	v->elems = 1;
 	if (strcmp(s, "scalar") == 0)
@@ -95,13 +97,14 @@ static int parse_dims(struct model_var *v, const char *s, const char *file, int 
 		unsigned long long d;
 
 		if (*s < '0' || *s > '9')
-			return fail(err, file, line, "shape '%s': want dimensions like 3,3,64,128 "
-			            "(each 1 .. 2147483648) or 'scalar'", s);
+			return fail(err, file, line, "shape '%s': dimension %d is %s; want dimensions "
+			            "like 3,3,64,128 (each 1 .. 2147483648) or 'scalar'", shape,
+			            v->ndims + 1, *s == ',' || !*s ? "empty" : "not a number");
 		errno = 0;
 		d = strtoull(s, &end, 10);
 		if (errno || d < 1 || d > (1ull << 31))
-			return fail(err, file, line, "dimension %.*s out of range [1, 2147483648]",
-			            (int)(end - s), s);
+			return fail(err, file, line, "shape '%s': dimension %.*s out of range "
+			            "[1, 2147483648]", shape, (int)(end - s), s);
 		if (v->ndims == MODEL_DIMS_MAX)
 			return fail(err, file, line, "more than %d dimensions", MODEL_DIMS_MAX);
 		v->dims[v->ndims++] = (uint32_t)d;
@@ -110,8 +113,8 @@ static int parse_dims(struct model_var *v, const char *s, const char *file, int 
 		if (*end == '\0')
 			return 0;
 		if (*end != ',')
-			return fail(err, file, line, "shape: '%c' where ',' or the end was expected",
-			            *end);
+			return fail(err, file, line, "shape '%s': '%c' where ',' or the end was "
+			            "expected", shape, *end);
 		s = end + 1;
 	}
 }

@@ -254,13 +254,25 @@ int resultfile_num_at(const struct jsonr *r, int from, const char *path, double 
 static int type_ok(const struct jsonr *r, int from, const char *path, int want,
                    const char *file, const char *where, struct err *err)
 {
-	int t = jsonr_type(r, jsonr_find(r, from, path));
+	int i = jsonr_find(r, from, path), t = jsonr_type(r, i);
+	double v;
 
+	if (t == want && t == JSONR_NUMBER && jsonr_num(r, i, &v) == 0 && v < 0) {
+		err_set(err, "'%s': %s%s\"%s\" is %.15g: no figure of a result is negative", file,
+		        where ? where : "", where ? ": " : "", path, v);
+		return -1;
+	}
 	if (t == JSONR_NONE || t == JSONR_NULL || t == want)
 		return 0;
 	err_set(err, "'%s': %s%s\"%s\" is %s, not %s or null", file, where ? where : "",
 	        where ? ": " : "", path, type_name(t), type_name(want));
 	return -1;
+}
+
+int resultfile_figure_check(const struct jsonr *r, int from, const char *path, const char *file,
+                            const char *where, struct err *err)
+{
+	return type_ok(r, from, path, JSONR_NUMBER, file, where, err);
 }
 
 static int check_types(const struct jsonr *r, int from, const char *file, const char *where,

@@ -64,6 +64,13 @@ void resultfile_text_at(const struct resultfile *res, int from, const char *path
 /* The number at path under token `from`: 0, or -1 when there is none. */
 int resultfile_num_at(const struct jsonr *r, int from, const char *path, double *v);
 
+/* A figure at path under token `from` (a result; where names it in a
+ * sweep, "results[3]", or is NULL): 0 when it is a number not below 0,
+ * null or absent; else -1 with err naming file, where, path and what it is
+ * (a string, an object, a negative number). */
+int resultfile_figure_check(const struct jsonr *r, int from, const char *path, const char *file,
+                            const char *where, struct err *err);
+
 /* The figures of a result that the reader checks are numbers (or null)
  * and compare shows: a number at path, shown times scale with digits
  * decimals. */

@@ -433,6 +433,7 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 {
 	const struct job *j = &t->job;
 	uint64_t deadline;
+	struct err lost;
 	int running;
 
 	deadline = now_ns() + 4 * launch_start_ns(t) + run_ns;
@@ -463,6 +464,13 @@ static void watch(struct tfgb *t, struct cluster_child *ps, int np, struct clust
 						watch_ended(w, "ps", i, pid, host, &ps[i].addr, status);
 					w->failed = 1;
 				}
+			/* the link's forwarder: nothing crosses to the PSs or the control
+			 * service, so no worker can end its calls or report; killed now */
+			if (!w->failed && netem_lost(pid, status, &lost)) {
+				snprintf(w->note, sizeof w->note, "%.760s", lost.msg);
+				w->failed = 1;
+				w->stop_sent = 1;
+			}
 			continue;
 		}
 		lprogress_tick(w->prog, wk, nw - running);

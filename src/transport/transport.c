@@ -110,6 +110,7 @@ void tr_client_cfg_of(const struct job *j, const struct payload *p, uint64_t wir
 	             ? 0 : wire,
 		.max_iov = j->mode == MODE_NONSERIALIZED ? (uint32_t)p->n : 0,
 		.timeout_ns = j->timeout_ns,
+		.link_rtt_ns = j->net_ps_host[0] ? 2 * (j->net_delay_ns + j->net_jitter_ns) : 0,
 		.tls = &j->tls,
 		.section = e && e->section ? job_section_get(j, e->section) : NULL,
 	};

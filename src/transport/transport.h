@@ -116,6 +116,9 @@ struct tr_client_cfg {
 	uint32_t max_iov;            /* most iovecs a request body comes in (the payload's
 	                              * buffers); 0: any number (a TensorBundle's encoding) */
 	uint64_t timeout_ns;         /* longest wait for a connection or a reply */
+	uint64_t link_rtt_ns;        /* the longest round trip of the emulated link to the
+	                              * PSs ([network]), 0: none; a connection's handshake
+	                              * takes a round trip or two of it */
 	const struct job_tls *tls;   /* grpc: TLS when it has ca; NULL: plaintext */
 	const void *section;         /* the transport's own job section (its registry row's,
 	                              * job_section_get), or NULL: its defaults */

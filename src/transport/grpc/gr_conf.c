@@ -106,6 +106,15 @@ static int gr_check(const struct job *j, const void *sec, struct err *err)
 		return job_key_err(j, err, "grpc", "read_chunk_min",
 		                   "is above grpc.read_chunk_max (%lld); range: none | [1, read_chunk_max]",
 		                   (long long)c->read_chunk_max);
+	/* gRPC closes a connection whose ping is not answered in time: in no
+	 * time at all it never is, and calls fail with "Transport closed" at
+	 * random, as soon as the first ping goes out */
+	if (c->keepalive_time_ms >= 0 && c->keepalive_timeout_ms == 0)
+		return job_key_err(j, err, "grpc", "keepalive_timeout_ms",
+		                   "is 0 with grpc.keepalive_time_ms = %lld: every ping would have "
+		                   "to be answered in no time, and gRPC closes the connection when "
+		                   "it is not; range with keepalive_time_ms: none | [1, 2147483647]",
+		                   (long long)c->keepalive_time_ms);
 	return 0;
 }
 
