@@ -167,6 +167,7 @@ static const struct {
 	{"bandwidth", cmd_bandwidth},
 	{"throughput", cmd_throughput},
 	{"train", cmd_train}, /* its job holds [train]: the model, steps, placement */
+	{"collective", cmd_collective}, /* its job holds [collective] and the ranks */
 };
 
 int cmd_rerun(struct tfgb *t)
@@ -203,8 +204,8 @@ int cmd_rerun(struct tfgb *t)
 		t->cmd = runnable[i].name; /* messages and the report name the benchmark */
 		return runnable[i].fn(t);
 	}
-	tfgb_error("'%s': benchmark '%s' cannot be rerun; only latency, bandwidth, throughput "
-	           "and train", path, bench);
+	tfgb_error("'%s': benchmark '%s' cannot be rerun; only latency, bandwidth, throughput, "
+	           "train and collective", path, bench);
 	free(bench);
 	return TFGB_EXIT_USAGE;
 }

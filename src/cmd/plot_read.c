@@ -351,6 +351,14 @@ static int json_point(struct plot_set *s, const struct jsonr *r, int from, const
 	struct plot_point *p;
 	char ps[24], w[24];
 
+	/* a collective's sizes and the all-reduce strategy's steps are no
+	 * calls: drawn as calls they would be figures of nothing */
+	if (jsonr_find(r, from, "collective") >= 0 || jsonr_find(r, from, "train.strategy") >= 0) {
+		err_set(err, "'%s'%s: a result of tfgb collective or of the all-reduce strategy: tfgb "
+		        "plot does not draw those yet; tfgb compare sets two side by side", path,
+		        where ? where : "");
+		return -1;
+	}
 	for (int m = 0; m < PM_N; m++)
 		if (resultfile_figure_check(r, from, metrics[m].path, path, where, err) < 0)
 			return -1;
