@@ -16,8 +16,10 @@
  * each body into call->resp_buf, up to resp_cap; the rest of a body that
  * is not buffered yet is read straight into resp_buf, or, when nobody
  * keeps it, into one SCRATCH buffer per client.  A client with a single
- * connection that waits only for replies blocks in recvmsg (SO_RCVTIMEO
+ * connection that waits only for replies blocks in a read (SO_RCVTIMEO
  * BLOCK_NS) instead of epoll_wait and a read: one system call per reply.
+ * A read or write of one buffer is recv(2) or send(2), not recvmsg or
+ * sendmsg (sk_recvmsg, sk_sendmsg: the kernel's msghdr path costs more).
  * A connection joins the epoll set only when the client first needs
  * epoll (a blocked send, a second connection, a wait that may not block),
  * so that a lone connection's packets never run epoll's wake-up callback.
@@ -96,7 +98,9 @@ ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc)
 	if (zc)
 		sk_drain_errqueue(fd);
 	for (;;) {
-		ssize_t n = sendmsg(fd, m, MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0));
+		int fl = MSG_NOSIGNAL | MSG_DONTWAIT | (zc ? MSG_ZEROCOPY : 0);
+		ssize_t n = m->msg_iovlen == 1 ? send(fd, m->msg_iov->iov_base, m->msg_iov->iov_len, fl)
+		                               : sendmsg(fd, m, fl);
 		if (n >= 0)
 			return n;
 		if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -104,6 +108,13 @@ ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc)
 		if (errno != EINTR)
 			return -errno;
 	}
+}
+
+ssize_t sk_recvmsg(int fd, struct msghdr *m, int flags)
+{
+	if (m->msg_iovlen == 1)
+		return recv(fd, m->msg_iov->iov_base, m->msg_iov->iov_len, flags);
+	return recvmsg(fd, m, flags);
 }
 
 static int sk_init(const struct job *j, void **ctx, struct err *err)
@@ -508,7 +519,7 @@ static int conn_recv(struct tr_conn *k, int block)
 		want = direct + v[nv - 1].iov_len;
 		m.msg_iov = v;
 		m.msg_iovlen = (size_t)nv;
-		n = recvmsg(k->fd, &m, round == 0 && block ? 0 : MSG_DONTWAIT);
+		n = sk_recvmsg(k->fd, &m, round == 0 && block ? 0 : MSG_DONTWAIT);
 		if (n < 0 && errno == EINTR)
 			return 0; /* a signal: let the caller look at it */
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
