@@ -66,7 +66,12 @@ ssize_t sk_sendmsg(int fd, const struct msghdr *m, int zc);
  * kind").  m carries neither an address
  * nor control data, for either function.  recvmsg's return value and
  * errno. */
-ssize_t sk_recvmsg(int fd, struct msghdr *m, int flags);
+static inline ssize_t sk_recvmsg(int fd, struct msghdr *m, int flags)
+{
+	if (m->msg_iovlen == 1)
+		return recv(fd, m->msg_iov->iov_base, m->msg_iov->iov_len, flags);
+	return recvmsg(fd, m, flags);
+}
 
 /* The serve op: see struct tr_ops.  ctx is the struct sk_opts from init. */
 int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
