@@ -71,6 +71,7 @@ cd "$(dirname "$0")/.." || { echo "$ME: cannot enter the top of the tree" >&2; e
 . bench/lib.sh
 [ -x "$PY" ] || die "'$PY' is needed for the JSON and the table"
 bench_tmpdir tfgb-allocator
+bench_host_start
 
 make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.log")"
 
@@ -136,6 +137,7 @@ while [ "$r" -le "$ROUNDS" ]; do
 done
 
 # shellcheck disable=SC2086 # one argument per allocator
+bench_host_line
 $PY - "$out" "$ROUNDS" "$TRANSPORTS" $ALLOCS <<'EOF' || die "cannot make the table"
 import json, statistics, sys
 out, rounds, transports, allocs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]

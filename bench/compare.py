@@ -13,6 +13,13 @@ CPU (default: the last this process may use; none: leave it to Linux); the
 bandwidth and throughput rows are never pinned.  -k keeps the raw outputs.
 ROW... runs only the rows named (see -h for the names).
 
+The table opens with the host it was measured on (bench/hostinfo.py: CPU,
+kernel, virtualisation, TCP congestion control, load average at the start
+and the end), and its goal column holds the goals of issue 43: parity
+with the C++ peer within the spread of the per-round ratios, and against
+the floors the ratios socket bandwidth >= 0.95 x iperf3, PS 1 x 1 >= 0.8 x
+the iperf3 bound, socket p50 <= 1.05 x sockperf.
+
 Every process it starts is stopped when it exits, however it exits; every
 run has a deadline.  Exit status 0 when every run succeeded (met goals or
 not), 1 when a run failed, 2 on bad arguments.
@@ -29,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import hostinfo  # bench/hostinfo.py, beside this script
 
 TFGB = "./tfgb"
 PEER = "bench/peer"
@@ -272,10 +281,17 @@ def measure(b, want):
                            ["-s", "job.iterations=%d" % n, "-s", "job.warmup=%dms" % warm] + opts,
                            pinned=True)["latency_us"]["p50"]
 
-    # row: (label, goal text, goal test on the ratio, tfgb side, reference side, pinned)
-    # a side returns the figure; ratio = tfgb / reference
-    le = lambda g: (lambda r: r <= g)
-    ge = lambda g: (lambda r: r >= g)
+    # row: (label, goal text, goal test, tfgb side, reference side, pinned)
+    # a side returns the figure; ratio = tfgb / reference.  The goals (issue
+    # 43): against the C++ peer, parity within the spread -- the median
+    # ratio at 1 or better, or 1 inside the range of the per-round ratios
+    # (the rounds' spread on this shared VM is wider than any margin a goal
+    # could ask); against the floors, iperf3 and sockperf, a ratio on the
+    # median.  A test takes (median, lowest, highest) of the ratios.
+    le = lambda g: (lambda m, lo, hi: m <= g)
+    ge = lambda g: (lambda m, lo, hi: m >= g)
+    par_le = ("parity", lambda m, lo, hi: m <= 1 or lo <= 1)  # lower is better
+    par_ge = ("parity", lambda m, lo, hi: m >= 1 or hi >= 1)  # higher is better
     ip = {}  # round -> iperf3 MB/s with 1 MiB writes, shared by bw-socket and ps-1x1
 
     def iperf_mb(rnd):
@@ -284,34 +300,33 @@ def measure(b, want):
         return ip[rnd]
 
     rows = {
-        "srv-lat-10B-t1": ("serve p50, 1 x 10 B, threads=1", "<= 0.95", le(0.95),
+        "srv-lat-10B-t1": ("serve p50, 1 x 10 B, threads=1", *par_le,
                            lambda r: b.peer_latency(addr["t1"], small, 10000, 500),
                            lambda r: b.peer_latency(addr["peer"], small, 10000, 500), True),
-        "srv-lat-default-t1": ("serve p50, default payload, threads=1", "<= 0.95", le(0.95),
+        "srv-lat-default-t1": ("serve p50, default payload, threads=1", *par_le,
                                lambda r: b.peer_latency(addr["t1"], default, 300, 500),
                                lambda r: b.peer_latency(addr["peer"], default, 300, 500), True),
-        "srv-lat-10B-tdef": ("serve p50, 1 x 10 B, threads default", "<= 0.95", le(0.95),
+        "srv-lat-10B-tdef": ("serve p50, 1 x 10 B, threads default", *par_le,
                              lambda r: b.peer_latency(addr["tdef"], small, 10000, 500),
                              lambda r: b.peer_latency(addr["peer"], small, 10000, 500), True),
-        "srv-lat-default-tdef": ("serve p50, default payload, threads default", "<= 0.95",
-                                 le(0.95),
+        "srv-lat-default-tdef": ("serve p50, default payload, threads default", *par_le,
                                  lambda r: b.peer_latency(addr["tdef"], default, 300, 500),
                                  lambda r: b.peer_latency(addr["peer"], default, 300, 500), True),
         "srv-rps-4x8-t1": ("serve RPC/s, 4 workers x inflight 8, 1 x 10 B push, threads=1",
-                           ">= 1.05", ge(1.05),
+                           *par_ge,
                            lambda r: tput(addr["t1"], 4, 8, SMALL),
                            lambda r: tput(addr["peer"], 4, 8, SMALL), False),
         "srv-rps-4x8-tdef": ("serve RPC/s, 4 workers x inflight 8, 1 x 10 B push, threads default",
-                             ">= 1.05", ge(1.05),
+                             *par_ge,
                              lambda r: tput(addr["tdef"], 4, 8, SMALL),
                              lambda r: tput(addr["peer"], 4, 8, SMALL), False),
-        "bw-grpc-1": ("grpc bandwidth MB/s, default payload, inflight 1", ">= 1.05", ge(1.05),
+        "bw-grpc-1": ("grpc bandwidth MB/s, default payload, inflight 1", *par_ge,
                       lambda r: bw(addr["peer"], 1, []),
                       lambda r: b.peer_bandwidth(addr["peer"], default, 1, 1000, 4000), False),
-        "bw-grpc-16": ("grpc bandwidth MB/s, default payload, inflight 16", ">= 1.05", ge(1.05),
+        "bw-grpc-16": ("grpc bandwidth MB/s, default payload, inflight 16", *par_ge,
                        lambda r: bw(addr["peer"], 16, []),
                        lambda r: b.peer_bandwidth(addr["peer"], default, 16, 1000, 4000), False),
-        "bw-grpc-64": ("grpc bandwidth MB/s, default payload, inflight 64", ">= 1.05", ge(1.05),
+        "bw-grpc-64": ("grpc bandwidth MB/s, default payload, inflight 64", *par_ge,
                        lambda r: bw(addr["peer"], 64, []),
                        lambda r: b.peer_bandwidth(addr["peer"], default, 64, 1000, 4000), False),
         "bw-socket": ("socket bandwidth MB/s, 1 x 1 MiB, inflight 16 / iperf3 -l 1M", ">= 0.95",
@@ -331,6 +346,8 @@ def measure(b, want):
                    lambda r: iperf_mb(r) * 1e6 / nbytes, False),
     }
     res = {k: ([], [], []) for k in want}  # tfgb figures, reference figures, ratios
+    host = hostinfo.line()  # its load average: at the start
+    print(host, file=sys.stderr)
     print("bench/compare.py: %d rounds, latency CPU %s, malloc keeping memory (%s)"
           % (b.args.rounds, b.pin or "any", MALLOC_KEEP), file=sys.stderr)
     for rnd in range(b.args.rounds):
@@ -348,6 +365,8 @@ def measure(b, want):
             res[k][2].append(t / r)
             print("round %d %-22s tfgb %10.2f  reference %10.2f  ratio %.3f"
                   % (rnd + 1, k, t, r, t / r), file=sys.stderr)
+    # the host first: figures from different hosts are never set side by side without it
+    print("%s at the start, %s at the end" % (host, hostinfo.load()))
     print("%-62s %9s %9s %7s %13s %7s %s" % ("figure (ratio = tfgb / reference)", "tfgb",
                                             "reference", "ratio", "range", "goal", "met"))
     for k in want:
@@ -356,7 +375,7 @@ def measure(b, want):
         m = statistics.median(q)
         print("%-62s %9.2f %9.2f %7.3f %13s %7s %s" % (
             label, statistics.median(t), statistics.median(r), m,
-            "%.3f-%.3f" % (min(q), max(q)), goal, "yes" if ok(m) else "NO"))
+            "%.3f-%.3f" % (min(q), max(q)), goal, "yes" if ok(m, min(q), max(q)) else "NO"))
     return 0
 
 

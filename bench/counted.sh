@@ -62,6 +62,7 @@ perf stat -e raw_syscalls:sys_enter true >/dev/null 2>&1 ||
 	die "perf cannot count raw_syscalls:sys_enter here (tracefs, perf_event_paranoid)"
 [ -x ./tfgb ] && [ -x bench/peer ] || die "build ./tfgb and bench/peer first (make bench)"
 bench_tmpdir tfgb-counted
+bench_host_start
 cc -O2 -std=c11 -D_GNU_SOURCE -shared -fPIC -o "$out/malloc_count.so" bench/malloc_count.c ||
 	die "cannot build bench/malloc_count.c"
 JOB=conf/tfgb.ini
@@ -201,6 +202,7 @@ bench/peer serve 127.0.0.1:$peer_port >"$out/peer-serve.log" 2>&1 &
 peer_srv=$!
 trap 'kill $peer_srv 2>/dev/null; bench_cleanup' EXIT
 wait_listening $peer_port 30 || die "bench/peer serve did not listen"
+bench_host_line # counts too differ from host to host (CPU, kernel, libraries)
 printf '%-30s %-18s %12s %12s %7s %4s\n' "row (per call)" "count" "tfgb" "peer" "ratio" "<=1"
 row srv "serve, 1 x 10 B" "$small" $S1 $S2
 row srv "serve, default payload" "$default" $D1 $D2

@@ -89,6 +89,7 @@ if [ "$PERF" = 1 ]; then
 fi
 count=
 bench_tmpdir tfgb-grpc-knobs
+bench_host_start
 
 make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.log")"
 
@@ -180,6 +181,7 @@ print(*sys.argv[2:], d["train"]["step_ms"]["p50"], -1, -1)' \
 	r=$((r + 1))
 done
 
+bench_host_line
 $PY - "$res" <<'EOF'
 import statistics as st, sys
 runs, counts = {}, {}

@@ -138,6 +138,7 @@ for r in $(seq 1 "$ROUNDS"); do
 		round "$r" "$t"
 	done
 done
+/usr/bin/python3 bench/hostinfo.py # the host the table was measured on
 /usr/bin/python3 - "$out" <<'PY'
 import glob, json, statistics, sys
 res, ver = {}, None

@@ -66,6 +66,7 @@ cd "$(dirname "$0")/.." || die "cannot enter the top of the tree"
 
 bench_place
 bench_tmpdir tfgb-latency
+bench_host_start
 
 # ---- build ----
 make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.log")"
@@ -129,6 +130,7 @@ bench_payload 1x10B "$N_SMALL" "$WARM_SMALL" -s payload.iovecs=1 -s payload.cate
 bench_payload default "$N_DEFAULT" "$WARM_DEFAULT"
 
 # ---- the table ----
+bench_host_line
 $PY - "$res" "$N_SMALL" "$N_DEFAULT" <<'EOF' || die "cannot make the table"
 import statistics, sys
 rows = {}

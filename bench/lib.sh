@@ -42,6 +42,19 @@ bench_place() {
 	on_cli=${cli_pin:+taskset -c $cli_pin}
 }
 
+# The host a table was measured on (bench/hostinfo.py: CPU, kernel,
+# virtualisation, TCP congestion control, load average): bench_host_start
+# keeps it with the load average at the start, bench_host_line prints it
+# with the load average at the end, as the table's first line, so that
+# figures of different hosts are never set side by side without it.
+bench_host_start() {
+	bench_host=$($PY bench/hostinfo.py)
+}
+
+bench_host_line() {
+	echo "$bench_host at the start, $(cut -d ' ' -f 1 /proc/loadavg) at the end"
+}
+
 # Makes $out, a temporary directory removed on exit (kept with KEEP=1), and
 # stops the server ($srv) and the running client ($cur) on exit or signal.
 bench_tmpdir() {

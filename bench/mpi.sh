@@ -98,6 +98,7 @@ posted|-P $def|floor_p50"
 	round bw16 "$r" "d['MBps']"
 done
 
+/usr/bin/python3 "$(dirname "$0")/hostinfo.py" # the host the table was measured on
 /usr/bin/python3 - "$tmp/rows" "$rounds" <<'EOF'
 import statistics, sys
 rows = {}

@@ -67,6 +67,7 @@ cd "$(dirname "$0")/.." || die "cannot enter the top of the tree"
 
 bench_place
 bench_tmpdir tfgb-serialized
+bench_host_start
 
 make -s tfgb >"$out/make.log" 2>&1 || die "make tfgb failed: $(cat "$out/make.log")"
 
@@ -115,6 +116,7 @@ echo "bench/serialized.sh: $ROUNDS rounds per payload, server $addr (1 thread),"
 bench_payload default "$N_DEFAULT"
 bench_payload 10x10B "$N_SMALL" -s payload.categories=small
 
+bench_host_line
 $PY - "$res" <<'EOF' || die "cannot make the table"
 import statistics, sys
 rows = {}

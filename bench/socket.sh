@@ -139,6 +139,7 @@ tfgb_run() { # cmd transport size inflight round
 	fi
 }
 
+host=$($PY bench/hostinfo.py) # the host and its load now: the table's first line
 r=1
 while [ $r -le "$ROUNDS" ]; do
 	if [ $((r % 2)) = 1 ]; then order="grpc socket"; else order="socket grpc"; fi
@@ -172,6 +173,7 @@ while [ $r -le "$ROUNDS" ]; do
 	r=$((r + 1))
 done
 
+echo "$host at the start, $(cut -d ' ' -f 1 /proc/loadavg) at the end"
 $PY - "$tmp/tfgb.csv" "$tmp/floor.csv" "$bytes_small" "$bytes_medium" "$bytes_default" \
 	"$tmp/hdr.csv" <<'EOF'
 import csv, statistics, sys

@@ -77,6 +77,7 @@ cd "$(dirname "$0")/.." || die "cannot enter the top of the tree"
 # if it dies (PR_SET_PDEATHSIG), so stopping the launcher stops them all.
 cur='' smp=''
 out=$(mktemp -d "${TMPDIR:-/tmp}/tfgb-throughput.XXXXXX") || die "cannot make a temporary directory"
+bench_host_start
 cleanup() {
 	trap - EXIT INT TERM HUP
 	for p in $smp $cur; do
@@ -250,6 +251,7 @@ print(sys.argv[2], sys.argv[3], sys.argv[4], t["rpc_per_s"], t["MBps"], d["laten
 done
 
 # shellcheck disable=SC2086 # one argument per configuration
+bench_host_line
 $PY - "$res" $CONFIGS <<'EOF' || die "cannot make the table"
 import statistics, sys
 rows = {}

@@ -42,7 +42,7 @@ enum {
 };
 
 /* One piece of reply: inline bytes (a header, an Ack), echo bytes in the
- * input buffer, or Pull pattern bytes. */
+ * input buffer (an Echo's reply header among them), or Pull pattern bytes. */
 struct oseg {
 	const unsigned char *p;
 	size_t len;

@@ -15,10 +15,12 @@
  * A connection is a state machine (header -> body -> reply) over one fixed
  * input buffer (SRV_BUF) and a ring of reply segments (SRV_OSEG): inline
  * bytes (a reply header, an Ack count), echo bytes in the input buffer, or
- * Pull pattern bytes.  Echo is streamed: the reply header goes out as soon
- * as the request header is read, and body bytes are written back from the
- * input buffer where they were read, without a copy; the buffer is not
- * refilled before the bytes written from it have left.  Ack counts and
+ * Pull pattern bytes.  Echo is streamed: the reply header, written over the
+ * request's header in the input buffer, goes out as soon as the request
+ * header is read, and body bytes are written back from the input buffer
+ * where they were read, without a copy, in the same segment as the header
+ * when they arrived with it; the buffer is not refilled before the bytes
+ * written from it have left.  Ack counts and
  * drops its body, large ones through the thread's scratch (SRV_SCRATCH) in
  * few reads.  Pull's reply points into one pattern buffer of max_message
  * bytes shared by every thread, made on the first Pull.
@@ -148,6 +150,21 @@ static void reply_bytes(struct sconn *k, const unsigned char *p, size_t len, int
 	o->inbuf = (unsigned char)inbuf;
 	o->zc = (unsigned char)zc;
 	k->bufrefs += (unsigned)inbuf;
+}
+
+/* Queues an Echo's reply header, written over its request's header in the
+ * input buffer (sconn_header has just read those 16 bytes, and nothing
+ * else points at them): the body that follows it there joins the same
+ * segment (reply_bytes), and so does the end of the reply before it, so
+ * that a reply goes out as one buffer, by send(2) (sk_sendmsg), whenever
+ * its request arrived whole. */
+static void echo_hdr(struct sconn *k, uint64_t len)
+{
+	unsigned char *p = k->buf + k->head - FRAME_HDR_LEN;
+
+	k->rstatus = TR_OK;
+	frame_encode(p, FRAME_REPLY | k->method, TR_OK, len);
+	reply_bytes(k, p, FRAME_HDR_LEN, 1, 0);
 }
 
 /* Queues a segment of a tensor buffer of the connection. */
@@ -335,7 +352,7 @@ static void sconn_begin(struct sconn *k, const struct frame_hdr *h)
 	switch (bench_form(h->method)) {
 	case BENCH_ECHO:
 		k->body = BODY_ECHO;
-		reply_hdr(k, TR_OK, h->len, NULL);
+		echo_hdr(k, h->len);
 		break;
 	case BENCH_ACK:
 		k->body = BODY_ACK;
@@ -526,7 +543,7 @@ int sconn_recv(struct sconn *k, int discard, int flags)
 	}
 	v[m.msg_iovlen].iov_base = k->buf + k->tail;
 	v[m.msg_iovlen++].iov_len = room;
-	n = recvmsg(k->fd, &m, flags);
+	n = sk_recvmsg(k->fd, &m, flags);
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
 	if (n <= 0)
