@@ -74,6 +74,7 @@ for r in $(seq "$rounds"); do
 	pair mpi/ring mpi_tfgb shm_ring "$r"
 done
 
+/usr/bin/python3 "$(dirname "$0")/hostinfo.py" # the host the table was measured on
 /usr/bin/python3 - "$tmp/rows" "$n" "$size" "$rounds" <<'PY'
 import statistics, sys
 rows, n, size, rounds = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]
