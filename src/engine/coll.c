@@ -83,7 +83,8 @@ int coll_fits(const struct job *j, int n, struct err *err)
 
 	if (n < 2 || n > COLL_RANKS_MAX)
 		return job_key_err(j, err, "cluster", "workers", "is the collective's number of "
-		                   "ranks: it must be in [2, %d]", COLL_RANKS_MAX);
+		                   "ranks: it must be in [2, %d] (-s cluster.workers=4, say)",
+		                   COLL_RANKS_MAX);
 	if (c->ranks.n != 1 && c->ranks.n != (size_t)n)
 		return job_key_err(j, err, "collective", "ranks", "lists %zu addresses for %d ranks "
 		                   "(cluster.workers): list %d, or one for consecutive ports",
