@@ -188,6 +188,10 @@ static int cmp_dbl(const void *a, const void *b)
  * 0.2 % of the round trip, whatever the sleep does to it). */
 #define ECHOES (ne.cfg.delay_ns > 20000000 ? 3 : ne.cfg.delay_ns > 5000000 ? 9 : 25)
 #define OWN_PASSES (ne.cfg.delay_ns > 100000000 ? 1 : 3)
+/* ... and up to this many while the last one is off by more than 5 %: a
+ * pass that a busy machine slowed takes too much out of the hold, and the
+ * pass after it puts it back */
+#define OWN_PASSES_MAX (ne.cfg.delay_ns > 100000000 ? 1 : 6)
 
 /* The median round trip of a 1-byte echo, in ms; -1 when one is lost (or
  * a signal came). */
@@ -212,7 +216,8 @@ static double echo_rtt(int c, int s, uint64_t until)
  * the delay itself (so that the forwarder sleeps and wakes as it will in
  * the run), then half of the round trip's excess out of each direction's
  * hold, measured again and corrected twice (how late a wake-up comes
- * depends on the sleep: the excess is not the same at every hold); never
+ * depends on the sleep: the excess is not the same at every hold), and
+ * again up to OWN_PASSES_MAX while the round trip is off by 5 %; never
  * below 0 or above the delay.  What it takes out is the route's own round
  * trip (the TUN devices and the forwarder's wake-ups).  0, or -1 when an
  * echo is lost. */
@@ -220,11 +225,13 @@ static int route_own(int c, int s, uint64_t until)
 {
 	double want = 2.0 * (double)ne.cfg.delay_ns, hold = (double)ne.cfg.delay_ns;
 
-	for (int i = 0; i < OWN_PASSES; i++) {
+	for (int i = 0; i < OWN_PASSES_MAX; i++) {
 		double r;
 		ne.cnt->hold_ns = (uint64_t)hold;
 		if ((r = echo_rtt(c, s, until)) < 0)
 			return -1;
+		if (i >= OWN_PASSES && fabs(r * 1e6 - want) <= 0.05 * want)
+			break; /* settled: this hold gives the round trip asked */
 		hold += (want - r * 1e6) / 2;
 		if (hold < 0)
 			hold = 0;
@@ -270,7 +277,7 @@ static double bulk_rate(int c, int s, uint64_t span, double *goodput)
 static uint64_t calib_until(uint64_t rtt_ns)
 {
 	uint64_t trips = 2 + (uint64_t)ECHOES * (ne.route == ROUTE_TUN && ne.cfg.delay_ns ?
-	                                         OWN_PASSES + 1 : 1);
+	                                         OWN_PASSES_MAX + 1 : 1);
 
 	return now_ns() + 2000000000ull + trips * rtt_ns * 3 / 2;
 }
