@@ -104,12 +104,12 @@ static uint64_t crank_row(void *arg, struct ranks *rk)
 	const uint32_t iters = (uint32_t)k->conf->iterations;
 	size_t at = k->rep.nrows++;
 	struct report_coll_row *row = &k->rows[at];
-	struct ranks_late late = {.last = k->last + at * (size_t)rk->n};
 	uint64_t wrong = 0;
 
 	for (int r = 0; r < rk->n; r++)
 		wrong += rk->all[(size_t)r * M_LEN(k) + M_WRONG(k)];
-	if (ranks_late_of(rk, iters, 0, M_START(k), M_INJECTED(k), k->op_ns, &late) < 0)
+	if (ranks_late_of(rk, iters, 0, M_START(k), M_INJECTED(k), k->op_ns,
+	                  k->last + at * (size_t)rk->n, row) < 0)
 		return 1; /* out of memory: the run stops */
 	if (k->trace.f) {
 		char name[64];
@@ -120,13 +120,6 @@ static uint64_t crank_row(void *arg, struct ranks *rk)
 	report_coll_row_of(k->op_ns, iters, k->bytes, k->conf->op, rk->n, row);
 	row->wrong = wrong;
 	row->verified = (uint32_t)rk->msg[M_VERIFIED(k)];
-	row->last_rank = late.worst;
-	row->last_pct = late.worst_pct;
-	row->spread_us_p50 = late.spread_us_p50;
-	row->spread_us_max = late.spread_us_max;
-	row->injected_ms = (double)late.injected_ns / 1e6;
-	row->last_counts = late.last;
-	row->ranks = rk->n;
 	report_coll_row(&k->rep, row, k->out);
 	return wrong != 0;
 }

@@ -106,7 +106,6 @@ static int ar_steps(struct ar *a, struct err *err)
 static int ar_figures(struct ar *a, struct ranks *rk, struct report_train_ar *r, uint64_t *sent,
                       uint32_t *last)
 {
-	struct ranks_late late = {.last = last};
 	uint64_t wrong = 0;
 
 	for (int w = 0; w < rk->n; w++) {
@@ -114,18 +113,11 @@ static int ar_figures(struct ar *a, struct ranks *rk, struct report_train_ar *r,
 		wrong += m[M_WRONG(a)];
 		sent[w] = m[M_SENT(a)];
 	}
-	if (ranks_late_of(rk, a->steps, 0, M_START(a), M_INJECTED(a), a->op_ns, &late) < 0)
+	if (ranks_late_of(rk, a->steps, 0, M_START(a), M_INJECTED(a), a->op_ns, last, &r->step) < 0)
 		return -1;
 	report_coll_row_of(a->op_ns, a->steps, r->grad_bytes, COLL_ALLREDUCE, rk->n, &r->step);
 	r->step.wrong = wrong;
 	r->step.verified = (uint32_t)rk->msg[M_VERIFIED(a)];
-	r->step.last_rank = late.worst;
-	r->step.last_pct = late.worst_pct;
-	r->step.spread_us_p50 = late.spread_us_p50;
-	r->step.spread_us_max = late.spread_us_max;
-	r->step.injected_ms = (double)late.injected_ns / 1e6;
-	r->step.last_counts = last;
-	r->step.ranks = rk->n;
 	r->error = wrong ? "wrong results" : NULL;
 	return 0;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "fault.h"
+#include "report_coll.h"
 #include "report_trace.h"
 #include "util.h"
 
@@ -182,15 +183,15 @@ static int u64_cmp(const void *a, const void *b)
 }
 
 int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t start_at,
-                  size_t injected_at, uint64_t *op_ns, struct ranks_late *out)
+                  size_t injected_at, uint64_t *op_ns, uint32_t *last,
+                  struct report_coll_row *row)
 {
-	uint64_t *spread = malloc((nops ? nops : 1) * sizeof *spread);
+	uint64_t *spread = malloc((nops ? nops : 1) * sizeof *spread), injected = 0;
+	int worst = 0;
 
 	if (!spread)
 		return -ENOMEM;
-	for (int r = 0; r < k->n; r++)
-		out->last[r] = 0;
-	out->injected_ns = 0;
+	memset(last, 0, (size_t)k->n * sizeof *last);
 	for (uint32_t i = 0; i < nops; i++) {
 		uint64_t lo = UINT64_MAX, hi = 0, dur = 0;
 		int late = 0;
@@ -205,19 +206,21 @@ int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t st
 		}
 		op_ns[i] = dur;
 		spread[i] = hi - lo;
-		out->last[late]++;
+		last[late]++;
 	}
-	out->worst = 0;
 	for (int r = 0; r < k->n; r++) {
 		uint64_t inj = k->all[(size_t)r * k->nfig + injected_at];
-		out->injected_ns = inj > out->injected_ns ? inj : out->injected_ns;
-		if (out->last[r] > out->last[out->worst])
-			out->worst = r;
+		injected = inj > injected ? inj : injected;
+		worst = last[r] > last[worst] ? r : worst;
 	}
 	qsort(spread, nops, sizeof *spread, u64_cmp);
-	out->worst_pct = nops ? 100.0 * out->last[out->worst] / nops : 0;
-	out->spread_us_p50 = nops ? (double)spread[(nops - 1) / 2] / 1e3 : 0;
-	out->spread_us_max = nops ? (double)spread[nops - 1] / 1e3 : 0;
+	row->last_rank = worst;
+	row->last_pct = nops ? 100.0 * last[worst] / nops : 0;
+	row->spread_us_p50 = nops ? (double)spread[(nops - 1) / 2] / 1e3 : 0;
+	row->spread_us_max = nops ? (double)spread[nops - 1] / 1e3 : 0;
+	row->injected_ms = (double)injected / 1e6;
+	row->last_counts = last;
+	row->ranks = k->n;
 	free(spread);
 	return 0;
 }

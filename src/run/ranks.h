@@ -63,19 +63,14 @@ int ranks_gather(struct ranks *k, uint64_t (*decide)(void *arg, struct ranks *k)
  * at rank 0: each rank's message holds, at dur_at, each operation's time
  * on the rank, at start_at its start on rank 0's clock, at injected_at the
  * delay put in on purpose (fault.h).  An operation's time is its slowest
- * rank's; the rank that arrived last (the latest start) is the one the
- * others waited for. */
-struct ranks_late {
-	uint32_t *last;        /* n, the caller's: operations each rank arrived last at */
-	int worst;             /* the rank most often last */
-	double worst_pct;      /* its share of the operations, percent */
-	double spread_us_p50;  /* the arrivals' spread (last start - first), median */
-	double spread_us_max;
-	uint64_t injected_ns;  /* the most any rank was delayed on purpose */
-};
-/* op_ns (nops) gets each operation's time.  0, or -ENOMEM. */
+ * rank's (into op_ns, nops); the rank that arrived last (the latest start)
+ * is the one the others waited for.  Fills row's last_rank, last_pct,
+ * spread_us_p50, spread_us_max, injected_ms, ranks and last_counts (last,
+ * the caller's: k->n counts).  0, or -ENOMEM. */
+struct report_coll_row;
 int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t start_at,
-                  size_t injected_at, uint64_t *op_ns, struct ranks_late *out);
+                  size_t injected_at, uint64_t *op_ns, uint32_t *last,
+                  struct report_coll_row *row);
 
 /* Rank 0: every rank's nops spans (times at dur_at, starts at start_at
  * of each message) into the timeline t, each named name. */
