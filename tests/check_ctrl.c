@@ -198,6 +198,7 @@ struct bar_arg {
 	atomic_int opened;        /* its client is open: the first call is next */
 	uint64_t t_arrive[2], t_return[2];
 	int rc[2];
+	uint32_t last[2];         /* who completed each barrier, as its reply says */
 	struct err err;
 };
 
@@ -214,8 +215,9 @@ static void *bar_thread(void *p)
 	for (int g = 0; g < a->ngen; g++) {
 		sleep_ms(a->delay_ms);
 		a->t_arrive[g] = now_ns();
-		a->rc[g] = ctrl_barrier(c, a->run, a->worker, a->workers, (uint32_t)g,
-		                        now_ns() + a->timeout_ns, &a->err);
+		a->last[g] = UINT32_MAX;
+		a->rc[g] = ctrl_barrier_last(c, a->run, a->worker, a->workers, (uint32_t)g,
+		                             now_ns() + a->timeout_ns, &a->last[g], &a->err);
 		a->t_return[g] = now_ns();
 		if (a->rc[g] < 0)
 			break;
@@ -296,6 +298,10 @@ START_TEST(test_ctrl_barrier_releases_together)
 		}
 		/* none returned before the last one arrived */
 		ck_assert_uint_ge(first_return, last_arrive);
+		/* and every one was told it was worker 2, 100 ms behind worker 1 */
+		for (int i = 0; i < 3; i++)
+			ck_assert_msg(a[i].last[g] == 2, "worker %d gen %d: last %u, not 2", i, g,
+			              a[i].last[g]);
 	}
 }
 END_TEST
@@ -646,8 +652,9 @@ START_TEST(test_ctrl_invalid_bodies)
 	barrier_body(b, 0x0102030405060708ull, 0, 1, 0);
 	outlen = sizeof out;
 	ck_assert_int_eq(raw_call("/tfgb.v1.Control/Barrier", b, 20, out, &outlen), GRPC_STATUS_OK);
-	ck_assert_uint_eq(outlen, 8);
+	ck_assert_uint_eq(outlen, 12);
 	ck_assert(!memcmp(out, b, 8));
+	ck_assert(!memcmp(out + 8, "\0\0\0\0", 4)); /* worker 0 of 1: the last one in */
 	grpc_shutdown();
 }
 END_TEST

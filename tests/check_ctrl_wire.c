@@ -212,10 +212,13 @@ START_TEST(test_ctrl_wire_collect_reply)
 	ck_assert_int_eq(ctrl_collect_reply_check(b, 4, 3, &count, &what), -EPROTO);
 	ck_assert_str_eq(what, "bad count");
 
-	ctrl_barrier_reply_encode(b, 77);
-	ck_assert_int_eq(ctrl_barrier_reply_check(b, BARRIER_REPLY_LEN, 77), 0);
-	ck_assert_int_eq(ctrl_barrier_reply_check(b, BARRIER_REPLY_LEN, 78), -EPROTO);
-	ck_assert_int_eq(ctrl_barrier_reply_check(b, BARRIER_REPLY_LEN - 1, 77), -EPROTO);
+	ctrl_barrier_reply_encode(b, 77, 4095);
+	ck_assert_int_eq(ctrl_barrier_reply_check(b, BARRIER_REPLY_LEN, 77, &w), 0);
+	ck_assert_uint_eq(w, 4095);
+	ck_assert_int_eq(ctrl_barrier_reply_check(b, BARRIER_REPLY_LEN, 77, NULL), 0);
+	ck_assert_int_eq(ctrl_barrier_reply_check(b, BARRIER_REPLY_LEN, 78, &w), -EPROTO);
+	ck_assert_int_eq(ctrl_barrier_reply_check(b, BARRIER_REPLY_LEN - 1, 77, &w), -EPROTO);
+	ck_assert_int_eq(ctrl_barrier_reply_check(b, 8, 77, &w), -EPROTO); /* the old reply */
 }
 END_TEST
 

@@ -134,6 +134,9 @@ START_TEST(test_result_train)
 	}
 	a->barriers = 77;
 	a->barrier_wait_ns = 123456789;
+	a->closing = 76;
+	a->last_in = 76;
+	a->injected_ns = 5;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_gt(n, 0);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
@@ -143,6 +146,14 @@ START_TEST(test_result_train)
 	ck_assert_uint_eq(b->ps_recv[1], 2001);
 	ck_assert_uint_eq(b->barriers, 77);
 	ck_assert_uint_eq(b->barrier_wait_ns, 123456789);
+	ck_assert_uint_eq(b->closing, 76);
+	ck_assert_uint_eq(b->last_in, 76);
+	ck_assert_uint_eq(b->injected_ns, 5);
+	/* last in more often than there were barriers: refused */
+	a->last_in = 77;
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	a->last_in = 0;
 	a->train = 0; /* another worker's: none of them */
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
@@ -202,7 +213,7 @@ START_TEST(test_result_rejects_trailing_and_corruption)
 	buf[0] ^= 1;
 	buf[7] = 1;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* version */
-	buf[7] = 10;
+	buf[7] = 11;
 	buf[19] = 9;
 	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1); /* end state */
 	buf[19] = ENGINE_FAILED;
@@ -462,29 +473,33 @@ START_TEST(test_result_fuzz_seeds)
 	                                  "max_strings_ps", "repeat_runs", "two_ps", "v7_failed",
 	                                  "v7_open_loop_runs", "v7_series_intervals", "v8_failed",
 	                                  "v8_open_loop_runs", "v8_series_intervals", "v9_failed",
-	                                  "v9_open_loop_runs", "v9_series_intervals", "v9_train"};
+	                                  "v9_open_loop_runs", "v9_series_intervals", "v9_train",
+	                                  "v10_failed", "v10_open_loop_runs",
+	                                  "v10_series_intervals", "v10_train"};
 
 	for (size_t i = 0; i < sizeof old / sizeof old[0]; i++)
 		ck_assert_msg(seed_decode(old[i]) == -1, "%s: an old version decodes", old[i]);
-	ck_assert_msg(seed_decode("v10_open_loop_runs") == 0,
-	              "v10_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
+	ck_assert_msg(seed_decode("v11_open_loop_runs") == 0,
+	              "v11_open_loop_runs refused: a new version? run tests/fuzz/gen_result.c");
 	ck_assert_uint_eq(a->nruns, 3);
 	ck_assert_uint_gt(a->svc.count, 0);
 	ck_assert_uint_eq(a->tc.known, 0x3f);
 	ck_assert_uint_eq(a->tc.v[TR_CNT_MSGS_RECV], 3300);
 	ck_assert_str_eq(a->tc.source, "channelz");
-	ck_assert_int_eq(seed_decode("v10_series_intervals"), 0);
+	ck_assert_int_eq(seed_decode("v11_series_intervals"), 0);
 	ck_assert_uint_gt(a->mon_len, 0);
 	ck_assert_uint_eq(a->nivl, 4);
 	ck_assert_uint_gt(a->res.span_ns, 0);
 	ck_assert_str_eq(a->alloc, "glibc");
-	ck_assert_int_eq(seed_decode("v10_failed"), 0);
+	ck_assert_int_eq(seed_decode("v11_failed"), 0);
 	ck_assert_str_eq(a->host, "node-17.cluster.example");
 	ck_assert_int_eq(a->end, ENGINE_FAILED);
-	ck_assert_int_eq(seed_decode("v10_train"), 0);
+	ck_assert_int_eq(seed_decode("v11_train"), 0);
 	ck_assert_uint_eq(a->train, 1);
 	ck_assert_uint_eq(a->ps_recv[1], 8000017);
 	ck_assert_uint_eq(a->barriers, 201);
+	ck_assert_uint_eq(a->last_in, 190);
+	ck_assert_uint_eq(a->injected_ns, 2000000000ull);
 }
 END_TEST
 

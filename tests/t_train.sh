@@ -264,6 +264,34 @@ wait "$L"
 bg=
 echo "ok: SIGTERM ends a worker's wait at a step barrier"
 
+# 6. a straggler put in on a worker (fault.h): under synchronous training
+# every barrier reply names the worker last in, and every worker's step
+# with waits holds the delay; asynchronous, the straggler's alone does.
+# Counts and lower bounds (a loaded machine can hold another worker back
+# once in a while), and one upper bound far from the delay: an
+# asynchronous worker 0 takes a few ms a step here, not 200.
+F="-s cluster.ps_count=1 -s job.transport=socket -s train.model=mnist_mlp -s fault.rank=1"
+$TFGB train $J $F -s train.steps=20 -s fault.delay=100ms -f json >"$out/f.json" 2>"$out/err" ||
+	fail "straggler, sync: exit $?: $(cat "$out/err")"
+json_check 'd["train"]["waited_for"]["last_worker"] == 1 and d["train"]["waited_for"]["barriers"] == 19
+and d["train"]["waited_for"]["last_counts"][1] >= 16
+and d["train"]["per_worker_injected_ms"] == [0, 2000, 0] and d["fault"]["rank"] == 1
+and all(p >= 90 for p in d["train"]["per_worker_period_ms"])' <"$out/f.json" ||
+	fail "straggler, sync: not named or not waited for: $(cat "$out/f.json")"
+$TFGB train $J $F -s train.steps=10 -s fault.delay=200ms -s train.sync=no -f json >"$out/f.json" \
+	2>"$out/err" || fail "straggler, async: exit $?: $(cat "$out/err")"
+json_check 'd["train"]["waited_for"] is None and d["train"]["per_worker_period_ms"][1] >= 180
+and max(d["train"]["per_worker_period_ms"][0::2]) < 100' <"$out/f.json" ||
+	fail "straggler, async: the others waited, or it did not: $(cat "$out/f.json")"
+$TFGB train $J $F -s train.steps=20 -s fault.kill_step=2 >"$out/o" 2>"$out/err"
+rc=$?
+[ $rc = 1 ] && grep -q "worker 1 (pid [0-9]* on .*) died: killed by signal 9" "$out/err" ||
+	fail "a worker killed at a step: exit $rc: $(cat "$out/err")"
+$TFGB train $J -s fault.rank=3 2>"$out/err"
+[ $? -eq 2 ] && grep -q "fault.rank = 3: is past the run's ranks: cluster.workers is 3 (ranks 0..2)" \
+	"$out/err" || fail "fault.rank past the workers: $(cat "$out/err")"
+echo "ok: a straggler worker named and waited for (sync), alone (async), killed at a step"
+
 printf '[train]\nsteps = 0\n' >"$out/zero.ini"
 $TFGB train -c "$out/zero.ini" 2>"$out/r.err"
 [ $? -eq 2 ] && grep -q "zero.ini:2: train.steps = 0: " "$out/r.err" ||

@@ -28,6 +28,7 @@
 #include "cluster.h"
 #include "collect_train.h"
 #include "ctrl.h"
+#include "fault.h"
 #include "launch.h"
 #include "model.h"
 #include "payload.h"
@@ -138,7 +139,8 @@ static void train_fig(const struct tfgb *t, const struct train_plan *pl, const s
 		.plan_vars = pl->ps_vars, .ps_sent = a->sent, .ps_recv = a->recv,
 		.worker_steps = a->c.per_worker, .worker_step = a->wstep, .pull = &a->pull,
 		.worker_barriers = a->barriers, .barrier_wait_ns = a->barrier_wait_ns,
-		.window_ns = a->c.sum.window_ns,
+		.window_ns = a->c.sum.window_ns, .closing = a->closing, .last_in = a->last_in,
+		.injected_ns = a->injected_ns, .worker_rps = a->c.worker_rps,
 	};
 	for (size_t i = 0; i < pl->nvars; i++)
 		tr->classes[model_class(pl->var[i].bytes)]++;
@@ -233,6 +235,11 @@ struct tbarrier {
 	uint64_t run_id, timeout_ns;
 	uint32_t index, workers;
 	uint64_t passed, wait_ns;   /* barriers passed, time spent in them */
+	uint64_t warmup_steps;
+	/* of the barriers that closed a measured step (step k's closes step
+	 * k - 1): how many, and at how many this worker was the last in */
+	uint64_t closing, last_in;
+	const struct fault_conf *fault;
 };
 
 /* step_cfg.barrier: generation step + 1 of the control service's barrier,
@@ -243,12 +250,13 @@ static int step_barrier(void *arg, uint64_t step, struct err *err)
 {
 	struct tbarrier *b = arg;
 	uint64_t t0 = now_ns(), deadline = t0 + b->timeout_ns;
+	uint32_t last = UINT32_MAX;
 	int rc = -ETIMEDOUT;
 
 	while (rc == -ETIMEDOUT && !tfgb_stop && now_ns() < deadline) {
 		uint64_t slice = now_ns() + 1000000000ull;
-		rc = ctrl_barrier(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
-		                  slice < deadline ? slice : deadline, err);
+		rc = ctrl_barrier_last(b->cc, b->run_id, b->index, b->workers, (uint32_t)(step + 1),
+		                       slice < deadline ? slice : deadline, &last, err);
 	}
 	if (rc != 0) {
 		if (tfgb_stop)
@@ -258,7 +266,19 @@ static int step_barrier(void *arg, uint64_t step, struct err *err)
 	}
 	b->passed++;
 	b->wait_ns += now_ns() - t0;
+	if (step > b->warmup_steps) {
+		b->closing++;
+		b->last_in += last == b->index;
+	}
 	return 0;
+}
+
+/* step_cfg.compute: the fault put in on this worker, if any (fault.h). */
+static uint64_t step_fault(void *arg, uint64_t step)
+{
+	const struct tbarrier *b = arg;
+
+	return fault_apply(b->fault, step, (int)b->index, (int)b->workers, &tfgb_stop);
 }
 
 /* Hands the worker's figures to the control service: 0 or -1 (said). */
@@ -284,6 +304,9 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 		}
 		wr->barriers = b->passed;
 		wr->barrier_wait_ns = b->wait_ns;
+		wr->closing = b->closing;
+		wr->last_in = b->last_in;
+		wr->injected_ns = sr->injected_ns;
 		alloc_detect(&al);
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", al.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", al.version);
@@ -330,6 +353,7 @@ static int steps_run(struct tfgb *t, const struct session *s, const struct train
 		.warmup_steps = (uint64_t)c->warmup_steps, .steps = (uint64_t)c->steps,
 		.timeout_ns = t->job.timeout_ns, .stop = &tfgb_stop,
 		.barrier = c->sync ? step_barrier : NULL, .barrier_arg = b,
+		.compute = fault_any(b->fault) ? step_fault : NULL, .compute_arg = b,
 	};
 
 	return step_run(&cfg, sr);
@@ -356,7 +380,9 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	const struct job *j = &t->job;
 	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
 	int workers = rk->size, rc, src, np = (int)j->ps_count;
-	struct tbarrier b = {.timeout_ns = j->timeout_ns, .index = (uint32_t)rk->index};
+	struct tbarrier b = {.timeout_ns = j->timeout_ns, .index = (uint32_t)rk->index,
+	                     .warmup_steps = (uint64_t)train_conf_of(j)->warmup_steps,
+	                     .fault = fault_conf_of(j)};
 	struct step_result sr = {0};
 	struct session s = {0};
 	struct sysinfo_env env;
@@ -408,7 +434,7 @@ static int train_check(struct tfgb *t, void *arg)
 {
 	struct err jerr;
 
-	if (train_plan_fits(&t->job, arg, &jerr) < 0) {
+	if (train_plan_fits(&t->job, arg, &jerr) < 0 || fault_fits(&t->job, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}

@@ -83,6 +83,10 @@ void ctrl_client_close(struct ctrl_client *c); /* accepts NULL */
  * -errno with err on failure (e.g. workers differs between callers). */
 int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
                  uint32_t gen, uint64_t deadline_ns, struct err *err);
+/* The same, and *last set to the worker whose arrival completed it (the
+ * last one in: who a synchronous step waited for). */
+int ctrl_barrier_last(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
+                      uint32_t gen, uint64_t deadline_ns, uint32_t *last, struct err *err);
 
 /* Hands in worker's result blob for run_id (a second report replaces the
  * first). */

@@ -252,6 +252,12 @@ static int client_bad_reply(const struct ctrl_client *c, int m, const char *what
 int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
                  uint32_t gen, uint64_t deadline_ns, struct err *err)
 {
+	return ctrl_barrier_last(c, run_id, worker, workers, gen, deadline_ns, NULL, err);
+}
+
+int ctrl_barrier_last(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32_t workers,
+                      uint32_t gen, uint64_t deadline_ns, uint32_t *last, struct err *err)
+{
 	struct ctrl_req rq = {.run_id = run_id, .worker = worker, .workers = workers, .gen = gen};
 	unsigned char b[REQ_HDR_MAX];
 	grpc_byte_buffer *reply;
@@ -265,8 +271,10 @@ int ctrl_barrier(struct ctrl_client *c, uint64_t run_id, uint32_t worker, uint32
 	if (rc < 0)
 		return rc;
 	all = reply ? grpcx_body_slice(reply) : grpc_empty_slice();
-	if (ctrl_barrier_reply_check(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), run_id) < 0)
-		rc = client_bad_reply(c, M_BARRIER, "not the 8-byte run id", err);
+	if (ctrl_barrier_reply_check(GRPC_SLICE_START_PTR(all), GRPC_SLICE_LENGTH(all), run_id,
+	                             last) < 0)
+		rc = client_bad_reply(c, M_BARRIER, "not the run id and the last worker (12 bytes)",
+		                      err);
 	grpc_slice_unref(all);
 	if (reply)
 		grpc_byte_buffer_destroy(reply);

@@ -390,7 +390,7 @@ static void srv_barrier(struct ctrl_server *s, struct ccall *c, const struct ctr
 		grpc_slice sl;
 		grpc_byte_buffer *bb;
 
-		ctrl_barrier_reply_encode(idb, id);
+		ctrl_barrier_reply_encode(idb, id, w);
 		sl = grpc_slice_from_copied_buffer((const char *)idb, sizeof idb);
 		bb = grpc_raw_byte_buffer_create(&sl, 1);
 		grpc_slice_unref(sl);

@@ -99,14 +99,20 @@ size_t ctrl_req_encode(int m, const struct ctrl_req *rq, unsigned char hdr[REQ_H
 	return m == M_BARRIER ? BARRIER_LEN : REPORT_HDR;
 }
 
-void ctrl_barrier_reply_encode(unsigned char out[BARRIER_REPLY_LEN], uint64_t run_id)
+void ctrl_barrier_reply_encode(unsigned char out[BARRIER_REPLY_LEN], uint64_t run_id,
+                               uint32_t last)
 {
 	be_put64(out, run_id);
+	be_put32(out + 8, last);
 }
 
-int ctrl_barrier_reply_check(const void *body, size_t len, uint64_t run_id)
+int ctrl_barrier_reply_check(const void *body, size_t len, uint64_t run_id, uint32_t *last)
 {
-	return len == BARRIER_REPLY_LEN && be_get64(body) == run_id ? 0 : -EPROTO;
+	if (len != BARRIER_REPLY_LEN || be_get64(body) != run_id)
+		return -EPROTO;
+	if (last)
+		*last = be_get32((const unsigned char *)body + 8);
+	return 0;
 }
 
 void ctrl_collect_count_encode(unsigned char out[COLLECT_COUNT_LEN], uint32_t count)

@@ -19,7 +19,7 @@
 #define REPORT_HDR 20
 #define COLLECT_LEN 16
 #define REQ_HDR_MAX 20     /* the longest of the three request headers */
-#define BARRIER_REPLY_LEN 8
+#define BARRIER_REPLY_LEN 12
 #define COLLECT_COUNT_LEN 4
 #define COLLECT_ENTRY_LEN 8
 #define RECV_MAX (REPORT_HDR + CTRL_BLOB_MAX)
@@ -59,10 +59,13 @@ int ctrl_req_decode(int m, const void *body, size_t len, struct ctrl_req *rq, ch
  * COLLECT_LEN bytes; a Report's blob follows it) and returns its length. */
 size_t ctrl_req_encode(int m, const struct ctrl_req *rq, unsigned char hdr[REQ_HDR_MAX]);
 
-/* The Barrier reply: the run id. */
-void ctrl_barrier_reply_encode(unsigned char out[BARRIER_REPLY_LEN], uint64_t run_id);
-/* 0 when body is the Barrier reply for run_id, else -EPROTO. */
-int ctrl_barrier_reply_check(const void *body, size_t len, uint64_t run_id);
+/* The Barrier reply: the run id and the worker whose arrival completed
+ * the barrier (the last one in). */
+void ctrl_barrier_reply_encode(unsigned char out[BARRIER_REPLY_LEN], uint64_t run_id,
+                               uint32_t last);
+/* 0 when body is the Barrier reply for run_id, with *last (may be NULL)
+ * set, else -EPROTO. */
+int ctrl_barrier_reply_check(const void *body, size_t len, uint64_t run_id, uint32_t *last);
 
 /* The Collect reply: a count, then per report an entry header and the blob. */
 void ctrl_collect_count_encode(unsigned char out[COLLECT_COUNT_LEN], uint32_t count);

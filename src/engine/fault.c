@@ -2,9 +2,12 @@
 #include "fault.h"
 
 #include <math.h>
+#include <signal.h>
+#include <time.h>
 
 #include "opt_table.h"
 #include "rng.h"
+#include "util.h"
 
 #define S(field) offsetof(struct fault_conf, field)
 
@@ -12,7 +15,7 @@ static const char *const dists[] = {"fixed", "exponential", "pareto", NULL};
 
 static const struct opt_def keys[] = {
 	{"fault", "delay", OPT_DURATION, S(delay_ns), "0", RANGE(0, 3600 * SEC),
-	 .help = "fault: the straggler's delay before each measured step (its mean); 0: none"},
+	 .help = "fault: the straggler's delay in each measured step (its mean); 0: none"},
 	{"fault", "distribution", OPT_ENUM, S(distribution), "fixed", .values = dists,
 	 .help = "fault: the delay is fixed, or drawn exponential or Pareto with that mean"},
 	{"fault", "rank", OPT_INT, S(rank), "0", RANGE(0, 1023),
@@ -40,6 +43,15 @@ const struct job_section fault_section = {
 const struct fault_conf *fault_conf_of(const struct job *j)
 {
 	return job_section_get(j, &fault_section);
+}
+
+int fault_fits(const struct job *j, struct err *jerr)
+{
+	if (fault_conf_of(j)->rank < j->workers)
+		return 0;
+	job_key_err(j, jerr, "fault", "rank", "is past the run's ranks: cluster.workers is %lld "
+	            "(ranks 0..%lld)", (long long)j->workers, (long long)j->workers - 1);
+	return -1;
 }
 
 int fault_any(const struct fault_conf *f)
@@ -83,4 +95,21 @@ uint64_t fault_delay_ns(const struct fault_conf *f, uint64_t step, int rank, int
 	if (f->pause_ns && step == (uint64_t)f->pause_step)
 		d += (double)f->pause_ns;
 	return d > 3.6e12 ? 3600ull * 1000000000ull : (uint64_t)d;
+}
+
+uint64_t fault_apply(const struct fault_conf *f, uint64_t step, int rank, int n,
+                     const volatile sig_atomic_t *stop)
+{
+	int kill;
+	uint64_t d = fault_delay_ns(f, step, rank, n, &kill);
+	uint64_t end = now_ns() + d, now;
+
+	if (kill)
+		raise(SIGKILL); /* the rank killed at that step, as a host that fails */
+	while (d && !(stop && *stop) && (now = now_ns()) < end) {
+		uint64_t left = end - now > 100000000ull ? 100000000ull : end - now;
+		nanosleep(&(struct timespec){(time_t)(left / 1000000000ull),
+		                             (long)(left % 1000000000ull)}, NULL);
+	}
+	return d;
 }

@@ -8,11 +8,14 @@
  * fault.pause once; at fault.kill_step it kills itself (SIGKILL).  The
  * rank is fault.rank, or a random rank each step (fault.random_rank), drawn
  * from fault.seed and the step's number alone, so that every rank agrees
- * on it without a word.  Not applied to the PS strategy yet.
+ * on it without a word.  Under the PS strategy (tfgb train) the rank is
+ * a worker, and its delay is spent between the step's pulls and its
+ * pushes, where the forward and backward passes would be (step.h).
  */
 #ifndef TFGB_FAULT_H
 #define TFGB_FAULT_H
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "job.h"
@@ -36,6 +39,10 @@ extern const struct job_section fault_section;
 /* The section of job j. */
 const struct fault_conf *fault_conf_of(const struct job *j);
 
+/* 0 when fault.rank names one of job j's ranks (workers); else -1 with
+ * jerr naming the key and the range. */
+int fault_fits(const struct job *j, struct err *jerr);
+
 /* Whether the job puts in any fault. */
 int fault_any(const struct fault_conf *f);
 
@@ -45,6 +52,12 @@ int fault_rank(const struct fault_conf *f, uint64_t step, int n);
 /* What rank `rank` of n is to do before measured step `step`: the
  * nanoseconds it sleeps (0: none); *kill set when it is to kill itself. */
 uint64_t fault_delay_ns(const struct fault_conf *f, uint64_t step, int rank, int n, int *kill);
+
+/* Does what rank `rank` of n is to do before measured step `step`: sleeps
+ * the delay (in slices of 0.1 s, ended early once *stop is set; stop may
+ * be NULL), or kills the process (SIGKILL).  Returns the delay drawn. */
+uint64_t fault_apply(const struct fault_conf *f, uint64_t step, int rank, int n,
+                     const volatile sig_atomic_t *stop);
 
 /* "fixed", "exponential", "pareto". */
 const char *fault_dist_name(int d);

@@ -358,7 +358,7 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 	}
 	for (uint64_t k = 0; k < total; k++) {
 		int measured = k >= cfg->warmup_steps;
-		uint64_t t0, t1, t2;
+		uint64_t t0, t1, tc, t2;
 
 		if (cfg->stop && *cfg->stop) {
 			res->end = STEP_INTERRUPTED;
@@ -377,7 +377,11 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 			rc = -1;
 			break;
 		}
-		t1 = now_ns();
+		t1 = tc = now_ns();
+		if (measured && cfg->compute) {
+			res->injected_ns += cfg->compute(cfg->compute_arg, res->steps);
+			tc = now_ns();
+		}
 		if (phase(&s, 1, measured) < 0) {
 			rc = -1;
 			break;
@@ -389,7 +393,7 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 		}
 		stats_record(&res->step, t2 - t0);
 		stats_record(&res->pull, t1 - t0);
-		stats_record(&res->push, t2 - t1);
+		stats_record(&res->push, t2 - tc);
 		res->steps++;
 		res->window_ns = t2 - first;
 	}

@@ -11,7 +11,8 @@
  * communication time.
  *
  * Figures per measured step: its time (first pull started to last push
- * done), the pull phase and the push phase, recorded in fixed histograms;
+ * done, a fault's delay in it: cfg->compute), the pull phase and the push
+ * phase (neither holds the delay), recorded in fixed histograms;
  * bytes each way per connection.  Synchronous training calls cfg->barrier
  * before each step (the caller makes every worker wait for the others, as
  * synchronous replicas do); asynchronous training leaves it NULL.
@@ -84,6 +85,13 @@ struct step_cfg {
 	 * callback writes why into err); NULL: asynchronous */
 	int (*barrier)(void *arg, uint64_t step, struct err *err);
 	void *barrier_arg;
+	/* where the forward and backward passes would be, between a measured
+	 * step's last pull and its first push: called with the measured
+	 * step's number from 0, returns the nanoseconds it spent on purpose
+	 * (a fault put in, fault.h), which count in the step's time; NULL:
+	 * none */
+	uint64_t (*compute)(void *arg, uint64_t step);
+	void *compute_arg;
 };
 
 enum step_end { STEP_DONE = 0, STEP_INTERRUPTED, STEP_FAILED };
@@ -96,6 +104,7 @@ struct step_result {
 	uint64_t *bytes_out;           /* per connection: request bytes of measured steps */
 	uint64_t *bytes_in;            /* per connection: reply bytes of measured steps */
 	uint64_t bytes;                /* variable bytes moved per measured step, both ways */
+	uint64_t injected_ns;          /* what cfg->compute spent on purpose, over the measured steps */
 	int end;                       /* enum step_end */
 	int failed_conn;               /* or -1 */
 	struct err err;

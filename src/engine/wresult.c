@@ -8,7 +8,8 @@
  *   u64 ser_sampled, enc_ns, dec_ns,
  *   u32 nps + nps x u64 ps_calls,
  *   u32 train (0 or 1) + when 1: nps x {u64 ps_sent, ps_recv}, u64 barriers,
- *     barrier_wait_ns,
+ *     barrier_wait_ns, closing, last_in (last_in <= closing <= barriers),
+ *     injected_ns,
  *   histogram lat, histogram svc, each:
  *     u64 count, min_ns, max_ns, sum_ns, sumsq_hi, sumsq_lo,
  *     u32 nbuckets + nbuckets x {u32 index, u64 count}, indexes increasing,
@@ -35,7 +36,9 @@
  * placement and the resource use (issue 17: every process measured);
  * version 7 the resource series; version 8 the NUMA node (a node per
  * local rank) and the intervals' lat_count (their mean latency); version 9
- * a training worker's figures, typed; version 10 the transport's counters.  Only the processes of one run exchange
+ * a training worker's figures, typed; version 10 the transport's counters;
+ * version 11 the barriers a training worker was last in and the delay put
+ * in on it (fault.h).  Only the processes of one run exchange
  * blobs: another version is refused, and counted as a malformed report.
  */
 #include "wresult.h"
@@ -47,7 +50,7 @@
 #include <unistd.h>
 
 #define RESULT_MAGIC 0x54464752u /* "TFGR" */
-#define RESULT_VERSION 10u
+#define RESULT_VERSION 11u
 
 void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine_result *res,
                          uint32_t nps)
@@ -150,6 +153,9 @@ static void put_ps(struct wbuf *w, const struct wresult *r)
 	if (r->train) {
 		be_put(w, r->barriers, 8);
 		be_put(w, r->barrier_wait_ns, 8);
+		be_put(w, r->closing, 8);
+		be_put(w, r->last_in, 8);
+		be_put(w, r->injected_ns, 8);
 	}
 }
 
@@ -334,7 +340,10 @@ static int get_ps(struct rbuf *b, struct wresult *r)
 	}
 	r->barriers = be_get(b, 8);
 	r->barrier_wait_ns = be_get(b, 8);
-	return b->bad ? -1 : 0;
+	r->closing = be_get(b, 8);
+	r->last_in = be_get(b, 8);
+	r->injected_ns = be_get(b, 8);
+	return b->bad || r->last_in > r->closing || r->closing > r->barriers ? -1 : 0;
 }
 
 /* The runs of a repeated window, adding up to calls and lat's count as

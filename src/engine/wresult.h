@@ -79,6 +79,10 @@ struct wresult {
 	 * waited in them */
 	uint32_t train;              /* 1: a training worker's figures */
 	uint64_t barriers, barrier_wait_ns;
+	/* the barriers that closed one of its measured steps, those it was
+	 * the last one in at (who the others waited for), and the delay put
+	 * in on it on purpose (fault.h) */
+	uint64_t closing, last_in, injected_ns;
 	uint64_t ps_calls[RESULT_PS_MAX]; /* the calls each PS answered (train: 0) */
 	uint64_t ps_sent[RESULT_PS_MAX], ps_recv[RESULT_PS_MAX]; /* train: bytes to, from each PS */
 	struct stats lat;

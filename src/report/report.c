@@ -339,8 +339,10 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 		        job_mode_name(j->mode), job_dtype_name(j->dtype));
 	if (r->tput)
 		tput_text(r, g, f);
-	if (r->train)
+	if (r->train) {
+		report_fault_text(r->job, f);
 		report_train_text(r->train, f);
+	}
 	if (r->mon)
 		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
 	for (size_t h = 0; h < r->nhosts; h++) {

@@ -104,11 +104,23 @@ struct report_train {
 	const struct stats *pull;    /* the pull phase of every measured step, all workers */
 	uint64_t window_ns;          /* the workers' mean measured window */
 	size_t classes[4];           /* transferred variables per size class (model_class) */
+	/* who was waited for (sync): of the `closing` barriers that closed a
+	 * measured step, those each worker was the last one in at; what was
+	 * put in on each on purpose (fault.h); each one's measured steps a
+	 * second (its window over its steps: barrier waits and faults in) */
+	uint64_t closing;
+	const uint64_t *last_in, *injected_ns; /* workers */
+	const double *worker_rps;              /* workers */
 };
+
+/* The faults the job puts in on purpose (fault.h), one "# fault" line,
+ * and its "fault" object; nothing when none (report_coll.c). */
+void report_fault_text(const struct job *j, FILE *f);
+struct json;
+void report_fault_json(struct json *w, const struct job *j);
 
 /* Its text lines and its JSON "train" object (report_train.c). */
 void report_train_text(const struct report_train *tr, FILE *f);
-struct json;
 void report_train_json(const struct report_train *tr, struct json *w);
 
 /* The malloc of each measured process. */

@@ -123,7 +123,7 @@ void report_fault_text(const struct job *j, FILE *f)
 	if (!c->random_rank)
 		fprintf(f, "%lld", (long long)c->rank);
 	if (c->delay_ns)
-		fprintf(f, ", delay %.3f ms (%s) before each measured step", (double)c->delay_ns / 1e6,
+		fprintf(f, ", delay %.3f ms (%s) in each measured step", (double)c->delay_ns / 1e6,
 		        fault_dist_name(c->distribution));
 	if (c->pause_ns)
 		fprintf(f, ", a pause of %.3f ms before step %lld", (double)c->pause_ns / 1e6,
@@ -133,8 +133,7 @@ void report_fault_text(const struct job *j, FILE *f)
 	fprintf(f, "; seed %lld\n", (long long)c->seed);
 }
 
-/* What the job put in on purpose (fault.h), or nothing. */
-static void fault_json(struct json *w, const struct job *j)
+void report_fault_json(struct json *w, const struct job *j)
 {
 	const struct fault_conf *c = fault_conf_of(j);
 
@@ -197,7 +196,7 @@ static void head_json(struct json *w, const struct job *j, const char *transport
 static void tail_json(struct json *w, const struct job *j, const char *error,
                       const struct sysinfo_env *env, const char *text)
 {
-	fault_json(w, j);
+	report_fault_json(w, j);
 	json_str(w, "status", error ? "failed" : "ok");
 	if (error)
 		json_str(w, "error", error);

@@ -57,9 +57,7 @@ void report_coll_head(const struct report_coll *r, FILE *f);
 void report_coll_row(const struct report_coll *r, const struct report_coll_row *row, FILE *f);
 int report_coll_end(const struct report_coll *r, FILE *f);
 
-/* The faults the job puts in on purpose (fault.h), one "# fault" line;
- * nothing when none. */
-void report_fault_text(const struct job *j, FILE *f);
+/* report_fault_text and report_fault_json: report.h */
 
 /* tfgb train with strategy allreduce (tfgb-train(1)): a step is the
  * all-reduce of every bucket of gradients; its time is the slowest

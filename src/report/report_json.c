@@ -358,8 +358,10 @@ static void tail_json(const struct report *r, const char *text, struct json *w)
 	const struct opt_def *sec[JOB_MAX_KEYS];
 	int nsec;
 
-	if (r->train)
+	if (r->train) {
 		report_train_json(r->train, w);
+		report_fault_json(w, j);
+	}
 	json_str(w, "status", report_status(r));
 	json_bool(w, "interrupted", res->end == ENGINE_INTERRUPTED);
 	if (res->end == ENGINE_FAILED)

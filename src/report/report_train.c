@@ -53,6 +53,40 @@ static double imbalance(const struct report_train *tr)
 	return sum ? (double)max * tr->nps / (double)sum : 0.0;
 }
 
+/* Worker w's window over its steps: what a step took it, waits and
+ * faults in; NaN with no measured step. */
+static double period_ms(const struct report_train *tr, uint32_t w)
+{
+	return tr->worker_rps[w] > 0 ? 1e3 / tr->worker_rps[w] : NAN;
+}
+
+/* The worker last in at the most barriers that closed a measured step. */
+static uint32_t most_last(const struct report_train *tr)
+{
+	uint32_t worst = 0;
+
+	for (uint32_t w = 1; w < tr->workers; w++)
+		worst = tr->last_in[w] > tr->last_in[worst] ? w : worst;
+	return worst;
+}
+
+/* Who the synchronous steps waited for: the worker last in at each
+ * barrier (its reply says, ctrl.h), counted by the workers. */
+static void waited_text(const struct report_train *tr, FILE *f)
+{
+	uint32_t worst = most_last(tr);
+
+	if (!tr->sync || !tr->closing)
+		return;
+	fprintf(f, "# waited for: worker %" PRIu32 " was the last one in at %" PRIu64 " of the %"
+	        PRIu64 " barriers after a measured step (%.1f %%); each worker's count:", worst,
+	        tr->last_in[worst], tr->closing, 100.0 * (double)tr->last_in[worst] /
+	        (double)tr->closing);
+	for (uint32_t w = 0; w < tr->workers; w++)
+		fprintf(f, " %" PRIu64, tr->last_in[w]);
+	fputc('\n', f);
+}
+
 void report_train_text(const struct report_train *tr, FILE *f)
 {
 	struct ms4 m;
@@ -77,6 +111,7 @@ void report_train_text(const struct report_train *tr, FILE *f)
 	if (tr->sync)
 		fprintf(f, "# barriers: %" PRIu64 " passed by worker 0, %.3f ms waited in all\n",
 		        tr->worker_barriers[0], (double)tr->barrier_wait_ns / 1e6);
+	waited_text(tr, f);
 	stats_init(&all);
 	for (uint32_t w = 0; w < tr->workers; w++) {
 		stats_merge(&all, &tr->worker_step[w]);
@@ -86,7 +121,11 @@ void report_train_text(const struct report_train *tr, FILE *f)
 		}
 		ms_of(&tr->worker_step[w], &m);
 		fprintf(f, "# worker %" PRIu32 ": %" PRIu64 " steps, step ms min %.3f p50 %.3f "
-		        "p99 %.3f max %.3f\n", w, tr->worker_steps[w], m.min, m.p50, m.p99, m.max);
+		        "p99 %.3f max %.3f; %.3f ms a step with waits (window / steps)", w,
+		        tr->worker_steps[w], m.min, m.p50, m.p99, m.max, period_ms(tr, w));
+		if (tr->injected_ns[w])
+			fprintf(f, "; %.3f ms put in (fault)", (double)tr->injected_ns[w] / 1e6);
+		fputc('\n', f);
 	}
 	if (!all.count) {
 		fprintf(f, "# step ms across workers: none measured\n");
@@ -115,6 +154,38 @@ static void ms_json(struct json *w, const char *key, const struct stats *s)
 	json_f64(w, "p50", m.p50, 4);
 	json_f64(w, "p99", m.p99, 4);
 	json_f64(w, "max", m.max, 4);
+	json_obj_end(w);
+}
+
+/* Each worker's step with waits, what was put in on it, and who the
+ * synchronous steps waited for (null: asynchronous, or no such barrier). */
+static void waited_json(const struct report_train *tr, struct json *w)
+{
+	uint32_t worst = most_last(tr);
+
+	json_arr_begin(w, "per_worker_period_ms");
+	for (uint32_t i = 0; i < tr->workers; i++)
+		if (isnan(period_ms(tr, i)))
+			json_null(w, NULL);
+		else
+			json_f64(w, NULL, period_ms(tr, i), 4);
+	json_arr_end(w);
+	json_arr_begin(w, "per_worker_injected_ms");
+	for (uint32_t i = 0; i < tr->workers; i++)
+		json_f64(w, NULL, (double)tr->injected_ns[i] / 1e6, 3);
+	json_arr_end(w);
+	if (!tr->sync || !tr->closing) {
+		json_null(w, "waited_for");
+		return;
+	}
+	json_obj_begin(w, "waited_for");
+	json_u64(w, "last_worker", worst);
+	json_f64(w, "last_pct", 100.0 * (double)tr->last_in[worst] / (double)tr->closing, 2);
+	json_u64(w, "barriers", tr->closing);
+	json_arr_begin(w, "last_counts");
+	for (uint32_t i = 0; i < tr->workers; i++)
+		json_u64(w, NULL, tr->last_in[i]);
+	json_arr_end(w);
 	json_obj_end(w);
 }
 
@@ -163,5 +234,6 @@ void report_train_json(const struct report_train *tr, struct json *w)
 	json_arr_end(w);
 	ms_json(w, "step_ms", &all);
 	ms_json(w, "pull_ms", tr->pull);
+	waited_json(tr, w);
 	json_obj_end(w);
 }

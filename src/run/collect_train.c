@@ -16,6 +16,8 @@ void train_agg_free(struct train_agg *a)
 	free(a->recv);
 	free(a->calls);
 	free(a->barriers);
+	free(a->last_in);
+	free(a->injected_ns);
 	free(a->wstep);
 }
 
@@ -31,11 +33,14 @@ int train_agg_init(struct train_agg *a, uint32_t workers, const struct train_pla
 	a->recv = calloc(nps, sizeof *a->recv);
 	a->calls = calloc(nps, sizeof *a->calls);
 	a->barriers = calloc(workers, sizeof *a->barriers);
+	a->last_in = calloc(workers, sizeof *a->last_in);
+	a->injected_ns = calloc(workers, sizeof *a->injected_ns);
 	a->wstep = calloc(workers, sizeof *a->wstep);
 	stats_init(&a->pull);
 	for (uint32_t i = 0; a->wstep && i < workers; i++)
 		stats_init(&a->wstep[i]);
-	return a->sent && a->recv && a->calls && a->barriers && a->wstep ? 0 : -ENOMEM;
+	return a->sent && a->recv && a->calls && a->barriers && a->last_in && a->injected_ns &&
+	       a->wstep ? 0 : -ENOMEM;
 }
 
 static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
@@ -52,6 +57,10 @@ static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 	}
 	a->barriers[worker] = w->barriers;
 	a->barrier_wait_ns += w->barrier_wait_ns;
+	a->last_in[worker] = w->last_in;
+	a->injected_ns[worker] = w->injected_ns;
+	if (w->closing > a->closing)
+		a->closing = w->closing;
 	a->wstep[worker] = w->lat;
 	stats_merge(&a->pull, &w->svc);
 	return 0;

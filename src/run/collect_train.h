@@ -23,6 +23,9 @@ struct train_agg {
 	uint64_t *calls;            /* nps: transfers each PS answered */
 	uint64_t *barriers;         /* workers: barriers passed */
 	uint64_t barrier_wait_ns;   /* all workers' time in barriers */
+	uint64_t closing;           /* barriers that closed a measured step (the most a worker saw) */
+	uint64_t *last_in;          /* workers: those it was the last one in at */
+	uint64_t *injected_ns;      /* workers: the delay put in on it (fault.h) */
 	struct stats *wstep;        /* workers */
 	struct stats pull;
 	const size_t *ps_vars;      /* the plan's, nps */

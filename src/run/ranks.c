@@ -2,10 +2,8 @@
 #include "ranks.h"
 
 #include <errno.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "fault.h"
 #include "report_coll.h"
@@ -50,10 +48,7 @@ int ranks_check(struct tfgb *t, void *arg)
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
-	if (fault_conf_of(&t->job)->rank >= t->job.workers) {
-		job_key_err(&t->job, &jerr, "fault", "rank", "is past the run's ranks: "
-		            "cluster.workers is %lld (ranks 0..%lld)",
-		            (long long)t->job.workers, (long long)t->job.workers - 1);
+	if (fault_fits(&t->job, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
@@ -227,18 +222,7 @@ int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t st
 
 uint64_t ranks_fault(const struct ranks *k, uint64_t step)
 {
-	int kill;
-	uint64_t d = fault_delay_ns(fault_conf_of(&k->t->job), step, k->rank, k->n, &kill);
-	uint64_t end = now_ns() + d, now;
-
-	if (kill)
-		raise(SIGKILL); /* the rank killed at that step, as a host that fails */
-	while (d && !tfgb_stop && (now = now_ns()) < end) {
-		uint64_t left = end - now > 100000000ull ? 100000000ull : end - now;
-		nanosleep(&(struct timespec){(time_t)(left / 1000000000ull),
-		                             (long)(left % 1000000000ull)}, NULL);
-	}
-	return d;
+	return fault_apply(fault_conf_of(&k->t->job), step, k->rank, k->n, &tfgb_stop);
 }
 
 void ranks_trace(const struct ranks *k, struct report_trace *t, const char *name, uint32_t nops,

@@ -149,19 +149,20 @@ int main(int argc, char **argv)
 		fprintf(stderr, "gen_result: cannot sample this process\n");
 		return 1;
 	}
-	bad |= put(dir, "v10_series_intervals");
+	bad |= put(dir, "v11_series_intervals");
 	/* an open loop over two PSs, three runs, resources without a series */
 	figures(3000, 2, 3, 1);
 	r.mon_len = 0;
-	bad |= put(dir, "v10_open_loop_runs");
+	bad |= put(dir, "v11_open_loop_runs");
 	/* a failed worker: nothing measured, its error and host */
 	figures(0, 1, 1, 0);
 	r.end = ENGINE_FAILED;
 	snprintf(r.host, sizeof r.host, "node-17.cluster.example");
 	err_set(&r.err, "PS 0 (127.0.0.1:50051): no reply for 10.0s with 4 calls outstanding");
 	r.alloc[0] = r.alloc_version[0] = 0;
-	bad |= put(dir, "v10_failed");
-	/* a training worker over two PSs: its bytes each way and its barriers */
+	bad |= put(dir, "v11_failed");
+	/* a training worker over two PSs: its bytes each way, its barriers, those
+	 * it was the last one in and the delay put in on it */
 	figures(200, 2, 1, 0);
 	r.train = 1;
 	for (uint32_t i = 0; i < r.nps; i++) {
@@ -171,6 +172,9 @@ int main(int argc, char **argv)
 	}
 	r.barriers = 201;
 	r.barrier_wait_ns = 3500000;
-	bad |= put(dir, "v10_train");
+	r.closing = 199; /* of the 200 measured steps, the barriers after the first 199 */
+	r.last_in = 190;
+	r.injected_ns = 2000000000ull;
+	bad |= put(dir, "v11_train");
 	return bad ? 1 : 0;
 }
