@@ -14,10 +14,11 @@
 static struct wresult *a, *b;
 
 /* The bytes after the allocator strings: the placement strings with their
- * lengths, the NUMA node, the six resource figures, nivl and ivl_dropped (no intervals). */
+ * lengths, the NUMA node, the six resource figures, the timeline's header
+ * (no marks), nivl and ivl_dropped (no intervals). */
 #define TAIL(r) (4 + (long)strlen((r)->place.cpus) + (long)strlen((r)->place.mempolicy) + 4 + 48 + \
                  16 + 8 * TR_CNT_N + 4 + (long)strlen((r)->tc.source) + \
-                 (long)strlen((r)->tc.why) + 4 + (long)(r)->mon_len + 12)
+                 (long)strlen((r)->tc.why) + 4 + (long)(r)->mon_len + 24 + 12)
 static unsigned char *buf;
 
 static void setup(void)
@@ -149,6 +150,32 @@ START_TEST(test_result_train)
 	ck_assert_uint_eq(b->closing, 76);
 	ck_assert_uint_eq(b->last_in, 76);
 	ck_assert_uint_eq(b->injected_ns, 5);
+	/* a timeline: two steps over every PS, then one out of order */
+	a->nmarks = 2;
+	a->mark_conns = a->nps;
+	a->zero_ns = 1000;
+	for (uint32_t k = 0; k < 2; k++) {
+		a->marks[k] = (struct step_mark){2000 + k * 100, 2010 + k * 100, 2020 + k * 100,
+		                                 2030 + k * 100, 2040 + k * 100};
+		for (uint32_t c = 0; c < a->nps; c++) {
+			a->conn_end[(2 * k) * a->nps + c] = 2015 + k * 100;
+			a->conn_end[(2 * k + 1) * a->nps + c] = c ? 2035 + k * 100 : 0; /* PS 0: none */
+		}
+	}
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), 0);
+	ck_assert_uint_eq(b->nmarks, 2);
+	ck_assert_uint_eq(b->marks[1].end, 2140);
+	ck_assert_uint_eq(b->conn_end[3 * a->nps + 1], 2135);
+	ck_assert_uint_eq(b->conn_end[3 * a->nps], 0);
+	a->conn_end[3 * a->nps + 1] = 2145; /* a push done after its step's end */
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	a->conn_end[3 * a->nps + 1] = 2135;
+	a->marks[1].pulled = 2000; /* pulled before it started */
+	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
+	ck_assert_int_eq(wresult_decode(b, buf, (size_t)n), -1);
+	a->nmarks = a->mark_conns = 0;
 	/* last in more often than there were barriers: refused */
 	a->last_in = 77;
 	n = wresult_encode(a, buf, RESULT_BLOB_MAX);
@@ -500,6 +527,10 @@ START_TEST(test_result_fuzz_seeds)
 	ck_assert_uint_eq(a->barriers, 201);
 	ck_assert_uint_eq(a->last_in, 190);
 	ck_assert_uint_eq(a->injected_ns, 2000000000ull);
+	ck_assert_uint_eq(a->nmarks, 3);
+	ck_assert_uint_eq(a->marks_dropped, 197);
+	ck_assert_uint_eq(a->marks[2].end - a->marks[2].bar, 5000000);
+	ck_assert_uint_eq(a->conn_end[11] - a->marks[2].bar, 5000000); /* step 2's pushes to PS 1 */
 }
 END_TEST
 

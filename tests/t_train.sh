@@ -292,6 +292,46 @@ $TFGB train $J -s fault.rank=3 2>"$out/err"
 	"$out/err" || fail "fault.rank past the workers: $(cat "$out/err")"
 echo "ok: a straggler worker named and waited for (sync), alone (async), killed at a step"
 
+# 7. the timeline of a 1 PS x 3 workers ResNet-50 run (output.timeline):
+# Trace Event JSON, a track per worker, a thread for its steps and one for
+# its PS; its step spans are the reported step times (their mean the
+# result's, to 1 %; each worker's shortest and longest its own)
+$TFGB train $J -s cluster.ps_count=1 -s job.transport=socket -s train.steps=4 \
+	-s output.timeline="$out/tl.json" -f json >"$out/t.json" 2>"$out/err" ||
+	fail "timeline: exit $?: $(cat "$out/err")"
+$PY - "$out/tl.json" "$out/t.json" <<'PY' || fail "timeline: does not hold the steps"
+import json, sys
+t, r = (json.load(open(p)) for p in sys.argv[1:3])
+ev = t["traceEvents"]
+names = {(e["pid"], e["tid"], e["name"]): e["args"]["name"] for e in ev if e["ph"] == "M"}
+for w in range(3):
+    assert names[(w, 0, "process_name")] == "worker %d" % w, names
+    assert names[(w, 0, "thread_name")] == "steps" and names[(w, 1, "thread_name")] == "PS 0", names
+spans = [e for e in ev if e["ph"] == "X"]
+assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in spans), spans[:3]
+steps = [e for e in spans if e["name"].startswith("step #")]
+assert len(steps) == 3 * 4, len(steps)
+mean_us = sum(e["dur"] for e in steps) / len(steps)
+want = r["latency_us"]["avg"]
+assert abs(mean_us - want) <= 0.01 * want, (mean_us, want)
+for w in range(3):
+    mine = [e["dur"] / 1e3 for e in steps if e["pid"] == w]
+    ms = r["train"]["per_worker_step_ms"][w]
+    assert abs(min(mine) - ms["min"]) < 0.01 and abs(max(mine) - ms["max"]) < 0.01, (w, mine, ms)
+    # each step's pulls and pushes on the PS thread lie within it
+    for e in steps:
+        if e["pid"] != w:
+            continue
+        i = e["args"]["index"]
+        for x in spans:
+            if x["pid"] == w and x["tid"] == 1 and x["args"]["index"] == i:
+                assert e["ts"] - 0.002 <= x["ts"] and x["ts"] + x["dur"] <= e["ts"] + e["dur"] + 0.002, (e, x)
+    # a barrier before every step (synchronous), on the steps' thread
+    assert sum(1 for x in spans if x["pid"] == w and x["name"].startswith("barrier #")) == 4
+assert t["otherData"]["clock_err_us"] == 0 and "0 measured steps left out" in t["otherData"]["tfgb"]
+PY
+echo "ok: the timeline of a ResNet-50 run holds its steps, pulls and pushes"
+
 printf '[train]\nsteps = 0\n' >"$out/zero.ini"
 $TFGB train -c "$out/zero.ini" 2>"$out/r.err"
 [ $? -eq 2 ] && grep -q "zero.ini:2: train.steps = 0: " "$out/r.err" ||

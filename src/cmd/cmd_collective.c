@@ -217,8 +217,8 @@ static int run_rank(struct tfgb *t, const struct tr_ops *ops, const struct clust
 	if (k.k.rank == 0)
 		report_coll_head(&k.rep, k.out);
 	if (k.k.rank == 0 && *t->job.timeline &&
-	    (rc = report_trace_open(&k.trace, t->job.timeline, k.k.n, "tfgb collective",
-	                            k.k.clock_err_ns, now_ns())) < 0) {
+	    (rc = report_trace_open(&k.trace, t->job.timeline, k.k.n, "rank", "tfgb collective",
+	                            RANKS_CLOCK, k.k.clock_err_ns, now_ns())) < 0) {
 		tfgb_error("%s: cannot write the timeline to '%s': %s", t->cmd, t->job.timeline,
 		           strerror(-rc));
 		rc = TFGB_EXIT_FAIL;

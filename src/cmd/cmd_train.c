@@ -197,12 +197,13 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	struct opt_hostport *ps = NULL;
 	struct srvinfo *psinfo = NULL;
 	struct train_agg a;
-	int status = TFGB_EXIT_FAIL;
+	int status = TFGB_EXIT_FAIL, erc;
 
 	if ((status = load_plan(t, &pl)) != 0)
 		return status;
 	status = TFGB_EXIT_FAIL;
-	if (train_agg_init(&a, workers, &pl) < 0 || !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
+	if (train_agg_init(&a, workers, &pl, *j->timeline != 0) < 0 ||
+	    !(ps = calloc((size_t)j->ps_count, sizeof *ps)) ||
 	    !(psinfo = calloc((size_t)j->ps_count, sizeof *psinfo))) {
 		tfgb_error("%s: out of memory collecting results", t->cmd);
 		goto out;
@@ -214,6 +215,11 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	launch_ps_allocators(j, ops, !why[0], psinfo, 0);
 	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0)
 		goto out;
+	if (*j->timeline && (erc = train_timeline(&a, j->timeline)) < 0) {
+		tfgb_error("%s: cannot write the timeline to '%s': %s", t->cmd, j->timeline,
+		           strerror(-erc));
+		goto out;
+	}
 	if (why[0]) {
 		tfgb_error("%s: incomplete: %s", t->cmd, why);
 	} else {
@@ -240,6 +246,12 @@ struct tbarrier {
 	 * k - 1): how many, and at how many this worker was the last in */
 	uint64_t closing, last_in;
 	const struct fault_conf *fault;
+	/* output.timeline: the marks of the first nmarks measured steps
+	 * (step.h), from zero_ns, the first barrier's release */
+	uint64_t zero_ns;
+	struct step_mark *marks;
+	uint64_t *conn_end;
+	size_t nmarks;
 };
 
 /* step_cfg.barrier: generation step + 1 of the control service's barrier,
@@ -307,6 +319,14 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 		wr->closing = b->closing;
 		wr->last_in = b->last_in;
 		wr->injected_ns = sr->injected_ns;
+		wr->zero_ns = b->zero_ns;
+		wr->nmarks = (uint32_t)sr->nmarks;
+		wr->mark_conns = sr->nmarks ? (uint32_t)np : 0;
+		wr->marks_dropped = sr->steps - sr->nmarks;
+		if (sr->nmarks) {
+			memcpy(wr->marks, b->marks, sr->nmarks * sizeof *b->marks);
+			memcpy(wr->conn_end, b->conn_end, 2 * sr->nmarks * (size_t)np * sizeof *b->conn_end);
+		}
 		alloc_detect(&al);
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", al.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", al.version);
@@ -316,6 +336,25 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 	}
 	free(wr);
 	return rc;
+}
+
+/* output.timeline: room for the marks of as many measured steps as a
+ * report holds (wresult.h).  0, or -1 (said). */
+static int marks_alloc(struct tfgb *t, struct tbarrier *b, int np)
+{
+	uint64_t steps = (uint64_t)train_conf_of(&t->job)->steps;
+	size_t n = RESULT_MARK_ENDS_MAX / (2 * (size_t)np);
+
+	n = n < RESULT_MARKS_MAX ? n : RESULT_MARKS_MAX;
+	b->nmarks = steps < n ? (size_t)steps : n;
+	if (!*t->job.timeline || !b->nmarks)
+		return 0;
+	b->marks = calloc(b->nmarks, sizeof *b->marks);
+	b->conn_end = calloc(2 * b->nmarks * (size_t)np, sizeof *b->conn_end);
+	if (b->marks && b->conn_end)
+		return 0;
+	tfgb_error("%s: worker %u: out of memory for the timeline", t->cmd, b->index);
+	return -1;
 }
 
 /* The gradient every push sends: max_bytes, page-aligned, registered with
@@ -354,6 +393,7 @@ static int steps_run(struct tfgb *t, const struct session *s, const struct train
 		.timeout_ns = t->job.timeout_ns, .stop = &tfgb_stop,
 		.barrier = c->sync ? step_barrier : NULL, .barrier_arg = b,
 		.compute = fault_any(b->fault) ? step_fault : NULL, .compute_arg = b,
+		.marks = b->marks, .conn_end = b->conn_end, .nmarks = b->nmarks,
 	};
 
 	return step_run(&cfg, sr);
@@ -400,10 +440,11 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	    TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
-	if (!(grad = grad_alloc(t, &s, pl->max_bytes)))
+	if (!(grad = grad_alloc(t, &s, pl->max_bytes)) || marks_alloc(t, &b, np) < 0)
 		goto out;
 	if ((rc = launch_barrier(t, rk, workers, b.run_id, &b.cc)) != TFGB_EXIT_OK)
 		goto out;
+	b.zero_ns = now_ns();
 	src = steps_run(t, &s, pl, grad, &b, &sr);
 	rc = TFGB_EXIT_FAIL;
 	if (src == -ENOMEM) {
@@ -421,6 +462,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 		say_failure(t, rk->index, &sr);
 out:
 	step_result_free(&sr);
+	free(b.marks);
+	free(b.conn_end);
 	ctrl_client_close(b.cc);
 	session_close(&s); /* deregisters before the gradient goes */
 	free(grad);

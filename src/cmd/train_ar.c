@@ -134,8 +134,8 @@ static int ar_timeline(struct ar *a, struct ranks *rk)
 			uint64_t s = rk->all[(size_t)w * M_LEN(a) + M_START(a) + i];
 			base = s < base ? s : base;
 		}
-	if ((rc = report_trace_open(&t, rk->t->job.timeline, rk->n, "tfgb train, allreduce",
-	                            rk->clock_err_ns, base)) == 0) {
+	if ((rc = report_trace_open(&t, rk->t->job.timeline, rk->n, "rank", "tfgb train, allreduce",
+	                            RANKS_CLOCK, rk->clock_err_ns, base)) == 0) {
 		ranks_trace(rk, &t, "step", a->steps, 0, M_START(a));
 		rc = report_trace_close(&t);
 	}

@@ -39,6 +39,7 @@ struct step_state {
 	struct iovec grad;
 	unsigned char *block;        /* tensor modes: every slot's req, hdr and buf */
 	struct codec_arena arena;    /* serialized: replies are unpacked here */
+	uint64_t *ends;              /* the timeline's per connection ends of this phase, or NULL */
 };
 
 static int fail(struct step_state *s, int conn, const char *fmt, ...)
@@ -226,9 +227,25 @@ static int phase(struct step_state *s, int push, int measured)
 			}
 			if (fill(s, conn, push) < 0)
 				return -1;
+			if (s->ends && !s->outstanding[conn] && s->next[conn] == s->nqueue[conn])
+				s->ends[conn] = now_ns();
 		}
 	}
 	return 0;
+}
+
+/* Where phase `push` of the step now starting puts its connections' ends:
+ * the timeline's, while it has room for this measured step. */
+static void phase_ends(struct step_state *s, int measured, int push)
+{
+	const struct step_cfg *cfg = s->cfg;
+	size_t k = s->res->steps;
+
+	s->ends = measured && cfg->marks && k < cfg->nmarks
+	              ? cfg->conn_end + (2 * k + (size_t)push) * (size_t)cfg->nconns
+	              : NULL;
+	for (int c = 0; s->ends && c < cfg->nconns; c++)
+		s->ends[c] = 0; /* a connection with no variable: none */
 }
 
 static void release(struct step_state *s)
@@ -358,7 +375,7 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 	}
 	for (uint64_t k = 0; k < total; k++) {
 		int measured = k >= cfg->warmup_steps;
-		uint64_t t0, t1, tc, t2;
+		uint64_t t0, t1, tc, t2, tb = now_ns();
 
 		if (cfg->stop && *cfg->stop) {
 			res->end = STEP_INTERRUPTED;
@@ -373,15 +390,18 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 		t0 = now_ns();
 		if (measured && res->steps == 0)
 			first = t0;
+		phase_ends(&s, measured, 0);
 		if (phase(&s, 0, measured) < 0) {
 			rc = -1;
 			break;
 		}
 		t1 = tc = now_ns();
 		if (measured && cfg->compute) {
-			res->injected_ns += cfg->compute(cfg->compute_arg, res->steps);
-			tc = now_ns();
+			uint64_t d = cfg->compute(cfg->compute_arg, res->steps);
+			res->injected_ns += d;
+			tc = d ? now_ns() : t1;
 		}
+		phase_ends(&s, measured, 1);
 		if (phase(&s, 1, measured) < 0) {
 			rc = -1;
 			break;
@@ -394,6 +414,10 @@ int step_run(const struct step_cfg *cfg, struct step_result *res)
 		stats_record(&res->step, t2 - t0);
 		stats_record(&res->pull, t1 - t0);
 		stats_record(&res->push, t2 - tc);
+		if (cfg->marks && res->steps < cfg->nmarks) {
+			cfg->marks[res->steps] = (struct step_mark){cfg->barrier ? tb : t0, t0, t1, tc, t2};
+			res->nmarks = res->steps + 1;
+		}
 		res->steps++;
 		res->window_ns = t2 - first;
 	}

@@ -92,6 +92,19 @@ struct step_cfg {
 	 * none */
 	uint64_t (*compute)(void *arg, uint64_t step);
 	void *compute_arg;
+	/* the timeline (output.timeline), or NULL: the first nmarks measured
+	 * steps' times, and per step the time each connection's pulls, then
+	 * its pushes, were done (conn_end[(2 k + push) nconns + c]) */
+	struct step_mark *marks;
+	uint64_t *conn_end;
+	size_t nmarks;
+};
+
+/* When a measured step waited and ran, CLOCK_MONOTONIC ns: the barrier
+ * called (bar = start when there is none), the step started, its pulls
+ * done, its compute (a fault's delay) done, its pushes done. */
+struct step_mark {
+	uint64_t bar, start, pulled, computed, end;
 };
 
 enum step_end { STEP_DONE = 0, STEP_INTERRUPTED, STEP_FAILED };
@@ -105,6 +118,7 @@ struct step_result {
 	uint64_t *bytes_in;            /* per connection: reply bytes of measured steps */
 	uint64_t bytes;                /* variable bytes moved per measured step, both ways */
 	uint64_t injected_ns;          /* what cfg->compute spent on purpose, over the measured steps */
+	size_t nmarks;                 /* cfg->marks filled */
 	int end;                       /* enum step_end */
 	int failed_conn;               /* or -1 */
 	struct err err;

@@ -26,6 +26,13 @@
  *   the transport's counters (tr_counters_put, transport.h),
  *   u32 mon_len + mon_len bytes (its resource series, monitor_pack; 0 when
  *     not sampled or when the blob has no room for it),
+ *   u32 nmarks, u32 mark_conns, u64 marks_dropped, u64 zero_ns, nmarks x
+ *     {u64 bar, start, pulled, computed, end}, nmarks x 2 x mark_conns x
+ *     u64 conn_end (a training worker's timeline, step.h; nmarks <=
+ *     RESULT_MARKS_MAX and what the blob has room for with the intervals'
+ *     header, bar <= start <= pulled <= computed <= end, a connection's
+ *     pulls done in [start, pulled] and its pushes in [computed, end], or
+ *     0: it had none; mark_conns is nps, or 0 with no marks),
  *   u32 nivl + u64 ivl_dropped + nivl x {u32 index, u64 start_ns, end_ns,
  *     calls, errors, bytes, lat_count, lat_sum_ns, p50_ns, p99_ns, max_ns}
  *     (--interval; nivl <= RESULT_IVL_MAX and what the blob has room for,
@@ -37,8 +44,8 @@
  * version 7 the resource series; version 8 the NUMA node (a node per
  * local rank) and the intervals' lat_count (their mean latency); version 9
  * a training worker's figures, typed; version 10 the transport's counters;
- * version 11 the barriers a training worker was last in and the delay put
- * in on it (fault.h).  Only the processes of one run exchange
+ * version 11 the barriers a training worker was last in, the delay put
+ * in on it (fault.h) and its timeline.  Only the processes of one run exchange
  * blobs: another version is refused, and counted as a malformed report.
  */
 #include "wresult.h"
@@ -58,6 +65,8 @@ void wresult_from_engine(struct wresult *r, uint32_t worker, const struct engine
 	memset(r, 0, offsetof(struct wresult, ps_calls));
 	r->nivl = 0;
 	r->ivl_dropped = 0;
+	r->zero_ns = r->marks_dropped = 0;
+	r->nmarks = r->mark_conns = 0;
 	r->worker = worker;
 	r->place.numa_node = -1; /* not placed until the caller says */
 	r->pid = (int32_t)getpid();
@@ -159,14 +168,99 @@ static void put_ps(struct wbuf *w, const struct wresult *r)
 	}
 }
 
+/* The timeline's marks that fit with the intervals' header after them
+ * (12 bytes); the rest are counted as dropped. */
+static void put_marks(struct wbuf *w, const struct wresult *r)
+{
+	uint32_t n = r->nmarks < RESULT_MARKS_MAX ? r->nmarks : RESULT_MARKS_MAX;
+	size_t per = 40 + 16 * (size_t)r->mark_conns, room;
+
+	if (r->mark_conns && n > RESULT_MARK_ENDS_MAX / (2 * r->mark_conns))
+		n = RESULT_MARK_ENDS_MAX / (2 * r->mark_conns);
+	room = w->len + 24 + 12 <= w->cap ? (w->cap - w->len - 24 - 12) / per : 0;
+	if (n > room)
+		n = (uint32_t)room;
+	be_put(w, n, 4);
+	be_put(w, n ? r->mark_conns : 0, 4);
+	be_put(w, r->marks_dropped + (r->nmarks - n), 8);
+	be_put(w, r->zero_ns, 8);
+	for (uint32_t k = 0; k < n; k++) {
+		be_put(w, r->marks[k].bar, 8);
+		be_put(w, r->marks[k].start, 8);
+		be_put(w, r->marks[k].pulled, 8);
+		be_put(w, r->marks[k].computed, 8);
+		be_put(w, r->marks[k].end, 8);
+	}
+	for (size_t k = 0; k < 2 * (size_t)n * r->mark_conns; k++)
+		be_put(w, r->conn_end[k], 8);
+}
+
+/* The timeline's marks, each in order and its ends within it: 0 or -1. */
+static int get_marks(struct rbuf *b, struct wresult *r)
+{
+	r->nmarks = (uint32_t)be_get(b, 4);
+	r->mark_conns = (uint32_t)be_get(b, 4);
+	r->marks_dropped = be_get(b, 8);
+	r->zero_ns = be_get(b, 8);
+	if (b->bad || r->nmarks > RESULT_MARKS_MAX || (r->nmarks && r->mark_conns != r->nps) ||
+	    (r->nmarks && r->mark_conns > RESULT_MARK_ENDS_MAX / (2 * r->nmarks)))
+		return -1;
+	for (uint32_t k = 0; k < r->nmarks; k++) {
+		struct step_mark *m = &r->marks[k];
+		m->bar = be_get(b, 8);
+		m->start = be_get(b, 8);
+		m->pulled = be_get(b, 8);
+		m->computed = be_get(b, 8);
+		m->end = be_get(b, 8);
+		if (m->bar > m->start || m->start > m->pulled || m->pulled > m->computed ||
+		    m->computed > m->end)
+			return -1;
+	}
+	for (size_t k = 0; k < 2 * (size_t)r->nmarks * r->mark_conns; k++) {
+		const struct step_mark *m = &r->marks[k / (2 * r->mark_conns)];
+		int push = (int)(k / r->mark_conns % 2);
+		uint64_t e = r->conn_end[k] = be_get(b, 8);
+		if (e && (push ? e < m->computed || e > m->end : e < m->start || e > m->pulled))
+			return -1;
+	}
+	return b->bad ? -1 : 0;
+}
+
 /* one interval's bytes in the blob */
 #define RESULT_IVL_BYTES (4 + 10 * 8)
+
+/* The intervals that fit: the rest are counted as dropped. */
+static void put_ivl(struct wbuf *w, const struct wresult *r)
+{
+	size_t room;
+	uint32_t nivl;
+
+	room = w->len + 12 <= w->cap ? (w->cap - w->len - 12) / RESULT_IVL_BYTES : 0;
+	nivl = r->nivl < RESULT_IVL_MAX ? r->nivl : RESULT_IVL_MAX;
+	if (nivl > room)
+		nivl = (uint32_t)room;
+	be_put(w, nivl, 4);
+	be_put(w, r->ivl_dropped + (r->nivl - nivl), 8);
+	for (uint32_t k = 0; k < nivl; k++) {
+		const struct engine_ivl_fig *v = &r->ivl[k];
+		be_put(w, v->index, 4);
+		be_put(w, v->start_ns, 8);
+		be_put(w, v->end_ns, 8);
+		be_put(w, v->calls, 8);
+		be_put(w, v->errors, 8);
+		be_put(w, v->bytes, 8);
+		be_put(w, v->lat_count, 8);
+		be_put(w, v->lat_sum_ns, 8);
+		be_put(w, v->p50_ns, 8);
+		be_put(w, v->p99_ns, 8);
+		be_put(w, v->max_ns, 8);
+	}
+}
 
 long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 {
 	struct wbuf w = {buf, 0, cap, 0};
-	size_t room;
-	uint32_t nivl, mon_len;
+	uint32_t mon_len;
 
 	be_put(&w, RESULT_MAGIC, 4);
 	be_put(&w, RESULT_VERSION, 4);
@@ -210,35 +304,17 @@ long wresult_encode(const struct wresult *r, unsigned char *buf, size_t cap)
 	be_put(&w, r->res.vcsw, 8);
 	be_put(&w, r->res.ivcsw, 8);
 	tr_counters_put(&w, &r->tc);
-	/* the series when it fits with the intervals' header after it */
-	mon_len = r->mon_len <= MONITOR_PACK_MAX && w.len + 4 + r->mon_len + 12 <= cap ?
+	/* the series when it fits with the timeline's and the intervals'
+	 * headers after it */
+	mon_len = r->mon_len <= MONITOR_PACK_MAX && w.len + 4 + r->mon_len + 24 + 12 <= cap ?
 	          r->mon_len : 0;
 	be_put(&w, mon_len, 4);
 	if (!w.over) {
 		memcpy(w.p + w.len, r->mon, mon_len);
 		w.len += mon_len;
 	}
-	/* the intervals that fit: the rest are counted as dropped */
-	room = w.len + 12 <= cap ? (cap - w.len - 12) / RESULT_IVL_BYTES : 0;
-	nivl = r->nivl < RESULT_IVL_MAX ? r->nivl : RESULT_IVL_MAX;
-	if (nivl > room)
-		nivl = (uint32_t)room;
-	be_put(&w, nivl, 4);
-	be_put(&w, r->ivl_dropped + (r->nivl - nivl), 8);
-	for (uint32_t k = 0; k < nivl; k++) {
-		const struct engine_ivl_fig *v = &r->ivl[k];
-		be_put(&w, v->index, 4);
-		be_put(&w, v->start_ns, 8);
-		be_put(&w, v->end_ns, 8);
-		be_put(&w, v->calls, 8);
-		be_put(&w, v->errors, 8);
-		be_put(&w, v->bytes, 8);
-		be_put(&w, v->lat_count, 8);
-		be_put(&w, v->lat_sum_ns, 8);
-		be_put(&w, v->p50_ns, 8);
-		be_put(&w, v->p99_ns, 8);
-		be_put(&w, v->max_ns, 8);
-	}
+	put_marks(&w, r);
+	put_ivl(&w, r);
 	return w.over ? -1 : (long)w.len;
 }
 
@@ -428,7 +504,8 @@ int wresult_decode(struct wresult *r, const unsigned char *buf, size_t len)
 	stats_init(&r->svc);
 	if (get_head(&b, r) < 0 || get_ps(&b, r) < 0 || get_stats(&b, &r->lat) < 0 ||
 	    get_stats(&b, &r->svc) < 0 || get_runs(&b, r, &run_calls, &run_lats) < 0 ||
-	    get_self(&b, r) < 0 || get_mon(&b, r) < 0 || get_ivl(&b, r) < 0)
+	    get_self(&b, r) < 0 || get_mon(&b, r) < 0 || get_marks(&b, r) < 0 ||
+	    get_ivl(&b, r) < 0)
 		return -1;
 	if (b.bad || b.at != len ||
 	    (r->nruns && (run_calls != r->calls || run_lats != r->lat.count)))

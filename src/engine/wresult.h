@@ -18,6 +18,7 @@
 #include "monitor.h"
 #include "place.h"
 #include "stats.h"
+#include "step.h"
 
 #define RESULT_ERR_WIRE 256 /* a blob's err: fewer bytes than this (struct err: more) */
 #define RESULT_HOST_MAX 64
@@ -28,6 +29,12 @@
  * its report, as many as the blob has room for (at most 512, 76 bytes
  * each); the rest are counted (ivl_dropped), never a reason to fail. */
 #define RESULT_IVL_MAX 512
+/* output.timeline of a training worker: its first measured steps' marks
+ * (step.h) and their connections' ends, as many as these bounds and the
+ * blob's room allow (at most 2048 steps over one PS); the rest are
+ * counted (marks_dropped). */
+#define RESULT_MARKS_MAX 2048
+#define RESULT_MARK_ENDS_MAX 8192
 
 /* One run of a repeated window ([job] repeat): what the aggregate of run k
  * needs from each worker: the calls completed in its window, and the count
@@ -92,6 +99,13 @@ struct wresult {
 	uint64_t ivl_dropped;        /* intervals not kept */
 	struct engine_ivl_fig ivl[RESULT_IVL_MAX]; /* nivl, worker == this one's */
 	unsigned char mon[MONITOR_PACK_MAX]; /* mon_len bytes */
+	/* a training worker's timeline: CLOCK_MONOTONIC when the run's first
+	 * barrier let it go, its marks over mark_conns connections (its PSs;
+	 * 0 with no marks) and their ends (step.h: conn_end) */
+	uint64_t zero_ns, marks_dropped;
+	uint32_t nmarks, mark_conns;
+	struct step_mark marks[RESULT_MARKS_MAX];
+	uint64_t conn_end[RESULT_MARK_ENDS_MAX];
 };
 
 /* Fills r from an engine result (ps_calls from res->conn_calls, runs from

@@ -17,7 +17,7 @@ static const struct opt_def output_keys[] = {
 	{"output", "hgrm", OPT_STRING, J(hgrm), "",
 	 .help = "write the latency percentile distribution here, as HdrHistogram text (wrk2 -L)"},
 	{"output", "timeline", OPT_STRING, J(timeline), "",
-	 .help = "write every rank's operations or steps here, as Trace Event JSON (Perfetto)"},
+	 .help = "write every rank's or worker's operations or steps here, as Trace Event JSON (Perfetto)"},
 	{"output", "percentiles", OPT_STRING, J(percentiles), "50, 90, 99, 99.9, 99.99",
 	 .help = "latency percentiles the report gives: up to 16 numbers in (0, 100], increasing"},
 	{0},

@@ -6,32 +6,50 @@
 
 #include "util.h"
 
-int report_trace_open(struct report_trace *t, const char *path, int n, const char *what,
-                      uint64_t clock_err_ns, uint64_t base_ns)
+int report_trace_open(struct report_trace *t, const char *path, int n, const char *unit,
+                      const char *what, const char *clock, uint64_t clock_err_ns,
+                      uint64_t base_ns)
 {
 	*t = (struct report_trace){.base_ns = base_ns};
 	if (!(t->f = util_fopen_w(path)))
 		return -errno;
 	fprintf(t->f, "{\"displayTimeUnit\": \"ms\",\n \"otherData\": {\"tfgb\": \"%s\", "
-	        "\"clock\": \"rank 0's CLOCK_MONOTONIC, from the first start\", "
-	        "\"clock_err_us\": %.3f},\n \"traceEvents\": [\n", what, (double)clock_err_ns / 1e3);
+	        "\"clock\": \"%s\", \"clock_err_us\": ", what, clock);
+	if (clock_err_ns == UINT64_MAX)
+		fprintf(t->f, "null");
+	else
+		fprintf(t->f, "%.3f", (double)clock_err_ns / 1e3);
+	fprintf(t->f, "},\n \"traceEvents\": [\n");
 	for (int r = 0; r < n; r++)
 		fprintf(t->f, "%s  {\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, "
-		        "\"args\": {\"name\": \"rank %d\"}}", r ? ",\n" : "", r, r);
+		        "\"args\": {\"name\": \"%s %d\"}}", r ? ",\n" : "", r, unit, r);
 	t->events = n;
 	return 0;
+}
+
+void report_trace_thread(struct report_trace *t, int r, int tid, const char *name)
+{
+	fprintf(t->f, "%s  {\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": %d, "
+	        "\"args\": {\"name\": \"%s\"}}", t->events ? ",\n" : "", r, tid, name);
+	t->events++;
+}
+
+void report_trace_span_on(struct report_trace *t, int r, int tid, const char *name,
+                          uint64_t index, uint64_t start_ns, uint64_t dur_ns)
+{
+	double ts = start_ns >= t->base_ns ? (double)(start_ns - t->base_ns) / 1e3
+	                                   : -(double)(t->base_ns - start_ns) / 1e3;
+
+	fprintf(t->f, "%s  {\"name\": \"%s #%" PRIu64 "\", \"ph\": \"X\", \"pid\": %d, \"tid\": %d, "
+	        "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"index\": %" PRIu64 "}}",
+	        t->events ? ",\n" : "", name, index, r, tid, ts, (double)dur_ns / 1e3, index);
+	t->events++;
 }
 
 void report_trace_span(struct report_trace *t, int r, const char *name, uint64_t index,
                        uint64_t start_ns, uint64_t dur_ns)
 {
-	double ts = start_ns >= t->base_ns ? (double)(start_ns - t->base_ns) / 1e3
-	                                   : -(double)(t->base_ns - start_ns) / 1e3;
-
-	fprintf(t->f, "%s  {\"name\": \"%s #%" PRIu64 "\", \"ph\": \"X\", \"pid\": %d, \"tid\": 0, "
-	        "\"ts\": %.3f, \"dur\": %.3f, \"args\": {\"index\": %" PRIu64 "}}",
-	        t->events ? ",\n" : "", name, index, r, ts, (double)dur_ns / 1e3, index);
-	t->events++;
+	report_trace_span_on(t, r, 0, name, index, start_ns, dur_ns);
 }
 
 int report_trace_close(struct report_trace *t)

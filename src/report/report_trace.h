@@ -1,10 +1,12 @@
 /* report_trace.h - a run's timeline as Trace Event JSON (output.timeline),
  * the format Perfetto and chrome://tracing open: {"traceEvents": [...]},
- * one process track per rank (its name "rank N" in a metadata event), one
- * complete event ("ph": "X") per operation or step with its start "ts"
- * and its "dur" in microseconds.  Starts are on rank 0's clock (each
- * rank's offset measured at the start, ranks.h), counted from the run's
- * first; "otherData" says how far apart the clocks may be.
+ * one process track per rank (its name "rank N" or "worker N" in a
+ * metadata event), threads within it where the caller names them (a PS
+ * worker's connections), one complete event ("ph": "X") per operation,
+ * step or phase with its start "ts" and its "dur" in microseconds.
+ * Starts are counted from base_ns on the clock the caller names
+ * ("otherData": what it is, and how far apart the processes' clocks may
+ * be; null: not known).
  */
 #ifndef TFGB_REPORT_TRACE_H
 #define TFGB_REPORT_TRACE_H
@@ -18,10 +20,18 @@ struct report_trace {
 	int events;        /* written so far */
 };
 
-/* Opens path for n ranks' tracks; what names the run ("tfgb collective",
- * ...), clock_err_ns the largest rank's clock bound.  0, or -errno. */
-int report_trace_open(struct report_trace *t, const char *path, int n, const char *what,
-                      uint64_t clock_err_ns, uint64_t base_ns);
+/* Opens path for n tracks named "UNIT N"; what names the run ("tfgb
+ * collective", ...), clock the clock of the starts, clock_err_ns how far
+ * apart the processes' clocks may be (UINT64_MAX: not known).  0, or
+ * -errno. */
+int report_trace_open(struct report_trace *t, const char *path, int n, const char *unit,
+                      const char *what, const char *clock, uint64_t clock_err_ns,
+                      uint64_t base_ns);
+/* Names thread tid of track r. */
+void report_trace_thread(struct report_trace *t, int r, int tid, const char *name);
+/* One span on thread tid of track r (report_trace_span: thread 0). */
+void report_trace_span_on(struct report_trace *t, int r, int tid, const char *name,
+                          uint64_t index, uint64_t start_ns, uint64_t dur_ns);
 /* One span of rank r: name (with " #index"), its start (rank 0's clock)
  * and its length. */
 void report_trace_span(struct report_trace *t, int r, const char *name, uint64_t index,

@@ -2,11 +2,13 @@
 #include "collect_train.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
+#include "report_trace.h"
 #include "wresult.h"
 
 void train_agg_free(struct train_agg *a)
@@ -19,9 +21,15 @@ void train_agg_free(struct train_agg *a)
 	free(a->last_in);
 	free(a->injected_ns);
 	free(a->wstep);
+	for (uint32_t w = 0; a->marks && w < a->c.workers; w++) {
+		free(a->marks[w].m);
+		free(a->marks[w].ends);
+	}
+	free(a->marks);
 }
 
-int train_agg_init(struct train_agg *a, uint32_t workers, const struct train_plan *p)
+int train_agg_init(struct train_agg *a, uint32_t workers, const struct train_plan *p,
+                   int timeline)
 {
 	uint32_t nps = (uint32_t)p->nps;
 
@@ -36,11 +44,31 @@ int train_agg_init(struct train_agg *a, uint32_t workers, const struct train_pla
 	a->last_in = calloc(workers, sizeof *a->last_in);
 	a->injected_ns = calloc(workers, sizeof *a->injected_ns);
 	a->wstep = calloc(workers, sizeof *a->wstep);
+	if (timeline && !(a->marks = calloc(workers, sizeof *a->marks)))
+		return -ENOMEM;
 	stats_init(&a->pull);
 	for (uint32_t i = 0; a->wstep && i < workers; i++)
 		stats_init(&a->wstep[i]);
 	return a->sent && a->recv && a->calls && a->barriers && a->last_in && a->injected_ns &&
 	       a->wstep ? 0 : -ENOMEM;
+}
+
+/* A worker's timeline, copied out of its report: 0, or -ENOMEM. */
+static int keep_marks(struct train_marks *k, const struct wresult *w)
+{
+	size_t ends = 2 * (size_t)w->nmarks * w->mark_conns;
+
+	free(k->m);
+	free(k->ends);
+	*k = (struct train_marks){.zero_ns = w->zero_ns, .dropped = w->marks_dropped,
+	                          .n = w->nmarks, .conns = w->mark_conns};
+	snprintf(k->host, sizeof k->host, "%s", w->host);
+	if (!(k->m = malloc(w->nmarks * sizeof *k->m)) ||
+	    !(k->ends = malloc((ends ? ends : 1) * sizeof *k->ends)))
+		return -ENOMEM;
+	memcpy(k->m, w->marks, w->nmarks * sizeof *k->m);
+	memcpy(k->ends, w->conn_end, ends * sizeof *k->ends);
+	return 0;
 }
 
 static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
@@ -63,7 +91,7 @@ static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 		a->closing = w->closing;
 	a->wstep[worker] = w->lat;
 	stats_merge(&a->pull, &w->svc);
-	return 0;
+	return a->marks && w->nmarks ? keep_marks(&a->marks[worker], w) : 0;
 }
 
 int train_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
@@ -93,4 +121,72 @@ int train_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint3
 		snprintf(why, len, "%d malformed reports were ignored", a->c.bad_blobs);
 	a->c.sum.window_ns = a->c.reported ? a->c.window_total / a->c.reported : 0;
 	return 0;
+}
+
+/* One worker's spans: thread 0 its barriers, steps and compute (a fault's
+ * delay), thread 1 + c its pulls from and pushes to PS c. */
+static void marks_trace(struct report_trace *t, uint32_t w, const struct train_marks *k,
+                        uint64_t zero)
+{
+	char name[32];
+
+	report_trace_thread(t, (int)w, 0, "steps");
+	for (uint32_t c = 0; c < k->conns; c++) {
+		snprintf(name, sizeof name, "PS %u", c);
+		report_trace_thread(t, (int)w, (int)c + 1, name);
+	}
+	for (uint32_t i = 0; i < k->n; i++) {
+		const struct step_mark *m = &k->m[i];
+		const uint64_t *pull = k->ends + 2 * (size_t)i * k->conns, *push = pull + k->conns;
+
+		if (m->bar < m->start)
+			report_trace_span(t, (int)w, "barrier", i, m->bar - zero, m->start - m->bar);
+		report_trace_span(t, (int)w, "step", i, m->start - zero, m->end - m->start);
+		if (m->pulled < m->computed)
+			report_trace_span(t, (int)w, "compute", i, m->pulled - zero,
+			                  m->computed - m->pulled);
+		for (uint32_t c = 0; c < k->conns; c++) {
+			if (pull[c])
+				report_trace_span_on(t, (int)w, (int)c + 1, "pull", i, m->start - zero,
+				                     pull[c] - m->start);
+			if (push[c])
+				report_trace_span_on(t, (int)w, (int)c + 1, "push", i, m->computed - zero,
+				                     push[c] - m->computed);
+		}
+	}
+}
+
+int train_timeline(const struct train_agg *a, const char *path)
+{
+	uint32_t n = a->c.workers;
+	uint64_t zero = UINT64_MAX, dropped = 0;
+	int shared = 1, rc;
+	const char *host = NULL;
+	char what[160];
+	struct report_trace t;
+
+	for (uint32_t w = 0; w < n; w++) {
+		const struct train_marks *k = &a->marks[w];
+		if (!k->n)
+			continue;
+		shared &= !host || strcmp(host, k->host) == 0;
+		host = host ? host : k->host;
+		zero = k->zero_ns < zero ? k->zero_ns : zero;
+		dropped += k->dropped;
+	}
+	snprintf(what, sizeof what, "tfgb train, parameter server: %" PRIu64 " measured steps "
+	         "left out (past what a worker's report holds)", dropped);
+	rc = report_trace_open(&t, path, (int)n, "worker", what, shared
+	                       ? "the workers' host's CLOCK_MONOTONIC, from the first release "
+	                         "by the run's first barrier"
+	                       : "each worker's CLOCK_MONOTONIC, from its release by the run's "
+	                         "first barrier (other hosts: apart by that barrier's replies' "
+	                         "spread, not measured)",
+	                       shared ? 0 : UINT64_MAX, 0);
+	if (rc < 0)
+		return rc;
+	for (uint32_t w = 0; w < n; w++)
+		if (a->marks[w].n)
+			marks_trace(&t, w, &a->marks[w], shared ? zero : a->marks[w].zero_ns);
+	return report_trace_close(&t);
 }

@@ -17,6 +17,15 @@
 #include "tfgb.h"
 #include "train.h"
 
+/* A worker's timeline, as its report brought it (wresult.h). */
+struct train_marks {
+	uint64_t zero_ns, dropped;
+	uint32_t n, conns;
+	struct step_mark *m;       /* n */
+	uint64_t *ends;            /* 2 n conns (step.h: conn_end) */
+	char host[64];
+};
+
 struct train_agg {
 	struct launch_agg c;        /* calls: steps; lat: step times */
 	uint64_t *sent, *recv;      /* nps */
@@ -29,10 +38,13 @@ struct train_agg {
 	struct stats *wstep;        /* workers */
 	struct stats pull;
 	const size_t *ps_vars;      /* the plan's, nps */
+	struct train_marks *marks;  /* workers, when the job writes a timeline; else NULL */
 };
 
-/* For the plan p's PSs: 0, or -ENOMEM (train_agg_free cleans up either way). */
-int train_agg_init(struct train_agg *a, uint32_t workers, const struct train_plan *p);
+/* For the plan p's PSs, keeping the workers' timelines when timeline: 0,
+ * or -ENOMEM (train_agg_free cleans up either way). */
+int train_agg_init(struct train_agg *a, uint32_t workers, const struct train_plan *p,
+                   int timeline);
 void train_agg_free(struct train_agg *a);
 
 /* Collects run_id's reports through cc into a, and says in why (len
@@ -43,5 +55,11 @@ void train_agg_free(struct train_agg *a);
 int train_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
                   int partial, const char *note, const struct report_lost *lost,
                   struct train_agg *a, char *why, size_t len);
+
+/* Writes the workers' timelines to path (output.timeline, Trace Event
+ * JSON: report_trace.h): per worker its steps, barriers and compute on
+ * one thread, its pulls and pushes to each PS on a thread each.  0, or
+ * -errno. */
+int train_timeline(const struct train_agg *a, const char *path);
 
 #endif

@@ -38,6 +38,8 @@ struct ranks {
 };
 
 #define RANKS_CLOCK_ROUNDS 8
+/* The clock of a timeline of ranks (report_trace.h). */
+#define RANKS_CLOCK "rank 0's CLOCK_MONOTONIC, from the first start"
 
 /* The job's checks of a run of ranks, before anything starts
  * (run_roles.check): cluster.workers and collective.ranks fit the

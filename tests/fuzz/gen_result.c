@@ -175,6 +175,19 @@ int main(int argc, char **argv)
 	r.closing = 199; /* of the 200 measured steps, the barriers after the first 199 */
 	r.last_in = 190;
 	r.injected_ns = 2000000000ull;
+	/* and the timeline of its first three steps over its two PSs */
+	r.zero_ns = 5000000000ull;
+	r.nmarks = 3;
+	r.mark_conns = 2;
+	r.marks_dropped = 197;
+	for (uint32_t k = 0; k < 3; k++) {
+		uint64_t t = r.zero_ns + 1000000ull * (k + 1) * 10;
+		r.marks[k] = (struct step_mark){t, t + 100000, t + 2000000, t + 3000000, t + 5000000};
+		for (uint32_t c = 0; c < 2; c++) {
+			r.conn_end[(2 * k) * 2 + c] = t + 1000000 + c * 1000000;
+			r.conn_end[(2 * k + 1) * 2 + c] = t + 4000000 + c * 1000000;
+		}
+	}
 	bad |= put(dir, "v11_train");
 	return bad ? 1 : 0;
 }
