@@ -157,8 +157,8 @@ START_TEST(test_job_register_checks)
 	static const struct opt_def other[] = {{"job", "a", OPT_INT, 0, "1", .help = ""}, {0}};
 	static const struct opt_def outside[] = {{"bad", "a", OPT_INT, sizeof(struct bad), "1", .help = ""},
 	                                          {0}};
-	static const struct job_section s_other = {"bad", other, sizeof(struct bad), NULL};
-	static const struct job_section s_outside = {"bad", outside, sizeof(struct bad), NULL};
+	static const struct job_section s_other = {"bad", other, sizeof(struct bad), NULL, NULL};
+	static const struct job_section s_outside = {"bad", outside, sizeof(struct bad), NULL, NULL};
 	size_t n = job_key_count();
 
 	ck_assert_int_eq(job_register(NULL, 0, &s_other), -1);

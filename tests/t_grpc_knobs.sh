@@ -42,8 +42,13 @@ if in_part channels; then
 	fi
 	wait "$run" || bad "channels = 3: throughput exited $?: $(cat "$tmp/ch.err")"
 	pids=
-	grep -q '^# \[grpc\] preset grpc, channels 3, compression none,' "$tmp/ch.txt" ||
-		bad "the text report does not name the [grpc] settings: $(head -4 "$tmp/ch.txt")"
+	grep -q '^# \[grpc\] channels 3; the other 15 at their defaults (-v names them)$' "$tmp/ch.txt" ||
+		bad "the text report does not name the [grpc] setting: $(head -4 "$tmp/ch.txt")"
+	# -v names every key, and what channelz left to the preset does
+	$TFGB latency $base -v -s grpc.preset=tensorflow -s job.warmup=0 -s job.duration=200ms \
+		-f text >"$tmp/v.txt" 2>"$tmp/v.err" || bad "latency -v exited $?: $(cat "$tmp/v.err")"
+	grep -q '^# \[grpc\] preset tensorflow, channels 1, .*, channelz preset (on: preset tensorflow), ' \
+		"$tmp/v.txt" || bad "-v: the [grpc] line: $(grep '^# \[' "$tmp/v.txt")"
 fi
 
 # ---- compression: wire bytes per payload byte moved, by the run's own count

@@ -46,8 +46,8 @@ static int print_report(struct tfgb *t, const char *title, const struct session 
 	if (j->repeat > 1 && res->nruns > 0 && (runs = calloc(res->nruns, sizeof *runs)))
 		for (uint32_t k = 0; k < res->nruns; k++)
 			report_run_of(&res->runs[k], &runs[k]);
-	r = (struct report){.benchmark = title, .command = t->cmd, .job = j, .payload = &s->p,
-	                    .transport_version = s->ops->version(), .res = res, .ps = addr,
+	r = (struct report){.benchmark = title, .command = t->cmd, .job = j, .verbose = t->verbose,
+	                    .payload = &s->p, .transport_version = s->ops->version(), .res = res, .ps = addr,
 	                    .nps = 1, .inflight = s->inflight, .env = env, .alloc = ra, .mon = mon,
 	                    .mon_calls = seen, .mon_bytes = seen * s->p.total,
 	                    .mon_moved = seen * s->p.total * (s->method == TR_ECHO ? 2 : 1),

@@ -121,7 +121,7 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 	};
 	uint64_t seen = a->c.sum.calls + a->c.sum.warmup_calls; /* every call the monitor saw */
 	struct report r = {.benchmark = "TF-gRPC-PS-Throughput", .command = t->cmd, .job = j,
-	                   .payload = p, .transport_version = ops->version(), .res = &a->c.sum,
+	                   .verbose = t->verbose, .payload = p, .transport_version = ops->version(), .res = &a->c.sum,
 	                   .ps = ps, .nps = (int)j->ps_count, .inflight = (int)j->inflight,
 	                   .tput = &tp, .env = env, .alloc = &ra, .mon = mon, .mon_calls = seen,
 	                   .mon_bytes = seen * p->total,

@@ -172,7 +172,7 @@ static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct tr
 		return -1;
 	train_fig(t, pl, a, &tr);
 	r = (struct report){.benchmark = "TF-gRPC-Train", .command = t->cmd, .job = j,
-	                    .payload = &p, .transport_version = ops->version(), .res = &a->c.sum,
+	                    .verbose = t->verbose, .payload = &p, .transport_version = ops->version(), .res = &a->c.sum,
 	                    .ps = ps, .nps = (int)j->ps_count, .inflight = (int)tr.inflight,
 	                    .tput = &tp, .train = &tr, .env = env, .alloc = &ra, .mon = mon,
 	                    .mon_calls = steps * pl->nvars * 2, .mon_bytes = steps * pl->step_bytes,

@@ -161,6 +161,10 @@ struct job_section {
 	/* Optional: the section's own cross-key rules, run by job_validate
 	 * (job_key_err names the key and where it was set).  0 or -1. */
 	int (*check)(const struct job *j, const void *sec, struct err *err);
+	/* Optional: writes what key `name`'s value does where its text alone
+	 * does not say (grpc.channelz "preset": " (on: preset tensorflow)"),
+	 * for the report's header; nothing otherwise. */
+	void (*effect)(const void *sec, const char *name, FILE *f);
 };
 
 /* Adds a section after job.c's own sections (in --print-config order) and,

@@ -277,21 +277,30 @@ static void tput_text(const struct report *r, const struct figures *g, FILE *f)
 		fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 }
 
-/* The transport's own section, each key as the job has it ("# [grpc] preset
- * grpc, channels 3, ..."): the settings the figures were taken with. */
-static void section_text(const struct job *j, FILE *f)
+/* The transport's own section ("# [grpc] channels 3, ..."): the keys the
+ * job set, with what a value does where its text does not say, and how
+ * many are left at their defaults; every key with -v. */
+static void section_text(const struct job *j, int verbose, FILE *f)
 {
 	const struct job_section *s = tr_section(j->transport);
+	size_t shown = 0, keys = 0;
 
 	if (!s)
 		return;
 	fprintf(f, "# [%s]", s->name);
-	for (size_t i = 0; s->keys[i].name; i++) {
+	for (size_t i = 0; s->keys[i].name; i++, keys++) {
 		const struct opt_def *d = job_key_find(s->name, s->keys[i].name);
-		fprintf(f, "%s %s ", i ? "," : "", s->keys[i].name);
-		if (d)
-			opt_format(d, (const char *)j + d->off, f);
+		if (!d || (!verbose && !job_key_set(j, s->name, d->name)))
+			continue;
+		fprintf(f, "%s %s ", shown++ ? "," : "", d->name);
+		opt_format(d, (const char *)j + d->off, f);
+		if (s->effect)
+			s->effect(job_section_get(j, s), d->name, f);
 	}
+	if (!shown)
+		fprintf(f, " every key at its default (-v names the %zu)", keys);
+	else if (shown < keys)
+		fprintf(f, "; the other %zu at their defaults (-v names them)", keys - shown);
 	fputc('\n', f);
 }
 
@@ -307,7 +316,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	fprintf(f, "# transport %s%s, mode %s, PS %s%s\n", job_transport_name(j->transport),
 	        j->tls.ca ? " over TLS" : "", job_mode_name(j->mode), ps,
 	        r->nps > 1 ? " and more" : "");
-	section_text(j, f);
+	section_text(j, r->verbose, f);
 	if (!r->train)
 		fprintf(f, "# payload %s, %zu iovecs (small %zu, medium %zu, large %zu), %" PRIu64
 		        " bytes\n", job_scheme_name(j->scheme), p->n, p->count[CAT_SMALL],

@@ -176,6 +176,7 @@ void report_tc_all_json(const struct report *r, struct json *w);
 void report_tc_all_text(const struct report *r, FILE *f);
 
 struct report {
+	int verbose;                       /* -v: the header names every key of the transport's section */
 	const char *benchmark;          /* "TF-gRPC-P2P-Latency" */
 	const char *command;            /* "latency" */
 	const struct job *job;

@@ -118,11 +118,22 @@ static int gr_check(const struct job *j, const void *sec, struct err *err)
 	return 0;
 }
 
+/* job_section.effect: channelz "preset" says on or off, and whose. */
+static void gr_effect(const void *sec, const char *name, FILE *f)
+{
+	const struct gr_conf *c = sec;
+
+	if (strcmp(name, "channelz") == 0 && c->channelz == GR_CZ_PRESET)
+		fprintf(f, " (%s: preset %s)", gr_conf_channelz(c) ? "on" : "off",
+		        preset_names[c->preset]);
+}
+
 const struct job_section tr_grpc_section = {
 	.name = "grpc",
 	.keys = keys,
 	.size = sizeof(struct gr_conf),
 	.check = gr_check,
+	.effect = gr_effect,
 };
 
 static grpc_arg arg_int(const char *key, int64_t v)
