@@ -164,6 +164,9 @@ INI
 	elif [ -s "$out/r.json" ]; then
 		json_check 'd["status"] != "ok" and d["throughput"]["incomplete"] is True' \
 			<"$out/r.json" || bad "$tr $case: the result is not marked incomplete: $(cat "$out/r.json")"
+		# a process died: nobody interrupted the run
+		[ "$case" != kill-worker ] || json_check 'd["status"] == "partial" and d["interrupted"] is False' \
+			<"$out/r.json" || bad "$tr $case: partial, not interrupted: $(cat "$out/r.json")"
 	else
 		bad "$tr $case: no result printed"
 	fi

@@ -40,6 +40,11 @@ const char *report_status(const struct report *r)
 	       "failed";
 }
 
+int report_interrupted(const struct report *r)
+{
+	return r->res->end == ENGINE_INTERRUPTED && !(r->tput && r->tput->lost);
+}
+
 void report_lat_us(const struct stats *s, struct lat_us *l)
 {
 	l->min = s->count ? (double)s->min_ns / 1e3 : 0;
@@ -273,7 +278,7 @@ static void tput_text(const struct report *r, const struct figures *g, FILE *f)
 		fprintf(f, "# PARTIAL: %s %d (on %s) died: %s; the figures are those "
 		        "of the %" PRIu32 " workers that reported\n", tp->lost->role,
 		        tp->lost->index, tp->lost->host, tp->lost->how, tp->reported);
-	if (tp->incomplete)
+	if (tp->incomplete && !tp->lost) /* PARTIAL said why */
 		fprintf(f, "# INCOMPLETE: %s\n", tp->note ? tp->note : "not every process reported");
 }
 
@@ -362,7 +367,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	report_ps_text(r, f);
 	report_tc_all_text(r, f);
 	netem_text(f); /* the emulated link, configured and measured */
-	if (res->end == ENGINE_INTERRUPTED)
+	if (report_interrupted(r))
 		fprintf(f, "# INTERRUPTED: partial result\n");
 	else if (res->end == ENGINE_FAILED)
 		fprintf(f, "# FAILED: %s\n", res->err.msg);

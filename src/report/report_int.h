@@ -36,6 +36,10 @@ struct figures {
  * empty (report_empty), saturated (an open loop the servers could not keep
  * up with: engine_saturated), ok: the first that applies. */
 const char *report_status(const struct report *r);
+/* Whether the run was stopped by a signal to it: not when a process of it
+ * died, whose death stopped the others (the result says partial, and why,
+ * instead). */
+int report_interrupted(const struct report *r);
 
 /* s's figures in microseconds (min 0 when s has none). */
 void report_lat_us(const struct stats *s, struct lat_us *l);

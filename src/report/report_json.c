@@ -363,7 +363,7 @@ static void tail_json(const struct report *r, const char *text, struct json *w)
 		report_fault_json(w, j);
 	}
 	json_str(w, "status", report_status(r));
-	json_bool(w, "interrupted", res->end == ENGINE_INTERRUPTED);
+	json_bool(w, "interrupted", report_interrupted(r));
 	if (res->end == ENGINE_FAILED)
 		json_str(w, "error", res->err.msg);
 	else
