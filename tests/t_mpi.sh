@@ -71,6 +71,11 @@ if in_part refusals; then
 		$MPIRUN -np 3 $TFGB throughput $J -s cluster.workers=2 -s network.congestion=reno \
 		-s job.timeout=2s -q
 	[ "$(grep -c '^tfgb: ' "$out/e")" = 1 ] || fail "[network] as ranks: not one line: $(cat "$out/e")"
+	# a launch that fits neither shape of the job: one line, from rank 0,
+	# naming the keys that fit the launch given
+	expect2 "3 ranks for 1 PS x 4 workers" "for this launch set -s cluster.workers=2 (ranks 0..0 the servers) or -s cluster.workers=3 (the workers alone" \
+		$MPIRUN -np 3 $TFGB throughput $J -s cluster.workers=4 -q
+	[ "$(grep -c 'tfgb' "$out/e")" = 1 ] || fail "3 ranks for 1 x 4: not one line: $(cat "$out/e")"
 	echo "ok: refusals: no mpirun, wrong rank counts, bad [mpi] keys, [network] (exit 2, one line)"
 fi
 

@@ -427,11 +427,15 @@ int cluster_role(const struct job *j, int workers_set, int serve, const struct c
 	if (serve)
 		return 0; /* a server of its own step: the PS addresses of its host */
 	if (r->size > 0 && workers_set && r->size != nw) {
+		char fit[96] = "";
+		if (r->size > np) /* the launch as it is: its first np ranks the servers */
+			snprintf(fit, sizeof fit, "-s cluster.workers=%ld (ranks 0..%ld the servers) or ",
+			         r->size - np, np - 1);
 		err_set(err, "the launcher runs %d processes (%s) but the job has %ld "
-		         "parameter servers and %ld workers: launch %ld (every PS and worker, "
-		         "ranks 0..%ld the servers) or %ld (the workers, servers started apart), "
-		         "or change cluster.workers", r->size, r->size_source, np, nw, np + nw,
-		         np - 1, nw);
+		         "parameter server%s and %ld workers: for this launch set %s-s "
+		         "cluster.workers=%d (the workers alone, servers started apart); or "
+		         "launch %ld (every PS and worker) or %ld (the workers)", r->size,
+		         r->size_source, np, np == 1 ? "" : "s", nw, fit, r->size, np + nw, nw);
 		return -1;
 	}
 	if (r->size > 0)
