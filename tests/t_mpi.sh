@@ -76,6 +76,16 @@ if in_part refusals; then
 	expect2 "3 ranks for 1 PS x 4 workers" "for this launch set -s cluster.workers=2 (ranks 0..0 the servers) or -s cluster.workers=3 (the workers alone" \
 		$MPIRUN -np 3 $TFGB throughput $J -s cluster.workers=4 -q
 	[ "$(grep -c 'tfgb' "$out/e")" = 1 ] || fail "3 ranks for 1 x 4: not one line: $(cat "$out/e")"
+	# MPMD: too few ranks for the workers' side, and serve on the workers'
+	# ranks: one line for each part of the launch
+	expect2 "MPMD, 2 ranks for 1 x 3" "for this launch set -s cluster.workers=1 (ranks 0..0 the servers)" \
+		$MPIRUN -np 1 $TFGB serve $J -s cluster.workers=3 -q : -np 1 $TFGB throughput $J \
+		-s cluster.workers=3 -q
+	[ "$(grep -c '^tfgb' "$out/e")" = 1 ] || fail "MPMD, too few: not one line: $(cat "$out/e")"
+	expect2 "MPMD, serve on the workers' ranks" "serve: ranks 1..2 (OMPI_COMM_WORLD_RANK) of a launch of 3 are workers 0..1's" \
+		$MPIRUN -np 1 $TFGB throughput $J -s cluster.workers=2 -q : -np 2 $TFGB serve $J \
+		-s cluster.workers=2 -q
+	[ "$(grep -c '^tfgb' "$out/e")" = 1 ] || fail "MPMD, serve on workers: not one line: $(cat "$out/e")"
 	echo "ok: refusals: no mpirun, wrong rank counts, bad [mpi] keys, [network] (exit 2, one line)"
 fi
 
@@ -143,6 +153,16 @@ if in_part throughput; then
 	json_check "d['status'] == 'ok' and d['errors'] == 0 and d['calls'] > 0
 	and d['transport'] == 'mpi'" <"$out/t.json" || fail "throughput: bad result: $(cat "$out/t.json")"
 	echo "ok: throughput 1 PS x 2 workers (vader,self)"
+	# MPMD over socket with cluster.workers on the workers' side only: the
+	# server finds its launch's workers (it once served on until killed)
+	t0=$(date +%s)
+	timeout $((60 * SLOW)) $MPIRUN -np 1 $TFGB serve $J -s job.transport=socket -q : -np 2 $TFGB \
+		throughput $J -s job.transport=socket -s cluster.workers=2 -q -f json >"$out/t.json" \
+		2>"$out/e" || fail "MPMD socket, the key on one side: exit $?: $(tail -n 5 "$out/e")"
+	json_check "d['status'] == 'ok' and d['calls'] > 0" <"$out/t.json" ||
+		fail "MPMD socket: bad result: $(cat "$out/t.json")"
+	[ $(($(date +%s) - t0)) -le $(slow 20) ] || fail "MPMD socket: took $(($(date +%s) - t0)) s"
+	echo "ok: MPMD over socket, cluster.workers on the workers' side only: the server ends with the run"
 fi
 
 # 4. train: a tiny model, 1 PS x 2 workers, tensorflow mode over TCP

@@ -88,8 +88,13 @@ static void unpack_counters(const Tfgb__V1__ServerInfo *m, struct srvinfo *out)
 	struct rbuf b = {m->transport_counters.data, m->transport_counters.len, 0, 0};
 
 	if (!m->transport_counters.len) {
-		tr_counters_none(&out->tc, "the PS's reply has none (its transport keeps none, or "
-		                 "it is an older tfgb serve)");
+		char why[96];
+		/* a serve of this tfgb sends its transport's whenever it keeps them */
+		if (m->transport && *m->transport)
+			snprintf(why, sizeof why, "the PS's %.32s transport keeps none", m->transport);
+		else
+			snprintf(why, sizeof why, "the PS's reply has none (an older tfgb serve)");
+		tr_counters_none(&out->tc, why);
 		return;
 	}
 	tr_counters_get(&b, &out->tc);

@@ -404,17 +404,43 @@ int cluster_rank(int task, struct cluster_rank *r, struct err *err)
 	return 0;
 }
 
+int cluster_speaks(const struct cluster_rank *r, int *last)
+{
+	const char *v = getenv("OMPI_APP_CTX_NUM_PROCS");
+	long first = 0, n;
+	char *end;
+
+	if (last)
+		*last = r->size > 0 ? r->size - 1 : r->index;
+	if (r->index <= 0 || !v || !r->source || strncmp(r->source, "OMPI_", 5) != 0)
+		return r->index <= 0;
+	/* the contexts' sizes, in rank order: "1 3" */
+	while ((n = strtol(v, &end, 10)) > 0 && end != v) {
+		if (r->index < first + n) {
+			if (last)
+				*last = (int)(first + n - 1);
+			return r->index == first;
+		}
+		first += n;
+		v = end;
+	}
+	return 0; /* past every context: the variable does not describe this launch */
+}
+
 int cluster_role(const struct job *j, int workers_set, int serve, const struct cluster_rank *r,
                  struct cluster_role *out, struct err *err)
 {
 	long np = (long)j->ps_count, nw = (long)j->workers;
+	int last;
 
 	*out = (struct cluster_role){.ps = -1, .worker = -1, .workers = (int)nw};
 	if (r->index < 0 || !strcmp(r->source, "--task")) {
 		(serve ? &out->ps : &out->worker)[0] = r->index;
 		return 0;
 	}
-	if (r->size > 0 && workers_set && r->size == np + nw) { /* one launch */
+	if (serve && !workers_set && r->size > np) /* MPMD, the key on the workers' side only */
+		out->workers = (int)(nw = r->size - np);
+	if (r->size > 0 && (workers_set || serve) && r->size == np + nw) { /* one launch */
 		out->one_launch = 1;
 		if (r->index < np)
 			out->ps = r->index;
@@ -443,9 +469,15 @@ int cluster_role(const struct job *j, int workers_set, int serve, const struct c
 	out->worker = r->index;
 	return 0;
 worker_rank:
-	err_set(err, "rank %d (%s) of a launch of %d is worker %ld's (ranks 0..%ld are "
-	         "the parameter servers): start tfgb throughput there", r->index, r->source,
-	         r->size, r->index - np, np - 1);
+	cluster_speaks(r, &last); /* this part of the launch: one line for all of it */
+	if (last > r->index)
+		err_set(err, "ranks %d..%d (%s) of a launch of %d are workers %ld..%ld's (ranks "
+		        "0..%ld are the parameter servers): start tfgb throughput there",
+		        r->index, last, r->source, r->size, r->index - np, last - np, np - 1);
+	else
+		err_set(err, "rank %d (%s) of a launch of %d is worker %ld's (ranks 0..%ld are "
+		        "the parameter servers): start tfgb throughput there", r->index, r->source,
+		        r->size, r->index - np, np - 1);
 	return -1;
 }
 
