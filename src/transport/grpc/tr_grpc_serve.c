@@ -650,7 +650,16 @@ static int srv_start(struct srv *s, int nq, struct err *err)
 /* Stops server s of nq queues (also after a failed start, which may have
  * bound some ports): no new requests, a second for calls in flight, then
  * cancel the rest; then frees the queues' slots and shutdown_cq. */
-static void srv_stop(struct srv *s, int nq, grpc_completion_queue *shutdown_cq)
+/* How long the shutdown may take once every call is cancelled: gRPC waits
+ * for its transports, which took TCP's user timeout (about 20 s) when a
+ * peer's link had died (tests/t_true_again.sh). */
+#define SRV_CANCELLED_MS 25000
+
+/* 0; or -ETIMEDOUT when the shutdown did not end SRV_CANCELLED_MS after
+ * the calls were cancelled: the server, its queues and threads are left
+ * as they are for the process's exit to end (destroying them would wait
+ * on the same). */
+static int srv_stop(struct srv *s, int nq, grpc_completion_queue *shutdown_cq)
 {
 	for (int i = 0; i < nq; i++) {
 		pthread_mutex_lock(&s->q[i].lock);
@@ -660,7 +669,8 @@ static void srv_stop(struct srv *s, int nq, grpc_completion_queue *shutdown_cq)
 	grpc_server_shutdown_and_notify(s->server, shutdown_cq, NULL);
 	if (!srv_wait_shutdown(shutdown_cq, 1000)) {
 		grpc_server_cancel_all_calls(s->server);
-		srv_wait_shutdown(shutdown_cq, -1);
+		if (!srv_wait_shutdown(shutdown_cq, SRV_CANCELLED_MS))
+			return -ETIMEDOUT;
 	}
 	for (int i = 0; i < nq; i++)
 		grpc_completion_queue_shutdown(s->q[i].cq);
@@ -678,6 +688,7 @@ static void srv_stop(struct srv *s, int nq, grpc_completion_queue *shutdown_cq)
 	grpc_completion_queue_shutdown(shutdown_cq);
 	grpcx_cq_drain(shutdown_cq);
 	grpc_completion_queue_destroy(shutdown_cq);
+	return 0;
 }
 
 int tr_grpc_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
@@ -728,7 +739,12 @@ int tr_grpc_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 		}
 	}
 
-	srv_stop(&s, nq, shutdown_cq);
+	if (srv_stop(&s, nq, shutdown_cq) < 0) {
+		if (rc == 0)
+			err_set(err, "the gRPC server did not shut down within %d s of cancelling its "
+			        "calls; leaving it to the process's exit", SRV_CANCELLED_MS / 1000);
+		return rc ? rc : -ETIMEDOUT; /* its threads still use s.q */
+	}
 	free(s.q);
 	bench_fini(&s.bench);
 	return rc;
