@@ -37,6 +37,10 @@ static int link_open(struct ranks *k, struct err *err)
 		k->c.timeout_ns = j->timeout_ns;
 	}
 	free(addrs);
+	/* the buffers every step sends from and receives into, once */
+	if (rc == 0 && k->c.ops->reg &&
+	    (rc = k->c.ops->reg(k->c.link, k->c.buf, k->c.cap * sizeof(float), err)) == 0)
+		rc = k->c.ops->reg(k->c.link, k->c.scratch, k->c.cap * sizeof(float), err);
 	return rc;
 }
 
