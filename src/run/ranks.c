@@ -63,7 +63,7 @@ int ranks_check(struct tfgb *t, void *arg)
 	}
 	if (ops && !ops->coll) {
 		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
-		            "transport = socket, grpc or mpi", ops->name);
+		            "transport = socket, grpc, mpi or verbs", ops->name);
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
