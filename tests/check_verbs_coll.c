@@ -16,7 +16,9 @@
 #include "check_tfgb.h"
 #include "check_verbs.h"
 #include "coll.h"
+#include "ranks.h"
 #include "util.h"
+#include "validate.h"
 
 extern volatile sig_atomic_t tfgb_stop;
 
@@ -284,6 +286,103 @@ START_TEST(test_verbs_coll_unregistered)
 }
 END_TEST
 
+/* ---- the ranks' path (ranks.c) over the verbs collective ---- */
+
+#define GR_FIG 40 /* figures a rank sends rank 0: 320 bytes, past the bounce slot */
+
+static int sim_init(const struct tr_setup *s, void **ctx, struct err *err)
+{
+	struct vb_opts o;
+
+	vb_opts_of(s, &o);
+	o.poll_event = 1;
+	return tr_verbs_ctx_new(&o, &vdev_sim_ops, ctx, err);
+}
+
+struct grank {
+	pthread_t th;
+	struct tfgb t;
+	struct ranks k;
+	const struct tr_ops *ops;
+	int rank, n, rc, stop, right;
+};
+
+/* Rank 0's decision: every rank's figures where they belong. */
+static uint64_t gr_decide(void *arg, struct ranks *k)
+{
+	struct grank *g = arg;
+
+	g->right = 1;
+	for (int r = 0; r < k->n; r++)
+		for (size_t i = 0; i < k->nfig; i++)
+			g->right &= k->all[(size_t)r * k->nfig + i] == 1000u * (uint64_t)r + i;
+	return 7;
+}
+
+static void *grank_main(void *arg)
+{
+	struct grank *g = arg;
+	struct err err = {{0}};
+
+	g->rc = ranks_open(&g->k, &g->t, g->ops, g->rank, g->n, COLL_ALLREDUCE, COLL_RING, 4096,
+	                   GR_FIG);
+	if (g->rc == TFGB_EXIT_OK) {
+		for (size_t i = 0; i < GR_FIG; i++)
+			g->k.msg[i] = 1000u * (uint64_t)g->rank + i;
+		coll_fill(&g->k.c, 1000);
+		if ((g->rc = coll_run(&g->k.c, 1000, &err)) == 0 &&
+		    coll_check(&g->k.c, 1000, &(size_t){0}, &(float){0}, &(float){0}))
+			g->rc = -EBADMSG;
+		if (g->rc == 0)
+			g->rc = ranks_gather(&g->k, gr_decide, g, &g->stop, &err);
+	}
+	ranks_close(&g->k);
+	return NULL;
+}
+
+/* ranks_open (the clocks aligned through the bounce slots), an operation,
+ * and ranks_gather's figures (registered by ranks_open: longer than a
+ * bounce slot) over the verbs collective, as `tfgb collective` runs them
+ * on a device. */
+START_TEST(test_verbs_coll_ranks)
+{
+	static struct tr_ops ops;
+	struct grank g[3];
+	struct opt_hostport a[3];
+	char set[3 * (OPT_HOST_MAX + 8) + 32];
+	struct err jerr;
+
+	ops = tr_verbs_ops;
+	ops.init = sim_init;
+	free_ports(a, 3);
+	snprintf(set, sizeof set, "collective.ranks=%s:%u, %s:%u, %s:%u", a[0].host, a[0].port,
+	         a[1].host, a[1].port, a[2].host, a[2].port);
+	memset(g, 0, sizeof g);
+	for (int i = 0; i < 3; i++) {
+		g[i] = (struct grank){.ops = &ops, .rank = i, .n = 3,
+		                      .t = {.prog = "tfgb", .cmd = "collective", .task = i}};
+		ck_assert_int_eq(job_init(&g[i].t.job), 0);
+		ck_assert_msg(job_override(&g[i].t.job, set, 1, &jerr) == 0, "%s", jerr.msg);
+		ck_assert_msg(job_override(&g[i].t.job, "cluster.workers=3", 2, &jerr) == 0, "%s",
+		              jerr.msg);
+		ck_assert_msg(job_override(&g[i].t.job, "job.transport=verbs", 3, &jerr) == 0, "%s",
+		              jerr.msg);
+		ck_assert_msg(job_validate(&g[i].t.job, &jerr) == 0, "%s", jerr.msg);
+	}
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(pthread_create(&g[i].th, NULL, grank_main, &g[i]), 0);
+	for (int i = 0; i < 3; i++)
+		pthread_join(g[i].th, NULL);
+	for (int i = 0; i < 3; i++) {
+		ck_assert_msg(g[i].rc == 0, "rank %d: %d", i, g[i].rc);
+		ck_assert_msg(g[i].stop == 1, "rank %d did not get rank 0's word", i);
+		job_free(&g[i].t.job);
+	}
+	ck_assert_msg(g[0].right, "rank 0 gathered figures that are not the ranks'");
+	vt_assert_no_leak();
+}
+END_TEST
+
 void verbs_coll_tests(TCase *tc)
 {
 	tcase_add_test(tc, test_verbs_coll_allreduce);
@@ -292,4 +391,5 @@ void verbs_coll_tests(TCase *tc)
 	tcase_add_test(tc, test_verbs_coll_timeout);
 	tcase_add_test(tc, test_verbs_coll_interrupted);
 	tcase_add_test(tc, test_verbs_coll_unregistered);
+	tcase_add_test(tc, test_verbs_coll_ranks);
 }

@@ -12,6 +12,24 @@
 #include "report_trace.h"
 #include "util.h"
 
+/* Every buffer a step sends from or receives into, registered once with a
+ * transport that asks for it (tr_coll_ops.reg): the collective's two, and
+ * the figures ranks_gather moves. */
+static int link_reg(struct ranks *k, struct err *err)
+{
+	const struct tr_coll_ops *o = k->c.ops;
+	size_t fig = k->nfig * sizeof *k->msg;
+	int rc;
+
+	if (!o->reg || !fig)
+		return 0;
+	if ((rc = o->reg(k->c.link, k->c.buf, k->c.cap * sizeof(float), err)) < 0 ||
+	    (rc = o->reg(k->c.link, k->c.scratch, k->c.cap * sizeof(float), err)) < 0 ||
+	    (rc = o->reg(k->c.link, k->msg, fig, err)) < 0)
+		return rc;
+	return k->all ? o->reg(k->c.link, k->all, fig * (size_t)k->n, err) : 0;
+}
+
 /* The transport and the link to every other rank. */
 static int link_open(struct ranks *k, struct err *err)
 {
@@ -37,11 +55,7 @@ static int link_open(struct ranks *k, struct err *err)
 		k->c.timeout_ns = j->timeout_ns;
 	}
 	free(addrs);
-	/* the buffers every step sends from and receives into, once */
-	if (rc == 0 && k->c.ops->reg &&
-	    (rc = k->c.ops->reg(k->c.link, k->c.buf, k->c.cap * sizeof(float), err)) == 0)
-		rc = k->c.ops->reg(k->c.link, k->c.scratch, k->c.cap * sizeof(float), err);
-	return rc;
+	return rc == 0 ? link_reg(k, err) : rc;
 }
 
 int ranks_check(struct tfgb *t, void *arg)
