@@ -314,9 +314,9 @@ static const char *peer_host(const struct tr_link *l, int j, char *b, size_t n)
 	return b;
 }
 
-/* Writes what[] of len bytes at stage slot `slot` of peer j's end into
- * the peer's memory at (raddr, rkey) with immediate imm; signaled when
- * *num is wanted (the entry's number then). */
+/* Posts one RDMA WRITE with immediate imm of sge into peer j's memory at
+ * (raddr, rkey); signaled when num is given, which then gets the send-queue
+ * entry's number (sendrecv waits for its completion). */
 static int post_write(struct tr_link *l, int j, const struct vdev_sge *sge, uint64_t raddr,
                       uint32_t rkey, uint32_t imm, uint64_t *num)
 {
