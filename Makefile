@@ -208,6 +208,12 @@ bench/mpi_allreduce: bench/mpi_allreduce.c
 bench-coll: deps tfgb bench/mpi_allreduce
 	sh bench/coll.sh $(BENCH_ARGS)
 
+# The verbs collective beside socket's, ranks as threads of one process
+# (the simulated device reaches only its own process): bench/coll_threads.c.
+bench/coll_threads: bench/coll_threads.c libtfgb.a
+	@$(if $(V),:,echo "  LD      $@")
+	$(Q)$(CC) $(ALL_CFLAGS) $(ALL_LDFLAGS) -o $@ bench/coll_threads.c libtfgb.a $(PKG_LIBS) -lm
+
 # The floor of transport = mpi (bench/mpi.sh): MPI alone, two ranks.
 bench/mpi_pingpong: bench/mpi_pingpong.c
 	@$(if $(V),:,echo "  MPICC   $@")
@@ -354,7 +360,7 @@ dist: clean
 	rm -rf tfgb-$(VERSION)
 
 clean:
-	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(SRC:.c=.d) $(TOBJ) $(TSRC:.c=.d) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer bench/mpi_pingpong bench/mpi_allreduce
+	rm -f tfgb libtfgb.a $(SRC:.c=.o) $(SRC:.c=.d) $(TOBJ) $(TSRC:.c=.d) tests/check_tfgb tfgb-$(VERSION).tar.gz bench/peer bench/mpi_pingpong bench/mpi_allreduce bench/coll_threads
 	rm -rf gen .flags .build plots $(DEB_DIR)
 	rm -f tfgb_*.deb
 	rm -rf tests/out

@@ -264,12 +264,12 @@ static void setup_eth(void)
 /* The cases of the suite, over one link layer. */
 static void add_cases(Suite *s, int roce)
 {
-	static const char *const names[2][4] = {{"core", "limits", "errors", "sim"},
+	static const char *const names[2][5] = {{"core", "limits", "errors", "sim", "coll"},
 	                                        {"core-roce", "limits-roce", "errors-roce",
-	                                         "sim-roce"}};
-	TCase *tc[4];
+	                                         "sim-roce", "coll-roce"}};
+	TCase *tc[5];
 
-	for (int i = 0; i < 4; i++) {
+	for (int i = 0; i < 5; i++) {
 		tc[i] = tcase_create(names[roce][i]);
 		tcase_add_checked_fixture(tc[i], roce ? setup_eth : vt_setup_ib, NULL);
 		tcase_set_timeout(tc[i], i == 3 ? 30 : 60);
@@ -279,7 +279,8 @@ static void add_cases(Suite *s, int roce)
 	verbs_limits_tests(tc[1]);
 	verbs_errors_tests(tc[2]);
 	verbs_sim_tests(tc[3]);
-	for (int i = 0; i < 4; i++)
+	verbs_coll_tests(tc[4]);
+	for (int i = 0; i < 5; i++)
 		suite_add_tcase(s, tc[i]);
 }
 

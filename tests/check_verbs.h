@@ -78,6 +78,8 @@ void verbs_tensor_tests(TCase *tc);
 void verbs_limits_tests(TCase *tc);
 void verbs_errors_tests(TCase *tc);
 void verbs_sim_tests(TCase *tc);
+/* ... and coll (check_verbs_coll.c): the collective side. */
+void verbs_coll_tests(TCase *tc);
 
 /* The "device" case (check_verbs_dev.c). */
 TCase *verbs_device_tcase(void);

@@ -291,8 +291,16 @@ if in_part refusals; then
 		$TFGB collective $J -s collective.min_bytes=2KiB -s collective.max_bytes=1KiB
 	expect2 "two addresses for three" "collective.ranks" \
 		$TFGB collective $J -s cluster.workers=3 -s "collective.ranks=127.0.0.1:$base, 127.0.0.1:$((base + 1))"
-	expect2 "verbs" "job.transport = verbs: 'verbs' has no collective side" \
-		$TFGB collective $J -s cluster.workers=2 -s job.transport=verbs
+	# verbs has a collective side (the unit suite runs it over the simulated
+	# device, check_verbs_coll); a device it cannot open is a run-time
+	# failure: exit 1, one line, before any rank starts (as t_cli's throughput)
+	$TFGB collective $J -s cluster.workers=2 -s job.transport=verbs \
+		-s verbs.device=no_such_device >"$out/o" 2>"$out/e"
+	rc=$?
+	if "$TFGB" version | grep -q "verbs: compiled in"; then words="no RDMA device"; else words="VERBS=0"; fi
+	[ "$rc" = 1 ] && [ "$(wc -l <"$out/e")" = 1 ] && grep -q "^tfgb: collective: .*$words" "$out/e" ||
+		fail "verbs without a device: exit $rc, want 1 and one line naming '$words': $(cat "$out/e")"
+	no_leftovers "$base" "verbs without a device"
 	expect2 "a fault past the ranks" "fault.rank = 3: is past the run's ranks" \
 		$TFGB collective $J -s cluster.workers=3 -s fault.rank=3
 	expect2 "a negative delay" "fault.delay = -1ms: must be in [0s, 1h]" \

@@ -10,6 +10,24 @@
 #include "report_trace.h"
 #include "util.h"
 
+/* Every buffer a step sends from or receives into, registered once with a
+ * transport that asks for it (tr_coll_ops.reg): the collective's two, and
+ * the figures ranks_gather moves. */
+static int link_reg(struct ranks *k, struct err *err)
+{
+	const struct tr_coll_ops *o = k->c.ops;
+	size_t fig = k->nfig * sizeof *k->msg;
+	int rc;
+
+	if (!o->reg || !fig)
+		return 0;
+	if ((rc = o->reg(k->c.link, k->c.buf, k->c.cap * sizeof(float), err)) < 0 ||
+	    (rc = o->reg(k->c.link, k->c.scratch, k->c.cap * sizeof(float), err)) < 0 ||
+	    (rc = o->reg(k->c.link, k->msg, fig, err)) < 0)
+		return rc;
+	return k->all ? o->reg(k->c.link, k->all, fig * (size_t)k->n, err) : 0;
+}
+
 /* The transport and the link to every other rank. */
 static int link_open(struct ranks *k, struct err *err)
 {
@@ -35,7 +53,7 @@ static int link_open(struct ranks *k, struct err *err)
 		k->c.timeout_ns = j->timeout_ns;
 	}
 	free(addrs);
-	return rc;
+	return rc == 0 ? link_reg(k, err) : rc;
 }
 
 int ranks_check(struct tfgb *t, void *arg)
@@ -54,7 +72,7 @@ int ranks_check(struct tfgb *t, void *arg)
 	}
 	if (ops && !ops->coll) {
 		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
-		            "transport = socket, grpc or mpi", ops->name);
+		            "transport = socket, grpc, mpi or verbs", ops->name);
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}

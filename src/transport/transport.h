@@ -215,6 +215,10 @@ struct tr_coll_ops {
 	int (*sendrecv)(struct tr_link *l, int to, const void *sbuf, size_t slen, int from,
 	                void *rbuf, size_t rlen, uint64_t deadline_ns, struct err *err);
 	void (*close)(struct tr_link *l); /* accepts NULL */
+	/* Optional (NULL: nothing to do): registers [addr, addr + len), a
+	 * buffer steps will send from and receive into, once after open, so
+	 * that no step registers memory (verbs).  0, or -errno with err. */
+	int (*reg)(struct tr_link *l, void *addr, size_t len, struct err *err);
 };
 
 struct tr_ops {

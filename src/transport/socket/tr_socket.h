@@ -79,5 +79,11 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 /* The collective side (tr_socket_coll.c): a TCP mesh among the ranks.  Its
  * open takes the struct sk_opts from init as ctx. */
 extern const struct tr_coll_ops sk_coll_ops;
+/* The same meeting for another transport's side channels: one connected,
+ * non-blocking TCP socket to every other rank of cfg in *fd (nranks
+ * entries, -1 for cfg->rank; the caller closes them and frees *fd), met
+ * with the [socket] defaults.  0, or -errno with err naming the rank (as
+ * sk_coll_ops.open). */
+int sk_coll_mesh(const struct tr_link_cfg *cfg, int **fd, struct err *err);
 
 #endif

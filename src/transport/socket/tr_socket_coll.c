@@ -378,6 +378,20 @@ static int sk_sendrecv(struct tr_link *l, int to, const void *sbuf, size_t slen,
 	return 0;
 }
 
+int sk_coll_mesh(const struct tr_link_cfg *cfg, int **fd, struct err *err)
+{
+	struct tr_link *l;
+	int rc;
+
+	*fd = NULL;
+	if ((rc = sk_link_open(NULL, cfg, &l, err)) < 0)
+		return rc;
+	*fd = l->fd; /* the caller's now: the rest of the link goes */
+	l->fd = NULL;
+	sk_link_close(l);
+	return 0;
+}
+
 const struct tr_coll_ops sk_coll_ops = {
 	.open = sk_link_open,
 	.sendrecv = sk_sendrecv,

@@ -581,4 +581,5 @@ const struct tr_ops tr_verbs_ops = {
 	.port_offset = VB_SIDE_PORT_OFFSET,
 	.info_command = "verbs-info",
 	.info = tr_verbs_info,
+	.coll = &vb_coll_ops,
 };

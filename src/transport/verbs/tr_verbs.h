@@ -297,6 +297,11 @@ void vb_call_release(struct tr_call *call);
 
 extern const struct tr_ops tr_verbs_ops;
 
+/* The collective side (tr_verbs_coll.c): an RC QP between every two ranks,
+ * a step's chunk written into its receiver's registered buffer.  Its open
+ * takes the struct vb_ctx of init (or tr_verbs_ctx_new) as ctx. */
+extern const struct tr_coll_ops vb_coll_ops;
+
 /* ---- what the tests look at ---------------------------------------------- */
 
 struct tr_verbs_stats {
