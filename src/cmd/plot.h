@@ -34,11 +34,15 @@
 enum plot_key {
 	PK_SWEEP,     /* the swept key's value (a sweep's runs only) */
 	PK_TRANSPORT, /* grpc, socket, verbs */
+	PK_STRATEGY,  /* train: "ps", or "allreduce, ring" (its algorithm) */
+	PK_OP,        /* collective: allreduce, reduce_scatter, allgather */
+	PK_ALG,       /* collective: ring, rhd */
 	PK_MODE,      /* non-serialized, ... */
 	PK_SCHEME,    /* payload.scheme */
 	PK_IOVECS,    /* payload.iovecs */
 	PK_BYTES,     /* payload.bytes */
 	PK_SHAPE,     /* throughput: "2x3", PS count x workers */
+	PK_WORKERS,   /* workers (a collective's ranks) */
 	PK_INFLIGHT,  /* calls outstanding */
 	PK_RPC,       /* throughput: push or pull */
 	PK_TLS,       /* "TLS" or "plaintext" */
@@ -49,6 +53,7 @@ enum plot_key {
 	PK_RATE,      /* bit/s; "0" unlimited */
 	PK_LOSS,      /* percent */
 	PK_CC,        /* the TCP congestion control asked ("system": the host's) */
+	PK_HOST,      /* environment.hostname: where it ran */
 	PK_FILE,      /* the file's name without directory and .json/.csv */
 	PK_N,
 };
@@ -58,6 +63,7 @@ enum plot_metric {
 	PM_AVG, PM_P50, PM_P90, PM_P99, PM_P999, /* latency, microseconds */
 	PM_RPC,                                 /* RPC/s */
 	PM_MBPS, PM_GBPS,                       /* MB/s (10^6 B), Gbit/s */
+	PM_BUSBW, PM_ALGBW,                     /* collective: GB/s (10^9 B), nccl-tests' */
 	PM_N,
 };
 
@@ -70,6 +76,10 @@ struct plot_point {
 	 * "%" or "" (a number without unit, or text) */
 	char sweep_unit[8];
 	int file;                      /* index of its file on the command line */
+	/* what the figures are of: count (NAN unknown) calls, operations,
+	 * steps or worker steps, named by count_what */
+	double count;
+	char count_what[16];
 	double y[PM_N];                /* NAN when null or absent */
 	unsigned runs;                 /* [job] repeat: runs measured (0, 1: no spread) */
 	double mean[PM_N], sd[PM_N];   /* across the runs; NAN when not known */
@@ -90,6 +100,18 @@ struct plot_set {
 	int nfiles;
 	int hist;     /* set before plot_read: read the histograms too */
 };
+
+/* The JSON result at token `from` of r as points: a collective's one per
+ * size, the all-reduce strategy's one (plot_coll.c).  1 when it is one of
+ * those (0: it is not; -1 with err set). */
+struct jsonr;
+int plot_coll_read(struct plot_set *s, const struct jsonr *r, int from, const char *path,
+                   const char *where, int file, struct err *err);
+/* What plot_read.c shares with plot_coll.c: a new point of the file, every
+ * figure unknown (NULL when full); a scalar as text; a number, or NAN. */
+struct plot_point *plot_point_new(struct plot_set *s, const char *path, int file);
+void plot_jtext(const struct jsonr *r, int from, const char *path, char *buf, size_t len);
+double plot_jnum(const struct jsonr *r, int from, const char *path);
 
 /* Reads file number `file` (path, "-" for standard input) and appends its
  * points to s.  0, or -1 with a one-line err naming the file and why. */

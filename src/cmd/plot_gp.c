@@ -26,8 +26,10 @@ extern char **environ;
 /* Image size in pixels (SVG: in its own units). */
 #define PLOT_WIDTH 960
 #define PLOT_HEIGHT 600
-/* Explicit tics on x for at most this many values. */
+/* Explicit tics on x, at most this many: one every few values of up to
+ * PLOT_XVALUES_MAX (more: gnuplot's own). */
 #define PLOT_TICS_MAX 24
+#define PLOT_XVALUES_MAX 256
 /* gnuplot's line colours 1 to 8, then they come round again. */
 #define PLOT_COLOURS 8
 /* Marked (status not ok) results are drawn in this colour. */
@@ -235,10 +237,21 @@ static void gp_x2tics(const struct plot_fig *fig, const struct plot_set *s, FILE
 
 /* Tics at the values on x: the groups' names, or a sweep's values (sizes
  * written as sizes). */
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
 {
-	double seen[PLOT_TICS_MAX];
-	int n = 0, longest = 0;
+	double seen[PLOT_XVALUES_MAX];
+	int n = 0, longest = 0, step;
+	/* sizes as sizes: a size's log axis (plot_axes), not another's */
+	int x_bytes = fig->logx && !*fig->xunit && fig->nitem &&
+	              (fig->xkey == PK_BYTES || (fig->xkey == PK_SWEEP &&
+	               !strcmp(s->pt[fig->item[0].point].sweep_unit, "B")));
 
 	if (fig->style == PLOT_BARS) {
 		fprintf(f, "set xrange [-0.6:%g]\nset xtics (", fig->ngroups - 0.4);
@@ -258,21 +271,25 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 		int k = 0;
 		while (k < n && seen[k] != fig->item[i].x)
 			k++;
-		if (k == n && n == PLOT_TICS_MAX)
+		if (k == n && n == PLOT_XVALUES_MAX)
 			return; /* too many: gnuplot's own tics, and no sizes on top */
 		if (k == n)
 			seen[n++] = fig->item[i].x;
 	}
+	/* more values than tics (a collective's 25 sizes, 8 B to 128 MiB by
+	 * 2): every step-th, from the smallest */
+	qsort(seen, (size_t)n, sizeof *seen, by_value);
+	step = (n + PLOT_TICS_MAX - 1) / PLOT_TICS_MAX;
 	fprintf(f, "set xtics (");
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n; k += step) {
 		char v[32], text[PLOT_LABEL_MAX];
 		snprintf(v, sizeof v, "%.17g", seen[k]);
-		plot_key_text(fig->logx && !*fig->xunit ? PK_BYTES : -1, v, text, sizeof text);
+		plot_key_text(x_bytes ? PK_BYTES : -1, v, text, sizeof text);
 		fprintf(f, "%s", k ? ", " : "");
 		gp_quote(f, text, 1);
 		fprintf(f, " %.17g", seen[k]);
 	}
-	fprintf(f, ") noenhanced%s\n", n > 10 ? " rotate by -30" : "");
+	fprintf(f, ") noenhanced%s\n", n / step > 10 ? " rotate by -30" : "");
 	if (fig->x2bytes)
 		gp_x2tics(fig, s, f);
 }
