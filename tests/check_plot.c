@@ -122,6 +122,104 @@ START_TEST(test_plot_json_result)
 }
 END_TEST
 
+#define COLL_ROW(bytes, busbw) \
+	"{\"bytes\": " bytes ", \"count\": 2, \"type\": \"float32\", \"iterations\": 20," \
+	" \"time_us\": {\"p50\": 70.5, \"p99\": 94.5, \"mean\": 73.25, \"min\": 69, \"max\": 95}," \
+	" \"algbw_GBps\": 0.0001, \"busbw_GBps\": " busbw ", \"verified\": 2, \"wrong\": 0}"
+#define COLL(rows) \
+	"{\"schema_version\": 1, \"tfgb\": {\"version\": \"x\"}, \"benchmark\": \"collective\"," \
+	" \"transport\": \"socket\", \"collective\": {\"op\": \"allgather\", \"algorithm\": \"rhd\"," \
+	" \"ranks\": 3, \"reduction\": \"sum\", \"bus_factor\": 0.666667, \"sizes\": [" rows "]}," \
+	" \"status\": \"ok\", \"error\": null, \"environment\": {\"hostname\": \"h1\"}," \
+	" \"job\": \"[job]\\n\"}"
+
+/* A collective: a point per size, its figures where plot's metrics are,
+ * what it does not record NAN; a figure that is a string refused with
+ * its row named. */
+START_TEST(test_plot_coll_read)
+{
+	ck_assert_int_eq(read_text(COLL(COLL_ROW("8", "0.000145") ", " COLL_ROW("64", "0.5"))), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.pt[0].bench, "collective");
+	ck_assert_str_eq(set.pt[0].key[PK_OP], "allgather");
+	ck_assert_str_eq(set.pt[0].key[PK_ALG], "rhd");
+	ck_assert_str_eq(set.pt[0].key[PK_WORKERS], "3");
+	ck_assert_str_eq(set.pt[0].key[PK_HOST], "h1");
+	ck_assert_str_eq(set.pt[1].key[PK_BYTES], "64");
+	ck_assert(fabs(set.pt[0].y[PM_BUSBW] - 0.000145) < 1e-12);
+	ck_assert(fabs(set.pt[1].y[PM_BUSBW] - 0.5) < 1e-12);
+	ck_assert(fabs(set.pt[0].y[PM_ALGBW] - 0.0001) < 1e-12);
+	ck_assert(fabs(set.pt[0].y[PM_AVG] - 73.25) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_P50] - 70.5) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_P99] - 94.5) < 1e-9);
+	ck_assert(isnan(set.pt[0].y[PM_P90]) && isnan(set.pt[0].y[PM_RPC]));
+	ck_assert(set.pt[0].count == 20);
+	ck_assert_str_eq(set.pt[0].count_what, "operations");
+	plot_set_free(&set);
+	ck_assert_int_eq(read_text(COLL(COLL_ROW("8", "0.1") ", " COLL_ROW("64", "\"0.5\""))), -1);
+	ck_assert_msg(strstr(err.msg, "collective.sizes[1]") && strstr(err.msg, "busbw_GBps"), "%s",
+	              err.msg);
+	ck_assert_int_eq(read_text(COLL("")), -1);
+	ck_assert_msg(strstr(err.msg, "no \"collective.sizes\" rows"), "%s", err.msg);
+}
+END_TEST
+
+/* The all-reduce strategy: one point, its step time in us as a PS
+ * result's latency_us, the strategy with its algorithm. */
+START_TEST(test_plot_allreduce_read)
+{
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"transport\":"
+	                           " \"socket\", \"train\": {\"strategy\": \"allreduce\", \"algorithm\":"
+	                           " \"ring\", \"model\": \"m\", \"workers\": 4, \"steps\": 7,"
+	                           " \"step_ms\": {\"p50\": 1.5, \"p99\": 2.25, \"mean\": 1.625,"
+	                           " \"min\": 1, \"max\": 3}, \"algbw_GBps\": 1, \"busbw_GBps\": 1.5},"
+	                           " \"status\": \"ok\", \"job\": \"\"}"), 0);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_str_eq(set.pt[0].key[PK_STRATEGY], "allreduce, ring");
+	ck_assert_str_eq(set.pt[0].key[PK_MODEL], "m");
+	ck_assert_str_eq(set.pt[0].key[PK_WORKERS], "4");
+	ck_assert(fabs(set.pt[0].y[PM_AVG] - 1625) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_P99] - 2250) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_BUSBW] - 1.5) < 1e-12);
+	ck_assert(isnan(set.pt[0].y[PM_RPC]));
+	ck_assert(set.pt[0].count == 7);
+	ck_assert_str_eq(set.pt[0].count_what, "steps");
+}
+END_TEST
+
+/* More sizes than tics (8 B to 128 MiB by 2: 25): a tic every second
+ * size, from the smallest, as sizes. */
+START_TEST(test_plot_gp_many_tics)
+{
+	static struct plot_fig fig;
+	struct plot_item items[25];
+	struct plot_point pts[25] = {{.status = "ok"}};
+	struct plot_set s = {.pt = pts, .n = 25};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (int i = 0; i < 25; i++) {
+		snprintf(pts[i].status, sizeof pts[i].status, "ok");
+		/* in series order, not x order */
+		items[i] = (struct plot_item){.point = (size_t)i, .x = (double)(8ull << (24 - i)),
+		                              .y = 1, .lo = NAN, .hi = NAN};
+	}
+	fig.style = PLOT_LINES;
+	fig.xkey = PK_BYTES;
+	fig.logx = 1;
+	fig.nseries = 1;
+	fig.item = items;
+	fig.nitem = 25;
+	plot_gp_script(&fig, &s, "p.png", 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(strstr(text, "set xtics (\"8 B\" 8, \"32 B\" 32, "), "%s", text);
+	ck_assert_msg(strstr(text, ", \"128 MiB\" 134217728) noenhanced rotate by -30\n"), "%s", text);
+	ck_assert_msg(!strstr(text, "\"16 B\""), "%s", text);
+	free(text);
+}
+END_TEST
+
 START_TEST(test_plot_json_sweep_ndjson)
 {
 	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"sweep\": {\"key\": \"payload.scheme\","
@@ -220,6 +318,19 @@ START_TEST(test_plot_xunit)
 	plot_xunit(&s, &fig);
 	ck_assert_str_eq(fig.xunit, "Mbit/s");
 	ck_assert(it[0].x == 250 && it[2].x == 1000);
+	ck_assert_int_eq(fig.logx, 0);
+	/* a plain number (workers) over 16 times: log; with a 0: linear */
+	memset(&fig.xunit, 0, sizeof fig.xunit);
+	for (int i = 0; i < 3; i++)
+		strcpy(pt[i].sweep_unit, "");
+	it[0].x = 1;
+	it[1].x = 4;
+	it[2].x = 32;
+	plot_xunit(&s, &fig);
+	ck_assert_str_eq(fig.xunit, "");
+	ck_assert_int_eq(fig.logx, 1);
+	it[0].x = 0;
+	plot_xunit(&s, &fig);
 	ck_assert_int_eq(fig.logx, 0);
 	/* a size sweep keeps its own axis (bytes) */
 	memset(&fig.xunit, 0, sizeof fig.xunit);
@@ -419,6 +530,9 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_csv_runs);
 	tcase_add_test(core, test_plot_json_result);
 	tcase_add_test(core, test_plot_json_sweep_ndjson);
+	tcase_add_test(core, test_plot_coll_read);
+	tcase_add_test(core, test_plot_allreduce_read);
+	tcase_add_test(core, test_plot_gp_many_tics);
 	tcase_add_test(core, test_plot_key_text);
 	tcase_add_test(core, test_plot_gp_script_text);
 	tcase_add_test(core, test_plot_json_hist);
