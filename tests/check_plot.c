@@ -341,6 +341,28 @@ START_TEST(test_plot_xunit)
 }
 END_TEST
 
+/* A 0 beside values over 16 times apart: evenly spaced, by rank; not
+ * when they are close (0, 1, 2) or when the axis is a log one. */
+START_TEST(test_plot_xcat)
+{
+	struct plot_item it[5] = {{.x = 10}, {.x = 0}, {.x = 100}, {.x = 1}, {.x = 10}};
+	struct plot_fig fig = {.style = PLOT_LINES, .xkey = PK_SWEEP, .item = it, .nitem = 5};
+
+	plot_xcat(&fig);
+	ck_assert_int_eq(fig.ncat, 4);
+	ck_assert(fig.xcat[0] == 0 && fig.xcat[1] == 1 && fig.xcat[2] == 10 && fig.xcat[3] == 100);
+	ck_assert(it[0].x == 2 && it[1].x == 0 && it[2].x == 3 && it[3].x == 1 && it[4].x == 2);
+	fig.ncat = 0;
+	it[0].x = 0;
+	it[1].x = 1;
+	it[2].x = 2;
+	fig.nitem = 3;
+	plot_xcat(&fig);
+	ck_assert_int_eq(fig.ncat, 0);
+	ck_assert(it[2].x == 2);
+}
+END_TEST
+
 START_TEST(test_plot_read_refusals)
 {
 	ck_assert_int_eq(read_text("{\"a\": 1}"), -1);
@@ -540,6 +562,7 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_unit_value);
 	tcase_add_test(core, test_plot_sweep_units);
 	tcase_add_test(core, test_plot_xunit);
+	tcase_add_test(core, test_plot_xcat);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);

@@ -288,6 +288,7 @@ int cmd_plot(struct tfgb *t)
 		goto out;
 	plot_axes(&s, f);
 	plot_xunit(&s, f);
+	plot_xcat(f);
 	if (!f->logy)
 		plot_scale(&s, f); /* a log axis spans the decades in microseconds */
 	plot_x2bytes(&s, f);

@@ -29,6 +29,7 @@
 #define PLOT_GROUPS_MAX 64
 #define PLOT_TEXT_MAX 64
 #define PLOT_LABEL_MAX 160
+#define PLOT_CAT_MAX 24
 
 /* What tells results apart, in the order the series' names list them. */
 enum plot_key {
@@ -166,6 +167,11 @@ struct plot_fig {
 	char xunit[16];
 	double xscale;
 	int x2bytes;              /* each x's payload size on a second x axis, on top */
+	/* lines whose x holds 0 beside values over 16 times apart (a delay of
+	 * 0, 1, 10, 100 ms): x evenly spaced, each item's x the index of its
+	 * value in xcat (ncat of them, ascending), the tics those values */
+	int ncat;
+	double xcat[PLOT_CAT_MAX];
 	char title[2 * PLOT_LABEL_MAX], subtitle[3 * PLOT_LABEL_MAX];
 	char xlabel[PLOT_LABEL_MAX], ylabel[PLOT_LABEL_MAX];
 	int nseries, ngroups;

@@ -633,3 +633,45 @@ void plot_xunit(const struct plot_set *s, struct plot_fig *f)
 	}
 	f->logx = lo > 0 && hi / lo >= 16;
 }
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Lines whose x has a 0 (no place on a log axis) and values other than 0
+ * over 16 times apart (a delay of 0, 1, 10, 100 ms, a linear axis would
+ * crowd 0 and 1 into one point): the values evenly spaced, each at its
+ * rank, at most PLOT_CAT_MAX of them (more: the linear axis). */
+void plot_xcat(struct plot_fig *f)
+{
+	double lo = INFINITY, hi = 0;
+	int n = 0;
+
+	if (f->style != PLOT_LINES || f->logx || !plot_has_x0(f))
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		double x = f->item[i].x;
+		int k = 0;
+		lo = x > 0 && x < lo ? x : lo;
+		hi = x > hi ? x : hi;
+		while (k < n && f->xcat[k] != x)
+			k++;
+		if (k == n && n == PLOT_CAT_MAX)
+			return;
+		if (k == n)
+			f->xcat[n++] = x;
+	}
+	if (!(hi / lo >= 16))
+		return;
+	qsort(f->xcat, (size_t)n, sizeof *f->xcat, by_double);
+	for (size_t i = 0; i < f->nitem; i++) {
+		int k = 0;
+		while (f->xcat[k] != f->item[i].x)
+			k++;
+		f->item[i].x = k;
+	}
+	f->ncat = n;
+}

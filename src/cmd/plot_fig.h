@@ -43,4 +43,6 @@ void plot_axes(const struct plot_set *s, struct plot_fig *f);
 
 void plot_xunit(const struct plot_set *s, struct plot_fig *f);
 
+void plot_xcat(struct plot_fig *f);
+
 #endif

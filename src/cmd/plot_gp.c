@@ -237,6 +237,20 @@ static void gp_x2tics(const struct plot_fig *fig, const struct plot_set *s, FILE
 
 /* Tics at the values on x: the groups' names, or a sweep's values (sizes
  * written as sizes). */
+/* Evenly spaced values (plot_xcat): a tic at each, its value. */
+static void gp_cat_tics(const struct plot_fig *fig, FILE *f)
+{
+	fprintf(f, "set xtics (");
+	for (int k = 0; k < fig->ncat; k++) {
+		char text[32];
+		snprintf(text, sizeof text, "%.12g", fig->xcat[k]);
+		fprintf(f, "%s", k ? ", " : "");
+		gp_quote(f, text, 1);
+		fprintf(f, " %d", k);
+	}
+	fprintf(f, ") noenhanced%s\n", fig->ncat > 10 ? " rotate by -30" : "");
+}
+
 static int by_value(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -267,6 +281,10 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 		return;
 	}
 	gp_xrange(fig, f);
+	if (fig->ncat) {
+		gp_cat_tics(fig, f);
+		return;
+	}
 	for (size_t i = 0; i < fig->nitem; i++) {
 		int k = 0;
 		while (k < n && seen[k] != fig->item[i].x)

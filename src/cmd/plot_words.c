@@ -86,6 +86,15 @@ static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char
 		         f->xkey == PK_RATE ? " (bit/s; 0 unlimited)" : f->xkey == PK_LOSS ? " (%)" : "");
 }
 
+/* The x axis' label, and how its values are spaced when not to scale. */
+static void plot_xlabel_cat(const struct plot_set *s, const struct plot_fig *f, char *buf,
+                            size_t len)
+{
+	plot_xlabel(s, f, buf, len);
+	if (f->ncat)
+		plot_cat(buf, len, "; its values evenly spaced, not to scale");
+}
+
 /* The title ("what by what") and the axes' labels. */
 void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
                 struct plot_fig *f)
@@ -103,7 +112,7 @@ void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned ke
 		snprintf(f->xlabel, sizeof f->xlabel, "percentile (1/(1 - percentile) on a log scale)");
 		snprintf(f->ylabel, sizeof f->ylabel, "call latency (%s)", unit);
 	} else {
-		plot_xlabel(s, f, f->xlabel, sizeof f->xlabel);
+		plot_xlabel_cat(s, f, f->xlabel, sizeof f->xlabel);
 		/* the label is tfgb's own text, drawn as enhanced text */
 		snprintf(f->ylabel, sizeof f->ylabel, "%s (%s%s)", metric_label(bench, f->metric), unit,
 		         f->metric == PM_MBPS ? ", 1 MB = 10^{6} bytes" :
