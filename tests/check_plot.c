@@ -363,6 +363,42 @@ START_TEST(test_plot_xcat)
 }
 END_TEST
 
+/* Two series keys: colour by the first (transport), dash by the other
+ * (strategy); one key: colours alone; bars: by index. */
+START_TEST(test_plot_channels)
+{
+	static struct plot_fig fig;
+	static const char *const kv[4][2] = {{"grpc", "ps"}, {"grpc", "allreduce, ring"},
+	                                     {"socket", "ps"}, {"socket", "allreduce, ring"}};
+	struct plot_point pt[4] = {0};
+	struct plot_item it[4];
+	struct plot_set s = {.pt = pt, .n = 4};
+
+	for (int i = 0; i < 4; i++) {
+		strcpy(pt[i].key[PK_TRANSPORT], kv[i][0]);
+		strcpy(pt[i].key[PK_STRATEGY], kv[i][1]);
+		it[i] = (struct plot_item){.point = (size_t)(3 - i), .series = i};
+	}
+	fig.style = PLOT_LINES;
+	fig.nseries = 4;
+	fig.item = it;
+	fig.nitem = 4;
+	plot_channels(&s, 1u << PK_TRANSPORT | 1u << PK_STRATEGY, &fig);
+	ck_assert_int_eq(fig.channels, 1);
+	/* series 0 is point 3: socket, allreduce */
+	ck_assert(fig.colour[0] == 0 && fig.dash[0] == 0);
+	ck_assert(fig.colour[1] == 0 && fig.dash[1] == 1);
+	ck_assert(fig.colour[2] == 1 && fig.dash[2] == 0);
+	ck_assert(fig.colour[3] == 1 && fig.dash[3] == 1);
+	fig.channels = 0;
+	plot_channels(&s, 1u << PK_TRANSPORT, &fig);
+	ck_assert_int_eq(fig.channels, 0);
+	fig.style = PLOT_BARS;
+	plot_channels(&s, 1u << PK_TRANSPORT | 1u << PK_STRATEGY, &fig);
+	ck_assert_int_eq(fig.channels, 0);
+}
+END_TEST
+
 START_TEST(test_plot_read_refusals)
 {
 	ck_assert_int_eq(read_text("{\"a\": 1}"), -1);
@@ -563,6 +599,7 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_sweep_units);
 	tcase_add_test(core, test_plot_xunit);
 	tcase_add_test(core, test_plot_xcat);
+	tcase_add_test(core, test_plot_channels);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);

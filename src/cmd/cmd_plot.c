@@ -286,6 +286,7 @@ int cmd_plot(struct tfgb *t)
 	keys = plot_series_keys(&s, o.xkey);
 	if ((rc = plot_layout(&s, &o, keys, f, &how)) != 0)
 		goto out;
+	plot_channels(&s, keys, f);
 	plot_axes(&s, f);
 	plot_xunit(&s, f);
 	plot_xcat(f);

@@ -176,6 +176,11 @@ struct plot_fig {
 	char xlabel[PLOT_LABEL_MAX], ylabel[PLOT_LABEL_MAX];
 	int nseries, ngroups;
 	char series[PLOT_SERIES_MAX][PLOT_LABEL_MAX];
+	/* lines of two series keys or more: one key a channel (channels set,
+	 * plot_channels): each series' colour by its first key's value, its
+	 * dash by the others' (0-based); unset: both from the series' index */
+	int channels;
+	int colour[PLOT_SERIES_MAX], dash[PLOT_SERIES_MAX];
 	char group[PLOT_GROUPS_MAX][PLOT_LABEL_MAX];
 	struct plot_item *item;   /* nitem, in series order then x order */
 	size_t nitem;

@@ -675,3 +675,48 @@ void plot_xcat(struct plot_fig *f)
 	}
 	f->ncat = n;
 }
+
+/* The index of v among the n values seen (added when new: n grows), or
+ * -1 when there is no room left. */
+static int value_index(char (*seen)[PLOT_LABEL_MAX], int *n, int max, const char *v)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(seen[i], v))
+			return i;
+	if (*n == max)
+		return -1;
+	snprintf(seen[*n], PLOT_LABEL_MAX, "%s", v);
+	return (*n)++;
+}
+
+/* Lines named by two keys or more (strategy and transport): one key one
+ * channel (#42), the first key's value the colour (at most 8), the
+ * others' the dash (at most 5, gnuplot's distinct dash types); beyond
+ * those, both from the series' index as before. */
+void plot_channels(const struct plot_set *s, unsigned keys, struct plot_fig *f)
+{
+	char first[8][PLOT_LABEL_MAX], rest[5][PLOT_LABEL_MAX], v[PLOT_LABEL_MAX];
+	int k1 = 0, nfirst = 0, nrest = 0;
+
+	if (f->style != PLOT_LINES || !keys || !(keys & (keys - 1)))
+		return; /* one key: colours alone */
+	while (!(keys >> k1 & 1))
+		k1++;
+	for (int n = 0; n < f->nseries; n++) {
+		const struct plot_point *p = NULL;
+		for (size_t i = 0; i < f->nitem && !p; i++)
+			if (f->item[i].series == n)
+				p = &s->pt[f->item[i].point];
+		v[0] = 0;
+		for (int k = k1 + 1; k < PK_N; k++)
+			if (keys >> k & 1) {
+				plot_cat(v, sizeof v, p->key[k]);
+				plot_cat(v, sizeof v, "\x1f"); /* no value holds it: a separator */
+			}
+		f->colour[n] = value_index(first, &nfirst, 8, p->key[k1]);
+		f->dash[n] = value_index(rest, &nrest, 5, v);
+		if (f->colour[n] < 0 || f->dash[n] < 0)
+			return;
+	}
+	f->channels = 1;
+}

@@ -45,4 +45,6 @@ void plot_xunit(const struct plot_set *s, struct plot_fig *f);
 
 void plot_xcat(struct plot_fig *f);
 
+void plot_channels(const struct plot_set *s, unsigned keys, struct plot_fig *f);
+
 #endif

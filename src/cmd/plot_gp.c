@@ -332,6 +332,12 @@ static int has_errbars(const struct plot_fig *fig, int n)
 	return 0;
 }
 
+/* Series n's colour: its first key's (plot_channels), else by its index. */
+static int gp_colour(const struct plot_fig *fig, int n)
+{
+	return fig->channels ? fig->colour[n] + 1 : n % PLOT_COLOURS + 1;
+}
+
 /* Series n's elements: its bars or line (a legend entry alone when it has
  * no figure at all), its error bars. */
 static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
@@ -349,8 +355,8 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		fprintf(f, " with boxes lc %d %s", n % PLOT_COLOURS + 1, n < PLOT_COLOURS ? "" :
 		        n < 2 * PLOT_COLOURS ? "fs pattern 1 border " : "fs pattern 2 border ");
 	else
-		fprintf(f, " with linespoints lw 2 pt 7 ps 1.2 lc %d dt %d ", n % PLOT_COLOURS + 1,
-		        n / PLOT_COLOURS + 1);
+		fprintf(f, " with linespoints lw 2 pt 7 ps 1.2 lc %d dt %d ", gp_colour(fig, n),
+		        fig->channels ? fig->dash[n] + 1 : n / PLOT_COLOURS + 1);
 	gp_series_title(fig, n, f);
 	if (!has_errbars(fig, n))
 		return;
@@ -359,7 +365,7 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		        "ps 0.4 lw 1.5 notitle", n);
 	else
 		fprintf(f, ", \\\n     $s%d using 1:5:3:4 with yerrorbars lc %d pt 7 ps 0.4 lw 1.5 "
-		        "notitle", n, n % PLOT_COLOURS + 1);
+		        "notitle", n, gp_colour(fig, n));
 }
 
 /* The percentile on a log axis of 1/(1 - p), as HdrHistogram's plotter
