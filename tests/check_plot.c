@@ -399,6 +399,45 @@ START_TEST(test_plot_channels)
 }
 END_TEST
 
+/* A point whose link went another way than most (veth among tun, or no
+ * link at all) gets a square and its route's name; all one way: none. */
+START_TEST(test_plot_route_marks)
+{
+	static struct plot_fig fig;
+	struct plot_point pt[4] = {{.status = "ok"}, {.status = "ok", .route = "tun"},
+	                           {.status = "ok", .route = "tun"}, {.status = "ok", .route = "veth"}};
+	struct plot_item it[4];
+	struct plot_set s = {.pt = pt, .n = 4};
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	for (int i = 0; i < 4; i++)
+		it[i] = (struct plot_item){.point = (size_t)i, .x = i, .y = 10 + i, .lo = NAN,
+		                           .hi = NAN};
+	ck_assert_str_eq(plot_route_usual(&s), "tun");
+	fig.style = PLOT_LINES;
+	fig.nseries = 1;
+	fig.item = it;
+	fig.nitem = 4;
+	plot_gp_script(&fig, &s, "p.png", 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_msg(strstr(text, "$route << EOD\n0 10\n3 13\nEOD\n"), "%s", text);
+	ck_assert_msg(strstr(text, "set label \"veth\" noenhanced at first 3, first 13"), "%s", text);
+	ck_assert_msg(strstr(text, "set label \"no emulated link\" noenhanced at first 0"), "%s",
+	              text);
+	ck_assert_msg(strstr(text, "title \"another route\""), "%s", text);
+	free(text);
+	strcpy(pt[0].route, "tun");
+	strcpy(pt[3].route, "tun");
+	ck_assert_ptr_null(plot_route_usual(&s));
+	/* no link anywhere: nothing to mark */
+	for (int i = 0; i < 4; i++)
+		pt[i].route[0] = 0;
+	ck_assert_ptr_null(plot_route_usual(&s));
+}
+END_TEST
+
 START_TEST(test_plot_read_refusals)
 {
 	ck_assert_int_eq(read_text("{\"a\": 1}"), -1);
@@ -600,6 +639,7 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_xunit);
 	tcase_add_test(core, test_plot_xcat);
 	tcase_add_test(core, test_plot_channels);
+	tcase_add_test(core, test_plot_route_marks);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);

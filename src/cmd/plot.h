@@ -73,6 +73,9 @@ struct plot_point {
 	char bench[16];                /* latency, bandwidth, throughput */
 	char status[16];               /* ok, empty, saturated, ... */
 	char sweep_key[136];           /* "payload.size" for a sweep's run, else "" */
+	/* the way the emulated link's packets went (network.mechanism.route:
+	 * "tun", "veth"), "" without a link or a JSON result */
+	char route[16];
 	/* the unit of key[PK_SWEEP] (a plain number then): "B", "s", "bit/s",
 	 * "%" or "" (a number without unit, or text) */
 	char sweep_unit[8];
@@ -135,6 +138,13 @@ const char *plot_key_name(int key);
  * (seconds, bit/s, percent) and that unit's name ("s", "bit/s", "%").
  * 0, or -1 when text is not a number with one of those units. */
 int plot_unit_value(const char *text, double *v, const char **unit);
+
+/* The route most points took, when some took another (each without a
+ * link counted as "no emulated link" once some has one): those are
+ * marked.  NULL when all points went one way. */
+const char *plot_route_usual(const struct plot_set *s);
+/* Point p's route as plot_route_usual counts it. */
+const char *plot_route_of(const struct plot_point *p);
 
 /* A key's value as a reader wants it: "3.03 MiB" for 3176488 bytes,
  * "2 PS x 3 workers" for 2x3, "" when unknown. */

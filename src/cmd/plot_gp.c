@@ -197,6 +197,38 @@ static int gp_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *
 	return n;
 }
 
+/* Points whose route is not the usual one (plot_route_usual): datablock
+ * $route, each labelled with its route.  1 when it has a point. */
+static int gp_route_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
+{
+	const char *usual = plot_route_usual(s);
+	int n = 0;
+
+	if (!usual || fig->style == PLOT_PERCENTILES)
+		return 0;
+	fprintf(f, "$route << EOD\n");
+	for (size_t i = 0; i < fig->nitem; i++) {
+		const struct plot_item *it = &fig->item[i];
+		if (isnan(it->y) || !strcmp(plot_route_of(&s->pt[it->point]), usual))
+			continue;
+		fprintf(f, "%.17g %.17g\n", item_x(fig, it), it->y);
+		n = 1;
+	}
+	fprintf(f, "EOD\n");
+	for (size_t i = 0; i < fig->nitem && n; i++) {
+		const struct plot_item *it = &fig->item[i];
+		char text[48];
+		if (isnan(it->y) || !strcmp(plot_route_of(&s->pt[it->point]), usual))
+			continue;
+		snprintf(text, sizeof text, "%s", plot_route_of(&s->pt[it->point]));
+		fprintf(f, "set label ");
+		gp_lit(f, text);
+		fprintf(f, " at first %.17g, first %.17g offset 0.8,-0.8 front font \",9\"\n",
+		        item_x(fig, it), it->y);
+	}
+	return n;
+}
+
 /* Lines: x from the smallest value to the largest, with a margin (a point
  * or a tic at the very edge may be dropped). */
 static void gp_xrange(const struct plot_fig *fig, FILE *f)
@@ -442,7 +474,7 @@ static void gp_pct_plot(const struct plot_fig *fig, const struct plot_set *s, in
 void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const char *out,
                     int svg, FILE *f)
 {
-	int bars = fig->style == PLOT_BARS, marked;
+	int bars = fig->style == PLOT_BARS, marked, route;
 
 	gp_head(fig, out, svg, f);
 	if (fig->style == PLOT_PERCENTILES) {
@@ -470,7 +502,8 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 	for (int n = 0; n < fig->nseries; n++)
 		gp_series_data(fig, n, f);
 	marked = gp_marks(fig, s, f);
-	if (fig->nseries == 1 && !marked)
+	route = gp_route_marks(fig, s, f);
+	if (fig->nseries == 1 && !marked && !route)
 		fprintf(f, "unset key\n");
 	fprintf(f, "plot ");
 	for (int n = 0; n < fig->nseries; n++)
@@ -481,6 +514,9 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 		        marked & 2 ? "$bad using 1:2" : "keyentry", bars ? "boxes" : "points pt 6 ps 2.5",
 		        PLOT_MARK_RGB, bars ? "fs transparent pattern 4 border" : "");
 	}
+	if (route)
+		fprintf(f, ", \\\n     $route using 1:2 with points pt 4 ps 2.5 lw 1.5 lc rgb \"black\" "
+		        "title \"another route\" noenhanced");
 	fprintf(f, "\nunset output\n");
 }
 

@@ -194,6 +194,33 @@ static const char *key_unit(const char *key)
 	return !d ? "" : d->type == OPT_DURATION ? "s" : d->type == OPT_SIZE ? "B" : "";
 }
 
+const char *plot_route_of(const struct plot_point *p)
+{
+	return *p->route ? p->route : "no emulated link";
+}
+
+const char *plot_route_usual(const struct plot_set *s)
+{
+	const char *route[8];
+	size_t count[8] = {0}, linked = 0;
+	int n = 0, best = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const char *r = plot_route_of(&s->pt[i]);
+		int k = 0;
+		linked += *s->pt[i].route != 0;
+		while (k < n && strcmp(route[k], r))
+			k++;
+		if (k == n && n == 8)
+			continue; /* a ninth way: counted as none */
+		if (k == n)
+			route[n++] = r;
+		if (++count[k] > count[best])
+			best = k;
+	}
+	return linked && n > 1 ? route[best] : NULL;
+}
+
 void plot_set_free(struct plot_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -347,6 +374,8 @@ static void json_link(struct plot_point *p, const struct jsonr *r, int from)
 		{PK_CC, "network.configured.congestion", "system"},
 	};
 	int link = jsonr_type(r, jsonr_find(r, from, "network")) == JSONR_OBJECT;
+
+	plot_jtext(r, from, "network.mechanism.route", p->route, sizeof p->route);
 
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
 		char *v = p->key[k[i].key];

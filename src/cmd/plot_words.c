@@ -10,6 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+/* The longest line of the subtitle's list of what all runs share. */
+#define PLOT_NOTE_LINE 100
+
 static const char *bench_title(const char *bench)
 {
 	return !strcmp(bench, "latency") ? "TF-gRPC-P2P-Latency" :
@@ -229,14 +232,24 @@ void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f)
 	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
 		if (k != f->xkey && !plot_differs(s, k) && *s->pt[0].key[k] &&
 		    !(nolink && k >= PK_DELAY && k <= PK_CC) &&
+		    !(k == PK_WORKERS && common(s, PK_SHAPE)) && /* "1 PS x 2 workers" says it */
 		    !(coll && f->style != PLOT_PERCENTILES && (k == PK_WORKERS || k == PK_HOST) &&
 		      common(s, PK_WORKERS) && common(s, PK_HOST))) {
+			const char *nl = strrchr(f->subtitle, '\n');
+			size_t line = strlen(nl ? nl + 1 : f->subtitle);
 			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
-			plot_cat(f->subtitle, sizeof f->subtitle, *f->subtitle ? ", " : "all runs: ");
+			/* a line the figure's width holds (960 pixels, sans 12) */
+			plot_cat(f->subtitle, sizeof f->subtitle, !*f->subtitle ? "all runs: " :
+			         line + strlen(v) > PLOT_NOTE_LINE ? ",\n" : ", ");
 			plot_cat(f->subtitle, sizeof f->subtitle, v);
 		}
 	plot_notes_bars(s, f, how);
 	plot_notes_counts(s, f);
+	if (plot_route_usual(s) && f->style != PLOT_PERCENTILES) {
+		snprintf(v, sizeof v, "\nroute (network.mechanism.route): %s, but where a square "
+		         "names another", plot_route_usual(s));
+		plot_cat(f->subtitle, sizeof f->subtitle, v);
+	}
 	for (size_t i = 0; i < s->n; i++)
 		marked += strcmp(s->pt[i].status, "ok") != 0;
 	if (marked) {
