@@ -43,6 +43,19 @@ static int read_text(const char *text)
 	return plot_read(&set, path, 0, &err);
 }
 
+/* The gnuplot script of fig (to free). */
+static char *gp_text(const struct plot_fig *fig, const struct plot_set *s, const char *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	plot_gp_script(fig, s, out, 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return text;
+}
+
 START_TEST(test_plot_csv_sweep)
 {
 	/* a sweep's CSV: the swept key, then the benchmark's own header; the
@@ -195,9 +208,7 @@ START_TEST(test_plot_gp_many_tics)
 	struct plot_item items[25];
 	struct plot_point pts[25] = {{.status = "ok"}};
 	struct plot_set s = {.pt = pts, .n = 25};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	for (int i = 0; i < 25; i++) {
 		snprintf(pts[i].status, sizeof pts[i].status, "ok");
@@ -211,8 +222,7 @@ START_TEST(test_plot_gp_many_tics)
 	fig.nseries = 1;
 	fig.item = items;
 	fig.nitem = 25;
-	plot_gp_script(&fig, &s, "p.png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "p.png");
 	ck_assert_msg(strstr(text, "set xtics (\"8 B\" 8, \"32 B\" 32, "), "%s", text);
 	ck_assert_msg(strstr(text, ", \"128 MiB\" 134217728) noenhanced rotate by -30\n"), "%s", text);
 	ck_assert_msg(!strstr(text, "\"16 B\""), "%s", text);
@@ -408,9 +418,7 @@ START_TEST(test_plot_route_marks)
 	                           {.status = "ok", .route = "tun"}, {.status = "ok", .route = "veth"}};
 	struct plot_item it[4];
 	struct plot_set s = {.pt = pt, .n = 4};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	for (int i = 0; i < 4; i++)
 		it[i] = (struct plot_item){.point = (size_t)i, .x = i, .y = 10 + i, .lo = NAN,
@@ -420,8 +428,7 @@ START_TEST(test_plot_route_marks)
 	fig.nseries = 1;
 	fig.item = it;
 	fig.nitem = 4;
-	plot_gp_script(&fig, &s, "p.png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "p.png");
 	ck_assert_msg(strstr(text, "$route << EOD\n0 10\n3 13\nEOD\n"), "%s", text);
 	ck_assert_msg(strstr(text, "set label \"veth\" noenhanced at first 3, first 13"), "%s", text);
 	ck_assert_msg(strstr(text, "set label \"no emulated link\" noenhanced at first 0"), "%s",
@@ -494,9 +501,7 @@ START_TEST(test_plot_gp_script_text)
 	};
 	struct plot_point pts[2] = {{.status = "ok"}, {.status = "empty"}};
 	struct plot_set s = {.pt = pts, .n = 2};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	fig.style = PLOT_BARS;
 	fig.nseries = 1;
@@ -507,8 +512,7 @@ START_TEST(test_plot_gp_script_text)
 	snprintf(fig.title, sizeof fig.title, "T");
 	fig.item = items;
 	fig.nitem = 2;
-	plot_gp_script(&fig, &s, "out\".png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "out\".png");
 	/* a tic's label is a format: its '%' doubled; markup not interpreted */
 	ck_assert_msg(strstr(text, "set xtics (\"a\\\"b\\\\c??%%d_{x}\" 0, \"g1\" 1) noenhanced"),
 	              "%s", text);
@@ -583,9 +587,7 @@ START_TEST(test_plot_gp_percentiles)
 	struct plot_point pts[2] = {{.status = "ok", .pct = pct, .npct = 4, .hist_calls = 1000},
 	                            {.status = "empty", .hist_calls = 0}};
 	struct plot_set s = {.pt = pts, .n = 2};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	fig.style = PLOT_PERCENTILES;
 	fig.nseries = 2;
@@ -593,8 +595,7 @@ START_TEST(test_plot_gp_percentiles)
 	snprintf(fig.series[1], sizeof fig.series[1], "socket");
 	fig.item = items;
 	fig.nitem = 2;
-	plot_gp_script(&fig, &s, "p.png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "p.png");
 	ck_assert_msg(strstr(text, "set logscale x 10\n"), "%s", text);
 	ck_assert_msg(strstr(text, "$s0 << EOD\n1 10\n2 20\n99.999999999999915 40\n"), "%s", text);
 	ck_assert_msg(strstr(text, "\"99%%\" 100, \"99.9%%\" 1000)"), "%s", text);
@@ -606,10 +607,7 @@ START_TEST(test_plot_gp_percentiles)
 	/* one result, ok: no legend at all */
 	fig.nseries = 1;
 	fig.nitem = 1;
-	text = NULL;
-	f = open_memstream(&text, &len);
-	plot_gp_script(&fig, &s, "p.png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "p.png");
 	ck_assert_msg(strstr(text, "unset key\nplot $s0 using 1:2 with lines lw 2 lc 1 dt 1 notitle"),
 	              "%s", text);
 	free(text);
