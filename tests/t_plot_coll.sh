@@ -121,7 +121,14 @@ grep -q 'time per operation (ms)' "$out/gp.txt" && scale=1000
 [ $scale = 1 ] && same "$(expect time_us.p50 1 time_us.p50 time_us.p99)"
 plot_ok "$out/algbw.svg" --metric algbw "$out"/c-*.json
 same "$(expect algbw_GBps 1 - -)"
-echo "ok: busbw, algbw and time against the size, a line per op and algorithm"
+# the ranks differ: a line per rank count, named as ranks
+mkdir "$out/r2"
+$TFGB collective $J -s cluster.workers=2 -f json -o "$out/r2/c-2.json" 2>"$out/err" ||
+	fail "collective over 2 ranks exited $?: $(cat "$out/err")"
+plot_ok "$out/ranks.svg" "$out/c-allreduce-ring.json" "$out/r2/c-2.json"
+in_gp "bus bandwidth by buffer size and ranks" 'title "2 ranks"' 'title "3 ranks"' \
+	"all runs: socket, allreduce, ring, host $host"
+echo "ok: busbw, algbw and time against the size, a line per op and algorithm, or rank count"
 
 # 2. the training strategies: step time against the workers
 T="-s cluster.ps=127.0.0.1:$port -s job.transport=socket -s train.model=mnist_mlp"

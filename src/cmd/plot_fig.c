@@ -299,6 +299,8 @@ static void series_label(const struct plot_point *p, unsigned keys, char *buf, s
 			/* a link's keys say "no emulated link" for a run without one */
 			plot_key_text(k, *p->key[k] || (k >= PK_DELAY && k <= PK_CC) ? p->key[k] : "?", v,
 			              sizeof v);
+			if (k == PK_WORKERS && !strcmp(p->bench, "collective"))
+				snprintf(v, sizeof v, "%s ranks", p->key[k]); /* a collective's */
 			plot_cat(buf, len, *buf ? ", " : "");
 			if (k == PK_SWEEP && *p->sweep_key) {
 				plot_cat(buf, len, p->sweep_key); /* "payload.iovecs=4" */

@@ -133,7 +133,9 @@ void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned ke
 			sweep_name(s->pt[0].sweep_key, v, sizeof v);
 			if ((paren = strstr(v, " (")))
 				*paren = 0;
-			plot_cat(f->title, sizeof f->title, k == PK_SWEEP && *v ? v : plot_key_label(k));
+			plot_cat(f->title, sizeof f->title, k == PK_SWEEP && *v ? v :
+			         k == PK_WORKERS && !strcmp(bench, "collective") ? "ranks" :
+			         plot_key_label(k));
 		}
 	/* a collective's ranks and host, when all share them (else series) */
 	if (!pct && !strcmp(bench, "collective") && common(s, PK_WORKERS) && common(s, PK_HOST)) {
@@ -238,6 +240,8 @@ void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f)
 			const char *nl = strrchr(f->subtitle, '\n');
 			size_t line = strlen(nl ? nl + 1 : f->subtitle);
 			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
+			if (k == PK_WORKERS && coll)
+				snprintf(v, sizeof v, "%s ranks", s->pt[0].key[k]);
 			/* a line the figure's width holds (960 pixels, sans 12) */
 			plot_cat(f->subtitle, sizeof f->subtitle, !*f->subtitle ? "all runs: " :
 			         line + strlen(v) > PLOT_NOTE_LINE ? ",\n" : ", ");
