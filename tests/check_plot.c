@@ -197,6 +197,18 @@ START_TEST(test_plot_allreduce_read)
 	ck_assert(isnan(set.pt[0].y[PM_RPC]));
 	ck_assert(set.pt[0].count == 7);
 	ck_assert_str_eq(set.pt[0].count_what, "steps");
+	plot_set_free(&set);
+	/* a PS strategy that names itself is read as every PS result; an
+	 * unknown one is refused */
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"train\":"
+	                           " {\"strategy\": \"ps\"}, \"latency_us\": {\"avg\": 5},"
+	                           " \"status\": \"ok\", \"job\": \"\"}"), 0);
+	ck_assert_str_eq(set.pt[0].key[PK_STRATEGY], "ps");
+	ck_assert(fabs(set.pt[0].y[PM_AVG] - 5) < 1e-12);
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"train\":"
+	                           " {\"strategy\": \"gossip\"}, \"status\": \"ok\", \"job\": \"\"}"),
+	                 -1);
+	ck_assert_msg(strstr(err.msg, "\"gossip\" is none tfgb plot knows"), "%s", err.msg);
 }
 END_TEST
 

@@ -166,6 +166,8 @@ $TFGB train $T -s cluster.workers=2 -s train.strategy=allreduce --sweep network.
 refuse "a collective beside training" "collective ones: one figure draws one benchmark" \
 	"$out/t-ps.json" "$out/c-allreduce-ring.json"
 refuse "a collective's calls/s" "records no throughput" --metric rpc "$out/c-allreduce-ring.json"
+refuse "a collective's percentiles" "c-allreduce-ring.json' records no latency histogram" \
+	--figure percentiles "$out/c-allreduce-ring.json"
 refuse "busbw of a PS" "t-ps.json' records no bus bandwidth" --metric busbw "$out/t-ps.json"
 refuse "steps/s of all-reduce" "t-allreduce.json' records no throughput" --metric rpc \
 	"$out/t-ps.json" "$out/t-allreduce.json"

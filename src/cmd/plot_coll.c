@@ -100,12 +100,11 @@ int plot_coll_read(struct plot_set *s, const struct jsonr *r, int from, const ch
 	if (jsonr_find(r, from, "collective") >= 0)
 		return coll_sizes(s, r, from, path, where, file, err) < 0 ? -1 : 1;
 	plot_jtext(r, from, "train.strategy", strategy, sizeof strategy);
-	if (jsonr_find(r, from, "train.strategy") < 0)
-		return 0;
+	if (jsonr_find(r, from, "train.strategy") < 0 || !strcmp(strategy, "ps"))
+		return 0; /* a PS strategy's: read as every PS result */
 	if (strcmp(strategy, "allreduce")) {
-		err_set(err, "'%s'%s%s: train.strategy \"%s\" is none tfgb plot knows (allreduce; "
-		        "a PS strategy's result has none)", path, where ? ": " : "",
-		        where ? where : "", strategy);
+		err_set(err, "'%s'%s%s: train.strategy \"%s\" is none tfgb plot knows (ps, "
+		        "allreduce)", path, where ? ": " : "", where ? where : "", strategy);
 		return -1;
 	}
 	if (!(p = plot_point_new(s, path, file))) {

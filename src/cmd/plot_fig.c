@@ -91,8 +91,9 @@ static int plot_check_hist(const struct plot_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->pt[i].hist_calls < 0) {
-			tfgb_error("'%s' records no latency histogram (tfgb's CSV does not): "
-			           "--figure percentiles draws JSON results", s->names[s->pt[i].file]);
+			tfgb_error("'%s' records no latency histogram (tfgb's CSV, a collective's and "
+			           "the all-reduce strategy's results do not): --figure percentiles "
+			           "draws JSON results of calls", s->names[s->pt[i].file]);
 			return TFGB_EXIT_USAGE;
 		}
 	for (size_t i = 0; i < s->n; i++)
