@@ -43,6 +43,19 @@ static int read_text(const char *text)
 	return plot_read(&set, path, 0, &err);
 }
 
+/* The gnuplot script of fig (to free). */
+static char *gp_text(const struct plot_fig *fig, const struct plot_set *s, const char *out)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	plot_gp_script(fig, s, out, 0, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return text;
+}
+
 START_TEST(test_plot_csv_sweep)
 {
 	/* a sweep's CSV: the swept key, then the benchmark's own header; the
@@ -119,6 +132,113 @@ START_TEST(test_plot_json_result)
 	ck_assert(fabs(set.pt[0].max[PM_RPC] - 82.5) < 1e-9);
 	/* the file's name without directory and ending */
 	ck_assert_str_eq(set.pt[0].key[PK_FILE], path + 5);
+}
+END_TEST
+
+#define COLL_ROW(bytes, busbw) \
+	"{\"bytes\": " bytes ", \"count\": 2, \"type\": \"float32\", \"iterations\": 20," \
+	" \"time_us\": {\"p50\": 70.5, \"p99\": 94.5, \"mean\": 73.25, \"min\": 69, \"max\": 95}," \
+	" \"algbw_GBps\": 0.0001, \"busbw_GBps\": " busbw ", \"verified\": 2, \"wrong\": 0}"
+#define COLL(rows) \
+	"{\"schema_version\": 1, \"tfgb\": {\"version\": \"x\"}, \"benchmark\": \"collective\"," \
+	" \"transport\": \"socket\", \"collective\": {\"op\": \"allgather\", \"algorithm\": \"rhd\"," \
+	" \"ranks\": 3, \"reduction\": \"sum\", \"bus_factor\": 0.666667, \"sizes\": [" rows "]}," \
+	" \"status\": \"ok\", \"error\": null, \"environment\": {\"hostname\": \"h1\"}," \
+	" \"job\": \"[job]\\n\"}"
+
+/* A collective: a point per size, its figures where plot's metrics are,
+ * what it does not record NAN; a figure that is a string refused with
+ * its row named. */
+START_TEST(test_plot_coll_read)
+{
+	ck_assert_int_eq(read_text(COLL(COLL_ROW("8", "0.000145") ", " COLL_ROW("64", "0.5"))), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.pt[0].bench, "collective");
+	ck_assert_str_eq(set.pt[0].key[PK_OP], "allgather");
+	ck_assert_str_eq(set.pt[0].key[PK_ALG], "rhd");
+	ck_assert_str_eq(set.pt[0].key[PK_WORKERS], "3");
+	ck_assert_str_eq(set.pt[0].key[PK_HOST], "h1");
+	ck_assert_str_eq(set.pt[1].key[PK_BYTES], "64");
+	ck_assert(fabs(set.pt[0].y[PM_BUSBW] - 0.000145) < 1e-12);
+	ck_assert(fabs(set.pt[1].y[PM_BUSBW] - 0.5) < 1e-12);
+	ck_assert(fabs(set.pt[0].y[PM_ALGBW] - 0.0001) < 1e-12);
+	ck_assert(fabs(set.pt[0].y[PM_AVG] - 73.25) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_P50] - 70.5) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_P99] - 94.5) < 1e-9);
+	ck_assert(isnan(set.pt[0].y[PM_P90]) && isnan(set.pt[0].y[PM_RPC]));
+	ck_assert(set.pt[0].count == 20);
+	ck_assert_str_eq(set.pt[0].count_what, "operations");
+	plot_set_free(&set);
+	ck_assert_int_eq(read_text(COLL(COLL_ROW("8", "0.1") ", " COLL_ROW("64", "\"0.5\""))), -1);
+	ck_assert_msg(strstr(err.msg, "collective.sizes[1]") && strstr(err.msg, "busbw_GBps"), "%s",
+	              err.msg);
+	ck_assert_int_eq(read_text(COLL("")), -1);
+	ck_assert_msg(strstr(err.msg, "no \"collective.sizes\" rows"), "%s", err.msg);
+}
+END_TEST
+
+/* The all-reduce strategy: one point, its step time in us as a PS
+ * result's latency_us, the strategy with its algorithm. */
+START_TEST(test_plot_allreduce_read)
+{
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"transport\":"
+	                           " \"socket\", \"train\": {\"strategy\": \"allreduce\", \"algorithm\":"
+	                           " \"ring\", \"model\": \"m\", \"workers\": 4, \"steps\": 7,"
+	                           " \"step_ms\": {\"p50\": 1.5, \"p99\": 2.25, \"mean\": 1.625,"
+	                           " \"min\": 1, \"max\": 3}, \"algbw_GBps\": 1, \"busbw_GBps\": 1.5},"
+	                           " \"status\": \"ok\", \"job\": \"\"}"), 0);
+	ck_assert_uint_eq(set.n, 1);
+	ck_assert_str_eq(set.pt[0].key[PK_STRATEGY], "allreduce, ring");
+	ck_assert_str_eq(set.pt[0].key[PK_MODEL], "m");
+	ck_assert_str_eq(set.pt[0].key[PK_WORKERS], "4");
+	ck_assert(fabs(set.pt[0].y[PM_AVG] - 1625) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_P99] - 2250) < 1e-9);
+	ck_assert(fabs(set.pt[0].y[PM_BUSBW] - 1.5) < 1e-12);
+	ck_assert(isnan(set.pt[0].y[PM_RPC]));
+	ck_assert(set.pt[0].count == 7);
+	ck_assert_str_eq(set.pt[0].count_what, "steps");
+	plot_set_free(&set);
+	/* a PS strategy that names itself is read as every PS result; an
+	 * unknown one is refused */
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"train\":"
+	                           " {\"strategy\": \"ps\"}, \"latency_us\": {\"avg\": 5},"
+	                           " \"status\": \"ok\", \"job\": \"\"}"), 0);
+	ck_assert_str_eq(set.pt[0].key[PK_STRATEGY], "ps");
+	ck_assert(fabs(set.pt[0].y[PM_AVG] - 5) < 1e-12);
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"train\":"
+	                           " {\"strategy\": \"gossip\"}, \"status\": \"ok\", \"job\": \"\"}"),
+	                 -1);
+	ck_assert_msg(strstr(err.msg, "\"gossip\" is none tfgb plot knows"), "%s", err.msg);
+}
+END_TEST
+
+/* More sizes than tics (8 B to 128 MiB by 2: 25): a tic every second
+ * size, from the smallest, as sizes. */
+START_TEST(test_plot_gp_many_tics)
+{
+	static struct plot_fig fig;
+	struct plot_item items[25];
+	struct plot_point pts[25] = {{.status = "ok"}};
+	struct plot_set s = {.pt = pts, .n = 25};
+	char *text;
+
+	for (int i = 0; i < 25; i++) {
+		snprintf(pts[i].status, sizeof pts[i].status, "ok");
+		/* in series order, not x order */
+		items[i] = (struct plot_item){.point = (size_t)i, .x = (double)(8ull << (24 - i)),
+		                              .y = 1, .lo = NAN, .hi = NAN};
+	}
+	fig.style = PLOT_LINES;
+	fig.xkey = PK_BYTES;
+	fig.logx = 1;
+	fig.nseries = 1;
+	fig.item = items;
+	fig.nitem = 25;
+	text = gp_text(&fig, &s, "p.png");
+	ck_assert_msg(strstr(text, "set xtics (\"8 B\" 8, \"32 B\" 32, "), "%s", text);
+	ck_assert_msg(strstr(text, ", \"128 MiB\" 134217728) noenhanced rotate by -30\n"), "%s", text);
+	ck_assert_msg(!strstr(text, "\"16 B\""), "%s", text);
+	free(text);
 }
 END_TEST
 
@@ -221,12 +341,119 @@ START_TEST(test_plot_xunit)
 	ck_assert_str_eq(fig.xunit, "Mbit/s");
 	ck_assert(it[0].x == 250 && it[2].x == 1000);
 	ck_assert_int_eq(fig.logx, 0);
+	/* a plain number (workers) over 16 times: log; with a 0: linear */
+	memset(&fig.xunit, 0, sizeof fig.xunit);
+	for (int i = 0; i < 3; i++)
+		strcpy(pt[i].sweep_unit, "");
+	it[0].x = 1;
+	it[1].x = 4;
+	it[2].x = 32;
+	plot_xunit(&s, &fig);
+	ck_assert_str_eq(fig.xunit, "");
+	ck_assert_int_eq(fig.logx, 1);
+	it[0].x = 0;
+	plot_xunit(&s, &fig);
+	ck_assert_int_eq(fig.logx, 0);
 	/* a size sweep keeps its own axis (bytes) */
 	memset(&fig.xunit, 0, sizeof fig.xunit);
 	for (int i = 0; i < 3; i++)
 		strcpy(pt[i].sweep_unit, "B");
 	plot_xunit(&s, &fig);
 	ck_assert_str_eq(fig.xunit, "");
+}
+END_TEST
+
+/* A 0 beside values over 16 times apart: evenly spaced, by rank; not
+ * when they are close (0, 1, 2) or when the axis is a log one. */
+START_TEST(test_plot_xcat)
+{
+	struct plot_item it[5] = {{.x = 10}, {.x = 0}, {.x = 100}, {.x = 1}, {.x = 10}};
+	struct plot_fig fig = {.style = PLOT_LINES, .xkey = PK_SWEEP, .item = it, .nitem = 5};
+
+	plot_xcat(&fig);
+	ck_assert_int_eq(fig.ncat, 4);
+	ck_assert(fig.xcat[0] == 0 && fig.xcat[1] == 1 && fig.xcat[2] == 10 && fig.xcat[3] == 100);
+	ck_assert(it[0].x == 2 && it[1].x == 0 && it[2].x == 3 && it[3].x == 1 && it[4].x == 2);
+	fig.ncat = 0;
+	it[0].x = 0;
+	it[1].x = 1;
+	it[2].x = 2;
+	fig.nitem = 3;
+	plot_xcat(&fig);
+	ck_assert_int_eq(fig.ncat, 0);
+	ck_assert(it[2].x == 2);
+}
+END_TEST
+
+/* Two series keys: colour by the first (transport), dash by the other
+ * (strategy); one key: colours alone; bars: by index. */
+START_TEST(test_plot_channels)
+{
+	static struct plot_fig fig;
+	static const char *const kv[4][2] = {{"grpc", "ps"}, {"grpc", "allreduce, ring"},
+	                                     {"socket", "ps"}, {"socket", "allreduce, ring"}};
+	struct plot_point pt[4] = {0};
+	struct plot_item it[4];
+	struct plot_set s = {.pt = pt, .n = 4};
+
+	for (int i = 0; i < 4; i++) {
+		strcpy(pt[i].key[PK_TRANSPORT], kv[i][0]);
+		strcpy(pt[i].key[PK_STRATEGY], kv[i][1]);
+		it[i] = (struct plot_item){.point = (size_t)(3 - i), .series = i};
+	}
+	fig.style = PLOT_LINES;
+	fig.nseries = 4;
+	fig.item = it;
+	fig.nitem = 4;
+	plot_channels(&s, 1u << PK_TRANSPORT | 1u << PK_STRATEGY, &fig);
+	ck_assert_int_eq(fig.channels, 1);
+	/* series 0 is point 3: socket, allreduce */
+	ck_assert(fig.colour[0] == 0 && fig.dash[0] == 0);
+	ck_assert(fig.colour[1] == 0 && fig.dash[1] == 1);
+	ck_assert(fig.colour[2] == 1 && fig.dash[2] == 0);
+	ck_assert(fig.colour[3] == 1 && fig.dash[3] == 1);
+	fig.channels = 0;
+	plot_channels(&s, 1u << PK_TRANSPORT, &fig);
+	ck_assert_int_eq(fig.channels, 0);
+	fig.style = PLOT_BARS;
+	plot_channels(&s, 1u << PK_TRANSPORT | 1u << PK_STRATEGY, &fig);
+	ck_assert_int_eq(fig.channels, 0);
+}
+END_TEST
+
+/* A point whose link went another way than most (veth among tun, or no
+ * link at all) gets a square and its route's name; all one way: none. */
+START_TEST(test_plot_route_marks)
+{
+	static struct plot_fig fig;
+	struct plot_point pt[4] = {{.status = "ok"}, {.status = "ok", .route = "tun"},
+	                           {.status = "ok", .route = "tun"}, {.status = "ok", .route = "veth"}};
+	struct plot_item it[4];
+	struct plot_set s = {.pt = pt, .n = 4};
+	char *text;
+
+	for (int i = 0; i < 4; i++)
+		it[i] = (struct plot_item){.point = (size_t)i, .x = i, .y = 10 + i, .lo = NAN,
+		                           .hi = NAN};
+	ck_assert_str_eq(plot_route_usual(&s), "tun");
+	fig.style = PLOT_LINES;
+	fig.nseries = 1;
+	fig.item = it;
+	fig.nitem = 4;
+	text = gp_text(&fig, &s, "p.png");
+	ck_assert_msg(strstr(text, "$route << EOD\n0 10\n3 13\nEOD\n"), "%s", text);
+	ck_assert_msg(strstr(text, "set label \"veth\" noenhanced at first 3, first 13"), "%s", text);
+	ck_assert_msg(strstr(text, "set label \"no emulated link\" noenhanced at first 0"), "%s",
+	              text);
+	ck_assert_msg(strstr(text, "title \"another route\""), "%s", text);
+	free(text);
+	strcpy(pt[0].route, "tun");
+	strcpy(pt[3].route, "tun");
+	ck_assert_ptr_null(plot_route_usual(&s));
+	/* no link anywhere: nothing to mark */
+	for (int i = 0; i < 4; i++)
+		pt[i].route[0] = 0;
+	ck_assert_ptr_null(plot_route_usual(&s));
 }
 END_TEST
 
@@ -286,9 +513,7 @@ START_TEST(test_plot_gp_script_text)
 	};
 	struct plot_point pts[2] = {{.status = "ok"}, {.status = "empty"}};
 	struct plot_set s = {.pt = pts, .n = 2};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	fig.style = PLOT_BARS;
 	fig.nseries = 1;
@@ -299,8 +524,7 @@ START_TEST(test_plot_gp_script_text)
 	snprintf(fig.title, sizeof fig.title, "T");
 	fig.item = items;
 	fig.nitem = 2;
-	plot_gp_script(&fig, &s, "out\".png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "out\".png");
 	/* a tic's label is a format: its '%' doubled; markup not interpreted */
 	ck_assert_msg(strstr(text, "set xtics (\"a\\\"b\\\\c??%%d_{x}\" 0, \"g1\" 1) noenhanced"),
 	              "%s", text);
@@ -375,9 +599,7 @@ START_TEST(test_plot_gp_percentiles)
 	struct plot_point pts[2] = {{.status = "ok", .pct = pct, .npct = 4, .hist_calls = 1000},
 	                            {.status = "empty", .hist_calls = 0}};
 	struct plot_set s = {.pt = pts, .n = 2};
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text;
 
 	fig.style = PLOT_PERCENTILES;
 	fig.nseries = 2;
@@ -385,8 +607,7 @@ START_TEST(test_plot_gp_percentiles)
 	snprintf(fig.series[1], sizeof fig.series[1], "socket");
 	fig.item = items;
 	fig.nitem = 2;
-	plot_gp_script(&fig, &s, "p.png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "p.png");
 	ck_assert_msg(strstr(text, "set logscale x 10\n"), "%s", text);
 	ck_assert_msg(strstr(text, "$s0 << EOD\n1 10\n2 20\n99.999999999999915 40\n"), "%s", text);
 	ck_assert_msg(strstr(text, "\"99%%\" 100, \"99.9%%\" 1000)"), "%s", text);
@@ -398,10 +619,7 @@ START_TEST(test_plot_gp_percentiles)
 	/* one result, ok: no legend at all */
 	fig.nseries = 1;
 	fig.nitem = 1;
-	text = NULL;
-	f = open_memstream(&text, &len);
-	plot_gp_script(&fig, &s, "p.png", 0, f);
-	ck_assert_int_eq(fclose(f), 0);
+	text = gp_text(&fig, &s, "p.png");
 	ck_assert_msg(strstr(text, "unset key\nplot $s0 using 1:2 with lines lw 2 lc 1 dt 1 notitle"),
 	              "%s", text);
 	free(text);
@@ -419,6 +637,9 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_csv_runs);
 	tcase_add_test(core, test_plot_json_result);
 	tcase_add_test(core, test_plot_json_sweep_ndjson);
+	tcase_add_test(core, test_plot_coll_read);
+	tcase_add_test(core, test_plot_allreduce_read);
+	tcase_add_test(core, test_plot_gp_many_tics);
 	tcase_add_test(core, test_plot_key_text);
 	tcase_add_test(core, test_plot_gp_script_text);
 	tcase_add_test(core, test_plot_json_hist);
@@ -426,6 +647,9 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_unit_value);
 	tcase_add_test(core, test_plot_sweep_units);
 	tcase_add_test(core, test_plot_xunit);
+	tcase_add_test(core, test_plot_xcat);
+	tcase_add_test(core, test_plot_channels);
+	tcase_add_test(core, test_plot_route_marks);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);

@@ -112,17 +112,18 @@ for r, (bw, p50) in zip(both, zip(rows[0::2], rows[1::2])):
     assert bw[2] == "%.0f" % r["bytes"] and abs(float(bw[4]) - r["busbw_GBps"]) < 1e-4, bw
     assert abs(float(p50[6]) - x["time_us"]["p50"]) < 0.01, p50
 PY
-	# rerun: the same job again; plot: refused, one line, exit 2
+	# rerun: the same job again; plot: a figure a collective does not
+	# record (calls/s) refused, one line, exit 2 (its figures: t_plot_coll)
 	$TFGB rerun "$out/cb.json" -q -f json >"$out/cc.json" 2>"$out/e" || fail "rerun: $(cat "$out/e")"
 	$PY -c 'import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 assert a["job"] == b["job"] and [r["bytes"] for r in a["collective"]["sizes"]] == [r["bytes"] for r in b["collective"]["sizes"]]' \
 		"$out/cb.json" "$out/cc.json" || fail "rerun: not the same job or sizes"
-	$TFGB plot -o "$out/p.png" "$out/ca.json" >"$out/o" 2>"$out/e"
+	$TFGB plot --metric rpc -o "$out/p.png" "$out/ca.json" >"$out/o" 2>"$out/e"
 	rc=$?
-	[ "$rc" = 2 ] && [ "$(wc -l <"$out/e")" = 1 ] && grep -q "does not draw those yet" "$out/e" &&
-		[ ! -e "$out/p.png" ] || fail "plot of a collective: exit $rc: $(cat "$out/e")"
-	echo "ok: compare puts the sizes both results have side by side; rerun runs the job again; plot refuses"
+	[ "$rc" = 2 ] && [ "$(wc -l <"$out/e")" = 1 ] && grep -q "ca.json' records no throughput" "$out/e" &&
+		[ ! -e "$out/p.png" ] || fail "plot of a collective's calls/s: exit $rc: $(cat "$out/e")"
+	echo "ok: compare puts the sizes both results have side by side; rerun runs the job again; plot refuses calls/s"
 fi
 
 if in_part text; then

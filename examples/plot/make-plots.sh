@@ -16,13 +16,18 @@
 #   throughput-shapes.png  throughput per PS x worker shape and transport (Fig. 13, 14)
 #   latency-iovecs.png     latency against 2..10 buffers of 1 MiB (Fig. 10)
 #   latency-size.svg       latency against the message size, log axes (OSU's table)
+#   collective-busbw.svg   all-reduce's bus bandwidth against the buffer size, ring
+#                          and rhd over each transport, 3 ranks (nccl-tests' figure)
+#   strategy-steps.svg     training's step time against the workers (2, 3), the
+#                          parameter server against all-reduce over each transport
 # The JSON results each figure is drawn from are left in OUTDIR/results.
 #
 # Environment: TFGB (./tfgb), PORT (the first PS port; default 50101;
 # throughput uses the ports up to PORT + 2 and PORT - 1), WARMUP (200ms),
 # DURATION (1s), REPEAT (2: error bars from the runs), TRANSPORTS
 # ("grpc socket"), SCHEMES ("uniform random skew"), SHAPES ("1x1 1x2 2x2"),
-# IOVECS ("2 4 6 8 10"), SIZES ("1B:4MiB:*8").
+# IOVECS ("2 4 6 8 10"), SIZES ("1B:4MiB:*8"), COLL_MAX (4MiB: the largest
+# all-reduce), MODEL (mobilenet_v1).
 # Exit status: 0 all drawn, 1 a run or a figure failed, 2 bad usage.
 set -u
 here=$(dirname "$0")
@@ -36,6 +41,8 @@ SCHEMES=${SCHEMES:-uniform random skew}
 SHAPES=${SHAPES:-1x1 1x2 2x2}
 IOVECS=${IOVECS:-2 4 6 8 10}
 SIZES=${SIZES:-1B:4MiB:*8}
+COLL_MAX=${COLL_MAX:-4MiB}
+MODEL=${MODEL:-mobilenet_v1}
 out=${1:-plots}
 
 [ $# -le 1 ] || { echo "usage: make-plots.sh [OUTDIR]" >&2; exit 2; }
@@ -77,6 +84,15 @@ for tr in $TRANSPORTS; do
 	run "$res/iovecs-$tr.json" latency -c "$here/../fig10-latency-iovecs.ini" $common \
 		-s job.transport=$tr --sweep payload.iovecs=$iovecs
 	run "$res/size-$tr.json" latency $common -s job.transport=$tr --sweep payload.size=$SIZES
+	for alg in ring rhd; do
+		run "$res/coll-$tr-$alg.json" collective -q -f json -s job.transport=$tr \
+			-s cluster.workers=3 -s collective.algorithm=$alg -s collective.max_bytes=$COLL_MAX
+	done
+	for strategy in ps allreduce; do
+		run "$res/train-$tr-$strategy.json" train -q -f json -s cluster.ps=127.0.0.1:$PORT \
+			-s job.transport=$tr -s train.model=$MODEL -s train.steps=10 \
+			-s train.strategy=$strategy --sweep cluster.workers=2,3
+	done
 done
 
 draw "$out/latency-schemes.png" "$res"/latency-*.json
@@ -85,3 +101,5 @@ draw "$out/bandwidth-schemes.png" "$res"/bandwidth-*.json
 draw "$out/throughput-shapes.png" "$res"/throughput-*.json
 draw "$out/latency-iovecs.png" "$res"/iovecs-*.json
 draw "$out/latency-size.svg" "$res"/size-*.json
+draw "$out/collective-busbw.svg" "$res"/coll-*.json
+draw "$out/strategy-steps.svg" "$res"/train-*.json

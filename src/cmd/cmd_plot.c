@@ -1,8 +1,10 @@
 /* cmd_plot.c - `tfgb plot`: the paper's figures drawn from result files.
  *
- * The files become points (plot_read.c); the figure is chosen from what
- * they hold: a sweep is drawn as lines against its swept value (message
- * size on log axes), single results as groups of bars, the key on x being
+ * The files become points (plot_read.c; a collective's and the all-reduce
+ * strategy's, plot_coll.c); the figure is chosen from what they hold: a
+ * sweep is drawn as lines against its swept value (message size on log
+ * axes), a collective's sizes as lines against the size (nccl-tests'
+ * busbw), single results as groups of bars, the key on x being
  * the first one that differs among PS x workers (throughput), payload
  * scheme, iovec count, payload size, calls in flight, mode, transport.
  * Every other key that differs (and is not implied by those chosen) names
@@ -50,12 +52,14 @@ static void plot_usage(FILE *f)
 	        "                   of x); default: lines for a numeric sweep, else bars;\n"
 	        "                   percentiles: each result's latency distribution from its\n"
 	        "                   histogram (JSON), against the percentile\n"
-	        "  --x KEY          the key on x: sweep, transport, mode, scheme, iovecs,\n"
-	        "                   bytes, shape, inflight, rpc, tls, model, file\n"
+	        "  --x KEY          the key on x: sweep, transport, strategy, op, algorithm,\n"
+	        "                   mode, scheme, iovecs, bytes, shape, workers, inflight, rpc,\n"
+	        "                   tls, model, delay, rate, loss, congestion, host, file\n"
 	        "  --metric M       avg, p50, p90, p99, p999 (latency, microseconds; train:\n"
-	        "                   step time), rpc (RPC/s; train: steps/s), MBps, Gbps;\n"
-	        "                   default: p50 for latency, MBps for bandwidth, rpc for\n"
-	        "                   throughput, avg for train\n"
+	        "                   step time; collective: time per operation), rpc (RPC/s;\n"
+	        "                   train: steps/s), MBps, Gbps, busbw, algbw (collective,\n"
+	        "                   GB/s); default: p50 for latency, MBps for bandwidth, rpc\n"
+	        "                   for throughput, avg for train, busbw for collective\n"
 	        "  --errors WHICH   repeats' error bars: minmax of the runs or stddev (mean\n"
 	        "                   +- one sample standard deviation); p99: latency's whisker\n"
 	        "                   up to the 99th percentile (default for latency without\n"
@@ -107,14 +111,15 @@ static int plot_options(struct tfgb *t, struct plot_opts *o)
 		case 'm':
 			if ((o->metric = plot_metric_find(optarg)) < 0) {
 				tfgb_error("--metric %s: must be one of avg, p50, p90, p99, p999, rpc, "
-				           "MBps, Gbps", optarg);
+				           "MBps, Gbps, busbw, algbw", optarg);
 				return TFGB_EXIT_USAGE;
 			}
 			break;
 		case 'x':
 			if ((o->xkey = plot_key_find(optarg)) < 0) {
-				tfgb_error("--x %s: must be one of sweep, transport, mode, scheme, iovecs, "
-				           "bytes, shape, inflight, rpc, tls, model, file", optarg);
+				tfgb_error("--x %s: must be one of sweep, transport, strategy, op, "
+				           "algorithm, mode, scheme, iovecs, bytes, shape, workers, inflight, "
+				           "rpc, tls, model, delay, rate, loss, congestion, host, file", optarg);
 				return TFGB_EXIT_USAGE;
 			}
 			break;
@@ -281,8 +286,10 @@ int cmd_plot(struct tfgb *t)
 	keys = plot_series_keys(&s, o.xkey);
 	if ((rc = plot_layout(&s, &o, keys, f, &how)) != 0)
 		goto out;
+	plot_channels(&s, keys, f);
 	plot_axes(&s, f);
 	plot_xunit(&s, f);
+	plot_xcat(f);
 	if (!f->logy)
 		plot_scale(&s, f); /* a log axis spans the decades in microseconds */
 	plot_x2bytes(&s, f);

@@ -29,16 +29,21 @@
 #define PLOT_GROUPS_MAX 64
 #define PLOT_TEXT_MAX 64
 #define PLOT_LABEL_MAX 160
+#define PLOT_CAT_MAX 24
 
 /* What tells results apart, in the order the series' names list them. */
 enum plot_key {
 	PK_SWEEP,     /* the swept key's value (a sweep's runs only) */
 	PK_TRANSPORT, /* grpc, socket, verbs */
+	PK_STRATEGY,  /* train: "ps", or "allreduce, ring" (its algorithm) */
+	PK_OP,        /* collective: allreduce, reduce_scatter, allgather */
+	PK_ALG,       /* collective: ring, rhd */
 	PK_MODE,      /* non-serialized, ... */
 	PK_SCHEME,    /* payload.scheme */
 	PK_IOVECS,    /* payload.iovecs */
 	PK_BYTES,     /* payload.bytes */
 	PK_SHAPE,     /* throughput: "2x3", PS count x workers */
+	PK_WORKERS,   /* workers (a collective's ranks) */
 	PK_INFLIGHT,  /* calls outstanding */
 	PK_RPC,       /* throughput: push or pull */
 	PK_TLS,       /* "TLS" or "plaintext" */
@@ -49,6 +54,7 @@ enum plot_key {
 	PK_RATE,      /* bit/s; "0" unlimited */
 	PK_LOSS,      /* percent */
 	PK_CC,        /* the TCP congestion control asked ("system": the host's) */
+	PK_HOST,      /* environment.hostname: where it ran */
 	PK_FILE,      /* the file's name without directory and .json/.csv */
 	PK_N,
 };
@@ -58,6 +64,7 @@ enum plot_metric {
 	PM_AVG, PM_P50, PM_P90, PM_P99, PM_P999, /* latency, microseconds */
 	PM_RPC,                                 /* RPC/s */
 	PM_MBPS, PM_GBPS,                       /* MB/s (10^6 B), Gbit/s */
+	PM_BUSBW, PM_ALGBW,                     /* collective: GB/s (10^9 B), nccl-tests' */
 	PM_N,
 };
 
@@ -66,10 +73,17 @@ struct plot_point {
 	char bench[16];                /* latency, bandwidth, throughput */
 	char status[16];               /* ok, empty, saturated, ... */
 	char sweep_key[136];           /* "payload.size" for a sweep's run, else "" */
+	/* the way the emulated link's packets went (network.mechanism.route:
+	 * "tun", "veth"), "" without a link or a JSON result */
+	char route[16];
 	/* the unit of key[PK_SWEEP] (a plain number then): "B", "s", "bit/s",
 	 * "%" or "" (a number without unit, or text) */
 	char sweep_unit[8];
 	int file;                      /* index of its file on the command line */
+	/* what the figures are of: count (NAN unknown) calls, operations,
+	 * steps or worker steps, named by count_what */
+	double count;
+	char count_what[16];
 	double y[PM_N];                /* NAN when null or absent */
 	unsigned runs;                 /* [job] repeat: runs measured (0, 1: no spread) */
 	double mean[PM_N], sd[PM_N];   /* across the runs; NAN when not known */
@@ -90,6 +104,18 @@ struct plot_set {
 	int nfiles;
 	int hist;     /* set before plot_read: read the histograms too */
 };
+
+/* The JSON result at token `from` of r as points: a collective's one per
+ * size, the all-reduce strategy's one (plot_coll.c).  1 when it is one of
+ * those (0: it is not; -1 with err set). */
+struct jsonr;
+int plot_coll_read(struct plot_set *s, const struct jsonr *r, int from, const char *path,
+                   const char *where, int file, struct err *err);
+/* What plot_read.c shares with plot_coll.c: a new point of the file, every
+ * figure unknown (NULL when full); a scalar as text; a number, or NAN. */
+struct plot_point *plot_point_new(struct plot_set *s, const char *path, int file);
+void plot_jtext(const struct jsonr *r, int from, const char *path, char *buf, size_t len);
+double plot_jnum(const struct jsonr *r, int from, const char *path);
 
 /* Reads file number `file` (path, "-" for standard input) and appends its
  * points to s.  0, or -1 with a one-line err naming the file and why. */
@@ -112,6 +138,13 @@ const char *plot_key_name(int key);
  * (seconds, bit/s, percent) and that unit's name ("s", "bit/s", "%").
  * 0, or -1 when text is not a number with one of those units. */
 int plot_unit_value(const char *text, double *v, const char **unit);
+
+/* The route most points took, when some took another (each without a
+ * link counted as "no emulated link" once some has one): those are
+ * marked.  NULL when all points went one way. */
+const char *plot_route_usual(const struct plot_set *s);
+/* Point p's route as plot_route_usual counts it. */
+const char *plot_route_of(const struct plot_point *p);
 
 /* A key's value as a reader wants it: "3.03 MiB" for 3176488 bytes,
  * "2 PS x 3 workers" for 2x3, "" when unknown. */
@@ -144,10 +177,20 @@ struct plot_fig {
 	char xunit[16];
 	double xscale;
 	int x2bytes;              /* each x's payload size on a second x axis, on top */
+	/* lines whose x holds 0 beside values over 16 times apart (a delay of
+	 * 0, 1, 10, 100 ms): x evenly spaced, each item's x the index of its
+	 * value in xcat (ncat of them, ascending), the tics those values */
+	int ncat;
+	double xcat[PLOT_CAT_MAX];
 	char title[2 * PLOT_LABEL_MAX], subtitle[3 * PLOT_LABEL_MAX];
 	char xlabel[PLOT_LABEL_MAX], ylabel[PLOT_LABEL_MAX];
 	int nseries, ngroups;
 	char series[PLOT_SERIES_MAX][PLOT_LABEL_MAX];
+	/* lines of two series keys or more: one key a channel (channels set,
+	 * plot_channels): each series' colour by its first key's value, its
+	 * dash by the others' (0-based); unset: both from the series' index */
+	int channels;
+	int colour[PLOT_SERIES_MAX], dash[PLOT_SERIES_MAX];
 	char group[PLOT_GROUPS_MAX][PLOT_LABEL_MAX];
 	struct plot_item *item;   /* nitem, in series order then x order */
 	size_t nitem;

@@ -1,6 +1,7 @@
 /* plot_fig.c - the figure `tfgb plot` draws, chosen from its points: what
- * differs among them, the key on x and the series, the groups' layout, the
- * title, notes and axes.  cmd_plot.c reads the options and draws it. */
+ * differs among them, the key on x and the series, the groups' layout and
+ * the axes; its words are plot_words.c's.  cmd_plot.c reads the options
+ * and draws it. */
 #include "tfgb.h"
 
 #include "plot.h"
@@ -12,7 +13,7 @@
 
 /* ---- what differs ---- */
 
-static int differs(const struct plot_set *s, int k)
+int plot_differs(const struct plot_set *s, int k)
 {
 	for (size_t i = 1; i < s->n; i++)
 		if (strcmp(s->pt[i].key[k], s->pt[0].key[k]))
@@ -90,8 +91,9 @@ static int plot_check_hist(const struct plot_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
 		if (s->pt[i].hist_calls < 0) {
-			tfgb_error("'%s' records no latency histogram (tfgb's CSV does not): "
-			           "--figure percentiles draws JSON results", s->names[s->pt[i].file]);
+			tfgb_error("'%s' records no latency histogram (tfgb's CSV, a collective's and "
+			           "the all-reduce strategy's results do not): --figure percentiles "
+			           "draws JSON results of calls", s->names[s->pt[i].file]);
 			return TFGB_EXIT_USAGE;
 		}
 	for (size_t i = 0; i < s->n; i++)
@@ -99,6 +101,42 @@ static int plot_check_hist(const struct plot_set *s)
 			return -1;
 	tfgb_error("'%s': no call measured in any result (status %s: its histogram is empty)",
 	           s->names[s->pt[0].file], s->pt[0].status);
+	return TFGB_EXIT_USAGE;
+}
+
+/* Whether point p is of a kind that never records figure m: a
+ * collective's and the all-reduce strategy's have no calls (no p90, p999,
+ * calls/s or MB/s, plot_coll.c), the others no busbw or algbw. */
+static int kind_lacks(const struct plot_point *p, int m)
+{
+	int coll = !strcmp(p->bench, "collective") || !strncmp(p->key[PK_STRATEGY], "allreduce", 9);
+
+	return coll ? m == PM_P90 || m == PM_P999 || m == PM_RPC || m == PM_MBPS || m == PM_GBPS :
+	       m == PM_BUSBW || m == PM_ALGBW;
+}
+
+/* Some result has figure m, and no result is of a kind that never records
+ * it (the all-reduce strategy's steps/s beside a PS's): drawn, it would be
+ * a gap among the others' points, not a figure that is null.  -1 to go
+ * on, or an exit status (said). */
+static int plot_check_has(const struct plot_set *s, int m)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct plot_point *p = &s->pt[i];
+		if (kind_lacks(p, m)) {
+			tfgb_error("'%s' records no %s (--metric %s): %s", s->names[p->file],
+			           plot_metric_label(m), plot_metric_name(m),
+			           !strcmp(p->bench, "collective") || *p->key[PK_STRATEGY] == 'a' ?
+			           "a collective and the all-reduce strategy record avg, p50, p99, busbw "
+			           "and algbw" : "busbw and algbw are a collective's");
+			return TFGB_EXIT_USAGE;
+		}
+	}
+	for (size_t i = 0; i < s->n; i++)
+		if (!isnan(s->pt[i].y[m]))
+			return -1;
+	tfgb_error("'%s': no %s to draw in any result (status %s: its figures are null)",
+	           s->names[s->pt[0].file], plot_metric_label(m), s->pt[0].status);
 	return TFGB_EXIT_USAGE;
 }
 
@@ -110,10 +148,12 @@ static int plot_check_metric(const struct plot_set *s, struct plot_opts *o)
 	const char *bench = s->pt[0].bench;
 	int below_p99;
 
-	/* train: the mean step time, the study's figure (tfgb-plot(1)) */
+	/* train: the mean step time, the study's figure (tfgb-plot(1));
+	 * collective: busbw, nccl-tests' figure */
 	if (o->metric < 0)
 		o->metric = !strcmp(bench, "latency") ? PM_P50 : !strcmp(bench, "bandwidth") ?
-		            PM_MBPS : !strcmp(bench, "train") ? PM_AVG : PM_RPC;
+		            PM_MBPS : !strcmp(bench, "train") ? PM_AVG :
+		            !strcmp(bench, "collective") ? PM_BUSBW : PM_RPC;
 	below_p99 = o->metric == PM_AVG || o->metric == PM_P50 || o->metric == PM_P90;
 	if (o->errbar < 0)
 		o->errbar = below_p99 ? PLOT_ERR_P99 : PLOT_ERR_MINMAX;
@@ -123,12 +163,7 @@ static int plot_check_metric(const struct plot_set *s, struct plot_opts *o)
 		           plot_metric_name(o->metric));
 		return TFGB_EXIT_USAGE;
 	}
-	for (size_t i = 0; i < s->n; i++)
-		if (!isnan(s->pt[i].y[o->metric]))
-			return -1;
-	tfgb_error("'%s': no %s to draw in any result (status %s: its figures are null)",
-	           s->names[s->pt[0].file], plot_metric_label(o->metric), s->pt[0].status);
-	return TFGB_EXIT_USAGE;
+	return plot_check_has(s, o->metric);
 }
 
 /* The one benchmark of all points, and the one swept key of a sweep.
@@ -159,12 +194,21 @@ int plot_check_set(const struct plot_set *s, struct plot_opts *o)
 /* The style and the key on x.  -1 to go on, or an exit status (said). */
 int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 {
-	static const int bars_x[] = {PK_SWEEP, PK_SHAPE, PK_MODEL, PK_DELAY, PK_RATE, PK_LOSS,
-	                             PK_CC, PK_SCHEME, PK_IOVECS, PK_BYTES, PK_INFLIGHT,
-	                             PK_MODE, PK_TRANSPORT, PK_RPC, PK_TLS};
-	static const int lines_x[] = {PK_SWEEP, PK_IOVECS, PK_BYTES, PK_INFLIGHT};
+	static const int bars_x[] = {PK_SWEEP, PK_STRATEGY, PK_SHAPE, PK_WORKERS, PK_MODEL,
+	                             PK_DELAY, PK_RATE, PK_LOSS, PK_CC, PK_SCHEME, PK_IOVECS,
+	                             PK_BYTES, PK_INFLIGHT, PK_MODE, PK_TRANSPORT, PK_OP, PK_ALG,
+	                             PK_RPC, PK_TLS, PK_HOST};
+	static const int lines_x[] = {PK_SWEEP, PK_WORKERS, PK_IOVECS, PK_BYTES, PK_INFLIGHT};
 	int sweep = *s->pt[0].sweep_key != 0;
 	long bad;
+
+	/* a collective: its figures against the buffer's size, as nccl-tests' */
+	if (!strcmp(s->pt[0].bench, "collective") && o->style != PLOT_PERCENTILES) {
+		if (o->style < 0)
+			o->style = PLOT_LINES;
+		if (o->xkey < 0)
+			o->xkey = PK_BYTES;
+	}
 
 	if (o->style == PLOT_PERCENTILES) {
 		if (o->xkey >= 0 || o->metric >= 0 || o->errbar >= 0) {
@@ -179,7 +223,7 @@ int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 		o->style = sweep && not_numeric(s, PK_SWEEP) < 0 ? PLOT_LINES : PLOT_BARS;
 	if (o->xkey < 0 && o->style == PLOT_LINES) {
 		for (size_t i = 0; i < sizeof lines_x / sizeof *lines_x && o->xkey < 0; i++)
-			if ((lines_x[i] == PK_SWEEP) == sweep && differs(s, lines_x[i]))
+			if ((lines_x[i] == PK_SWEEP) == sweep && plot_differs(s, lines_x[i]))
 				o->xkey = lines_x[i];
 		if (o->xkey < 0) {
 			tfgb_error("'%s': no numeric key differs between the results to draw lines "
@@ -189,7 +233,7 @@ int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 		}
 	}
 	for (size_t i = 0; i < sizeof bars_x / sizeof *bars_x && o->xkey < 0; i++)
-		if (differs(s, bars_x[i]))
+		if (plot_differs(s, bars_x[i]))
 			o->xkey = bars_x[i];
 	if (o->xkey < 0)
 		o->xkey = PK_FILE; /* nothing differs: a bar per file */
@@ -202,14 +246,23 @@ int plot_choose_x(const struct plot_set *s, struct plot_opts *o)
 }
 
 /* Whether key k may be left out of the series' names when it follows
- * from x and the keys before it: a payload's iovec count and size follow
- * from its scheme, a sweep's value and a file's name from anything, and
+ * from x and the keys before it (mask): a payload's iovec count and size
+ * follow from its scheme, a PS's payload from the training strategy, a sweep's value and a file's name from anything, and
  * against a sweep every key from the swept value.  A transport, mode,
  * scheme, ... that only happens to follow (socket for uniform, gRPC for
  * skew) is named: the figure would hide what it compares. */
-static int may_follow(int k, int xkey)
+static int may_follow(int k, int xkey, unsigned mask)
 {
-	return xkey == PK_SWEEP || k == PK_IOVECS || k == PK_BYTES || k == PK_SWEEP || k == PK_FILE;
+	/* what one training strategy has and the other has not (a PS's
+	 * payload, mode, calls in flight, shape), once the strategy is taken;
+	 * the workers, once the shape that holds them is */
+	static const unsigned ps_only = 1u << PK_MODE | 1u << PK_SCHEME | 1u << PK_IOVECS |
+	                                1u << PK_BYTES | 1u << PK_INFLIGHT | 1u << PK_RPC |
+	                                1u << PK_TLS | 1u << PK_SHAPE;
+
+	return xkey == PK_SWEEP || k == PK_IOVECS || k == PK_BYTES || k == PK_SWEEP ||
+	       k == PK_FILE || ((mask >> PK_STRATEGY & 1) && (ps_only >> k & 1)) ||
+	       (k == PK_WORKERS && (mask >> PK_SHAPE & 1));
 }
 
 /* The keys naming the series: those that differ, in order, unless they
@@ -217,19 +270,20 @@ static int may_follow(int k, int xkey)
  * them (out of memory: kept, the names only longer). */
 unsigned plot_series_keys(const struct plot_set *s, int xkey)
 {
-	static const int order[] = {PK_TRANSPORT, PK_MODEL, PK_MODE, PK_SCHEME, PK_IOVECS,
-	                            PK_BYTES, PK_SHAPE, PK_INFLIGHT, PK_RPC, PK_TLS, PK_DELAY,
-	                            PK_RATE, PK_LOSS, PK_CC, PK_SWEEP, PK_FILE};
+	static const int order[] = {PK_TRANSPORT, PK_STRATEGY, PK_OP, PK_ALG, PK_MODEL, PK_MODE,
+	                            PK_SCHEME, PK_IOVECS, PK_BYTES, PK_SHAPE, PK_WORKERS,
+	                            PK_INFLIGHT, PK_RPC, PK_TLS, PK_DELAY, PK_RATE, PK_LOSS,
+	                            PK_CC, PK_HOST, PK_SWEEP, PK_FILE};
 	unsigned mask = xkey < 0 ? 0 : 1u << xkey;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)
-		if (order[i] != xkey && differs(s, order[i]) &&
-		    (!may_follow(order[i], xkey) || implied(s, order[i], mask) != 1))
+		if (order[i] != xkey && plot_differs(s, order[i]) &&
+		    (!may_follow(order[i], xkey, mask) || implied(s, order[i], mask) != 1))
 			mask |= 1u << order[i];
 	return xkey < 0 ? mask : mask & ~(1u << xkey);
 }
 
-static void cat(char *buf, size_t len, const char *s)
+void plot_cat(char *buf, size_t len, const char *s)
 {
 	size_t n = strlen(buf);
 
@@ -246,12 +300,14 @@ static void series_label(const struct plot_point *p, unsigned keys, char *buf, s
 			/* a link's keys say "no emulated link" for a run without one */
 			plot_key_text(k, *p->key[k] || (k >= PK_DELAY && k <= PK_CC) ? p->key[k] : "?", v,
 			              sizeof v);
-			cat(buf, len, *buf ? ", " : "");
+			if (k == PK_WORKERS && !strcmp(p->bench, "collective"))
+				snprintf(v, sizeof v, "%s ranks", p->key[k]); /* a collective's */
+			plot_cat(buf, len, *buf ? ", " : "");
 			if (k == PK_SWEEP && *p->sweep_key) {
-				cat(buf, len, p->sweep_key); /* "payload.iovecs=4" */
-				cat(buf, len, "=");
+				plot_cat(buf, len, p->sweep_key); /* "payload.iovecs=4" */
+				plot_cat(buf, len, "=");
 			}
-			cat(buf, len, v);
+			plot_cat(buf, len, v);
 		}
 	if (!*buf)
 		snprintf(buf, len, "%s", p->bench);
@@ -268,7 +324,8 @@ static int find_label(char (*labels)[PLOT_LABEL_MAX], int n, const char *l)
 /* The group of point p on a bars figure: its x key's value as a tic. */
 static void group_label(const struct plot_point *p, int xkey, char *buf, size_t len)
 {
-	if (xkey == PK_BYTES || (xkey == PK_DELAY && !*p->key[xkey])) /* "no emulated link" */
+	if (xkey == PK_BYTES || xkey == PK_STRATEGY ||
+	    (xkey == PK_DELAY && !*p->key[xkey])) /* "no emulated link" */
 		plot_key_text(xkey, p->key[xkey], buf, len);
 	else
 		snprintf(buf, len, "%s", *p->key[xkey] ? p->key[xkey] : "?");
@@ -366,8 +423,8 @@ static int plot_place(const struct plot_set *s, struct plot_fig *f, unsigned key
 	char l[PLOT_LABEL_MAX];
 
 	/* one series: what all its points share */
-	series_label(p, keys ? keys : (differs(s, PK_TRANSPORT) ? 0 : 1u << PK_TRANSPORT) |
-	             (differs(s, PK_MODE) ? 0 : 1u << PK_MODE), l, sizeof l);
+	series_label(p, keys ? keys : (plot_differs(s, PK_TRANSPORT) ? 0 : 1u << PK_TRANSPORT) |
+	             (plot_differs(s, PK_MODE) ? 0 : 1u << PK_MODE), l, sizeof l);
 	if ((it->series = find_label(f->series, f->nseries, l)) < 0) {
 		if (f->nseries == PLOT_SERIES_MAX) {
 			tfgb_error("'%s': more than %d series (%s) make no readable figure; draw "
@@ -440,170 +497,8 @@ int plot_layout(const struct plot_set *s, const struct plot_opts *o, unsigned ke
 	return 0;
 }
 
-/* ---- the words ---- */
-
-static const char *bench_title(const char *bench)
-{
-	return !strcmp(bench, "latency") ? "TF-gRPC-P2P-Latency" :
-	       !strcmp(bench, "bandwidth") ? "TF-gRPC-P2P-Bandwidth" :
-	       !strcmp(bench, "throughput") ? "TF-gRPC-PS-Throughput" :
-	       !strcmp(bench, "train") ? "TF-gRPC-Train" : bench;
-}
-
-/* What metric m is for this benchmark: train's latencies are step times,
- * its calls steps. */
-static const char *metric_label(const char *bench, int m)
-{
-	static const char *const step[] = {
-		[PM_AVG] = "mean step time", [PM_P50] = "median step time",
-		[PM_P90] = "90th percentile step time", [PM_P99] = "99th percentile step time",
-		[PM_P999] = "99.9th percentile step time", [PM_RPC] = "training steps",
-	};
-	return !strcmp(bench, "train") && m <= PM_RPC ? step[m] : plot_metric_label(m);
-}
-
-/* A sweep's key as a reader names it: "iovec count (payload.iovecs)" for
- * a key that is one of plot's own, "message size" for payload.size. */
-static void sweep_name(const char *key, char *buf, size_t len)
-{
-	const char *dot = strrchr(key, '.');
-	int k = plot_key_find(dot ? dot + 1 : key);
-
-	if (!strcmp(key, "payload.size"))
-		snprintf(buf, len, "message size");
-	else if (k > PK_SWEEP && k < PK_FILE)
-		snprintf(buf, len, "%s (%s)", plot_key_label(k), key);
-	else
-		snprintf(buf, len, "%s", key);
-}
-
-/* The x axis: what it is, with its unit. */
-static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char *buf,
-                        size_t len)
-{
-	const struct plot_point *p = &s->pt[0];
-
-	if (f->xkey == PK_SWEEP && !strcmp(p->sweep_key, "payload.size"))
-		snprintf(buf, len, "message size (bytes; one buffer)");
-	else if (f->xkey == PK_SWEEP && *f->xunit) {
-		sweep_name(p->sweep_key, buf, len);
-		cat(buf, len, " (");
-		cat(buf, len, f->xunit);
-		cat(buf, len, ")");
-	} else if (f->xkey == PK_SWEEP) {
-		sweep_name(p->sweep_key, buf, len);
-		cat(buf, len, !strcmp(p->sweep_unit, "B") ? " (bytes)" :
-		    !strcmp(p->sweep_unit, "s") ? " (s)" : "");
-	}
-	else if (f->xkey == PK_BYTES)
-		snprintf(buf, len, "payload size (bytes)");
-	else
-		snprintf(buf, len, "%s%s", plot_key_label(f->xkey), f->xkey == PK_DELAY ? " (ms)" :
-		         f->xkey == PK_RATE ? " (bit/s; 0 unlimited)" : f->xkey == PK_LOSS ? " (%)" : "");
-}
-
-/* The title ("what by what") and the axes' labels. */
-void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned keys,
-                struct plot_fig *f)
-{
-	int pct = f->style == PLOT_PERCENTILES;
-	const char *bench = s->pt[0].bench;
-	const char *unit = pct || f->metric <= PM_P999 ? (f->ms ? "ms" : "µs") :
-	                   !strcmp(bench, "train") && f->metric == PM_RPC ? "steps/s" :
-	                   plot_metric_unit(f->metric);
-	char v[PLOT_LABEL_MAX], *paren;
-
-	snprintf(f->title, sizeof f->title, "%s: %s", bench_title(bench),
-	         pct ? "latency distribution" : metric_label(bench, f->metric));
-	if (pct) {
-		snprintf(f->xlabel, sizeof f->xlabel, "percentile (1/(1 - percentile) on a log scale)");
-		snprintf(f->ylabel, sizeof f->ylabel, "call latency (%s)", unit);
-	} else {
-		plot_xlabel(s, f, f->xlabel, sizeof f->xlabel);
-		/* the label is tfgb's own text, drawn as enhanced text */
-		snprintf(f->ylabel, sizeof f->ylabel, "%s (%s%s)", metric_label(bench, f->metric), unit,
-		         f->metric == PM_MBPS ? ", 1 MB = 10^{6} bytes" : "");
-		cat(f->title, sizeof f->title, " by ");
-		sweep_name(s->pt[0].sweep_key, v, sizeof v);
-		if ((paren = strstr(v, " (")))
-			*paren = 0;
-		cat(f->title, sizeof f->title, f->xkey != PK_SWEEP ? plot_key_label(f->xkey) : v);
-	}
-	for (int k = 0, n = 0; k < PK_N; k++)
-		if (keys >> k & 1) {
-			cat(f->title, sizeof f->title, n++ ? ", " : pct ? " by " : " and ");
-			sweep_name(s->pt[0].sweep_key, v, sizeof v);
-			if ((paren = strstr(v, " (")))
-				*paren = 0;
-			cat(f->title, sizeof f->title, k == PK_SWEEP && *v ? v : plot_key_label(k));
-		}
-	if (o->title)
-		snprintf(f->title, sizeof f->title, "%s", o->title);
-}
-
-/* What the repeats' error bars (or latency's whiskers) are. */
-static void plot_notes_bars(const struct plot_set *s, struct plot_fig *f, unsigned how)
-{
-	unsigned runs_lo = 0, runs_hi = 0;
-	char v[2 * PLOT_LABEL_MAX], runs[32];
-
-	for (size_t i = 0; i < s->n; i++) {
-		unsigned r = s->pt[i].runs;
-		if (r > 1 && (!runs_lo || r < runs_lo))
-			runs_lo = r;
-		if (r > runs_hi)
-			runs_hi = r;
-	}
-	snprintf(runs, sizeof runs, "%u%s%.0u", runs_lo, runs_lo != runs_hi ? " to " : "",
-	         runs_lo != runs_hi ? runs_hi : 0);
-	if (f->style == PLOT_PERCENTILES) {
-		snprintf(v, sizeof v, "\neach result's recorded histogram, as output.hgrm writes it%s%s%s",
-		         runs_hi > 1 ? "; repeats: all " : "", runs_hi > 1 ? runs : "",
-		         runs_hi > 1 ? " runs' calls together" : "");
-	} else if (f->errbar == PLOT_ERR_P99) {
-		snprintf(v, sizeof v, "\nwhiskers: up to the 99th percentile %s%s%s%s",
-		         !strcmp(s->pt[0].bench, "train") ? "step time" : "latency", runs_hi > 1 ? "; repeats: the figures of all " : "", runs_hi > 1 ? runs : "",
-		         runs_hi > 1 ? " runs' calls together" : "");
-	} else if (runs_hi > 1) {
-		snprintf(v, sizeof v, "\nrepeats: the mean of %s runs; error bars: %s%s", runs,
-		         (how & 3) == 1 ? "min to max of the runs" : (how & 3) == 2 ?
-		         "mean +- one sample stddev" : (how & 3) == 3 ?
-		         "min to max of the runs, +- one stddev where only that is known (CSV)" :
-		         "none (no per-run figures)", how & 4 ? "; some without per-run figures" : "");
-	} else {
-		return;
-	}
-	cat(f->subtitle, sizeof f->subtitle, v);
-}
-
-/* The subtitle: what all results share, how repeats and marked results
- * are drawn. */
-void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f)
-{
-	char v[PLOT_LABEL_MAX];
-	unsigned marked = 0;
-
-	/* no result with a link: nothing of one said */
-	int nolink = !*s->pt[0].key[PK_DELAY] && !differs(s, PK_DELAY);
-
-	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
-		if (k != f->xkey && !differs(s, k) && *s->pt[0].key[k] &&
-		    !(nolink && k >= PK_DELAY && k <= PK_CC)) {
-			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
-			cat(f->subtitle, sizeof f->subtitle, *f->subtitle ? ", " : "all runs: ");
-			cat(f->subtitle, sizeof f->subtitle, v);
-		}
-	plot_notes_bars(s, f, how);
-	for (size_t i = 0; i < s->n; i++)
-		marked += strcmp(s->pt[i].status, "ok") != 0;
-	if (marked) {
-		snprintf(v, sizeof v, "\n%u result%s not ok: marked in red with the status, a null "
-		         "figure drawn as none", marked, marked > 1 ? "s" : "");
-		cat(f->subtitle, sizeof f->subtitle, v);
-	}
-}
-
-/* Latency in ms when a value reaches 10 ms: fewer digits on the axis. */
+/* Latency in ms when a value reaches 10 ms (a step time always): fewer
+ * digits on the axis. */
 void plot_scale(const struct plot_set *s, struct plot_fig *f)
 {
 	double top = 0;
@@ -618,7 +513,8 @@ void plot_scale(const struct plot_set *s, struct plot_fig *f)
 		for (size_t k = 0; k < p->npct; k++)
 			top = p->pct[2 * k + 1] > top ? p->pct[2 * k + 1] : top;
 	}
-	if (!(top >= 10000))
+	/* a training step is a matter of milliseconds: always drawn in them */
+	if (!(top >= 10000) && strcmp(s->pt[0].bench, "train"))
 		return;
 	f->ms = 1; /* plot_gp_script scales the percentiles */
 	for (size_t i = 0; i < f->nitem; i++) {
@@ -634,7 +530,7 @@ void plot_scale(const struct plot_set *s, struct plot_fig *f)
 void plot_x2bytes(const struct plot_set *s, struct plot_fig *f)
 {
 	if (f->style == PLOT_PERCENTILES || f->xkey == PK_BYTES || f->logx ||
-	    (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B")) || !differs(s, PK_BYTES))
+	    (f->xkey == PK_SWEEP && !strcmp(s->pt[0].sweep_unit, "B")) || !plot_differs(s, PK_BYTES))
 		return;
 	for (size_t i = 0; i < s->n; i++)
 		if (!*s->pt[i].key[PK_BYTES])
@@ -681,6 +577,15 @@ void plot_axes(const struct plot_set *s, struct plot_fig *f)
 	f->logy = f->logx && ypos;
 }
 
+/* Whether some item is at x 0 or below (no place on a log axis). */
+static int plot_has_x0(const struct plot_fig *f)
+{
+	for (size_t i = 0; i < f->nitem; i++)
+		if (f->item[i].x <= 0)
+			return 1;
+	return 0;
+}
+
 /* A swept duration, rate or percentage on x: drawn in the unit its
  * smallest value other than 0 reaches 1 in ("ms" for 1ms,10ms,100ms,
  * "Mbit/s" for 250Mbit..1Gbit), on a log axis when its values are above 0
@@ -715,8 +620,12 @@ void plot_xunit(const struct plot_set *s, struct plot_fig *f)
 			f->xscale = u[i].scale;
 			break;
 		}
-	if (!*f->xunit)
+	if (!*f->xunit) {
+		/* a plain number (workers, calls in flight): log from 16 times too */
+		if (!*base && strcmp(s->pt[0].sweep_unit, "B"))
+			f->logx = lo > 0 && hi / lo >= 16 && !plot_has_x0(f);
 		return;
+	}
 	for (size_t i = 0; i < f->nitem; i++) {
 		char v[32];
 		/* 12 digits: 0.01 s is 10 ms on the axis, not 10.000000000000002 */
@@ -726,4 +635,91 @@ void plot_xunit(const struct plot_set *s, struct plot_fig *f)
 			lo = 0;
 	}
 	f->logx = lo > 0 && hi / lo >= 16;
+}
+
+static int by_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Lines whose x has a 0 (no place on a log axis) and values other than 0
+ * over 16 times apart (a delay of 0, 1, 10, 100 ms, a linear axis would
+ * crowd 0 and 1 into one point): the values evenly spaced, each at its
+ * rank, at most PLOT_CAT_MAX of them (more: the linear axis). */
+void plot_xcat(struct plot_fig *f)
+{
+	double lo = INFINITY, hi = 0;
+	int n = 0;
+
+	if (f->style != PLOT_LINES || f->logx || !plot_has_x0(f))
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		double x = f->item[i].x;
+		int k = 0;
+		lo = x > 0 && x < lo ? x : lo;
+		hi = x > hi ? x : hi;
+		while (k < n && f->xcat[k] != x)
+			k++;
+		if (k == n && n == PLOT_CAT_MAX)
+			return;
+		if (k == n)
+			f->xcat[n++] = x;
+	}
+	if (!(hi / lo >= 16))
+		return;
+	qsort(f->xcat, (size_t)n, sizeof *f->xcat, by_double);
+	for (size_t i = 0; i < f->nitem; i++) {
+		int k = 0;
+		while (f->xcat[k] != f->item[i].x)
+			k++;
+		f->item[i].x = k;
+	}
+	f->ncat = n;
+}
+
+/* The index of v among the n values seen (added when new: n grows), or
+ * -1 when there is no room left. */
+static int value_index(char (*seen)[PLOT_LABEL_MAX], int *n, int max, const char *v)
+{
+	for (int i = 0; i < *n; i++)
+		if (!strcmp(seen[i], v))
+			return i;
+	if (*n == max)
+		return -1;
+	snprintf(seen[*n], PLOT_LABEL_MAX, "%s", v);
+	return (*n)++;
+}
+
+/* Lines named by two keys or more (strategy and transport): one key one
+ * channel (#42), the first key's value the colour (at most 8), the
+ * others' the dash (at most 5, gnuplot's distinct dash types); beyond
+ * those, both from the series' index as before. */
+void plot_channels(const struct plot_set *s, unsigned keys, struct plot_fig *f)
+{
+	char first[8][PLOT_LABEL_MAX], rest[5][PLOT_LABEL_MAX], v[PLOT_LABEL_MAX];
+	int k1 = 0, nfirst = 0, nrest = 0;
+
+	if (f->style != PLOT_LINES || !keys || !(keys & (keys - 1)))
+		return; /* one key: colours alone */
+	while (!(keys >> k1 & 1))
+		k1++;
+	for (int n = 0; n < f->nseries; n++) {
+		const struct plot_point *p = NULL;
+		for (size_t i = 0; i < f->nitem && !p; i++)
+			if (f->item[i].series == n)
+				p = &s->pt[f->item[i].point];
+		v[0] = 0;
+		for (int k = k1 + 1; k < PK_N; k++)
+			if (keys >> k & 1) {
+				plot_cat(v, sizeof v, p->key[k]);
+				plot_cat(v, sizeof v, "\x1f"); /* no value holds it: a separator */
+			}
+		f->colour[n] = value_index(first, &nfirst, 8, p->key[k1]);
+		f->dash[n] = value_index(rest, &nrest, 5, v);
+		if (f->colour[n] < 0 || f->dash[n] < 0)
+			return;
+	}
+	f->channels = 1;
 }

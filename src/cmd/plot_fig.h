@@ -1,6 +1,7 @@
-/* plot_fig.h - what cmd_plot.c shares with plot_fig.c: the command's
- * options and the steps that choose and lay out the figure.  Only those two
- * files include it.  The checks report on stderr and return a TFGB_EXIT_* code. */
+/* plot_fig.h - what cmd_plot.c shares with plot_fig.c and plot_words.c:
+ * the command's options and the steps that choose and lay out the figure
+ * and word it.  Only those files include it.  The checks report on
+ * stderr and return a TFGB_EXIT_* code. */
 #ifndef TFGB_PLOT_FIG_H
 #define TFGB_PLOT_FIG_H
 
@@ -15,6 +16,10 @@ struct plot_opts {
 	int style, metric, errbar, xkey; /* -1: chosen from the files */
 	int svg, quiet;
 };
+
+/* Whether points differ in key k; buf with s appended (cut to len). */
+int plot_differs(const struct plot_set *s, int k);
+void plot_cat(char *buf, size_t len, const char *s);
 
 int plot_check_set(const struct plot_set *s, struct plot_opts *o);
 
@@ -37,5 +42,9 @@ void plot_x2bytes(const struct plot_set *s, struct plot_fig *f);
 void plot_axes(const struct plot_set *s, struct plot_fig *f);
 
 void plot_xunit(const struct plot_set *s, struct plot_fig *f);
+
+void plot_xcat(struct plot_fig *f);
+
+void plot_channels(const struct plot_set *s, unsigned keys, struct plot_fig *f);
 
 #endif

@@ -26,8 +26,10 @@ extern char **environ;
 /* Image size in pixels (SVG: in its own units). */
 #define PLOT_WIDTH 960
 #define PLOT_HEIGHT 600
-/* Explicit tics on x for at most this many values. */
+/* Explicit tics on x, at most this many: one every few values of up to
+ * PLOT_XVALUES_MAX (more: gnuplot's own). */
 #define PLOT_TICS_MAX 24
+#define PLOT_XVALUES_MAX 256
 /* gnuplot's line colours 1 to 8, then they come round again. */
 #define PLOT_COLOURS 8
 /* Marked (status not ok) results are drawn in this colour. */
@@ -195,6 +197,38 @@ static int gp_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *
 	return n;
 }
 
+/* Points whose route is not the usual one (plot_route_usual): datablock
+ * $route, each labelled with its route.  1 when it has a point. */
+static int gp_route_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
+{
+	const char *usual = plot_route_usual(s);
+	int n = 0;
+
+	if (!usual || fig->style == PLOT_PERCENTILES)
+		return 0;
+	fprintf(f, "$route << EOD\n");
+	for (size_t i = 0; i < fig->nitem; i++) {
+		const struct plot_item *it = &fig->item[i];
+		if (isnan(it->y) || !strcmp(plot_route_of(&s->pt[it->point]), usual))
+			continue;
+		fprintf(f, "%.17g %.17g\n", item_x(fig, it), it->y);
+		n = 1;
+	}
+	fprintf(f, "EOD\n");
+	for (size_t i = 0; i < fig->nitem && n; i++) {
+		const struct plot_item *it = &fig->item[i];
+		char text[48];
+		if (isnan(it->y) || !strcmp(plot_route_of(&s->pt[it->point]), usual))
+			continue;
+		snprintf(text, sizeof text, "%s", plot_route_of(&s->pt[it->point]));
+		fprintf(f, "set label ");
+		gp_lit(f, text);
+		fprintf(f, " at first %.17g, first %.17g offset 0.8,-0.8 front font \",9\"\n",
+		        item_x(fig, it), it->y);
+	}
+	return n;
+}
+
 /* Lines: x from the smallest value to the largest, with a margin (a point
  * or a tic at the very edge may be dropped). */
 static void gp_xrange(const struct plot_fig *fig, FILE *f)
@@ -235,10 +269,35 @@ static void gp_x2tics(const struct plot_fig *fig, const struct plot_set *s, FILE
 
 /* Tics at the values on x: the groups' names, or a sweep's values (sizes
  * written as sizes). */
+/* Evenly spaced values (plot_xcat): a tic at each, its value. */
+static void gp_cat_tics(const struct plot_fig *fig, FILE *f)
+{
+	fprintf(f, "set xtics (");
+	for (int k = 0; k < fig->ncat; k++) {
+		char text[32];
+		snprintf(text, sizeof text, "%.12g", fig->xcat[k]);
+		fprintf(f, "%s", k ? ", " : "");
+		gp_quote(f, text, 1);
+		fprintf(f, " %d", k);
+	}
+	fprintf(f, ") noenhanced%s\n", fig->ncat > 10 ? " rotate by -30" : "");
+}
+
+static int by_value(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE *f)
 {
-	double seen[PLOT_TICS_MAX];
-	int n = 0, longest = 0;
+	double seen[PLOT_XVALUES_MAX];
+	int n = 0, longest = 0, step;
+	/* sizes as sizes: a size's log axis (plot_axes), not another's */
+	int x_bytes = fig->logx && !*fig->xunit && fig->nitem &&
+	              (fig->xkey == PK_BYTES || (fig->xkey == PK_SWEEP &&
+	               !strcmp(s->pt[fig->item[0].point].sweep_unit, "B")));
 
 	if (fig->style == PLOT_BARS) {
 		fprintf(f, "set xrange [-0.6:%g]\nset xtics (", fig->ngroups - 0.4);
@@ -254,25 +313,33 @@ static void gp_xtics(const struct plot_fig *fig, const struct plot_set *s, FILE 
 		return;
 	}
 	gp_xrange(fig, f);
+	if (fig->ncat) {
+		gp_cat_tics(fig, f);
+		return;
+	}
 	for (size_t i = 0; i < fig->nitem; i++) {
 		int k = 0;
 		while (k < n && seen[k] != fig->item[i].x)
 			k++;
-		if (k == n && n == PLOT_TICS_MAX)
+		if (k == n && n == PLOT_XVALUES_MAX)
 			return; /* too many: gnuplot's own tics, and no sizes on top */
 		if (k == n)
 			seen[n++] = fig->item[i].x;
 	}
+	/* more values than tics (a collective's 25 sizes, 8 B to 128 MiB by
+	 * 2): every step-th, from the smallest */
+	qsort(seen, (size_t)n, sizeof *seen, by_value);
+	step = (n + PLOT_TICS_MAX - 1) / PLOT_TICS_MAX;
 	fprintf(f, "set xtics (");
-	for (int k = 0; k < n; k++) {
+	for (int k = 0; k < n; k += step) {
 		char v[32], text[PLOT_LABEL_MAX];
 		snprintf(v, sizeof v, "%.17g", seen[k]);
-		plot_key_text(fig->logx && !*fig->xunit ? PK_BYTES : -1, v, text, sizeof text);
+		plot_key_text(x_bytes ? PK_BYTES : -1, v, text, sizeof text);
 		fprintf(f, "%s", k ? ", " : "");
 		gp_quote(f, text, 1);
 		fprintf(f, " %.17g", seen[k]);
 	}
-	fprintf(f, ") noenhanced%s\n", n > 10 ? " rotate by -30" : "");
+	fprintf(f, ") noenhanced%s\n", n / step > 10 ? " rotate by -30" : "");
 	if (fig->x2bytes)
 		gp_x2tics(fig, s, f);
 }
@@ -297,6 +364,12 @@ static int has_errbars(const struct plot_fig *fig, int n)
 	return 0;
 }
 
+/* Series n's colour: its first key's (plot_channels), else by its index. */
+static int gp_colour(const struct plot_fig *fig, int n)
+{
+	return fig->channels ? fig->colour[n] + 1 : n % PLOT_COLOURS + 1;
+}
+
 /* Series n's elements: its bars or line (a legend entry alone when it has
  * no figure at all), its error bars. */
 static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
@@ -314,8 +387,8 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		fprintf(f, " with boxes lc %d %s", n % PLOT_COLOURS + 1, n < PLOT_COLOURS ? "" :
 		        n < 2 * PLOT_COLOURS ? "fs pattern 1 border " : "fs pattern 2 border ");
 	else
-		fprintf(f, " with linespoints lw 2 pt 7 ps 1.2 lc %d dt %d ", n % PLOT_COLOURS + 1,
-		        n / PLOT_COLOURS + 1);
+		fprintf(f, " with linespoints lw 2 pt 7 ps 1.2 lc %d dt %d ", gp_colour(fig, n),
+		        fig->channels ? fig->dash[n] + 1 : n / PLOT_COLOURS + 1);
 	gp_series_title(fig, n, f);
 	if (!has_errbars(fig, n))
 		return;
@@ -324,7 +397,7 @@ static void gp_series_plot(const struct plot_fig *fig, int n, FILE *f)
 		        "ps 0.4 lw 1.5 notitle", n);
 	else
 		fprintf(f, ", \\\n     $s%d using 1:5:3:4 with yerrorbars lc %d pt 7 ps 0.4 lw 1.5 "
-		        "notitle", n, n % PLOT_COLOURS + 1);
+		        "notitle", n, gp_colour(fig, n));
 }
 
 /* The percentile on a log axis of 1/(1 - p), as HdrHistogram's plotter
@@ -401,7 +474,7 @@ static void gp_pct_plot(const struct plot_fig *fig, const struct plot_set *s, in
 void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const char *out,
                     int svg, FILE *f)
 {
-	int bars = fig->style == PLOT_BARS, marked;
+	int bars = fig->style == PLOT_BARS, marked, route;
 
 	gp_head(fig, out, svg, f);
 	if (fig->style == PLOT_PERCENTILES) {
@@ -429,7 +502,8 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 	for (int n = 0; n < fig->nseries; n++)
 		gp_series_data(fig, n, f);
 	marked = gp_marks(fig, s, f);
-	if (fig->nseries == 1 && !marked)
+	route = gp_route_marks(fig, s, f);
+	if (fig->nseries == 1 && !marked && !route)
 		fprintf(f, "unset key\n");
 	fprintf(f, "plot ");
 	for (int n = 0; n < fig->nseries; n++)
@@ -440,6 +514,9 @@ void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const 
 		        marked & 2 ? "$bad using 1:2" : "keyentry", bars ? "boxes" : "points pt 6 ps 2.5",
 		        PLOT_MARK_RGB, bars ? "fs transparent pattern 4 border" : "");
 	}
+	if (route)
+		fprintf(f, ", \\\n     $route using 1:2 with points pt 4 ps 2.5 lw 1.5 lc rgb \"black\" "
+		        "title \"another route\" noenhanced");
 	fprintf(f, "\nunset output\n");
 }
 

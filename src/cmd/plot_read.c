@@ -22,11 +22,15 @@ static const struct {
 } keys[PK_N] = {
 	[PK_SWEEP] = {"sweep", "swept value"},
 	[PK_TRANSPORT] = {"transport", "transport"},
+	[PK_STRATEGY] = {"strategy", "training strategy"},
+	[PK_OP] = {"op", "collective operation"},
+	[PK_ALG] = {"algorithm", "algorithm"},
 	[PK_MODE] = {"mode", "mode"},
 	[PK_SCHEME] = {"scheme", "payload scheme"},
 	[PK_IOVECS] = {"iovecs", "iovec count"},
 	[PK_BYTES] = {"bytes", "payload size"},
 	[PK_SHAPE] = {"shape", "PS x workers"},
+	[PK_WORKERS] = {"workers", "workers"},
 	[PK_INFLIGHT] = {"inflight", "calls in flight"},
 	[PK_RPC] = {"rpc", "RPC pattern"},
 	[PK_TLS] = {"tls", "TLS"},
@@ -35,6 +39,7 @@ static const struct {
 	[PK_RATE] = {"rate", "link rate"},
 	[PK_LOSS] = {"loss", "packet loss"},
 	[PK_CC] = {"congestion", "TCP congestion control"},
+	[PK_HOST] = {"host", "host"},
 	[PK_FILE] = {"file", "result file"},
 };
 
@@ -52,6 +57,9 @@ static const struct {
 	[PM_MBPS] = {"MBps", "MBps", "MBps", "MBps", "bandwidth", "MB/s"},
 	/* derived from MB/s: the per-run figures have no Gbit/s of their own */
 	[PM_GBPS] = {"Gbps", "MBps", "MBps", "MBps", "bandwidth", "Gbit/s"},
+	/* a collective's, per size (plot_coll.c): at no path of other results */
+	[PM_BUSBW] = {"busbw", "busbw_GBps", "busbw_GBps", NULL, "bus bandwidth", "GB/s"},
+	[PM_ALGBW] = {"algbw", "algbw_GBps", "algbw_GBps", NULL, "algorithm bandwidth", "GB/s"},
 };
 
 /* MB/s to Gbit/s */
@@ -97,6 +105,13 @@ void plot_key_text(int key, const char *v, char *buf, size_t len)
 		snprintf(buf, len, "%u PS x %u worker%s", ps, w, w == 1 ? "" : "s");
 	} else if (key == PK_IOVECS && *v) {
 		snprintf(buf, len, "%s iovec%s", v, strcmp(v, "1") ? "s" : "");
+	} else if (key == PK_STRATEGY && *v) {
+		snprintf(buf, len, "%s%s", !strcmp(v, "ps") ? "parameter server" : "all-reduce",
+		         strncmp(v, "allreduce", 9) ? "" : v + 9);
+	} else if (key == PK_WORKERS && *v) {
+		snprintf(buf, len, "%s worker%s", v, strcmp(v, "1") ? "s" : "");
+	} else if (key == PK_HOST && *v) {
+		snprintf(buf, len, "host %s", v);
 	} else if (key == PK_INFLIGHT && *v) {
 		snprintf(buf, len, "%s in flight", v);
 	} else if (key >= PK_DELAY && key <= PK_CC && !*v) {
@@ -179,6 +194,33 @@ static const char *key_unit(const char *key)
 	return !d ? "" : d->type == OPT_DURATION ? "s" : d->type == OPT_SIZE ? "B" : "";
 }
 
+const char *plot_route_of(const struct plot_point *p)
+{
+	return *p->route ? p->route : "no emulated link";
+}
+
+const char *plot_route_usual(const struct plot_set *s)
+{
+	const char *route[8];
+	size_t count[8] = {0}, linked = 0;
+	int n = 0, best = 0;
+
+	for (size_t i = 0; i < s->n; i++) {
+		const char *r = plot_route_of(&s->pt[i]);
+		int k = 0;
+		linked += *s->pt[i].route != 0;
+		while (k < n && strcmp(route[k], r))
+			k++;
+		if (k == n && n == 8)
+			continue; /* a ninth way: counted as none */
+		if (k == n)
+			route[n++] = r;
+		if (++count[k] > count[best])
+			best = k;
+	}
+	return linked && n > 1 ? route[best] : NULL;
+}
+
 void plot_set_free(struct plot_set *s)
 {
 	for (size_t i = 0; i < s->n; i++)
@@ -189,7 +231,7 @@ void plot_set_free(struct plot_set *s)
 }
 
 /* A new point of file `file`, everything unknown; NULL when full. */
-static struct plot_point *point_new(struct plot_set *s, const char *path, int file)
+struct plot_point *plot_point_new(struct plot_set *s, const char *path, int file)
 {
 	struct plot_point *p;
 	const char *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
@@ -203,6 +245,7 @@ static struct plot_point *point_new(struct plot_set *s, const char *path, int fi
 	memset(p, 0, sizeof *p);
 	p->file = file;
 	p->hist_calls = -1;
+	p->count = NAN;
 	for (int m = 0; m < PM_N; m++)
 		p->y[m] = p->mean[m] = p->sd[m] = p->min[m] = p->max[m] = NAN;
 	if (n > 5 && (!strcmp(base + n - 5, ".json") || !strcmp(base + n - 5, ".ndjson")))
@@ -219,7 +262,7 @@ static struct plot_point *point_new(struct plot_set *s, const char *path, int fi
 /* ---- JSON ---- */
 
 /* A scalar under `from` as text ("" when absent or null). */
-static void jtext(const struct jsonr *r, int from, const char *path, char *buf, size_t len)
+void plot_jtext(const struct jsonr *r, int from, const char *path, char *buf, size_t len)
 {
 	int i = jsonr_find(r, from, path);
 
@@ -233,7 +276,7 @@ static void jtext(const struct jsonr *r, int from, const char *path, char *buf, 
 		snprintf(buf, len, "%s", jsonr_type(r, i) == JSONR_TRUE ? "true" : "false");
 }
 
-static double jnum(const struct jsonr *r, int from, const char *path)
+double plot_jnum(const struct jsonr *r, int from, const char *path)
 {
 	double v;
 
@@ -245,7 +288,7 @@ static double jnum(const struct jsonr *r, int from, const char *path)
 static void json_runs(struct plot_point *p, const struct jsonr *r, int from)
 {
 	int per = jsonr_find(r, from, "repeat.per_run");
-	double runs = jnum(r, from, "repeat.runs");
+	double runs = plot_jnum(r, from, "repeat.runs");
 	char path[96];
 
 	if (!(runs > 1))
@@ -256,11 +299,11 @@ static void json_runs(struct plot_point *p, const struct jsonr *r, int from)
 		if (!metrics[m].rep)
 			continue;
 		snprintf(path, sizeof path, "repeat.figures.%s.mean", metrics[m].rep);
-		p->mean[m] = jnum(r, from, path) * k;
+		p->mean[m] = plot_jnum(r, from, path) * k;
 		snprintf(path, sizeof path, "repeat.figures.%s.stddev", metrics[m].rep);
-		p->sd[m] = jnum(r, from, path) * k;
+		p->sd[m] = plot_jnum(r, from, path) * k;
 		for (size_t i = 0; jsonr_type(r, per) == JSONR_ARRAY && i < r->tok[per].count; i++) {
-			double v = jnum(r, jsonr_arr_get(r, per, i), metrics[m].rep) * k;
+			double v = plot_jnum(r, jsonr_arr_get(r, per, i), metrics[m].rep) * k;
 			if (isnan(v))
 				continue;
 			if (isnan(p->min[m]) || v < p->min[m])
@@ -283,7 +326,7 @@ static int json_hist(struct plot_point *p, const struct jsonr *r, int from, cons
 
 	if (h < 0 || jsonr_type(r, h) == JSONR_NULL)
 		return 0;
-	if (jnum(r, h, "count") == 0 && jsonr_type(r, jsonr_find(r, h, "buckets")) == JSONR_ARRAY &&
+	if (plot_jnum(r, h, "count") == 0 && jsonr_type(r, jsonr_find(r, h, "buckets")) == JSONR_ARRAY &&
 	    !r->tok[jsonr_find(r, h, "buckets")].count) {
 		p->hist_calls = 0; /* no call: whatever its min_ns and max_ns say (null) */
 		return 0;
@@ -332,9 +375,11 @@ static void json_link(struct plot_point *p, const struct jsonr *r, int from)
 	};
 	int link = jsonr_type(r, jsonr_find(r, from, "network")) == JSONR_OBJECT;
 
+	plot_jtext(r, from, "network.mechanism.route", p->route, sizeof p->route);
+
 	for (size_t i = 0; i < sizeof k / sizeof k[0]; i++) {
 		char *v = p->key[k[i].key];
-		jtext(r, from, k[i].path, v, PLOT_TEXT_MAX);
+		plot_jtext(r, from, k[i].path, v, PLOT_TEXT_MAX);
 		if (!link)
 			snprintf(v, PLOT_TEXT_MAX, "%s", k[i].none);
 		else if (*v && k[i].key != PK_CC)
@@ -351,43 +396,51 @@ static int json_point(struct plot_set *s, const struct jsonr *r, int from, const
 	struct plot_point *p;
 	char ps[24], w[24];
 
+	int rc;
+
 	/* a collective's sizes and the all-reduce strategy's steps are no
-	 * calls: drawn as calls they would be figures of nothing */
-	if (jsonr_find(r, from, "collective") >= 0 || jsonr_find(r, from, "train.strategy") >= 0) {
-		err_set(err, "'%s'%s: a result of tfgb collective or of the all-reduce strategy: tfgb "
-		        "plot does not draw those yet; tfgb compare sets two side by side", path,
-		        where ? where : "");
-		return -1;
+	 * calls: their own figures, read apart */
+	if ((rc = plot_coll_read(s, r, from, path, where, file, err)) != 0) {
+		*out = rc > 0 ? &s->pt[s->n - 1] : NULL;
+		return rc > 0 ? 0 : -1;
 	}
 	for (int m = 0; m < PM_N; m++)
 		if (resultfile_figure_check(r, from, metrics[m].path, path, where, err) < 0)
 			return -1;
-	if (!(p = point_new(s, path, file))) {
+	if (!(p = plot_point_new(s, path, file))) {
 		err_set(err, "'%s': more than %d results in all, or out of memory", path,
 		         PLOT_POINTS_MAX);
 		return -1;
 	}
-	jtext(r, from, "benchmark", p->bench, sizeof p->bench);
-	jtext(r, from, "status", p->status, sizeof p->status);
-	jtext(r, from, "transport", p->key[PK_TRANSPORT], PLOT_TEXT_MAX);
-	jtext(r, from, "mode", p->key[PK_MODE], PLOT_TEXT_MAX);
-	jtext(r, from, "payload.scheme", p->key[PK_SCHEME], PLOT_TEXT_MAX);
-	jtext(r, from, "payload.iovecs", p->key[PK_IOVECS], PLOT_TEXT_MAX);
-	jtext(r, from, "payload.bytes", p->key[PK_BYTES], PLOT_TEXT_MAX);
-	jtext(r, from, "inflight", p->key[PK_INFLIGHT], PLOT_TEXT_MAX);
-	jtext(r, from, "throughput.rpc", p->key[PK_RPC], PLOT_TEXT_MAX);
-	jtext(r, from, "tls", p->key[PK_TLS], PLOT_TEXT_MAX);
-	jtext(r, from, "train.model", p->key[PK_MODEL], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "benchmark", p->bench, sizeof p->bench);
+	plot_jtext(r, from, "status", p->status, sizeof p->status);
+	plot_jtext(r, from, "transport", p->key[PK_TRANSPORT], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "mode", p->key[PK_MODE], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "payload.scheme", p->key[PK_SCHEME], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "payload.iovecs", p->key[PK_IOVECS], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "payload.bytes", p->key[PK_BYTES], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "inflight", p->key[PK_INFLIGHT], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "throughput.rpc", p->key[PK_RPC], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "tls", p->key[PK_TLS], PLOT_TEXT_MAX);
+	plot_jtext(r, from, "train.model", p->key[PK_MODEL], PLOT_TEXT_MAX);
 	json_link(p, r, from);
 	if (*p->key[PK_TLS])
 		snprintf(p->key[PK_TLS], PLOT_TEXT_MAX, "%s",
 		         !strcmp(p->key[PK_TLS], "true") ? "TLS" : "plaintext");
-	jtext(r, from, "throughput.ps_count", ps, sizeof ps);
-	jtext(r, from, "throughput.workers", w, sizeof w);
+	plot_jtext(r, from, "throughput.ps_count", ps, sizeof ps);
+	plot_jtext(r, from, "throughput.workers", w, sizeof w);
 	if (*ps && *w)
 		snprintf(p->key[PK_SHAPE], PLOT_TEXT_MAX, "%sx%s", ps, w);
+	snprintf(p->key[PK_WORKERS], PLOT_TEXT_MAX, "%s", w);
+	plot_jtext(r, from, "environment.hostname", p->key[PK_HOST], PLOT_TEXT_MAX);
+	/* a PS strategy's step times are each worker's steps, pooled */
+	p->count = plot_jnum(r, from, "calls");
+	snprintf(p->count_what, sizeof p->count_what, "%s", !strcmp(p->bench, "train") ?
+	         "worker steps" : "calls");
+	if (!strcmp(p->bench, "train"))
+		snprintf(p->key[PK_STRATEGY], PLOT_TEXT_MAX, "ps");
 	for (int m = 0; m < PM_N; m++)
-		p->y[m] = jnum(r, from, metrics[m].path) * (m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1);
+		p->y[m] = plot_jnum(r, from, metrics[m].path) * (m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1);
 	json_runs(p, r, from);
 	*out = p;
 	return s->hist ? json_hist(p, r, from, path, err) : 0;
@@ -407,8 +460,8 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 	int vals = jsonr_find(r, 0, "sweep.values"), res = jsonr_find(r, 0, "results");
 	char key[136], unit[8], v[PLOT_TEXT_MAX];
 
-	jtext(r, 0, "sweep.key", key, sizeof key);
-	jtext(r, 0, "sweep.unit", unit, sizeof unit);
+	plot_jtext(r, 0, "sweep.key", key, sizeof key);
+	plot_jtext(r, 0, "sweep.unit", unit, sizeof unit);
 	if (!*key || jsonr_type(r, vals) != JSONR_ARRAY || jsonr_type(r, res) != JSONR_ARRAY) {
 		err_set(err, "'%s' is no tfgb sweep: \"sweep\" has no \"key\" and "
 		         "\"values\", or there is no \"results\" array", path);
@@ -431,8 +484,17 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 		snprintf(where, sizeof where, "results[%zu]", i);
 		if (json_point(s, r, one, path, where, file, &p, err) < 0)
 			return -1;
+		/* a link swept that the run did not emulate (the all-reduce
+		 * strategy records none, and runs without one): its figure would be
+		 * drawn at a link it did not have */
+		if (!strncmp(key, "network.", 8) && !strncmp(p->key[PK_STRATEGY], "allreduce", 9)) {
+			err_set(err, "'%s': %s: the sweep is of %s, but the all-reduce strategy's "
+			        "result records no emulated link (\"network\"): its step times are "
+			        "of no link", path, where, key);
+			return -1;
+		}
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key);
-		jtext(r, jsonr_arr_get(r, vals, i), "", v, sizeof v);
+		plot_jtext(r, jsonr_arr_get(r, vals, i), "", v, sizeof v);
 		sweep_value(p, v, unit);
 	}
 	return 0;
@@ -537,7 +599,7 @@ static int csv_point(struct plot_set *s, char **head, int nhead, char **row, int
 		{PK_TRANSPORT, "transport"}, {PK_MODE, "mode"}, {PK_SCHEME, "scheme"},
 		{PK_IOVECS, "iovecs"}, {PK_BYTES, "bytes"}, {PK_INFLIGHT, "inflight"},
 	};
-	struct plot_point *p = point_new(s, path, file);
+	struct plot_point *p = plot_point_new(s, path, file);
 	char name[64];
 
 	if (!p)
@@ -565,6 +627,9 @@ static int csv_point(struct plot_set *s, char **head, int nhead, char **row, int
 		double runs = cell_num(row, nrow, col_of(head, nhead, "runs"));
 		p->runs = runs > 1 ? (unsigned)runs : 0;
 	}
+	p->count = cell_num(row, nrow, col_of(head, nhead, "calls"));
+	snprintf(p->count_what, sizeof p->count_what, "%s", !strcmp(p->bench, "train") ?
+	         "worker steps" : "calls");
 	return 0;
 }
 
