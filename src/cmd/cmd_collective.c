@@ -193,7 +193,7 @@ static int crank_report_open(struct crank *k)
 	if (!(k->out = tfgb_out(k->k.t)))
 		return TFGB_EXIT_FAIL;
 	k->rep = (struct report_coll){.job = &k->k.t->job,
-	                              .transport_version = k->k.ops->version(), .op = k->conf->op,
+	                              .transport_version = tr_coll_version(k->k.ops), .op = k->conf->op,
 	                              .alg = k->conf->algorithm, .ranks = k->k.n, .rows = k->rows,
 	                              .env = &k->env};
 	return TFGB_EXIT_OK;

@@ -154,7 +154,7 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 	uint32_t *last = calloc((size_t)rk->n, sizeof *last);
 	struct sysinfo_env env;
 	struct report_train_ar r = {
-		.job = &rk->t->job, .transport_version = rk->ops->version(), .model = a->pl->m.name,
+		.job = &rk->t->job, .transport_version = tr_coll_version(rk->ops), .model = a->pl->m.name,
 		.alg = coll_conf_of(&rk->t->job)->algorithm, .workers = rk->n,
 		.bucket_count = a->count, .nbuckets = a->nb,
 		.warmup_steps = (uint32_t)a->conf->warmup_steps, .sent = sent,

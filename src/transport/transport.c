@@ -215,3 +215,8 @@ const char *tr_status_name(int s)
 	return s >= 0 && s < (int)(sizeof names / sizeof names[0]) ? names[s] : "UNKNOWN_STATUS";
 }
 
+
+const char *tr_coll_version(const struct tr_ops *ops)
+{
+	return ops->coll && ops->coll->version ? ops->coll->version() : ops->version();
+}

@@ -219,7 +219,11 @@ struct tr_coll_ops {
 	 * buffer steps will send from and receive into, once after open, so
 	 * that no step registers memory (verbs).  0, or -errno with err. */
 	int (*reg)(struct tr_link *l, void *addr, size_t len, struct err *err);
+	/* Optional (NULL: the transport's version): the version text of what
+	 * the steps ride on, where it is not the transport's own framing. */
+	const char *(*version)(void);
 };
+
 
 struct tr_ops {
 	const char *name;
@@ -312,6 +316,9 @@ void tr_counters_get(struct rbuf *b, struct tr_counters *out);
  * the counts known in both, the smaller of the windows; a figure unknown
  * in either is unknown (with b's why when a has none). */
 void tr_counters_add(struct tr_counters *a, const struct tr_counters *b);
+
+/* The version text of ops's collective side (its own, or ops->version). */
+const char *tr_coll_version(const struct tr_ops *ops);
 
 /* The setup of job j for its transport (its section, its cluster's
  * counts and PS addresses); j must outlive *s. */

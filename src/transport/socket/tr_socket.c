@@ -128,18 +128,25 @@ static void sk_fini(void *ctx)
 	free(ctx);
 }
 
-static char sk_version_text[192];
+static char sk_version_text[192], sk_coll_version_text[192];
 static pthread_once_t sk_version_once = PTHREAD_ONCE_INIT;
 
 static void sk_version_make(void)
 {
 	struct utsname u;
+	int named = uname(&u) == 0;
 
-	if (uname(&u) == 0)
-		snprintf(sk_version_text, sizeof sk_version_text, "tfgb framing over %s %s TCP",
-		         u.sysname, u.release);
-	else
-		snprintf(sk_version_text, sizeof sk_version_text, "tfgb framing over TCP");
+	snprintf(sk_version_text, sizeof sk_version_text, "tfgb framing over %s%s%s%sTCP",
+	         named ? u.sysname : "", named ? " " : "", named ? u.release : "", named ? " " : "");
+	snprintf(sk_coll_version_text, sizeof sk_coll_version_text, "raw %s%s%s%sTCP, a "
+	         "connection to each rank, no framing", named ? u.sysname : "", named ? " " : "",
+	         named ? u.release : "", named ? " " : "");
+}
+
+const char *sk_coll_version(void)
+{
+	pthread_once(&sk_version_once, sk_version_make);
+	return sk_coll_version_text;
 }
 
 /* The kernel's TCP is the library underneath: its release goes in reports. */

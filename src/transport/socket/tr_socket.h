@@ -79,6 +79,8 @@ int sk_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err);
 /* The collective side (tr_socket_coll.c): a TCP mesh among the ranks.  Its
  * open takes the struct sk_opts from init as ctx. */
 extern const struct tr_coll_ops sk_coll_ops;
+/* Its version text: raw TCP of this kernel, no framing (tr_socket.c). */
+const char *sk_coll_version(void);
 /* The same meeting for another transport's side channels: one connected,
  * non-blocking TCP socket to every other rank of cfg in *fd (nranks
  * entries, -1 for cfg->rank; the caller closes them and frees *fd), met

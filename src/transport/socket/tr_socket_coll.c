@@ -396,4 +396,5 @@ const struct tr_coll_ops sk_coll_ops = {
 	.open = sk_link_open,
 	.sendrecv = sk_sendrecv,
 	.close = sk_link_close,
+	.version = sk_coll_version,
 };
