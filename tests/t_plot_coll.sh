@@ -177,3 +177,28 @@ $TFGB train $T -s cluster.workers=2 -s train.strategy=allreduce -f json -o "$out
 refuse "a sweep beside a single run" "a single run and .* a sweep of cluster.workers" \
 	"$out/t-one.json" "$out/t-ps.json"
 echo "ok: refusals"
+
+# 4. a timeline (output.timeline, #44): each worker's step times over its
+# steps and, synchronous, its barrier waits: a datablock per worker and
+# panel holding the timeline's own durations (ms), in the order run
+$TFGB train $T -s cluster.workers=2 -s train.steps=6 -s output.timeline="$out/tl.json" -q \
+	>/dev/null 2>"$out/err" || fail "train with a timeline exited $?: $(cat "$out/err")"
+plot_ok "$out/tl.svg" "$out/tl.json"
+in_gp 'set multiplot layout 2,1 title "tfgb train, parameter server" noenhanced' \
+	'set ylabel "step time (ms)"' 'set ylabel "barrier wait (ms)"' 'title "worker 1" noenhanced'
+$PY - "$out/tl.json" "$out/gp.txt" <<'PY' || fail "the timeline's figure is not its spans"
+import json, re, sys
+t = json.load(open(sys.argv[1]))
+gp = open(sys.argv[2]).read()
+blocks = dict(re.findall(r"\$(\w+) << EOD\n(.*?)EOD\n", gp, re.S))
+for w in (0, 1):
+    for kind, block in (("step #", "s%d" % w), ("barrier #", "w%d" % w)):
+        want = [e["dur"] / 1e3 for e in t["traceEvents"]
+                if e["ph"] == "X" and e["pid"] == w and e["tid"] == 0 and e["name"].startswith(kind)]
+        got = [float(l.split()[1]) for l in blocks[block].splitlines()]
+        assert len(want) == 6 and len(got) == 6, (block, want, got)
+        assert all(abs(a - b) < 1e-3 for a, b in zip(want, got)), (block, want, got)
+PY
+refuse "a timeline with --metric" "is a timeline: it draws each track's step time" --metric p50 \
+	"$out/tl.json"
+echo "ok: a timeline: each worker's steps and barrier waits"

@@ -24,6 +24,7 @@
 #include "outfile.h"
 #include "plot.h"
 #include "plot_fig.h"
+#include "plot_trace.h"
 
 /* How long gnuplot may take to draw one figure. */
 #define PLOT_GP_TIMEOUT_S 60
@@ -45,8 +46,10 @@ static void plot_usage(FILE *f)
 	fprintf(f, "usage: tfgb plot -o FIGURE.png|FIGURE.svg [--figure lines|bars|percentiles]\n"
 	        "                 [--x KEY] [--metric M] [--errors minmax|stddev|p99]\n"
 	        "                 [--title TEXT] [-q]\n"
-	        "                 RESULT...\n\n"
-	        "  draw results (JSON, a sweep's JSON or CSV, tfgb's CSV) with gnuplot\n\n"
+	        "                 RESULT...\n"
+	        "       tfgb plot -o FIGURE.png|FIGURE.svg [--title TEXT] [-q] TIMELINE\n\n"
+	        "  draw results (JSON, a sweep's JSON or CSV, tfgb's CSV) with gnuplot;\n"
+	        "  a timeline (output.timeline): each rank's step time and barrier wait\n\n"
 	        "  -o FILE          the figure: PNG or SVG, by the name's ending\n"
 	        "  --figure KIND    lines (against a numeric x) or bars (a group per value\n"
 	        "                   of x); default: lines for a numeric sweep, else bars;\n"
@@ -181,10 +184,17 @@ static int plot_check_place(const struct plot_opts *o, char **names, int n)
 
 /* ---- the command ---- */
 
-/* Draws fig into o->out through a temporary file next to it.  0, or an
+/* What writes a figure's script: a result's figure, or a timeline's. */
+struct plot_what {
+	const struct plot_set *s;
+	const struct plot_fig *f;
+	const struct plot_trace *t;
+	const char *title;
+};
+
+/* Draws w into o->out through a temporary file next to it.  0, or an
  * exit status (said). */
-static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
-                     const struct plot_opts *o)
+static int plot_draw(const struct plot_what *w, const struct plot_opts *o)
 {
 	struct err err;
 	char *tmp = malloc(strlen(o->out) + 16), *script = NULL;
@@ -216,7 +226,10 @@ static int plot_draw(const struct plot_set *s, const struct plot_fig *f,
 		goto fail;
 	}
 	close(fd);
-	plot_gp_script(f, s, tmp, o->svg, ms);
+	if (w->t)
+		plot_trace_script(w->t, w->title, tmp, o->svg, ms);
+	else
+		plot_gp_script(w->f, w->s, tmp, o->svg, ms);
 	if (fclose(ms) != 0) {
 		tfgb_error("plot: out of memory");
 	} else if ((fd = plot_gp_run(script, len, PLOT_GP_TIMEOUT_S, &tfgb_stop, &err)) == -1) {
@@ -249,6 +262,32 @@ out:
 	return rc;
 }
 
+/* A timeline (output.timeline) drawn: an exit status; -1 when path is not
+ * one (a result, read as such). */
+static int plot_timeline(const char *path, const struct plot_opts *o)
+{
+	struct plot_trace tr;
+	struct err err;
+	int rc = plot_trace_read(path, &tr, &err);
+
+	if (rc <= 0) {
+		if (rc < 0)
+			tfgb_error("%s", err.msg);
+		return rc < 0 ? TFGB_EXIT_USAGE : -1;
+	}
+	if (o->style >= 0 || o->metric >= 0 || o->xkey >= 0 || o->errbar >= 0) {
+		tfgb_error("plot: '%s' is a timeline: it draws each track's step time (and barrier "
+		           "wait) over its steps, and takes no --figure, --metric, --x or --errors",
+		           path);
+		rc = TFGB_EXIT_USAGE;
+	} else {
+		rc = plot_draw(&(struct plot_what){.t = &tr, .title = o->title ? o->title : *tr.what
+		                                   ? tr.what : "a tfgb timeline"}, o);
+	}
+	plot_trace_free(&tr);
+	return rc;
+}
+
 int cmd_plot(struct tfgb *t)
 {
 	struct plot_opts o = {.style = -1, .metric = -1, .xkey = -1, .errbar = -1};
@@ -270,6 +309,8 @@ int cmd_plot(struct tfgb *t)
 	if ((rc = plot_check_place(&o, s.names, s.nfiles)) >= 0)
 		return rc;
 	tfgb_catch_signals(); /* Ctrl-C: gnuplot killed, no figure left */
+	if (s.nfiles == 1 && (rc = plot_timeline(s.names[0], &o)) >= 0)
+		return rc;
 	for (int i = 0; i < s.nfiles; i++)
 		if (plot_read(&s, s.names[i], i, &err) < 0) {
 			tfgb_error("%s", err.msg);
@@ -295,7 +336,7 @@ int cmd_plot(struct tfgb *t)
 	plot_x2bytes(&s, f);
 	plot_title(&s, &o, keys, f);
 	plot_notes(&s, how, f);
-	rc = plot_draw(&s, f, &o);
+	rc = plot_draw(&(struct plot_what){.s = &s, .f = f}, &o);
 out:
 	if (f)
 		free(f->item);

@@ -201,6 +201,12 @@ struct plot_fig {
 void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const char *out,
                     int svg, FILE *f);
 
+/* Pieces of the script others share: the terminal and output lines, a
+ * command with a literal string (no markup), a literal string. */
+void plot_gp_term(const char *out, int svg, FILE *f);
+void plot_gp_cmd_str(FILE *f, const char *cmd, const char *s);
+void plot_gp_lit(FILE *f, const char *s);
+
 /* Runs `gnuplot` ($GNUPLOT, else from PATH) on the script, waiting at most
  * timeout_s seconds, or until *stop (when not NULL) is set.  0; -1 when it
  * cannot be started (errno ENOENT: not installed); -2 when it failed, ran

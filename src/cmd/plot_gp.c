@@ -78,23 +78,21 @@ static void gp_str(FILE *f, const char *s)
 }
 
 /* s as gp_str, taken literally (no enhanced-text markup). */
-static void gp_lit(FILE *f, const char *s)
+void plot_gp_lit(FILE *f, const char *s)
 {
 	gp_str(f, s);
 	fputs(" noenhanced", f);
 }
 
-static void gp_cmd_str(FILE *f, const char *cmd, const char *s)
+void plot_gp_cmd_str(FILE *f, const char *cmd, const char *s)
 {
 	fprintf(f, "%s ", cmd);
-	gp_lit(f, s);
+	plot_gp_lit(f, s);
 	fputc('\n', f);
 }
 
-static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *f)
+void plot_gp_term(const char *out, int svg, FILE *f)
 {
-	char title[sizeof fig->title + sizeof fig->subtitle + 2];
-
 	if (svg) {
 		fprintf(f, "set terminal svg size %d,%d dynamic font \"sans,12\"\n", PLOT_WIDTH,
 		        PLOT_HEIGHT);
@@ -110,17 +108,24 @@ static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *
 	for (; *out; out++)
 		fprintf(f, *out == '"' || *out == '\\' ? "\\%c" : "%c", *out);
 	fputs("\"\n", f);
+}
+
+static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *f)
+{
+	char title[sizeof fig->title + sizeof fig->subtitle + 2];
+
+	plot_gp_term(out, svg, f);
 	snprintf(title, sizeof title, "%s%s%s", fig->title, *fig->subtitle ? "\n" : "",
 	         fig->subtitle);
-	gp_cmd_str(f, "set title", title);
-	gp_cmd_str(f, "set xlabel", fig->xlabel);
+	plot_gp_cmd_str(f, "set title", title);
+	plot_gp_cmd_str(f, "set xlabel", fig->xlabel);
 	/* tfgb's own words, its superscripts typeset */
 	fputs("set ylabel ", f);
 	gp_str(f, fig->ylabel);
 	fprintf(f, "\nset grid ytics\nset border %d\nset xtics nomirror\nset ytics nomirror\n",
 	        fig->x2bytes ? 7 : 3);
 	if (fig->x2bytes)
-		gp_cmd_str(f, "set x2label", "payload size");
+		plot_gp_cmd_str(f, "set x2label", "payload size");
 	if (fig->style == PLOT_BARS)
 		fprintf(f, "set key outside right top vertical Left reverse\n");
 	else
@@ -187,7 +192,7 @@ static int gp_marks(const struct plot_fig *fig, const struct plot_set *s, FILE *
 		snprintf(text, sizeof text, "%s%s", s->pt[it->point].status,
 		         isnan(it->y) ? ": no figure" : "");
 		fprintf(f, "set label ");
-		gp_lit(f, text);
+		plot_gp_lit(f, text);
 		if (isnan(it->y))
 			fprintf(f, " at first %.17g, graph 0.03", item_x(fig, it));
 		else
@@ -222,7 +227,7 @@ static int gp_route_marks(const struct plot_fig *fig, const struct plot_set *s, 
 			continue;
 		snprintf(text, sizeof text, "%s", plot_route_of(&s->pt[it->point]));
 		fprintf(f, "set label ");
-		gp_lit(f, text);
+		plot_gp_lit(f, text);
 		fprintf(f, " at first %.17g, first %.17g offset 0.8,-0.8 front font \",9\"\n",
 		        item_x(fig, it), it->y);
 	}
@@ -353,7 +358,7 @@ static void gp_series_title(const struct plot_fig *fig, int n, FILE *f)
 		return;
 	}
 	fputs("title ", f);
-	gp_lit(f, fig->series[n]);
+	plot_gp_lit(f, fig->series[n]);
 }
 
 static int has_errbars(const struct plot_fig *fig, int n)
@@ -468,7 +473,7 @@ static void gp_pct_plot(const struct plot_fig *fig, const struct plot_set *s, in
 	fprintf(f, " with lines lw 2 lc %d dt %d %s", n % PLOT_COLOURS + 1, n / PLOT_COLOURS + 1,
 	        *title ? "title " : "notitle");
 	if (*title)
-		gp_lit(f, title);
+		plot_gp_lit(f, title);
 }
 
 void plot_gp_script(const struct plot_fig *fig, const struct plot_set *s, const char *out,

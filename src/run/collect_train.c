@@ -174,8 +174,11 @@ int train_timeline(const struct train_agg *a, const char *path)
 		zero = k->zero_ns < zero ? k->zero_ns : zero;
 		dropped += k->dropped;
 	}
-	snprintf(what, sizeof what, "tfgb train, parameter server: %" PRIu64 " measured steps "
-	         "left out (past what a worker's report holds)", dropped);
+	if (dropped)
+		snprintf(what, sizeof what, "tfgb train, parameter server: %" PRIu64 " measured "
+		         "steps left out (past what a worker's report holds)", dropped);
+	else
+		snprintf(what, sizeof what, "tfgb train, parameter server");
 	rc = report_trace_open(&t, path, (int)n, "worker", what, shared
 	                       ? "the workers' host's CLOCK_MONOTONIC, from the first release "
 	                         "by the run's first barrier"
