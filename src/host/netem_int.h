@@ -51,6 +51,30 @@ enum { ROUTE_TUN, ROUTE_VETH };
  * nftables rule on each veth end (side_loss). */
 enum { LOSS_NONE, LOSS_FWD, LOSS_NFT };
 
+/* netem_sys.c: what both topologies ask of the system.  Each returns 0,
+ * or -1 with err (the file and tool helpers: -1, errno set). */
+/* 1 once this process made itself a user namespace (netem_new_ns): it
+ * cannot go back to its first network namespace then. */
+extern int netem_in_userns;
+int netem_write_file(const char *path, const char *text);
+/* A /proc/sys file's first line into buf (newline cut). */
+int netem_read_line(const char *path, char *buf, size_t size);
+/* A new network namespace for the calling thread, its descriptor in *fd. */
+int netem_new_ns(int *fd, struct err *err);
+struct ifreq;
+int netem_if_ioctl(int s, unsigned long req, struct ifreq *r, const char *what,
+                   struct err *err);
+/* The current namespace's loopback up (s: any AF_INET socket of it). */
+int netem_lo_up(int s, struct err *err);
+/* A veth end without TSO, GSO and GRO (ne.offloads_on says what stayed on). */
+int netem_offloads_off(int s, const char *dev, struct err *err);
+/* Where tc, ip or nft is: 1 with its path in buf, or 0. */
+int netem_tool_find(const char *name, char *buf, size_t size);
+/* Runs argv in the current namespace within 5 s, its output in out (when
+ * not NULL); -1 with its first line of errors in err. */
+int netem_run_out(char *const argv[], char *out, size_t size, struct err *err);
+int netem_run_cmd(char *const argv[], struct err *err);
+
 /* netem.c's helpers that the measurements use too. */
 void netem_addr_set(struct sockaddr *sa, const char *ip);
 /* Waits until fd is ready for events by the deadline: 0, or -1 (also
