@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "util.h"
 
 #define FWD_NICE -10 /* the forwarder's */
@@ -36,7 +37,7 @@
 #define QUEUE_MAX 65536 /* packets per direction at most (128 MiB, touched as used) */
 #define UNLIMITED_BPS 2000000000.0 /* what the forwarder carries at most, for the queue */
 
-struct netem_state ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}};
+struct netem_state ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}, .sw_ns = -1};
 
 
 /* In the current namespace: `dev` at `self` (a TUN device point to point
@@ -57,7 +58,8 @@ static int if_conf(const char *dev, const char *self, const char *peer, struct e
 	if (tun)
 		netem_addr_set(&r.ifr_dstaddr, peer);
 	else
-		netem_addr_set(&r.ifr_netmask, "255.255.255.252");
+		netem_addr_set(&r.ifr_netmask, ne.cfg.topology == NETEM_TOPO_SWITCH ?
+		               "255.255.255.0" : "255.255.255.252"); /* the switch's hosts; a pair */
 	if (netem_if_ioctl(s, tun ? SIOCSIFDSTADDR : SIOCSIFNETMASK, &r, tun ? "peer address" : "netmask",
 	             err) < 0 || (!tun && netem_offloads_off(s, dev, err) < 0))
 		goto out;
@@ -109,13 +111,13 @@ static int tun_open(int side, int *fd, struct err *err)
  * its burst into them itself, so over any window longer than the burst the
  * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, cut
  * what a 2-core machine carries to a fifth: both were tried.) */
-static int side_rate(int side, struct err *err)
+static int dev_rate(const char *dev, struct err *err)
 {
 	double rtt = 2e-9 * (double)(ne.cfg.delay_ns + ne.cfg.jitter_ns) + 0.002;
 	double bps = (double)ne.cfg.rate_bps;
 	uint64_t burst = (uint64_t)(bps / 8 * 0.002), limit = (uint64_t)(2 * bps / 8 * rtt);
-	char dev[16], rate[32], b[32], l[32];
-	char *argv[] = {"tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
+	char rate[32], b[32], l[32];
+	char *argv[] = {"tc", "qdisc", "replace", "dev", (char *)dev, "root", "tbf", "rate", rate,
 	                "burst", b, "limit", l, NULL};
 
 	if (burst < 2 * (MTU + 100))
@@ -123,7 +125,6 @@ static int side_rate(int side, struct err *err)
 	if (limit < 256 * (MTU + 100)) /* a short link's BDP is a few packets: TCP's
 	                                 * bursts still need a queue */
 		limit = 256 * (MTU + 100);
-	snprintf(dev, sizeof dev, "tfgb%d", side);
 	snprintf(rate, sizeof rate, "%lldbit", (long long)ne.cfg.rate_bps);
 	snprintf(b, sizeof b, "%llu", (unsigned long long)burst);
 	snprintf(l, sizeof l, "%llu", (unsigned long long)limit);
@@ -132,6 +133,15 @@ static int side_rate(int side, struct err *err)
 		return -1;
 	}
 	return 0;
+}
+
+/* The rate on side's end, "tfgb<side>" (in the switch: host side's NIC). */
+static int side_rate(int side, struct err *err)
+{
+	char dev[16];
+
+	snprintf(dev, sizeof dev, "tfgb%d", side);
+	return dev_rate(dev, err);
 }
 
 /* The loss of the veth route, in this side's namespace: an nftables table
@@ -440,7 +450,7 @@ static int side_make(int side, struct err *err)
 {
 	char dev[16];
 
-	if (netem_new_ns(&ne.ns[side], err) < 0)
+	if (netem_new_ns(ne.cfg.topology == NETEM_TOPO_SWITCH ? &ne.hns[side] : &ne.ns[side], err) < 0)
 		return -1;
 	side_tcp();
 	if (side_cc(err) < 0)
@@ -448,6 +458,8 @@ static int side_make(int side, struct err *err)
 	/* the workers' side first: where nft cannot drop there, nothing of
 	 * the veth route is built yet and the tun route takes over */
 	if (ne.loss_how == LOSS_NFT && side_loss(side, err) < 0) {
+		if (ne.cfg.topology == NETEM_TOPO_SWITCH) /* no forwarder to fall back on */
+			return err_prefix(err, "network.loss: the switch drops with nftables, and "), -1;
 		if (side == NETEM_PS)
 			return err_prefix(err, "network.loss: "), -2;
 		loss_fallback(err->msg);
@@ -508,6 +520,66 @@ static int netem_probe(void)
 	return strstr(e.msg, "nknown") ? 0 : -1;
 }
 
+/* The switch (netem.h), from a namespace of its own with a bridge
+ * "tfgbsw": each host's namespace (side_make), its veth pair "sw<h>" (a
+ * port) - "tfgb<h>" (the host's NIC), offloads off and the rate on both
+ * ends.  The thread ends in host 0's namespace. */
+static int switch_make(struct err *err)
+{
+	char ns[64], sw[16], nic[16], br[] = "tfgbsw", addr[20];
+	char *bridge[] = {"ip", "link", "add", br, "up", "type", "bridge", NULL};
+	char *add[] = {"ip", "link", "add", sw, "type", "veth", "peer", "name", nic, "netns", ns, NULL};
+	char *port[] = {"ip", "link", "set", sw, "master", br, "up", NULL};
+	int rc, s;
+
+	if (netem_new_ns(&ne.sw_ns, err) < 0)
+		return -1;
+	if (netem_run_cmd(bridge, err) < 0)
+		return err_prefix(err, "network.topology: cannot make the switch (ip link add ... type "
+		                  "bridge): "), -1;
+	for (int h = 0; h < ne.cfg.hosts; h++) {
+		if ((rc = side_make(h, err)) < 0)
+			return rc;
+		if (h == 0)
+			ne.kernel_netem = netem_probe();
+		snprintf(sw, sizeof sw, "sw%d", h);
+		snprintf(nic, sizeof nic, "tfgb%d", h);
+		snprintf(ns, sizeof ns, "/proc/%d/fd/%d", (int)getpid(), ne.hns[h]);
+		if (setns(ne.sw_ns, CLONE_NEWNET) < 0)
+			return err_set(err, "network: cannot enter the switch: %s", strerror(errno)), -2;
+		if (netem_run_cmd(add, err) < 0 || netem_run_cmd(port, err) < 0)
+			return err_prefix(err, "network.topology: cannot join host %d to the switch "
+			                  "(ip link ... type veth, master): ", h), -1;
+		if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+			return err_set(err, "network: socket: %s", strerror(errno)), -2;
+		rc = netem_offloads_off(s, sw, err);
+		close(s);
+		if (rc < 0 || (ne.cfg.rate_bps && dev_rate(sw, err) < 0))
+			return -1;
+		job_net_host(h, addr, sizeof addr);
+		if (netem_enter(h, err) < 0 || if_conf(nic, addr, NULL, err) < 0)
+			return -2;
+		if (ne.cfg.rate_bps && side_rate(h, err) < 0)
+			return -1;
+	}
+	return netem_enter(0, err) < 0 ? -2 : 0;
+}
+
+/* The switch's hosts' namespaces, none yet: 0, or -2 with err. */
+static int switch_alloc(struct err *err)
+{
+	free(ne.nic);
+	free(ne.nic_base);
+	ne.nic_base = NULL;
+	ne.nic = calloc((size_t)ne.cfg.hosts, sizeof *ne.nic);
+	ne.hns = malloc((size_t)ne.cfg.hosts * sizeof *ne.hns);
+	if (!ne.nic || !ne.hns)
+		return err_set(err, "network: out of memory"), -2;
+	for (int h = 0; h < ne.cfg.hosts; h++)
+		ne.hns[h] = -1;
+	return 0;
+}
+
 int netem_start(const struct netem_cfg *cfg, struct err *err)
 {
 	char path[512];
@@ -525,6 +597,10 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 	ne.route = cfg->delay_ns || cfg->jitter_ns ? ROUTE_TUN : ROUTE_VETH;
 	ne.loss_how = !cfg->loss_ppm ? LOSS_NONE : ne.route == ROUTE_TUN ? LOSS_FWD : LOSS_NFT;
 	ne.loss_note[0] = 0;
+	if (cfg->topology == NETEM_TOPO_SWITCH && ne.loss_how == LOSS_NFT &&
+	    !netem_tool_find("nft", path, sizeof path))
+		return err_set(err, "network.loss: the switch drops with nftables, and there is no "
+		               "nft in PATH, /usr/sbin or /sbin (Debian package nftables)"), -1;
 	if (ne.loss_how == LOSS_NFT && !netem_tool_find("nft", path, sizeof path))
 		loss_fallback("no nft in PATH, /usr/sbin or /sbin (Debian package nftables)");
 	snprintf(ne.rate_how, sizeof ne.rate_how, "%s", cfg->rate_bps ? "tbf" : "none");
@@ -532,7 +608,10 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 	if (ne.orig_fd < 0)
 		return err_set(err, "network: /proc/self/ns/net: %s", strerror(errno)), -2;
 	ne.up = 1;
-	if ((rc = side_make(NETEM_WORKER, err)) == 0) {
+	if (cfg->topology == NETEM_TOPO_SWITCH) {
+		if ((rc = switch_alloc(err)) == 0)
+			rc = switch_make(err);
+	} else if ((rc = side_make(NETEM_WORKER, err)) == 0) {
 		ne.kernel_netem = netem_probe();
 		if ((rc = side_make(NETEM_PS, err)) == 0)
 			rc = ne.route == ROUTE_VETH ? veth_make(err) : fwd_start(err);
@@ -548,6 +627,12 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 
 int netem_enter(int side, struct err *err)
 {
+	if (ne.up && ne.cfg.topology == NETEM_TOPO_SWITCH) {
+		if (side < 0 || side >= ne.cfg.hosts || setns(ne.hns[side], CLONE_NEWNET) < 0)
+			return err_set(err, "network: cannot enter host %d's namespace: %s", side,
+			               side < 0 || side >= ne.cfg.hosts ? "no such host" : strerror(errno)), -1;
+		return 0;
+	}
 	if (!ne.up || setns(ne.ns[side], CLONE_NEWNET) < 0) {
 		err_set(err, "network: cannot enter the %s side: %s",
 		        side == NETEM_PS ? "PS" : "worker", ne.up ? strerror(errno) : "no link");
@@ -559,6 +644,11 @@ int netem_enter(int side, struct err *err)
 int netem_active(void)
 {
 	return ne.kept;
+}
+
+int netem_switched(void)
+{
+	return ne.up && ne.cfg.topology == NETEM_TOPO_SWITCH;
 }
 
 void netem_stop(void)
@@ -587,6 +677,14 @@ void netem_stop(void)
 			close(ne.ns[k]);
 		ne.tun[k] = ne.ns[k] = -1;
 	}
+	for (int h = 0; ne.hns && h < ne.cfg.hosts; h++)
+		if (ne.hns[h] >= 0)
+			close(ne.hns[h]);
+	free(ne.hns);
+	ne.hns = NULL;
+	if (ne.sw_ns >= 0)
+		close(ne.sw_ns);
+	ne.sw_ns = -1;
 	if (ne.orig_fd >= 0)
 		close(ne.orig_fd);
 	ne.orig_fd = -1;

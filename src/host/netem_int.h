@@ -21,6 +21,14 @@ struct counters {
 	volatile int no_loss;      /* set while calibration measures the link */
 };
 
+/* One NIC of the switch, counted where it is (its host's namespace):
+ * what the host received and sent, its loss rule's packets, its TCP. */
+struct netem_nic {
+	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+	uint64_t seen, dropped; /* the loss rule's (arriving packets) */
+	int64_t retrans;        /* TCP RetransSegs of the host's namespace; -1 unknown */
+};
+
 /* The link of this process (one at most). */
 struct netem_state {
 	int up;              /* netem_start succeeded and netem_stop not yet called */
@@ -40,6 +48,11 @@ struct netem_state {
 	char loss_note[192]; /* why a loss the veth route could drop is the forwarder's */
 	char cc_used[16];    /* the TCP congestion control the sides' namespaces use */
 	uint64_t dev_base[2]; /* the TUN devices' drops when calibration ended */
+	/* the switch (cfg.topology NETEM_TOPO_SWITCH): each host's namespace,
+	 * the switch's, each NIC's counts (netem_switch.c) */
+	int *hns, sw_ns;
+	struct netem_nic *nic, *nic_base; /* now, and when calibration ended */
+	int imported;         /* the figures are a launcher's (NETEM_SWITCH_ENV) */
 };
 extern struct netem_state ne;
 
@@ -90,5 +103,31 @@ int netem_loss_hold(int off, struct err *err);
 /* netem_measure.c: the link's packet counts into ne.m while it is up
  * (netem_stop takes them last). */
 void netem_counters_take(void);
+/* Flags the loss OFF (ne.m.off bit 2) when ne.m's count of packets [0]
+ * and drops of them is more than 10 % and three standard deviations from
+ * the loss asked. */
+void netem_loss_off(void);
+/* The counters of device dev in the calling thread's namespace: v[0]
+ * bytes and v[1] packets received, v[2] bytes and v[3] packets sent.  0,
+ * or -1. */
+int netem_dev_counts(const char *dev, uint64_t v[4]);
+/* TCP segments retransmitted in the calling thread's namespace, or -1. */
+int64_t netem_retrans_here(void);
+/* netem_switch.c: the switch's counts (each NIC's, into ne.nic, and the
+ * loss's sums into ne.m), its "network" object and text line. */
+void netem_switch_take(void);
+/* The "network" object's shared parts: a figure or null when negative;
+ * kernel_netem, the end of "mechanism" and the calibration's figures at
+ * the start of "measured"; the "off" list and the object's end. */
+void netem_opt_f64(struct json *w, const char *key, double v, int digits);
+void netem_tail_json(struct json *w);
+void netem_off_json(struct json *w);
+/* The NICs' counts now are the run's zero (calibration's end). */
+void netem_switch_base(void);
+void netem_switch_json(struct json *w);
+void netem_switch_text(FILE *f);
+/* The figures a launcher exported (NETEM_SWITCH_ENV) into ne, kept: 0, or
+ * -1 when there are none. */
+int netem_import(void);
 
 #endif

@@ -10,6 +10,7 @@
 #include "bebuf.h"
 #include "codec.h"
 #include "lease.h"
+#include "netem.h"
 #include "opt.h"
 #include "ctrl.h"
 #include "place.h"
@@ -171,7 +172,14 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 		}
 		if (ps[i].lease)
 			setenv("TFGB_LEASE", ps[i].lease->path, 1); /* the server watches it */
-		up = cluster_spawn_serve(j, i, flags, &ps[i], &err);
+		/* in a switch, each PS on its own host (netem.h); the caller
+		 * stays on host 0 */
+		if (netem_switched() && netem_enter(i, &err) < 0)
+			up = -1;
+		else
+			up = cluster_spawn_serve(j, i, flags, &ps[i], &err);
+		if (netem_switched())
+			netem_enter(0, &(struct err){{0}});
 		unsetenv("TFGB_LEASE");
 		if (up < 0) {
 			tfgb_error("%s: %s", t->cmd, err.msg);
