@@ -17,6 +17,9 @@
 #     NIC of its own, 4 x the rate together) and >= 60 % of it, and the
 #     PS's NIC received what the workers' sent; pulling, the same bound
 #     on the PS's NIC's other direction;
+#   - 2 PSs x 3 workers: both PSs served on their own hosts, and the
+#     run's own connections (the launcher sees PS 0's alone) said not
+#     measured;
 #   - Ctrl-C and SIGKILL of a switch run leave no namespace held.
 # Run from the top of the source tree; exits 0 (pass), 77 (skip) or 1.
 cd "$(dirname "$0")/.." || exit 1
@@ -68,16 +71,19 @@ get() {
 }
 within() { awk -v x="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(x >= lo && x <= hi) }'; }
 held() { ls -l /proc/[0-9]*/ns/net /proc/[0-9]*/fd 2>/dev/null | grep -qF -- "-> $1"; }
-nets() { ls -l /proc/[0-9]*/ns/net 2>/dev/null | sed 's/.*-> //' | sort -u | wc -l; }
 
 # bad combinations: exit 2 at once, one line naming where and the key,
-# and no namespace made (as many as before)
-n0=$(nets)
+# and no namespace made (no unshare of a network namespace, under strace
+# when there is one: counting the machine's namespaces races with others)
+tracer=
+command -v strace >/dev/null 2>&1 && tracer="strace -f -qq -e trace=unshare -o $tmp/trace"
 err2() { # err2 NAME KEY WORDS CMD...: exit 2, the key and WORDS in its line
 	name=$1 key=$2 words=$3
 	shift 3
-	timeout 20 "$@" >"$tmp/$name.out" 2>&1
+	: >"$tmp/trace"
+	timeout 20 $tracer "$@" >"$tmp/$name.out" 2>&1
 	rc=$?
+	! grep -q CLONE_NEWNET "$tmp/trace" || bad "$name: a network namespace was made before the refusal"
 	[ $rc = 2 ] || bad "$name: exit $rc, not 2: $(cat "$tmp/$name.out")"
 	grep -q "$key" "$tmp/$name.out" && grep -q "$words" "$tmp/$name.out" ||
 		bad "$name: no line naming $key and '$words': $(cat "$tmp/$name.out")"
@@ -96,7 +102,6 @@ err2 hosts 'network.topology = switch' 'at most 64 hosts' \
 	-s collective.min_bytes=1MiB
 err2 topo 'network.topology = ring' 'pair | switch' \
 	$TFGB collective -c "$tmp/job.ini" -s network.topology=ring
-[ "$(nets)" -le "$n0" ] || bad "a refused job left a namespace ($(nets) now, $n0 before)"
 
 # a ring all-reduce over 4 ranks, 100 Mbit/s per NIC
 if timeout 60 $TFGB collective -c "$tmp/job.ini" -f json -o "$tmp/coll.json" >"$tmp/coll.out" 2>&1
@@ -113,10 +118,23 @@ else
 	bad "collective over the switch failed: $(tail -3 "$tmp/coll.out")"
 fi
 
-# 1 PS x 4 workers: the PS's one NIC bounds their sum
-if timeout 60 $TFGB throughput -c "$tmp/job.ini" -f json -o "$tmp/ps.json" >"$tmp/ps.out" 2>&1
-then
-	sum=$(get ps "round(d['Gbps'] * 1e3, 1)")
+# 1 PS x 4 workers: the PS's one NIC bounds their sum.  The sum is of
+# each worker's rate over its own window: a loaded machine that starts one
+# worker late lets the others share the NIC for part of theirs (once seen:
+# 112 % at a load of 12), so a sum out of bounds is measured once more; a
+# NIC left unshaped is 4 x the rate every time
+tput() { # tput NAME ARGS...: the run's JSON in $tmp/NAME.json, its sum in $sum
+	name=$1
+	shift
+	for try in 1 2; do
+		timeout 60 $TFGB throughput -c "$tmp/job.ini" -f json -o "$tmp/$name.json" "$@" \
+			>"$tmp/$name.out" 2>&1 || return 1
+		sum=$(get $name "round(d['Gbps'] * 1e3, 1)")
+		! within "$sum" 60 105 || break
+	done
+}
+if tput ps; then
+	push=$sum
 	within "$sum" 60 105 || bad "4 workers into 1 PS moved $sum Mbit/s at 100 Mbit/s per NIC: not 60-105"
 	[ "$(get ps '[n["role"] for n in d["network"]["measured"]["nics"]]')" = \
 		"['ps 0', 'worker 0', 'worker 1', 'worker 2', 'worker 3']" ] ||
@@ -130,12 +148,29 @@ else
 fi
 # ... and pulling from it, its NIC's other direction (the host end's TBF;
 # each worker's NIC alone would let 4 x the rate out of the PS)
-if timeout 60 $TFGB throughput -c "$tmp/job.ini" -s job.rpc=pull -f json -o "$tmp/pull.json" \
-	>"$tmp/pull.out" 2>&1; then
-	pull=$(get pull "round(d['Gbps'] * 1e3, 1)")
+if tput pull -s job.rpc=pull; then
+	pull=$sum
 	within "$pull" 60 105 || bad "4 workers pulled $pull Mbit/s from 1 PS at 100 Mbit/s per NIC: not 60-105"
 else
 	bad "pull throughput over the switch failed: $(tail -3 "$tmp/pull.out")"
+fi
+
+# 2 PSs x 3 workers: each PS on a host of its own, both served and both
+# received (a PS whose address is not the launcher's is still started);
+# the run's own connections, of which the launcher sees PS 0's alone, are
+# said not measured rather than summed in part
+if timeout 60 $TFGB throughput -c "$tmp/job.ini" -s cluster.ps_count=2 -s cluster.workers=3 \
+	-f json -o "$tmp/ps2.json" >"$tmp/ps2.out" 2>&1; then
+	[ "$(get ps2 'min(d["throughput"]["per_ps"]) > 0 and min(n["rx_bytes"] for n in d["network"]["measured"]["nics"][:2]) > 1e6')" = True ] ||
+		bad "2 PSs: not both served: $(get ps2 'd["throughput"]["per_ps"]')"
+	two=$(get ps2 "round(d['Gbps'] * 1e3, 1)")
+	within "$two" 60 210 || bad "3 workers into 2 PSs moved $two Mbit/s at 100 Mbit/s per NIC: not 60-210"
+	$TFGB throughput -c "$tmp/job.ini" -s cluster.ps_count=2 -s cluster.workers=3 \
+		-s job.duration=$(slow 300)ms >"$tmp/ps2.txt" 2>&1
+	grep -q "^# network, this run: not measured (network.topology = switch" "$tmp/ps2.txt" ||
+		bad "2 PSs: the run's connections not said unmeasured: $(grep '^# network' "$tmp/ps2.txt")"
+else
+	bad "2 PSs x 3 workers over the switch failed: $(tail -3 "$tmp/ps2.out")"
 fi
 
 # Ctrl-C and SIGKILL: no namespace of the run held afterwards
@@ -161,4 +196,4 @@ done
 ip link 2>/dev/null | grep -q ' \(tfgb\|sw\)[0-9]*[:@]' && bad "a NIC of the switch in this namespace"
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"
-echo "ok: switch: ring busbw $bus Mbit/s, 1 PS x 4 workers push $sum, pull $pull Mbit/s at 100 Mbit/s per NIC; errors; nothing left"
+echo "ok: switch: ring busbw $bus Mbit/s, 1 PS x 4 workers push $push, pull $pull Mbit/s at 100 Mbit/s per NIC; errors; nothing left"

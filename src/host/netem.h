@@ -150,8 +150,10 @@ void netem_json(struct json *w);
 void netem_text(FILE *f);
 /* 1 while a link is up or its figures are kept. */
 int netem_active(void);
-/* 1 while the link is the switch (netem_enter takes a host's index). */
+/* 1 while the link is the switch (netem_enter takes a host's index);
+ * netem_switch_ps: then its number of PSs (0 for ranks), else 0. */
 int netem_switched(void);
+int netem_switch_ps(void);
 /* In a switch: the calibration's figures into NETEM_SWITCH_ENV, for the
  * processes of the run that print its result. */
 void netem_export(void);

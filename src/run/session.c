@@ -158,6 +158,12 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 		ps[i] = (struct cluster_child){.pid = 0, .ready_fd = -1, .index = i};
 	for (int i = 0; i < nps; i++) {
 		struct opt_hostport a;
+		/* in a switch, each PS on its own host (netem.h), where its
+		 * address is local; the caller is back on host 0 after */
+		if (netem_switched() && netem_enter(i, &err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err.msg);
+			return TFGB_EXIT_FAIL;
+		}
 		job_ps_addr(j, i, &a);
 		a.port = (uint16_t)(a.port + ops->port_offset); /* where its server listens */
 		if (cluster_host_is_local(a.host) != 1)
@@ -172,19 +178,16 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 		}
 		if (ps[i].lease)
 			setenv("TFGB_LEASE", ps[i].lease->path, 1); /* the server watches it */
-		/* in a switch, each PS on its own host (netem.h); the caller
-		 * stays on host 0 */
-		if (netem_switched() && netem_enter(i, &err) < 0)
-			up = -1;
-		else
-			up = cluster_spawn_serve(j, i, flags, &ps[i], &err);
-		if (netem_switched())
-			netem_enter(0, &(struct err){{0}});
+		up = cluster_spawn_serve(j, i, flags, &ps[i], &err);
 		unsetenv("TFGB_LEASE");
 		if (up < 0) {
 			tfgb_error("%s: %s", t->cmd, err.msg);
 			return TFGB_EXIT_FAIL;
 		}
+	}
+	if (netem_switched() && netem_enter(0, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return TFGB_EXIT_FAIL;
 	}
 	for (int i = 0; i < nps; i++) {
 		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop, &err) < 0) {
