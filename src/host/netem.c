@@ -651,11 +651,6 @@ int netem_switched(void)
 	return ne.up && ne.cfg.topology == NETEM_TOPO_SWITCH;
 }
 
-int netem_switch_ps(void)
-{
-	return netem_switched() ? ne.cfg.ps_hosts : 0;
-}
-
 void netem_stop(void)
 {
 	if (!ne.up)

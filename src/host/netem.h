@@ -150,12 +150,11 @@ void netem_json(struct json *w);
 void netem_text(FILE *f);
 /* 1 while a link is up or its figures are kept. */
 int netem_active(void);
-/* 1 while the link is the switch (netem_enter takes a host's index);
- * netem_switch_ps: then its number of PSs (0 for ranks), else 0. */
+/* 1 while the link is the switch (netem_enter takes a host's index). */
 int netem_switched(void);
-int netem_switch_ps(void);
 /* In a switch: the calibration's figures into NETEM_SWITCH_ENV, for the
- * processes of the run that print its result. */
+ * processes of the run that print its result; its first two numbers are
+ * the switch's hosts and PSs (the monitor reads them). */
 void netem_export(void);
 
 #endif
