@@ -188,7 +188,7 @@ static int run_p2p(struct tfgb *t, const struct tr_ops *ops, const struct cluste
 	 * thread exists, so the fork is safe; this process is the worker,
 	 * placed after the PS started (it places itself); a launch's PS is
 	 * its rank 0 */
-	if ((rc = launch_net_up(t)) != TFGB_EXIT_OK ||
+	if ((rc = launch_net_up(t, 1, -1)) != TFGB_EXIT_OK ||
 	    (!(ops->caps & TR_CAP_RANKS) &&
 	     (rc = session_start_servers(t, ops, 1, CLUSTER_NO_CONTROL, &child)) != TFGB_EXIT_OK) ||
 	    (rc = net_worker_side(t)) != TFGB_EXIT_OK ||

@@ -336,6 +336,14 @@ int monitor_new(struct monitor **out, const struct monitor_target *t, size_t n,
 	 * namespace: its interfaces are that side's (the launcher's thread is
 	 * on the PSs') */
 	m->net_ns = getenv(NETEM_ENV) != NULL;
+	/* ... and on per-host links (the launcher's NETEM_SWITCH_ENV: hosts,
+	 * then PSs), in PS 0's host's */
+	if (getenv(NETEM_SWITCH_ENV)) {
+		int hosts;
+		m->net_switch = 1;
+		if (sscanf(getenv(NETEM_SWITCH_ENV), "%d %d", &hosts, &m->net_switch_ps) != 2)
+			m->net_switch_ps = 0;
+	}
 	m->procs = calloc(n ? n : 1, sizeof *m->procs);
 	m->t = calloc(max_samples, sizeof *m->t);
 	m->ps = calloc((n ? n : 1) * max_samples, sizeof *m->ps);
@@ -707,7 +715,14 @@ double monitor_wire_per_payload_byte(const struct monitor *m, uint64_t payload_b
 /* The run's own connections: ok 0 (with why) when not counted. */
 void monitor_run_wire(const struct monitor *m, struct tcpbytes_sum *w)
 {
-	if (m->wire) {
+	if (m->wire && m->net_switch_ps > 1) {
+		/* each PS on a host of its own: this namespace, PS 0's host,
+		 * sees only the connections that end at PS 0 */
+		memset(w, 0, sizeof *w);
+		snprintf(w->why, sizeof w->why, "network.topology = switch puts each of the %d PSs "
+		         "on a host of its own, and the launcher sees PS 0's alone",
+		         m->net_switch_ps);
+	} else if (m->wire) {
 		tcpbytes_totals(m->wire, w);
 	} else {
 		memset(w, 0, sizeof *w);

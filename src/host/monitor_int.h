@@ -74,6 +74,8 @@ struct monitor {
 	unsigned what;             /* MONITOR_* sampled and reported */
 	int net_ns;                /* /proc/net/dev is one side of the emulated link's
 	                            * namespace, not the host's (netem.h) */
+	int net_switch;            /* ... of per-host links: PS 0's host's (netem.h) */
+	int net_switch_ps;         /* the switch's PSs; 0 when not known or no switch */
 	struct tcpbytes *wire;         /* the run's own connections (monitor_ports), or NULL */
 	/* the thread */
 	pthread_t thread;

@@ -468,7 +468,8 @@ void monitor_text(const struct monitor *m, FILE *f, uint64_t calls, uint64_t pay
 		fprintf(f, "# network, %s, all traffic (%zu interfaces): in %.3f MB, "
 		        "%llu packets; out %.3f MB, "
 		        "%llu packets",
-		        m->net_ns ? "one side of the emulated link (its namespace)" : "host-wide", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
+		        !m->net_ns ? "host-wide" : m->net_switch ? "PS 0's host of the switch (its "
+		        "namespace)" : "one side of the emulated link (its namespace)", m->nif, (double)rxb / 1e6, (unsigned long long)rxp,
 		        (double)txb / 1e6, (unsigned long long)txp);
 		/* the emulated link's side carries this run alone; the host's
 		 * counters carry whatever else it did, never put per byte of this

@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "util.h"
 
 #define FWD_NICE -10 /* the forwarder's */
@@ -36,127 +37,8 @@
 #define QUEUE_MAX 65536 /* packets per direction at most (128 MiB, touched as used) */
 #define UNLIMITED_BPS 2000000000.0 /* what the forwarder carries at most, for the queue */
 
-struct netem_state ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}};
+struct netem_state ne = {.orig_fd = -1, .ns = {-1, -1}, .tun = {-1, -1}, .sw_ns = -1};
 
-/* --- the namespaces ------------------------------------------------- */
-
-static int write_file(const char *path, const char *text)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), rc = -1;
-
-	if (fd >= 0) {
-		rc = write(fd, text, strlen(text)) == (ssize_t)strlen(text) ? 0 : -1;
-		close(fd);
-	}
-	return rc;
-}
-
-/* 1 once this process made itself a user namespace: it cannot go back to
- * its first network namespace then (that one's owner is not its user
- * namespace), and stays in the link's last one, which nothing else holds. */
-static int in_userns;
-
-/* Without root, this process becomes root of a user namespace of its own
- * (its children too), which owns the network namespaces it makes next. */
-static int user_ns(struct err *err)
-{
-	char map[64];
-	uid_t uid = geteuid();
-	gid_t gid = getegid();
-
-	if (unshare(CLONE_NEWUSER) < 0) {
-		err_set(err, "network: needs root, or user namespaces to make network namespaces "
-		        "(unshare: %s); run as root or enable unprivileged user namespaces",
-		        strerror(errno));
-		return -1;
-	}
-	snprintf(map, sizeof map, "0 %u 1", (unsigned)uid);
-	if (write_file("/proc/self/setgroups", "deny") < 0 ||
-	    write_file("/proc/self/uid_map", map) < 0 ||
-	    (snprintf(map, sizeof map, "0 %u 1", (unsigned)gid),
-	     write_file("/proc/self/gid_map", map) < 0)) {
-		err_set(err, "network: cannot map this user into its user namespace: %s",
-		        strerror(errno));
-		return -1;
-	}
-	in_userns = 1;
-	return 0;
-}
-
-/* A new network namespace for the calling thread, its descriptor in *fd. */
-static int new_ns(int *fd, struct err *err)
-{
-	if (unshare(CLONE_NEWNET) < 0) {
-		if (errno != EPERM || geteuid() == 0 || user_ns(err) < 0 || unshare(CLONE_NEWNET) < 0) {
-			if (errno == EPERM && geteuid() == 0)
-				err_set(err, "network: cannot make a network namespace: %s",
-				        strerror(errno));
-			else if (errno)
-				err_set(err, "network: cannot make a network namespace: %s",
-				        strerror(errno));
-			return -1;
-		}
-	}
-	*fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-	if (*fd < 0) {
-		err_set(err, "network: /proc/self/ns/net: %s", strerror(errno));
-		return -1;
-	}
-	return 0;
-}
-
-static int if_ioctl(int s, unsigned long req, struct ifreq *r, const char *what,
-                    struct err *err)
-{
-	if (ioctl(s, req, r) == 0)
-		return 0;
-	err_set(err, "network: %s %s: %s", r->ifr_name, what, strerror(errno));
-	return -1;
-}
-
-void netem_addr_set(struct sockaddr *sa, const char *ip)
-{
-	struct sockaddr_in *in = (struct sockaddr_in *)sa;
-
-	memset(in, 0, sizeof *in);
-	in->sin_family = AF_INET;
-	inet_pton(AF_INET, ip, &in->sin_addr);
-}
-
-/* The current namespace's loopback up. */
-static int lo_up(int s, struct err *err)
-{
-	struct ifreq r;
-
-	memset(&r, 0, sizeof r);
-	snprintf(r.ifr_name, sizeof r.ifr_name, "lo");
-	r.ifr_flags = IFF_UP | IFF_LOOPBACK | IFF_RUNNING;
-	return if_ioctl(s, SIOCSIFFLAGS, &r, "up", err);
-}
-
-/* A veth end without TSO, GSO and GRO: the pair carries packets of at most
- * the MTU, as a wire would, not 64 KiB segments (side_rate: how TBF counts). */
-static int offloads_off(int s, const char *dev, struct err *err)
-{
-	static const uint32_t cmd[] = {ETHTOOL_STSO, ETHTOOL_SGSO, ETHTOOL_SGRO};
-	static const uint32_t get[] = {ETHTOOL_GTSO, ETHTOOL_GGSO, ETHTOOL_GGRO};
-	static const char *const what[] = {"TSO off", "GSO off", "GRO off"};
-
-	for (size_t i = 0; i < sizeof cmd / sizeof cmd[0]; i++) {
-		struct ethtool_value v = {.cmd = cmd[i], .data = 0};
-		struct ifreq r;
-		memset(&r, 0, sizeof r);
-		snprintf(r.ifr_name, sizeof r.ifr_name, "%s", dev);
-		r.ifr_data = (void *)&v;
-		if (if_ioctl(s, SIOCETHTOOL, &r, what[i], err) < 0)
-			return -1;
-		/* what the device says now, for the result */
-		v = (struct ethtool_value){.cmd = get[i]};
-		if (ioctl(s, SIOCETHTOOL, &r) < 0 || v.data)
-			ne.offloads_on |= 1 << i;
-	}
-	return 0;
-}
 
 /* In the current namespace: `dev` at `self` (a TUN device point to point
  * with `peer`; a veth end in a /30 with it, offloads off), its MTU, up;
@@ -171,28 +53,29 @@ static int if_conf(const char *dev, const char *self, const char *peer, struct e
 	memset(&r, 0, sizeof r);
 	snprintf(r.ifr_name, sizeof r.ifr_name, "%s", dev);
 	netem_addr_set(&r.ifr_addr, self);
-	if (if_ioctl(s, SIOCSIFADDR, &r, "address", err) < 0)
+	if (netem_if_ioctl(s, SIOCSIFADDR, &r, "address", err) < 0)
 		goto out;
 	if (tun)
 		netem_addr_set(&r.ifr_dstaddr, peer);
 	else
-		netem_addr_set(&r.ifr_netmask, "255.255.255.252");
-	if (if_ioctl(s, tun ? SIOCSIFDSTADDR : SIOCSIFNETMASK, &r, tun ? "peer address" : "netmask",
-	             err) < 0 || (!tun && offloads_off(s, dev, err) < 0))
+		netem_addr_set(&r.ifr_netmask, ne.cfg.topology == NETEM_TOPO_SWITCH ?
+		               "255.255.255.0" : "255.255.255.252"); /* the switch's hosts; a pair */
+	if (netem_if_ioctl(s, tun ? SIOCSIFDSTADDR : SIOCSIFNETMASK, &r, tun ? "peer address" : "netmask",
+	             err) < 0 || (!tun && netem_offloads_off(s, dev, err) < 0))
 		goto out;
 	r.ifr_mtu = MTU;
-	if (if_ioctl(s, SIOCSIFMTU, &r, "mtu", err) < 0)
+	if (netem_if_ioctl(s, SIOCSIFMTU, &r, "mtu", err) < 0)
 		goto out;
 	r.ifr_qlen = (int)ne.queue; /* the forwarder's queue, not TUN's 500 packets */
-	if ((tun && if_ioctl(s, SIOCSIFTXQLEN, &r, "queue length", err) < 0) ||
-	    if_ioctl(s, SIOCGIFFLAGS, &r, "flags", err) < 0)
+	if ((tun && netem_if_ioctl(s, SIOCSIFTXQLEN, &r, "queue length", err) < 0) ||
+	    netem_if_ioctl(s, SIOCGIFFLAGS, &r, "flags", err) < 0)
 		goto out;
 	r.ifr_flags |= IFF_UP | IFF_RUNNING;
 	if (tun)
 		r.ifr_flags |= IFF_POINTOPOINT | IFF_NOARP;
-	if (if_ioctl(s, SIOCSIFFLAGS, &r, "up", err) < 0)
+	if (netem_if_ioctl(s, SIOCSIFFLAGS, &r, "up", err) < 0)
 		goto out;
-	rc = lo_up(s, err);
+	rc = netem_lo_up(s, err);
 out:
 	close(s);
 	return rc;
@@ -219,93 +102,6 @@ static int tun_open(int side, int *fd, struct err *err)
 	return 0;
 }
 
-/* Waits until fd is ready for events by the deadline: 0, or -1. */
-int netem_wait_fd(int fd, short events, uint64_t until)
-{
-	struct pollfd p = {.fd = fd, .events = events};
-
-	for (uint64_t now = now_ns(); now < until && !tfgb_stop; now = now_ns()) {
-		uint64_t ms = (until - now) / 1000000 + 1; /* 100 ms slices: a signal ends it */
-		if (poll(&p, 1, ms > 100 ? 100 : (int)ms) > 0)
-			return 0;
-	}
-	return -1;
-}
-
-/* Where a tool of the link (tc, ip, nft) is: the PATH's, else /usr/sbin's or
- * /sbin's (a user's PATH often lacks them, and the rootless route runs
- * them too).  1 with its path in buf, or 0. */
-static int tool_find(const char *name, char *buf, size_t size)
-{
-	const char *path = getenv("PATH"), *p = path ? path : "";
-	char dirs[4096];
-
-	snprintf(dirs, sizeof dirs, "%s:/usr/sbin:/sbin", p);
-	for (char *save, *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-		snprintf(buf, size, "%s/%s", d, name);
-		if (access(buf, X_OK) == 0)
-			return 1;
-	}
-	return 0;
-}
-
-/* Runs argv (tc, ip, nft) in the current namespace within 5 s: 0, or -1
- * with its first line of errors in err.  Its output (errors included) in
- * out, when out is not NULL. */
-static int run_out(char *const argv[], char *out, size_t size, struct err *err)
-{
-	int p[2], status = 0;
-	char buf[4096] = "", path[512];
-	uint64_t until = now_ns() + 5000000000ull;
-	size_t got = 0;
-	pid_t pid;
-
-	if (!tool_find(argv[0], path, sizeof path))
-		return err_set(err, "%s: not found (PATH, /usr/sbin, /sbin)", argv[0]), -1;
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return err_set(err, "pipe: %s", strerror(errno)), -1;
-	if ((pid = fork()) == 0) {
-		dup2(p[1], 1);
-		dup2(p[1], 2);
-		execv(path, argv);
-		dprintf(2, "%s: %s", path, strerror(errno));
-		_exit(127);
-	}
-	close(p[1]);
-	if (pid < 0) {
-		close(p[0]);
-		return err_set(err, "fork: %s", strerror(errno)), -1;
-	}
-	for (ssize_t n = 1; n > 0 && netem_wait_fd(p[0], POLLIN, until) == 0;) {
-		n = read(p[0], buf + got, sizeof buf - 1 - got);
-		got += n > 0 ? (size_t)n : 0;
-		if (got == sizeof buf - 1)
-			break;
-	}
-	buf[got] = 0;
-	close(p[0]);
-	while (waitpid(pid, &status, WNOHANG) == 0) {
-		if (now_ns() > until || tfgb_stop) {
-			kill(pid, SIGKILL);
-			waitpid(pid, &status, 0);
-			return err_set(err, "%s %s", argv[0], tfgb_stop ? "interrupted" : "took more than 5 s"), -1;
-		}
-		usleep(2000);
-	}
-	if (out)
-		snprintf(out, size, "%s", buf);
-	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-		return 0;
-	buf[strcspn(buf, "\n")] = 0;
-	err_set(err, "%s", buf[0] ? buf : "failed");
-	return -1;
-}
-
-static int run_cmd(char *const argv[], struct err *err)
-{
-	return run_out(argv, NULL, 0, err);
-}
-
 /* The rate on this side's egress (TUN device or veth end): a TBF whose
  * burst is 2 ms of the rate (at least 2 packets: a second's window sees the
  * rate, not a burst) and whose queue holds twice the bandwidth-delay
@@ -315,13 +111,13 @@ static int run_cmd(char *const argv[], struct err *err)
  * its burst into them itself, so over any window longer than the burst the
  * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, cut
  * what a 2-core machine carries to a fifth: both were tried.) */
-static int side_rate(int side, struct err *err)
+static int dev_rate(const char *dev, struct err *err)
 {
 	double rtt = 2e-9 * (double)(ne.cfg.delay_ns + ne.cfg.jitter_ns) + 0.002;
 	double bps = (double)ne.cfg.rate_bps;
 	uint64_t burst = (uint64_t)(bps / 8 * 0.002), limit = (uint64_t)(2 * bps / 8 * rtt);
-	char dev[16], rate[32], b[32], l[32];
-	char *argv[] = {"tc", "qdisc", "replace", "dev", dev, "root", "tbf", "rate", rate,
+	char rate[32], b[32], l[32];
+	char *argv[] = {"tc", "qdisc", "replace", "dev", (char *)dev, "root", "tbf", "rate", rate,
 	                "burst", b, "limit", l, NULL};
 
 	if (burst < 2 * (MTU + 100))
@@ -329,15 +125,23 @@ static int side_rate(int side, struct err *err)
 	if (limit < 256 * (MTU + 100)) /* a short link's BDP is a few packets: TCP's
 	                                 * bursts still need a queue */
 		limit = 256 * (MTU + 100);
-	snprintf(dev, sizeof dev, "tfgb%d", side);
 	snprintf(rate, sizeof rate, "%lldbit", (long long)ne.cfg.rate_bps);
 	snprintf(b, sizeof b, "%llu", (unsigned long long)burst);
 	snprintf(l, sizeof l, "%llu", (unsigned long long)limit);
-	if (run_cmd(argv, err) < 0) {
+	if (netem_run_cmd(argv, err) < 0) {
 		err_prefix(err, "network.rate: cannot shape with tc tbf (%s): ", rate);
 		return -1;
 	}
 	return 0;
+}
+
+/* The rate on side's end, "tfgb<side>" (in the switch: host side's NIC). */
+static int side_rate(int side, struct err *err)
+{
+	char dev[16];
+
+	snprintf(dev, sizeof dev, "tfgb%d", side);
+	return dev_rate(dev, err);
 }
 
 /* The loss of the veth route, in this side's namespace: an nftables table
@@ -360,7 +164,7 @@ static int side_loss(int side, struct err *err)
 	         "prerouting priority -300; policy accept; }; add rule ip tfgb loss iifname "
 	         "\"tfgb%d\" counter name seen numgen random mod 1000000 <= %lld "
 	         "counter name dropped drop", side, (long long)ne.cfg.loss_ppm - 1);
-	if (run_cmd(argv, err) < 0) {
+	if (netem_run_cmd(argv, err) < 0) {
 		err_prefix(err, "nftables cannot drop (nft ... numgen random): ");
 		return -1;
 	}
@@ -372,7 +176,7 @@ int netem_loss_hold(int off, struct err *err)
 	char *del[] = {"nft", "delete table ip tfgb", NULL};
 
 	for (int side = NETEM_WORKER; side >= NETEM_PS; side--)
-		if (netem_enter(side, err) < 0 || (off ? run_cmd(del, err) : side_loss(side, err)) < 0)
+		if (netem_enter(side, err) < 0 || (off ? netem_run_cmd(del, err) : side_loss(side, err)) < 0)
 			return err_prefix(err, "network.loss: "), -1;
 	return 0;
 }
@@ -387,7 +191,7 @@ int netem_loss_count(uint64_t *seen, uint64_t *dropped)
 	unsigned long long v[2];
 	struct err e;
 
-	if (run_out(argv, out, sizeof out, &e) < 0)
+	if (netem_run_out(argv, out, sizeof out, &e) < 0)
 		return -1;
 	for (int i = 0; i < 2; i++) {
 		char *p = strstr(out, name[i]);
@@ -398,18 +202,6 @@ int netem_loss_count(uint64_t *seen, uint64_t *dropped)
 	return 0;
 }
 
-/* A /proc/sys file's first line into buf (newline cut): 0, or -1. */
-static int read_line(const char *path, char *buf, size_t size)
-{
-	FILE *f = fopen(path, "re");
-	int rc = f && fgets(buf, (int)size, f) ? 0 : -1;
-
-	if (f)
-		fclose(f);
-	if (rc == 0)
-		buf[strcspn(buf, "\n")] = 0;
-	return rc;
-}
 
 #define CC_PATH "/proc/sys/net/ipv4/tcp_congestion_control"
 
@@ -422,16 +214,16 @@ static int side_cc(struct err *err)
 {
 	char allowed[256] = "?", avail[256] = "?";
 
-	if (ne.cfg.cc[0] && write_file(CC_PATH, ne.cfg.cc) < 0) {
+	if (ne.cfg.cc[0] && netem_write_file(CC_PATH, ne.cfg.cc) < 0) {
 		int e = errno;
-		read_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control", allowed, sizeof allowed);
-		read_line("/proc/sys/net/ipv4/tcp_available_congestion_control", avail, sizeof avail);
+		netem_read_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control", allowed, sizeof allowed);
+		netem_read_line("/proc/sys/net/ipv4/tcp_available_congestion_control", avail, sizeof avail);
 		err_set(err, "network.congestion = %s: %s; this kernel has %s, and lets a network "
 		        "namespace use %s (net.ipv4.tcp_allowed_congestion_control, root's to widen)",
 		        ne.cfg.cc, strerror(e), avail, allowed);
 		return -1;
 	}
-	if (read_line(CC_PATH, ne.cc_used, sizeof ne.cc_used) < 0)
+	if (netem_read_line(CC_PATH, ne.cc_used, sizeof ne.cc_used) < 0)
 		snprintf(ne.cc_used, sizeof ne.cc_used, "unknown");
 	return 0;
 }
@@ -462,12 +254,12 @@ static void side_tcp(void)
 	if (max > (256u << 20))
 		max = 256u << 20;
 	snprintf(v, sizeof v, "4096 131072 %llu", (unsigned long long)max);
-	write_file("/proc/sys/net/ipv4/tcp_rmem", v);
-	write_file("/proc/sys/net/ipv4/tcp_wmem", v);
+	netem_write_file("/proc/sys/net/ipv4/tcp_rmem", v);
+	netem_write_file("/proc/sys/net/ipv4/tcp_wmem", v);
 	/* every connection starts afresh: none inherits the slow-start
 	 * threshold a lost packet left an earlier one (the calibration's, a
 	 * warm-up's), so run order does not change a figure */
-	write_file("/proc/sys/net/ipv4/tcp_no_metrics_save", "1");
+	netem_write_file("/proc/sys/net/ipv4/tcp_no_metrics_save", "1");
 }
 
 /* --- the forwarder -------------------------------------------------- */
@@ -658,7 +450,7 @@ static int side_make(int side, struct err *err)
 {
 	char dev[16];
 
-	if (new_ns(&ne.ns[side], err) < 0)
+	if (netem_new_ns(ne.cfg.topology == NETEM_TOPO_SWITCH ? &ne.hns[side] : &ne.ns[side], err) < 0)
 		return -1;
 	side_tcp();
 	if (side_cc(err) < 0)
@@ -666,6 +458,8 @@ static int side_make(int side, struct err *err)
 	/* the workers' side first: where nft cannot drop there, nothing of
 	 * the veth route is built yet and the tun route takes over */
 	if (ne.loss_how == LOSS_NFT && side_loss(side, err) < 0) {
+		if (ne.cfg.topology == NETEM_TOPO_SWITCH) /* no forwarder to fall back on */
+			return err_prefix(err, "network.loss: the switch drops with nftables, and "), -1;
 		if (side == NETEM_PS)
 			return err_prefix(err, "network.loss: "), -2;
 		loss_fallback(err->msg);
@@ -692,7 +486,7 @@ static int veth_make(struct err *err)
 
 	/* ip, a child, opens the workers' namespace through our descriptor */
 	snprintf(ns, sizeof ns, "/proc/%d/fd/%d", (int)getpid(), ne.ns[NETEM_WORKER]);
-	if (run_cmd(argv, err) < 0) {
+	if (netem_run_cmd(argv, err) < 0) {
 		err_prefix(err, ne.cfg.rate_bps ? "network.rate: cannot join the namespaces with a "
 		           "veth pair (ip link add ... type veth): " : "network.loss: cannot join the "
 		           "namespaces with a veth pair (ip link add ... type veth): ");
@@ -719,11 +513,71 @@ static int netem_probe(void)
 	char *del[] = {"tc", "qdisc", "del", "dev", "lo", "root", NULL};
 	struct err e = {{0}};
 
-	if (run_cmd(add, &e) == 0) {
-		run_cmd(del, &e);
+	if (netem_run_cmd(add, &e) == 0) {
+		netem_run_cmd(del, &e);
 		return 1;
 	}
 	return strstr(e.msg, "nknown") ? 0 : -1;
+}
+
+/* The switch (netem.h), from a namespace of its own with a bridge
+ * "tfgbsw": each host's namespace (side_make), its veth pair "sw<h>" (a
+ * port) - "tfgb<h>" (the host's NIC), offloads off and the rate on both
+ * ends.  The thread ends in host 0's namespace. */
+static int switch_make(struct err *err)
+{
+	char ns[64], sw[16], nic[16], br[] = "tfgbsw", addr[20];
+	char *bridge[] = {"ip", "link", "add", br, "up", "type", "bridge", NULL};
+	char *add[] = {"ip", "link", "add", sw, "type", "veth", "peer", "name", nic, "netns", ns, NULL};
+	char *port[] = {"ip", "link", "set", sw, "master", br, "up", NULL};
+	int rc, s;
+
+	if (netem_new_ns(&ne.sw_ns, err) < 0)
+		return -1;
+	if (netem_run_cmd(bridge, err) < 0)
+		return err_prefix(err, "network.topology: cannot make the switch (ip link add ... type "
+		                  "bridge): "), -1;
+	for (int h = 0; h < ne.cfg.hosts; h++) {
+		if ((rc = side_make(h, err)) < 0)
+			return rc;
+		if (h == 0)
+			ne.kernel_netem = netem_probe();
+		snprintf(sw, sizeof sw, "sw%d", h);
+		snprintf(nic, sizeof nic, "tfgb%d", h);
+		snprintf(ns, sizeof ns, "/proc/%d/fd/%d", (int)getpid(), ne.hns[h]);
+		if (setns(ne.sw_ns, CLONE_NEWNET) < 0)
+			return err_set(err, "network: cannot enter the switch: %s", strerror(errno)), -2;
+		if (netem_run_cmd(add, err) < 0 || netem_run_cmd(port, err) < 0)
+			return err_prefix(err, "network.topology: cannot join host %d to the switch "
+			                  "(ip link ... type veth, master): ", h), -1;
+		if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
+			return err_set(err, "network: socket: %s", strerror(errno)), -2;
+		rc = netem_offloads_off(s, sw, err);
+		close(s);
+		if (rc < 0 || (ne.cfg.rate_bps && dev_rate(sw, err) < 0))
+			return -1;
+		job_net_host(h, addr, sizeof addr);
+		if (netem_enter(h, err) < 0 || if_conf(nic, addr, NULL, err) < 0)
+			return -2;
+		if (ne.cfg.rate_bps && side_rate(h, err) < 0)
+			return -1;
+	}
+	return netem_enter(0, err) < 0 ? -2 : 0;
+}
+
+/* The switch's hosts' namespaces, none yet: 0, or -2 with err. */
+static int switch_alloc(struct err *err)
+{
+	free(ne.nic);
+	free(ne.nic_base);
+	ne.nic_base = NULL;
+	ne.nic = calloc((size_t)ne.cfg.hosts, sizeof *ne.nic);
+	ne.hns = malloc((size_t)ne.cfg.hosts * sizeof *ne.hns);
+	if (!ne.nic || !ne.hns)
+		return err_set(err, "network: out of memory"), -2;
+	for (int h = 0; h < ne.cfg.hosts; h++)
+		ne.hns[h] = -1;
+	return 0;
 }
 
 int netem_start(const struct netem_cfg *cfg, struct err *err)
@@ -743,14 +597,21 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 	ne.route = cfg->delay_ns || cfg->jitter_ns ? ROUTE_TUN : ROUTE_VETH;
 	ne.loss_how = !cfg->loss_ppm ? LOSS_NONE : ne.route == ROUTE_TUN ? LOSS_FWD : LOSS_NFT;
 	ne.loss_note[0] = 0;
-	if (ne.loss_how == LOSS_NFT && !tool_find("nft", path, sizeof path))
+	if (cfg->topology == NETEM_TOPO_SWITCH && ne.loss_how == LOSS_NFT &&
+	    !netem_tool_find("nft", path, sizeof path))
+		return err_set(err, "network.loss: the switch drops with nftables, and there is no "
+		               "nft in PATH, /usr/sbin or /sbin (Debian package nftables)"), -1;
+	if (ne.loss_how == LOSS_NFT && !netem_tool_find("nft", path, sizeof path))
 		loss_fallback("no nft in PATH, /usr/sbin or /sbin (Debian package nftables)");
 	snprintf(ne.rate_how, sizeof ne.rate_how, "%s", cfg->rate_bps ? "tbf" : "none");
 	ne.orig_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
 	if (ne.orig_fd < 0)
 		return err_set(err, "network: /proc/self/ns/net: %s", strerror(errno)), -2;
 	ne.up = 1;
-	if ((rc = side_make(NETEM_WORKER, err)) == 0) {
+	if (cfg->topology == NETEM_TOPO_SWITCH) {
+		if ((rc = switch_alloc(err)) == 0)
+			rc = switch_make(err);
+	} else if ((rc = side_make(NETEM_WORKER, err)) == 0) {
 		ne.kernel_netem = netem_probe();
 		if ((rc = side_make(NETEM_PS, err)) == 0)
 			rc = ne.route == ROUTE_VETH ? veth_make(err) : fwd_start(err);
@@ -766,6 +627,12 @@ int netem_start(const struct netem_cfg *cfg, struct err *err)
 
 int netem_enter(int side, struct err *err)
 {
+	if (ne.up && ne.cfg.topology == NETEM_TOPO_SWITCH) {
+		if (side < 0 || side >= ne.cfg.hosts || setns(ne.hns[side], CLONE_NEWNET) < 0)
+			return err_set(err, "network: cannot enter host %d's namespace: %s", side,
+			               side < 0 || side >= ne.cfg.hosts ? "no such host" : strerror(errno)), -1;
+		return 0;
+	}
 	if (!ne.up || setns(ne.ns[side], CLONE_NEWNET) < 0) {
 		err_set(err, "network: cannot enter the %s side: %s",
 		        side == NETEM_PS ? "PS" : "worker", ne.up ? strerror(errno) : "no link");
@@ -777,6 +644,11 @@ int netem_enter(int side, struct err *err)
 int netem_active(void)
 {
 	return ne.kept;
+}
+
+int netem_switched(void)
+{
+	return ne.up && ne.cfg.topology == NETEM_TOPO_SWITCH;
 }
 
 void netem_stop(void)
@@ -796,7 +668,7 @@ void netem_stop(void)
 		ne.fwd = 0;
 	}
 	netem_counters_take();
-	if (ne.orig_fd >= 0 && !in_userns && setns(ne.orig_fd, CLONE_NEWNET) < 0)
+	if (ne.orig_fd >= 0 && !netem_in_userns && setns(ne.orig_fd, CLONE_NEWNET) < 0)
 		perror("tfgb: network: back to the first namespace");
 	for (int k = 0; k < 2; k++) {
 		if (ne.tun[k] >= 0)
@@ -805,6 +677,14 @@ void netem_stop(void)
 			close(ne.ns[k]);
 		ne.tun[k] = ne.ns[k] = -1;
 	}
+	for (int h = 0; ne.hns && h < ne.cfg.hosts; h++)
+		if (ne.hns[h] >= 0)
+			close(ne.hns[h]);
+	free(ne.hns);
+	ne.hns = NULL;
+	if (ne.sw_ns >= 0)
+		close(ne.sw_ns);
+	ne.sw_ns = -1;
 	if (ne.orig_fd >= 0)
 		close(ne.orig_fd);
 	ne.orig_fd = -1;

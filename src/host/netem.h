@@ -47,6 +47,30 @@
  * namespace too.  The tun route also needs /dev/net/tun open to the
  * user.
  *
+ * The switch (network.topology = switch): every process of a run is a
+ * host of its own, host h in a namespace of its own with one NIC, "tfgb<h>",
+ * at 198.18.1.<h+1>/24 (job_net_host: PS i is host i, worker w host
+ * ps_count + w, rank r host r), the host end of a veth pair whose other
+ * end, "sw<h>", is a port of one Linux bridge in a switch namespace (no
+ * address there).  The rate is a TBF on both ends' egress, the same as the
+ * pair's (side_rate): the host end shapes what the host sends, the switch
+ * end what it receives, so that four workers pushing to one PS share that
+ * PS's one NIC and a ring moves no more than the rate through any NIC.
+ * The loss is the pair's nftables rule in each host's namespace, on what
+ * arrives at its NIC: a packet between two hosts is dropped with the
+ * probability once, as on the pair.  No delay: the pair delays through its
+ * forwarder, which carries half a Gbit/s at best on one core; one per NIC
+ * on this 2-core machine would carry less, and the kernel has no netem, so
+ * the job refuses delay and jitter with this topology (job_network.c).
+ * Offloads are off on every end, as on the pair's.  Calibration measures
+ * host 1 -> host 0 through host 0's NIC (netem_calibrate, unchanged: host
+ * 0 stands for the PS side, host 1 for the workers'), the thread ends in
+ * host 0's namespace, where the launcher and its control service live.
+ * The processes a run starts print the result of a run of ranks; they get
+ * the calibration's figures through NETEM_SWITCH_ENV (netem_export), and
+ * their "network" object says the per-NIC counts are the launcher's,
+ * which it does not see.
+ *
  * One emulated link per process; not thread-safe: call it from the
  * launcher's one thread, before any transport starts threads.
  */
@@ -66,6 +90,10 @@ struct json;
 /* The environment variable that tells a child of an emulated run that its
  * PSs are at NETEM_PS_ADDR (its value). */
 #define NETEM_ENV "TFGB_NET_PS_HOST"
+/* ... and, in a switch, the calibration's figures (netem_export) */
+#define NETEM_SWITCH_ENV "TFGB_NET_SWITCH"
+
+enum { NETEM_TOPO_PAIR, NETEM_TOPO_SWITCH };
 
 struct netem_cfg {
 	uint64_t delay_ns, jitter_ns; /* one-way, each direction */
@@ -73,6 +101,8 @@ struct netem_cfg {
 	int64_t loss_ppm;             /* each direction, parts per million */
 	uint64_t seed;                /* of the loss and jitter draws */
 	char cc[16];                  /* TCP congestion control of both sides; "": the host's */
+	int topology;                 /* NETEM_TOPO_PAIR or NETEM_TOPO_SWITCH */
+	int hosts, ps_hosts;          /* the switch's hosts (2..64), the first ps_hosts the PSs */
 };
 
 /* What calibration measured (netem_calibrate); a figure not measured is
@@ -99,7 +129,7 @@ enum { NETEM_PS = 0, NETEM_WORKER = 1 };
  * with err on a run-time failure. */
 int netem_start(const struct netem_cfg *cfg, struct err *err);
 /* Moves the calling thread into a side's namespace (children forked then
- * start there): 0, or -1 with err. */
+ * start there; in the switch, side is a host's index): 0, or -1 with err. */
 int netem_enter(int side, struct err *err);
 /* Measures the link (a few round trips; with a rate, a bulk transfer of
  * about half a second): 0, or -1 with err. */
@@ -120,5 +150,11 @@ void netem_json(struct json *w);
 void netem_text(FILE *f);
 /* 1 while a link is up or its figures are kept. */
 int netem_active(void);
+/* 1 while the link is the switch (netem_enter takes a host's index). */
+int netem_switched(void);
+/* In a switch: the calibration's figures into NETEM_SWITCH_ENV, for the
+ * processes of the run that print its result; its first two numbers are
+ * the switch's hosts and PSs (the monitor reads them). */
+void netem_export(void);
 
 #endif

@@ -21,6 +21,14 @@ struct counters {
 	volatile int no_loss;      /* set while calibration measures the link */
 };
 
+/* One NIC of the switch, counted where it is (its host's namespace):
+ * what the host received and sent, its loss rule's packets, its TCP. */
+struct netem_nic {
+	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
+	uint64_t seen, dropped; /* the loss rule's (arriving packets) */
+	int64_t retrans;        /* TCP RetransSegs of the host's namespace; -1 unknown */
+};
+
 /* The link of this process (one at most). */
 struct netem_state {
 	int up;              /* netem_start succeeded and netem_stop not yet called */
@@ -40,6 +48,11 @@ struct netem_state {
 	char loss_note[192]; /* why a loss the veth route could drop is the forwarder's */
 	char cc_used[16];    /* the TCP congestion control the sides' namespaces use */
 	uint64_t dev_base[2]; /* the TUN devices' drops when calibration ended */
+	/* the switch (cfg.topology NETEM_TOPO_SWITCH): each host's namespace,
+	 * the switch's, each NIC's counts (netem_switch.c) */
+	int *hns, sw_ns;
+	struct netem_nic *nic, *nic_base; /* now, and when calibration ended */
+	int imported;         /* the figures are a launcher's (NETEM_SWITCH_ENV) */
 };
 extern struct netem_state ne;
 
@@ -50,6 +63,30 @@ enum { ROUTE_TUN, ROUTE_VETH };
 /* Who drops: nobody (no loss asked), the forwarder (tun route), or an
  * nftables rule on each veth end (side_loss). */
 enum { LOSS_NONE, LOSS_FWD, LOSS_NFT };
+
+/* netem_sys.c: what both topologies ask of the system.  Each returns 0,
+ * or -1 with err (the file and tool helpers: -1, errno set). */
+/* 1 once this process made itself a user namespace (netem_new_ns): it
+ * cannot go back to its first network namespace then. */
+extern int netem_in_userns;
+int netem_write_file(const char *path, const char *text);
+/* A /proc/sys file's first line into buf (newline cut). */
+int netem_read_line(const char *path, char *buf, size_t size);
+/* A new network namespace for the calling thread, its descriptor in *fd. */
+int netem_new_ns(int *fd, struct err *err);
+struct ifreq;
+int netem_if_ioctl(int s, unsigned long req, struct ifreq *r, const char *what,
+                   struct err *err);
+/* The current namespace's loopback up (s: any AF_INET socket of it). */
+int netem_lo_up(int s, struct err *err);
+/* A veth end without TSO, GSO and GRO (ne.offloads_on says what stayed on). */
+int netem_offloads_off(int s, const char *dev, struct err *err);
+/* Where tc, ip or nft is: 1 with its path in buf, or 0. */
+int netem_tool_find(const char *name, char *buf, size_t size);
+/* Runs argv in the current namespace within 5 s, its output in out (when
+ * not NULL); -1 with its first line of errors in err. */
+int netem_run_out(char *const argv[], char *out, size_t size, struct err *err);
+int netem_run_cmd(char *const argv[], struct err *err);
 
 /* netem.c's helpers that the measurements use too. */
 void netem_addr_set(struct sockaddr *sa, const char *ip);
@@ -66,5 +103,31 @@ int netem_loss_hold(int off, struct err *err);
 /* netem_measure.c: the link's packet counts into ne.m while it is up
  * (netem_stop takes them last). */
 void netem_counters_take(void);
+/* Flags the loss OFF (ne.m.off bit 2) when ne.m's count of packets [0]
+ * and drops of them is more than 10 % and three standard deviations from
+ * the loss asked. */
+void netem_loss_off(void);
+/* The counters of device dev in the calling thread's namespace: v[0]
+ * bytes and v[1] packets received, v[2] bytes and v[3] packets sent.  0,
+ * or -1. */
+int netem_dev_counts(const char *dev, uint64_t v[4]);
+/* TCP segments retransmitted in the calling thread's namespace, or -1. */
+int64_t netem_retrans_here(void);
+/* netem_switch.c: the switch's counts (each NIC's, into ne.nic, and the
+ * loss's sums into ne.m), its "network" object and text line. */
+void netem_switch_take(void);
+/* The "network" object's shared parts: a figure or null when negative;
+ * kernel_netem, the end of "mechanism" and the calibration's figures at
+ * the start of "measured"; the "off" list and the object's end. */
+void netem_opt_f64(struct json *w, const char *key, double v, int digits);
+void netem_tail_json(struct json *w);
+void netem_off_json(struct json *w);
+/* The NICs' counts now are the run's zero (calibration's end). */
+void netem_switch_base(void);
+void netem_switch_json(struct json *w);
+void netem_switch_text(FILE *f);
+/* The figures a launcher exported (NETEM_SWITCH_ENV) into ne, kept: 0, or
+ * -1 when there are none. */
+int netem_import(void);
 
 #endif

@@ -18,23 +18,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "job.h"
 #include "json.h"
 #include "util.h"
 
-/* The PS end of the veth pair, from /proc/net/dev of the calling
- * thread's namespace: v[0] bytes and v[1] packets received (workers ->
- * PSs), v[2] bytes and v[3] packets sent (PSs -> workers).  0, or -1. */
-static int veth_dev(uint64_t v[4])
+int netem_dev_counts(const char *dev, uint64_t v[4])
 {
-	char line[512];
+	char line[512], name[24];
 	FILE *f = fopen("/proc/thread-self/net/dev", "re");
+	size_t len = (size_t)snprintf(name, sizeof name, "%s:", dev);
 	int rc = -1;
 
 	while (f && rc < 0 && fgets(line, sizeof line, f)) {
 		unsigned long long x[10];
-		char *p = strstr(line, "tfgb0:");
-		if (p && sscanf(p + 6, "%llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &x[0],
-		                &x[1], &x[2], &x[3], &x[4], &x[5], &x[6], &x[7], &x[8], &x[9]) == 10) {
+		char *p = line + strspn(line, " ");
+		if (!strncmp(p, name, len) && sscanf(p + len, "%llu %llu %llu %llu %llu %llu %llu "
+		                                     "%llu %llu %llu", &x[0], &x[1], &x[2], &x[3],
+		                                     &x[4], &x[5], &x[6], &x[7], &x[8], &x[9]) == 10) {
 			v[0] = x[0], v[1] = x[1], v[2] = x[8], v[3] = x[9];
 			rc = 0;
 		}
@@ -42,6 +42,15 @@ static int veth_dev(uint64_t v[4])
 	if (f)
 		fclose(f);
 	return rc;
+}
+
+/* The PS end of the veth pair (in the switch: host 0's NIC), from
+ * /proc/net/dev of the calling thread's namespace: v[0] bytes and v[1]
+ * packets received (workers -> PSs), v[2] bytes and v[3] packets sent
+ * (PSs -> workers).  0, or -1. */
+static int veth_dev(uint64_t v[4])
+{
+	return netem_dev_counts("tfgb0", v);
 }
 
 /* The packets TUN device "tfgb<side>" dropped on its way out so far (its
@@ -81,6 +90,21 @@ static uint64_t link_bytes(void)
 	return v[0];
 }
 
+void netem_loss_off(void)
+{
+	double want = (double)ne.cfg.loss_ppm / 1e4, got = ne.m.loss_pct[0];
+	double n = (double)ne.m.packets[0], p = want / 100;
+	/* each drop is a draw: with 100 drops expected chance alone misses
+	 * by 10 % a third of the time, so "off" is also beyond three of
+	 * the count's standard deviations (in percent: sd); too few
+	 * packets to tell is not "off" */
+	double sd = n > 0 ? 100 * sqrt(p * (1 - p) / n) : 0;
+
+	if (ne.cfg.loss_ppm && got >= 0 && n * p >= 100 && fabs(got - want) > 0.1 * want &&
+	    fabs(got - want) > 3 * sd)
+		ne.m.off |= 4;
+}
+
 /* The link's packet counts while it is up: the forwarder's; on the veth
  * route those of each end's loss rule (a direction's packets are counted
  * where they arrive: [0] on the PS side), or without one the veth pair's
@@ -90,6 +114,10 @@ void netem_counters_take(void)
 	uint64_t v[4];
 	struct err e;
 
+	if (ne.cfg.topology == NETEM_TOPO_SWITCH) {
+		netem_switch_take();
+		return;
+	}
 	if (ne.route == ROUTE_VETH && ne.up && ne.loss_how == LOSS_NFT) {
 		for (int side = NETEM_WORKER; side >= NETEM_PS; side--)
 			if (netem_enter(side, &e) == 0)
@@ -113,18 +141,7 @@ void netem_counters_take(void)
 		ne.m.loss_pct[k] = ne.m.packets[k] ? 100.0 * (double)ne.m.dropped[k] /
 		                                       (double)ne.m.packets[k] : -1;
 	}
-	if (ne.cfg.loss_ppm) {
-		double want = (double)ne.cfg.loss_ppm / 1e4, got = ne.m.loss_pct[0];
-		double n = (double)ne.m.packets[0], p = want / 100;
-		/* each drop is a draw: with 100 drops expected chance alone misses
-		 * by 10 % a third of the time, so "off" is also beyond three of
-		 * the count's standard deviations (in percent: sd); too few
-		 * packets to tell is not "off" */
-		double sd = n > 0 ? 100 * sqrt(p * (1 - p) / n) : 0;
-		if (got >= 0 && n * p >= 100 && fabs(got - want) > 0.1 * want &&
-		    fabs(got - want) > 3 * sd)
-			ne.m.off |= 4;
-	}
+	netem_loss_off();
 	/* packets the emulator dropped itself, its queues full (the forwarder
 	 * fell behind): loss nobody asked for, "off" past a tenth of the
 	 * asked loss and 0.1 % of what the run sent (calibration's are not
@@ -149,8 +166,12 @@ static int link_pair(int *c, int *s, uint64_t until, struct err *err)
 	socklen_t alen = sizeof a;
 	int l, one = 1;
 
+	char host0[20] = NETEM_PS_ADDR; /* in the switch, host 0 stands for the PS side */
+
 	*c = *s = -1;
-	netem_addr_set((struct sockaddr *)&a, NETEM_PS_ADDR);
+	if (ne.cfg.topology == NETEM_TOPO_SWITCH)
+		job_net_host(0, host0, sizeof host0);
+	netem_addr_set((struct sockaddr *)&a, host0);
 	if ((l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 1) < 0 ||
 	    getsockname(l, (struct sockaddr *)&a, &alen) < 0 || netem_enter(NETEM_WORKER, err) < 0)
@@ -330,6 +351,8 @@ int netem_calibrate(struct err *err)
 	close(s);
 	if (ne.loss_how == LOSS_NFT && netem_loss_hold(0, err) < 0)
 		return -1;
+	if (ne.cfg.topology == NETEM_TOPO_SWITCH) /* each NIC's counts are the run's */
+		netem_switch_base();
 	if (tfgb_stop)
 		return err_set(err, "network: calibration of the link interrupted by a signal"), -1;
 	if (ne.m.rtt_ms < 0)
@@ -370,7 +393,7 @@ int netem_lost(pid_t pid, int status, struct err *err)
 
 /* TCP segments retransmitted so far in the calling thread's namespace
  * (RetransSegs of its /proc/net/snmp), or -1. */
-static int64_t retrans_here(void)
+int64_t netem_retrans_here(void)
 {
 	char head[1024], vals[1024];
 	FILE *f = fopen("/proc/thread-self/net/snmp", "re");
@@ -397,9 +420,9 @@ static void retrans_take(void)
 
 	if (!ne.up || netem_enter(NETEM_WORKER, &err) < 0)
 		return;
-	ne.m.retrans[NETEM_WORKER] = retrans_here();
+	ne.m.retrans[NETEM_WORKER] = netem_retrans_here();
 	if (netem_enter(NETEM_PS, &err) == 0)
-		ne.m.retrans[NETEM_PS] = retrans_here();
+		ne.m.retrans[NETEM_PS] = netem_retrans_here();
 }
 
 static void dir_json(struct json *w, const char *key, int k)
@@ -422,7 +445,7 @@ static void dir_json(struct json *w, const char *key, int k)
 	json_obj_end(w);
 }
 
-static void opt_f64(struct json *w, const char *key, double v, int digits)
+void netem_opt_f64(struct json *w, const char *key, double v, int digits)
 {
 	if (v >= 0)
 		json_f64(w, key, v, digits);
@@ -430,12 +453,42 @@ static void opt_f64(struct json *w, const char *key, double v, int digits)
 		json_null(w, key);
 }
 
-void netem_json(struct json *w)
+void netem_tail_json(struct json *w)
+{
+	if (ne.kernel_netem >= 0)
+		json_bool(w, "kernel_netem", ne.kernel_netem);
+	else
+		json_null(w, "kernel_netem");
+	json_obj_end(w); /* mechanism */
+	json_obj_begin(w, "measured");
+	netem_opt_f64(w, "rtt_ms", ne.m.rtt_ms, 3);
+	if (ne.cfg.topology != NETEM_TOPO_SWITCH)
+		netem_opt_f64(w, "route_rtt_ms", ne.m.own_rtt_ms, 3);
+	netem_opt_f64(w, "rate_bps", ne.m.rate_bps, 0);
+	netem_opt_f64(w, "goodput_bps", ne.m.goodput_bps, 0);
+}
+
+void netem_off_json(struct json *w)
 {
 	static const char *const knob[] = {"delay", "rate", "loss"};
 
-	if (!ne.kept)
+	json_arr_begin(w, "off");
+	for (int i = 0; i < 3; i++)
+		if (ne.m.off & 1 << i)
+			json_str(w, NULL, knob[i]);
+	json_arr_end(w);
+	json_obj_end(w); /* network */
+}
+
+void netem_json(struct json *w)
+{
+
+	if (!ne.kept && netem_import() < 0)
 		return;
+	if (ne.cfg.topology == NETEM_TOPO_SWITCH) {
+		netem_switch_json(w);
+		return;
+	}
 	netem_counters_take();
 	retrans_take();
 	json_obj_begin(w, "network");
@@ -467,33 +520,23 @@ void netem_json(struct json *w)
 		json_null(w, "queue_packets");
 		json_null(w, "delay_held_ms");
 	}
-	if (ne.kernel_netem >= 0)
-		json_bool(w, "kernel_netem", ne.kernel_netem);
-	else
-		json_null(w, "kernel_netem");
-	json_obj_end(w);
-	json_obj_begin(w, "measured");
-	opt_f64(w, "rtt_ms", ne.m.rtt_ms, 3);
-	opt_f64(w, "route_rtt_ms", ne.m.own_rtt_ms, 3);
-	opt_f64(w, "rate_bps", ne.m.rate_bps, 0);
-	opt_f64(w, "goodput_bps", ne.m.goodput_bps, 0);
+	netem_tail_json(w);
 	dir_json(w, "workers_to_ps", 0);
 	dir_json(w, "ps_to_workers", 1);
 	json_i64(w, "tcp_retransmits_ps", ne.m.retrans[NETEM_PS]);
 	json_i64(w, "tcp_retransmits_workers", ne.m.retrans[NETEM_WORKER]);
 	json_obj_end(w);
-	json_arr_begin(w, "off");
-	for (int i = 0; i < 3; i++)
-		if (ne.m.off & 1 << i)
-			json_str(w, NULL, knob[i]);
-	json_arr_end(w);
-	json_obj_end(w);
+	netem_off_json(w);
 }
 
 void netem_text(FILE *f)
 {
-	if (!ne.kept)
+	if (!ne.kept && netem_import() < 0)
 		return;
+	if (ne.cfg.topology == NETEM_TOPO_SWITCH) {
+		netem_switch_text(f);
+		return;
+	}
 	netem_counters_take();
 	retrans_take();
 	fprintf(f, "# network: %s route, delay %.3f ms (round trip measured %.3f ms",

@@ -135,6 +135,7 @@ struct job {
 	char *net_rate, *net_loss;            /* as written; job_net_rate, job_net_loss */
 	char *net_cc;                         /* TCP congestion control of the link's
 	                                       * namespaces: "system" or a kernel name */
+	int net_topology;                     /* JOB_NET_PAIR or JOB_NET_SWITCH */
 	/* Not a key: the address that stands for every PS host when this
 	 * process is part of an emulated run (netem.h sets it), or "" */
 	char net_ps_host[OPT_HOST_MAX];
@@ -298,6 +299,18 @@ int job_net_loss(const char *s, int64_t *ppm);
 int job_net_cc_ok(const char *s);
 int job_net_emulated(const struct job *j);
 const char *job_net_key(const struct job *j);
+
+/* network.topology: the PSs' namespace and the workers' joined by one
+ * link (pair), or one namespace and NIC for each process of the run, all
+ * joined by one switch (switch; netem.h).  In the switch, host h (PS i is
+ * host i, worker w host ps_count + w; rank r of a run of ranks host r) is
+ * at job_net_host's address, one of at most JOB_NET_HOSTS_MAX. */
+enum { JOB_NET_PAIR, JOB_NET_SWITCH };
+#define JOB_NET_HOSTS_MAX 64
+void job_net_host(int host, char *out, size_t size);
+/* 1 when this process is part of an emulated run over the switch: every
+ * PS, rank and the control service is at its host's address. */
+int job_net_switched(const struct job *j);
 
 /* The address of PS `index` (0 <= index < ps_count): cluster.ps's entry,
  * or its one address with the port counted up from it. */

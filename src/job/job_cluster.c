@@ -47,7 +47,9 @@ void job_ps_addr(const struct job *j, int index, struct opt_hostport *out)
 	} else {
 		*out = j->ps.v[index];
 	}
-	if (j->net_ps_host[0]) /* every PS is behind the emulated link */
+	if (job_net_switched(j)) /* each PS at its own NIC */
+		job_net_host(index, out->host, sizeof out->host);
+	else if (j->net_ps_host[0]) /* every PS is behind the emulated link */
 		memcpy(out->host, j->net_ps_host, sizeof out->host);
 }
 

@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -24,6 +25,7 @@
 /* The delay's range is in the table: past 1 s a round trip takes over 2 s,
  * calibration's (netem_calibrate: two connections and 6 echoes) over 16 s,
  * and a run's connection, a few round trips, nears job.timeout's 10 s. */
+static const char *const topologies[] = {"pair", "switch", NULL};
 static const struct opt_def network_keys[] = {
 	{"network", "delay", OPT_DURATION, J(net_delay_ns), "0", RANGE(0, SEC),
 	 .help = "one-way delay of each direction between workers and PSs; 0 is none"},
@@ -35,6 +37,8 @@ static const struct opt_def network_keys[] = {
 	 .help = "percent of packets dropped in each direction, 0-100, like 1 or 0.5"},
 	{"network", "congestion", OPT_STRING, J(net_cc), "system",
 	 .help = "the link's TCP congestion control (reno, cubic, bbr); system keeps the host's"},
+	{"network", "topology", OPT_ENUM, J(net_topology), "pair", .values = topologies,
+	 .help = "pair: PSs | workers over one link; switch: a NIC per process, one switch"},
 	{0},
 };
 
@@ -109,6 +113,13 @@ static int network_check(struct job *j, struct err *err)
 		return job_key_err(j, err, "network", "congestion",
 		                   "must be system or the name of a kernel's TCP congestion "
 		                   "control, 1 to 15 of a-z, 0-9 and _ (reno, cubic, bbr)");
+	/* the pair delays with its tun route's forwarder; the switch has no
+	 * forwarder (netem.h says why) and this kernel no netem */
+	if (j->net_topology == JOB_NET_SWITCH && (j->net_delay_ns || j->net_jitter_ns))
+		return job_key_err(j, err, "network", j->net_delay_ns ? "delay" : "jitter",
+		                   "is not emulated by network.topology = switch (no netem in "
+		                   "this kernel, no forwarder per NIC): set it to 0, or use "
+		                   "topology = pair");
 	if (j->net_jitter_ns > j->net_delay_ns)
 		return job_key_err(j, err, "network", "jitter",
 		                   "must be at most network.delay (%llu ns): a packet cannot "
@@ -130,7 +141,18 @@ const char *job_net_key(const struct job *j)
 	job_net_rate(j->net_rate, &rate);
 	job_net_loss(j->net_loss, &loss);
 	return j->net_delay_ns ? "delay" : j->net_jitter_ns ? "jitter" : rate ? "rate" :
-	       loss ? "loss" : strcmp(j->net_cc, "system") ? "congestion" : NULL;
+	       loss ? "loss" : strcmp(j->net_cc, "system") ? "congestion" :
+	       j->net_topology == JOB_NET_SWITCH ? "topology" : NULL;
+}
+
+void job_net_host(int host, char *out, size_t size)
+{
+	snprintf(out, size, "198.18.1.%d", host + 1);
+}
+
+int job_net_switched(const struct job *j)
+{
+	return j->net_topology == JOB_NET_SWITCH && j->net_ps_host[0];
 }
 
 const struct job_core_section job_sec_network = {"network", network_keys, network_check};

@@ -6,6 +6,7 @@
 #include "coll.h"
 #include "fault.h"
 #include "json.h"
+#include "netem.h"
 #include "report.h"
 #include "version.h"
 
@@ -70,6 +71,7 @@ void report_coll_head(const struct report_coll *r, FILE *f)
 	fputs("# last: the rank that arrived last most often, its share of the operations; "
 	      "spread: last arrival - first, median\n", f);
 	report_fault_text(j, f);
+	netem_text(f); /* per-host links (netem.h) */
 	fprintf(f, "#%12s %12s %7s %10s %10s %10s %11s %11s %6s %9s %10s\n", "size_B", "count",
 	        "type", "p50_us", "p99_us", "mean_us", "algbw_GB/s", "busbw_GB/s", "wrong", "last",
 	        "spread_us");
@@ -204,6 +206,7 @@ static void tail_json(struct json *w, const struct job *j, const char *error,
 		json_null(w, "error");
 	if (env)
 		sysinfo_json(w, "environment", env, text);
+	netem_json(w); /* per-host links (netem.h), as the launcher calibrated them */
 	json_str(w, "job", text);
 }
 
@@ -255,6 +258,7 @@ static void train_ar_text(const struct report_train_ar *r, FILE *f)
 	        r->vars, (unsigned long long)r->grad_bytes, r->nbuckets);
 	fprintf(f, "# %u steps measured after %u warm-up; verified: the first and the last, %llu "
 	        "wrong elements\n", w->iterations, r->warmup_steps, (unsigned long long)w->wrong);
+	netem_text(f); /* per-host links (netem.h) */
 	fprintf(f, "# step time, the slowest worker's (ms): p50 %.3f p99 %.3f mean %.3f min %.3f "
 	        "max %.3f\n", w->p50_us / 1e3, w->p99_us / 1e3, w->mean_us / 1e3, w->min_us / 1e3,
 	        w->max_us / 1e3);

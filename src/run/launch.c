@@ -223,11 +223,32 @@ static int net_local(struct tfgb *t)
 	return TFGB_EXIT_OK;
 }
 
-int launch_net_up(struct tfgb *t)
+/* The switch's size: hosts (PSs and workers, or ranks) from 2 to
+ * JOB_NET_HOSTS_MAX, and not a command of one worker and one PS (hosts <
+ * 0).  TFGB_EXIT_OK, or TFGB_EXIT_USAGE after the error. */
+static int net_hosts(struct tfgb *t, int hosts)
+{
+	struct err err;
+
+	if (hosts < 0)
+		job_key_err(&t->job, &err, "network", "topology", "gives each "
+		            "process of a run of many (tfgb throughput, train, collective) a NIC; "
+		            "tfgb %s runs one worker against one PS: use topology = pair", t->cmd);
+	else if (hosts > JOB_NET_HOSTS_MAX)
+		job_key_err(&t->job, &err, "network", "topology", "has at most %d hosts "
+		            "(a namespace and NIC each); this run has %d processes", JOB_NET_HOSTS_MAX,
+		            hosts);
+	else
+		return TFGB_EXIT_OK;
+	tfgb_error("%s: %s", t->cmd, err.msg);
+	return TFGB_EXIT_USAGE;
+}
+
+int launch_net_up(struct tfgb *t, int ps_hosts, int hosts)
 {
 	struct job *j = &t->job;
 	struct netem_cfg c = {.delay_ns = j->net_delay_ns, .jitter_ns = j->net_jitter_ns,
-	                      .seed = (uint64_t)j->seed};
+	                      .seed = (uint64_t)j->seed, .hosts = hosts, .ps_hosts = ps_hosts};
 	struct err err = {{0}};
 	int rc;
 
@@ -235,6 +256,11 @@ int launch_net_up(struct tfgb *t)
 		return TFGB_EXIT_OK;
 	if ((rc = net_local(t)) != TFGB_EXIT_OK)
 		return rc;
+	if (j->net_topology == JOB_NET_SWITCH) {
+		if ((rc = net_hosts(t, hosts)) != TFGB_EXIT_OK)
+			return rc;
+		c.topology = NETEM_TOPO_SWITCH;
+	}
 	job_net_rate(j->net_rate, &c.rate_bps);
 	job_net_loss(j->net_loss, &c.loss_ppm);
 	if (strcmp(j->net_cc, "system"))
@@ -245,12 +271,16 @@ int launch_net_up(struct tfgb *t)
 	}
 	/* from here on every PS host is the link's PS end, in this process
 	 * and in the processes it starts */
-	snprintf(j->net_ps_host, sizeof j->net_ps_host, "%s", NETEM_PS_ADDR);
-	setenv(NETEM_ENV, NETEM_PS_ADDR, 1);
+	if (c.topology == NETEM_TOPO_SWITCH) /* host 0's: PS 0's, and the control service's */
+		job_net_host(0, j->net_ps_host, sizeof j->net_ps_host);
+	else
+		snprintf(j->net_ps_host, sizeof j->net_ps_host, "%s", NETEM_PS_ADDR);
+	setenv(NETEM_ENV, j->net_ps_host, 1);
 	if (netem_calibrate(&err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err.msg);
 		return TFGB_EXIT_FAIL;
 	}
+	netem_export();
 	if (t->verbose)
 		netem_text(stderr);
 	return TFGB_EXIT_OK;
@@ -533,13 +563,15 @@ static int start_workers(struct tfgb *t, const struct tr_ops *ops, const struct 
 			setenv("TFGB_NDJSON", "1", 1); /* and --ndjson */
 		report_interval_header(stdout, j->format);
 	}
-	/* the workers start on the link's other side */
-	if (netem_active() && netem_enter(NETEM_WORKER, &err) < 0) {
+	/* the workers start on the link's other side (in a switch: each on
+	 * its own host, after the PSs') */
+	if (netem_active() && !netem_switched() && netem_enter(NETEM_WORKER, &err) < 0) {
 		tfgb_error("%s: %s", t->cmd, err.msg);
 		return TFGB_EXIT_FAIL;
 	}
 	for (int i = 0; i < nw; i++) {
-		if (cluster_spawn(j, t->cmd, i, run_id, 0, &wk[i], &err) < 0) {
+		if ((netem_switched() && netem_enter(np + i, &err) < 0) ||
+		    cluster_spawn(j, t->cmd, i, run_id, 0, &wk[i], &err) < 0) {
 			tfgb_error("%s: %s", t->cmd, err.msg);
 			if (netem_active())
 				netem_enter(NETEM_PS, &err);
@@ -704,7 +736,7 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 	sysinfo_collect(&env); /* the start time is the run's */
 	lprogress_init(&prog, t, np, nw);
 	if ((rc = launcher_check(j, np, nw, 0)) != TFGB_EXIT_OK ||
-	    (rc = launch_net_up(t)) != TFGB_EXIT_OK)
+	    (rc = launch_net_up(t, np, np + nw)) != TFGB_EXIT_OK)
 		goto out;
 	rc = TFGB_EXIT_FAIL;
 	if (!ps || !wk) {

@@ -71,10 +71,13 @@ int launch_run(struct tfgb *t, const struct tr_ops *ops, const struct launch *l)
 /* With [network] knobs set: builds the emulated link (netem.h), leaves
  * this process on its PS side with every PS host the link's PS end (here
  * and in the processes it starts: NETEM_ENV), and calibrates it.  Call it
- * before any fork or thread; netem_stop undoes it.  TFGB_EXIT_OK, or the
- * status of the error it printed (TFGB_EXIT_USAGE: the link cannot be had
- * here). */
-int launch_net_up(struct tfgb *t);
+ * before any fork or thread; netem_stop undoes it.  With network.topology
+ * = switch: a switch of `hosts` hosts, the first ps_hosts the PSs, this
+ * process in host 0's namespace (every PS at its own host's address; the
+ * calibration's figures in NETEM_SWITCH_ENV); hosts < 0 (a command of one
+ * worker and one PS) refuses the switch.  TFGB_EXIT_OK, or the status of
+ * the error it printed (TFGB_EXIT_USAGE: the link cannot be had here). */
+int launch_net_up(struct tfgb *t, int ps_hosts, int hosts);
 
 /* Meets the other workers at the control service's registration barrier,
  * leaving *cc open for the caller: 0, or the exit status of the error it

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "launch.h"
+#include "netem.h"
 #include "util.h"
 
 #define RANKS_POLL_NS 20000000ull  /* how often the launcher looks at its ranks */
@@ -131,13 +133,24 @@ int launch_ranks(struct tfgb *t, uint64_t run_ns)
 	if (!out)
 		goto out;
 	fflush(out);
+	/* per-host links: every rank on a host of the switch (netem.h); the
+	 * pair has no side for ranks and is left alone */
+	if (j->net_topology == JOB_NET_SWITCH && (rc = launch_net_up(t, 0, n)) != TFGB_EXIT_OK)
+		goto out;
+	rc = TFGB_EXIT_FAIL;
 	if ((mfd = cluster_job_memfd(text, jobpath, sizeof jobpath)) < 0) {
 		tfgb_error("%s: cannot pass the job to the ranks: %s", t->cmd, strerror(-mfd));
 		goto out;
 	}
-	for (started = 0; started < n; started++)
+	for (started = 0; started < n; started++) {
+		struct err err;
+		if (netem_switched() && netem_enter(started, &err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err.msg);
+			break;
+		}
 		if (rank_start(t, jobpath, started, fileno(out), &r[started]) < 0)
 			break;
+	}
 	close(mfd);
 	if (started < n) {
 		for (int i = 0; i < started; i++)
@@ -146,6 +159,7 @@ int launch_ranks(struct tfgb *t, uint64_t run_ns)
 	}
 	rc = ranks_wait(t, r, n, run_ns);
 out:
+	netem_stop();
 	free(text);
 	free(r);
 	return rc;

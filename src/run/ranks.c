@@ -8,6 +8,7 @@
 #include "fault.h"
 #include "report_coll.h"
 #include "report_trace.h"
+#include "session.h"
 #include "util.h"
 
 /* Every buffer a step sends from or receives into, registered once with a
@@ -42,8 +43,11 @@ static int link_open(struct ranks *k, struct err *err)
 		err_set(err, "out of memory");
 		return -ENOMEM;
 	}
-	for (int i = 0; i < k->n; i++)
+	for (int i = 0; i < k->n; i++) {
 		coll_rank_addr(conf, i, &addrs[i]);
+		if (job_net_switched(j)) /* rank i on host i of the switch (netem.h) */
+			job_net_host(i, addrs[i].host, sizeof addrs[i].host);
+	}
 	tr_setup_of(j, &su);
 	cfg = (struct tr_link_cfg){.rank = k->rank, .nranks = k->n, .addrs = addrs,
 	                           .timeout_ns = j->timeout_ns, .section = su.section};
@@ -70,6 +74,8 @@ int ranks_check(struct tfgb *t, void *arg)
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
+	if (t->job.net_topology == JOB_NET_SWITCH && ops && (ops->caps & TR_CAP_RANKS))
+		return session_net_ranks(t, ops, 1);
 	if (ops && !ops->coll) {
 		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
 		            "transport = socket, grpc, mpi or verbs", ops->name);

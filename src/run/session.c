@@ -10,6 +10,7 @@
 #include "bebuf.h"
 #include "codec.h"
 #include "lease.h"
+#include "netem.h"
 #include "opt.h"
 #include "ctrl.h"
 #include "place.h"
@@ -157,6 +158,12 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 		ps[i] = (struct cluster_child){.pid = 0, .ready_fd = -1, .index = i};
 	for (int i = 0; i < nps; i++) {
 		struct opt_hostport a;
+		/* in a switch, each PS on its own host (netem.h), where its
+		 * address is local; the caller is back on host 0 after */
+		if (netem_switched() && netem_enter(i, &err) < 0) {
+			tfgb_error("%s: %s", t->cmd, err.msg);
+			return TFGB_EXIT_FAIL;
+		}
 		job_ps_addr(j, i, &a);
 		a.port = (uint16_t)(a.port + ops->port_offset); /* where its server listens */
 		if (cluster_host_is_local(a.host) != 1)
@@ -177,6 +184,10 @@ int session_start_servers(struct tfgb *t, const struct tr_ops *ops, int nps, uns
 			tfgb_error("%s: %s", t->cmd, err.msg);
 			return TFGB_EXIT_FAIL;
 		}
+	}
+	if (netem_switched() && netem_enter(0, &err) < 0) {
+		tfgb_error("%s: %s", t->cmd, err.msg);
+		return TFGB_EXIT_FAIL;
 	}
 	for (int i = 0; i < nps; i++) {
 		if (ps[i].pid && cluster_wait_ready(&ps[i], now_ns() + j->timeout_ns, &tfgb_stop, &err) < 0) {
