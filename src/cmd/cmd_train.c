@@ -217,7 +217,7 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	if (train_collect(t, cc, run_id, workers, partial, note, lost, mon, one_launch, &a, why,
 	                  sizeof why) < 0)
 		goto out;
-	launch_ps_allocators(j, ops, !why[0], psinfo, 0);
+	launch_ps_allocators(j, ops, !why[0], psinfo, 1);
 	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0 ||
 	    res_series(t, mon, &a.c.res) < 0)
 		goto out;
@@ -460,6 +460,8 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	rc = TFGB_EXIT_FAIL;
 	if (!(grad = grad_alloc(t, &s, pl->max_bytes)) || marks_alloc(t, &b, np) < 0)
 		goto out;
+	if (collector && !one_launch) /* the servers of one launch sample themselves */
+		launch_ps_announce(j, ops, NULL);
 	if ((rc = launch_barrier(t, rk, workers, b.run_id, &b.cc)) != TFGB_EXIT_OK)
 		goto out;
 	b.zero_ns = now_ns();
