@@ -174,6 +174,28 @@ if in_part train; then
 	json_check "d['status'] == 'ok' and d['errors'] == 0 and d['transport'] == 'mpi'" \
 		<"$out/tr.json" || fail "train: bad result: $(cat "$out/tr.json")"
 	echo "ok: train, tiny model, 1 PS x 2 workers, tensorflow mode (tcp,self)"
+	# no launcher sampled them: each worker samples itself and the server of
+	# the launch hands in its own series, merged into their host (JSON and
+	# text, as throughput's); it once had no resources at all
+	for f in json text; do
+		$MPIRUN -np 3 $TFGB train $J -s cluster.workers=2 -s train.model="$out/tiny.model" \
+			-s train.steps=3 -s train.warmup_steps=1 -s monitor.interval=100ms -q -f $f \
+			>"$out/trm.$f" 2>"$out/e" || fail "train, monitored, $f: exit $?: $(tail -n 5 "$out/e")"
+	done
+	json_check "d['resources']['scope'] == 'hosts' and len(d['resources']['hosts']) == 1
+	and sorted((p['role'], p['index']) for h in d['resources']['hosts'] for p in h['processes'])
+	    == [('ps', 0), ('worker', 0), ('worker', 1)]
+	and all(r['rss_avg_bytes'] and r['rss_avg_bytes'] > 0
+	        for h in d['resources']['hosts'] for r in h['summary']['roles'])
+	and any(r['user_s'] + r['sys_s'] > 0 for h in d['resources']['hosts']
+	        for r in h['summary']['roles'])" <"$out/trm.json" ||
+		fail "train: no resources of its self-sampled processes: $(cat "$out/trm.json")"
+	grep -q '^# resources of host .*, as its processes sampled themselves:' "$out/trm.text" &&
+		grep -q '^# resources: worker x2: CPU [0-9.]*% of a core.*; RSS [0-9.]* MiB' "$out/trm.text" &&
+		grep -q '^# resources: ps x1: CPU ' "$out/trm.text" ||
+		fail "train: the text has no resources of its hosts: $(cat "$out/trm.text")"
+	! grep -q 'RSS 0.0 MiB' "$out/trm.text" || fail "train: RSS 0.0 MiB: $(cat "$out/trm.text")"
+	echo "ok: train without a launcher: its workers and server sampled themselves (JSON and text)"
 fi
 
 # 5. a rank that dies: the PS rank killed mid-run.  The worker names it

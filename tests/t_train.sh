@@ -212,6 +212,30 @@ and [r["train"]["per_ps"][1]["received"] for r in d["results"]] == [w * '$steps'
 and all(r["status"] == "ok" for r in d["results"])' <"$out/s.json" ||
 	fail "sweep: $(cat "$out/s.json")"
 
+# 3b. servers and workers started by hand (--task): no launcher samples
+# them, so each worker samples itself and worker 0's result has their
+# host's resources (it once had none); hand-started servers serve on and
+# are not merged into them, but asked for their own figures of the run
+# (ps_resources, as throughput asks them)
+T="$J -s train.model=$out/tiny.model -s cluster.workers=2 -s monitor.interval=100ms -f json"
+$TFGB serve $T --task 0 2>"$out/ps0.err" & p0=$!
+$TFGB serve $T --task 1 2>"$out/ps1.err" & p1=$!
+bg="$p0 $p1"
+wait_listening "$base" && wait_listening $((base + 1)) || fail "--task: servers did not start"
+$TFGB train $T --task 1 >"$out/k1.json" 2>"$out/k1.err" & k1=$!
+$TFGB train $T --task 0 >"$out/k0.json" 2>"$out/k0.err" || fail "--task: worker 0 exited $?: $(cat "$out/k0.err")"
+wait $k1 || fail "--task: worker 1 exited $?: $(cat "$out/k1.err")"
+kill -TERM $p0 $p1
+wait $p0 $p1
+bg=
+json_check 'd["status"] == "ok" and d["resources"]["scope"] == "hosts"
+and sorted((p["role"], p["index"]) for h in d["resources"]["hosts"] for p in h["processes"])
+    == [("worker", 0), ("worker", 1)]
+and [(p["index"], p["samples_itself"], p["runs"]) for p in d["ps_resources"]]
+    == [(0, True, 1), (1, True, 1)]' <"$out/k0.json" ||
+	fail "--task: no resources of the self-sampled workers: $(cat "$out/k0.json" "$out/k0.err")"
+[ ! -s "$out/k1.json" ] || fail "--task: worker 1 printed a report: $(cat "$out/k1.json")"
+
 # 4. refusals: one line, exit 2, naming the key and where it was set
 refuse() {
 	want=$1

@@ -38,7 +38,6 @@
 #include "cmd.h"
 
 #include <errno.h>
-#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -49,6 +48,7 @@
 
 #include "cluster.h"
 #include "codec.h"
+#include "collect_res.h"
 #include "collect_tput.h"
 #include "ctrl.h"
 #include "engine.h"
@@ -69,32 +69,6 @@
 
 /* ---- the report ---- */
 
-
-/* Without a launcher's monitor, each host's series goes to monitor.series
- * with ".HOST" added when the run spans several hosts, as is when one:
- * 0 or -1 (said). */
-static int hosts_csv(struct tfgb *t, const struct tput_agg *a)
-{
-	const char *series = t->job.series;
-
-	for (size_t h = 0; h < a->nhosts; h++) {
-		char path[PATH_MAX];
-		int rc;
-		if (strchr(a->hosts[h].host, '/'))
-			rc = -EINVAL; /* a host name is no path */
-		else if (snprintf(path, sizeof path, "%s%s%s", series, a->nhosts > 1 ? "." : "",
-		             a->nhosts > 1 ? a->hosts[h].host : "") >= (int)sizeof path)
-			rc = -ENAMETOOLONG;
-		else
-			rc = monitor_csv_file(a->hosts[h].mon, path);
-		if (rc < 0) {
-			tfgb_error("%s: cannot write the resource series of host %s to '%s': %s",
-			           t->cmd, a->hosts[h].host, path, strerror(-rc));
-			return -1;
-		}
-	}
-	return 0;
-}
 
 /* Prints the aggregate a of the workers' reports (why: what makes it
  * incomplete, "" when nothing), with the resource series and the latency
@@ -129,7 +103,7 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 	                   .runs = a->runs, .nruns = a->nruns,
 	                   .ndjson = t->ndjson, .interval_ns = t->interval_ns,
 	                   .ivl = a->ivl, .nivl = a->nivl, .ivl_dropped = a->ivl_dropped,
-	                   .hosts = mon ? NULL : a->hosts, .nhosts = mon ? 0 : a->nhosts};
+	                   .hosts = mon ? NULL : a->c.res.hosts, .nhosts = mon ? 0 : a->c.res.nhosts};
 	FILE *out = tfgb_out(t);
 	if (!out)
 		return -1;
@@ -137,12 +111,7 @@ static int print_aggregate(struct tfgb *t, const struct tr_ops *ops, const struc
 		tfgb_error("%s: out of memory writing the report", t->cmd);
 		return -1;
 	}
-	if (mon && *j->series && (rc = monitor_csv_file(mon, j->series)) < 0) {
-		tfgb_error("%s: cannot write the resource series to '%s': %s", t->cmd, j->series,
-		           strerror(-rc));
-		return -1;
-	}
-	if (!mon && *j->series && hosts_csv(t, a) < 0)
+	if (res_series(t, mon, &a->c.res) < 0)
 		return -1;
 	if (*j->hgrm && (rc = report_hgrm_file(&r, j->hgrm)) < 0) {
 		tfgb_error("%s: cannot write the latency distribution to '%s': %s", t->cmd,
@@ -254,30 +223,13 @@ static int worker_report(struct tfgb *t, const struct cluster_rank *rk, struct w
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", env->alloc.version);
 		wr->place = *place;
 		wr->res = *self;
-		if (mon) {
-			long n = monitor_pack(mon, wr->mon, sizeof wr->mon);
-			wr->mon_len = n > 0 ? (uint32_t)n : 0; /* < 2 samples: none */
-		}
+		res_self_pack(wr, mon);
 		rc = wctl_send(t, wc, cc, wr);
 	} else {
 		tfgb_error("%s: worker %d: reporting: out of memory", t->cmd, rk->index);
 	}
 	free(wr);
 	return rc;
-}
-
-/* A worker with no launcher above it samples itself from the barrier's
- * release on, as the launcher samples its processes ([monitor] interval;
- * *mon NULL when off or under a launcher): TFGB_EXIT_OK or the status of
- * the error it printed. */
-static int self_monitor(struct tfgb *t, int index, struct monitor **mon)
-{
-	struct monitor_target me = {"worker", index, getpid()};
-
-	*mon = NULL;
-	if (getenv("TFGB_LAUNCHER"))
-		return TFGB_EXIT_OK;
-	return session_monitor(t, &me, 1, NULL, 0, 0, mon);
 }
 
 
@@ -360,7 +312,7 @@ static int worker_measure(struct worker *w, int collector, int *erc)
 	cfg.progress = collector && !t->quiet && isatty(STDERR_FILENO);
 	cfg.on_interval = report_interval;
 	cfg.interval_arg = &w->ivl;
-	if (self_monitor(t, w->rk->index, &w->mon) != TFGB_EXIT_OK)
+	if (res_self_monitor(t, w->rk->index, &w->mon) != TFGB_EXIT_OK)
 		return TFGB_EXIT_FAIL;
 	getrusage(RUSAGE_SELF, &ru0);
 	t0 = now_ns();

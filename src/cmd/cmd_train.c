@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "collect_res.h"
 #include "collect_train.h"
 #include "ctrl.h"
 #include "fault.h"
@@ -176,7 +177,8 @@ static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct tr
 	                    .ps = ps, .nps = (int)j->ps_count, .inflight = (int)tr.inflight,
 	                    .tput = &tp, .train = &tr, .env = env, .alloc = &ra, .mon = mon,
 	                    .mon_calls = steps * pl->nvars * 2, .mon_bytes = steps * pl->step_bytes,
-	                    .mon_moved = steps * pl->step_bytes * 2};
+	                    .mon_moved = steps * pl->step_bytes * 2,
+	                    .hosts = mon ? NULL : a->c.res.hosts, .nhosts = mon ? 0 : a->c.res.nhosts};
 	if (report_print(&r, out) < 0)
 		tfgb_error("%s: out of memory writing the report", t->cmd);
 	else
@@ -185,11 +187,13 @@ static int print_train(struct tfgb *t, const struct tr_ops *ops, const struct tr
 	return rc;
 }
 
-/* Collects the run's reports and prints them (launch_collect_fn). */
-static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+/* Collects the run's reports and prints them: the exit status.  mon: the
+ * launcher's (NULL: the workers sampled themselves); one_launch: a
+ * worker's, as tput_view's (NULL for the launcher). */
+static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
                          uint64_t run_id, uint32_t workers, int partial, const char *note,
                          const struct report_lost *lost, const struct sysinfo_env *env,
-                         const struct monitor *mon)
+                         const struct monitor *mon, int *one_launch)
 {
 	const struct job *j = &t->job;
 	char why[1024];
@@ -210,10 +214,12 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	}
 	for (int i = 0; i < j->ps_count; i++)
 		job_ps_addr(j, i, &ps[i]);
-	if (train_collect(t, cc, run_id, workers, partial, note, lost, &a, why, sizeof why) < 0)
+	if (train_collect(t, cc, run_id, workers, partial, note, lost, mon, one_launch, &a, why,
+	                  sizeof why) < 0)
 		goto out;
-	launch_ps_allocators(j, ops, !why[0], psinfo, 0);
-	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0)
+	launch_ps_allocators(j, ops, !why[0], psinfo, 1);
+	if (print_train(t, ops, &pl, &a, why, ps, psinfo, env, mon) < 0 ||
+	    res_series(t, mon, &a.c.res) < 0)
 		goto out;
 	if (*j->timeline && (erc = train_timeline(&a, j->timeline)) < 0) {
 		tfgb_error("%s: cannot write the timeline to '%s': %s", t->cmd, j->timeline,
@@ -232,6 +238,15 @@ out:
 	train_agg_free(&a);
 	train_plan_free(&pl);
 	return status;
+}
+
+/* The launcher's collector (launch_collect_fn). */
+static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *cc,
+                         uint64_t run_id, uint32_t workers, int partial, const char *note,
+                         const struct report_lost *lost, const struct sysinfo_env *env,
+                         const struct monitor *mon)
+{
+	return collect_print(t, ops, cc, run_id, workers, partial, note, lost, env, mon, NULL);
 }
 
 /* ---- a worker ---- */
@@ -293,9 +308,10 @@ static uint64_t step_fault(void *arg, uint64_t step)
 	return fault_apply(b->fault, step, (int)b->index, (int)b->workers, &tfgb_stop);
 }
 
-/* Hands the worker's figures to the control service: 0 or -1 (said). */
+/* Hands the worker's figures to the control service, with its series
+ * mon when it sampled itself: 0 or -1 (said). */
 static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct step_result *sr,
-                        int np)
+                        int np, const struct monitor *mon)
 {
 	struct engine_result res = {.end = sr->end, .calls = sr->steps,
 	                            .warmup_calls = sr->warmup_steps, .window_ns = sr->window_ns,
@@ -330,6 +346,7 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 		alloc_detect(&al);
 		snprintf(wr->alloc, sizeof wr->alloc, "%s", al.name);
 		snprintf(wr->alloc_version, sizeof wr->alloc_version, "%s", al.version);
+		res_self_pack(wr, mon);
 		rc = launch_send(t, b->cc, b->run_id, b->workers, wr);
 	} else {
 		tfgb_error("%s: worker %u: reporting: out of memory", t->cmd, b->index);
@@ -419,13 +436,14 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	const struct train_plan *pl = arg;
 	const struct job *j = &t->job;
 	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
-	int workers = rk->size, rc, src, np = (int)j->ps_count;
+	int workers = rk->size, rc, src, np = (int)j->ps_count, one = one_launch;
 	struct tbarrier b = {.timeout_ns = j->timeout_ns, .index = (uint32_t)rk->index,
 	                     .warmup_steps = (uint64_t)train_conf_of(j)->warmup_steps,
 	                     .fault = fault_conf_of(j)};
 	struct step_result sr = {0};
 	struct session s = {0};
 	struct sysinfo_env env;
+	struct monitor *mon = NULL;
 	void *grad = NULL;
 
 	if ((rc = launch_worker_id(t, rk, workers, &b.run_id)) != TFGB_EXIT_OK)
@@ -442,33 +460,40 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	rc = TFGB_EXIT_FAIL;
 	if (!(grad = grad_alloc(t, &s, pl->max_bytes)) || marks_alloc(t, &b, np) < 0)
 		goto out;
+	if (collector && !one_launch) /* the servers of one launch sample themselves */
+		launch_ps_announce(j, ops, NULL);
 	if ((rc = launch_barrier(t, rk, workers, b.run_id, &b.cc)) != TFGB_EXIT_OK)
 		goto out;
 	b.zero_ns = now_ns();
+	/* the launcher samples its workers; without it each samples itself */
+	if ((rc = res_self_monitor(t, rk->index, &mon)) != TFGB_EXIT_OK)
+		goto out;
 	src = steps_run(t, &s, pl, grad, &b, &sr);
+	monitor_stop(mon);
 	rc = TFGB_EXIT_FAIL;
 	if (src == -ENOMEM) {
 		tfgb_error("%s: worker %d: out of memory", t->cmd, rk->index);
 		goto out;
 	}
-	if (report_steps(t, &b, &sr, np) < 0)
+	if (report_steps(t, &b, &sr, np, mon) < 0)
 		goto out;
 	if (collector)
-		rc = collect_train(t, ops, b.cc, b.run_id, (uint32_t)workers, 0, NULL, NULL, &env,
-		                   NULL);
+		rc = collect_print(t, ops, b.cc, b.run_id, (uint32_t)workers, 0, NULL, NULL, &env,
+		                   NULL, &one);
 	else
 		rc = src == 0 ? TFGB_EXIT_OK : TFGB_EXIT_FAIL;
 	if (src < 0)
 		say_failure(t, rk->index, &sr);
 out:
 	step_result_free(&sr);
+	monitor_free(mon);
 	free(b.marks);
 	free(b.conn_end);
 	ctrl_client_close(b.cc);
 	session_close(&s); /* deregisters before the gradient goes */
 	free(grad);
 	if (collector && one_launch) /* the servers of the launch stop now */
-		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL, NULL, NULL);
+		launch_end(j, one);
 	return rc;
 }
 

@@ -7,8 +7,6 @@
 #include <string.h>
 
 #include "ctrl.h"
-#include "monitor.h"
-#include "session.h"
 #include "util.h"
 #include "wresult.h"
 
@@ -29,25 +27,15 @@ int tput_agg_init(struct tput_agg *a, uint32_t workers, uint32_t nps, uint32_t r
 	a->per_ps = calloc(nps, sizeof *a->per_ps);
 	a->place = calloc(workers, sizeof *a->place);
 	a->res = calloc(workers, sizeof *a->res);
-	a->mon = calloc(workers + nps, sizeof *a->mon);
-	a->ps_host = calloc(nps, sizeof *a->ps_host);
-	a->hosts = calloc(workers + nps, sizeof *a->hosts);
-	return a->per_ps && a->place && a->res && a->mon && a->ps_host && a->hosts ? 0 : -ENOMEM;
+	return a->per_ps && a->place && a->res ? 0 : -ENOMEM;
 }
 
 void tput_agg_free(struct tput_agg *a)
 {
-	for (uint32_t i = 0; a->mon && i < a->c.workers + a->c.nps; i++)
-		monitor_free(a->mon[i]);
 	launch_agg_free(&a->c);
 	free(a->per_ps);
 	free(a->place);
 	free(a->res);
-	free(a->mon);
-	free(a->ps_host);
-	for (size_t h = 0; h < a->nhosts; h++)
-		monitor_free((struct monitor *)a->hosts[h].mon);
-	free(a->hosts);
 	free(a->runs);
 	free(a->run_lat_sum);
 	free(a->run_lat_count);
@@ -133,84 +121,10 @@ static int agg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 		a->per_ps[i] += w->ps_calls[i];
 	a->place[worker] = w->place;
 	a->res[worker] = w->res;
-	if (w->mon_len && monitor_unpack(w->mon, w->mon_len, &a->mon[worker]) < 0)
-		a->mon[worker] = NULL; /* checked by wresult_decode: out of memory */
 	stats_merge(&a->c.sum.svc, &w->svc);
 	agg_runs(a, w);
 	agg_ivl(a, w);
 	return 0;
-}
-
-/* The hosts of the workers that sampled themselves, each with their
- * series merged (hosts in order of their first worker): what the report's
- * resources hold when no launcher sampled the processes.  A host left out
- * for want of memory is left out. */
-static const char *agg_host_of(const struct tput_agg *a, uint32_t i)
-{
-	return !a->mon[i] ? NULL : i < a->c.workers ? a->c.host[i] : a->ps_host[i - a->c.workers];
-}
-
-static void agg_hosts(struct tput_agg *a)
-{
-	uint32_t all = a->c.workers + a->c.nps; /* workers, then the PSs of one launch */
-	const struct monitor **parts = calloc(all, sizeof *parts);
-
-	for (uint32_t i = 0; parts && i < all; i++) {
-		const char *host = agg_host_of(a, i);
-		size_t n = 0, h = a->nhosts;
-		struct monitor *m;
-		int done = !host;
-		for (uint32_t k = 0; k < i && !done; k++)
-			done = agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host);
-		if (done)
-			continue; /* merged with the host's first process */
-		for (uint32_t k = i; k < all; k++)
-			if (agg_host_of(a, k) && !strcmp(agg_host_of(a, k), host))
-				parts[n++] = a->mon[k];
-		if (monitor_merge(parts, n, &m) == 0) {
-			a->hosts[h] = (struct report_host_res){.host = host, .mon = m};
-			a->nhosts++;
-		}
-	}
-	free(parts);
-}
-
-static int agg_ps_res(void *arg, uint32_t ps, const void *blob, size_t len)
-{
-	struct tput_agg *a = arg;
-
-	if (ps < a->c.nps && !a->mon[a->c.workers + ps] &&
-	    session_res_unpack(blob, len, a->ps_host[ps], &a->mon[a->c.workers + ps]) < 0)
-		a->ps_host[ps][0] = 0; /* malformed: left out */
-	return 0;
-}
-
-/* The collector of one launch, once every worker has reported: the
- * launch's servers pass the first end barrier and hand in their own
- * resources (session.h), which it waits job.timeout for.  Not when they
- * cannot be reached in that time, nor when a PS is known dead (ps_lost:
- * the barrier would never fill): the result goes without them, and the
- * servers still waiting are told the run is over (session_launch_abort),
- * so that the run costs no second timeout at launch_end.  Returns where
- * the launch's end stands: LAUNCH_ONE_PASSED or LAUNCH_ONE_GIVEN_UP. */
-static int agg_ps_collect(struct tfgb *t, struct tput_agg *a, int ps_lost)
-{
-	const struct job *j = &t->job;
-	struct ctrl_client *cc = NULL;
-	struct err err;
-	uint32_t got = 0;
-	int one = LAUNCH_ONE_PASSED;
-
-	if (!ps_lost && session_launch_phase(j, &cc, (int)a->c.nps, (int)a->c.nps, 0,
-	                                     now_ns() + j->timeout_ns, &tfgb_stop) == 0) {
-		ctrl_collect(cc, cluster_run_id(NULL) ^ LAUNCH_RES_ID, a->c.nps, 0,
-		             now_ns() + j->timeout_ns, agg_ps_res, a, &got, &err);
-	} else {
-		session_launch_abort(j, &cc);
-		one = LAUNCH_ONE_GIVEN_UP;
-	}
-	ctrl_client_close(cc);
-	return one;
 }
 
 /* A report already taken from the first service is not taken twice. */
@@ -300,8 +214,8 @@ int tput_collect(struct tfgb *t, const struct tr_ops *ops, struct ctrl_client *c
 	agg_why(a, *note, why, len);
 	agg_finish(a);
 	if (v && v->one_launch == LAUNCH_ONE)
-		v->one_launch = agg_ps_collect(t, a, *lost && !strcmp((*lost)->role, "ps"));
+		v->one_launch = launch_agg_servers(t, &a->c, *lost && !strcmp((*lost)->role, "ps"));
 	if (!mon)
-		agg_hosts(a);
+		res_agg_hosts(&a->c.res);
 	return 0;
 }

@@ -24,10 +24,6 @@ struct tput_agg {
 	uint64_t *per_ps;        /* nps */
 	struct place_seen *place; /* workers: where each ran, as it measured itself */
 	struct wresult_res *res;  /* workers: what each used over its run */
-	struct monitor **mon;     /* workers, then PSs: each one's series, when it sampled itself */
-	char (*ps_host)[RESULT_HOST_MAX]; /* PSs of one launch: each one's host, as it said */
-	struct report_host_res *hosts; /* their hosts, nhosts: the series merged */
-	size_t nhosts;
 	/* repeats: run k summed over the workers (nruns: the most any reported) */
 	struct report_run *runs; /* repeat */
 	uint64_t *run_lat_sum, *run_lat_count, *run_window_total;

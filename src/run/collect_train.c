@@ -96,7 +96,8 @@ static int tagg_add(void *arg, uint32_t worker, const void *blob, size_t len)
 
 int train_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
                   int partial, const char *note, const struct report_lost *lost,
-                  struct train_agg *a, char *why, size_t len)
+                  const struct monitor *mon, int *one_launch, struct train_agg *a, char *why,
+                  size_t len)
 {
 	struct err err;
 
@@ -120,6 +121,10 @@ int train_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint3
 	else if (a->c.bad_blobs)
 		snprintf(why, len, "%d malformed reports were ignored", a->c.bad_blobs);
 	a->c.sum.window_ns = a->c.reported ? a->c.window_total / a->c.reported : 0;
+	if (one_launch && *one_launch == LAUNCH_ONE)
+		*one_launch = launch_agg_servers(t, &a->c, lost && !strcmp(lost->role, "ps"));
+	if (!mon)
+		res_agg_hosts(&a->c.res);
 	return 0;
 }
 

@@ -50,11 +50,15 @@ void train_agg_free(struct train_agg *a);
 /* Collects run_id's reports through cc into a, and says in why (len
  * bytes, "" when nothing) what makes them incomplete: the process lost
  * that died (the figures are the survivors'), the failure note, workers
- * that did not report or failed, malformed reports.  0, or -1 (said,
- * naming note). */
+ * that did not report or failed, malformed reports.  Then, as
+ * tput_collect does, meets the servers of one launch (*one_launch: enum
+ * LAUNCH_ONE*, moved on; NULL for the launcher) and, without a
+ * launcher's monitor mon, merges each host's series (a->c.res).  0, or
+ * -1 (said, naming note). */
 int train_collect(struct tfgb *t, struct ctrl_client *cc, uint64_t run_id, uint32_t workers,
                   int partial, const char *note, const struct report_lost *lost,
-                  struct train_agg *a, char *why, size_t len);
+                  const struct monitor *mon, int *one_launch, struct train_agg *a, char *why,
+                  size_t len);
 
 /* Writes the workers' timelines to path (output.timeline, Trace Event
  * JSON: report_trace.h): per worker its steps, barriers and compute on

@@ -131,6 +131,8 @@ int launch_agg_init(struct launch_agg *a, uint32_t workers, uint32_t nps)
 	a->alloc = calloc(workers, sizeof *a->alloc);
 	stats_init(&a->sum.lat);
 	stats_init(&a->sum.svc);
+	if (res_agg_init(&a->res, workers, nps, a->host) < 0)
+		return -ENOMEM;
 	return a->w && a->seen && a->per_worker && a->worker_rps && a->host && a->pid && a->alloc ?
 	       0 : -ENOMEM;
 }
@@ -146,6 +148,7 @@ void launch_agg_free(struct launch_agg *a)
 	free(a->host);
 	free(a->pid);
 	free(a->alloc);
+	res_agg_free(&a->res);
 }
 
 const struct wresult *launch_agg_add(struct launch_agg *a, uint32_t worker, const void *blob,
@@ -166,6 +169,7 @@ const struct wresult *launch_agg_add(struct launch_agg *a, uint32_t worker, cons
 	a->worker_rps[worker] = rps;
 	a->host[worker] = strdup(w->host); /* NULL (shown as null) if out of memory */
 	a->pid[worker] = w->pid;
+	res_agg_add(&a->res, worker, w);
 	snprintf(a->alloc[worker].name, sizeof a->alloc[worker].name, "%s", w->alloc);
 	snprintf(a->alloc[worker].version, sizeof a->alloc[worker].version, "%s", w->alloc_version);
 	a->rps += rps;
@@ -404,6 +408,11 @@ void launch_end(const struct job *j, int one_launch)
 	else
 		session_launch_end(j, np, np, now_ns() + j->timeout_ns, NULL, NULL, NULL);
 	ctrl_client_close(cc);
+}
+
+int launch_agg_servers(struct tfgb *t, struct launch_agg *a, int ps_lost)
+{
+	return res_agg_servers(t, &a->res, ps_lost) == 0 ? LAUNCH_ONE_PASSED : LAUNCH_ONE_GIVEN_UP;
 }
 
 /* ---- the one-machine launcher ---- */

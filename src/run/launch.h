@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "cluster.h"
+#include "collect_res.h"
 #include "engine.h"
 #include "monitor.h"
 #include "session.h"
@@ -155,16 +156,22 @@ struct launch_agg {
 	double rps, bps;
 	int bad_blobs, failed;
 	struct err first_err;       /* the first worker's failure */
+	struct res_agg res;         /* the series of the workers that sampled themselves */
 };
 
 /* 0, or -ENOMEM (launch_agg_free cleans up either way). */
 int launch_agg_init(struct launch_agg *a, uint32_t workers, uint32_t nps);
 void launch_agg_free(struct launch_agg *a);
-/* Decodes worker's report into a->w and adds what every aggregate holds:
- * a->w, or NULL when it is malformed, not this worker's, a second one,
+/* Decodes worker's report into a->w and adds what every aggregate holds
+ * (its series too, res_agg_add): a->w, or NULL when it is malformed, not this worker's, a second one,
  * not of this run's PSs or not of its kind (train: a training worker's),
  * counted in bad_blobs. */
 const struct wresult *launch_agg_add(struct launch_agg *a, uint32_t worker, const void *blob,
                                      size_t len, int train);
+/* The collector of one launch, once every worker has reported: the
+ * launch's servers' resources into a->res (res_agg_servers).  Returns
+ * where the launch's end stands: LAUNCH_ONE_PASSED or
+ * LAUNCH_ONE_GIVEN_UP. */
+int launch_agg_servers(struct tfgb *t, struct launch_agg *a, int ps_lost);
 
 #endif
