@@ -96,8 +96,9 @@ expect("Barrier with 2 workers after one with 1",
 
 got = call("Barrier", barrier(0x0102030405060708, 0, 1, 0))
 expect("a good Barrier of 1 worker after the errors", got, grpc.StatusCode.OK)
-if got[0] == grpc.StatusCode.OK and got[1] != struct.pack(">Q", 0x0102030405060708):
-    print("FAIL: Barrier reply is not the run id: %r" % got[1])
+# the run id, then the worker whose arrival completed it: worker 0 of 1
+if got[0] == grpc.StatusCode.OK and got[1] != struct.pack(">QI", 0x0102030405060708, 0):
+    print("FAIL: Barrier reply is not the run id and the last worker: %r" % got[1])
     failed += 1
 
 expect("Report of worker 1 of 2", call("Report", report(5, 1, 2, b"hello")), grpc.StatusCode.OK)

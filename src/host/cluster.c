@@ -404,16 +404,16 @@ int cluster_rank(int task, struct cluster_rank *r, struct err *err)
 	return 0;
 }
 
-int cluster_speaks(const struct cluster_rank *r, int *last)
+int cluster_speaks(const struct cluster_rank *r, int each, int *last)
 {
 	const char *v = getenv("OMPI_APP_CTX_NUM_PROCS");
 	long first = 0, n;
 	char *end;
 
 	if (last)
-		*last = r->size > 0 ? r->size - 1 : r->index;
-	if (r->index <= 0 || !v || !r->source || strncmp(r->source, "OMPI_", 5) != 0)
-		return r->index <= 0;
+		*last = r->size > 0 && !each ? r->size - 1 : r->index;
+	if (!v || !r->source || strncmp(r->source, "OMPI_", 5) != 0)
+		return each || r->index <= 0;
 	/* the contexts' sizes, in rank order: "1 3" */
 	while ((n = strtol(v, &end, 10)) > 0 && end != v) {
 		if (r->index < first + n) {
@@ -469,7 +469,7 @@ int cluster_role(const struct job *j, int workers_set, int serve, const struct c
 	out->worker = r->index;
 	return 0;
 worker_rank:
-	cluster_speaks(r, &last); /* this part of the launch: one line for all of it */
+	cluster_speaks(r, 1, &last); /* this part of the launch: one line for all of it */
 	if (last > r->index)
 		err_set(err, "ranks %d..%d (%s) of a launch of %d are workers %ld..%ld's (ranks "
 		        "0..%ld are the parameter servers): start tfgb throughput there",

@@ -121,10 +121,12 @@ int cluster_rank(int task, struct cluster_rank *r, struct err *err);
 
 /* Whether rank r speaks for its part of the launch, where every rank of
  * it finds the same error: the first rank of its application context
- * (Open MPI's MPMD, "mpirun -np 1 A : -np 3 B": OMPI_APP_CTX_NUM_PROCS),
- * or rank 0 (or no rank) where the launcher does not say.  *last (may be
- * NULL) is set to the part's last rank. */
-int cluster_speaks(const struct cluster_rank *r, int *last);
+ * (Open MPI's MPMD, "mpirun -np 1 A : -np 3 B": OMPI_APP_CTX_NUM_PROCS).
+ * Where the launcher does not say, every rank when `each` (its line names
+ * it: a rank that is not the command's), else rank 0 (or no rank).
+ * *last (may be NULL) is set to the part's last rank (r's own when not
+ * known and each). */
+int cluster_speaks(const struct cluster_rank *r, int each, int *last);
 
 /* 1 in the batch script of sbatch(1): SLURM_PROCID and SLURM_JOB_ID are
  * set but no step id (SLURM_STEP_ID, SLURM_STEPID), or the batch step's. */

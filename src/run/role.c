@@ -103,7 +103,7 @@ int run_roles(struct tfgb *t, const struct run_roles *r)
 		return rank_roles(t, ops, r);
 	if (cluster_rank(t->task, &rk, &err) < 0 ||
 	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, &err) < 0) {
-		if (cluster_speaks(&rk, NULL)) /* every rank finds the same: one says it */
+		if (cluster_speaks(&rk, 0, NULL)) /* every rank finds the same: one says it */
 			tfgb_error("%s: %s", t->cmd, err.msg);
 		return TFGB_EXIT_USAGE;
 	}

@@ -294,7 +294,7 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 	}
 	if (cluster_rank(-1, &rk, &err) < 0 ||
 	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 1, &rk, &role, &err) < 0) {
-		if (cluster_speaks(&rk, NULL)) /* one line for its part of the launch */
+		if (cluster_speaks(&rk, 1, NULL)) /* one line for its part of the launch */
 			tfgb_error("serve: %s", err.msg);
 		return TFGB_EXIT_USAGE;
 	}
