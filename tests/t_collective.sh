@@ -292,6 +292,11 @@ if in_part refusals; then
 		$TFGB collective $J -s collective.min_bytes=2KiB -s collective.max_bytes=1KiB
 	expect2 "two addresses for three" "collective.ranks" \
 		$TFGB collective $J -s cluster.workers=3 -s "collective.ranks=127.0.0.1:$base, 127.0.0.1:$((base + 1))"
+	# the pair's link joins PSs to workers: ranks ran without it, silently
+	expect2 "the pair's link for ranks" "network.delay = 1ms: [network]'s pair joins the PSs to the workers, and ranks are neither: set network.topology = switch" \
+		$TFGB collective $J -s cluster.workers=2 -s network.delay=1ms
+	expect2 "the pair's link for the all-reduce strategy" "network.rate = 100mbit: [network]'s pair" \
+		$TFGB train $J -s cluster.workers=2 -s train.strategy=allreduce -s train.model=mnist_mlp -s network.rate=100mbit
 	# verbs has a collective side (the unit suite runs it over the simulated
 	# device, check_verbs_coll); a device it cannot open is a run-time
 	# failure: exit 1, one line, before any rank starts (as t_cli's throughput)

@@ -485,9 +485,11 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 		if (json_point(s, r, one, path, where, file, &p, err) < 0)
 			return -1;
 		/* a link swept that the run did not emulate (the all-reduce
-		 * strategy records none, and runs without one): its figure would be
-		 * drawn at a link it did not have */
-		if (!strncmp(key, "network.", 8) && !strncmp(p->key[PK_STRATEGY], "allreduce", 9)) {
+		 * strategy of a tfgb before ranks took per-host links ran without
+		 * one, and recorded none): its figure would be drawn at a link it
+		 * did not have */
+		if (!strncmp(key, "network.", 8) && !strncmp(p->key[PK_STRATEGY], "allreduce", 9) &&
+		    jsonr_type(r, jsonr_find(r, one, "network")) != JSONR_OBJECT) {
 			err_set(err, "'%s': %s: the sweep is of %s, but the all-reduce strategy's "
 			        "result records no emulated link (\"network\"): its step times are "
 			        "of no link", path, where, key);

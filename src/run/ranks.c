@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cluster.h"
 #include "fault.h"
 #include "report_coll.h"
 #include "report_trace.h"
@@ -60,6 +61,17 @@ static int link_open(struct ranks *k, struct err *err)
 	return rc == 0 ? link_reg(k, err) : rc;
 }
 
+/* A job error of ranks_check: every rank of a launch finds the same, so
+ * one line, from the rank that speaks for its launch (cluster.h). */
+static void ranks_say(struct tfgb *t, const struct err *jerr)
+{
+	struct cluster_rank rk;
+	struct err err;
+
+	if (cluster_rank(t->task, &rk, &err) < 0 || cluster_speaks(&rk, 0, NULL))
+		tfgb_error("%s", jerr->msg);
+}
+
 int ranks_check(struct tfgb *t, void *arg)
 {
 	const struct tr_ops *ops = tr_find(t->job.transport, &(struct err){{0}});
@@ -67,19 +79,28 @@ int ranks_check(struct tfgb *t, void *arg)
 
 	(void)arg;
 	if (coll_fits(&t->job, (int)t->job.workers, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
+		ranks_say(t, &jerr);
 		return TFGB_EXIT_USAGE;
 	}
 	if (fault_fits(&t->job, &jerr) < 0) {
-		tfgb_error("%s", jerr.msg);
+		ranks_say(t, &jerr);
 		return TFGB_EXIT_USAGE;
 	}
 	if (t->job.net_topology == JOB_NET_SWITCH && ops && (ops->caps & TR_CAP_RANKS))
 		return session_net_ranks(t, ops, 1);
+	if (t->job.net_topology != JOB_NET_SWITCH && job_net_emulated(&t->job)) {
+		/* the pair's two sides are the PSs' and the workers': ranks have
+		 * neither, and ran without the link, silently, before */
+		job_key_err(&t->job, &jerr, "network", job_net_key(&t->job), "[network]'s pair "
+		            "joins the PSs to the workers, and ranks are neither: set "
+		            "network.topology = switch (a NIC per rank; rate and loss)");
+		ranks_say(t, &jerr);
+		return TFGB_EXIT_USAGE;
+	}
 	if (ops && !ops->coll) {
 		job_key_err(&t->job, &jerr, "job", "transport", "'%s' has no collective side; use "
 		            "transport = socket, grpc, mpi or verbs", ops->name);
-		tfgb_error("%s", jerr.msg);
+		ranks_say(t, &jerr);
 		return TFGB_EXIT_USAGE;
 	}
 	return TFGB_EXIT_OK;
