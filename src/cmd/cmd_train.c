@@ -251,7 +251,9 @@ static int collect_train(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 
 /* ---- a worker ---- */
 
-struct tbarrier {
+/* A training worker's own: its control client and barriers, who it waited
+ * for, the fault it puts in and its timeline's marks. */
+struct tworker {
 	struct ctrl_client *cc;
 	uint64_t run_id, timeout_ns;
 	uint32_t index, workers;
@@ -275,7 +277,7 @@ struct tbarrier {
  * about a second rather than at job.timeout. */
 static int step_barrier(void *arg, uint64_t step, struct err *err)
 {
-	struct tbarrier *b = arg;
+	struct tworker *b = arg;
 	uint64_t t0 = now_ns(), deadline = t0 + b->timeout_ns;
 	uint32_t last = UINT32_MAX;
 	int rc = -ETIMEDOUT;
@@ -303,14 +305,14 @@ static int step_barrier(void *arg, uint64_t step, struct err *err)
 /* step_cfg.compute: the fault put in on this worker, if any (fault.h). */
 static uint64_t step_fault(void *arg, uint64_t step)
 {
-	const struct tbarrier *b = arg;
+	const struct tworker *b = arg;
 
 	return fault_apply(b->fault, step, (int)b->index, (int)b->workers, &tfgb_stop);
 }
 
 /* Hands the worker's figures to the control service, with its series
  * mon when it sampled itself: 0 or -1 (said). */
-static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct step_result *sr,
+static int report_steps(struct tfgb *t, const struct tworker *b, const struct step_result *sr,
                         int np, const struct monitor *mon)
 {
 	struct engine_result res = {.end = sr->end, .calls = sr->steps,
@@ -357,7 +359,7 @@ static int report_steps(struct tfgb *t, const struct tbarrier *b, const struct s
 
 /* output.timeline: room for the marks of as many measured steps as a
  * report holds (wresult.h).  0, or -1 (said). */
-static int marks_alloc(struct tfgb *t, struct tbarrier *b, int np)
+static int marks_alloc(struct tfgb *t, struct tworker *b, int np)
 {
 	uint64_t steps = (uint64_t)train_conf_of(&t->job)->steps;
 	size_t n = RESULT_MARK_ENDS_MAX / (2 * (size_t)np);
@@ -399,7 +401,7 @@ static void *grad_alloc(struct tfgb *t, const struct session *s, uint64_t bytes)
 
 /* The worker's steps, configured from the job and its plan. */
 static int steps_run(struct tfgb *t, const struct session *s, const struct train_plan *pl,
-                     const void *grad, struct tbarrier *b, struct step_result *sr)
+                     const void *grad, struct tworker *b, struct step_result *sr)
 {
 	const struct train_conf *c = train_conf_of(&t->job);
 	struct step_cfg cfg = {
@@ -437,7 +439,7 @@ static int run_worker(struct tfgb *t, const struct tr_ops *ops, const struct clu
 	const struct job *j = &t->job;
 	int collector = !getenv("TFGB_LAUNCHER") && rk->index == 0;
 	int workers = rk->size, rc, src, np = (int)j->ps_count, one = one_launch;
-	struct tbarrier b = {.timeout_ns = j->timeout_ns, .index = (uint32_t)rk->index,
+	struct tworker b = {.timeout_ns = j->timeout_ns, .index = (uint32_t)rk->index,
 	                     .warmup_steps = (uint64_t)train_conf_of(j)->warmup_steps,
 	                     .fault = fault_conf_of(j)};
 	struct step_result sr = {0};
