@@ -176,10 +176,13 @@ if in_part train; then
 	echo "ok: train, tiny model, 1 PS x 2 workers, tensorflow mode (tcp,self)"
 	# no launcher sampled them: each worker samples itself and the server of
 	# the launch hands in its own series, merged into their host (JSON and
-	# text, as throughput's); it once had no resources at all
+	# text, as throughput's); it once had no resources at all.  A 4 MiB
+	# tensor for 20 steps: 3 steps of the tiny model can end inside one
+	# 10 ms clock tick, and a fast machine then counts no CPU at all
+	printf 'model small\nb/kernel float32 1024,1024 trainable\n' >"$out/small.model"
 	for f in json text; do
-		$MPIRUN -np 3 $TFGB train $J -s cluster.workers=2 -s train.model="$out/tiny.model" \
-			-s train.steps=3 -s train.warmup_steps=1 -s monitor.interval=100ms -q -f $f \
+		$MPIRUN -np 3 $TFGB train $J -s cluster.workers=2 -s train.model="$out/small.model" \
+			-s train.steps=20 -s train.warmup_steps=1 -s monitor.interval=100ms -q -f $f \
 			>"$out/trm.$f" 2>"$out/e" || fail "train, monitored, $f: exit $?: $(tail -n 5 "$out/e")"
 	done
 	json_check "d['resources']['scope'] == 'hosts' and len(d['resources']['hosts']) == 1
