@@ -3,8 +3,8 @@
 # t_switch.sh - per-host links (#41): network.topology = switch gives every
 # process of a run a namespace and a NIC of its own, all joined by one
 # bridge, the rate per NIC each direction (src/host/netem.h).
-#   - bad combinations (a delay or jitter with the switch, the switch with
-#     tfgb latency, more than 64 hosts, an unknown topology) exit 2 at once,
+#   - bad combinations (a jitter past the delay, the switch with tfgb
+#     latency, more than 64 hosts, an unknown topology) exit 2 at once,
 #     naming file or -s, key and why, and build nothing;
 #   - tfgb collective, 4 ranks over socket, ring all-reduce of 4 MiB at
 #     100 Mbit/s per NIC: busbw <= the rate (each NIC carries 2(N-1)/N of S
@@ -20,6 +20,8 @@
 #   - 2 PSs x 3 workers: both PSs served on their own hosts, and the
 #     run's own connections (the launcher sees PS 0's alone) said not
 #     measured;
+#   - a delay: one forwarder between TUN devices; the round trip, the
+#     ring's busbw, every NIC at once, the PS's port and its drops;
 #   - Ctrl-C and SIGKILL of a switch run leave no namespace held.
 # Run from the top of the source tree; exits 0 (pass), 77 (skip) or 1.
 cd "$(dirname "$0")/.." || exit 1
@@ -91,12 +93,10 @@ err2() { # err2 NAME KEY WORDS CMD...: exit 2, the key and WORDS in its line
 	grep -q "$key" "$tmp/$name.out" && grep -q "$words" "$tmp/$name.out" ||
 		bad "$name: no line naming $key and '$words': $(cat "$tmp/$name.out")"
 }
-err2 delay 'network.delay = 1ms' 'topology = pair' \
-	$TFGB collective -c "$tmp/job.ini" -s network.delay=1ms
-err2 jitter "job.ini:[0-9]*: network.jitter\|network.jitter" 'not emulated' \
-	$TFGB collective -c "$tmp/job.ini" -s network.delay=0 -s network.jitter=1ms
-{ cat "$tmp/job.ini"; echo "delay = 2ms"; } >"$tmp/bad.ini" # in [network], the last section
-err2 delayfile 'bad.ini:[0-9]*: network.delay = 2ms' 'not emulated by network.topology = switch' \
+err2 jitter "network.jitter" 'at most network.delay' \
+	$TFGB collective -c "$tmp/job.ini" -s network.delay=1ms -s network.jitter=2ms
+{ cat "$tmp/job.ini"; echo "delay = 2ms"; echo "jitter = 3ms"; } >"$tmp/bad.ini" # in [network]
+err2 jitterfile 'bad.ini:[0-9]*: network.jitter = 3ms' 'at most network.delay' \
 	$TFGB throughput -c "$tmp/bad.ini"
 err2 latency 'network.topology = switch' 'use topology = pair' \
 	$TFGB latency -c "$tmp/job.ini"
@@ -176,6 +176,48 @@ else
 	bad "2 PSs x 3 workers over the switch failed: $(tail -3 "$tmp/ps2.out")"
 fi
 
+# a delay: the switch is one forwarder (a TUN device a NIC, a queue a
+# receiving port).  3 ranks at 100 Mbit/s and 5 ms: the round trip is
+# twice the delay, the ring's busbw within the rate, every NIC at once
+# carried (the forwarder keeps up at 3 x 100 Mbit/s, or the run says
+# OFF); then 1 PS x 3 workers pushing: the PS's port bounds their sum,
+# what its queue dropped is the switch's congestion, not "off"
+if timeout 60 $TFGB collective -c "$tmp/job.ini" -s cluster.workers=3 -s network.delay=5ms \
+	-f json -o "$tmp/fwd.json" >"$tmp/fwd.out" 2>&1; then
+	[ "$(get fwd 'd["network"]["mechanism"]["route"], d["network"]["configured"]["delay_ms"]')" = \
+		"('tun-forwarder', 5.0)" ] || bad "delayed switch: mechanism: $(get fwd 'd["network"]["mechanism"]')"
+	rtt=$(get fwd 'd["network"]["measured"]["rtt_ms"]')
+	within "$rtt" 9 11 || bad "delayed switch: round trip $rtt ms at a 5 ms delay, not 9-11"
+	fbus=$(get fwd "round(d['collective']['sizes'][0]['busbw_GBps'] * 8e3, 1)")
+	off=$(get fwd 'd["network"]["off"]')
+	within "$fbus" 1 100 || bad "delayed switch: ring busbw $fbus Mbit/s at 100 Mbit/s per NIC"
+	all=$(get fwd 'd["network"]["measured"]["all_nics_goodput_bps"] / 1e6')
+	# every NIC at once: either the forwarder carried 90 % of 3 x one NIC's
+	# payload, or the rate is flagged OFF (a loaded machine)
+	within "$all" 243 330 || [ "$off" != "[]" ] ||
+		bad "delayed switch: every NIC at once carried $all Mbit/s of 3 x 100, and no OFF"
+else
+	bad "collective over the delayed switch failed: $(tail -3 "$tmp/fwd.out")"
+fi
+if timeout 60 $TFGB throughput -c "$tmp/job.ini" -s cluster.workers=3 -s network.delay=1ms \
+	-f json -o "$tmp/fwdp.json" >"$tmp/fwdp.out" 2>&1; then
+	fpush=$(get fwdp "round(d['Gbps'] * 1e3, 1)")
+	within "$fpush" 50 105 || bad "delayed switch: 3 workers into 1 PS moved $fpush Mbit/s: not 50-105"
+	[ "$(get fwdp 'd["network"]["measured"]["port_queue_drops"] >= 0 and d["network"]["measured"]["device_drops"] >= 0 and "loss" not in d["network"]["off"]')" = True ] ||
+		bad "delayed switch: drops: $(get fwdp 'd["network"]["measured"]')"
+	ratio=$(get fwdp 'd["network"]["measured"]["nics"][0]["rx_bytes"] / sum(n["tx_bytes"] for n in d["network"]["measured"]["nics"][1:])')
+	within "$ratio" 0.85 1.01 || bad "delayed switch: the PS's NIC received $ratio of what the workers' sent"
+else
+	bad "throughput over the delayed switch failed: $(tail -3 "$tmp/fwdp.out")"
+fi
+# a forwarder outlives its run by 0.5 s at most; any whose parent is not
+# a tfgb then is an orphan (other runs on the machine keep theirs)
+sleep 1
+for f in $(pgrep -x tfgb-link); do
+	pp=$(ps -o ppid= -p "$f" | tr -d ' ')
+	[ -z "$pp" ] || [ "$(ps -o comm= -p "$pp")" = tfgb ] || bad "a forwarder (tfgb-link $f) outlived its run"
+done
+
 # Ctrl-C and SIGKILL: no namespace of the run held afterwards
 for sig in INT KILL; do
 	$TFGB collective -c "$tmp/job.ini" -s collective.iterations=1000 >"$tmp/int.out" 2>&1 &
@@ -199,4 +241,4 @@ done
 ip link 2>/dev/null | grep -q ' \(tfgb\|sw\)[0-9]*[:@]' && bad "a NIC of the switch in this namespace"
 
 [ "$problems" = 0 ] || fail "$problems problem(s)"
-echo "ok: switch: ring busbw $bus Mbit/s, 1 PS x 4 workers push $push, pull $pull Mbit/s at 100 Mbit/s per NIC; errors; nothing left"
+echo "ok: switch: ring busbw $bus Mbit/s, 1 PS x 4 workers push $push, pull $pull Mbit/s at 100 Mbit/s per NIC; with 5 ms, ring $fbus, every NIC $all; errors; nothing left"

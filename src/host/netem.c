@@ -33,7 +33,6 @@
 #include "util.h"
 
 #define FWD_NICE -10 /* the forwarder's */
-#define SLOT 2048 /* bytes a queued packet takes: MTU and room */
 #define QUEUE_MAX 65536 /* packets per direction at most (128 MiB, touched as used) */
 #define UNLIMITED_BPS 2000000000.0 /* what the forwarder carries at most, for the queue */
 
@@ -47,6 +46,7 @@ static int if_conf(const char *dev, const char *self, const char *peer, struct e
 {
 	struct ifreq r;
 	int s, rc = -1, tun = ne.route == ROUTE_TUN;
+	int ptp = tun && ne.cfg.topology != NETEM_TOPO_SWITCH; /* the switch's: a subnet */
 
 	if ((s = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) < 0)
 		return err_set(err, "network: socket: %s", strerror(errno)), -1;
@@ -55,12 +55,12 @@ static int if_conf(const char *dev, const char *self, const char *peer, struct e
 	netem_addr_set(&r.ifr_addr, self);
 	if (netem_if_ioctl(s, SIOCSIFADDR, &r, "address", err) < 0)
 		goto out;
-	if (tun)
+	if (ptp)
 		netem_addr_set(&r.ifr_dstaddr, peer);
 	else
 		netem_addr_set(&r.ifr_netmask, ne.cfg.topology == NETEM_TOPO_SWITCH ?
 		               "255.255.255.0" : "255.255.255.252"); /* the switch's hosts; a pair */
-	if (netem_if_ioctl(s, tun ? SIOCSIFDSTADDR : SIOCSIFNETMASK, &r, tun ? "peer address" : "netmask",
+	if (netem_if_ioctl(s, ptp ? SIOCSIFDSTADDR : SIOCSIFNETMASK, &r, ptp ? "peer address" : "netmask",
 	             err) < 0 || (!tun && netem_offloads_off(s, dev, err) < 0))
 		goto out;
 	r.ifr_mtu = MTU;
@@ -71,8 +71,8 @@ static int if_conf(const char *dev, const char *self, const char *peer, struct e
 	    netem_if_ioctl(s, SIOCGIFFLAGS, &r, "flags", err) < 0)
 		goto out;
 	r.ifr_flags |= IFF_UP | IFF_RUNNING;
-	if (tun)
-		r.ifr_flags |= IFF_POINTOPOINT | IFF_NOARP;
+	if (tun) /* a TUN device has no link layer: nothing to resolve */
+		r.ifr_flags |= (ptp ? IFF_POINTOPOINT : 0) | IFF_NOARP;
 	if (netem_if_ioctl(s, SIOCSIFFLAGS, &r, "up", err) < 0)
 		goto out;
 	rc = netem_lo_up(s, err);
@@ -267,7 +267,7 @@ static void side_tcp(void)
 /* One direction: packets read from `in`, written to `out` at their time. */
 struct dir {
 	int in, out, k;
-	unsigned char *buf;  /* queue slots of SLOT bytes */
+	unsigned char *buf;  /* queue slots of NETEM_SLOT bytes */
 	uint64_t *at;        /* each slot's release time */
 	uint16_t *len;
 	size_t head, n;
@@ -276,15 +276,15 @@ struct dir {
 
 /* SIGTERM stops the forwarder; its launcher's death (SIGHUP) 0.5 s later,
  * so that the workers' last packets (FIN, RST) reach their PSs */
-static volatile sig_atomic_t fwd_stop, fwd_orphan;
+volatile sig_atomic_t netem_fwd_stop, netem_fwd_orphan;
 static void on_term(int sig)
 {
-	fwd_stop |= sig == SIGTERM;
-	fwd_orphan |= sig == SIGHUP;
+	netem_fwd_stop |= sig == SIGTERM;
+	netem_fwd_orphan |= sig == SIGHUP;
 }
 
 static uint64_t rng_state;
-static uint64_t rnd(void)
+uint64_t netem_rnd(void)
 {
 	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
 	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -300,7 +300,7 @@ static uint64_t release_at(struct dir *d, uint64_t now)
 
 	if (ne.cfg.jitter_ns) {
 		uint64_t span = 2 * ne.cfg.jitter_ns + 1;
-		at = at - ne.cfg.jitter_ns + rnd() % span;
+		at = at - ne.cfg.jitter_ns + netem_rnd() % span;
 	}
 	if (at < d->last)
 		at = d->last;
@@ -309,19 +309,19 @@ static uint64_t release_at(struct dir *d, uint64_t now)
 
 static void dir_read(struct dir *d, uint64_t now)
 {
-	static unsigned char scratch[SLOT];
+	static unsigned char scratch[NETEM_SLOT];
 
 	for (;;) {
 		size_t tail = (d->head + d->n) % ne.queue;
-		unsigned char *p = d->n < ne.queue ? d->buf + tail * SLOT : scratch;
-		ssize_t r = read(d->in, p, SLOT);
+		unsigned char *p = d->n < ne.queue ? d->buf + tail * NETEM_SLOT : scratch;
+		ssize_t r = read(d->in, p, NETEM_SLOT);
 		if (r <= 0)
 			return;
 		ne.cnt->bytes[d->k] += (uint64_t)r;
 		if (ne.cnt->no_loss) /* calibration: neither lost nor counted */
 			goto keep;
 		ne.cnt->packets[d->k]++;
-		if (ne.cfg.loss_ppm && rnd() % 1000000 < (uint64_t)ne.cfg.loss_ppm) {
+		if (ne.cfg.loss_ppm && netem_rnd() % 1000000 < (uint64_t)ne.cfg.loss_ppm) {
 			ne.cnt->dropped[d->k]++;
 			continue;
 		}
@@ -341,7 +341,7 @@ static void dir_read(struct dir *d, uint64_t now)
 static uint64_t dir_write(struct dir *d, uint64_t now)
 {
 	while (d->n && d->at[d->head] <= now) {
-		if (write(d->out, d->buf + d->head * SLOT, d->len[d->head]) < 0 && errno == EAGAIN)
+		if (write(d->out, d->buf + d->head * NETEM_SLOT, d->len[d->head]) < 0 && errno == EAGAIN)
 			break;
 		d->head = (d->head + 1) % ne.queue;
 		d->n--;
@@ -354,11 +354,44 @@ static int dir_init(struct dir *d, int k)
 	d->k = k;
 	d->in = ne.tun[k ? NETEM_PS : NETEM_WORKER];
 	d->out = ne.tun[k ? NETEM_WORKER : NETEM_PS];
-	d->buf = mmap(NULL, ne.queue * SLOT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+	d->buf = mmap(NULL, ne.queue * NETEM_SLOT, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
 	              -1, 0);
 	d->at = calloc(ne.queue, sizeof *d->at);
 	d->len = calloc(ne.queue, sizeof *d->len);
 	return d->buf != MAP_FAILED && d->at && d->len ? 0 : -1;
+}
+
+void netem_fwd_loop(struct pollfd *pf, unsigned long n, uint64_t (*step)(void *, uint64_t), void *arg)
+{
+	for (uint64_t end = 0; !netem_fwd_stop && (!end || now_ns() < end);) {
+		uint64_t now = now_ns(), next, wait = 100000000ull;
+		struct timespec ts;
+		end = end ? end : netem_fwd_orphan ? now + 500000000ull : 0;
+		next = step(arg, now);
+		now = now_ns();
+		if (next)
+			wait = next > now ? next - now : 0;
+		ts = (struct timespec){(time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull)};
+		ppoll(pf, n, &ts, NULL);
+	}
+	_exit(0);
+}
+
+/* One pass of the pair's forwarder: each direction read, what is due
+ * written; the time of the next packet due, or 0. */
+static uint64_t pair_step(void *arg, uint64_t now)
+{
+	struct dir *d = arg;
+	uint64_t next = 0;
+
+	for (int k = 0; k < 2; k++) {
+		uint64_t t;
+		dir_read(&d[k], now);
+		t = dir_write(&d[k], now_ns());
+		if (t && (!next || t < next))
+			next = t;
+	}
+	return next;
 }
 
 /* The forwarder's loop, in the child: [0] workers -> PSs, [1] back. */
@@ -371,24 +404,7 @@ static void forward(void)
 		_exit(1);
 	for (int k = 0; k < 2; k++)
 		pf[k] = (struct pollfd){.fd = d[k].in, .events = POLLIN};
-	for (uint64_t end = 0; !fwd_stop && (!end || now_ns() < end);) {
-		uint64_t now = now_ns(), next = 0, wait = 100000000ull;
-		end = end ? end : fwd_orphan ? now + 500000000ull : 0;
-		struct timespec ts;
-		for (int k = 0; k < 2; k++) {
-			uint64_t t;
-			dir_read(&d[k], now);
-			t = dir_write(&d[k], now_ns());
-			if (t && (!next || t < next))
-				next = t;
-		}
-		now = now_ns();
-		if (next)
-			wait = next > now ? next - now : 0;
-		ts = (struct timespec){(time_t)(wait / 1000000000ull), (long)(wait % 1000000000ull)};
-		ppoll(pf, 2, &ts, NULL);
-	}
-	_exit(0);
+	netem_fwd_loop(pf, 2, pair_step, d);
 }
 
 /* Forks the forwarder: it ignores Ctrl-C (the launcher stops the run in
@@ -421,6 +437,8 @@ static int fwd_start(struct err *err)
 		sigaction(SIGTERM, &sa, NULL);
 		sigaction(SIGHUP, &sa, NULL);
 		rng_state = ne.cfg.seed * 0x2545f4914f6cdd1dull + 1;
+		if (ne.cfg.topology == NETEM_TOPO_SWITCH)
+			netem_switch_forward();
 		forward();
 	}
 	ne.fwd = pid;
@@ -468,10 +486,18 @@ static int side_make(int side, struct err *err)
 	if (ne.route == ROUTE_VETH)
 		return 0;
 	snprintf(dev, sizeof dev, "tfgb%d", side);
-	if (tun_open(side, &ne.tun[side], err) < 0)
+	if (ne.cfg.topology == NETEM_TOPO_SWITCH) { /* host side's NIC, a TUN device */
+		char addr[20];
+		job_net_host(side, addr, sizeof addr);
+		if (tun_open(side, &ne.stun[side], err) < 0)
+			return -1;
+		if (if_conf(dev, addr, NULL, err) < 0)
+			return -2;
+	} else if (tun_open(side, &ne.tun[side], err) < 0) {
 		return -1;
-	if (if_conf(dev, side_addr(side), side_addr(!side), err) < 0)
+	} else if (if_conf(dev, side_addr(side), side_addr(!side), err) < 0) {
 		return -2;
+	}
 	return ne.cfg.rate_bps && side_rate(side, err) < 0 ? -1 : 0;
 }
 
@@ -520,6 +546,22 @@ static int netem_probe(void)
 	return strstr(e.msg, "nknown") ? 0 : -1;
 }
 
+/* The switch with a delay or jitter (netem.h): each host's namespace
+ * (side_make) with a TUN device for its NIC, the forwarder between them
+ * (netem_swfwd.c).  The thread ends in host 0's namespace. */
+static int switch_tun(struct err *err)
+{
+	int rc;
+
+	for (int h = 0; h < ne.cfg.hosts; h++) {
+		if ((rc = side_make(h, err)) < 0)
+			return rc;
+		if (h == 0)
+			ne.kernel_netem = netem_probe();
+	}
+	return netem_enter(0, err) < 0 ? -2 : fwd_start(err);
+}
+
 /* The switch (netem.h), from a namespace of its own with a bridge
  * "tfgbsw": each host's namespace (side_make), its veth pair "sw<h>" (a
  * port) - "tfgb<h>" (the host's NIC), offloads off and the rate on both
@@ -532,6 +574,8 @@ static int switch_make(struct err *err)
 	char *port[] = {"ip", "link", "set", sw, "master", br, "up", NULL};
 	int rc, s;
 
+	if (ne.route == ROUTE_TUN) /* a delay: a TUN device a host, and the forwarder */
+		return switch_tun(err);
 	if (netem_new_ns(&ne.sw_ns, err) < 0)
 		return -1;
 	if (netem_run_cmd(bridge, err) < 0)
@@ -573,10 +617,11 @@ static int switch_alloc(struct err *err)
 	ne.nic_base = NULL;
 	ne.nic = calloc((size_t)ne.cfg.hosts, sizeof *ne.nic);
 	ne.hns = malloc((size_t)ne.cfg.hosts * sizeof *ne.hns);
-	if (!ne.nic || !ne.hns)
+	ne.stun = malloc((size_t)ne.cfg.hosts * sizeof *ne.stun);
+	if (!ne.nic || !ne.hns || !ne.stun)
 		return err_set(err, "network: out of memory"), -2;
 	for (int h = 0; h < ne.cfg.hosts; h++)
-		ne.hns[h] = -1;
+		ne.hns[h] = ne.stun[h] = -1;
 	return 0;
 }
 
@@ -677,11 +722,15 @@ void netem_stop(void)
 			close(ne.ns[k]);
 		ne.tun[k] = ne.ns[k] = -1;
 	}
-	for (int h = 0; ne.hns && h < ne.cfg.hosts; h++)
+	for (int h = 0; ne.hns && h < ne.cfg.hosts; h++) {
 		if (ne.hns[h] >= 0)
 			close(ne.hns[h]);
+		if (ne.stun && ne.stun[h] >= 0)
+			close(ne.stun[h]);
+	}
 	free(ne.hns);
-	ne.hns = NULL;
+	free(ne.stun);
+	ne.hns = ne.stun = NULL;
 	if (ne.sw_ns >= 0)
 		close(ne.sw_ns);
 	ne.sw_ns = -1;

@@ -58,11 +58,16 @@
  * PS's one NIC and a ring moves no more than the rate through any NIC.
  * The loss is the pair's nftables rule in each host's namespace, on what
  * arrives at its NIC: a packet between two hosts is dropped with the
- * probability once, as on the pair.  No delay: the pair delays through its
- * forwarder, which carries half a Gbit/s at best on one core; one per NIC
- * on this 2-core machine would carry less, and the kernel has no netem, so
- * the job refuses delay and jitter with this topology (job_network.c).
- * Offloads are off on every end, as on the pair's.  Calibration measures
+ * probability once, as on the pair.  Offloads are off on every end, as on
+ * the pair's.  With a delay or jitter (the kernel has no netem) the switch
+ * is a forwarder instead (netem_swfwd.c): each host's NIC is a TUN device,
+ * one process reads them all and writes each packet into the TUN device of
+ * the host it is addressed to; each receiving NIC is a queue of its own,
+ * drained at the rate and held for the delay; the TBF on each TUN device
+ * shapes what its host sends, the forwarder drops the loss.  One process
+ * for every NIC carries about half a Gbit/s in all on one core, so that
+ * route suits rates of a few hundred Mbit/s summed over the NICs that move
+ * at once; calibration flags what it did not reach.  Calibration measures
  * host 1 -> host 0 through host 0's NIC (netem_calibrate, unchanged: host
  * 0 stands for the PS side, host 1 for the workers'), the thread ends in
  * host 0's namespace, where the launcher and its control service live.
@@ -114,6 +119,8 @@ struct netem_measured {
 	uint64_t hold_ns;     /* what the forwarder holds a packet: delay less half of own_rtt_ms */
 	double rate_bps;      /* a bulk TCP transfer workers -> PSs: IP bytes on the link */
 	double goodput_bps;   /* the same transfer's TCP payload */
+	double all_goodput_bps; /* the switch's forwarder: every host to the next at once,
+	                         * their payload summed; -1 not measured */
 	double loss_pct[2];   /* drops / packets (forwarder's or nftables'): [0] workers -> PSs, [1] back */
 	uint64_t packets[2], dropped[2], overflow[2]; /* over the whole run */
 	uint64_t dev_drops[2]; /* dropped by the sending side's TUN device (its queue full) */

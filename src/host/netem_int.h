@@ -9,23 +9,29 @@
 #include <stdint.h>
 #include <sys/socket.h>
 #include <sys/types.h>
+#include <signal.h>
 
 /* after netem.h (struct netem_cfg, struct netem_measured) */
 
 #define MTU 1500
+#define NETEM_SLOT 2048 /* bytes a queued packet takes: MTU and room */
+#define NETEM_HOSTS_MAX 64 /* the switch's hosts at most (JOB_NET_HOSTS_MAX) */
 
 /* The forwarder's counters, shared with the parent (a MAP_SHARED page). */
 struct counters {
 	volatile uint64_t packets[2], dropped[2], overflow[2], bytes[2];
 	volatile uint64_t hold_ns; /* each packet's hold (+- jitter), set by the parent */
 	volatile int no_loss;      /* set while calibration measures the link */
+	/* the switch's forwarder: what arrived for each host, what it dropped */
+	volatile uint64_t sw_seen[NETEM_HOSTS_MAX], sw_dropped[NETEM_HOSTS_MAX];
 };
 
 /* One NIC of the switch, counted where it is (its host's namespace):
  * what the host received and sent, its loss rule's packets, its TCP. */
 struct netem_nic {
 	uint64_t rx_bytes, rx_packets, tx_bytes, tx_packets;
-	uint64_t seen, dropped; /* the loss rule's (arriving packets) */
+	uint64_t seen, dropped; /* the loss's (arriving packets) */
+	uint64_t dev_drops;     /* its TUN device's (the forwarder fell behind) */
 	int64_t retrans;        /* TCP RetransSegs of the host's namespace; -1 unknown */
 };
 
@@ -51,6 +57,7 @@ struct netem_state {
 	/* the switch (cfg.topology NETEM_TOPO_SWITCH): each host's namespace,
 	 * the switch's, each NIC's counts (netem_switch.c) */
 	int *hns, sw_ns;
+	int *stun;            /* each host's TUN device (a delay or jitter) */
 	struct netem_nic *nic, *nic_base; /* now, and when calibration ended */
 	int imported;         /* the figures are a launcher's (NETEM_SWITCH_ENV) */
 };
@@ -63,6 +70,19 @@ enum { ROUTE_TUN, ROUTE_VETH };
 /* Who drops: nobody (no loss asked), the forwarder (tun route), or an
  * nftables rule on each veth end (side_loss). */
 enum { LOSS_NONE, LOSS_FWD, LOSS_NFT };
+
+/* The forwarder's: its random numbers, and the signals that stop it. */
+uint64_t netem_rnd(void);
+extern volatile sig_atomic_t netem_fwd_stop, netem_fwd_orphan;
+/* The forwarder's loop, in its child, until SIGTERM or 0.5 s after its
+ * parent's death (never returns): step(arg, now) reads what arrived and
+ * writes what is due, and says when the next packet is due (0: none);
+ * between passes it waits for that or for one of pf's n devices. */
+struct pollfd;
+void netem_fwd_loop(struct pollfd *pf, unsigned long n, uint64_t (*step)(void *, uint64_t),
+                    void *arg);
+/* netem_swfwd.c: the switch's forwarder (never returns). */
+void netem_switch_forward(void);
 
 /* netem_sys.c: what both topologies ask of the system.  Each returns 0,
  * or -1 with err (the file and tool helpers: -1, errno set). */
@@ -111,6 +131,14 @@ void netem_loss_off(void);
  * bytes and v[1] packets received, v[2] bytes and v[3] packets sent.  0,
  * or -1. */
 int netem_dev_counts(const char *dev, uint64_t v[4]);
+/* The packets TUN device "tfgb<side>" (in the switch: host side's NIC)
+ * dropped on its way out so far, its queue full (the forwarder did not read
+ * it in time); the thread moves to that side.  0 when unknown. */
+uint64_t netem_tun_drops(int side);
+/* Flags the loss OFF (ne.m.off bit 2) when the packets the emulator
+ * dropped itself (extra, of sent) are past a tenth of the loss asked and
+ * 0.1 % of what was sent, and past 10 packets. */
+void netem_extra_off(double sent, double extra);
 /* TCP segments retransmitted in the calling thread's namespace, or -1. */
 int64_t netem_retrans_here(void);
 /* netem_switch.c: the switch's counts (each NIC's, into ne.nic, and the

@@ -56,7 +56,7 @@ static int veth_dev(uint64_t v[4])
 /* The packets TUN device "tfgb<side>" dropped on its way out so far (its
  * queue full: the forwarder did not read it in time), from the side's
  * /proc/net/dev; the thread moves to that side.  0 when unknown. */
-static uint64_t tun_drops(int side)
+uint64_t netem_tun_drops(int side)
 {
 	char line[512], name[16];
 	struct err e;
@@ -128,7 +128,7 @@ void netem_counters_take(void)
 		ne.m.dropped[0] = ne.m.dropped[1] = 0;
 	}
 	if (ne.route == ROUTE_TUN && ne.up) { /* [0] leaves the workers' side */
-		uint64_t d0 = tun_drops(NETEM_WORKER), d1 = tun_drops(NETEM_PS);
+		uint64_t d0 = netem_tun_drops(NETEM_WORKER), d1 = netem_tun_drops(NETEM_PS);
 		ne.m.dev_drops[0] = d0 > ne.dev_base[0] ? d0 - ne.dev_base[0] : 0;
 		ne.m.dev_drops[1] = d1 > ne.dev_base[1] ? d1 - ne.dev_base[1] : 0;
 	}
@@ -147,37 +147,42 @@ void netem_counters_take(void)
 	 * asked loss and 0.1 % of what the run sent (calibration's are not
 	 * counted), and past 10 packets (one drop of a few hundred says
 	 * nothing) */
-	for (int k = 0; ne.route == ROUTE_TUN && k < 2; k++) {
-		double sent = (double)(ne.m.packets[k] + ne.m.dev_drops[k]);
-		double extra = (double)(ne.m.overflow[k] + ne.m.dev_drops[k]);
-		if (sent > 0 && extra >= 10 && 100 * extra / sent > 0.1 + 0.1 * (double)ne.cfg.loss_ppm / 1e4)
-			ne.m.off |= 4;
-	}
+	for (int k = 0; ne.route == ROUTE_TUN && k < 2; k++)
+		netem_extra_off((double)ne.m.packets[k] + (double)ne.m.dev_drops[k],
+		                (double)(ne.m.overflow[k] + ne.m.dev_drops[k]));
+}
+
+void netem_extra_off(double sent, double extra)
+{
+	if (sent > 0 && extra >= 10 && 100 * extra / sent > 0.1 + 0.1 * (double)ne.cfg.loss_ppm / 1e4)
+		ne.m.off |= 4;
 }
 
 
 /* --- calibration ---------------------------------------------------- */
 
-/* A TCP connection across the link: *c on the workers' side, *s the PS
- * side's end (the calling thread stays on the PS side). */
-static int link_pair(int *c, int *s, uint64_t until, struct err *err)
+/* A TCP connection from host `from` to host `to` (the pair: its sides):
+ * *c from's end, *s to's; the calling thread ends in to's namespace. */
+static int host_pair(int from, int to, int *c, int *s, uint64_t until, struct err *err)
 {
 	struct sockaddr_in a;
 	socklen_t alen = sizeof a;
 	int l, one = 1;
 
-	char host0[20] = NETEM_PS_ADDR; /* in the switch, host 0 stands for the PS side */
+	char addr[20] = NETEM_PS_ADDR; /* in the switch, host 0 stands for the PS side */
 
 	*c = *s = -1;
 	if (ne.cfg.topology == NETEM_TOPO_SWITCH)
-		job_net_host(0, host0, sizeof host0);
-	netem_addr_set((struct sockaddr *)&a, host0);
+		job_net_host(to, addr, sizeof addr);
+	if (netem_enter(to, err) < 0)
+		return -1;
+	netem_addr_set((struct sockaddr *)&a, addr);
 	if ((l = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0 ||
 	    bind(l, (struct sockaddr *)&a, sizeof a) < 0 || listen(l, 1) < 0 ||
-	    getsockname(l, (struct sockaddr *)&a, &alen) < 0 || netem_enter(NETEM_WORKER, err) < 0)
+	    getsockname(l, (struct sockaddr *)&a, &alen) < 0 || netem_enter(from, err) < 0)
 		goto fail;
 	*c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (netem_enter(NETEM_PS, err) < 0 || *c < 0)
+	if (netem_enter(to, err) < 0 || *c < 0)
 		goto fail;
 	if ((connect(*c, (struct sockaddr *)&a, sizeof a) < 0 && errno != EINPROGRESS) ||
 	    netem_wait_fd(l, POLLIN, until) < 0 || (*s = accept4(l, NULL, NULL, SOCK_CLOEXEC)) < 0 ||
@@ -195,6 +200,13 @@ fail:
 	if (l >= 0)
 		close(l);
 	return -1;
+}
+
+/* A TCP connection across the link: *c on the workers' side, *s the PS
+ * side's end (the calling thread stays on the PS side). */
+static int link_pair(int *c, int *s, uint64_t until, struct err *err)
+{
+	return host_pair(NETEM_WORKER, NETEM_PS, c, s, until, err);
 }
 
 static int cmp_dbl(const void *a, const void *b)
@@ -292,6 +304,49 @@ static double bulk_rate(int c, int s, uint64_t span, double *goodput)
 	return 8.0 * (double)(link_bytes() - b0) / ((double)(now_ns() - tm) / 1e9);
 }
 
+/* The switch's forwarder with every NIC sending and receiving at once: a
+ * bulk transfer from each host to the next (a ring), the TCP payload they
+ * all received over the second half of the span, in bit/s; -1 when a
+ * connection failed.  The thread ends in host 0's namespace. */
+static double all_goodput(uint64_t span, uint64_t until)
+{
+	static char buf[65536];
+	int n = ne.cfg.hosts, ok = 1;
+	int *c = calloc((size_t)n, sizeof *c), *s = calloc((size_t)n, sizeof *s);
+	struct pollfd *p = calloc(2 * (size_t)n, sizeof *p);
+	uint64_t t0 = now_ns(), tm = 0, got = 0;
+	struct err e = {{0}};
+
+	for (int h = 0; c && s && p && h < n; h++) {
+		ok = ok && host_pair(h, (h + 1) % n, &c[h], &s[h], until, &e) == 0;
+		p[2 * h] = (struct pollfd){.fd = c[h], .events = POLLOUT};
+		p[2 * h + 1] = (struct pollfd){.fd = s[h], .events = POLLIN};
+	}
+	t0 = now_ns();
+	for (uint64_t now = t0; ok && c && s && p && now < t0 + span && !tfgb_stop; now = now_ns()) {
+		poll(p, 2 * (nfds_t)n, 10);
+		for (int h = 0; h < n; h++) {
+			ssize_t r;
+			if (p[2 * h].revents & POLLOUT)
+				(void)!write(c[h], buf, sizeof buf);
+			while ((r = read(s[h], buf, sizeof buf)) > 0)
+				got += tm ? (uint64_t)r : 0;
+		}
+		tm = tm ? tm : now_ns() >= t0 + span / 2 ? now_ns() : 0;
+	}
+	for (int h = 0; c && s && h < n; h++) {
+		if (c[h] > 0)
+			close(c[h]);
+		if (s[h] > 0)
+			close(s[h]);
+	}
+	free(c);
+	free(s);
+	free(p);
+	netem_enter(0, &e);
+	return ok && tm && !tfgb_stop ? 8.0 * (double)got / ((double)(now_ns() - tm) / 1e9) : -1;
+}
+
 /* The calibration's deadline: what its round trips need (two connections,
  * each a round trip, and the echoes of route_own and echo_rtt) and half as
  * much again, plus 2 s; the bulk transfer has its own span. */
@@ -311,6 +366,7 @@ int netem_calibrate(struct err *err)
 
 	err->msg[0] = 0;
 	ne.m.rtt_ms = ne.m.rate_bps = ne.m.goodput_bps = ne.m.own_rtt_ms = -1;
+	ne.m.all_goodput_bps = -1;
 	ne.m.hold_ns = ne.cfg.delay_ns;
 	/* the delay and the rate, which a loss-based TCP (reno, cubic) could
 	 * not fill through the loss: the forwarder holds its loss off, the
@@ -341,9 +397,11 @@ int netem_calibrate(struct err *err)
 		ne.m.rate_bps = bulk_rate(c, s, span > 3000000000ull ? 3000000000ull : span,
 		                          &ne.m.goodput_bps);
 	}
+	if (ne.route == ROUTE_TUN && ne.cfg.topology == NETEM_TOPO_SWITCH && ne.cfg.rate_bps)
+		ne.m.all_goodput_bps = all_goodput(600000000ull + 10 * rtt_ns, until + 3000000000ull);
 	if (ne.route == ROUTE_TUN) { /* the run's drops count from here */
-		ne.dev_base[0] = tun_drops(NETEM_WORKER);
-		ne.dev_base[1] = tun_drops(NETEM_PS);
+		ne.dev_base[0] = netem_tun_drops(NETEM_WORKER);
+		ne.dev_base[1] = netem_tun_drops(NETEM_PS);
 	}
 	if (ne.cnt)
 		ne.cnt->no_loss = 0;
@@ -365,6 +423,11 @@ int netem_calibrate(struct err *err)
 	}
 	if (ne.cfg.rate_bps && (ne.m.rate_bps < 0.9 * (double)ne.cfg.rate_bps ||
 	                        ne.m.rate_bps > 1.1 * (double)ne.cfg.rate_bps))
+		ne.m.off |= 2;
+	/* the switch's forwarder carries every NIC: short of the rate on each
+	 * at once, a run that moves them all (a ring) is the forwarder's */
+	if (ne.m.all_goodput_bps >= 0 && ne.m.goodput_bps > 0 &&
+	    ne.m.all_goodput_bps < 0.9 * ne.cfg.hosts * ne.m.goodput_bps)
 		ne.m.off |= 2;
 	return 0;
 }

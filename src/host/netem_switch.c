@@ -27,7 +27,7 @@ static void nic_since(struct netem_nic *n, const struct netem_nic *b)
 {
 	n->rx_bytes -= b->rx_bytes, n->rx_packets -= b->rx_packets;
 	n->tx_bytes -= b->tx_bytes, n->tx_packets -= b->tx_packets;
-	n->seen -= b->seen, n->dropped -= b->dropped;
+	n->seen -= b->seen, n->dropped -= b->dropped, n->dev_drops -= b->dev_drops;
 	if (n->retrans >= 0 && b->retrans >= 0)
 		n->retrans -= b->retrans;
 }
@@ -35,7 +35,7 @@ static void nic_since(struct netem_nic *n, const struct netem_nic *b)
 void netem_switch_take(void)
 {
 	struct err e;
-	uint64_t seen = 0, dropped = 0;
+	uint64_t seen = 0, dropped = 0, devd = 0;
 
 	if (!ne.up || !ne.nic)
 		return;
@@ -50,17 +50,30 @@ void netem_switch_take(void)
 		n->rx_bytes = v[0], n->rx_packets = v[1], n->tx_bytes = v[2], n->tx_packets = v[3];
 		if (ne.loss_how == LOSS_NFT)
 			netem_loss_count(&n->seen, &n->dropped);
+		if (ne.route == ROUTE_TUN && ne.cnt) { /* the forwarder's, and the device's */
+			n->seen = ne.cnt->sw_seen[h], n->dropped = ne.cnt->sw_dropped[h];
+			n->dev_drops = netem_tun_drops(h);
+		}
 		n->retrans = netem_retrans_here();
 		if (ne.nic_base)
 			nic_since(n, &ne.nic_base[h]);
 		seen += n->seen;
 		dropped += n->dropped;
+		devd += n->dev_drops;
 	}
 	netem_enter(0, &e);
 	/* the loss's sums over every NIC: [0] what arrived at any NIC */
 	ne.m.packets[0] = seen, ne.m.dropped[0] = dropped;
 	ne.m.loss_pct[0] = seen ? 100.0 * (double)dropped / (double)seen : -1;
 	netem_loss_off();
+	/* a port's queue full is the switch's congestion, as a real one's (four
+	 * workers at the rate into one PS's NIC); a TUN device's full is the
+	 * forwarder fallen behind: loss nobody asked for */
+	if (ne.route == ROUTE_TUN && ne.cnt && ne.nic_base) {
+		ne.m.overflow[0] = ne.cnt->overflow[0] + ne.cnt->overflow[1];
+		ne.m.dev_drops[0] = devd;
+		netem_extra_off((double)(seen + devd), (double)devd);
+	}
 }
 
 /* Host h's part in the run: "ps I", "worker I", or "rank I". */
@@ -96,7 +109,7 @@ static void nics_json(struct json *w)
 		json_u64(w, "rx_packets", n->rx_packets);
 		json_u64(w, "tx_bytes", n->tx_bytes);
 		json_u64(w, "tx_packets", n->tx_packets);
-		if (ne.loss_how == LOSS_NFT) {
+		if (ne.loss_how == LOSS_NFT || ne.route == ROUTE_TUN) {
 			json_u64(w, "arrived", n->seen);
 			json_u64(w, "dropped", n->dropped);
 		} else {
@@ -112,7 +125,8 @@ static void nics_json(struct json *w)
 
 void netem_switch_json(struct json *w)
 {
-	char first[20], last[20], ns[96];
+	char first[20], last[20], ns[128];
+	int tun = ne.route == ROUTE_TUN;
 
 	netem_counters_take();
 	job_net_host(0, first, sizeof first);
@@ -122,32 +136,50 @@ void netem_switch_json(struct json *w)
 	json_obj_begin(w, "configured");
 	json_str(w, "per", "nic, each direction");
 	json_i64(w, "hosts", ne.cfg.hosts);
-	json_f64(w, "delay_ms", 0, 3);
-	json_f64(w, "jitter_ms", 0, 3);
+	json_f64(w, "delay_ms", (double)ne.cfg.delay_ns / 1e6, 3);
+	json_f64(w, "jitter_ms", (double)ne.cfg.jitter_ns / 1e6, 3);
 	json_i64(w, "rate_bps", ne.cfg.rate_bps);
 	json_f64(w, "loss_pct", (double)ne.cfg.loss_ppm / 1e4, 4);
 	json_str(w, "congestion", ne.cfg.cc[0] ? ne.cfg.cc : "system");
 	json_obj_end(w);
 	json_obj_begin(w, "mechanism");
-	snprintf(ns, sizeof ns, "one per host, %s-%s/24, one veth pair each to a bridge", first,
-	         last);
+	snprintf(ns, sizeof ns, "one per host, %s-%s/24, %s", first, last, tun ?
+	         "a TUN device each, read by one forwarder" : "one veth pair each to a bridge");
 	json_str(w, "namespaces", ns);
-	json_str(w, "route", "veth-bridge");
-	json_str(w, "delay", "none");
+	json_str(w, "route", tun ? "tun-forwarder" : "veth-bridge");
+	json_str(w, "delay", tun ? "tun-forwarder, a queue per receiving NIC" : "none");
 	json_str(w, "loss", ne.loss_how == LOSS_NFT ? "nftables-numgen, on arrival at each NIC" :
-	         "none");
-	json_str(w, "rate", ne.cfg.rate_bps ? "tbf on both ends of each NIC" : "none");
+	         ne.loss_how == LOSS_FWD ? "tun-forwarder, on arrival at each NIC" : "none");
+	json_str(w, "rate", !ne.cfg.rate_bps ? "none" : tun ? "tbf on each NIC (what it sends); "
+	         "the forwarder's port at the rate (what it receives)" :
+	         "tbf on both ends of each NIC");
 	json_str(w, "congestion_control", ne.cc_used);
-	json_str(w, "offloads", ne.offloads_on ? "ON: not all of tso, gso, gro could be turned off" :
-	         "tso, gso, gro off");
+	json_str(w, "offloads", tun ? "none (tun)" : ne.offloads_on ?
+	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
+	if (tun) {
+		json_u64(w, "queue_packets", ne.queue);
+		json_f64(w, "delay_held_ms", (double)ne.m.hold_ns / 1e6, 3);
+	} else {
+		json_null(w, "queue_packets");
+		json_null(w, "delay_held_ms");
+	}
 	netem_tail_json(w);
 	json_str(w, "between", "host 1 -> host 0, through host 0's NIC");
+	/* the forwarder's: each host to the next, every NIC at once */
+	netem_opt_f64(w, "all_nics_goodput_bps", ne.m.all_goodput_bps, 0);
 	if (ne.imported) {
 		json_null(w, "loss_pct");
 	} else {
 		json_u64(w, "arrived", ne.m.packets[0]);
 		json_u64(w, "dropped", ne.m.dropped[0]);
 		netem_opt_f64(w, "loss_pct", ne.m.loss_pct[0], 4);
+	}
+	if (tun && !ne.imported) { /* congestion at a port; the forwarder fallen behind */
+		json_u64(w, "port_queue_drops", ne.m.overflow[0]);
+		json_u64(w, "device_drops", ne.m.dev_drops[0]);
+	} else {
+		json_null(w, "port_queue_drops");
+		json_null(w, "device_drops");
 	}
 	nics_json(w);
 	json_obj_end(w);
@@ -157,30 +189,41 @@ void netem_switch_json(struct json *w)
 void netem_switch_text(FILE *f)
 {
 	int64_t retrans = 0;
+	const char *who = ne.loss_how == LOSS_FWD ? "the forwarder" : "nftables";
 
 	netem_counters_take();
-	fprintf(f, "# network: switch of %d hosts, a NIC each (round trip host 1 - host 0 "
-	        "measured %.3f ms)", ne.cfg.hosts, ne.m.rtt_ms);
+	fprintf(f, "# network: switch of %d hosts, a NIC each", ne.cfg.hosts);
+	if (ne.route == ROUTE_TUN)
+		fprintf(f, ", through one forwarder; delay %.3f ms", (double)ne.cfg.delay_ns / 1e6);
+	if (ne.cfg.jitter_ns)
+		fprintf(f, " +- %.3f ms", (double)ne.cfg.jitter_ns / 1e6);
+	fprintf(f, " (round trip host 1 - host 0 measured %.3f ms)", ne.m.rtt_ms);
 	if (ne.cfg.rate_bps)
 		fprintf(f, ", rate %.2f Mbit/s per NIC each direction (measured host 1 -> host 0 "
 		        "%.2f)", (double)ne.cfg.rate_bps / 1e6, ne.m.rate_bps / 1e6);
+	if (ne.m.all_goodput_bps >= 0)
+		fprintf(f, "; every NIC at once, the forwarder carried %.2f Mbit/s of payload in all "
+		        "(%.0f %% of %d x host 1's)", ne.m.all_goodput_bps / 1e6,
+		        ne.m.goodput_bps > 0 ? 100 * ne.m.all_goodput_bps / (ne.cfg.hosts *
+		                                                             ne.m.goodput_bps) : 0,
+		        ne.cfg.hosts);
 	if (ne.cfg.loss_ppm && ne.imported)
-		fprintf(f, ", loss %.4g %% (nftables, at each NIC)", (double)ne.cfg.loss_ppm / 1e4);
+		fprintf(f, ", loss %.4g %% (%s, at each NIC)", (double)ne.cfg.loss_ppm / 1e4, who);
 	else if (ne.cfg.loss_ppm)
-		fprintf(f, ", loss %.4g %% (nftables, at each NIC; measured %.4g %% of %llu packets)",
-		        (double)ne.cfg.loss_ppm / 1e4, ne.m.loss_pct[0],
+		fprintf(f, ", loss %.4g %% (%s, at each NIC; measured %.4g %% of %llu packets)",
+		        (double)ne.cfg.loss_ppm / 1e4, who, ne.m.loss_pct[0],
 		        (unsigned long long)ne.m.packets[0]);
 	fprintf(f, "; TCP %s%s", ne.cc_used, ne.cfg.cc[0] ? "" : " (the host's)");
 	for (int h = 0; !ne.imported && h < ne.cfg.hosts; h++)
 		retrans += ne.nic[h].retrans > 0 ? ne.nic[h].retrans : 0;
 	if (!ne.imported)
 		fprintf(f, "; TCP retransmissions, all hosts: %lld", (long long)retrans);
-	fprintf(f, "%s%s%s\n", ne.m.off ? "; OFF by more than 10 %:" : "",
-	        ne.m.off & 2 ? " rate" : "", ne.m.off & 4 ? " loss" : "");
+	fprintf(f, "%s%s%s%s\n", ne.m.off ? "; OFF by more than 10 %:" : "",
+	        ne.m.off & 1 ? " delay" : "", ne.m.off & 2 ? " rate" : "", ne.m.off & 4 ? " loss" : "");
 }
 
 /* The figures a rank's result needs, in this order. */
-#define EXPORT_FMT "%d %d %lld %lld %15s %15s %d %d %lf %lf %lf %d"
+#define EXPORT_FMT "%d %d %lld %lld %15s %15s %d %d %lf %lf %lf %d %llu %llu %zu %lf %llu"
 
 void netem_export(void)
 {
@@ -188,11 +231,14 @@ void netem_export(void)
 
 	if (!netem_switched())
 		return;
-	snprintf(v, sizeof v, "%d %d %lld %lld %s %s %d %d %.6f %.1f %.1f %d", ne.cfg.hosts,
-	         ne.cfg.ps_hosts, (long long)ne.cfg.rate_bps, (long long)ne.cfg.loss_ppm,
-	         ne.cfg.cc[0] ? ne.cfg.cc : "-", ne.cc_used[0] ? ne.cc_used : "unknown",
-	         ne.offloads_on, ne.kernel_netem, ne.m.rtt_ms, ne.m.rate_bps, ne.m.goodput_bps,
-	         ne.m.off);
+	snprintf(v, sizeof v, "%d %d %lld %lld %s %s %d %d %.6f %.1f %.1f %d %llu %llu %zu %.1f %llu",
+	         ne.cfg.hosts, ne.cfg.ps_hosts, (long long)ne.cfg.rate_bps,
+	         (long long)ne.cfg.loss_ppm, ne.cfg.cc[0] ? ne.cfg.cc : "-",
+	         ne.cc_used[0] ? ne.cc_used : "unknown", ne.offloads_on, ne.kernel_netem,
+	         ne.m.rtt_ms, ne.m.rate_bps, ne.m.goodput_bps, ne.m.off,
+	         (unsigned long long)ne.cfg.delay_ns, (unsigned long long)ne.cfg.jitter_ns,
+	         ne.route == ROUTE_TUN ? ne.queue : 0, ne.m.all_goodput_bps,
+	         (unsigned long long)ne.m.hold_ns);
 	setenv(NETEM_SWITCH_ENV, v, 1);
 }
 
@@ -200,20 +246,26 @@ int netem_import(void)
 {
 	const char *v = getenv(NETEM_SWITCH_ENV);
 	long long rate, loss;
+	unsigned long long delay, jitter, hold;
+	size_t queue;
 	char cc[16], used[16];
 	struct netem_state s = {.orig_fd = -1, .sw_ns = -1};
 
 	if (!v || sscanf(v, EXPORT_FMT, &s.cfg.hosts, &s.cfg.ps_hosts, &rate, &loss, cc, used,
 	                 &s.offloads_on, &s.kernel_netem, &s.m.rtt_ms, &s.m.rate_bps,
-	                 &s.m.goodput_bps, &s.m.off) != 12 || s.cfg.hosts < 2 ||
+	                 &s.m.goodput_bps, &s.m.off, &delay, &jitter, &queue,
+	                 &s.m.all_goodput_bps, &hold) != 17 ||
+	    s.cfg.hosts < 2 ||
 	    s.cfg.hosts > JOB_NET_HOSTS_MAX)
 		return -1;
 	s.cfg.topology = NETEM_TOPO_SWITCH;
 	s.cfg.rate_bps = rate, s.cfg.loss_ppm = loss;
 	snprintf(s.cfg.cc, sizeof s.cfg.cc, "%s", strcmp(cc, "-") ? cc : "");
 	snprintf(s.cc_used, sizeof s.cc_used, "%s", used);
-	s.route = ROUTE_VETH;
-	s.loss_how = loss ? LOSS_NFT : LOSS_NONE;
+	s.cfg.delay_ns = delay, s.cfg.jitter_ns = jitter, s.m.hold_ns = hold;
+	s.route = queue ? ROUTE_TUN : ROUTE_VETH; /* a queue: the forwarder's */
+	s.queue = queue;
+	s.loss_how = !loss ? LOSS_NONE : queue ? LOSS_FWD : LOSS_NFT;
 	s.ns[0] = s.ns[1] = s.tun[0] = s.tun[1] = -1;
 	s.kept = s.imported = 1;
 	ne = s;

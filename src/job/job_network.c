@@ -113,13 +113,6 @@ static int network_check(struct job *j, struct err *err)
 		return job_key_err(j, err, "network", "congestion",
 		                   "must be system or the name of a kernel's TCP congestion "
 		                   "control, 1 to 15 of a-z, 0-9 and _ (reno, cubic, bbr)");
-	/* the pair delays with its tun route's forwarder; the switch has no
-	 * forwarder (netem.h says why) and this kernel no netem */
-	if (j->net_topology == JOB_NET_SWITCH && (j->net_delay_ns || j->net_jitter_ns))
-		return job_key_err(j, err, "network", j->net_delay_ns ? "delay" : "jitter",
-		                   "is not emulated by network.topology = switch (no netem in "
-		                   "this kernel, no forwarder per NIC): set it to 0, or use "
-		                   "topology = pair");
 	if (j->net_jitter_ns > j->net_delay_ns)
 		return job_key_err(j, err, "network", "jitter",
 		                   "must be at most network.delay (%llu ns): a packet cannot "
