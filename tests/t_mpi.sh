@@ -76,6 +76,11 @@ if in_part refusals; then
 	expect2 "3 ranks for 1 PS x 4 workers" "for this launch set -s cluster.workers=2 (ranks 0..0 the servers) or -s cluster.workers=3 (the workers alone" \
 		$MPIRUN -np 3 $TFGB throughput $J -s cluster.workers=4 -q
 	[ "$(grep -c 'tfgb' "$out/e")" = 1 ] || fail "3 ranks for 1 x 4: not one line: $(cat "$out/e")"
+	# a collective launched without cluster.workers: the line gives the
+	# launch's own count (it once advised "4, say" under mpirun -np 3)
+	expect2 "collective, workers unset" "(-s cluster.workers=3, the launch's processes)" \
+		$MPIRUN -np 3 $TFGB collective $J -q
+	[ "$(grep -c '^tfgb' "$out/e")" = 1 ] || fail "collective, workers unset: not one line: $(cat "$out/e")"
 	# MPMD: too few ranks for the workers' side, and serve on the workers'
 	# ranks: one line for each part of the launch
 	expect2 "MPMD, 2 ranks for 1 x 3" "for this launch set -s cluster.workers=1 (ranks 0..0 the servers)" \

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "cluster.h"
 #include "opt_table.h"
 #include "util.h"
 
@@ -81,10 +82,13 @@ int coll_fits(const struct job *j, int n, struct err *err)
 {
 	const struct coll_conf *c = coll_conf_of(j);
 
+	long launched = cluster_launch_size();
+
 	if (n < 2 || n > COLL_RANKS_MAX)
 		return job_key_err(j, err, "cluster", "workers", "is the collective's number of "
-		                   "ranks: it must be in [2, %d] (-s cluster.workers=4, say)",
-		                   COLL_RANKS_MAX);
+		                   "ranks: it must be in [2, %d] (-s cluster.workers=%ld%s)",
+		                   COLL_RANKS_MAX, launched >= 2 ? launched : 4,
+		                   launched >= 2 ? ", the launch's processes" : ", say");
 	if (c->ranks.n != 1 && c->ranks.n != (size_t)n)
 		return job_key_err(j, err, "collective", "ranks", "lists %zu addresses for %d ranks "
 		                   "(cluster.workers): list %d, or one for consecutive ports",

@@ -337,6 +337,17 @@ int cluster_slurm_batch_step(void)
 	       (!step || !*step || !strcmp(step, "4294967291") || !strcmp(step, "batch"));
 }
 
+long cluster_launch_size(void)
+{
+	for (size_t i = 0; i < sizeof launchers / sizeof launchers[0]; i++) {
+		long n;
+		if (env_int(launchers[i].rank, 65535, &n) > 0 &&
+		    env_int(launchers[i].size, 65536, &n) > 0)
+			return n;
+	}
+	return 0;
+}
+
 const char *cluster_launch_cmd(void)
 {
 	/* mpirun's ranks in a Slurm job inherit SLURM_JOB_ID from the srun

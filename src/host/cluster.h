@@ -137,6 +137,9 @@ int cluster_slurm_batch_step(void);
  * of srun, or its batch script) that Open MPI's mpirun did not start,
  * else "mpirun -np".  A static string. */
 const char *cluster_launch_cmd(void);
+/* The number of processes the launcher that started this one started (its
+ * size variable, read where a rank variable is set too), or 0: none. */
+long cluster_launch_size(void);
 
 /* What a process of a launch is (tfgb-throughput(1), "One launch").  With
  * a launcher's count N (rank R) and cluster.workers set (workers_set):
