@@ -249,7 +249,7 @@ START_TEST(test_verbs_err_probe)
 	if (n == 0) {
 		ck_assert_int_eq(rc, -ENODEV);
 		ck_assert_str_eq(err.msg, "no RDMA device found (ibv_get_device_list returned 0 "
-		                 "devices); use transport = socket or grpc");
+		                 "devices); use transport = socket, grpc or mpi");
 	} else if (n < 0) {
 		ck_assert_int_lt(rc, 0);
 		ck_assert_ptr_nonnull(strstr(err.msg, "VERBS=0"));

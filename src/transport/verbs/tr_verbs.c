@@ -542,12 +542,12 @@ int tr_verbs_probe(const struct tr_setup *s, struct err *err)
 	if (n == 0)
 		err_set(err, "no RDMA device found (ibv_get_device_list returned 0 devices)");
 	if (n <= 0) {
-		err_append(err, "; use transport = socket or grpc");
+		err_append(err, VB_USE_OTHERS);
 		return n < 0 ? n : -ENODEV;
 	}
 	oc = (struct vdev_open_cfg){.device = o.device, .port = o.port};
 	if ((n = vdev_ibv_ops.open(&oc, &d, &attr, err)) < 0) {
-		err_append(err, "; use transport = socket or grpc");
+		err_append(err, VB_USE_OTHERS);
 		return n;
 	}
 	if ((n = vb_device_check(&attr, err)) == 0 && !vb_gid_pick(&attr, o.gid_index, NULL, err))

@@ -30,12 +30,14 @@ int tr_verbs_info(FILE *f, struct err *err);
 /* The probe: whether this process can use the verbs transport with the
  * setup s (a device, the named one if its verbs.device is set).  0, or -errno with one
  * line in err, such as "no RDMA device found (ibv_get_device_list
- * returned 0 devices); use transport = socket or grpc". */
+ * returned 0 devices); use transport = socket, grpc or mpi". */
 int tr_verbs_probe(const struct tr_setup *s, struct err *err);
 
 /* ---- options ------------------------------------------------------------- */
 
 #define VB_DEVICE_MAX 64
+/* What a run without a usable device is told to use instead. */
+#define VB_USE_OTHERS "; use transport = socket, grpc or mpi"
 
 /* The [verbs] keys, resolved once: the transport's options. */
 struct vb_opts {

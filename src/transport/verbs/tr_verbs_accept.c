@@ -258,7 +258,7 @@ int vb_serve(void *ctx, const struct tr_server_cfg *cfg, struct err *err)
 	s.bench.pattern_arg = &s;
 	s.bench.pattern_short = TR_INTERNAL;
 	if ((rc = s.x->dev->open(&oc, &s.d, &s.attr, err)) < 0) {
-		err_append(err, "; use transport = socket or grpc");
+		err_append(err, VB_USE_OTHERS);
 		goto out;
 	}
 	if ((rc = vb_device_check(&s.attr, err)) < 0) {

@@ -215,7 +215,7 @@ static int link_meet(struct tr_link *l, const struct tr_link_cfg *cfg, struct er
 	int rc;
 
 	if ((rc = l->dev->open(&oc, &l->d, &l->attr, err)) < 0) {
-		err_append(err, "; use transport = socket, grpc or mpi");
+		err_append(err, VB_USE_OTHERS);
 		return rc;
 	}
 	if ((rc = vb_device_check(&l->attr, err)) < 0)
