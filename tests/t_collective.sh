@@ -241,17 +241,43 @@ and d['collective']['sizes'][0]['time_us']['p50'] >= 90000" <"$out/f.json" ||
 	$TFGB train $J -s train.strategy=allreduce -s cluster.workers=3 -s train.model=mnist_mlp \
 		-s train.steps=10 -s fault.delay=100ms -s fault.rank=2 -s output.timeline="$out/tl.json" \
 		-f json >"$out/t.json" 2>"$out/e" || fail "faults: train: exit $?: $(cat "$out/e")"
+	# who waited for whom: the others' time in exchanges grows by about the
+	# delay (at least 90 % of it), the straggler's does not (less than
+	# half), and the steps are named for it (counts, as above)
 	json_check "d['train']['stragglers']['last_rank'] == 2 and d['train']['stragglers']['last_counts'][2] >= 8
-and d['train']['step_ms']['p50'] >= 90" <"$out/t.json" ||
+and d['train']['step_ms']['p50'] >= 90
+and d['train']['waited_for']['rank'] == 2 and d['train']['waited_for']['counts'][2] >= 8
+and d['train']['waited_for']['steps'] == 10 and sum(d['train']['waited_for']['counts']) == 10
+and min(d['train']['per_worker_wait_ms'][:2]) >= 90 and d['train']['per_worker_wait_ms'][2] < 50
+and all(x >= 0 for x in d['train']['per_worker_work_ms'])" <"$out/t.json" ||
 		fail "faults: train: $(cat "$out/t.json")"
 	$PY - "$out/tl.json" "$out/t.json" <<'PY' || fail "faults: the timeline does not hold the steps"
 import json, sys
 t, r = (json.load(open(p)) for p in sys.argv[1:3])
 ev = t["traceEvents"]
 meta = [e for e in ev if e["ph"] == "M"]
-spans = [e for e in ev if e["ph"] == "X"]
-assert sorted(e["pid"] for e in meta) == [0, 1, 2] and all(e["name"] == "process_name" for e in meta)
+spans = [e for e in ev if e["ph"] == "X" and e["tid"] == 0]
+assert sorted(e["pid"] for e in meta if e["name"] == "process_name") == [0, 1, 2]
+assert sorted((e["pid"], e["tid"], e["args"]["name"]) for e in meta if e["name"] == "thread_name") == \
+    sorted([(p, 0, "steps") for p in range(3)] + [(p, 1, "exchanges") for p in range(3)])
 assert len(spans) == 3 * 10 and all(e["dur"] > 0 and "ts" in e for e in spans), spans[:3]
+# every ring step of every measured step on thread 1: 2 x (3 - 1) a step,
+# within its step (to the clocks' bound and 1 us of rounding), from the
+# left neighbour, to the right one, and the
+# first exchange of the straggler's right neighbour waited the delay for it
+xs = [e for e in ev if e["ph"] == "X" and e["tid"] == 1]
+assert t["otherData"]["capped"]["dropped"] == 0 and t["otherData"]["capped"]["cap"] == 2048
+assert len(xs) == 3 * 10 * 4, len(xs)
+err = t["otherData"]["clock_err_us"] + 1
+step = {(e["pid"], e["args"]["index"]): e for e in spans}
+for x in xs:
+    a, s = x["args"], step[(x["pid"], x["args"]["index"])]
+    assert a["from"] == (x["pid"] + 2) % 3 and a["to"] == (x["pid"] + 1) % 3, x
+    assert s["ts"] - err <= x["ts"], (x, s)
+    # a verified step's span is its time, the verification's left out
+    assert a["index"] in (0, 9) or x["ts"] + x["dur"] <= s["ts"] + s["dur"] + err, (x, s)
+first = [x for x in xs if x["pid"] == 0 and x["name"].startswith("reduce-scatter 0 ")]
+assert len(first) == 10 and sum(x["args"]["waited_for"] == 2 and x["dur"] >= 90e3 for x in first) >= 8, first
 steps = {}
 for e in spans:
     steps.setdefault(e["args"]["index"], []).append(e["dur"])
@@ -259,6 +285,22 @@ mean_ms = sum(max(v) for v in steps.values()) / len(steps) / 1e3
 want = r["train"]["step_ms"]["mean"]
 assert abs(mean_ms - want) <= 0.01 * want, (mean_ms, want)
 assert t["otherData"]["clock_err_us"] >= 0
+PY
+	# a collective's timeline: its exchanges kept up to 2048 a rank and
+	# size, the rest counted in the metadata (520 operations of 4 ring
+	# steps on each of 3 ranks: 32 past the bound on each)
+	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=64 -s collective.max_bytes=64 \
+		-s collective.iterations=520 -s collective.warmup_iterations=1 -s output.timeline="$out/ctl.json" \
+		-f json >"$out/c.json" 2>"$out/e" || fail "faults: collective timeline: exit $?: $(cat "$out/e")"
+	$PY - "$out/ctl.json" <<'PY' || fail "faults: the collective's timeline does not count what it left out"
+import json, sys
+t = json.load(open(sys.argv[1]))
+xs = [e for e in t["traceEvents"] if e["ph"] == "X" and e["tid"] == 1]
+assert t["otherData"]["capped"] == {"what": t["otherData"]["capped"]["what"], "cap": 2048, "dropped": 96}, t["otherData"]
+for r in range(3):
+    mine = [x for x in xs if x["pid"] == r]
+    assert len(mine) == 2048 and {x["args"]["index"] for x in mine} == set(range(512)), r
+    assert all(x["name"].startswith("64 B ") for x in mine), mine[0]
 PY
 	# a rank killed at a step of its own: named, the others stopped
 	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=4KiB -s collective.max_bytes=4KiB \
