@@ -190,7 +190,7 @@ if in_part train; then
 	for alg in ring rhd; do
 		$TFGB train $J -s train.strategy=allreduce -s cluster.workers=3 -s train.model=resnet50 \
 			-s train.steps=2 -s train.warmup_steps=1 -s collective.algorithm=$alg -f json \
-			>"$out/ta_$alg.json" 2>"$out/e" || fail "train allreduce $alg: exit $?: $(cat "$out/e")"
+			-s output.series="$out/ser_$alg.csv" >"$out/ta_$alg.json" 2>"$out/e" || fail "train allreduce $alg: exit $?: $(cat "$out/e")"
 		json_check "d['status'] == 'ok' and d['train']['strategy'] == 'allreduce'
 and d['train']['wrong'] == 0 and d['train']['verified_steps'] == 2 and d['train']['workers'] == 3
 and sum(d['train']['buckets']) == d['train']['gradient_bytes'] and len(d['train']['buckets']) >= 4
@@ -198,6 +198,16 @@ and max(d['train']['buckets']) <= 25 * 2**20 and d['train']['variables'] == 161
 and d['train']['step_ms']['min'] > 0" <"$out/ta_$alg.json" ||
 			fail "train allreduce $alg: bad result: $(cat "$out/ta_$alg.json")"
 	done
+	# its resources (#42): no launcher samples a rank, so each samples
+	# itself and rank 0 merges them per host, as throughput's and the PS
+	# strategy's workers without a launcher
+	json_check "d['resources']['scope'] == 'hosts' and len(d['resources']['hosts']) == 1
+and sorted((p['role'], p['index']) for p in d['resources']['hosts'][0]['processes'])
+    == [('worker', 0), ('worker', 1), ('worker', 2)]
+and all(r['rss_avg_bytes'] > 0 for r in d['resources']['hosts'][0]['summary']['roles'])" \
+		<"$out/ta_ring.json" || fail "train allreduce: no resources: $(cat "$out/ta_ring.json")"
+	[ "$(cut -d, -f2,3,4 "$out/ser_ring.csv" | grep '^proc,worker,' | sort -u | wc -l)" = 3 ] ||
+		fail "train allreduce: output.series has not the 3 workers: $(head "$out/ser_ring.csv")"
 	$PY - "$out/ta_ring.json" "$out/ta_rhd.json" <<'PY' || fail "train allreduce: bytes sent are not the algorithm's"
 import json, sys
 def ring(r, c, n):
@@ -381,7 +391,25 @@ and all(r['wrong'] == 0 and r['verified'] == 3 for r in d['collective']['sizes']
 		[ "$rc" = 2 ] && [ "$(grep -c '^tfgb: ' "$out/e")" = 1 ] &&
 			grep -q 'this launch has 2 ranks .* set -s cluster.workers=2' "$out/e" ||
 			fail "mpi: a launch of 2 for a job of 3: exit $rc: $(cat "$out/e")"
-		echo "ok: 3 ranks over mpi, ring and rhd; a launch of the wrong size refused"
+		# all-reduce training under mpirun: each rank samples itself (a 4 MiB
+		# bucket for 20 steps, so that some CPU is counted within a tick)
+		printf 'model small\nb/kernel float32 1024,1024 trainable\n' >"$out/small.model"
+		for f in json text; do
+			mpirun --oversubscribe --bind-to none -np 3 $TFGB train $J -s job.transport=mpi \
+				-s cluster.workers=3 -s train.strategy=allreduce -s train.model="$out/small.model" \
+				-s train.steps=20 -s monitor.interval=100ms -f $f >"$out/mt.$f" 2>"$out/e" ||
+				fail "mpi train allreduce, $f: exit $?: $(tail -5 "$out/e")"
+		done
+		json_check "d['resources']['scope'] == 'hosts'
+and sorted((p['role'], p['index']) for h in d['resources']['hosts'] for p in h['processes'])
+    == [('worker', 0), ('worker', 1), ('worker', 2)]
+and all(r['rss_avg_bytes'] > 0 for h in d['resources']['hosts'] for r in h['summary']['roles'])
+and any(r['user_s'] + r['sys_s'] > 0 for h in d['resources']['hosts'] for r in h['summary']['roles'])" \
+			<"$out/mt.json" || fail "mpi train allreduce: no resources: $(cat "$out/mt.json")"
+		grep -q '^# resources of host .*, as its processes sampled themselves:' "$out/mt.text" &&
+			grep -q '^# resources: worker x3: CPU [0-9.]*% of a core.*; RSS [0-9.]* MiB' "$out/mt.text" ||
+			fail "mpi train allreduce: the text has no resources: $(cat "$out/mt.text")"
+		echo "ok: 3 ranks over mpi, ring and rhd; a launch of the wrong size refused; training's resources"
 	fi
 fi
 exit 0

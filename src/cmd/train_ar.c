@@ -17,12 +17,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
+#include "collect_res.h"
 #include "ranks.h"
 #include "report_coll.h"
 #include "report_trace.h"
 #include "role.h"
+#include "session.h"
 #include "sysinfo.h"
 #include "util.h"
 
@@ -35,6 +38,8 @@ struct ar {
 	size_t nb;
 	uint32_t steps;
 	uint64_t *op_ns;       /* rank 0: each step's time, the slowest worker's */
+	struct monitor *mon;   /* this rank's resources as it samples itself, or NULL */
+	size_t res_words;      /* the message's for them: 1, or 1 + RES_BYTES' when sampled */
 };
 
 /* One step: every bucket all-reduced.  Its time (verification outside
@@ -77,7 +82,11 @@ static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struc
 #define M_VERIFIED(a) (M_WRONG(a) + 1)
 #define M_SENT(a) (M_WRONG(a) + 2)
 #define M_INJECTED(a) (M_WRONG(a) + 3)
-#define M_LEN(a) (M_WRONG(a) + 4)
+/* then the rank's resources as it sampled itself: their length in bytes,
+ * then session_res_pack's form (its host and its series) */
+#define M_RES(a) (M_WRONG(a) + 4)
+#define RES_BYTES (RESULT_HOST_MAX + 4 + MONITOR_PACK_MAX)
+#define M_LEN(a) (M_RES(a) + (a)->res_words)
 
 /* The warm-up steps, then the measured ones: the rank's message. */
 static int ar_steps(struct ar *a, struct err *err)
@@ -117,6 +126,37 @@ static int ar_steps(struct ar *a, struct err *err)
 	msg[M_INJECTED(a)] = injected;
 	ranks_marks_put(&a->k);
 	return 0;
+}
+
+/* The rank's resources into its message, its monitor stopped (none: 0
+ * bytes; a series that does not fit is none, as a worker's report's). */
+static void ar_res_put(struct ar *a)
+{
+	long n;
+
+	monitor_stop(a->mon);
+	n = a->mon ? session_res_pack(a->mon, (unsigned char *)(a->k.msg + M_RES(a) + 1),
+	                              (a->res_words - 1) * sizeof(uint64_t))
+	           : 0;
+	a->k.msg[M_RES(a)] = n > 0 ? (uint64_t)n : 0;
+}
+
+/* Rank 0: every rank's resources merged per host (collect_res.h) into r;
+ * a rank's that do not unpack are left out.  Free ra after the report. */
+static void ar_res_hosts(struct ar *a, struct ranks *rk, struct res_agg *ra,
+                         char (*host)[RESULT_HOST_MAX], const char **hostp,
+                         struct report_train_ar *r)
+{
+	for (int w = 0; w < rk->n; w++) {
+		const uint64_t *m = rk->all + (size_t)w * rk->nfig + M_RES(a);
+		hostp[w] = host[w];
+		if (m[0] && m[0] <= (a->res_words - 1) * sizeof(uint64_t) &&
+		    session_res_unpack((const unsigned char *)(m + 1), m[0], host[w], &ra->mon[w]) < 0)
+			ra->mon[w] = NULL;
+	}
+	res_agg_hosts(ra);
+	r->hosts = ra->hosts;
+	r->nhosts = ra->nhosts;
 }
 
 /* Whom step i waited for: from the worker whose longest exchange was
@@ -219,6 +259,9 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 	uint32_t *last = calloc((size_t)rk->n, sizeof *last);
 	uint32_t *waited = calloc((size_t)rk->n, sizeof *waited);
 	double *wait_ms = calloc(2 * (size_t)rk->n, sizeof *wait_ms);
+	char (*host)[RESULT_HOST_MAX] = calloc((size_t)rk->n, sizeof *host);
+	const char **hostp = calloc((size_t)rk->n, sizeof *hostp);
+	struct res_agg ra;
 	struct sysinfo_env env;
 	struct report_train_ar r = {
 		.job = &rk->t->job, .transport_version = tr_coll_version(rk->ops), .model = a->pl->m.name,
@@ -232,6 +275,8 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 	int rc = -1;
 
 	sysinfo_collect(&env);
+	if (res_agg_init(&ra, (uint32_t)rk->n, 0, hostp) == 0 && host && hostp)
+		ar_res_hosts(a, rk, &ra, host, hostp, &r);
 	for (size_t k = 0; k < a->pl->m.n; k++)
 		r.vars += a->pl->m.var[k].kind == MODEL_TRAINABLE;
 	for (size_t b = 0; b < a->nb; b++)
@@ -241,12 +286,17 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 		rc = report_train_ar(&r, out);
 	if (rc == 0 && *rk->t->job.timeline && ar_timeline(a, rk) < 0)
 		rc = -2;
+	if (rc == 0 && res_series(rk->t, NULL, &ra) < 0) /* output.series, per host */
+		rc = -2;
 	if (rc == -1)
 		tfgb_error("%s: out of memory writing the report", rk->t->cmd);
 	free(sent);
 	free(last);
 	free(waited);
 	free(wait_ms);
+	res_agg_free(&ra);
+	free(host);
+	free(hostp);
 	free(a->op_ns);
 	a->op_ns = NULL;
 	return rc < 0 || r.step.wrong != 0;
@@ -259,18 +309,28 @@ static int ar_worker(struct tfgb *t, const struct tr_ops *ops, const struct clus
 	struct ar *a = arg;
 	uint64_t max = 0;
 	struct err err = {{0}};
-	int rc, stop = 0;
+	int rc, erc, stop = 0;
 
 	(void)one_launch;
 	for (size_t b = 0; b < a->nb; b++)
 		max = a->count[b] > max ? a->count[b] : max;
+	a->res_words = 1 + (t->job.monitor_ns ? (RES_BYTES + 7) / 8 : 0);
 	if ((rc = ranks_open(&a->k, t, ops, rk->index, rk->size, COLL_ALLREDUCE,
 	                     coll_conf_of(&t->job)->algorithm, max * sizeof(float),
 	                     M_LEN(a))) != TFGB_EXIT_OK)
 		goto out;
 	a->k.c.clocked = 1; /* the waits are the report's */
+	/* no launcher samples a rank: each samples itself, from the ranks'
+	 * meeting to its last step */
+	if ((rc = session_monitor(t, &(struct monitor_target){"worker", rk->index, getpid()}, 1,
+	                          NULL, 0, 0, &a->mon)) != TFGB_EXIT_OK)
+		goto out;
 	rc = TFGB_EXIT_FAIL;
-	if (ar_steps(a, &err) < 0 || ranks_gather(&a->k, ar_report, a, &stop, &err) < 0)
+	if ((erc = ar_steps(a, &err)) == 0) {
+		ar_res_put(a);
+		erc = ranks_gather(&a->k, ar_report, a, &stop, &err);
+	}
+	if (erc < 0)
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
 	else if (stop && a->k.msg[M_WRONG(a)])
 		tfgb_error("%s: worker %d: %llu wrong elements in the verified steps", t->cmd,
@@ -278,6 +338,8 @@ static int ar_worker(struct tfgb *t, const struct tr_ops *ops, const struct clus
 	else if (!stop)
 		rc = TFGB_EXIT_OK;
 out:
+	monitor_free(a->mon);
+	a->mon = NULL;
 	ranks_close(&a->k);
 	return rc;
 }

@@ -281,6 +281,7 @@ static void train_ar_text(const struct report_train_ar *r, FILE *f)
 	        "sent_B/step");
 	fprintf(f, "%12u %12.3f %12.3f %12.2f %14llu\n", w->iterations, w->p50_us / 1e3,
 	        w->mean_us / 1e3, w->mean_us > 0 ? 1e6 / w->mean_us : 0.0, (unsigned long long)hi);
+	report_hosts_text(r->hosts, r->nhosts, 0, 0, 0, f);
 }
 
 /* Who waited for whom (report_train_ar): train.waited_for, the
@@ -360,6 +361,8 @@ int report_train_ar(const struct report_train_ar *r, FILE *f)
 	json_obj_begin(&w, NULL);
 	head_json(&w, j, r->transport_version, "train", "TF-gRPC-Train");
 	train_ar_fig_json(r, &w);
+	if (r->nhosts)
+		report_hosts_json(r->hosts, r->nhosts, 0, 0, 0, &w);
 	tail_json(&w, j, r->error, r->env, text);
 	json_obj_end(&w);
 	json_finish(&w);

@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "job.h"
+#include "report.h"
 #include "sysinfo.h"
 
 struct report_coll_row {
@@ -88,6 +89,10 @@ struct report_train_ar {
 	uint64_t ps_bytes;             /* a PS worker's push (and pull) a step: the plan's bytes */
 	const struct sysinfo_env *env; /* or NULL */
 	const char *error;             /* why the run stopped early, or NULL */
+	/* each host's resources, as its workers sampled themselves from the
+	 * ranks' meeting to their last step (report.h), nhosts of them */
+	const struct report_host_res *hosts;
+	size_t nhosts;
 };
 
 /* The result, as the job's output format says (csv prints text).  0, or
