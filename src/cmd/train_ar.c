@@ -281,7 +281,8 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 		r.vars += a->pl->m.var[k].kind == MODEL_TRAINABLE;
 	for (size_t b = 0; b < a->nb; b++)
 		r.grad_bytes += a->count[b] * sizeof(float);
-	if (sent && last && waited && wait_ms && out && (a->op_ns = calloc(a->steps, sizeof *a->op_ns)) &&
+	if (sent && last && waited && wait_ms && out &&
+	    (a->op_ns = calloc(a->steps, sizeof *a->op_ns)) &&
 	    ar_figures(a, rk, &r, sent, last, waited, wait_ms) == 0)
 		rc = report_train_ar(&r, out);
 	if (rc == 0 && *rk->t->job.timeline && ar_timeline(a, rk) < 0)
