@@ -88,6 +88,11 @@ static void *rank_main(void *arg)
 	return NULL;
 }
 
+/* Set by a test: every rank clocked and marking, its marks checked here
+ * before they are freed (check_marks). */
+static int g_marks;
+static void check_marks(const struct coll *c, int alg);
+
 /* Runs op with alg over n ranks on count elements, rank `corrupt` (or -1)
  * spoiling its received step `step`: the wrong elements of every rank. */
 static uint64_t run_ranks(int n, int op, int alg, size_t count, int corrupt, int step)
@@ -104,6 +109,11 @@ static uint64_t run_ranks(int n, int op, int alg, size_t count, int corrupt, int
 		r[i].c.link = &r[i].link;
 		r[i].c.timeout_ns = 10000000000ull;
 		r[i].count = count;
+		if (g_marks) {
+			r[i].c.clocked = r[i].c.marking = 1;
+			r[i].c.mark_op = 7;
+			ck_assert_ptr_nonnull(r[i].c.marks = calloc(COLL_MARKS_MAX, sizeof *r[i].c.marks));
+		}
 	}
 	for (int i = 0; i < n; i++)
 		for (int j = i + 1; j < n; j++) {
@@ -123,6 +133,10 @@ static uint64_t run_ranks(int n, int op, int alg, size_t count, int corrupt, int
 		for (int j = 0; j < n; j++)
 			if (j != i)
 				close(r[i].link.fd[j]);
+		if (g_marks)
+			check_marks(&r[i].c, alg);
+		else
+			ck_assert(r[i].c.wait_ns == 0 && r[i].c.wmax_ns == 0 && r[i].c.nmarks == 0);
 		coll_free(&r[i].c);
 	}
 	return wrong;
@@ -146,6 +160,48 @@ START_TEST(test_coll_exact)
 					ck_assert_msg(run_ranks(n, op, alg, counts[k], -1, 0) == 0,
 					              "%s %s over %d ranks, %zu elements: wrong results",
 					              coll_op_name(op), coll_alg_name(alg), n, counts[k]);
+}
+END_TEST
+
+/* A clocked rank's exchanges: a ring all-reduce's 2(n-1) steps, each from
+ * the left neighbour to the right one, in order, waits added up, and
+ * waited_for the rank the received block started from. */
+static void check_marks(const struct coll *c, int alg)
+{
+	uint64_t sum = 0;
+
+	if (alg != COLL_RING) {
+		ck_assert_uint_gt(c->nmarks, 0);
+		return;
+	}
+	ck_assert_uint_eq(c->nmarks, 2 * (uint32_t)(c->n - 1));
+	ck_assert_uint_eq(c->marks_dropped, 0);
+	for (uint32_t i = 0; i < c->nmarks; i++) {
+		const struct coll_mark *m = &c->marks[i];
+		ck_assert_int_eq(m->kind, (int)i < c->n - 1 ? COLL_K_RS : COLL_K_AG);
+		ck_assert_uint_eq(m->step, i);
+		ck_assert_uint_eq(m->op, 7);
+		ck_assert_int_eq(m->from, (c->rank + c->n - 1) % c->n);
+		ck_assert_int_eq(m->to, (c->rank + 1) % c->n);
+		ck_assert_int_eq(m->waited_for, ((c->rank - 1 - (int)i) % c->n + c->n) % c->n);
+		ck_assert(i == 0 || m->start_ns >= c->marks[i - 1].start_ns + c->marks[i - 1].dur_ns);
+		sum += m->dur_ns;
+	}
+	ck_assert_uint_eq(sum, c->wait_ns);
+	ck_assert_uint_ge(c->wmax_ns, 1);
+}
+
+START_TEST(test_coll_marks)
+{
+	g_marks = 1;
+	for (int n = 2; n <= 5; n++)
+		for (int alg = COLL_RING; alg <= COLL_RHD; alg++)
+			ck_assert(run_ranks(n, COLL_ALLREDUCE, alg, 1001, -1, 0) == 0);
+	g_marks = 0;
+	ck_assert_int_eq(coll_waited_for(0, 4, COLL_K_RS, 0, 1, 3), 3);
+	ck_assert_int_eq(coll_waited_for(1, 4, COLL_K_AG, 5, 2, 0), 3);
+	ck_assert_int_eq(coll_waited_for(2, 4, COLL_K_HALVE, 1, 0, 0), 0);
+	ck_assert_int_eq(coll_waited_for(0, 3, COLL_K_FOLD, 0, 1, -1), 1);
 }
 END_TEST
 
@@ -277,6 +333,7 @@ Suite *make_coll_suite(void)
 
 	tcase_set_timeout(core, 60 * tfgb_test_slow());
 	tcase_add_test(core, test_coll_exact);
+	tcase_add_test(core, test_coll_marks);
 	tcase_add_test(core, test_coll_blocks);
 	tcase_add_test(core, test_coll_row);
 	tcase_add_test(core, test_coll_train_buckets);

@@ -190,7 +190,7 @@ if in_part train; then
 	for alg in ring rhd; do
 		$TFGB train $J -s train.strategy=allreduce -s cluster.workers=3 -s train.model=resnet50 \
 			-s train.steps=2 -s train.warmup_steps=1 -s collective.algorithm=$alg -f json \
-			>"$out/ta_$alg.json" 2>"$out/e" || fail "train allreduce $alg: exit $?: $(cat "$out/e")"
+			-s output.series="$out/ser_$alg.csv" >"$out/ta_$alg.json" 2>"$out/e" || fail "train allreduce $alg: exit $?: $(cat "$out/e")"
 		json_check "d['status'] == 'ok' and d['train']['strategy'] == 'allreduce'
 and d['train']['wrong'] == 0 and d['train']['verified_steps'] == 2 and d['train']['workers'] == 3
 and sum(d['train']['buckets']) == d['train']['gradient_bytes'] and len(d['train']['buckets']) >= 4
@@ -198,6 +198,16 @@ and max(d['train']['buckets']) <= 25 * 2**20 and d['train']['variables'] == 161
 and d['train']['step_ms']['min'] > 0" <"$out/ta_$alg.json" ||
 			fail "train allreduce $alg: bad result: $(cat "$out/ta_$alg.json")"
 	done
+	# its resources (#42): no launcher samples a rank, so each samples
+	# itself and rank 0 merges them per host, as throughput's and the PS
+	# strategy's workers without a launcher
+	json_check "d['resources']['scope'] == 'hosts' and len(d['resources']['hosts']) == 1
+and sorted((p['role'], p['index']) for p in d['resources']['hosts'][0]['processes'])
+    == [('worker', 0), ('worker', 1), ('worker', 2)]
+and all(r['rss_avg_bytes'] > 0 for r in d['resources']['hosts'][0]['summary']['roles'])" \
+		<"$out/ta_ring.json" || fail "train allreduce: no resources: $(cat "$out/ta_ring.json")"
+	[ "$(cut -d, -f2,3,4 "$out/ser_ring.csv" | grep '^proc,worker,' | sort -u | wc -l)" = 3 ] ||
+		fail "train allreduce: output.series has not the 3 workers: $(head "$out/ser_ring.csv")"
 	$PY - "$out/ta_ring.json" "$out/ta_rhd.json" <<'PY' || fail "train allreduce: bytes sent are not the algorithm's"
 import json, sys
 def ring(r, c, n):
@@ -241,17 +251,43 @@ and d['collective']['sizes'][0]['time_us']['p50'] >= 90000" <"$out/f.json" ||
 	$TFGB train $J -s train.strategy=allreduce -s cluster.workers=3 -s train.model=mnist_mlp \
 		-s train.steps=10 -s fault.delay=100ms -s fault.rank=2 -s output.timeline="$out/tl.json" \
 		-f json >"$out/t.json" 2>"$out/e" || fail "faults: train: exit $?: $(cat "$out/e")"
+	# who waited for whom: the others' time in exchanges grows by about the
+	# delay (at least 90 % of it), the straggler's does not (less than
+	# half), and the steps are named for it (counts, as above)
 	json_check "d['train']['stragglers']['last_rank'] == 2 and d['train']['stragglers']['last_counts'][2] >= 8
-and d['train']['step_ms']['p50'] >= 90" <"$out/t.json" ||
+and d['train']['step_ms']['p50'] >= 90
+and d['train']['waited_for']['rank'] == 2 and d['train']['waited_for']['counts'][2] >= 8
+and d['train']['waited_for']['steps'] == 10 and sum(d['train']['waited_for']['counts']) == 10
+and min(d['train']['per_worker_wait_ms'][:2]) >= 90 and d['train']['per_worker_wait_ms'][2] < 50
+and all(x >= 0 for x in d['train']['per_worker_work_ms'])" <"$out/t.json" ||
 		fail "faults: train: $(cat "$out/t.json")"
 	$PY - "$out/tl.json" "$out/t.json" <<'PY' || fail "faults: the timeline does not hold the steps"
 import json, sys
 t, r = (json.load(open(p)) for p in sys.argv[1:3])
 ev = t["traceEvents"]
 meta = [e for e in ev if e["ph"] == "M"]
-spans = [e for e in ev if e["ph"] == "X"]
-assert sorted(e["pid"] for e in meta) == [0, 1, 2] and all(e["name"] == "process_name" for e in meta)
+spans = [e for e in ev if e["ph"] == "X" and e["tid"] == 0]
+assert sorted(e["pid"] for e in meta if e["name"] == "process_name") == [0, 1, 2]
+assert sorted((e["pid"], e["tid"], e["args"]["name"]) for e in meta if e["name"] == "thread_name") == \
+    sorted([(p, 0, "steps") for p in range(3)] + [(p, 1, "exchanges") for p in range(3)])
 assert len(spans) == 3 * 10 and all(e["dur"] > 0 and "ts" in e for e in spans), spans[:3]
+# every ring step of every measured step on thread 1: 2 x (3 - 1) a step,
+# within its step (to the clocks' bound and 1 us of rounding), from the
+# left neighbour, to the right one, and the
+# first exchange of the straggler's right neighbour waited the delay for it
+xs = [e for e in ev if e["ph"] == "X" and e["tid"] == 1]
+assert t["otherData"]["capped"]["dropped"] == 0 and t["otherData"]["capped"]["cap"] == 2048
+assert len(xs) == 3 * 10 * 4, len(xs)
+err = t["otherData"]["clock_err_us"] + 1
+step = {(e["pid"], e["args"]["index"]): e for e in spans}
+for x in xs:
+    a, s = x["args"], step[(x["pid"], x["args"]["index"])]
+    assert a["from"] == (x["pid"] + 2) % 3 and a["to"] == (x["pid"] + 1) % 3, x
+    assert s["ts"] - err <= x["ts"], (x, s)
+    # a verified step's span is its time, the verification's left out
+    assert a["index"] in (0, 9) or x["ts"] + x["dur"] <= s["ts"] + s["dur"] + err, (x, s)
+first = [x for x in xs if x["pid"] == 0 and x["name"].startswith("reduce-scatter 0 ")]
+assert len(first) == 10 and sum(x["args"]["waited_for"] == 2 and x["dur"] >= 90e3 for x in first) >= 8, first
 steps = {}
 for e in spans:
     steps.setdefault(e["args"]["index"], []).append(e["dur"])
@@ -259,6 +295,22 @@ mean_ms = sum(max(v) for v in steps.values()) / len(steps) / 1e3
 want = r["train"]["step_ms"]["mean"]
 assert abs(mean_ms - want) <= 0.01 * want, (mean_ms, want)
 assert t["otherData"]["clock_err_us"] >= 0
+PY
+	# a collective's timeline: its exchanges kept up to 2048 a rank and
+	# size, the rest counted in the metadata (520 operations of 4 ring
+	# steps on each of 3 ranks: 32 past the bound on each)
+	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=64 -s collective.max_bytes=64 \
+		-s collective.iterations=520 -s collective.warmup_iterations=1 -s output.timeline="$out/ctl.json" \
+		-f json >"$out/c.json" 2>"$out/e" || fail "faults: collective timeline: exit $?: $(cat "$out/e")"
+	$PY - "$out/ctl.json" <<'PY' || fail "faults: the collective's timeline does not count what it left out"
+import json, sys
+t = json.load(open(sys.argv[1]))
+xs = [e for e in t["traceEvents"] if e["ph"] == "X" and e["tid"] == 1]
+assert t["otherData"]["capped"] == {"what": t["otherData"]["capped"]["what"], "cap": 2048, "dropped": 96}, t["otherData"]
+for r in range(3):
+    mine = [x for x in xs if x["pid"] == r]
+    assert len(mine) == 2048 and {x["args"]["index"] for x in mine} == set(range(512)), r
+    assert all(x["name"].startswith("64 B ") for x in mine), mine[0]
 PY
 	# a rank killed at a step of its own: named, the others stopped
 	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=4KiB -s collective.max_bytes=4KiB \
@@ -339,7 +391,25 @@ and all(r['wrong'] == 0 and r['verified'] == 3 for r in d['collective']['sizes']
 		[ "$rc" = 2 ] && [ "$(grep -c '^tfgb: ' "$out/e")" = 1 ] &&
 			grep -q 'this launch has 2 ranks .* set -s cluster.workers=2' "$out/e" ||
 			fail "mpi: a launch of 2 for a job of 3: exit $rc: $(cat "$out/e")"
-		echo "ok: 3 ranks over mpi, ring and rhd; a launch of the wrong size refused"
+		# all-reduce training under mpirun: each rank samples itself (a 4 MiB
+		# bucket for 20 steps, so that some CPU is counted within a tick)
+		printf 'model small\nb/kernel float32 1024,1024 trainable\n' >"$out/small.model"
+		for f in json text; do
+			mpirun --oversubscribe --bind-to none -np 3 $TFGB train $J -s job.transport=mpi \
+				-s cluster.workers=3 -s train.strategy=allreduce -s train.model="$out/small.model" \
+				-s train.steps=20 -s monitor.interval=100ms -f $f >"$out/mt.$f" 2>"$out/e" ||
+				fail "mpi train allreduce, $f: exit $?: $(tail -5 "$out/e")"
+		done
+		json_check "d['resources']['scope'] == 'hosts'
+and sorted((p['role'], p['index']) for h in d['resources']['hosts'] for p in h['processes'])
+    == [('worker', 0), ('worker', 1), ('worker', 2)]
+and all(r['rss_avg_bytes'] > 0 for h in d['resources']['hosts'] for r in h['summary']['roles'])
+and any(r['user_s'] + r['sys_s'] > 0 for h in d['resources']['hosts'] for r in h['summary']['roles'])" \
+			<"$out/mt.json" || fail "mpi train allreduce: no resources: $(cat "$out/mt.json")"
+		grep -q '^# resources of host .*, as its processes sampled themselves:' "$out/mt.text" &&
+			grep -q '^# resources: worker x3: CPU [0-9.]*% of a core.*; RSS [0-9.]* MiB' "$out/mt.text" ||
+			fail "mpi train allreduce: the text has no resources: $(cat "$out/mt.text")"
+		echo "ok: 3 ranks over mpi, ring and rhd; a launch of the wrong size refused; training's resources"
 	fi
 fi
 exit 0

@@ -218,3 +218,28 @@ PY
 refuse "a timeline with --metric" "is a timeline: it draws each track's step time" --metric p50 \
 	"$out/tl.json"
 echo "ok: a timeline: each worker's steps and barrier waits"
+
+# 5. a collective's timeline (#44): each rank's operations, one size after
+# the other, and below each operation's time in exchanges: the sum of its
+# exchanges' spans (thread 1), at the operation's place in the order run
+$TFGB collective $J -s collective.max_bytes=64 -s output.timeline="$out/ctl.json" >/dev/null \
+	2>"$out/err" || fail "collective with a timeline exited $?: $(cat "$out/err")"
+plot_ok "$out/ctl.svg" "$out/ctl.json"
+in_gp 'set ylabel "time in exchanges (ms)"' 'title "rank 2" noenhanced'
+$PY - "$out/ctl.json" "$out/gp.txt" <<'PY' || fail "the exchanges' figure is not their spans"
+import json, re, sys
+t = json.load(open(sys.argv[1]))
+gp = open(sys.argv[2]).read()
+blocks = dict(re.findall(r"\$(\w+) << EOD\n(.*?)EOD\n", gp, re.S))
+for r in range(3):
+    want = {}
+    for e in t["traceEvents"]:
+        if e["ph"] == "X" and e["pid"] == r and e["tid"] == 1:
+            size = 0 if e["name"].startswith("8 B ") else 1
+            x = size * 5 + e["args"]["index"]
+            want[x] = want.get(x, 0) + e["dur"] / 1e3
+    got = {int(l.split()[0]): float(l.split()[1]) for l in blocks["w%d" % r].splitlines()}
+    assert sorted(got) == list(range(10)) == sorted(want), (r, got, want)
+    assert all(abs(got[x] - want[x]) < 1e-3 for x in got), (r, got, want)
+PY
+echo "ok: a collective's timeline: each rank's operations and its time in exchanges"

@@ -353,6 +353,7 @@ for w in range(3):
     # a barrier before every step (synchronous), on the steps' thread
     assert sum(1 for x in spans if x["pid"] == w and x["name"].startswith("barrier #")) == 4
 assert t["otherData"]["clock_err_us"] == 0 and t["otherData"]["tfgb"] == "tfgb train, parameter server"
+assert t["otherData"]["capped"]["cap"] == 2048 and t["otherData"]["capped"]["dropped"] == 0, t["otherData"]
 PY
 echo "ok: the timeline of a ResNet-50 run holds its steps, pulls and pushes"
 

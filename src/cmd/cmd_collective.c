@@ -76,6 +76,8 @@ static int crank_measure(struct crank *k, size_t count, struct err *err)
 		if (check)
 			coll_fill(c, count);
 		injected += ranks_fault(&k->k, i);
+		c->marking = 1; /* no more than a flag: the engine reads the clock only with a timeline */
+		c->mark_op = i;
 		t0 = now_ns();
 		msg[M_START(k) + i] = (uint64_t)((int64_t)t0 + k->k.offset_ns);
 		if ((rc = coll_run(c, count, err)) < 0)
@@ -90,9 +92,11 @@ static int crank_measure(struct crank *k, size_t count, struct err *err)
 		}
 		wrong += bad;
 	}
+	c->marking = 0;
 	msg[M_WRONG(k)] = wrong;
 	msg[M_VERIFIED(k)] = verified;
 	msg[M_INJECTED(k)] = injected;
+	ranks_marks_put(&k->k);
 	return 0;
 }
 
@@ -107,7 +111,7 @@ static uint64_t crank_row(void *arg, struct ranks *rk)
 	uint64_t wrong = 0;
 
 	for (int r = 0; r < rk->n; r++)
-		wrong += rk->all[(size_t)r * M_LEN(k) + M_WRONG(k)];
+		wrong += rk->all[(size_t)r * rk->nfig + M_WRONG(k)];
 	if (ranks_late_of(rk, iters, 0, M_START(k), M_INJECTED(k), k->op_ns,
 	                  k->last + at * (size_t)rk->n, row) < 0)
 		return 1; /* out of memory: the run stops */
@@ -116,6 +120,8 @@ static uint64_t crank_row(void *arg, struct ranks *rk)
 		snprintf(name, sizeof name, "%s %llu B", coll_op_name(k->conf->op),
 		         (unsigned long long)k->bytes);
 		ranks_trace(rk, &k->trace, name, iters, 0, M_START(k));
+		snprintf(name, sizeof name, "%llu B ", (unsigned long long)k->bytes);
+		ranks_trace_marks(rk, &k->trace, name);
 	}
 	report_coll_row_of(k->op_ns, iters, k->bytes, k->conf->op, rk->n, row);
 	row->wrong = wrong;
@@ -212,13 +218,13 @@ static int run_rank(struct tfgb *t, const struct tr_ops *ops, const struct clust
 	(void)arg;
 	if ((k.k.rank == 0 && (rc = crank_report_open(&k)) != TFGB_EXIT_OK) ||
 	    (rc = ranks_open(&k.k, t, ops, rk->index, rk->size, conf->op, conf->algorithm,
-	                     conf->max_bytes, 2 * (size_t)conf->iterations + 3)) != TFGB_EXIT_OK)
+	                     conf->max_bytes, M_LEN(&k))) != TFGB_EXIT_OK)
 		goto out;
 	if (k.k.rank == 0)
 		report_coll_head(&k.rep, k.out);
 	if (k.k.rank == 0 && *t->job.timeline &&
-	    (rc = report_trace_open(&k.trace, t->job.timeline, k.k.n, "rank", "tfgb collective",
-	                            RANKS_CLOCK, k.k.clock_err_ns, now_ns())) < 0) {
+	    (rc = ranks_trace_open(&k.k, &k.trace, t->job.timeline, "tfgb collective", "operations",
+	                           now_ns())) < 0) {
 		tfgb_error("%s: cannot write the timeline to '%s': %s", t->cmd, t->job.timeline,
 		           strerror(-rc));
 		rc = TFGB_EXIT_FAIL;

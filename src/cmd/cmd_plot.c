@@ -49,7 +49,8 @@ static void plot_usage(FILE *f)
 	        "                 RESULT...\n"
 	        "       tfgb plot -o FIGURE.png|FIGURE.svg [--title TEXT] [-q] TIMELINE\n\n"
 	        "  draw results (JSON, a sweep's JSON or CSV, tfgb's CSV) with gnuplot;\n"
-	        "  a timeline (output.timeline): each rank's step time and barrier wait\n\n"
+	        "  a timeline (output.timeline): each rank's step time and its wait (at\n"
+	        "  the barrier, or in its exchanges)\n\n"
 	        "  -o FILE          the figure: PNG or SVG, by the name's ending\n"
 	        "  --figure KIND    lines (against a numeric x) or bars (a group per value\n"
 	        "                   of x); default: lines for a numeric sweep, else bars;\n"
@@ -276,9 +277,8 @@ static int plot_timeline(const char *path, const struct plot_opts *o)
 		return rc < 0 ? TFGB_EXIT_USAGE : -1;
 	}
 	if (o->style >= 0 || o->metric >= 0 || o->xkey >= 0 || o->errbar >= 0) {
-		tfgb_error("plot: '%s' is a timeline: it draws each track's step time (and barrier "
-		           "wait) over its steps, and takes no --figure, --metric, --x or --errors",
-		           path);
+		tfgb_error("plot: '%s' is a timeline: it draws each track's step time (and wait) over "
+		           "its steps, and takes no --figure, --metric, --x or --errors", path);
 		rc = TFGB_EXIT_USAGE;
 	} else {
 		rc = plot_draw(&(struct plot_what){.t = &tr, .title = o->title ? o->title : *tr.what

@@ -1,7 +1,12 @@
 /* plot_trace.c - `tfgb plot` of a timeline (output.timeline, Trace Event
  * JSON: report_trace.h): each track's step time over its steps and, where
- * the timeline has them (synchronous PS training), each worker's wait at
- * the barrier before each step.  A step is a complete event of thread 0
+ * the timeline has them, each worker's wait at the barrier before each
+ * step (synchronous PS training) or each rank's time in the exchanges of
+ * each step (a run of ranks: the spans of its thread 1, those with a
+ * "waited_for", summed by their operation's index; a size of the
+ * collective is a batch of steps followed by its exchanges, so that an
+ * exchange's step is the track's steps before its batch plus its index).
+ * A step is a complete event of thread 0
  * named "step #k" (the PS and all-reduce strategies) or, for tfgb
  * collective, any of its operations ("allreduce 1024 B #k"); its number
  * is its place among its track's steps, so that a collective's sizes
@@ -21,6 +26,7 @@ void plot_trace_free(struct plot_trace *t)
 	for (int i = 0; i < t->ntrack; i++) {
 		free(t->track[i].step);
 		free(t->track[i].wait);
+		free(t->track[i].waitx);
 	}
 	memset(t, 0, sizeof *t);
 }
@@ -57,7 +63,37 @@ static int push(double **a, size_t *n, size_t *cap, double ms)
 	return 0;
 }
 
-/* One event: a track's name, a step or a barrier wait.  0 or -1. */
+/* A wait of track k at step x, ms: added to the last when at the same
+ * step, else appended.  0, or -1 (out of memory). */
+static int push_wait(struct plot_trace_track *k, double x, double ms)
+{
+	size_t cap = k->capwait, n = k->nwait;
+
+	if (n && k->waitx[n - 1] == x) {
+		k->wait[n - 1] += ms;
+		return 0;
+	}
+	if (push(&k->waitx, &n, &cap, x) < 0)
+		return -1;
+	return push(&k->wait, &k->nwait, &k->capwait, ms);
+}
+
+/* An exchange of a run of ranks (thread 1): its time added to its step's
+ * wait.  0, or -1. */
+static int exchange(struct plot_trace *t, struct plot_trace_track *k, const struct jsonr *r,
+                    int e, double dur)
+{
+	double index;
+
+	if (jsonr_num(r, jsonr_find(r, e, "args.index"), &index) < 0 || index < 0)
+		return 0;
+	t->exchanges = 1;
+	k->in_x = 1;
+	return push_wait(k, (double)k->xbase + index, dur / 1e3);
+}
+
+/* One event: a track's name, a step, a barrier wait or an exchange.  0
+ * or -1. */
 static int event(struct plot_trace *t, const struct jsonr *r, int e, const char *path,
                  struct err *err)
 {
@@ -74,13 +110,21 @@ static int event(struct plot_trace *t, const struct jsonr *r, int e, const char 
 		return -1;
 	if (!strcmp(ph, "M") && !strcmp(name, "process_name"))
 		jsonr_str(r, jsonr_find(r, e, "args.name"), k->name, sizeof k->name);
-	if (strcmp(ph, "X") || tid != 0 || !strstr(name, " #") ||
+	if (strcmp(ph, "X") || !strstr(name, " #") ||
 	    jsonr_num(r, jsonr_obj_get(r, e, "dur"), &dur) < 0)
 		return 0;
+	if (tid == 1 && jsonr_find(r, e, "args.waited_for") >= 0)
+		return exchange(t, k, r, e, dur);
+	if (tid != 0)
+		return 0;
 	if (!strncmp(name, "barrier #", 9))
-		return push(&k->wait, &k->nwait, &k->capwait, dur / 1e3);
+		return push_wait(k, (double)k->nstep, dur / 1e3);
 	if (!strncmp(name, "compute #", 9))
 		return 0; /* within its step */
+	if (k->in_x) { /* a new batch of steps */
+		k->xbase = k->nstep;
+		k->in_x = 0;
+	}
 	return push(&k->step, &k->nstep, &k->capstep, dur / 1e3);
 }
 
@@ -124,14 +168,16 @@ static void panel(const struct plot_trace *t, int wait, FILE *f)
 {
 	int first = 1;
 
-	plot_gp_cmd_str(f, "set ylabel", wait ? "barrier wait (ms)" : "step time (ms)");
-	plot_gp_cmd_str(f, "set xlabel", wait ? "step" : "step (or operation), in the order run");
+	plot_gp_cmd_str(f, "set ylabel", !wait ? "step time (ms)" : t->exchanges
+	                ? "time in exchanges (ms)" : "barrier wait (ms)");
+	plot_gp_cmd_str(f, "set xlabel", wait && !t->exchanges ? "step"
+	                : "step (or operation), in the order run");
 	for (int i = 0; i < t->ntrack; i++) {
 		const struct plot_trace_track *k = &t->track[i];
 		size_t n = wait ? k->nwait : k->nstep;
 		fprintf(f, "$%c%d << EOD\n", wait ? 'w' : 's', i);
 		for (size_t j = 0; j < n; j++)
-			fprintf(f, "%zu %.6f\n", j, wait ? k->wait[j] : k->step[j]);
+			fprintf(f, "%.0f %.6f\n", wait ? k->waitx[j] : (double)j, wait ? k->wait[j] : k->step[j]);
 		fputs("EOD\n", f);
 	}
 	for (int i = 0; i < t->ntrack; i++) {

@@ -1,6 +1,6 @@
 /* plot_trace.h - `tfgb plot` of a timeline (output.timeline): each rank's
- * or worker's step time over its steps, and each worker's barrier wait
- * (plot_trace.c). */
+ * or worker's step time over its steps, and each worker's barrier wait or
+ * each rank's time in exchanges (plot_trace.c). */
 #ifndef TFGB_PLOT_TRACE_H
 #define TFGB_PLOT_TRACE_H
 
@@ -15,12 +15,18 @@ struct plot_trace_track {
 	double pid;
 	char name[64];               /* "worker 1", "rank 3" */
 	double *step, *wait;         /* ms, in the order run */
+	double *waitx;               /* each wait's step: its place among the track's steps */
 	size_t nstep, capstep, nwait, capwait;
+	/* a run of ranks' exchanges (thread 1): the track's steps before
+	 * the batch they belong to, and whether the last event was one */
+	size_t xbase;
+	int in_x;
 };
 
 struct plot_trace {
 	char what[192];              /* otherData.tfgb: what run it is of */
-	int ntrack, waits;           /* tracks; those with barrier waits */
+	int ntrack, waits;           /* tracks; those with waits */
+	int exchanges;               /* the waits are time in exchanges, not at a barrier */
 	struct plot_trace_track track[PLOT_TRACE_TRACKS];
 };
 

@@ -17,12 +17,15 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "coll.h"
+#include "collect_res.h"
 #include "ranks.h"
 #include "report_coll.h"
 #include "report_trace.h"
 #include "role.h"
+#include "session.h"
 #include "sysinfo.h"
 #include "util.h"
 
@@ -35,6 +38,8 @@ struct ar {
 	size_t nb;
 	uint32_t steps;
 	uint64_t *op_ns;       /* rank 0: each step's time, the slowest worker's */
+	struct monitor *mon;   /* this rank's resources as it samples itself, or NULL */
+	size_t res_words;      /* the message's for them: 1, or 1 + RES_BYTES' when sampled */
 };
 
 /* One step: every bucket all-reduced.  Its time (verification outside
@@ -66,18 +71,28 @@ static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struc
 }
 
 /* The rank's message: the measured steps' times, their starts (rank 0's
- * clock), then wrong, verified, the bytes sent a step, the delay put in. */
+ * clock), the time in exchanges of each, whom its longest exchange
+ * waited for and how long (coll.h), then wrong, verified, the bytes sent
+ * a step, the delay put in. */
 #define M_START(a) ((size_t)(a)->steps)
-#define M_WRONG(a) (2 * (size_t)(a)->steps)
+#define M_WAIT(a) (2 * (size_t)(a)->steps)
+#define M_WFOR(a) (3 * (size_t)(a)->steps)
+#define M_WMAX(a) (4 * (size_t)(a)->steps)
+#define M_WRONG(a) (5 * (size_t)(a)->steps)
 #define M_VERIFIED(a) (M_WRONG(a) + 1)
 #define M_SENT(a) (M_WRONG(a) + 2)
 #define M_INJECTED(a) (M_WRONG(a) + 3)
-#define M_LEN(a) (M_WRONG(a) + 4)
+/* then the rank's resources as it sampled itself: their length in bytes,
+ * then session_res_pack's form (its host and its series) */
+#define M_RES(a) (M_WRONG(a) + 4)
+#define RES_BYTES (RESULT_HOST_MAX + 4 + MONITOR_PACK_MAX)
+#define M_LEN(a) (M_RES(a) + (a)->res_words)
 
 /* The warm-up steps, then the measured ones: the rank's message. */
 static int ar_steps(struct ar *a, struct err *err)
 {
-	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, injected = 0, ns;
+	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, injected = 0, ns, wait0;
+	struct coll *c = &a->k.c;
 	const uint32_t warm = (uint32_t)a->conf->warmup_steps;
 	int rc;
 
@@ -85,36 +100,124 @@ static int ar_steps(struct ar *a, struct err *err)
 		uint32_t i = s - warm;
 		int check = s >= warm && (i == 0 || i + 1 == a->steps);
 		if (s == warm)
-			sent0 = a->k.c.sent;
+			sent0 = c->sent;
 		if (s >= warm) {
 			injected += ranks_fault(&a->k, i);
 			msg[M_START(a) + i] = (uint64_t)((int64_t)now_ns() + a->k.offset_ns);
 		}
+		c->marking = s >= warm;
+		c->mark_op = i;
+		c->wmax_ns = 0;
+		c->wfor = a->k.rank;
+		wait0 = c->wait_ns;
 		if ((rc = ar_step(a, check, &ns, &wrong, err)) < 0)
 			return rc;
-		if (s >= warm)
-			msg[i] = ns;
+		if (s < warm)
+			continue;
+		msg[i] = ns;
+		msg[M_WAIT(a) + i] = c->wait_ns - wait0;
+		msg[M_WFOR(a) + i] = (uint64_t)c->wfor;
+		msg[M_WMAX(a) + i] = c->wmax_ns;
 	}
+	c->marking = 0;
 	msg[M_WRONG(a)] = wrong;
 	msg[M_VERIFIED(a)] = a->steps > 1 ? 2 : 1;
-	msg[M_SENT(a)] = (a->k.c.sent - sent0) / a->steps;
+	msg[M_SENT(a)] = (c->sent - sent0) / a->steps;
 	msg[M_INJECTED(a)] = injected;
+	ranks_marks_put(&a->k);
 	return 0;
+}
+
+/* The rank's resources into its message, its monitor stopped (none: 0
+ * bytes; a series that does not fit is none, as a worker's report's). */
+static void ar_res_put(struct ar *a)
+{
+	long n;
+
+	monitor_stop(a->mon);
+	n = a->mon ? session_res_pack(a->mon, (unsigned char *)(a->k.msg + M_RES(a) + 1),
+	                              (a->res_words - 1) * sizeof(uint64_t))
+	           : 0;
+	a->k.msg[M_RES(a)] = n > 0 ? (uint64_t)n : 0;
+}
+
+/* Rank 0: every rank's resources merged per host (collect_res.h) into r;
+ * a rank's that do not unpack are left out.  Free ra after the report. */
+static void ar_res_hosts(struct ar *a, struct ranks *rk, struct res_agg *ra,
+                         char (*host)[RESULT_HOST_MAX], const char **hostp,
+                         struct report_train_ar *r)
+{
+	for (int w = 0; w < rk->n; w++) {
+		const uint64_t *m = rk->all + (size_t)w * rk->nfig + M_RES(a);
+		hostp[w] = host[w];
+		if (m[0] && m[0] <= (a->res_words - 1) * sizeof(uint64_t) &&
+		    session_res_unpack((const unsigned char *)(m + 1), m[0], host[w], &ra->mon[w]) < 0)
+			ra->mon[w] = NULL;
+	}
+	res_agg_hosts(ra);
+	r->hosts = ra->hosts;
+	r->nhosts = ra->nhosts;
+}
+
+/* Whom step i waited for: from the worker whose longest exchange was
+ * the longest, the rank that exchange waited for (coll_waited_for), on
+ * along the chain while that rank itself waited at least half as long
+ * (in rhd a peer blocked on its own peer), at most n hops. */
+static int ar_origin(const struct ar *a, const struct ranks *rk, uint32_t i)
+{
+#define WMAX(w) (rk->all[(size_t)(w) * rk->nfig + M_WMAX(a) + i])
+	int q = 0;
+
+	for (int w = 1; w < rk->n; w++)
+		q = WMAX(w) > WMAX(q) ? w : q;
+	for (int hop = 0; hop < rk->n; hop++) {
+		uint64_t p = rk->all[(size_t)q * rk->nfig + M_WFOR(a) + i];
+		if (p >= (uint64_t)rk->n || (int)p == q)
+			return q;
+		if (2 * WMAX(p) < WMAX(q))
+			return (int)p;
+		q = (int)p;
+	}
+	return q;
+#undef WMAX
+}
+
+/* Who waited for whom: each worker's mean time a step in its exchanges
+ * (into ms[w]) and out of them (ms[n + w]); each step named for the
+ * worker it waited for (ar_origin, into cnt). */
+static void ar_waits(struct ar *a, struct ranks *rk, struct report_train_ar *r, uint32_t *cnt,
+                     double *ms)
+{
+	for (uint32_t i = 0; i < a->steps; i++)
+		cnt[ar_origin(a, rk, i)]++;
+	for (int w = 0; w < rk->n; w++) {
+		const uint64_t *m = rk->all + (size_t)w * rk->nfig;
+		double wait = 0, step = 0;
+		for (uint32_t i = 0; i < a->steps; i++) {
+			wait += (double)m[M_WAIT(a) + i];
+			step += (double)m[i];
+		}
+		ms[w] = wait / a->steps / 1e6;
+		ms[rk->n + w] = (step > wait ? step - wait : 0) / a->steps / 1e6;
+		r->waited_rank = cnt[w] > cnt[r->waited_rank] ? w : r->waited_rank;
+	}
+	r->waited_pct = 100.0 * cnt[r->waited_rank] / a->steps;
 }
 
 /* The figures of the report from every worker's message. */
 static int ar_figures(struct ar *a, struct ranks *rk, struct report_train_ar *r, uint64_t *sent,
-                      uint32_t *last)
+                      uint32_t *last, uint32_t *waited, double *wait_ms)
 {
 	uint64_t wrong = 0;
 
 	for (int w = 0; w < rk->n; w++) {
-		const uint64_t *m = rk->all + (size_t)w * M_LEN(a);
+		const uint64_t *m = rk->all + (size_t)w * rk->nfig;
 		wrong += m[M_WRONG(a)];
 		sent[w] = m[M_SENT(a)];
 	}
 	if (ranks_late_of(rk, a->steps, 0, M_START(a), M_INJECTED(a), a->op_ns, last, &r->step) < 0)
 		return -1;
+	ar_waits(a, rk, r, waited, wait_ms);
 	report_coll_row_of(a->op_ns, a->steps, r->grad_bytes, COLL_ALLREDUCE, rk->n, &r->step);
 	r->step.wrong = wrong;
 	r->step.verified = (uint32_t)rk->msg[M_VERIFIED(a)];
@@ -122,7 +225,8 @@ static int ar_figures(struct ar *a, struct ranks *rk, struct report_train_ar *r,
 	return 0;
 }
 
-/* Rank 0: every worker's steps into output.timeline.  0, or -1 (said). */
+/* Rank 0: every worker's steps and exchanges into output.timeline.  0,
+ * or -1 (said). */
 static int ar_timeline(struct ar *a, struct ranks *rk)
 {
 	uint64_t base = UINT64_MAX;
@@ -131,12 +235,13 @@ static int ar_timeline(struct ar *a, struct ranks *rk)
 
 	for (int w = 0; w < rk->n; w++) /* from the first start of any worker */
 		for (uint32_t i = 0; i < a->steps; i++) {
-			uint64_t s = rk->all[(size_t)w * M_LEN(a) + M_START(a) + i];
+			uint64_t s = rk->all[(size_t)w * rk->nfig + M_START(a) + i];
 			base = s < base ? s : base;
 		}
-	if ((rc = report_trace_open(&t, rk->t->job.timeline, rk->n, "rank", "tfgb train, allreduce",
-	                            RANKS_CLOCK, rk->clock_err_ns, base)) == 0) {
+	if ((rc = ranks_trace_open(rk, &t, rk->t->job.timeline, "tfgb train, allreduce", "steps",
+	                           base)) == 0) {
 		ranks_trace(rk, &t, "step", a->steps, 0, M_START(a));
+		ranks_trace_marks(rk, &t, "");
 		rc = report_trace_close(&t);
 	}
 	if (rc < 0)
@@ -152,31 +257,47 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 	struct ar *a = arg;
 	uint64_t *sent = calloc((size_t)rk->n, sizeof *sent);
 	uint32_t *last = calloc((size_t)rk->n, sizeof *last);
+	uint32_t *waited = calloc((size_t)rk->n, sizeof *waited);
+	double *wait_ms = calloc(2 * (size_t)rk->n, sizeof *wait_ms);
+	char (*host)[RESULT_HOST_MAX] = calloc((size_t)rk->n, sizeof *host);
+	const char **hostp = calloc((size_t)rk->n, sizeof *hostp);
+	struct res_agg ra;
 	struct sysinfo_env env;
 	struct report_train_ar r = {
 		.job = &rk->t->job, .transport_version = tr_coll_version(rk->ops), .model = a->pl->m.name,
 		.alg = coll_conf_of(&rk->t->job)->algorithm, .workers = rk->n,
 		.bucket_count = a->count, .nbuckets = a->nb,
 		.warmup_steps = (uint32_t)a->conf->warmup_steps, .sent = sent,
-		.ps_bytes = a->pl->step_bytes, .env = &env,
+		.ps_bytes = a->pl->step_bytes, .env = &env, .waited_counts = waited,
+		.wait_ms = wait_ms, .work_ms = wait_ms ? wait_ms + rk->n : NULL,
 	};
 	FILE *out = tfgb_out(rk->t);
 	int rc = -1;
 
 	sysinfo_collect(&env);
+	if (res_agg_init(&ra, (uint32_t)rk->n, 0, hostp) == 0 && host && hostp)
+		ar_res_hosts(a, rk, &ra, host, hostp, &r);
 	for (size_t k = 0; k < a->pl->m.n; k++)
 		r.vars += a->pl->m.var[k].kind == MODEL_TRAINABLE;
 	for (size_t b = 0; b < a->nb; b++)
 		r.grad_bytes += a->count[b] * sizeof(float);
-	if (sent && last && out && (a->op_ns = calloc(a->steps, sizeof *a->op_ns)) &&
-	    ar_figures(a, rk, &r, sent, last) == 0)
+	if (sent && last && waited && wait_ms && out &&
+	    (a->op_ns = calloc(a->steps, sizeof *a->op_ns)) &&
+	    ar_figures(a, rk, &r, sent, last, waited, wait_ms) == 0)
 		rc = report_train_ar(&r, out);
 	if (rc == 0 && *rk->t->job.timeline && ar_timeline(a, rk) < 0)
+		rc = -2;
+	if (rc == 0 && res_series(rk->t, NULL, &ra) < 0) /* output.series, per host */
 		rc = -2;
 	if (rc == -1)
 		tfgb_error("%s: out of memory writing the report", rk->t->cmd);
 	free(sent);
 	free(last);
+	free(waited);
+	free(wait_ms);
+	res_agg_free(&ra);
+	free(host);
+	free(hostp);
 	free(a->op_ns);
 	a->op_ns = NULL;
 	return rc < 0 || r.step.wrong != 0;
@@ -189,17 +310,28 @@ static int ar_worker(struct tfgb *t, const struct tr_ops *ops, const struct clus
 	struct ar *a = arg;
 	uint64_t max = 0;
 	struct err err = {{0}};
-	int rc, stop = 0;
+	int rc, erc, stop = 0;
 
 	(void)one_launch;
 	for (size_t b = 0; b < a->nb; b++)
 		max = a->count[b] > max ? a->count[b] : max;
+	a->res_words = 1 + (t->job.monitor_ns ? (RES_BYTES + 7) / 8 : 0);
 	if ((rc = ranks_open(&a->k, t, ops, rk->index, rk->size, COLL_ALLREDUCE,
 	                     coll_conf_of(&t->job)->algorithm, max * sizeof(float),
 	                     M_LEN(a))) != TFGB_EXIT_OK)
 		goto out;
+	a->k.c.clocked = 1; /* the waits are the report's */
+	/* no launcher samples a rank: each samples itself, from the ranks'
+	 * meeting to its last step */
+	if ((rc = session_monitor(t, &(struct monitor_target){"worker", rk->index, getpid()}, 1,
+	                          NULL, 0, 0, &a->mon)) != TFGB_EXIT_OK)
+		goto out;
 	rc = TFGB_EXIT_FAIL;
-	if (ar_steps(a, &err) < 0 || ranks_gather(&a->k, ar_report, a, &stop, &err) < 0)
+	if ((erc = ar_steps(a, &err)) == 0) {
+		ar_res_put(a);
+		erc = ranks_gather(&a->k, ar_report, a, &stop, &err);
+	}
+	if (erc < 0)
 		tfgb_error("%s: worker %d: %s", t->cmd, rk->index, err.msg);
 	else if (stop && a->k.msg[M_WRONG(a)])
 		tfgb_error("%s: worker %d: %llu wrong elements in the verified steps", t->cmd,
@@ -207,6 +339,8 @@ static int ar_worker(struct tfgb *t, const struct tr_ops *ops, const struct clus
 	else if (!stop)
 		rc = TFGB_EXIT_OK;
 out:
+	monitor_free(a->mon);
+	a->mon = NULL;
 	ranks_close(&a->k);
 	return rc;
 }

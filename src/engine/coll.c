@@ -147,18 +147,68 @@ void coll_free(struct coll *c)
 {
 	free(c->buf);
 	free(c->scratch);
+	free(c->marks);
 	c->buf = c->scratch = NULL;
+	c->marks = NULL;
 }
 
-/* One step: block-sized halves of elements (to or from -1: none). */
-static int step(struct coll *c, int to, const float *s, size_t slen, int from, float *r,
-                size_t rlen, struct err *err)
+static const char *const kinds[] = {"reduce-scatter", "all-gather", "halving", "doubling",
+                                    "fold", "unfold"};
+
+const char *coll_kind_name(int kind)
 {
+	return kind >= 0 && kind <= COLL_K_UNFOLD ? kinds[kind] : "?";
+}
+
+int coll_waited_for(int rank, int n, int kind, int step, int to, int from)
+{
+	if (kind == COLL_K_RS || kind == COLL_K_AG)
+		return ((rank - 1 - step) % n + n) % n;
+	return from >= 0 ? from : to;
+}
+
+/* After an exchange of c's that began at t0_ns (c->clocked): its wait,
+ * and its mark while marking.  Out of line: the path without a clock
+ * does not carry it. */
+static void waited(struct coll *c, uint64_t t0_ns, int kind, int s, int block, int to, int from)
+{
+	uint64_t d = now_ns() - t0_ns;
+	int wfor = coll_waited_for(c->rank, c->n, kind, s, to, from);
+
+	c->wait_ns += d;
+	if (d > c->wmax_ns) {
+		c->wmax_ns = d;
+		c->wfor = wfor;
+	}
+	if (!c->marking || !c->marks)
+		return;
+	if (c->nmarks >= COLL_MARKS_MAX) {
+		c->marks_dropped++;
+		return;
+	}
+	c->marks[c->nmarks++] = (struct coll_mark){
+		.start_ns = t0_ns, .dur_ns = d, .op = c->mark_op, .kind = (uint16_t)kind,
+		.step = (uint16_t)s, .to = (int16_t)to, .from = (int16_t)from,
+		.block = (int16_t)block, .waited_for = (int16_t)wfor};
+}
+
+/* One step, step s of its kind: block-sized halves of elements (to or
+ * from -1: none); block names the received one (the timeline's). */
+static int step(struct coll *c, int kind, int s, int block, int to, const float *sb, size_t slen,
+                int from, float *r, size_t rlen, struct err *err)
+{
+	uint64_t t0;
+	int rc;
+
 	if (to < 0 && from < 0)
 		return 0;
 	c->sent += to >= 0 ? slen * sizeof(float) : 0;
-	return c->ops->sendrecv(c->link, to, s, slen * sizeof(float), from, r,
-	                        rlen * sizeof(float), now_ns() + c->timeout_ns, err);
+	t0 = now_ns();
+	rc = c->ops->sendrecv(c->link, to, sb, slen * sizeof(float), from, r, rlen * sizeof(float),
+	                      t0 + c->timeout_ns, err);
+	if (c->clocked && rc >= 0)
+		waited(c, t0, kind, s, block, to, from);
+	return rc;
 }
 
 static void add(float *restrict dst, const float *restrict src, size_t len)
@@ -178,15 +228,17 @@ static int ring_reduce_scatter(struct coll *c, size_t count, struct err *err)
 		size_t so, sl, ro, rl;
 		coll_block(count, n, (r - s - 1 + 2 * n) % n, &so, &sl);
 		coll_block(count, n, (r - s - 2 + 2 * n) % n, &ro, &rl);
-		if ((rc = step(c, right, c->buf + so, sl, left, c->scratch, rl, err)) < 0)
+		if ((rc = step(c, COLL_K_RS, s, (r - s - 2 + 2 * n) % n, right, c->buf + so, sl, left,
+		               c->scratch, rl, err)) < 0)
 			return rc;
 		add(c->buf + ro, c->scratch, rl);
 	}
 	return 0;
 }
 
-/* N-1 steps: from block r on rank r, every block on every rank. */
-static int ring_allgather(struct coll *c, size_t count, struct err *err)
+/* N-1 steps: from block r on rank r, every block on every rank; the
+ * steps counted from s0 (after a reduce-scatter's, the chain goes on). */
+static int ring_allgather(struct coll *c, size_t count, int s0, struct err *err)
 {
 	int n = c->n, r = c->rank, right = (r + 1) % n, left = (r + n - 1) % n, rc;
 
@@ -194,7 +246,8 @@ static int ring_allgather(struct coll *c, size_t count, struct err *err)
 		size_t so, sl, ro, rl;
 		coll_block(count, n, (r - s + n) % n, &so, &sl);
 		coll_block(count, n, (r - s - 1 + 2 * n) % n, &ro, &rl);
-		if ((rc = step(c, right, c->buf + so, sl, left, c->buf + ro, rl, err)) < 0)
+		if ((rc = step(c, COLL_K_AG, s0 + s, (r - s - 1 + 2 * n) % n, right, c->buf + so, sl,
+		               left, c->buf + ro, rl, err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -226,14 +279,15 @@ static void rhd_range(size_t count, int p, int lo, int hi, size_t *off, size_t *
 /* log2(p) steps: virtual rank v ends with block v of p summed. */
 static int rhd_halving(struct coll *c, const struct rhd *h, size_t count, struct err *err)
 {
-	int lo = 0, hi = h->p, rc;
+	int lo = 0, hi = h->p, rc, s = 0;
 
-	for (int mask = h->p / 2; mask >= 1; mask /= 2) {
+	for (int mask = h->p / 2; mask >= 1; mask /= 2, s++) {
 		int mid = lo + (hi - lo) / 2, up = (h->v & mask) != 0, peer = rhd_real(h, h->v ^ mask);
 		size_t ko, kl, so, sl;
 		rhd_range(count, h->p, up ? mid : lo, up ? hi : mid, &ko, &kl);
 		rhd_range(count, h->p, up ? lo : mid, up ? mid : hi, &so, &sl);
-		if ((rc = step(c, peer, c->buf + so, sl, peer, c->scratch, kl, err)) < 0)
+		if ((rc = step(c, COLL_K_HALVE, s, up ? mid : lo, peer, c->buf + so, sl, peer,
+		               c->scratch, kl, err)) < 0)
 			return rc;
 		add(c->buf + ko, c->scratch, kl);
 		if (up)
@@ -247,15 +301,16 @@ static int rhd_halving(struct coll *c, const struct rhd *h, size_t count, struct
 /* log2(p) steps: from block v on virtual rank v, every block. */
 static int rhd_doubling(struct coll *c, const struct rhd *h, size_t count, struct err *err)
 {
-	int rc;
+	int rc, s = 0;
 
-	for (int mask = 1; mask < h->p; mask *= 2) {
+	for (int mask = 1; mask < h->p; mask *= 2, s++) {
 		int mine = h->v & ~(mask - 1), theirs = (h->v ^ mask) & ~(mask - 1);
 		int peer = rhd_real(h, h->v ^ mask);
 		size_t mo, ml, to, tl;
 		rhd_range(count, h->p, mine, mine + mask, &mo, &ml);
 		rhd_range(count, h->p, theirs, theirs + mask, &to, &tl);
-		if ((rc = step(c, peer, c->buf + mo, ml, peer, c->buf + to, tl, err)) < 0)
+		if ((rc = step(c, COLL_K_DOUBLE, s, theirs, peer, c->buf + mo, ml, peer, c->buf + to,
+		               tl, err)) < 0)
 			return rc;
 	}
 	return 0;
@@ -274,8 +329,8 @@ static int rhd_allreduce(struct coll *c, size_t count, struct err *err)
 	h.rem = c->n - h.p;
 	h.v = r < 2 * h.rem ? (r % 2 ? r / 2 : -1) : r - h.rem;
 	if (r < 2 * h.rem) { /* fold */
-		rc = r % 2 ? step(c, -1, NULL, 0, r - 1, c->scratch, count, err)
-		           : step(c, r + 1, c->buf, count, -1, NULL, 0, err);
+		rc = r % 2 ? step(c, COLL_K_FOLD, 0, 0, -1, NULL, 0, r - 1, c->scratch, count, err)
+		           : step(c, COLL_K_FOLD, 0, -1, r + 1, c->buf, count, -1, NULL, 0, err);
 		if (rc < 0)
 			return rc;
 		if (r % 2)
@@ -285,8 +340,8 @@ static int rhd_allreduce(struct coll *c, size_t count, struct err *err)
 	                 (rc = rhd_doubling(c, &h, count, err)) < 0))
 		return rc;
 	if (r < 2 * h.rem) /* unfold */
-		return r % 2 ? step(c, r - 1, c->buf, count, -1, NULL, 0, err)
-		             : step(c, -1, NULL, 0, r + 1, c->buf, count, err);
+		return r % 2 ? step(c, COLL_K_UNFOLD, 0, -1, r - 1, c->buf, count, -1, NULL, 0, err)
+		             : step(c, COLL_K_UNFOLD, 0, 0, -1, NULL, 0, r + 1, c->buf, count, err);
 	return 0;
 }
 
@@ -307,7 +362,8 @@ int coll_run(struct coll *c, size_t count, struct err *err)
 	}
 	if (c->op != COLL_ALLGATHER && (rc = ring_reduce_scatter(c, count, err)) < 0)
 		return rc;
-	return c->op == COLL_REDUCE_SCATTER ? 0 : ring_allgather(c, count, err);
+	return c->op == COLL_REDUCE_SCATTER ? 0
+	       : ring_allgather(c, count, c->op == COLL_ALLGATHER ? 0 : c->n - 1, err);
 }
 
 /* ---- verification ---- */

@@ -75,6 +75,33 @@ void coll_rank_addr(const struct coll_conf *c, int i, struct opt_hostport *out);
  * all-reduce, (n-1)/n for reduce-scatter and all-gather. */
 double coll_bus_factor(int op, int n);
 
+/* What an exchange is: one step of an algorithm, a block sent to one
+ * rank and one received from another (either may be none). */
+enum coll_kind {
+	COLL_K_RS,     /* ring reduce-scatter */
+	COLL_K_AG,     /* ring all-gather */
+	COLL_K_HALVE,  /* rhd recursive halving */
+	COLL_K_DOUBLE, /* rhd recursive doubling */
+	COLL_K_FOLD,   /* rhd: a pair of the first 2r ranks folds before */
+	COLL_K_UNFOLD, /* and unfolds after */
+};
+
+/* One exchange as the timeline sees it (4 words: the ranks' message
+ * carries it as is, ranks.h). */
+struct coll_mark {
+	uint64_t start_ns, dur_ns; /* this rank's CLOCK_MONOTONIC, the exchange's length */
+	uint32_t op;               /* the caller's index of the operation (c->mark_op) */
+	uint16_t kind, step;       /* enum coll_kind; the step within the operation */
+	int16_t to, from;          /* the ranks sent to and received from, -1: none */
+	int16_t block;             /* ring: the block received; rhd: the first of its blocks */
+	int16_t waited_for;        /* coll_waited_for */
+};
+
+/* The most exchanges a rank keeps for the timeline between two takes
+ * (ranks.h: a size of the collective, a training run); the rest are
+ * counted in marks_dropped. */
+#define COLL_MARKS_MAX 2048
+
 /* One rank's collective over a transport's link. */
 struct coll {
 	const struct tr_coll_ops *ops;
@@ -84,7 +111,31 @@ struct coll {
 	size_t cap;
 	uint64_t timeout_ns;       /* the longest step */
 	uint64_t sent;             /* bytes this rank has sent in steps, counted as it goes */
+	/* Waits, when clocked (else nothing below is touched, and no clock
+	 * is read after an exchange): each exchange's time (the send and the
+	 * receive of its blocks, blocked on the neighbours) added to wait_ns;
+	 * the longest since the caller zeroed wmax_ns into wmax_ns, whom it
+	 * waited for into wfor. */
+	int clocked;
+	uint64_t wait_ns, wmax_ns;
+	int wfor;
+	/* output.timeline: room for COLL_MARKS_MAX exchanges, or NULL; while
+	 * marking (the caller's: its measured operations), each exchange is
+	 * kept with op = mark_op, or counted in marks_dropped once full */
+	struct coll_mark *marks;
+	uint32_t nmarks, mark_op;
+	int marking;
+	uint64_t marks_dropped;
 };
+
+/* Whom rank `rank` of n waited for in an exchange of kind at step `step`
+ * with peers to and from: in a ring, the rank whose block the received
+ * one started from, (rank - 1 - step) mod n over both halves (the chain
+ * of neighbours: a rank that starts late holds up its right neighbour at
+ * step 0, the next one at step 1, ...; a rank slow between two of its
+ * steps is blamed on the rank upstream); in rhd, the peer. */
+int coll_waited_for(int rank, int n, int kind, int step, int to, int from);
+const char *coll_kind_name(int kind);
 
 /* Allocates the buffers for up to max_bytes (rounded down to whole
  * elements) on rank `rank` of n.  0, or -ENOMEM.  coll_free releases them

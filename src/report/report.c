@@ -359,11 +359,7 @@ static void print_text(const struct report *r, const struct figures *g, FILE *f)
 	}
 	if (r->mon)
 		monitor_text(r->mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
-	for (size_t h = 0; h < r->nhosts; h++) {
-		fprintf(f, "# resources of host %s, as its processes sampled themselves:\n",
-		        r->hosts[h].host);
-		monitor_text(r->hosts[h].mon, f, r->mon_calls, r->mon_bytes, r->mon_moved);
-	}
+	report_hosts_text(r->hosts, r->nhosts, r->mon_calls, r->mon_bytes, r->mon_moved, f);
 	report_ps_text(r, f);
 	report_tc_all_text(r, f);
 	netem_text(f); /* the emulated link, configured and measured */

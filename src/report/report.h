@@ -147,6 +147,15 @@ struct report_host_res {
 	const struct monitor *mon;
 };
 
+/* The resources of n hosts whose processes sampled themselves, as a text
+ * report's comment lines and as the JSON object "resources" {scope
+ * "hosts", hosts: [{host, the keys of monitor_json}]}; calls, bytes and
+ * moved as monitor_text's (0: no per-call figure). */
+void report_hosts_text(const struct report_host_res *hosts, size_t n, uint64_t calls,
+                       uint64_t bytes, uint64_t moved, FILE *f);
+void report_hosts_json(const struct report_host_res *hosts, size_t n, uint64_t calls,
+                       uint64_t bytes, uint64_t moved, struct json *w);
+
 struct report;
 /* The runs of a repeated window (report_rep.c): whether r has them
  * (job.repeat > 1 and runs given); the text table and the figures across

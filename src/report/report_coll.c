@@ -266,6 +266,12 @@ static void train_ar_text(const struct report_train_ar *r, FILE *f)
 	fprintf(f, "# last to arrive: worker %d in %.0f%% of the steps; arrivals' spread p50 %.3f ms, "
 	        "max %.3f ms\n", w->last_rank, w->last_pct, w->spread_us_p50 / 1e3,
 	        w->spread_us_max / 1e3);
+	fprintf(f, "# waited for: worker %d in %.0f%% of the steps (the longest exchange of a step "
+	        "waited for it)\n", r->waited_rank, r->waited_pct);
+	fputs("# a step's time in exchanges / out of them, per worker (ms):", f);
+	for (int i = 0; i < r->workers; i++)
+		fprintf(f, " %.3f/%.3f", r->wait_ms[i], r->work_ms[i]);
+	fputc('\n', f);
 	report_fault_text(r->job, f);
 	fprintf(f, "# bytes a worker sent a step: %llu to %llu (%.4f of the gradients); a PS "
 	        "strategy's worker pushes %llu and pulls as many\n", (unsigned long long)lo,
@@ -275,6 +281,30 @@ static void train_ar_text(const struct report_train_ar *r, FILE *f)
 	        "sent_B/step");
 	fprintf(f, "%12u %12.3f %12.3f %12.2f %14llu\n", w->iterations, w->p50_us / 1e3,
 	        w->mean_us / 1e3, w->mean_us > 0 ? 1e6 / w->mean_us : 0.0, (unsigned long long)hi);
+	report_hosts_text(r->hosts, r->nhosts, 0, 0, 0, f);
+}
+
+/* Who waited for whom (report_train_ar): train.waited_for, the
+ * all-reduce counterpart to the parameter-server strategy's. */
+static void waits_json(const struct report_train_ar *r, struct json *w)
+{
+	json_arr_begin(w, "per_worker_wait_ms");
+	for (int i = 0; i < r->workers; i++)
+		json_f64(w, NULL, r->wait_ms[i], 4);
+	json_arr_end(w);
+	json_arr_begin(w, "per_worker_work_ms");
+	for (int i = 0; i < r->workers; i++)
+		json_f64(w, NULL, r->work_ms[i], 4);
+	json_arr_end(w);
+	json_obj_begin(w, "waited_for");
+	json_i64(w, "rank", r->waited_rank);
+	json_f64(w, "pct", r->waited_pct, 2);
+	json_u64(w, "steps", r->step.iterations);
+	json_arr_begin(w, "counts");
+	for (int i = 0; i < r->workers; i++)
+		json_u64(w, NULL, r->waited_counts[i]);
+	json_arr_end(w);
+	json_obj_end(w);
 }
 
 static void train_ar_fig_json(const struct report_train_ar *r, struct json *w)
@@ -311,6 +341,7 @@ static void train_ar_fig_json(const struct report_train_ar *r, struct json *w)
 	json_u64(w, "verified_steps", x->verified);
 	json_u64(w, "wrong", x->wrong);
 	late_json(w, x);
+	waits_json(r, w);
 	json_obj_end(w);
 }
 
@@ -330,6 +361,8 @@ int report_train_ar(const struct report_train_ar *r, FILE *f)
 	json_obj_begin(&w, NULL);
 	head_json(&w, j, r->transport_version, "train", "TF-gRPC-Train");
 	train_ar_fig_json(r, &w);
+	if (r->nhosts)
+		report_hosts_json(r->hosts, r->nhosts, 0, 0, 0, &w);
 	tail_json(&w, j, r->error, r->env, text);
 	json_obj_end(&w);
 	json_finish(&w);

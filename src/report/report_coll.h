@@ -18,6 +18,7 @@
 #include <stdio.h>
 
 #include "job.h"
+#include "report.h"
 #include "sysinfo.h"
 
 struct report_coll_row {
@@ -75,9 +76,23 @@ struct report_train_ar {
 	uint32_t warmup_steps;
 	struct report_coll_row step;   /* the steps' times; bytes: grad_bytes */
 	const uint64_t *sent;          /* workers: the bytes each sent a measured step */
+	/* who waited for whom (coll.h, coll_waited_for): each worker's mean
+	 * time a step in its exchanges (wait_ms: sending and receiving its
+	 * blocks, blocked on its neighbours) and out of them (work_ms: the
+	 * reductions); each step is named for the worker its longest exchange
+	 * over every worker waited for: waited_counts (workers), the worker
+	 * named most (waited_rank) and its share of the steps */
+	const double *wait_ms, *work_ms;
+	const uint32_t *waited_counts;
+	int waited_rank;
+	double waited_pct;
 	uint64_t ps_bytes;             /* a PS worker's push (and pull) a step: the plan's bytes */
 	const struct sysinfo_env *env; /* or NULL */
 	const char *error;             /* why the run stopped early, or NULL */
+	/* each host's resources, as its workers sampled themselves from the
+	 * ranks' meeting to their last step (report.h), nhosts of them */
+	const struct report_host_res *hosts;
+	size_t nhosts;
 };
 
 /* The result, as the job's output format says (csv prints text).  0, or

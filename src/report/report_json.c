@@ -74,17 +74,26 @@ static void tput_processes_json(struct json *w, const struct report_tput *tp,
 	json_arr_end(w);
 }
 
-/* "resources" of a run whose processes sampled themselves: per host, the
- * keys of a one-host run's and the host's name. */
-static void hosts_json(struct json *w, const struct report *r)
+void report_hosts_text(const struct report_host_res *hosts, size_t n, uint64_t calls,
+                       uint64_t bytes, uint64_t moved, FILE *f)
+{
+	for (size_t h = 0; h < n; h++) {
+		fprintf(f, "# resources of host %s, as its processes sampled themselves:\n",
+		        hosts[h].host);
+		monitor_text(hosts[h].mon, f, calls, bytes, moved);
+	}
+}
+
+void report_hosts_json(const struct report_host_res *hosts, size_t n, uint64_t calls,
+                       uint64_t bytes, uint64_t moved, struct json *w)
 {
 	json_obj_begin(w, "resources");
 	json_str(w, "scope", "hosts");
 	json_arr_begin(w, "hosts");
-	for (size_t h = 0; h < r->nhosts; h++) {
+	for (size_t h = 0; h < n; h++) {
 		json_obj_begin(w, NULL);
-		json_str(w, "host", r->hosts[h].host);
-		monitor_json_keys(r->hosts[h].mon, w, r->mon_calls, r->mon_bytes, r->mon_moved);
+		json_str(w, "host", hosts[h].host);
+		monitor_json_keys(hosts[h].mon, w, calls, bytes, moved);
 		json_obj_end(w);
 	}
 	json_arr_end(w);
@@ -375,7 +384,7 @@ static void tail_json(const struct report *r, const char *text, struct json *w)
 	if (r->mon)
 		monitor_json(r->mon, w, "resources", r->mon_calls, r->mon_bytes, r->mon_moved);
 	else if (r->nhosts)
-		hosts_json(w, r);
+		report_hosts_json(r->hosts, r->nhosts, r->mon_calls, r->mon_bytes, r->mon_moved, w);
 	report_ps_json(r, w);
 	report_tc_all_json(r, w);
 	netem_json(w);

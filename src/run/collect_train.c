@@ -193,6 +193,9 @@ int train_timeline(const struct train_agg *a, const char *path)
 	                       shared ? 0 : UINT64_MAX, 0);
 	if (rc < 0)
 		return rc;
+	t.capped = "a worker's measured steps, at most (fewer when its report has less room)";
+	t.cap = RESULT_MARKS_MAX;
+	t.dropped = dropped;
 	for (uint32_t w = 0; w < n; w++)
 		if (a->marks[w].n)
 			marks_trace(&t, w, &a->marks[w], shared ? zero : a->marks[w].zero_ns);

@@ -155,14 +155,17 @@ int ranks_open(struct ranks *k, struct tfgb *t, const struct tr_ops *ops, int ra
 {
 	struct err err = {{0}};
 
-	*k = (struct ranks){.t = t, .ops = ops, .rank = rank, .n = n, .nfig = nfig};
+	*k = (struct ranks){.t = t, .ops = ops, .rank = rank, .n = n, .mark_at = nfig,
+	                    .nfig = nfig + (*t->job.timeline ? RANKS_MARK_WORDS : 0)};
 	if (coll_init(&k->c, rank, n, op, alg, max_bytes) < 0 ||
-	    !(k->msg = calloc(nfig, sizeof *k->msg)) ||
-	    (rank == 0 && !(k->all = calloc((size_t)n * nfig, sizeof *k->all)))) {
+	    (*t->job.timeline && !(k->c.marks = calloc(COLL_MARKS_MAX, sizeof *k->c.marks))) ||
+	    !(k->msg = calloc(k->nfig, sizeof *k->msg)) ||
+	    (rank == 0 && !(k->all = calloc((size_t)n * k->nfig, sizeof *k->all)))) {
 		tfgb_error("%s: rank %d: out of memory (%llu bytes a buffer)", t->cmd, rank,
 		           (unsigned long long)max_bytes);
 		return TFGB_EXIT_FAIL;
 	}
+	k->c.clocked = k->c.marks != NULL;
 	if (link_open(k, &err) < 0 || clock_align(k, &err) < 0) {
 		tfgb_error("%s: rank %d: %s", t->cmd, rank, err.msg);
 		return TFGB_EXIT_FAIL;
@@ -277,5 +280,58 @@ void ranks_trace(const struct ranks *k, struct report_trace *t, const char *name
 		const uint64_t *m = k->all + (size_t)r * k->nfig;
 		for (uint32_t i = 0; i < nops; i++)
 			report_trace_span(t, r, name, i, m[start_at + i], m[dur_at + i]);
+	}
+}
+
+void ranks_marks_put(struct ranks *k)
+{
+	uint64_t *m = k->msg + k->mark_at;
+	struct coll *c = &k->c;
+
+	if (!c->marks)
+		return;
+	m[0] = c->nmarks;
+	m[1] = c->marks_dropped;
+	for (uint32_t i = 0; i < c->nmarks; i++)
+		c->marks[i].start_ns = (uint64_t)((int64_t)c->marks[i].start_ns + k->offset_ns);
+	memcpy(m + 2, c->marks, c->nmarks * sizeof *c->marks);
+	c->nmarks = 0;
+	c->marks_dropped = 0;
+}
+
+int ranks_trace_open(const struct ranks *k, struct report_trace *t, const char *path,
+                     const char *what, const char *ops, uint64_t base_ns)
+{
+	int rc = report_trace_open(t, path, k->n, "rank", what, RANKS_CLOCK, k->clock_err_ns,
+	                           base_ns);
+
+	if (rc < 0)
+		return rc;
+	t->capped = "a rank's exchanges between two takes (a size of the collective, a "
+	            "training run)";
+	t->cap = COLL_MARKS_MAX;
+	for (int r = 0; r < k->n; r++) {
+		report_trace_thread(t, r, 0, ops);
+		report_trace_thread(t, r, 1, "exchanges");
+	}
+	return 0;
+}
+
+void ranks_trace_marks(const struct ranks *k, struct report_trace *t, const char *prefix)
+{
+	char name[96];
+
+	for (int r = 0; t->f && r < k->n; r++) {
+		const uint64_t *m = k->all + (size_t)r * k->nfig + k->mark_at;
+		uint64_t n = m[0] < COLL_MARKS_MAX ? m[0] : COLL_MARKS_MAX;
+		struct coll_mark x;
+
+		t->dropped += m[1] + (m[0] - n);
+		for (uint64_t i = 0; i < n; i++) {
+			memcpy(&x, m + 2 + i * (sizeof x / sizeof *m), sizeof x);
+			snprintf(name, sizeof name, "%s%s %u", prefix, coll_kind_name(x.kind), x.step);
+			report_trace_exchange(t, r, 1, name, x.op, x.start_ns, x.dur_ns, x.to,
+			                      x.from, x.block, x.waited_for);
+		}
 	}
 }

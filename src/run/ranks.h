@@ -19,6 +19,9 @@
 #include "tfgb.h"
 #include "transport.h"
 
+struct report_coll_row;
+struct report_trace;
+
 struct ranks {
 	struct tfgb *t;
 	const struct tr_ops *ops;
@@ -28,6 +31,9 @@ struct ranks {
 	uint64_t *msg;   /* nfig figures this rank sends rank 0 after a batch */
 	uint64_t *all;   /* rank 0: every rank's, rank r's at all + r x nfig */
 	size_t nfig;
+	/* output.timeline: the exchanges (coll.h) at msg + mark_at, after
+	 * the caller's figures (RANKS_MARK_WORDS); nfig == mark_at without */
+	size_t mark_at;
 	/* this rank's clock against rank 0's (ranks_open measures it): add
 	 * offset_ns to a now_ns() reading for rank 0's time, within
 	 * clock_err_ns (half the best of RANKS_CLOCK_ROUNDS round trips, the
@@ -47,10 +53,16 @@ struct ranks {
  * TFGB_EXIT_OK, or TFGB_EXIT_USAGE after one line naming the key. */
 int ranks_check(struct tfgb *t, void *arg);
 
+/* The words of the exchanges in a message: their count, the dropped,
+ * then COLL_MARKS_MAX marks. */
+#define RANKS_MARK_WORDS (2 + COLL_MARKS_MAX * sizeof(struct coll_mark) / sizeof(uint64_t))
+
 /* Rank `rank` of n: its engine for op and alg on up to max_bytes, its
- * figures' buffers, its transport and its link to the other ranks (every
- * rank's address from collective.ranks).  TFGB_EXIT_OK, or the status
- * after one line; ranks_close undoes what was done either way. */
+ * figures' buffers (nfig the caller's, RANKS_MARK_WORDS more when the job
+ * writes a timeline: then the engine keeps its exchanges), its transport
+ * and its link to the other ranks (every rank's address from
+ * collective.ranks).  TFGB_EXIT_OK, or the status after one line;
+ * ranks_close undoes what was done either way. */
 int ranks_open(struct ranks *k, struct tfgb *t, const struct tr_ops *ops, int rank, int n,
                int op, int alg, uint64_t max_bytes, size_t nfig);
 void ranks_close(struct ranks *k);
@@ -69,14 +81,29 @@ int ranks_gather(struct ranks *k, uint64_t (*decide)(void *arg, struct ranks *k)
  * is the one the others waited for.  Fills row's last_rank, last_pct,
  * spread_us_p50, spread_us_max, injected_ms, ranks and last_counts (last,
  * the caller's: k->n counts).  0, or -ENOMEM. */
-struct report_coll_row;
 int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t start_at,
                   size_t injected_at, uint64_t *op_ns, uint32_t *last,
                   struct report_coll_row *row);
 
+/* Before ranks_gather, with a timeline: the exchanges the engine kept
+ * since the last take into the message, their starts on rank 0's clock,
+ * and the engine's room emptied. */
+void ranks_marks_put(struct ranks *k);
+
+/* Opens the timeline of a run of ranks at path (output.timeline), rank
+ * 0: a track per rank, its thread 0 named ops ("steps", ...), thread 1
+ * "exchanges"; what names the run, base_ns the first start.  0, or
+ * -errno. */
+int ranks_trace_open(const struct ranks *k, struct report_trace *t, const char *path,
+                     const char *what, const char *ops, uint64_t base_ns);
+/* Rank 0, after ranks_gather: every rank's exchanges into thread 1 of
+ * its track, named prefix, their kind and step, #their operation's
+ * index (as the caller's spans of the operations); those the engines
+ * dropped counted in t. */
+void ranks_trace_marks(const struct ranks *k, struct report_trace *t, const char *prefix);
+
 /* Rank 0: every rank's nops spans (times at dur_at, starts at start_at
  * of each message) into the timeline t, each named name. */
-struct report_trace;
 void ranks_trace(const struct ranks *k, struct report_trace *t, const char *name, uint32_t nops,
                  size_t dur_at, size_t start_at);
 
