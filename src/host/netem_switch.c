@@ -201,18 +201,18 @@ void netem_switch_text(FILE *f)
 	if (ne.cfg.rate_bps)
 		fprintf(f, ", rate %.2f Mbit/s per NIC each direction (measured host 1 -> host 0 "
 		        "%.2f)", (double)ne.cfg.rate_bps / 1e6, ne.m.rate_bps / 1e6);
-	if (ne.m.all_goodput_bps >= 0)
-		fprintf(f, "; every NIC at once, the forwarder carried %.2f Mbit/s of payload in all "
-		        "(%.0f %% of %d x host 1's)", ne.m.all_goodput_bps / 1e6,
-		        ne.m.goodput_bps > 0 ? 100 * ne.m.all_goodput_bps / (ne.cfg.hosts *
-		                                                             ne.m.goodput_bps) : 0,
-		        ne.cfg.hosts);
 	if (ne.cfg.loss_ppm && ne.imported)
 		fprintf(f, ", loss %.4g %% (%s, at each NIC)", (double)ne.cfg.loss_ppm / 1e4, who);
 	else if (ne.cfg.loss_ppm)
 		fprintf(f, ", loss %.4g %% (%s, at each NIC; measured %.4g %% of %llu packets)",
 		        (double)ne.cfg.loss_ppm / 1e4, who, ne.m.loss_pct[0],
 		        (unsigned long long)ne.m.packets[0]);
+	if (ne.m.all_goodput_bps >= 0)
+		fprintf(f, "; every NIC at once, the forwarder carried %.2f Mbit/s of payload in all "
+		        "(%.0f %% of %d x host 1's)", ne.m.all_goodput_bps / 1e6,
+		        ne.m.goodput_bps > 0 ? 100 * ne.m.all_goodput_bps / (ne.cfg.hosts *
+		                                                             ne.m.goodput_bps) : 0,
+		        ne.cfg.hosts);
 	fprintf(f, "; TCP %s%s", ne.cc_used, ne.cfg.cc[0] ? "" : " (the host's)");
 	for (int h = 0; !ne.imported && h < ne.cfg.hosts; h++)
 		retrans += ne.nic[h].retrans > 0 ? ne.nic[h].retrans : 0;
