@@ -4,7 +4,7 @@
 # each value; a grid of two keys (--sweep twice) runs its four points in
 # order, one table and one JSON document that rerun and compare read;
 # bad sweeps and grids exit 2 with a one-line message before anything
-# runs; a failing run
+# runs (an all-reduce [network] point on the pair too); a failing run
 # stops the sweep with exit 1 naming its value; SIGINT stops the running
 # child and the sweep, leaving no process behind.
 . tests/lib.sh
@@ -150,6 +150,14 @@ expect2 "output.series" --series "$out/series.csv" --sweep payload.iovecs=1,2
 # a value that makes a bad job (a payload over 1 GiB) is refused up front
 expect2 "value 2000: payload.iovecs = 2000: payload could reach" \
 	-s payload.large=10MiB --sweep payload.iovecs=1,2000
+# the all-reduce strategy on the pair cannot have [network]: refused before
+# the first point runs (it ran the 0 ms point, then failed at 10 ms)
+rc=0
+$TFGB train -s cluster.workers=2 -s train.strategy=allreduce -s train.model=mnist_mlp \
+	-s train.steps=1 -q --sweep network.delay=0ms,10ms >"$out/o" 2>"$out/e" || rc=$?
+[ "$rc" = 2 ] && [ ! -s "$out/o" ] && [ "$(wc -l <"$out/e")" = 1 ] &&
+	grep -q "sweep network.delay, value 10ms: network.delay = 10ms: .*network.topology = switch" \
+	"$out/e" || fail "allreduce --sweep network.delay: exit $rc: $(cat "$out/o" "$out/e")"
 rc=0
 $TFGB serve --sweep payload.iovecs=1,2 >/dev/null 2>"$out/e" || rc=$?
 [ "$rc" = 2 ] && grep -q "not used by 'serve'" "$out/e" || fail "serve --sweep: exit $rc $(cat "$out/e")"

@@ -23,6 +23,7 @@
 #include "jsonr.h"
 #include "report.h"
 #include "tfgb.h"
+#include "train.h"
 #include "util.h"
 #include "validate.h"
 
@@ -474,6 +475,19 @@ static int apply(struct job *j, const struct sweep_grid *g, size_t p)
 	return -1;
 }
 
+/* A [network] point of a run of ranks (train.strategy = allreduce) on the
+ * pair, whose link ranks cannot have: refused before the sweep starts, not
+ * at that point after the others ran.  0, or -1 (said). */
+static int ranks_refused(const struct tfgb *t, const struct sweep_grid *g, size_t p)
+{
+	struct err e;
+
+	if (strcmp(t->cmd, "train") || train_conf_of(&t->job)->strategy != TRAIN_ALLREDUCE ||
+	    job_net_ranks_fit(&t->job, &e) == 0)
+		return 0;
+	point_error(g, p, &e);
+	return -1;
+}
 
 /* What --sweep refuses before any run: 0, or -1 (said). */
 static int sweep_check(struct tfgb *t, struct sweep_grid *g)
@@ -498,7 +512,7 @@ static int sweep_check(struct tfgb *t, struct sweep_grid *g)
 	}
 	/* every point, up front: nothing runs when any would be refused */
 	for (size_t i = 0; i < g->n; i++)
-		if (apply(j, g, i) < 0)
+		if (apply(j, g, i) < 0 || ranks_refused(t, g, i) < 0)
 			return -1;
 	return 0;
 }
