@@ -71,6 +71,7 @@ $TFGB latency $base -s job.duration=$(slow 150)ms $grid >"$out/grid" 2>"$out/err
 	"1/serialized 1/non-serialized 2/serialized 2/non-serialized " ] ||
 	fail "the grid's rows are not its points in order: $(cat "$out/grid")"
 grep -q '^# .*, sweep of payload.iovecs x job.mode: 4 points' "$out/grid" &&
+	grep -q '^# transport grpc, mode swept;' "$out/grid" &&
 	grep -q '^#payload.iovecs       job.mode  *calls' "$out/grid" || fail "grid header: $(cat "$out/grid")"
 $TFGB latency $base -s job.duration=$(slow 150)ms $grid -f json -o "$out/grid.json" 2>"$out/err" ||
 	fail "grid JSON exited $?: $(cat "$out/err")"

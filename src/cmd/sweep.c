@@ -280,6 +280,15 @@ static int key_width(const struct sweep_grid *g, int k)
 	return w;
 }
 
+/* Whether key (section.key) is one of the grid's. */
+static int swept(const struct sweep_grid *g, const char *key)
+{
+	for (int k = 0; k < g->nkeys; k++)
+		if (!strcmp(g->key[k].name, key))
+			return 1;
+	return 0;
+}
+
 /* "a", "a x b", "a x b x c": the keys of the grid */
 static void grid_names(const struct sweep_grid *g, char *buf, size_t len)
 {
@@ -312,7 +321,9 @@ static void text_row(struct tfgb *t, const struct sweep_grid *g, size_t i, const
 		grid_names(g, names, sizeof names);
 		fprintf(f, "# %s, sweep of %s: %zu %s (tfgb %s)\n", title, names, g->n,
 		        g->nkeys > 1 ? "points" : "values", TFGB_VERSION);
-		fprintf(f, "# transport %s, mode %s; every run's full result: -f json\n", tr, mode);
+		/* the first run's, unless swept: then each row's is its own */
+		fprintf(f, "# transport %s, mode %s; every run's full result: -f json\n",
+		        swept(g, "job.transport") ? "swept" : tr, swept(g, "job.mode") ? "swept" : mode);
 		for (int k = 0; k < g->nkeys; k++)
 			fprintf(f, k ? " %*s" : "#%*s", key_width(g, k) - !k, g->key[k].name);
 		for (const struct col *c = text_cols; c->head; c++)
