@@ -307,6 +307,37 @@ START_TEST(test_plot_sweep_units)
 }
 END_TEST
 
+/* A grid (repeated --sweep): its last numeric key on x, a key the
+ * result carries (the model) left to it, another (grpc.compression) in
+ * PK_GRID; a grid's points of the wrong length and its CSV are refused. */
+#define GRID_KEYS \
+	"{\"schema_version\": 1, \"sweep\": {\"keys\": [" \
+	"{\"key\": \"train.model\", \"values\": [\"a\"], \"unit\": \"\"}, " \
+	"{\"key\": \"network.delay\", \"values\": [0.001], \"unit\": \"s\"}, " \
+	"{\"key\": \"grpc.compression\", \"values\": [\"none\", \"gzip\"], \"unit\": \"\"}], "
+START_TEST(test_plot_grid_read)
+{
+	ck_assert_int_eq(read_text(GRID_KEYS "\"points\": [[\"a\", 0.001, \"none\"], "
+	                           "[\"a\", 0.001, \"gzip\"]]}, \"results\": ["
+	                           RESULT("\"train\": {\"model\": \"a\"},") ", "
+	                           RESULT("\"train\": {\"model\": \"a\"},") "]}"), 0);
+	ck_assert_uint_eq(set.n, 2);
+	ck_assert_str_eq(set.pt[1].sweep_key, "network.delay");
+	ck_assert_str_eq(set.pt[1].key[PK_SWEEP], "0.001");
+	ck_assert_str_eq(set.pt[1].sweep_unit, "s");
+	ck_assert_str_eq(set.pt[0].key[PK_GRID], "grpc.compression=none");
+	ck_assert_str_eq(set.pt[1].key[PK_GRID], "grpc.compression=gzip");
+	ck_assert_str_eq(set.pt[1].key[PK_MODEL], "a");
+	ck_assert_uint_eq(plot_series_keys(&set, PK_SWEEP), 1u << PK_GRID);
+	plot_set_free(&set);
+	ck_assert_int_eq(read_text(GRID_KEYS "\"points\": [[\"a\", 0.001]]}, \"results\": ["
+	                           RESULT("") "]}"), -1);
+	ck_assert_msg(strstr(err.msg, path) && strstr(err.msg, "no tfgb grid"), "%s", err.msg);
+	ck_assert_int_eq(read_text("a,b," REPORT_CSV_HEADER "\n1,2,latency\n"), -1);
+	ck_assert_msg(strstr(err.msg, "a grid's CSV (2 swept keys"), "%s", err.msg);
+}
+END_TEST
+
 /* The unit a swept duration or rate is drawn in, and its log axis. */
 START_TEST(test_plot_xunit)
 {
@@ -646,6 +677,7 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_gp_percentiles);
 	tcase_add_test(core, test_plot_unit_value);
 	tcase_add_test(core, test_plot_sweep_units);
+	tcase_add_test(core, test_plot_grid_read);
 	tcase_add_test(core, test_plot_xunit);
 	tcase_add_test(core, test_plot_xcat);
 	tcase_add_test(core, test_plot_channels);

@@ -133,6 +133,44 @@ START_TEST(test_sweep_refused)
 }
 END_TEST
 
+/* A grid: the product of its keys, the first outermost, and its
+ * refusals (a key twice, more than 3 keys or SWEEP_MAX points). */
+START_TEST(test_sweep_grid)
+{
+	struct sweep_grid g = {0};
+	static const char *const want[] = {"1/uniform/1s", "1/skew/1s", "2/uniform/1s",
+	                                   "2/skew/1s", "3/uniform/1s", "3/skew/1s"};
+
+	ck_assert_int_eq(sweep_grid_add(&g, "payload.iovecs=1:3:1", &why), 0);
+	ck_assert_int_eq(sweep_grid_add(&g, "payload.scheme=uniform,skew", &why), 0);
+	ck_assert_int_eq(sweep_grid_add(&g, "job.duration=1s", &why), 0);
+	ck_assert_uint_eq(g.n, 6);
+	for (size_t p = 0; p < g.n; p++) {
+		char got[3 * SWEEP_TEXT_MAX + 3];
+		snprintf(got, sizeof got, "%s/%s/%s", g.key[0].val[sweep_at(&g, p, 0)].text,
+		         g.key[1].val[sweep_at(&g, p, 1)].text, g.key[2].val[sweep_at(&g, p, 2)].text);
+		ck_assert_str_eq(got, want[p]);
+	}
+	ck_assert_int_eq(sweep_grid_add(&g, "job.inflight=1", &why), -1);
+	ck_assert_msg(strstr(why.msg, "more than 3 times"), "%s", why.msg);
+	sweep_grid_free(&g);
+	ck_assert_int_eq(sweep_grid_add(&g, "payload.iovecs=1,2", &why), 0);
+	ck_assert_int_eq(sweep_grid_add(&g, "payload.iovecs=3", &why), -1);
+	ck_assert_msg(strstr(why.msg, "payload.iovecs is given twice"), "%s", why.msg);
+	sweep_grid_free(&g);
+	ck_assert_int_eq(sweep_grid_add(&g, "payload.iovecs=1:500:1", &why), 0);
+	ck_assert_int_eq(sweep_grid_add(&g, "job.inflight=1,2", &why), 0);
+	ck_assert_uint_eq(g.n, 1000);
+	ck_assert_int_eq(sweep_grid_add(&g, "job.mode=serialized,non-serialized", &why), -1);
+	ck_assert_msg(strstr(why.msg, "500 x 2 x 2 = 2000 points, more than 1000"), "%s", why.msg);
+	sweep_grid_free(&g);
+	ck_assert_int_eq(sweep_grid_add(&g, "payload.scheme=skew", &why), 0);
+	ck_assert_int_eq(sweep_grid_add(&g, "payload.size=1B", &why), -1);
+	ck_assert_msg(strstr(why.msg, "payload.size sets"), "%s", why.msg);
+	sweep_grid_free(&g);
+}
+END_TEST
+
 /* The sweep's CSV repeats the benchmark's columns: one JSON path each. */
 START_TEST(test_sweep_csv_columns)
 {
@@ -159,6 +197,7 @@ Suite *make_sweep_suite(void)
 	tcase_add_test(tc, test_sweep_size_duration);
 	tcase_add_test(tc, test_sweep_lists);
 	tcase_add_test(tc, test_sweep_refused);
+	tcase_add_test(tc, test_sweep_grid);
 	tcase_add_test(tc, test_sweep_csv_columns);
 	suite_add_tcase(su, tc);
 	return su;

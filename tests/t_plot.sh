@@ -1,6 +1,7 @@
 #!/bin/sh
 # tfgb plot on real results: a size sweep (its JSON and its CSV) drawn as
-# lines on log axes, two result files as bars, runs of job.repeat with
+# lines on log axes, a grid of three keys as lines of a colour and a dash
+# each, two result files as bars, runs of job.repeat with
 # error bars and an empty result marked (SVG: the axis labels, the legend's
 # entries and the marks are read back from its text); each PNG must start
 # with the PNG signature and be large enough to hold a plot, and gnuplot
@@ -130,6 +131,21 @@ same_points() { # FIG ROWS
 }
 same_points "$out/h.fig" "$out/h.rows" ||
 	fail "the percentile figure's points are not output.hgrm's rows: $(diff "$out/h.fig" "$out/h.rows" | head -5)"
+
+# 5b. a grid of three keys (repeated --sweep), one file: x its last
+#     numeric key, a colour per mode (a key of plot's own), a dash per
+#     compression (a key it has not: named "grpc.compression=...")
+$TFGB latency $base -s job.warmup=0s -s job.duration=$(slow 100)ms \
+	--sweep job.mode=serialized,non-serialized --sweep grpc.compression=none,gzip \
+	--sweep payload.iovecs=1,2 -f json -o "$out/grid.json" 2>"$out/err" ||
+	fail "grid exited $?: $(cat "$out/err")"
+plot_ok "$out/grid.png" "$out/grid.json"
+plot_ok "$out/grid.svg" "$out/grid.json"
+in_svg "$out/grid.svg" "by iovec count and mode, grpc.compression" "iovec count (payload.iovecs)" \
+	">serialized, grpc.compression=none<" ">non-serialized, grpc.compression=gzip<" \
+	"stroke-dasharray"
+[ "$(grep -o '>[a-z-]*serialized, grpc.compression=[a-z]*<' "$out/grid.svg" | sort -u | wc -l)" = 4 ] ||
+	fail "not 4 series of mode and compression in $out/grid.svg"
 
 # 6. refusals: exit 2 and one line naming the file
 refuse() { # WHAT PATTERN ARGS...

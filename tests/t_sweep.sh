@@ -1,9 +1,12 @@
 #!/bin/sh
 # --sweep: a real short latency sweep of payload.iovecs = 1, 2, 3 gives three
 # rows as text and CSV and, as JSON, three full results whose jobs carry
-# each value; bad sweeps exit 2 with a one-line message before anything
-# runs; a failing run stops the sweep with exit 1 naming its value; SIGINT
-# stops the running child and the sweep, leaving no process behind.
+# each value; a grid of two keys (--sweep twice) runs its four points in
+# order, one table and one JSON document that rerun and compare read;
+# bad sweeps and grids exit 2 with a one-line message before anything
+# runs (an all-reduce [network] point on the pair too); a failing run
+# stops the sweep with exit 1 naming its value; SIGINT stops the running
+# child and the sweep, leaving no process behind.
 . tests/lib.sh
 [ -x "$TFGB" ] || fail "build ./tfgb first"
 
@@ -58,6 +61,43 @@ $PY -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))["results
 $TFGB rerun "$out/one.json" -f csv >"$out/rerun" 2>"$out/err" || fail "rerun exited $?: $(cat "$out/err")"
 [ "$(tail -n 1 "$out/rerun" | cut -d, -f5)" = 2 ] || fail "rerun of value 2: $(cat "$out/rerun")"
 
+# a grid: --sweep twice runs the product, the first key outermost, one
+# table with a column per key; its JSON holds every point's values, and
+# rerun and compare read it back
+grid="--sweep payload.iovecs=1,2 --sweep job.mode=serialized,non-serialized"
+$TFGB latency $base -s job.duration=$(slow 150)ms $grid >"$out/grid" 2>"$out/err" ||
+	fail "grid exited $?: $(cat "$out/err")"
+[ "$(grep -v '^#' "$out/grid" | awk '{printf "%s/%s ", $1, $2}')" = \
+	"1/serialized 1/non-serialized 2/serialized 2/non-serialized " ] ||
+	fail "the grid's rows are not its points in order: $(cat "$out/grid")"
+grep -q '^# .*, sweep of payload.iovecs x job.mode: 4 points' "$out/grid" &&
+	grep -q '^# transport grpc, mode swept;' "$out/grid" &&
+	grep -q '^#payload.iovecs       job.mode  *calls' "$out/grid" || fail "grid header: $(cat "$out/grid")"
+$TFGB latency $base -s job.duration=$(slow 150)ms $grid -f json -o "$out/grid.json" 2>"$out/err" ||
+	fail "grid JSON exited $?: $(cat "$out/err")"
+json_check '"key" not in d["sweep"] and d["sweep"]["runs"] == 4
+	and [(k["key"], k["values"]) for k in d["sweep"]["keys"]] ==
+	    [("payload.iovecs", [1, 2]), ("job.mode", ["serialized", "non-serialized"])]
+	and d["sweep"]["points"] == [[1, "serialized"], [1, "non-serialized"],
+	                             [2, "serialized"], [2, "non-serialized"]]
+	and all(r["payload"]["iovecs"] == p[0] and r["mode"] == p[1] and r["calls"] > 0
+	        for p, r in zip(d["sweep"]["points"], d["results"]))' <"$out/grid.json" ||
+	fail "bad grid JSON: $(head -c 900 "$out/grid.json")"
+rc=0
+$TFGB rerun "$out/grid.json" 2>"$out/err" || rc=$?
+[ "$rc" = 2 ] && grep -qF -- "--sweep payload.iovecs=1,2 --sweep job.mode=serialized,non-serialized" \
+	"$out/err" || fail "rerun of a grid: exit $rc: $(cat "$out/err")"
+$TFGB compare "$out/grid.json" "$out/grid.json" >"$out/cmp" 2>"$out/err" ||
+	fail "compare of grids exited $?: $(cat "$out/err")"
+grep -q '^# grid of payload.iovecs x job.mode: 4 results in A, 4 in B, compared point by point' \
+	"$out/cmp" && [ "$(grep -c '^## ' "$out/cmp")" = 4 ] &&
+	grep -q '^## payload.iovecs = 2, job.mode = serialized$' "$out/cmp" &&
+	! grep -q 'only in' "$out/cmp" || fail "compare of grids: $(head -n 5 "$out/cmp")"
+rc=0
+$TFGB compare "$out/grid.json" "$out/json" >/dev/null 2>"$out/err" || rc=$?
+[ "$rc" = 2 ] && grep -q "sweeps payload.iovecs x job.mode and .* sweeps payload.iovecs:" "$out/err" ||
+	fail "a grid compared with a sweep: exit $rc: $(cat "$out/err")"
+
 # payload.size: one buffer per size, the OSU-style message-size table
 $TFGB latency $base --sweep payload.size=1B:1KiB:*8 -f csv >"$out/size" 2>"$out/err" ||
 	fail "size sweep exited $?: $(cat "$out/err")"
@@ -95,11 +135,30 @@ expect2 "payload.size: start '0': must be in [1B, 1GiB]" --sweep payload.size=0:
 expect2 "payload.size: end '2GiB': must be in [1B, 1GiB]" --sweep payload.size=1B:2GiB:*2
 expect2 "unknown key 'payload.iovex'" --sweep payload.iovex=1:3:1
 expect2 "start '0': must be" --print-config --sweep payload.iovecs=0:3:1
-expect2 "given twice" --sweep payload.iovecs=1,2 --sweep job.inflight=1,2
+# a grid's own refusals: a key twice, too many points or keys, an empty
+# list, payload.size beside a key it sets, a point that makes a bad job
+expect2 "payload.iovecs is given twice" --sweep payload.iovecs=1,2 --sweep payload.iovecs=3
+expect2 "the grid is 100 x 20 = 2000 points, more than 1000" \
+	--sweep payload.iovecs=1:100:1 --sweep job.inflight=1:20:1
+expect2 "job.inflight: no values after '='" --sweep payload.iovecs=1,2 --sweep job.inflight=
+expect2 "job.inflight: an empty value in the list" --sweep payload.iovecs=1 --sweep job.inflight=1,,2
+expect2 "more than 3 times: a grid sweeps 1 to 3 keys" --sweep payload.iovecs=1 \
+	--sweep job.inflight=1 --sweep job.mode=serialized --sweep job.transport=grpc
+expect2 "payload.size sets payload.scheme" --sweep payload.size=1B,2B --sweep payload.scheme=skew
+expect2 "point payload.iovecs = 2000, job.inflight = 1: payload.iovecs = 2000: payload could reach" \
+	-s payload.large=10MiB --sweep payload.iovecs=1,2000 --sweep job.inflight=1
 expect2 "output.series" --series "$out/series.csv" --sweep payload.iovecs=1,2
 # a value that makes a bad job (a payload over 1 GiB) is refused up front
 expect2 "value 2000: payload.iovecs = 2000: payload could reach" \
 	-s payload.large=10MiB --sweep payload.iovecs=1,2000
+# the all-reduce strategy on the pair cannot have [network]: refused before
+# the first point runs (it ran the 0 ms point, then failed at 10 ms)
+rc=0
+$TFGB train -s cluster.workers=2 -s train.strategy=allreduce -s train.model=mnist_mlp \
+	-s train.steps=1 -q --sweep network.delay=0ms,10ms >"$out/o" 2>"$out/e" || rc=$?
+[ "$rc" = 2 ] && [ ! -s "$out/o" ] && [ "$(wc -l <"$out/e")" = 1 ] &&
+	grep -q "sweep network.delay, value 10ms: network.delay = 10ms: .*network.topology = switch" \
+	"$out/e" || fail "allreduce --sweep network.delay: exit $rc: $(cat "$out/o" "$out/e")"
 rc=0
 $TFGB serve --sweep payload.iovecs=1,2 >/dev/null 2>"$out/e" || rc=$?
 [ "$rc" = 2 ] && grep -q "not used by 'serve'" "$out/e" || fail "serve --sweep: exit $rc $(cat "$out/e")"

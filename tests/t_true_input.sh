@@ -330,7 +330,7 @@ done
 c 2 "-s #1: affinity.ps_cpus = 3-1: bad CPU range in item 1: 3-1 runs downwards" \
 	genpayload -c empty.ini -s affinity.ps_cpus=3-1
 c 2 "cannot open job file 'no.ini': No such file or directory" genpayload -c no.ini
-c 2 "--sweep is given twice" latency -c empty.ini --sweep job.seed=1,2 --sweep job.seed=3
+c 2 "--sweep job.seed is given twice" latency -c empty.ini --sweep job.seed=1,2 --sweep job.seed=3
 c 2 "--sweep payload.iovecs: 1:65536:1 is 65536 values, more than 1000" \
 	latency -c empty.ini --sweep payload.iovecs=1:65536:1
 printf '[job]\nwarmup = 1s\0junk\n' >nul.ini

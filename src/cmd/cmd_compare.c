@@ -420,39 +420,42 @@ static int compare_one(FILE *f, const struct resultfile *a, const struct resultf
 	return figure_rows(f, a, b) < 0 || differences(f, a, b) < 0 ? -1 : 0;
 }
 
-/* The index of the value of sweep res that reads v, or its count. */
+/* A sweep's point ("key = value", a grid's "a = 1, b = 2"), room for
+ * every key's */
+#define POINT_MAX (RESULTFILE_GRID_KEYS_MAX * (136 + RESULTFILE_SHOWN_MAX))
+
+/* The index of the result of sweep res at point v, or its count. */
 static size_t value_index(const struct resultfile *res, const char *v)
 {
-	int vals = jsonr_find(&res->r, 0, "sweep.values");
 	size_t n = res->r.tok[jsonr_find(&res->r, 0, "results")].count, i;
-	char x[RESULTFILE_SHOWN_MAX];
+	char x[POINT_MAX];
 
 	for (i = 0; i < n; i++) {
-		resultfile_text_at(res, jsonr_arr_get(&res->r, vals, i), "", x, sizeof x);
+		resultfile_sweep_point(res, i, x, sizeof x);
 		if (!strcmp(x, v))
 			break;
 	}
 	return i;
 }
 
-/* Two sweeps of one key, row by row: each value of A's with B's result for
- * the same value; a value only one of them ran is said.  -1 when out of
- * memory. */
+/* Two sweeps of one key (or grids of the same keys), row by row: each
+ * point of A's with B's result for the same point; a point only one of
+ * them ran is said.  -1 when out of memory. */
 static int compare_sweeps(FILE *f, struct resultfile *a, struct resultfile *b)
 {
-	int va = jsonr_find(&a->r, 0, "sweep.values"), ra = jsonr_find(&a->r, 0, "results");
-	int vb = jsonr_find(&b->r, 0, "sweep.values"), rb = jsonr_find(&b->r, 0, "results");
-	char key[136], x[RESULTFILE_SHOWN_MAX], y[RESULTFILE_SHOWN_MAX];
+	int ra = jsonr_find(&a->r, 0, "results"), rb = jsonr_find(&b->r, 0, "results");
+	char key[3 * 140], x[POINT_MAX], y[POINT_MAX];
 	size_t na = a->r.tok[ra].count, nb = b->r.tok[rb].count;
 
-	resultfile_text_at(a, 0, "sweep.key", key, sizeof key);
-	fprintf(f, "# sweep of %s: %zu results in A, %zu in B, compared value by value\n", key, na,
-	        nb);
+	resultfile_sweep_names(a, key, sizeof key);
+	fprintf(f, "# %s of %s: %zu results in A, %zu in B, compared %s\n",
+	        a->nkeys > 1 ? "grid" : "sweep", key, na, nb, a->nkeys > 1 ?
+	        "point by point" : "value by value");
 	for (size_t i = 0; i < na; i++) {
 		size_t j;
-		resultfile_text_at(a, jsonr_arr_get(&a->r, va, i), "", x, sizeof x);
+		resultfile_sweep_point(a, i, x, sizeof x);
 		j = value_index(b, x);
-		fprintf(f, "## %s = %s\n", key, x);
+		fprintf(f, "## %s\n", x);
 		if (j == nb) {
 			fprintf(f, "# only in A: B has no result for it\n");
 			continue;
@@ -463,9 +466,9 @@ static int compare_sweeps(FILE *f, struct resultfile *a, struct resultfile *b)
 			return -1;
 	}
 	for (size_t j = 0; j < nb; j++) {
-		resultfile_text_at(b, jsonr_arr_get(&b->r, vb, j), "", y, sizeof y);
+		resultfile_sweep_point(b, j, y, sizeof y);
 		if (value_index(a, y) == na)
-			fprintf(f, "## %s = %s\n# only in B: A has no result for it\n", key, y);
+			fprintf(f, "## %s\n# only in B: A has no result for it\n", y);
 	}
 	return 0;
 }
@@ -487,7 +490,7 @@ static void bench_of(const struct resultfile *res, char *buf, size_t len)
  * else 0. */
 static int sweeps_refused(const struct resultfile *a, const struct resultfile *b)
 {
-	char ka[136], kb[136];
+	char ka[3 * 140], kb[3 * 140];
 
 	bench_of(a, ka, sizeof ka);
 	bench_of(b, kb, sizeof kb);
@@ -503,11 +506,12 @@ static int sweeps_refused(const struct resultfile *a, const struct resultfile *b
 		           a->sweep ? b->path : a->path);
 		return TFGB_EXIT_USAGE;
 	}
-	resultfile_text_at(a, 0, "sweep.key", ka, sizeof ka);
-	resultfile_text_at(b, 0, "sweep.key", kb, sizeof kb);
+	resultfile_sweep_names(a, ka, sizeof ka);
+	resultfile_sweep_names(b, kb, sizeof kb);
 	if (a->sweep && strcmp(ka, kb)) {
 		tfgb_error("compare: '%s' sweeps %s and '%s' sweeps %s: sweeps are compared value "
-		           "by value, of one key", a->path, ka, b->path, kb);
+		           "by value (grids point by point), of the same keys in the same order",
+		           a->path, ka, b->path, kb);
 		return TFGB_EXIT_USAGE;
 	}
 	return 0;

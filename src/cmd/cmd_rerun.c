@@ -71,23 +71,27 @@ int rerun_is_result(const char *text)
 	return text[strspn(text, " \t\r\n")] == '{';
 }
 
-/* "tfgb latency -c 's.json' --sweep key=v1,v2,..." for a sweep's document
- * (the values as a job file writes them). */
+/* "tfgb latency -c 's.json' --sweep key=v1,v2,..." for a sweep's document,
+ * a --sweep per key of a grid's, in its order (the values as a job file
+ * writes them). */
 static void sweep_again(const struct resultfile *res, char *buf, size_t len)
 {
 	const struct jsonr *r = &res->r;
-	int vals = jsonr_find(r, 0, "sweep.values");
 	char bench[64], key[136], unit[8], v[RESULTFILE_SHOWN_MAX];
 	size_t off;
 
 	resultfile_text_at(res, res->root, "benchmark", bench, sizeof bench);
-	resultfile_text_at(res, 0, "sweep.key", key, sizeof key);
-	resultfile_text_at(res, 0, "sweep.unit", unit, sizeof unit);
-	off = (size_t)snprintf(buf, len, "tfgb %s -c '%s' --sweep %s=", bench, res->path, key);
-	for (size_t i = 0; i < r->tok[vals].count && off < len; i++) {
-		resultfile_text_at(res, jsonr_arr_get(r, vals, i), "", v, sizeof v);
-		off += (size_t)snprintf(buf + off, len - off, "%s%s%s", i ? "," : "", v,
-		                        strcmp(unit, "s") ? "" : "s");
+	off = (size_t)snprintf(buf, len, "tfgb %s -c '%s'", bench, res->path);
+	for (int k = 0; k < res->nkeys && off < len; k++) {
+		int at = resultfile_sweep_key(res, k), vals = jsonr_find(r, at, "values");
+		resultfile_text_at(res, at, "key", key, sizeof key);
+		resultfile_text_at(res, at, "unit", unit, sizeof unit);
+		off += (size_t)snprintf(buf + off, len - off, " --sweep %s=", key);
+		for (size_t i = 0; i < r->tok[vals].count && off < len; i++) {
+			resultfile_text_at(res, jsonr_arr_get(r, vals, i), "", v, sizeof v);
+			off += (size_t)snprintf(buf + off, len - off, "%s%s%s", i ? "," : "", v,
+			                        strcmp(unit, "s") ? "" : "s");
+		}
 	}
 	if (off >= len && len > 4)
 		memcpy(buf + len - 4, "...", 4);

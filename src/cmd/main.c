@@ -146,7 +146,8 @@ static void usage_of(const struct cmd *c, FILE *f)
 	if (c->flags & CMD_SWEEP)
 		fprintf(f, "  --sweep KEY=VALUES   one run and one row per value: "
 		        "SECTION.KEY=START:END:STEP\n"
-		        "                       (STEP may be *N) or SECTION.KEY=V1,V2,...\n");
+		        "                       (STEP may be *N) or SECTION.KEY=V1,V2,...; given 2 or 3\n"
+		        "                       times, one run per point of the grid (first key outermost)\n");
 	if (c->flags & CMD_TASK)
 		fprintf(f, "  --task N             this process's index (PS index for serve)\n");
 	if (c->flags & CMD_LIST)
@@ -333,7 +334,9 @@ bad:
 struct cli {
 	char **sets; /* -s values, nsets of them */
 	int nsets, print_config;
-	const char *config, *fmt, *outfile, *series, *sweep;
+	const char *config, *fmt, *outfile, *series;
+	const char *sweep[SWEEP_KEYS_MAX + 1]; /* --sweep, nsweep of them: one, or a grid's */
+	int nsweep;
 };
 
 /* Whether command c takes option opt (getopt_long's value). */
@@ -385,11 +388,12 @@ static int take_option(int opt, struct tfgb *t, struct cli *o)
 		}
 		break;
 	case OPT_SWEEP:
-		if (o->sweep) {
-			tfgb_error("--sweep is given twice; one key is swept per run");
+		if (o->nsweep == SWEEP_KEYS_MAX) {
+			tfgb_error("--sweep is given more than %d times: a grid sweeps 1 to %d keys",
+			           SWEEP_KEYS_MAX, SWEEP_KEYS_MAX);
 			return TFGB_EXIT_USAGE;
 		}
-		o->sweep = optarg;
+		o->sweep[o->nsweep++] = optarg;
 		break;
 	case OPT_TASK:
 		if (opt_parse_int(optarg, &v) < 0 || v < 0 || v > 65535) {
@@ -440,7 +444,7 @@ static int parse_options(const struct cmd *c, int argc, char **argv, struct tfgb
 /* A command's job: the result file's or the layers of -c, -s, -f and -o,
  * validated; then the sweep's spec, --print-config and the report file's
  * place.  -1 to run the command, or an exit status (said). */
-static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struct sweep *sw)
+static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struct sweep_grid *sw)
 {
 	int rc;
 
@@ -465,22 +469,23 @@ static int prepare_job(const struct cmd *c, struct tfgb *t, struct cli *o, struc
 	              o->outfile, o->series);
 	if (rc != TFGB_EXIT_OK)
 		return rc;
-	if (t->ndjson && (t->job.format != FMT_JSON || o->sweep)) {
+	if (t->ndjson && (t->job.format != FMT_JSON || o->nsweep)) {
 		tfgb_error("--ndjson: only for one run's JSON output (-f json, no --sweep)");
 		return TFGB_EXIT_USAGE;
 	}
 	/* --sweep: its spec is checked before anything else happens */
-	if (o->sweep) {
+	if (o->nsweep) {
 		struct err why;
 		if (t->interval_ns) {
 			tfgb_error("--interval and --sweep do not go together: a sweep "
 			           "prints one row per run, not lines while it runs");
 			return TFGB_EXIT_USAGE;
 		}
-		if (sweep_parse(o->sweep, sw, &why) < 0) {
-			tfgb_error("%s", why.msg);
-			return TFGB_EXIT_USAGE;
-		}
+		for (int i = 0; i < o->nsweep; i++)
+			if (sweep_grid_add(sw, o->sweep[i], &why) < 0) {
+				tfgb_error("%s", why.msg);
+				return TFGB_EXIT_USAGE;
+			}
 	}
 	if (o->print_config) {
 		job_print_ini(&t->job, stdout);
@@ -503,7 +508,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 {
 	struct tfgb t = {.prog = prog, .cmd = c->name, .out = stdout, .task = -1};
 	struct cli o = {.sets = calloc((size_t)argc + 2, sizeof *o.sets)};
-	struct sweep sw = {0};
+	struct sweep_grid sw = {0};
 	int rc;
 
 	if (!o.sets) {
@@ -525,7 +530,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 	}
 	free(o.sets);
 	if (rc < 0) {
-		rc = o.sweep ? sweep_run(&t, &sw) : c->fn(&t);
+		rc = o.nsweep ? sweep_run(&t, &sw) : c->fn(&t);
 		if (t.out && t.out != stdout && fclose(t.out) != 0 && rc == TFGB_EXIT_OK) {
 			tfgb_error("cannot write report to '%s': %s", t.job.file, strerror(errno));
 			rc = TFGB_EXIT_FAIL;
@@ -534,7 +539,7 @@ static int run(const struct cmd *c, int argc, char **argv, const char *prog)
 			rc = TFGB_EXIT_FAIL;
 		}
 	}
-	sweep_free(&sw);
+	sweep_grid_free(&sw);
 	if (c->flags & CMD_JOB)
 		job_free(&t.job);
 	free(t.job_text);

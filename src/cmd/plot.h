@@ -55,6 +55,9 @@ enum plot_key {
 	PK_LOSS,      /* percent */
 	PK_CC,        /* the TCP congestion control asked ("system": the host's) */
 	PK_HOST,      /* environment.hostname: where it ran */
+	/* a grid's swept keys off x that no key above carries (grpc.*, ...):
+	 * "section.key=value", joined by ", " */
+	PK_GRID,
 	PK_FILE,      /* the file's name without directory and .json/.csv */
 	PK_N,
 };
@@ -72,7 +75,9 @@ struct plot_point {
 	char key[PK_N][PLOT_TEXT_MAX]; /* "" when the file does not say */
 	char bench[16];                /* latency, bandwidth, throughput */
 	char status[16];               /* ok, empty, saturated, ... */
-	char sweep_key[136];           /* "payload.size" for a sweep's run, else "" */
+	/* "payload.size" for a sweep's run, else ""; a grid's: its key on x
+	 * (its other keys' values are in the keys they name, else PK_GRID) */
+	char sweep_key[136];
 	/* the way the emulated link's packets went (network.mechanism.route:
 	 * "tun", "veth"), "" without a link or a JSON result */
 	char route[16];
@@ -116,6 +121,18 @@ int plot_coll_read(struct plot_set *s, const struct jsonr *r, int from, const ch
 struct plot_point *plot_point_new(struct plot_set *s, const char *path, int file);
 void plot_jtext(const struct jsonr *r, int from, const char *path, char *buf, size_t len);
 double plot_jnum(const struct jsonr *r, int from, const char *path);
+/* A sweep's value of point p: text as the file gives it, in unit (a plain
+ * number in it), or ""; a value written with its unit ("250Mbit") becomes
+ * the number in that unit's base. */
+void plot_sweep_value(struct plot_point *p, const char *text, const char *unit);
+
+/* A grid's document (plot_grid.c): the index of its key on x in
+ * "sweep.keys" (token gkeys), the last whose values are all numbers, else
+ * its last; point p of its points[i] (x that index): its value on x, and
+ * its other keys' values where no key of plot's own holds them, in
+ * PK_GRID. */
+int plot_grid_x(const struct jsonr *r, int gkeys);
+void plot_grid_point(struct plot_point *p, const struct jsonr *r, size_t i, int x);
 
 /* Reads file number `file` (path, "-" for standard input) and appends its
  * points to s.  0, or -1 with a one-line err naming the file and why. */

@@ -273,7 +273,7 @@ unsigned plot_series_keys(const struct plot_set *s, int xkey)
 	static const int order[] = {PK_TRANSPORT, PK_STRATEGY, PK_OP, PK_ALG, PK_MODEL, PK_MODE,
 	                            PK_SCHEME, PK_IOVECS, PK_BYTES, PK_SHAPE, PK_WORKERS,
 	                            PK_INFLIGHT, PK_RPC, PK_TLS, PK_DELAY, PK_RATE, PK_LOSS,
-	                            PK_CC, PK_HOST, PK_SWEEP, PK_FILE};
+	                            PK_CC, PK_HOST, PK_GRID, PK_SWEEP, PK_FILE};
 	unsigned mask = xkey < 0 ? 0 : 1u << xkey;
 
 	for (size_t i = 0; i < sizeof order / sizeof *order; i++)

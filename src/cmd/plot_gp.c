@@ -126,10 +126,10 @@ static void gp_head(const struct plot_fig *fig, const char *out, int svg, FILE *
 	        fig->x2bytes ? 7 : 3);
 	if (fig->x2bytes)
 		plot_gp_cmd_str(f, "set x2label", "payload size");
-	if (fig->style == PLOT_BARS)
-		fprintf(f, "set key outside right top vertical Left reverse\n");
-	else
-		fprintf(f, "set key inside top left vertical Left reverse opaque box\n");
+	/* under the plot, never over it (inside, an opaque box hid the
+	 * points of a grid's line that ran under it) nor beside it (the
+	 * plot, narrower, cut the subtitle's long lines) */
+	fprintf(f, "set key below left vertical Left reverse maxcols 2\n");
 }
 
 /* The x position of an item: bars of a group side by side around it. */

@@ -40,6 +40,7 @@ static const struct {
 	[PK_LOSS] = {"loss", "packet loss"},
 	[PK_CC] = {"congestion", "TCP congestion control"},
 	[PK_HOST] = {"host", "host"},
+	[PK_GRID] = {"grid", "other swept keys"},
 	[PK_FILE] = {"file", "result file"},
 };
 
@@ -162,10 +163,7 @@ int plot_unit_value(const char *text, double *v, const char **unit)
 	return -1;
 }
 
-/* A sweep's value of point p: text as the file gives it, in unit (a
- * plain number in it), or ""; a value written with its unit ("250Mbit")
- * becomes the number in that unit's base. */
-static void sweep_value(struct plot_point *p, const char *text, const char *unit)
+void plot_sweep_value(struct plot_point *p, const char *text, const char *unit)
 {
 	const char *u = unit;
 	double v;
@@ -453,15 +451,28 @@ static int is_result(const struct jsonr *r, int from)
 	       jsonr_type(r, jsonr_find(r, from, "job")) == JSONR_STRING;
 }
 
-/* A sweep's document: {"sweep": {key, values, unit}, "results": [...]}. */
+/* A sweep's document: {"sweep": {key, values, unit}, "results": [...]};
+ * a grid's: {"sweep": {keys: [{key, values, unit}...], points}, ...}. */
 static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *path, int file,
                       struct err *err)
 {
 	int vals = jsonr_find(r, 0, "sweep.values"), res = jsonr_find(r, 0, "results");
+	int gkeys = jsonr_find(r, 0, "sweep.keys"), pts = jsonr_find(r, 0, "sweep.points"), x = -1;
 	char key[136], unit[8], v[PLOT_TEXT_MAX];
 
 	plot_jtext(r, 0, "sweep.key", key, sizeof key);
 	plot_jtext(r, 0, "sweep.unit", unit, sizeof unit);
+	if (gkeys >= 0) {
+		if (resultfile_grid_points(r) < 0) {
+			err_set(err, "'%s' is no tfgb grid: \"sweep\" has no 2 to %d \"keys\" "
+			        "({\"key\", \"values\"}) and \"points\" of a value per key", path,
+			        RESULTFILE_GRID_KEYS_MAX);
+			return -1;
+		}
+		x = plot_grid_x(r, gkeys);
+		plot_jtext(r, jsonr_arr_get(r, gkeys, (size_t)x), "key", key, sizeof key);
+		vals = pts;
+	}
 	if (!*key || jsonr_type(r, vals) != JSONR_ARRAY || jsonr_type(r, res) != JSONR_ARRAY) {
 		err_set(err, "'%s' is no tfgb sweep: \"sweep\" has no \"key\" and "
 		         "\"values\", or there is no \"results\" array", path);
@@ -495,9 +506,13 @@ static int json_sweep(struct plot_set *s, const struct jsonr *r, const char *pat
 			        "of no link", path, where, key);
 			return -1;
 		}
+		if (x >= 0) {
+			plot_grid_point(p, r, i, x);
+			continue;
+		}
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key);
 		plot_jtext(r, jsonr_arr_get(r, vals, i), "", v, sizeof v);
-		sweep_value(p, v, unit);
+		plot_sweep_value(p, v, unit);
 	}
 	return 0;
 }
@@ -613,7 +628,7 @@ static int csv_point(struct plot_set *s, char **head, int nhead, char **row, int
 		         cell(row, nrow, col_of(head, nhead, kc[i].col)));
 	if (key0) {
 		snprintf(p->sweep_key, sizeof p->sweep_key, "%s", key0);
-		sweep_value(p, row[0], key_unit(key0));
+		plot_sweep_value(p, row[0], key_unit(key0));
 	}
 	for (int m = 0; m < PM_N; m++) {
 		double k = m == PM_GBPS ? PLOT_GBPS_PER_MBPS : 1;
@@ -678,6 +693,13 @@ static int read_csv(struct plot_set *s, char *text, const char *path, int file, 
 			type = col_of(head, nhead, "type");
 			if (col_of(head, nhead, "status") < 0)
 				nhead = 0;
+			if (nhead && col_of(head, nhead, "benchmark") > 1) {
+				err_set(err, "'%s', line %d: a grid's CSV (%d swept keys before "
+				        "\"benchmark\") keeps no model, delay or other key of its points: "
+				        "draw the grid's JSON (-f json)", path, lineno,
+				        col_of(head, nhead, "benchmark"));
+				return -1;
+			}
 			continue;
 		}
 		if (!nhead)

@@ -62,6 +62,19 @@ static void sweep_name(const char *key, char *buf, size_t len)
 		snprintf(buf, len, "%s", key);
 }
 
+/* A grid's keys of PK_GRID by name: "grpc.compression, job.timeout" of
+ * "grpc.compression=gzip, job.timeout=5" (no value holds a comma). */
+static void grid_names(const char *grid, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (const char *p = grid; *p;) {
+		size_t n = strcspn(p, "=,");
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%.*s", *buf ? ", " : "", (int)n, p);
+		p += strcspn(p, ",");
+		p += strspn(p, ", ");
+	}
+}
+
 /* The x axis: what it is, with its unit. */
 static void plot_xlabel(const struct plot_set *s, const struct plot_fig *f, char *buf,
                         size_t len)
@@ -133,7 +146,9 @@ void plot_title(const struct plot_set *s, const struct plot_opts *o, unsigned ke
 			sweep_name(s->pt[0].sweep_key, v, sizeof v);
 			if ((paren = strstr(v, " (")))
 				*paren = 0;
-			plot_cat(f->title, sizeof f->title, k == PK_SWEEP && *v ? v :
+			if (k == PK_GRID)
+				grid_names(s->pt[0].key[PK_GRID], v, sizeof v);
+			plot_cat(f->title, sizeof f->title, (k == PK_SWEEP || k == PK_GRID) && *v ? v :
 			         k == PK_WORKERS && !strcmp(bench, "collective") ? "ranks" :
 			         plot_key_label(k));
 		}

@@ -23,6 +23,7 @@
 #include "jsonr.h"
 #include "report.h"
 #include "tfgb.h"
+#include "train.h"
 #include "util.h"
 #include "validate.h"
 
@@ -267,9 +268,11 @@ static unsigned bench_of(const char *cmd)
 	       !strcmp(cmd, "train") ? B_TRAIN : B_TP;
 }
 
-static int key_width(const struct sweep *s)
+/* Key k's column: its name (the first after '#') or its widest value. */
+static int key_width(const struct sweep_grid *g, int k)
 {
-	int w = (int)strlen(s->name) + 1;
+	const struct sweep *s = &g->key[k];
+	int w = (int)strlen(s->name) + (k == 0);
 
 	for (size_t i = 0; i < s->n; i++)
 		if ((int)strlen(s->val[i].text) > w)
@@ -277,28 +280,59 @@ static int key_width(const struct sweep *s)
 	return w;
 }
 
-/* Text: the header (from the first result) before the first row. */
-static void text_row(struct tfgb *t, const struct sweep *s, size_t i, const struct jsonr *j,
+/* Whether key (section.key) is one of the grid's. */
+static int swept(const struct sweep_grid *g, const char *key)
+{
+	for (int k = 0; k < g->nkeys; k++)
+		if (!strcmp(g->key[k].name, key))
+			return 1;
+	return 0;
+}
+
+/* "a", "a x b", "a x b x c": the keys of the grid */
+static void grid_names(const struct sweep_grid *g, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (int k = 0; k < g->nkeys; k++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", k ? " x " : "", g->key[k].name);
+}
+
+/* "a = 1" for one key's sweep, "a = 1, b = 10ms" for point p of a grid */
+static void point_text(const struct sweep_grid *g, size_t p, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (int k = 0; k < g->nkeys; k++)
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s = %s", k ? ", " : "",
+		         g->key[k].name, g->key[k].val[sweep_at(g, p, k)].text);
+}
+
+/* Text: the header (from the first result) before the first row; a
+ * column per swept key, then the benchmark's. */
+static void text_row(struct tfgb *t, const struct sweep_grid *g, size_t i, const struct jsonr *j,
                      FILE *f)
 {
 	unsigned b = bench_of(t->cmd);
-	int kw = key_width(s);
-	char v[256], tr[64], mode[64], title[128];
+	char v[256], tr[64], mode[64], title[128], names[3 * 140];
 
 	if (i == 0) {
 		field(j, "title", title, sizeof title);
 		field(j, "transport", tr, sizeof tr);
 		field(j, "mode", mode, sizeof mode);
-		fprintf(f, "# %s, sweep of %s: %zu values (tfgb %s)\n", title, s->name, s->n,
-		        TFGB_VERSION);
-		fprintf(f, "# transport %s, mode %s; every run's full result: -f json\n", tr, mode);
-		fprintf(f, "#%*s", kw - 1, s->name);
+		grid_names(g, names, sizeof names);
+		fprintf(f, "# %s, sweep of %s: %zu %s (tfgb %s)\n", title, names, g->n,
+		        g->nkeys > 1 ? "points" : "values", TFGB_VERSION);
+		/* the first run's, unless swept: then each row's is its own */
+		fprintf(f, "# transport %s, mode %s; every run's full result: -f json\n",
+		        swept(g, "job.transport") ? "swept" : tr, swept(g, "job.mode") ? "swept" : mode);
+		for (int k = 0; k < g->nkeys; k++)
+			fprintf(f, k ? " %*s" : "#%*s", key_width(g, k) - !k, g->key[k].name);
 		for (const struct col *c = text_cols; c->head; c++)
 			if (c->bench & b)
 				fprintf(f, " %*s", c->width, c->head);
 		fputc('\n', f);
 	}
-	fprintf(f, "%*s", kw, s->val[i].text);
+	for (int k = 0; k < g->nkeys; k++)
+		fprintf(f, k ? " %*s" : "%*s", key_width(g, k), g->key[k].val[sweep_at(g, i, k)].text);
 	for (const struct col *c = text_cols; c->head; c++)
 		if (c->bench & b) {
 			field(j, c->path, v, sizeof v);
@@ -312,14 +346,19 @@ static void text_row(struct tfgb *t, const struct sweep *s, size_t i, const stru
 	fputc('\n', f);
 }
 
-static void csv_row(const struct sweep *s, size_t i, const struct jsonr *j, FILE *f)
+static void csv_row(const struct sweep_grid *g, size_t i, const struct jsonr *j, FILE *f)
 {
 	char v[256];
 
+	for (int k = 0; i == 0 && k < g->nkeys; k++)
+		fprintf(f, "%s,", g->key[k].name);
 	if (i == 0)
-		fprintf(f, "%s,%s\n", s->name, REPORT_CSV_HEADER);
-	csv_value(s, i, v, sizeof v);
-	csv_field(f, v);
+		fprintf(f, "%s\n", REPORT_CSV_HEADER);
+	for (int k = 0; k < g->nkeys; k++) {
+		csv_value(&g->key[k], sweep_at(g, i, k), v, sizeof v);
+		fputs(k ? "," : "", f);
+		csv_field(f, v);
+	}
 	for (const char *const *p = csv_paths; *p; p++) {
 		field(j, *p, v, sizeof v);
 		fputc(',', f);
@@ -328,7 +367,50 @@ static void csv_row(const struct sweep *s, size_t i, const struct jsonr *j, FILE
 	fputc('\n', f);
 }
 
-static void json_report(const struct sweep *s, char **out, const size_t *len, size_t done,
+/* Value i of s as JSON: seconds, bytes, the integer, or the text. */
+static void json_value(struct json *w, const struct sweep *s, size_t i)
+{
+	if (s->key->type == OPT_DURATION)
+		json_f64(w, NULL, (double)s->val[i].v / 1e9, 9);
+	else if (sweep_numeric(s->key))
+		json_i64(w, NULL, s->val[i].v);
+	else
+		json_str(w, NULL, s->val[i].text);
+}
+
+/* "key", "values" and "unit" of one swept key, into the open object. */
+static void json_key(struct json *w, const struct sweep *s)
+{
+	json_str(w, "key", s->name);
+	json_arr_begin(w, "values");
+	for (size_t i = 0; i < s->n; i++)
+		json_value(w, s, i);
+	json_arr_end(w);
+	json_str(w, "unit", s->key->type == OPT_DURATION ? "s" : s->key->type == OPT_SIZE ?
+	         "B" : "");
+}
+
+/* A grid's keys and its points, each point its value of every key. */
+static void json_grid(struct json *w, const struct sweep_grid *g)
+{
+	json_arr_begin(w, "keys");
+	for (int k = 0; k < g->nkeys; k++) {
+		json_obj_begin(w, NULL);
+		json_key(w, &g->key[k]);
+		json_obj_end(w);
+	}
+	json_arr_end(w);
+	json_arr_begin(w, "points");
+	for (size_t p = 0; p < g->n; p++) {
+		json_arr_begin(w, NULL);
+		for (int k = 0; k < g->nkeys; k++)
+			json_value(w, &g->key[k], sweep_at(g, p, k));
+		json_arr_end(w);
+	}
+	json_arr_end(w);
+}
+
+static void json_report(const struct sweep_grid *g, char **out, const size_t *len, size_t done,
                         const char *status, FILE *f)
 {
 	struct json w;
@@ -337,20 +419,10 @@ static void json_report(const struct sweep *s, char **out, const size_t *len, si
 	json_obj_begin(&w, NULL);
 	json_u64(&w, "schema_version", REPORT_SCHEMA_VERSION);
 	json_obj_begin(&w, "sweep");
-	json_str(&w, "key", s->name);
-	json_arr_begin(&w, "values");
-	for (size_t i = 0; i < s->n; i++) {
-		if (s->key->type == OPT_DURATION) {
-			json_f64(&w, NULL, (double)s->val[i].v / 1e9, 9);
-		} else if (sweep_numeric(s->key)) {
-			json_i64(&w, NULL, s->val[i].v);
-		} else {
-			json_str(&w, NULL, s->val[i].text);
-		}
-	}
-	json_arr_end(&w);
-	json_str(&w, "unit", s->key->type == OPT_DURATION ? "s" : s->key->type == OPT_SIZE ?
-	         "B" : "");
+	if (g->nkeys == 1)
+		json_key(&w, &g->key[0]);
+	else
+		json_grid(&w, g);
 	json_u64(&w, "runs", done);
 	json_str(&w, "status", status);
 	json_obj_end(&w);
@@ -368,33 +440,68 @@ static void json_report(const struct sweep *s, char **out, const size_t *len, si
 
 /* ---- the driver ---- */
 
-/* Applies value i to the job and checks the whole job.  0, or -1 with the
- * error printed. */
-static int apply(struct job *j, const struct sweep *s, size_t i)
+/* The job error e of point p, naming the point (the override's place,
+ * "-s #1", says nothing to the user). */
+static void point_error(const struct sweep_grid *g, size_t p, const struct err *e)
+{
+	char pt[3 * (136 + SWEEP_TEXT_MAX)];
+	const char *msg = strncmp(e->msg, "-s #1: ", 7) ? e->msg : e->msg + 7;
+
+	if (g->nkeys == 1) {
+		tfgb_error("--sweep %s, value %s: %s", g->key[0].name, g->key[0].val[p].text, msg);
+	} else {
+		point_text(g, p, pt, sizeof pt);
+		tfgb_error("--sweep, point %s: %s", pt, msg);
+	}
+}
+
+/* Sets value i of key s in the job: 0, or -1 with e set. */
+static int apply_key(struct job *j, const struct sweep *s, size_t i, struct err *e)
 {
 	char kv[SWEEP_TEXT_MAX + 160];
-	struct err e;
 
 	if (s->size) {
 		/* one buffer of this size: a custom layout of one entry */
 		snprintf(kv, sizeof kv, "payload.iovec=%s", s->val[i].text);
-		if (job_override(j, "payload.scheme=custom", 1, &e) == 0 &&
-		    job_override(j, kv, 1, &e) == 0 && job_override(j, "payload.iovecs=1", 1, &e) == 0 &&
-		    job_validate(j, &e) == 0)
-			return 0;
-	} else {
-		snprintf(kv, sizeof kv, "%s=%s", s->name, s->val[i].text);
-		if (job_override(j, kv, 1, &e) == 0 && job_validate(j, &e) == 0)
-			return 0;
+		return job_override(j, "payload.scheme=custom", 1, e) == 0 &&
+		       job_override(j, kv, 1, e) == 0 &&
+		       job_override(j, "payload.iovecs=1", 1, e) == 0 ? 0 : -1;
 	}
-	/* the override's place says nothing to the user: name the sweep */
-	tfgb_error("--sweep %s, value %s: %s", s->name, s->val[i].text,
-	           strncmp(e.msg, "-s #1: ", 7) ? e.msg : e.msg + 7);
+	snprintf(kv, sizeof kv, "%s=%s", s->name, s->val[i].text);
+	return job_override(j, kv, 1, e);
+}
+
+/* Applies point p to the job and checks the whole job.  0, or -1 with the
+ * error printed. */
+static int apply(struct job *j, const struct sweep_grid *g, size_t p)
+{
+	struct err e;
+	int k = 0;
+
+	while (k < g->nkeys && apply_key(j, &g->key[k], sweep_at(g, p, k), &e) == 0)
+		k++;
+	if (k == g->nkeys && job_validate(j, &e) == 0)
+		return 0;
+	point_error(g, p, &e);
+	return -1;
+}
+
+/* A [network] point of a run of ranks (train.strategy = allreduce) on the
+ * pair, whose link ranks cannot have: refused before the sweep starts, not
+ * at that point after the others ran.  0, or -1 (said). */
+static int ranks_refused(const struct tfgb *t, const struct sweep_grid *g, size_t p)
+{
+	struct err e;
+
+	if (strcmp(t->cmd, "train") || train_conf_of(&t->job)->strategy != TRAIN_ALLREDUCE ||
+	    job_net_ranks_fit(&t->job, &e) == 0)
+		return 0;
+	point_error(g, p, &e);
 	return -1;
 }
 
 /* What --sweep refuses before any run: 0, or -1 (said). */
-static int sweep_check(struct tfgb *t, struct sweep *s)
+static int sweep_check(struct tfgb *t, struct sweep_grid *g)
 {
 	struct job *j = &t->job;
 
@@ -414,31 +521,32 @@ static int sweep_check(struct tfgb *t, struct sweep *s)
 		tfgb_error("%s: --sweep runs whole benchmarks; it takes no --task", t->cmd);
 		return -1;
 	}
-	/* every value, up front: nothing runs when any would be refused */
-	for (size_t i = 0; i < s->n; i++)
-		if (apply(j, s, i) < 0)
+	/* every point, up front: nothing runs when any would be refused */
+	for (size_t i = 0; i < g->n; i++)
+		if (apply(j, g, i) < 0 || ranks_refused(t, g, i) < 0)
 			return -1;
 	return 0;
 }
 
-/* Starts the run of value i into r, with its deadline (UINT64_MAX for a
+/* Starts the run of point i into r, with its deadline (UINT64_MAX for a
  * counted run).  TFGB_EXIT_OK or the status of the error it printed. */
-static int start_run(struct tfgb *t, struct sweep *s, size_t i, struct run *r,
+static int start_run(struct tfgb *t, struct sweep_grid *g, size_t i, struct run *r,
                      uint64_t *deadline)
 {
 	struct job *j = &t->job;
-	char *text;
+	char *text, pt[3 * (136 + SWEEP_TEXT_MAX)];
 	int rc;
 
-	if (apply(j, s, i) < 0) /* checked up front: not seen */
+	if (apply(j, g, i) < 0) /* checked up front: not seen */
 		return TFGB_EXIT_USAGE;
 	if (!(text = job_ini_string(j))) {
 		tfgb_error("%s: --sweep: out of memory", t->cmd);
 		return TFGB_EXIT_FAIL;
 	}
-	if (t->verbose)
-		fprintf(stderr, "tfgb: %s: --sweep %s = %s (%zu of %zu)\n", t->cmd, s->name,
-		        s->val[i].text, i + 1, s->n);
+	if (t->verbose) {
+		point_text(g, i, pt, sizeof pt);
+		fprintf(stderr, "tfgb: %s: --sweep %s (%zu of %zu)\n", t->cmd, pt, i + 1, g->n);
+	}
 	/* a timed run has a known length; a counted one (iterations) is
 	 * bounded by its own per-call timeout */
 	*deadline = UINT64_MAX;
@@ -450,12 +558,12 @@ static int start_run(struct tfgb *t, struct sweep *s, size_t i, struct run *r,
 	return rc;
 }
 
-/* Says why the run of value i gave no result (ok: it exited 0) and
+/* Says why the run of point i gave no result (ok: it exited 0) and
  * returns the sweep's exit status; *status is the JSON document's. */
-static int run_failed(struct tfgb *t, struct sweep *s, size_t i, const struct run *r, int ok,
+static int run_failed(struct tfgb *t, struct sweep_grid *g, size_t i, const struct run *r, int ok,
                       const char **status)
 {
-	char how[96];
+	char how[96], pt[3 * (136 + SWEEP_TEXT_MAX)];
 
 	if (r->timed_out)
 		snprintf(how, sizeof how, "no result within its deadline; killed");
@@ -463,12 +571,12 @@ static int run_failed(struct tfgb *t, struct sweep *s, size_t i, const struct ru
 		snprintf(how, sizeof how, "its output is not a JSON result");
 	else
 		cluster_exit_text(r->status, how, sizeof how);
+	point_text(g, i, pt, sizeof pt);
 	if (tfgb_stop)
-		tfgb_error("%s: --sweep interrupted at %s = %s (%zu of %zu values done)",
-		           t->cmd, s->name, s->val[i].text, i, s->n);
+		tfgb_error("%s: --sweep interrupted at %s (%zu of %zu %s done)", t->cmd, pt, i, g->n,
+		           g->nkeys > 1 ? "points" : "values");
 	else
-		tfgb_error("%s: --sweep stopped: the run of %s = %s failed (%s)", t->cmd,
-		           s->name, s->val[i].text, how);
+		tfgb_error("%s: --sweep stopped: the run of %s failed (%s)", t->cmd, pt, how);
 	*status = tfgb_stop ? "interrupted" : "failed";
 	return !tfgb_stop && WIFEXITED(r->status) && WEXITSTATUS(r->status) == TFGB_EXIT_USAGE ?
 	       TFGB_EXIT_USAGE : TFGB_EXIT_FAIL;
@@ -486,7 +594,7 @@ struct sweep_out {
 
 /* Prints or keeps the result of value i (its document res, r->out taken
  * when kept): 0, or -1 when the report cannot be opened (said). */
-static int keep_result(struct tfgb *t, const struct sweep *s, size_t i,
+static int keep_result(struct tfgb *t, const struct sweep_grid *g, size_t i,
                        const struct jsonr *res, struct run *r, struct sweep_out *o)
 {
 	const int format = o->format;
@@ -494,9 +602,9 @@ static int keep_result(struct tfgb *t, const struct sweep *s, size_t i,
 	if (format != FMT_JSON && !o->f && !(o->f = tfgb_out(t)))
 		return -1;
 	if (format == FMT_TEXT)
-		text_row(t, s, i, res, o->f);
+		text_row(t, g, i, res, o->f);
 	else if (format == FMT_CSV)
-		csv_row(s, i, res, o->f);
+		csv_row(g, i, res, o->f);
 	if (o->f)
 		fflush(o->f);
 	if (format == FMT_JSON) { /* kept for the one document at the end */
@@ -510,7 +618,7 @@ static int keep_result(struct tfgb *t, const struct sweep *s, size_t i,
 
 /* Runs value i and keeps its result: TFGB_EXIT_OK to go on, else the
  * sweep's exit status with *status the JSON document's. */
-static int sweep_one(struct tfgb *t, struct sweep *s, size_t i, struct sweep_out *o,
+static int sweep_one(struct tfgb *t, struct sweep_grid *g, size_t i, struct sweep_out *o,
                      const char **status)
 {
 	struct run r = {.fd = -1};
@@ -518,7 +626,7 @@ static int sweep_one(struct tfgb *t, struct sweep *s, size_t i, struct sweep_out
 	uint64_t deadline, grace = t->job.timeout_ns + 15ull * 1000000000;
 	int ok, parsed, rc;
 
-	if ((rc = start_run(t, s, i, &r, &deadline)) != TFGB_EXIT_OK)
+	if ((rc = start_run(t, g, i, &r, &deadline)) != TFGB_EXIT_OK)
 		return rc;
 	if (finish_child(t, &r, deadline, grace) < 0 && !r.timed_out) {
 		free(r.out);
@@ -529,25 +637,25 @@ static int sweep_one(struct tfgb *t, struct sweep *s, size_t i, struct sweep_out
 	parsed = r.out && jsonr_load(&res, r.out, r.len) == 0 &&
 	         jsonr_type(&res, jsonr_find(&res, 0, "job")) == JSONR_STRING;
 	/* an interrupted run still reports what it measured: keep its row */
-	rc = parsed && keep_result(t, s, i, &res, &r, o) < 0 ? TFGB_EXIT_FAIL : TFGB_EXIT_OK;
+	rc = parsed && keep_result(t, g, i, &res, &r, o) < 0 ? TFGB_EXIT_FAIL : TFGB_EXIT_OK;
 	jsonr_free(&res);
 	free(r.out);
 	if (rc != TFGB_EXIT_OK || (ok && parsed))
 		return rc;
-	return run_failed(t, s, i, &r, ok, status);
+	return run_failed(t, g, i, &r, ok, status);
 }
 
-int sweep_run(struct tfgb *t, struct sweep *s)
+int sweep_run(struct tfgb *t, struct sweep_grid *g)
 {
 	const int format = t->job.format;
 	struct sweep_out o = {.format = format};
 	const char *status = "ok";
 	int rc = TFGB_EXIT_OK;
 
-	if (sweep_check(t, s) < 0)
+	if (sweep_check(t, g) < 0)
 		return TFGB_EXIT_USAGE;
-	o.outs = calloc(s->n, sizeof *o.outs);
-	o.lens = calloc(s->n, sizeof *o.lens);
+	o.outs = calloc(g->n, sizeof *o.outs);
+	o.lens = calloc(g->n, sizeof *o.lens);
 	if (!o.outs || !o.lens) {
 		tfgb_error("%s: --sweep: out of memory", t->cmd);
 		free(o.outs);
@@ -556,21 +664,22 @@ int sweep_run(struct tfgb *t, struct sweep *s)
 	}
 	tfgb_catch_signals(); /* no SA_RESTART: poll() returns at once */
 	tfgb_stop = 0;
-	for (size_t i = 0; i < s->n && !tfgb_stop && rc == TFGB_EXIT_OK; i++)
-		rc = sweep_one(t, s, i, &o, &status);
+	for (size_t i = 0; i < g->n && !tfgb_stop && rc == TFGB_EXIT_OK; i++)
+		rc = sweep_one(t, g, i, &o, &status);
 	if (tfgb_stop && rc == TFGB_EXIT_OK) {
-		tfgb_error("%s: --sweep interrupted after %zu of %zu values", t->cmd, o.done, s->n);
+		tfgb_error("%s: --sweep interrupted after %zu of %zu %s", t->cmd, o.done, g->n,
+		           g->nkeys > 1 ? "points" : "values");
 		status = "interrupted";
 		rc = TFGB_EXIT_FAIL;
 	}
 	/* JSON: one document, with every result that came back */
 	if (format == FMT_JSON && (o.done || rc == TFGB_EXIT_OK)) {
 		if ((o.f = tfgb_out(t)))
-			json_report(s, o.outs, o.lens, o.done, status, o.f);
+			json_report(g, o.outs, o.lens, o.done, status, o.f);
 		else
 			rc = TFGB_EXIT_FAIL;
 	}
-	for (size_t i = 0; i < s->n; i++)
+	for (size_t i = 0; i < g->n; i++)
 		free(o.outs[i]);
 	free(o.outs);
 	free(o.lens);

@@ -248,3 +248,69 @@ void sweep_free(struct sweep *s)
 	s->val = NULL;
 	s->n = 0;
 }
+
+/* payload.size sets these itself (sweep.c's apply): swept beside it, one
+ * of the two settings would silently win */
+static int size_clash(const struct sweep *a, const struct sweep *b)
+{
+	return a->size && !strcmp(b->key->section, "payload") &&
+	       (!strcmp(b->key->name, "scheme") || !strcmp(b->key->name, "iovec") ||
+	        !strcmp(b->key->name, "iovecs"));
+}
+
+int sweep_grid_add(struct sweep_grid *g, const char *spec, struct err *why)
+{
+	struct sweep *s = &g->key[g->nkeys];
+	size_t n = 1;
+
+	if (g->nkeys == SWEEP_KEYS_MAX) {
+		err_set(why, "--sweep is given more than %d times: a grid sweeps 1 to %d keys",
+		        SWEEP_KEYS_MAX, SWEEP_KEYS_MAX);
+		return -1;
+	}
+	g->nkeys++; /* freed by sweep_grid_free, also after an error */
+	if (sweep_parse(spec, s, why) < 0)
+		return -1;
+	for (int k = 0; k < g->nkeys - 1; k++) {
+		if (!strcmp(g->key[k].name, s->name)) {
+			err_set(why, "--sweep %s is given twice: a grid sweeps each key once "
+			        "(list all its values in one --sweep)", s->name);
+			return -1;
+		}
+		if (size_clash(s, &g->key[k]) || size_clash(&g->key[k], s)) {
+			err_set(why, "--sweep %s and --sweep %s: payload.size sets payload.scheme, "
+			        "payload.iovec and payload.iovecs itself; sweep one of the two",
+			        g->key[k].name, s->name);
+			return -1;
+		}
+	}
+	for (int k = 0; k < g->nkeys; k++)
+		n *= g->key[k].n; /* each at most SWEEP_MAX: no overflow in 3 */
+	if (n > SWEEP_MAX) {
+		char counts[64] = "";
+		for (int k = 0; k < g->nkeys; k++)
+			snprintf(counts + strlen(counts), sizeof counts - strlen(counts), "%s%zu",
+			         k ? " x " : "", g->key[k].n);
+		err_set(why, "--sweep %s: the grid is %s = %zu points, more than %d (the product "
+		        "of the keys' value counts is at most %d)", s->name, counts, n, SWEEP_MAX,
+		        SWEEP_MAX);
+		return -1;
+	}
+	g->n = n;
+	return 0;
+}
+
+void sweep_grid_free(struct sweep_grid *g)
+{
+	for (int k = 0; k < g->nkeys; k++)
+		sweep_free(&g->key[k]);
+	g->nkeys = 0;
+	g->n = 0;
+}
+
+size_t sweep_at(const struct sweep_grid *g, size_t p, int k)
+{
+	for (int i = g->nkeys - 1; i > k; i--)
+		p /= g->key[i].n;
+	return p % g->key[k].n;
+}

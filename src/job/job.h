@@ -299,6 +299,11 @@ int job_net_loss(const char *s, int64_t *ppm);
 int job_net_cc_ok(const char *s);
 int job_net_emulated(const struct job *j);
 const char *job_net_key(const struct job *j);
+/* Whether a run of ranks (tfgb collective, train.strategy = allreduce) can
+ * have the job's [network]: none, or the switch's; the pair joins the PSs
+ * to the workers, and ranks are neither.  0, or -1 with err naming the
+ * key that builds the pair's link. */
+int job_net_ranks_fit(const struct job *j, struct err *err);
 
 /* network.topology: the PSs' namespace and the workers' joined by one
  * link (pair), or one namespace and NIC for each process of the run, all

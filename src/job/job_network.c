@@ -138,6 +138,15 @@ const char *job_net_key(const struct job *j)
 	       j->net_topology == JOB_NET_SWITCH ? "topology" : NULL;
 }
 
+int job_net_ranks_fit(const struct job *j, struct err *err)
+{
+	if (j->net_topology == JOB_NET_SWITCH || !job_net_emulated(j))
+		return 0;
+	return job_key_err(j, err, "network", job_net_key(j), "[network]'s pair joins the PSs "
+	                   "to the workers, and ranks are neither: set network.topology = switch "
+	                   "(a NIC per rank; rate and loss)");
+}
+
 void job_net_host(int host, char *out, size_t size)
 {
 	snprintf(out, size, "198.18.1.%d", host + 1);

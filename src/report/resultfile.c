@@ -146,21 +146,54 @@ static int is_result(const struct jsonr *r, int at)
 	       jsonr_type(r, jsonr_find(r, at, "job")) == JSONR_STRING;
 }
 
-/* A sweep's document: "sweep" {"key", "values"} and as many "results",
- * each a result.  0, or -1 with err. */
+int resultfile_grid_points(const struct jsonr *r)
+{
+	int keys = jsonr_find(r, 0, "sweep.keys"), pts = jsonr_find(r, 0, "sweep.points");
+	uint32_t n;
+
+	if (jsonr_type(r, keys) != JSONR_ARRAY || jsonr_type(r, pts) != JSONR_ARRAY ||
+	    (n = r->tok[keys].count) < 2 || n > RESULTFILE_GRID_KEYS_MAX)
+		return -1;
+	for (uint32_t k = 0; k < n; k++) {
+		int one = jsonr_arr_get(r, keys, k);
+		if (jsonr_type(r, jsonr_find(r, one, "key")) != JSONR_STRING ||
+		    jsonr_type(r, jsonr_find(r, one, "values")) != JSONR_ARRAY)
+			return -1;
+	}
+	for (uint32_t i = 0; i < r->tok[pts].count; i++) {
+		int p = jsonr_arr_get(r, pts, i);
+		if (jsonr_type(r, p) != JSONR_ARRAY || r->tok[p].count != n)
+			return -1;
+		for (uint32_t k = 0; k < n; k++) {
+			int t = jsonr_type(r, jsonr_arr_get(r, p, k));
+			if (t != JSONR_STRING && t != JSONR_NUMBER && t != JSONR_TRUE && t != JSONR_FALSE)
+				return -1;
+		}
+	}
+	return (int)r->tok[pts].count;
+}
+
+/* A sweep's document: "sweep" {"key", "values"} (a grid's {"keys",
+ * "points"}) and as many "results", each a result.  0, or -1 with err. */
 static int sweep_doc(struct resultfile *res, struct err *err)
 {
 	const struct jsonr *r = &res->r;
 	int vals = jsonr_find(r, 0, "sweep.values"), all = jsonr_find(r, 0, "results");
+	int grid = jsonr_find(r, 0, "sweep.keys") >= 0, n = -1;
 	char where[32];
 
-	if (jsonr_type(r, jsonr_find(r, 0, "sweep.key")) != JSONR_STRING ||
-	    jsonr_type(r, vals) != JSONR_ARRAY || jsonr_type(r, all) != JSONR_ARRAY ||
-	    r->tok[all].count > r->tok[vals].count) {
-		err_set(err, "'%s' is not a tfgb sweep: \"sweep\" has no \"key\" and \"values\", "
-		         "or \"results\" is no array with at most one result per value", res->path);
+	if (grid)
+		n = resultfile_grid_points(r);
+	else if (jsonr_type(r, jsonr_find(r, 0, "sweep.key")) == JSONR_STRING &&
+	         jsonr_type(r, vals) == JSONR_ARRAY)
+		n = (int)r->tok[vals].count;
+	if (n < 0 || jsonr_type(r, all) != JSONR_ARRAY || r->tok[all].count > (uint32_t)n) {
+		err_set(err, "'%s' is not a tfgb sweep: \"sweep\" has no \"key\" and \"values\" "
+		        "(a grid's: 2 to %d \"keys\" and their \"points\"), or \"results\" is no "
+		        "array with at most one result per value", res->path, RESULTFILE_GRID_KEYS_MAX);
 		return -1;
 	}
+	res->nkeys = grid ? (int)r->tok[jsonr_find(r, 0, "sweep.keys")].count : 1;
 	if (!r->tok[all].count) {
 		err_set(err, "'%s' is a sweep with no result: no run of it completed", res->path);
 		return -1;
@@ -240,6 +273,46 @@ void resultfile_close(struct resultfile *res)
 	jsonr_free(&res->r);
 	free(res->text);
 	res->text = NULL;
+}
+
+int resultfile_sweep_key(const struct resultfile *res, int k)
+{
+	const struct jsonr *r = &res->r;
+
+	return res->nkeys == 1 ? jsonr_find(r, 0, "sweep") :
+	       jsonr_arr_get(r, jsonr_find(r, 0, "sweep.keys"), (size_t)k);
+}
+
+int resultfile_sweep_value(const struct resultfile *res, size_t i, int k)
+{
+	const struct jsonr *r = &res->r;
+
+	if (res->nkeys == 1)
+		return jsonr_arr_get(r, jsonr_find(r, 0, "sweep.values"), i);
+	return jsonr_arr_get(r, jsonr_arr_get(r, jsonr_find(r, 0, "sweep.points"), i), (size_t)k);
+}
+
+void resultfile_sweep_names(const struct resultfile *res, char *buf, size_t len)
+{
+	char key[140];
+
+	buf[0] = 0;
+	for (int k = 0; k < res->nkeys; k++) {
+		resultfile_text_at(res, resultfile_sweep_key(res, k), "key", key, sizeof key);
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s", k ? " x " : "", key);
+	}
+}
+
+void resultfile_sweep_point(const struct resultfile *res, size_t i, char *buf, size_t len)
+{
+	char key[140], v[RESULTFILE_SHOWN_MAX];
+
+	buf[0] = 0;
+	for (int k = 0; k < res->nkeys; k++) {
+		resultfile_text_at(res, resultfile_sweep_key(res, k), "key", key, sizeof key);
+		resultfile_text_at(res, resultfile_sweep_value(res, i, k), "", v, sizeof v);
+		snprintf(buf + strlen(buf), len - strlen(buf), "%s%s = %s", k ? ", " : "", key, v);
+	}
 }
 
 int resultfile_num_at(const struct jsonr *r, int from, const char *path, double *v)

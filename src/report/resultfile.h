@@ -3,7 +3,9 @@
  *
  * A result file is what `-f json` writes: one result ("tfgb", "benchmark",
  * "job" and its figures), a sweep's document ("sweep" {key, values} and
- * "results", one result per value), or NDJSON whose last line is the
+ * "results", one result per value; a grid's, "sweep" {keys: [{key, values},
+ * ...], points: [[a value per key], ...]} and "results", one per point), or
+ * NDJSON whose last line is the
  * result (--interval --ndjson).  The reader checks its "schema_version"
  * and the types of the keys its readers use, so that a wrong file is one
  * line of error naming it, not a wrong figure.
@@ -35,7 +37,10 @@ struct resultfile {
 	struct jsonr r;
 	int root;    /* the result's object: 0, or results[0] of a sweep's document */
 	int sweep;   /* a sweep's document: "sweep" {key, values} and "results" */
+	int nkeys;   /* a sweep's keys: 1, or a grid's 2 to RESULTFILE_GRID_KEYS_MAX */
 };
+
+#define RESULTFILE_GRID_KEYS_MAX 3
 
 /* Checks a result's text (len bytes, NUL-terminated, read from path; not
  * owned by res): a result, or a sweep's document (res->sweep, res->root its
@@ -61,6 +66,20 @@ size_t resultfile_ndjson(const char *text, size_t len);
  * "null" for null). */
 void resultfile_text_at(const struct resultfile *res, int from, const char *path, char *buf,
                         size_t len);
+/* A grid's "sweep.keys" (2 to RESULTFILE_GRID_KEYS_MAX of {"key",
+ * "values"}) and "sweep.points" (each an array of a scalar per key): the
+ * number of points, or -1 when the shape is not that. */
+int resultfile_grid_points(const struct jsonr *r);
+/* A sweep's key k (< res->nkeys): the token of the object holding its
+ * "key", "values" and "unit" ("sweep" itself for one key).  Result i's
+ * value of key k: its token. */
+int resultfile_sweep_key(const struct resultfile *res, int k);
+int resultfile_sweep_value(const struct resultfile *res, size_t i, int k);
+/* "a", or a grid's "a x b"; result i's point, "a = 1" or "a = 1, b = 0.01"
+ * (each value as the document writes it). */
+void resultfile_sweep_names(const struct resultfile *res, char *buf, size_t len);
+void resultfile_sweep_point(const struct resultfile *res, size_t i, char *buf, size_t len);
+
 /* The number at path under token `from`: 0, or -1 when there is none. */
 int resultfile_num_at(const struct jsonr *r, int from, const char *path, double *v);
 

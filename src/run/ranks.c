@@ -88,12 +88,9 @@ int ranks_check(struct tfgb *t, void *arg)
 	}
 	if (t->job.net_topology == JOB_NET_SWITCH && ops && (ops->caps & TR_CAP_RANKS))
 		return session_net_ranks(t, ops, 1);
-	if (t->job.net_topology != JOB_NET_SWITCH && job_net_emulated(&t->job)) {
+	if (job_net_ranks_fit(&t->job, &jerr) < 0) {
 		/* the pair's two sides are the PSs' and the workers': ranks have
 		 * neither, and ran without the link, silently, before */
-		job_key_err(&t->job, &jerr, "network", job_net_key(&t->job), "[network]'s pair "
-		            "joins the PSs to the workers, and ranks are neither: set "
-		            "network.topology = switch (a NIC per rank; rate and loss)");
 		ranks_say(t, &jerr);
 		return TFGB_EXIT_USAGE;
 	}
