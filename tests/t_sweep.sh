@@ -159,6 +159,14 @@ $TFGB train -s cluster.workers=2 -s train.strategy=allreduce -s train.model=mnis
 [ "$rc" = 2 ] && [ ! -s "$out/o" ] && [ "$(wc -l <"$out/e")" = 1 ] &&
 	grep -q "sweep network.delay, value 10ms: network.delay = 10ms: .*network.topology = switch" \
 	"$out/e" || fail "allreduce --sweep network.delay: exit $rc: $(cat "$out/o" "$out/e")"
+# the all-reduce strategy's table: its steps and times, which its result
+# keeps under "train" (it once printed "-" in every column, "mode " empty)
+$TFGB train -s cluster.workers=2 -s train.strategy=allreduce -s train.model=mnist_mlp \
+	-s train.steps=3 -s collective.ranks=127.0.0.1:$(free_port) --sweep train.bucket_bytes=1MiB,25MiB \
+	>"$out/ar" 2>"$out/e" || fail "allreduce --sweep train.bucket_bytes: exit $?: $(cat "$out/e")"
+grep -q '^# transport grpc, strategy allreduce;' "$out/ar" &&
+	[ "$(awk '!/^#/ && NF == 7 && $2 == 3 && $4 > 0 && $7 >= $4' "$out/ar" | wc -l)" = 2 ] ||
+	fail "allreduce sweep table: $(cat "$out/ar")"
 rc=0
 $TFGB serve --sweep payload.iovecs=1,2 >/dev/null 2>"$out/e" || rc=$?
 [ "$rc" = 2 ] && grep -q "not used by 'serve'" "$out/e" || fail "serve --sweep: exit $rc $(cat "$out/e")"

@@ -166,36 +166,40 @@ enum { B_LAT = 1, B_BW = 2, B_TP = 4, B_ALL = 7, B_TRAIN = 8 };
 
 /* The text table's columns: each benchmark's main figures, from its JSON
  * (as written, or times `scale` to 3 decimals: a training step's time, kept
- * in microseconds, is shown in milliseconds as the train report shows it). */
+ * in microseconds, is shown in milliseconds as the train report shows it).
+ * A result without `path` gives `alt` (times `alt_scale`): the all-reduce
+ * strategy's training keeps its steps under "train", in milliseconds. */
 static const struct col {
 	const char *head, *path;
 	int width;
 	unsigned bench;
 	double scale;
+	const char *alt;
+	double alt_scale;
 } text_cols[] = {
-	{"steps", "calls", 12, B_TRAIN, 0},
-	{"min_step_ms", "latency_us.min", 12, B_TRAIN, 1e-3},
-	{"avg_step_ms", "latency_us.avg", 12, B_TRAIN, 1e-3},
-	{"p50_step_ms", "latency_us.p50", 12, B_TRAIN, 1e-3},
-	{"p99_step_ms", "latency_us.p99", 12, B_TRAIN, 1e-3},
-	{"max_step_ms", "latency_us.max", 12, B_TRAIN, 1e-3},
-	{"calls", "calls", 12, B_ALL, 0},
-	{"min_us", "latency_us.min", 10, B_LAT, 0},
-	{"avg_us", "latency_us.avg", 10, B_ALL, 0},
-	{"p50_us", "latency_us.p50", 10, B_LAT, 0},
-	{"p90_us", "latency_us.p90", 10, B_LAT, 0},
-	{"p99_us", "latency_us.p99", 10, B_ALL, 0},
-	{"p99.9_us", "latency_us.p999", 10, B_LAT, 0},
-	{"max_us", "latency_us.max", 10, B_LAT, 0},
-	{"stddev_us", "latency_us.stddev", 10, B_LAT, 0},
-	{"bytes", "payload.bytes", 12, B_BW, 0},
-	{"rpc/s", "rpc_per_s", 12, B_BW | B_TP, 0},
-	{"MB/s", "MBps", 10, B_BW | B_TP, 0},
-	{"MiB/s", "MiBps", 10, B_BW, 0},
-	{"Gbit/s", "Gbps", 10, B_BW | B_TP, 0},
-	{"slowest_rpc/s", "throughput.worker_rpc_per_s_min", 14, B_TP, 0},
-	{"fastest_rpc/s", "throughput.worker_rpc_per_s_max", 14, B_TP, 0},
-	{NULL, NULL, 0, 0, 0},
+	{"steps", "calls", 12, B_TRAIN, 0, "train.steps", 0},
+	{"min_step_ms", "latency_us.min", 12, B_TRAIN, 1e-3, "train.step_ms.min", 1},
+	{"avg_step_ms", "latency_us.avg", 12, B_TRAIN, 1e-3, "train.step_ms.mean", 1},
+	{"p50_step_ms", "latency_us.p50", 12, B_TRAIN, 1e-3, "train.step_ms.p50", 1},
+	{"p99_step_ms", "latency_us.p99", 12, B_TRAIN, 1e-3, "train.step_ms.p99", 1},
+	{"max_step_ms", "latency_us.max", 12, B_TRAIN, 1e-3, "train.step_ms.max", 1},
+	{"calls", "calls", 12, B_ALL, 0, NULL, 0},
+	{"min_us", "latency_us.min", 10, B_LAT, 0, NULL, 0},
+	{"avg_us", "latency_us.avg", 10, B_ALL, 0, NULL, 0},
+	{"p50_us", "latency_us.p50", 10, B_LAT, 0, NULL, 0},
+	{"p90_us", "latency_us.p90", 10, B_LAT, 0, NULL, 0},
+	{"p99_us", "latency_us.p99", 10, B_ALL, 0, NULL, 0},
+	{"p99.9_us", "latency_us.p999", 10, B_LAT, 0, NULL, 0},
+	{"max_us", "latency_us.max", 10, B_LAT, 0, NULL, 0},
+	{"stddev_us", "latency_us.stddev", 10, B_LAT, 0, NULL, 0},
+	{"bytes", "payload.bytes", 12, B_BW, 0, NULL, 0},
+	{"rpc/s", "rpc_per_s", 12, B_BW | B_TP, 0, NULL, 0},
+	{"MB/s", "MBps", 10, B_BW | B_TP, 0, NULL, 0},
+	{"MiB/s", "MiBps", 10, B_BW, 0, NULL, 0},
+	{"Gbit/s", "Gbps", 10, B_BW | B_TP, 0, NULL, 0},
+	{"slowest_rpc/s", "throughput.worker_rpc_per_s_min", 14, B_TP, 0, NULL, 0},
+	{"fastest_rpc/s", "throughput.worker_rpc_per_s_max", 14, B_TP, 0, NULL, 0},
+	{NULL, NULL, 0, 0, 0, NULL, 0},
 };
 
 /* The CSV's columns after the swept key: those of the benchmark's own CSV
@@ -234,6 +238,11 @@ static void field(const struct jsonr *j, const char *path, char *buf, size_t len
 	default:
 		break;
 	}
+}
+
+static int field_has(const struct jsonr *j, const char *path)
+{
+	return jsonr_find(j, 0, path) >= 0;
 }
 
 /* The swept value as a CSV or JSON number: bytes, seconds, or the integer. */
@@ -318,12 +327,15 @@ static void text_row(struct tfgb *t, const struct sweep_grid *g, size_t i, const
 		field(j, "title", title, sizeof title);
 		field(j, "transport", tr, sizeof tr);
 		field(j, "mode", mode, sizeof mode);
+		if (!*mode) /* the all-reduce strategy's steps have no mode */
+			field(j, "train.strategy", mode, sizeof mode);
 		grid_names(g, names, sizeof names);
 		fprintf(f, "# %s, sweep of %s: %zu %s (tfgb %s)\n", title, names, g->n,
 		        g->nkeys > 1 ? "points" : "values", TFGB_VERSION);
 		/* the first run's, unless swept: then each row's is its own */
-		fprintf(f, "# transport %s, mode %s; every run's full result: -f json\n",
-		        swept(g, "job.transport") ? "swept" : tr, swept(g, "job.mode") ? "swept" : mode);
+		fprintf(f, "# transport %s, %s %s; every run's full result: -f json\n",
+		        swept(g, "job.transport") ? "swept" : tr, field_has(j, "mode") ? "mode" :
+		        "strategy", swept(g, "job.mode") ? "swept" : mode);
 		for (int k = 0; k < g->nkeys; k++)
 			fprintf(f, k ? " %*s" : "#%*s", key_width(g, k) - !k, g->key[k].name);
 		for (const struct col *c = text_cols; c->head; c++)
@@ -335,9 +347,14 @@ static void text_row(struct tfgb *t, const struct sweep_grid *g, size_t i, const
 		fprintf(f, k ? " %*s" : "%*s", key_width(g, k), g->key[k].val[sweep_at(g, i, k)].text);
 	for (const struct col *c = text_cols; c->head; c++)
 		if (c->bench & b) {
+			double scale = c->scale;
 			field(j, c->path, v, sizeof v);
-			if (c->scale && *v)
-				snprintf(v, sizeof v, "%.3f", strtod(v, NULL) * c->scale);
+			if (!*v && c->alt) {
+				field(j, c->alt, v, sizeof v);
+				scale = c->alt_scale;
+			}
+			if (scale && *v)
+				snprintf(v, sizeof v, "%.3f", strtod(v, NULL) * scale);
 			fprintf(f, " %*s", c->width, *v ? v : "-");
 		}
 	field(j, "status", v, sizeof v);
