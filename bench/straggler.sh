@@ -15,7 +15,11 @@
 # the delay's mean (1: the whole delay shows in every step; 0: none).
 # Rounds run the cases in turn, each round in the opposite order of the
 # one before; a row gives medians over rounds.
-#   bench/straggler.sh [-m MODELS] [-t TRANSPORT] [-n STEPS] [-r ROUNDS]
+# -N runs every case under a network, a comma-separated list of -s
+# settings as bench/strategy.sh takes (e.g.
+# "network.topology=switch,network.rate=1gbit": each worker, PS and rank a
+# NIC of its own, where a sleeping worker frees no one's wire).
+#   bench/straggler.sh [-m MODELS] [-t TRANSPORT] [-n STEPS] [-r ROUNDS] [-N NETWORK]
 #   defaults: resnet50,mnist_mlp, socket, 20 steps after 2 warm-up, 1 round
 # Run from the top of a built tree (make tfgb).
 # Exit status 0, 1 when a run failed, 2 on bad arguments.
@@ -24,8 +28,10 @@ models=resnet50,mnist_mlp
 tr=socket
 steps=20
 rounds=1
-while getopts m:t:n:r: opt; do
+net=
+while getopts m:t:n:r:N: opt; do
 	case "$opt" in
+	N) net=$(echo "$OPTARG" | tr ',' '\n' | sed 's/^/-s /' | tr '\n' ' ') ;;
 	m) models=$OPTARG ;;
 	t) tr=$OPTARG ;;
 	n) steps=$OPTARG ;;
@@ -53,7 +59,7 @@ run() {
 	esac
 	# shellcheck disable=SC2086
 	./tfgb train -q -f json -s job.transport="$tr" -s cluster.workers=4 -s train.model="$1" \
-		-s train.steps="$steps" -s train.warmup_steps=2 $a $k >"$tmp/last.json" ||
+		-s train.steps="$steps" -s train.warmup_steps=2 $a $k $net >"$tmp/last.json" ||
 		{ echo "bench/straggler.sh: $1 $2 fault $3: the run failed" >&2; exit 1; }
 	port=$((port + 8))
 }
@@ -94,16 +100,16 @@ for r in $(seq "$rounds"); do
 done
 
 /usr/bin/python3 "$(dirname "$0")/hostinfo.py" # the host the table was measured on
-/usr/bin/python3 - "$tmp/rows" "$tr" "$steps" "$rounds" <<'PY'
+/usr/bin/python3 - "$tmp/rows" "$tr" "$steps" "$rounds" "${net:-loopback}" <<'PY'
 import statistics, sys
-rows, tr, steps, rounds = sys.argv[1:5]
+rows, tr, steps, rounds, net = sys.argv[1:6]
 got = {}
 for line in open(rows):
     r, m, s, f, step, own = line.split()
     got.setdefault((m, s, f), []).append((int(r), float(step), None if own == "-" else float(own)))
 mean_d = {"10": 10.0, "50": 50.0, "exp10": 10.0}
-print("# one straggler (worker 1 of 4): step with waits, ms; transport %s, %s steps, %s rounds"
-      % (tr, steps, rounds))
+print("# one straggler (worker 1 of 4): step with waits, ms; transport %s, %s steps, %s rounds;"
+      " network %s" % (tr, steps, rounds, net.strip()))
 print("%-10s %-10s %-7s %10s %10s %7s %12s" % ("model", "strategy", "fault", "step_ms", "cost_ms",
                                               "cost/d", "straggler_ms"))
 for (m, s, f), v in got.items():
