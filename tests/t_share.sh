@@ -95,5 +95,29 @@ for tr in grpc socket; do
 	echo "ok: $tr"
 done
 
+# 4. a leased server stopped by SIGTERM just after its last user let go,
+# before its next look at the lease (100 ms a look): nobody holds the
+# lease, so its files go too (they were left for good when the signal
+# came first: a killed train launcher's PS, seen under ASan)
+if command -v flock >/dev/null 2>&1; then
+	port=$(free_port) || fail "no free port"
+	lease="$out/serve-$port.lease"
+	: >"$out/serve-$port.start"
+	: >"$lease"
+	flock -s "$lease" sleep 1 &
+	holder=$!
+	TFGB_LEASE="$lease" $TFGB serve -q -s job.transport=socket -s cluster.ps=127.0.0.1:$port \
+		>"$out/srv" 2>&1 &
+	srv=$!
+	wait_listening "$port" 20 || bad "leased: the server never listened: $(cat "$out/srv")"
+	wait "$holder"
+	kill -TERM "$srv"
+	wait "$srv" 2>/dev/null
+	srv=''
+	[ ! -e "$lease" ] && [ ! -e "$out/serve-$port.start" ] ||
+		bad "leased, stopped by a signal with nobody holding it: files left: $(ls "$out")"
+	echo "ok: a leased server's files go when a signal stops it first"
+fi
+
 [ "$problems" = 0 ] || fail "$problems problem(s)"
 echo "t_share: ok"

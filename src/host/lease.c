@@ -262,6 +262,15 @@ void lease_watch_end(struct lease_watch *w)
 		return;
 	w->quit = 1;
 	pthread_join(w->thread, NULL);
+	/* stopped by something else first (a signal, or its launch's end
+	 * seen by another thread while the launcher's lock was still held):
+	 * once nobody holds the lease, within five looks, the files go as
+	 * well, or they are left behind for good */
+	for (int i = 0; !w->idle && i < 5; i++) {
+		if (i)
+			nanosleep(&(struct timespec){0, LEASE_POLL_MS * 1000000L}, NULL);
+		w->idle = lease_idle(w->start_fd, w->lease_fd);
+	}
 	if (w->idle)
 		unlink_both(w->path);
 	close(w->start_fd);

@@ -76,7 +76,9 @@ struct lease_watch;
 int lease_watch_start(const char *lease_path, volatile sig_atomic_t *stop,
                       struct lease_watch **out);
 /* Ends the watch; the locks it took are given up with the process (call it
- * after the server closed its ports, or not at all).  Accepts NULL. */
+ * after the server closed its ports, or not at all).  A server stopped
+ * otherwise than by its lease (a signal) removes the files too when nobody
+ * holds the lease within 5 x LEASE_POLL_MS.  Accepts NULL. */
 void lease_watch_end(struct lease_watch *w);
 
 /* The files of port: 0, or -errno (the directory cannot be made). */
