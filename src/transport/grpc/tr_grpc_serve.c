@@ -100,8 +100,9 @@ struct srv_q {
 	grpc_completion_queue *cq;
 	pthread_t thread;
 	int thread_started;
-	pthread_mutex_t lock;       /* orders requests against `stopping` */
+	pthread_mutex_t lock;       /* orders requests against `stopping`, batches against `cq_down` */
 	int stopping;
+	int cq_down;                /* cq shut down: a batch begun now would abort gRPC */
 	/* per kind (SRV_ECHO .. SRV_UNKNOWN), used by this queue's thread only */
 	struct srv_slot *free[SRV_NREG + 1];   /* neither requested nor answering */
 	int armed[SRV_NREG + 1];               /* requests outstanding */
@@ -453,6 +454,7 @@ static void srv_reply(struct srv_slot *sl)
 	grpc_byte_buffer *out = NULL;
 	const char *msg = NULL;
 	grpc_status_code st = srv_answer(sl, &out, &msg);
+	grpc_call_error rc;
 	size_t nops;
 	grpc_op ops[4];
 
@@ -465,7 +467,13 @@ static void srv_reply(struct srv_slot *sl)
 	memset(&ops[nops], 0, sizeof ops[nops]);
 	ops[nops].op = GRPC_OP_RECV_CLOSE_ON_SERVER;
 	ops[nops++].data.recv_close_on_server.cancelled = &sl->cancelled;
-	if (grpc_call_start_batch(sl->call, ops, nops, sl, NULL) != GRPC_CALL_OK) {
+	/* a call that arrived as srv_stop cancelled everything may be
+	 * answered after its queue was shut down, where gRPC asserts (a
+	 * killed train launcher's PS aborted so): the lock orders the two */
+	pthread_mutex_lock(&sl->q->lock);
+	rc = sl->q->cq_down ? GRPC_CALL_ERROR : grpc_call_start_batch(sl->call, ops, nops, sl, NULL);
+	pthread_mutex_unlock(&sl->q->lock);
+	if (rc != GRPC_CALL_OK) {
 		srv_done(sl);
 		return;
 	}
@@ -672,8 +680,12 @@ static int srv_stop(struct srv *s, int nq, grpc_completion_queue *shutdown_cq)
 		if (!srv_wait_shutdown(shutdown_cq, SRV_CANCELLED_MS))
 			return -ETIMEDOUT;
 	}
-	for (int i = 0; i < nq; i++)
+	for (int i = 0; i < nq; i++) {
+		pthread_mutex_lock(&s->q[i].lock);
+		s->q[i].cq_down = 1;
 		grpc_completion_queue_shutdown(s->q[i].cq);
+		pthread_mutex_unlock(&s->q[i].lock);
+	}
 	for (int i = 0; i < nq; i++)
 		if (s->q[i].thread_started)
 			pthread_join(s->q[i].thread, NULL);
