@@ -145,6 +145,7 @@ int64_t netem_retrans_here(void);
  * loss's sums into ne.m), its "network" object and text line. */
 void netem_switch_take(void);
 /* The "network" object's shared parts: a figure or null when negative;
+ * congestion control, offloads, the forwarder's queue and hold,
  * kernel_netem, the end of "mechanism" and the calibration's figures at
  * the start of "measured"; the "off" list and the object's end. */
 void netem_opt_f64(struct json *w, const char *key, double v, int digits);

@@ -518,6 +518,16 @@ void netem_opt_f64(struct json *w, const char *key, double v, int digits)
 
 void netem_tail_json(struct json *w)
 {
+	json_str(w, "congestion_control", ne.cc_used);
+	json_str(w, "offloads", ne.route == ROUTE_TUN ? "none (tun)" : ne.offloads_on ?
+	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
+	if (ne.route == ROUTE_TUN) {
+		json_u64(w, "queue_packets", ne.queue);
+		json_f64(w, "delay_held_ms", (double)ne.m.hold_ns / 1e6, 3);
+	} else {
+		json_null(w, "queue_packets");
+		json_null(w, "delay_held_ms");
+	}
 	if (ne.kernel_netem >= 0)
 		json_bool(w, "kernel_netem", ne.kernel_netem);
 	else
@@ -573,16 +583,6 @@ void netem_json(struct json *w)
 	else
 		json_null(w, "loss_note");
 	json_str(w, "rate", ne.rate_how);
-	json_str(w, "congestion_control", ne.cc_used);
-	json_str(w, "offloads", ne.route == ROUTE_TUN ? "none (tun)" : ne.offloads_on ?
-	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
-	if (ne.route == ROUTE_TUN) {
-		json_u64(w, "queue_packets", ne.queue);
-		json_f64(w, "delay_held_ms", (double)ne.m.hold_ns / 1e6, 3);
-	} else {
-		json_null(w, "queue_packets");
-		json_null(w, "delay_held_ms");
-	}
 	netem_tail_json(w);
 	dir_json(w, "workers_to_ps", 0);
 	dir_json(w, "ps_to_workers", 1);

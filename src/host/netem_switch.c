@@ -153,16 +153,6 @@ void netem_switch_json(struct json *w)
 	json_str(w, "rate", !ne.cfg.rate_bps ? "none" : tun ? "tbf on each NIC (what it sends); "
 	         "the forwarder's port at the rate (what it receives)" :
 	         "tbf on both ends of each NIC");
-	json_str(w, "congestion_control", ne.cc_used);
-	json_str(w, "offloads", tun ? "none (tun)" : ne.offloads_on ?
-	         "ON: not all of tso, gso, gro could be turned off" : "tso, gso, gro off");
-	if (tun) {
-		json_u64(w, "queue_packets", ne.queue);
-		json_f64(w, "delay_held_ms", (double)ne.m.hold_ns / 1e6, 3);
-	} else {
-		json_null(w, "queue_packets");
-		json_null(w, "delay_held_ms");
-	}
 	netem_tail_json(w);
 	json_str(w, "between", "host 1 -> host 0, through host 0's NIC");
 	/* the forwarder's: each host to the next, every NIC at once */
