@@ -95,18 +95,23 @@ int run_roles(struct tfgb *t, const struct run_roles *r)
 
 	if (r->check && (rc = r->check(t, r->arg)) != TFGB_EXIT_OK)
 		return rc;
+	if (!(r->flags & (RUN_P2P | RUN_RANKS)) &&
+	    (cluster_rank(t->task, &rk, &err) < 0 ||
+	     cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role,
+	                  &err) < 0)) {
+		/* every rank finds the same: one says it; then the transport
+		 * starts only to tell the ranks of another part of the launch
+		 * (an MPI serve), which leave at once without a line */
+		if (cluster_speaks(&rk, 0, NULL))
+			tfgb_error("%s: %s", t->cmd, err.msg);
+		return session_refused(t);
+	}
 	if ((rc = session_transport(t, t->cmd, &ops)) != TFGB_EXIT_OK)
 		return rc;
 	if (r->flags & RUN_P2P)
 		return p2p_roles(t, ops, r);
 	if (r->flags & RUN_RANKS)
 		return rank_roles(t, ops, r);
-	if (cluster_rank(t->task, &rk, &err) < 0 ||
-	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 0, &rk, &role, &err) < 0) {
-		if (cluster_speaks(&rk, 0, NULL)) /* every rank finds the same: one says it */
-			tfgb_error("%s: %s", t->cmd, err.msg);
-		return TFGB_EXIT_USAGE;
-	}
 	if ((rc = session_ranks_check(t, ops, &rk, &role)) != TFGB_EXIT_OK)
 		return rc;
 	local_rank(t, &rk);

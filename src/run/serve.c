@@ -296,7 +296,7 @@ static int serve_rank(struct tfgb *t, struct launch_end *e)
 	    cluster_role(&t->job, job_key_set(&t->job, "cluster", "workers"), 1, &rk, &role, &err) < 0) {
 		if (cluster_speaks(&rk, 1, NULL)) /* one line for its part of the launch */
 			tfgb_error("serve: %s", err.msg);
-		return TFGB_EXIT_USAGE;
+		return session_refused(t); /* the other ranks of an MPI world learn it */
 	}
 	if (role.one_launch) {
 		serve_local(t, &rk);

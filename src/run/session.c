@@ -24,10 +24,21 @@ int session_transport(struct tfgb *t, const char *who, const struct tr_ops **ops
 
 	*ops = tr_find(t->job.transport, &err);
 	if (!*ops || (rc = tr_probe(*ops, &t->job, &err)) < 0) {
-		tfgb_error("%s: %s", who, err.msg);
+		if (rc != -ECANCELED) /* else another rank refused the launch: its line */
+			tfgb_error("%s: %s", who, err.msg);
 		return *ops ? tr_probe_status(rc) : TFGB_EXIT_FAIL;
 	}
 	return TFGB_EXIT_OK;
+}
+
+int session_refused(struct tfgb *t)
+{
+	struct err err;
+	const struct tr_ops *ops = tr_find(t->job.transport, &err);
+
+	if (ops)
+		tr_refuse(ops, &t->job);
+	return TFGB_EXIT_USAGE;
 }
 
 int session_open(struct session *s, struct tfgb *t, const struct tr_ops *ops, int index,

@@ -43,8 +43,13 @@ struct session {
 
 /* Finds the job's transport and probes it (tr_find, tr_probe), as every
  * process of a run does first: *ops and TFGB_EXIT_OK, or the exit status
- * after one line "WHO: why". */
+ * after one line "WHO: why" (none when another rank of the launch refused
+ * it: that rank's line says why). */
 int session_transport(struct tfgb *t, const char *who, const struct tr_ops **ops);
+/* This process refused its launch, and said why: it tells the job's
+ * transport (tr_refuse), so that the other ranks of one MPI world leave
+ * with it, each without a line.  TFGB_EXIT_USAGE. */
+int session_refused(struct tfgb *t);
 
 /* Opens worker `index`'s session, which keeps inflight calls of method
  * outstanding on each connection: places this process, makes the payload,

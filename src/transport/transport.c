@@ -164,6 +164,18 @@ int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err)
 	return ops->probe(&s, err);
 }
 
+void tr_refuse(const struct tr_ops *ops, const struct job *j)
+{
+	struct tr_setup s;
+	struct err err;
+
+	if (!ops->probe)
+		return;
+	tr_setup_of(j, &s);
+	s.refused = 1;
+	ops->probe(&s, &err); /* its own refusal comes back: said already */
+}
+
 int tr_init(const struct tr_ops *ops, const struct job *j, void **ctx, struct err *err)
 {
 	struct tr_setup s;

@@ -134,6 +134,9 @@ struct tr_setup {
 	int ps_count;        /* the job's parameter servers (0: one) */
 	int workers;         /* its workers (0: one) */
 	int workers_set;     /* cluster.workers was given: a launch may be every PS and worker */
+	int refused;         /* this process refused its launch (its line said why): a transport
+	                      * whose processes form one world (mpi) joins it only to tell the
+	                      * others, whose probe then fails with -ECANCELED (tr_refuse) */
 	/* PS i's address into *out (0 <= i < ps_count); NULL: none known */
 	void (*ps_addr)(const void *src, int i, struct opt_hostport *out);
 	const void *src;     /* ps_addr's first argument */
@@ -264,7 +267,9 @@ struct tr_ops {
 	 * transport for the job s describes at all (a device, a library),
 	 * called by every command right after tr_find and before it starts any
 	 * process.  0, or -errno with one line in err: -EINVAL when the run is
-	 * launched wrong (a usage error, exit status 2: tr_probe_status). */
+	 * launched wrong (a usage error, exit status 2: tr_probe_status);
+	 * -ECANCELED when another process of the launch refused it (s->refused
+	 * there): that one's line says why. */
 	int (*probe)(const struct tr_setup *s, struct err *err);
 	/* Optional: registers [addr, addr + len) (the payload) once, before any
 	 * call, so that no call registers memory.  0 or -errno. */
@@ -327,11 +332,18 @@ void tr_setup_of(const struct job *j, struct tr_setup *s);
 int tr_probe(const struct tr_ops *ops, const struct job *j, struct err *err);
 /* ops->init with tr_setup_of(j): 0, or -errno with err. */
 int tr_init(const struct tr_ops *ops, const struct job *j, void **ctx, struct err *err);
+/* This process refused its launch (a usage error it has said): ops->probe
+ * with s.refused set, so that a transport of one world of ranks (mpi)
+ * tells every other rank before any leaves (their probe: -ECANCELED).
+ * Without it they would run on until the launcher killed them, and name
+ * this process as one that died. */
+void tr_refuse(const struct tr_ops *ops, const struct job *j);
 /* The exit status of a failed tr_find or tr_probe (its return rc): 2 for
- * a launch that is wrong (-EINVAL), else 1. */
+ * a launch that is wrong (-EINVAL) or that another process refused
+ * (-ECANCELED), else 1. */
 static inline int tr_probe_status(int rc)
 {
-	return rc == -EINVAL ? 2 : 1;
+	return rc == -EINVAL || rc == -ECANCELED ? 2 : 1;
 }
 
 /* A row of the transport registry (transport.c). */

@@ -46,10 +46,12 @@ struct mp_hdr {
 
 /* What every rank tells the others when MPI starts, in one MPI_Allgather
  * of MP_PEER bytes a rank on MPI_COMM_WORLD (tr_mpi_world.c): its pid and
- * host, with which a rank names one that dies.  A program that joins a
+ * host, with which a rank names one that dies, and whether it refused the
+ * launch (tr_refuse: then every rank leaves).  A program that joins a
  * tfgb MPI job as a rank of its own takes part in it (tests/mpi_hostile.c). */
 struct mp_peer {
 	int pid;
+	int refused; /* 1: this rank refused the launch, and said why */
 	char host[64];
 };
 #define MP_PEER ((int)sizeof(struct mp_peer))

@@ -120,11 +120,11 @@ void mp_term_watch(void)
 	sigaction(SIGTERM, &sa, NULL);
 }
 
-/* Every rank's pid and host and the lines that name them.  A failure
- * leaves the launcher's own report alone. */
-static void peers_gather(void)
+/* Every rank's pid and host, whether it refused its launch, and the lines
+ * that name them.  A failure leaves the launcher's own report alone. */
+static void peers_gather(int refused)
 {
-	struct mp_peer me = {.pid = (int)getpid()};
+	struct mp_peer me = {.pid = (int)getpid(), .refused = refused};
 	char role[32];
 
 	if (gethostname(me.host, sizeof me.host - 1) < 0)
@@ -236,6 +236,21 @@ static int servers_of(const struct tr_setup *s, int size)
 	return 1;
 }
 
+/* Whether a rank of the world refused the launch (s->refused there:
+ * tr_refuse), as the start's gather (peers_gather) told every rank before
+ * any goes on to its first call: -1 with err then, so that no rank waits
+ * for one that left, or names it as one that died (on_term) when the
+ * launcher stops the rest. */
+static int world_refused(struct err *err)
+{
+	for (int r = 0; peers && r < mp_world.size; r++)
+		if (peers[r].refused) {
+			err_set(err, "rank %d of this launch refused it (its line says why)", r);
+			return -1;
+		}
+	return 0;
+}
+
 static int world_start(const struct tr_setup *s, struct err *err)
 {
 	const struct mp_conf *o = s ? s->section : NULL;
@@ -261,9 +276,11 @@ static int world_start(const struct tr_setup *s, struct err *err)
 	mp_world.thread_level = level;
 	mp_world.nservers = servers_of(s, mp_world.size);
 	mp_world.up = 1;
-	peers_gather();
+	peers_gather(s && s->refused);
 	world_text(asked, btl);
 	atexit(world_end);
+	if (world_refused(err) < 0)
+		return -ECANCELED;
 	if (level < asked) {
 		err_set(err, "MPI gives thread level %s, the transport needs %s", level_name(level),
 		        level_name(asked));
@@ -275,7 +292,7 @@ static int world_start(const struct tr_setup *s, struct err *err)
 int mp_world_up(const struct tr_setup *s, struct err *err)
 {
 	if (mp_world.up)
-		return 0;
+		return world_refused(err) < 0 ? -ECANCELED : 0;
 	if (!launched()) {
 		long w = s && s->workers ? s->workers : 1, p = s && s->ps_count ? s->ps_count : 1;
 		const char *cmd = cluster_launch_cmd();
