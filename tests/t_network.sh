@@ -238,7 +238,14 @@ if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null 2>&1 &&
 	elif nobody $TFGB "$@" -s network.rate=250Mbit -s network.loss=0.1 >"$tmp/nobody.out" 2>&1; then
 		grep -q "^tfgb" "$tmp/nobody.out" && bad "rate 250Mbit as nobody: $(grep "^tfgb" "$tmp/nobody.out")"
 		r=$(sed -n 's/^# network: veth route.*rate.*(measured \([0-9.]*\)).*/\1/p' "$tmp/nobody.out")
-		# one run, no second measure: a wider floor than the rate checks above
+		# below its range, measured once more, as rate() does above (a
+		# loaded machine starved the calibration's sender: 147 Mbit/s at
+		# load 5 on 2 CPUs); a wider floor than rate()'s (the loss's
+		# nftables rule on the path)
+		if awk -v x="${r:-0}" 'BEGIN { exit !(x < 225) }' &&
+			nobody $TFGB "$@" -s network.rate=250Mbit -s network.loss=0.1 >"$tmp/nobody.out" 2>&1; then
+			r=$(sed -n 's/^# network: veth route.*rate.*(measured \([0-9.]*\)).*/\1/p' "$tmp/nobody.out")
+		fi
 		within "${r:-0}" 225 263 || bad "rate 250Mbit as nobody: measured '$r' Mbit/s"
 		# the user namespace's root runs nft (a user's PATH may lack /usr/sbin)
 		has_nft && ! grep -q "^# network: veth route.*loss 0.1 % (nftables" "$tmp/nobody.out" &&
