@@ -175,8 +175,8 @@ static void put_marks(struct wbuf *w, const struct wresult *r)
 	uint32_t n = r->nmarks < RESULT_MARKS_MAX ? r->nmarks : RESULT_MARKS_MAX;
 	size_t per = 40 + 16 * (size_t)r->mark_conns, room;
 
-	if (r->mark_conns && n > RESULT_MARK_ENDS_MAX / (2 * r->mark_conns))
-		n = RESULT_MARK_ENDS_MAX / (2 * r->mark_conns);
+	if (r->mark_conns && n > RESULT_MARK_ENDS_MAX / (2 * (size_t)r->mark_conns))
+		n = (uint32_t)(RESULT_MARK_ENDS_MAX / (2 * (size_t)r->mark_conns));
 	room = w->len + 24 + 12 <= w->cap ? (w->cap - w->len - 24 - 12) / per : 0;
 	if (n > room)
 		n = (uint32_t)room;
@@ -202,7 +202,10 @@ static int get_marks(struct rbuf *b, struct wresult *r)
 	r->mark_conns = (uint32_t)be_get(b, 4);
 	r->marks_dropped = be_get(b, 8);
 	r->zero_ns = be_get(b, 8);
-	if (b->bad || r->nmarks > RESULT_MARKS_MAX || (r->nmarks && r->mark_conns != r->nps) ||
+	/* mark_conns is nps, or 0 with no marks: a count with none (2^31,
+	 * say) once reached put_marks, whose 2 x mark_conns wrapped to 0 */
+	if (b->bad || r->nmarks > RESULT_MARKS_MAX ||
+	    r->mark_conns != (r->nmarks ? r->nps : 0) ||
 	    (r->nmarks && r->mark_conns > RESULT_MARK_ENDS_MAX / (2 * r->nmarks)))
 		return -1;
 	for (uint32_t k = 0; k < r->nmarks; k++) {
