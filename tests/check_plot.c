@@ -452,6 +452,42 @@ START_TEST(test_plot_channels)
 }
 END_TEST
 
+/* The subtitle of a training run names what the run is (model, strategy,
+ * PSs x workers, transport) and not the micro-benchmarks' payload, calls
+ * in flight and RPC pattern that its result also records; a throughput
+ * result with the same keys keeps them. */
+START_TEST(test_plot_train_notes)
+{
+	static struct plot_fig fig;
+	static const struct { int k; const char *v; } kv[] = {
+		{PK_TRANSPORT, "grpc"}, {PK_STRATEGY, "ps"}, {PK_MODE, "non-serialized"},
+		{PK_SCHEME, "model"}, {PK_IOVECS, "6"}, {PK_BYTES, "2678824"}, {PK_SHAPE, "1x2"},
+		{PK_WORKERS, "2"}, {PK_INFLIGHT, "1024"}, {PK_RPC, "pull, push"},
+		{PK_TLS, "plaintext"}, {PK_MODEL, "mnist_mlp"}, {PK_HOST, "h"},
+	};
+	struct plot_point pt[1] = {{.bench = "train", .status = "ok"}};
+	struct plot_set s = {.pt = pt, .n = 1};
+
+	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
+		strcpy(pt[0].key[kv[i].k], kv[i].v);
+	fig.xkey = PK_FILE;
+	plot_notes(&s, 0, &fig);
+	ck_assert_msg(!strncmp(fig.subtitle, "all runs: model mnist_mlp, parameter server, "
+	                       "1 PS x 2 workers, grpc, non-serialized, plaintext, host h",
+	                       strlen("all runs: model mnist_mlp, parameter server, 1 PS x 2 "
+	                              "workers, grpc, non-serialized, plaintext, host h")),
+	              "%s", fig.subtitle);
+	ck_assert_msg(!strstr(fig.subtitle, "in flight") && !strstr(fig.subtitle, "push") &&
+	              !strstr(fig.subtitle, "iovec") && !strstr(fig.subtitle, "MiB"), "%s",
+	              fig.subtitle);
+	strcpy(pt[0].bench, "throughput");
+	fig.subtitle[0] = 0;
+	plot_notes(&s, 0, &fig);
+	ck_assert_msg(strstr(fig.subtitle, "1024 in flight, pull, push") &&
+	              strstr(fig.subtitle, "6 iovecs, 2.55 MiB"), "%s", fig.subtitle);
+}
+END_TEST
+
 /* A point whose link went another way than most (veth among tun, or no
  * link at all) gets a square and its route's name; all one way: none. */
 START_TEST(test_plot_route_marks)
@@ -682,6 +718,7 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_xcat);
 	tcase_add_test(core, test_plot_channels);
 	tcase_add_test(core, test_plot_route_marks);
+	tcase_add_test(core, test_plot_train_notes);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);
