@@ -197,6 +197,20 @@ START_TEST(test_plot_allreduce_read)
 	ck_assert(isnan(set.pt[0].y[PM_RPC]));
 	ck_assert(set.pt[0].count == 7);
 	ck_assert_str_eq(set.pt[0].count_what, "steps");
+	/* no link: as a PS result without one */
+	ck_assert_str_eq(set.pt[0].key[PK_DELAY], "");
+	ck_assert_str_eq(set.pt[0].key[PK_RATE], "0");
+	plot_set_free(&set);
+	/* a switch's link: named as a PS result's is */
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"train\":"
+	                           " {\"strategy\": \"allreduce\", \"algorithm\": \"ring\"},"
+	                           " \"network\": {\"configured\": {\"delay_ms\": 1.0,"
+	                           " \"rate_bps\": 100000000, \"loss_pct\": 0.0, \"congestion\":"
+	                           " \"system\"}, \"mechanism\": {\"route\": \"tun\"}},"
+	                           " \"status\": \"ok\", \"job\": \"\"}"), 0);
+	ck_assert_str_eq(set.pt[0].key[PK_DELAY], "1");
+	ck_assert_str_eq(set.pt[0].key[PK_RATE], "1e+08");
+	ck_assert_str_eq(set.pt[0].route, "tun");
 	plot_set_free(&set);
 	/* a PS strategy that names itself is read as every PS result; an
 	 * unknown one is refused */
