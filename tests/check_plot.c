@@ -502,6 +502,49 @@ START_TEST(test_plot_train_notes)
 }
 END_TEST
 
+/* Lines of two series whose highest values are 10 times apart or more
+ * (a grid's small and large model against the delay) get a log y axis;
+ * series close together, one series alone, bars, and a value at 0 keep a
+ * linear one. */
+START_TEST(test_plot_series_logy)
+{
+	static struct plot_fig fig;
+	/* step times in ms: mnist_mlp then resnet50 at delays 0, 1, 10 ms */
+	static const double y[6] = {2.2, 31.2, 60.6, 56.5, 668.5, 777.2};
+	struct plot_item it[6];
+
+	for (int i = 0; i < 6; i++)
+		it[i] = (struct plot_item){.point = (size_t)i, .series = i / 3, .x = i % 3,
+		                           .y = y[i], .lo = NAN, .hi = NAN};
+	fig.style = PLOT_LINES;
+	fig.nseries = 2;
+	fig.item = it;
+	fig.nitem = 6;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 1);
+	/* 60.6 against 600: 9.9 times, not yet */
+	fig.logy = 0;
+	it[4].y = it[5].y = 600;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+	it[5].y = 777.2;
+	fig.style = PLOT_BARS;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+	fig.style = PLOT_LINES;
+	it[0].y = 0;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+	/* one series spanning 350 times: linear, its shape is its own */
+	it[0].y = 2.2;
+	for (int i = 0; i < 6; i++)
+		it[i].series = 0;
+	fig.nseries = 1;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+}
+END_TEST
+
 /* A point whose link went another way than most (veth among tun, or no
  * link at all) gets a square and its route's name; all one way: none. */
 START_TEST(test_plot_route_marks)
@@ -733,6 +776,7 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_channels);
 	tcase_add_test(core, test_plot_route_marks);
 	tcase_add_test(core, test_plot_train_notes);
+	tcase_add_test(core, test_plot_series_logy);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);
