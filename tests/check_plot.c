@@ -197,6 +197,20 @@ START_TEST(test_plot_allreduce_read)
 	ck_assert(isnan(set.pt[0].y[PM_RPC]));
 	ck_assert(set.pt[0].count == 7);
 	ck_assert_str_eq(set.pt[0].count_what, "steps");
+	/* no link: as a PS result without one */
+	ck_assert_str_eq(set.pt[0].key[PK_DELAY], "");
+	ck_assert_str_eq(set.pt[0].key[PK_RATE], "0");
+	plot_set_free(&set);
+	/* a switch's link: named as a PS result's is */
+	ck_assert_int_eq(read_text("{\"schema_version\": 1, \"benchmark\": \"train\", \"train\":"
+	                           " {\"strategy\": \"allreduce\", \"algorithm\": \"ring\"},"
+	                           " \"network\": {\"configured\": {\"delay_ms\": 1.0,"
+	                           " \"rate_bps\": 100000000, \"loss_pct\": 0.0, \"congestion\":"
+	                           " \"system\"}, \"mechanism\": {\"route\": \"tun\"}},"
+	                           " \"status\": \"ok\", \"job\": \"\"}"), 0);
+	ck_assert_str_eq(set.pt[0].key[PK_DELAY], "1");
+	ck_assert_str_eq(set.pt[0].key[PK_RATE], "1e+08");
+	ck_assert_str_eq(set.pt[0].route, "tun");
 	plot_set_free(&set);
 	/* a PS strategy that names itself is read as every PS result; an
 	 * unknown one is refused */
@@ -452,6 +466,85 @@ START_TEST(test_plot_channels)
 }
 END_TEST
 
+/* The subtitle of a training run names what the run is (model, strategy,
+ * PSs x workers, transport) and not the micro-benchmarks' payload, calls
+ * in flight and RPC pattern that its result also records; a throughput
+ * result with the same keys keeps them. */
+START_TEST(test_plot_train_notes)
+{
+	static struct plot_fig fig;
+	static const struct { int k; const char *v; } kv[] = {
+		{PK_TRANSPORT, "grpc"}, {PK_STRATEGY, "ps"}, {PK_MODE, "non-serialized"},
+		{PK_SCHEME, "model"}, {PK_IOVECS, "6"}, {PK_BYTES, "2678824"}, {PK_SHAPE, "1x2"},
+		{PK_WORKERS, "2"}, {PK_INFLIGHT, "1024"}, {PK_RPC, "pull, push"},
+		{PK_TLS, "plaintext"}, {PK_MODEL, "mnist_mlp"}, {PK_HOST, "h"},
+	};
+	struct plot_point pt[1] = {{.bench = "train", .status = "ok"}};
+	struct plot_set s = {.pt = pt, .n = 1};
+
+	for (size_t i = 0; i < sizeof kv / sizeof *kv; i++)
+		strcpy(pt[0].key[kv[i].k], kv[i].v);
+	fig.xkey = PK_FILE;
+	plot_notes(&s, 0, &fig);
+	ck_assert_msg(!strncmp(fig.subtitle, "all runs: model mnist_mlp, parameter server, "
+	                       "1 PS x 2 workers, grpc, non-serialized, plaintext, host h",
+	                       strlen("all runs: model mnist_mlp, parameter server, 1 PS x 2 "
+	                              "workers, grpc, non-serialized, plaintext, host h")),
+	              "%s", fig.subtitle);
+	ck_assert_msg(!strstr(fig.subtitle, "in flight") && !strstr(fig.subtitle, "push") &&
+	              !strstr(fig.subtitle, "iovec") && !strstr(fig.subtitle, "MiB"), "%s",
+	              fig.subtitle);
+	strcpy(pt[0].bench, "throughput");
+	fig.subtitle[0] = 0;
+	plot_notes(&s, 0, &fig);
+	ck_assert_msg(strstr(fig.subtitle, "1024 in flight, pull, push") &&
+	              strstr(fig.subtitle, "6 iovecs, 2.55 MiB"), "%s", fig.subtitle);
+}
+END_TEST
+
+/* Lines of two series whose highest values are 10 times apart or more
+ * (a grid's small and large model against the delay) get a log y axis;
+ * series close together, one series alone, bars, and a value at 0 keep a
+ * linear one. */
+START_TEST(test_plot_series_logy)
+{
+	static struct plot_fig fig;
+	/* step times in ms: mnist_mlp then resnet50 at delays 0, 1, 10 ms */
+	static const double y[6] = {2.2, 31.2, 60.6, 56.5, 668.5, 777.2};
+	struct plot_item it[6];
+
+	for (int i = 0; i < 6; i++)
+		it[i] = (struct plot_item){.point = (size_t)i, .series = i / 3, .x = i % 3,
+		                           .y = y[i], .lo = NAN, .hi = NAN};
+	fig.style = PLOT_LINES;
+	fig.nseries = 2;
+	fig.item = it;
+	fig.nitem = 6;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 1);
+	/* 60.6 against 600: 9.9 times, not yet */
+	fig.logy = 0;
+	it[4].y = it[5].y = 600;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+	it[5].y = 777.2;
+	fig.style = PLOT_BARS;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+	fig.style = PLOT_LINES;
+	it[0].y = 0;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+	/* one series spanning 350 times: linear, its shape is its own */
+	it[0].y = 2.2;
+	for (int i = 0; i < 6; i++)
+		it[i].series = 0;
+	fig.nseries = 1;
+	plot_series_logy(&fig);
+	ck_assert_int_eq(fig.logy, 0);
+}
+END_TEST
+
 /* A point whose link went another way than most (veth among tun, or no
  * link at all) gets a square and its route's name; all one way: none. */
 START_TEST(test_plot_route_marks)
@@ -682,6 +775,8 @@ Suite *make_plot_suite(void)
 	tcase_add_test(core, test_plot_xcat);
 	tcase_add_test(core, test_plot_channels);
 	tcase_add_test(core, test_plot_route_marks);
+	tcase_add_test(core, test_plot_train_notes);
+	tcase_add_test(core, test_plot_series_logy);
 	tcase_add_test(errors, test_plot_read_refusals);
 	suite_add_tcase(s, core);
 	suite_add_tcase(s, errors);

@@ -146,6 +146,19 @@ in_svg "$out/grid.svg" "by iovec count and mode, grpc.compression" "iovec count 
 	"stroke-dasharray"
 [ "$(grep -o '>[a-z-]*serialized, grpc.compression=[a-z]*<' "$out/grid.svg" | sort -u | wc -l)" = 4 ] ||
 	fail "not 4 series of mode and compression in $out/grid.svg"
+# its series close together: a linear y axis; the serialized ones made 30
+# times slower (a large model's steps beside a small one's): a log y axis,
+# tics as powers of ten (#42)
+grep -qF 'dy="-6.00px">' "$out/grid.svg" && fail "grid.svg: a log y axis for series close together"
+need_py json python3
+$PY -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+for p, r in zip(d["sweep"]["points"], d["results"]):
+    if p[0] == "serialized":
+        r["latency_us"] = {k: v * 30 for k, v in r["latency_us"].items()}
+json.dump(d, open(sys.argv[2], "w"))' "$out/grid.json" "$out/grid30.json" || fail "no grid30.json"
+plot_ok "$out/grid30.svg" "$out/grid30.json"
+grep -qF 'dy="-6.00px">' "$out/grid30.svg" || fail "grid30.svg: no log y axis for series 30 times apart"
 
 # 6. refusals: exit 2 and one line naming the file
 refuse() { # WHAT PATTERN ARGS...

@@ -147,6 +147,13 @@ expect2 "more than 3 times: a grid sweeps 1 to 3 keys" --sweep payload.iovecs=1 
 expect2 "payload.size sets payload.scheme" --sweep payload.size=1B,2B --sweep payload.scheme=skew
 expect2 "point payload.iovecs = 2000, job.inflight = 1: payload.iovecs = 2000: payload could reach" \
 	-s payload.large=10MiB --sweep payload.iovecs=1,2000 --sweep job.inflight=1
+# latency keeps one call in flight: job.inflight other than 1 is refused,
+# from the job file, a -s or a point, before any run (#42)
+printf '[job]\ninflight = 4\n' >"$out/inflight.ini"
+expect2 "inflight.ini:2: job.inflight = 4: latency keeps one call in flight" -c "$out/inflight.ini"
+expect2 "value 2: job.inflight = 2: latency keeps one call in flight" --sweep job.inflight=1,2
+expect2 "point payload.iovecs = 1, job.inflight = 8: job.inflight = 8: latency keeps" \
+	--sweep payload.iovecs=1 --sweep job.inflight=1,8
 expect2 "output.series" --series "$out/series.csv" --sweep payload.iovecs=1,2
 # a value that makes a bad job (a payload over 1 GiB) is refused up front
 expect2 "value 2000: payload.iovecs = 2000: payload could reach" \

@@ -18,4 +18,10 @@ int cmd_rerun(struct tfgb *t);
 int cmd_compare(struct tfgb *t);
 int cmd_plot(struct tfgb *t);
 
+/* What latency refuses of a job that job_validate accepts: a job.inflight
+ * other than 1 (latency keeps one call in flight by definition).  Its run
+ * and --sweep, for every point before any runs, ask it.  0, or -1 with
+ * err naming where the key was set (job_key_err). */
+int latency_job_fits(const struct job *j, struct err *err);
+
 #endif

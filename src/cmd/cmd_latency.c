@@ -140,25 +140,36 @@ static int net_worker_side(struct tfgb *t)
 	return TFGB_EXIT_FAIL;
 }
 
-/* The job's limits for this host and its wire (role.h's check). */
+/* What a point-to-point command measures. */
+struct p2p {
+	int method;        /* enum tr_method */
+	const char *title; /* the benchmark's name */
+};
+
+int latency_job_fits(const struct job *j, struct err *err)
+{
+	if (j->inflight == 1)
+		return 0;
+	return job_key_err(j, err, "job", "inflight", "latency keeps one call in flight (it "
+	                   "times each round trip alone); leave it at 1, or measure %lld calls "
+	                   "in flight with tfgb bandwidth or throughput", (long long)j->inflight);
+}
+
+/* The job's limits for this host and its wire, and what latency refuses
+ * (role.h's check). */
 static int p2p_check(struct tfgb *t, void *arg)
 {
+	const struct p2p *what = arg;
 	struct err jerr;
 
-	(void)arg;
-	if (limit_check_wire(&t->job, &jerr) < 0 ||
+	if ((what->method == TR_ECHO && latency_job_fits(&t->job, &jerr) < 0) ||
+	    limit_check_wire(&t->job, &jerr) < 0 ||
 	    limit_check_host(&t->job, LIMIT_WORKER, &jerr) < 0) {
 		tfgb_error("%s", jerr.msg);
 		return TFGB_EXIT_USAGE;
 	}
 	return TFGB_EXIT_OK;
 }
-
-/* What a point-to-point command measures. */
-struct p2p {
-	int method;        /* enum tr_method */
-	const char *title; /* the benchmark's name */
-};
 
 /* The worker of a point-to-point run (role.h), which starts its PS when
  * none serves yet. */

@@ -333,6 +333,7 @@ int cmd_plot(struct tfgb *t)
 	plot_xcat(f);
 	if (!f->logy)
 		plot_scale(&s, f); /* a log axis spans the decades in microseconds */
+	plot_series_logy(f);
 	plot_x2bytes(&s, f);
 	plot_title(&s, &o, keys, f);
 	plot_notes(&s, how, f);

@@ -121,6 +121,12 @@ int plot_coll_read(struct plot_set *s, const struct jsonr *r, int from, const ch
 struct plot_point *plot_point_new(struct plot_set *s, const char *path, int file);
 void plot_jtext(const struct jsonr *r, int from, const char *path, char *buf, size_t len);
 double plot_jnum(const struct jsonr *r, int from, const char *path);
+/* The emulated link's keys of the result at `from`: its
+ * network.configured, numbers as %g so that 0.0000 is 0; without a link,
+ * no delay ("": "no emulated link") and what no link means for the rest
+ * (rate unlimited, loss 0, the host's TCP), so that a run without a link
+ * and one with only a delay differ in the delay alone; and its route. */
+void plot_json_link(struct plot_point *p, const struct jsonr *r, int from);
 /* A sweep's value of point p: text as the file gives it, in unit (a plain
  * number in it), or ""; a value written with its unit ("250Mbit") becomes
  * the number in that unit's base. */

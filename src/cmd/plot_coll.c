@@ -117,6 +117,7 @@ int plot_coll_read(struct plot_set *s, const struct jsonr *r, int from, const ch
 	snprintf(p->key[PK_STRATEGY], PLOT_TEXT_MAX, "allreduce, %s", alg);
 	plot_jtext(r, from, "train.model", p->key[PK_MODEL], PLOT_TEXT_MAX);
 	plot_jtext(r, from, "train.workers", p->key[PK_WORKERS], PLOT_TEXT_MAX);
+	plot_json_link(p, r, from); /* a switch's: a NIC per rank */
 	p->count = plot_jnum(r, from, "train.steps");
 	snprintf(p->count_what, sizeof p->count_what, "steps");
 	return coll_figures(p, r, jsonr_find(r, from, "train"), 1, path, where, err) < 0 ? -1 : 1;

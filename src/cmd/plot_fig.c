@@ -577,6 +577,34 @@ void plot_axes(const struct plot_set *s, struct plot_fig *f)
 	f->logy = f->logx && ypos;
 }
 
+/* Lines of two series or more whose highest values are PLOT_SERIES_LOGY
+ * times apart or more (a grid's small model beside a large one): a log y
+ * axis, on which one relative change (a delay's 19 % on the small model's
+ * steps) is one height at every level, where a linear axis flattens the
+ * lower series into the bottom tenth.  Every value and every error bar's
+ * end must be above 0; a null figure (NAN) is drawn as none. */
+void plot_series_logy(struct plot_fig *f)
+{
+	double top[PLOT_SERIES_MAX] = {0}, lo = INFINITY, hi = 0;
+
+	if (f->style != PLOT_LINES || f->logy || f->nseries < 2)
+		return;
+	for (size_t i = 0; i < f->nitem; i++) {
+		const struct plot_item *it = &f->item[i];
+		if (isnan(it->y))
+			continue;
+		if (it->y <= 0 || it->lo <= 0 || it->series < 0 || it->series >= PLOT_SERIES_MAX)
+			return;
+		top[it->series] = it->y > top[it->series] ? it->y : top[it->series];
+	}
+	for (int n = 0; n < f->nseries && n < PLOT_SERIES_MAX; n++)
+		if (top[n] > 0) {
+			lo = top[n] < lo ? top[n] : lo;
+			hi = top[n] > hi ? top[n] : hi;
+		}
+	f->logy = lo > 0 && hi / lo >= PLOT_SERIES_LOGY;
+}
+
 /* Whether some item is at x 0 or below (no place on a log axis). */
 static int plot_has_x0(const struct plot_fig *f)
 {

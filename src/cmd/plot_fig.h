@@ -10,6 +10,9 @@
 /* The percentile figure's y axis is logarithmic from this ratio of its
  * largest latency to its smallest. */
 #define PLOT_PCT_LOGY 100
+/* A line figure's y axis is logarithmic from this ratio of its series'
+ * highest values, the largest to the smallest (plot_series_logy). */
+#define PLOT_SERIES_LOGY 10
 
 struct plot_opts {
 	const char *out, *title;
@@ -40,6 +43,8 @@ void plot_scale(const struct plot_set *s, struct plot_fig *f);
 void plot_x2bytes(const struct plot_set *s, struct plot_fig *f);
 
 void plot_axes(const struct plot_set *s, struct plot_fig *f);
+
+void plot_series_logy(struct plot_fig *f);
 
 void plot_xunit(const struct plot_set *s, struct plot_fig *f);
 

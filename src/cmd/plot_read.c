@@ -358,12 +358,7 @@ oom:
 	return -1;
 }
 
-/* The emulated link's keys of a result: its network.configured, numbers
- * as %g so that 0.0000 is 0; without a link, no delay ("": "no emulated
- * link") and what no link means for the rest (rate unlimited, loss 0, the
- * host's TCP), so that a run without a link and one with only a delay
- * differ in the delay alone. */
-static void json_link(struct plot_point *p, const struct jsonr *r, int from)
+void plot_json_link(struct plot_point *p, const struct jsonr *r, int from)
 {
 	static const struct { int key; const char *path, *none; } k[] = {
 		{PK_DELAY, "network.configured.delay_ms", ""},
@@ -421,7 +416,7 @@ static int json_point(struct plot_set *s, const struct jsonr *r, int from, const
 	plot_jtext(r, from, "throughput.rpc", p->key[PK_RPC], PLOT_TEXT_MAX);
 	plot_jtext(r, from, "tls", p->key[PK_TLS], PLOT_TEXT_MAX);
 	plot_jtext(r, from, "train.model", p->key[PK_MODEL], PLOT_TEXT_MAX);
-	json_link(p, r, from);
+	plot_json_link(p, r, from);
 	if (*p->key[PK_TLS])
 		snprintf(p->key[PK_TLS], PLOT_TEXT_MAX, "%s",
 		         !strcmp(p->key[PK_TLS], "true") ? "TLS" : "plaintext");

@@ -234,34 +234,61 @@ static void plot_notes_counts(const struct plot_set *s, struct plot_fig *f)
 		    "step; all-reduce, the slowest worker's, per step");
 }
 
+/* The keys the subtitle names when all results share them, in its order,
+ * into key (n of them): a micro-benchmark's as plot.h lists them; a
+ * training run's what it is (model, strategy, PSs and workers, transport,
+ * link), without the payload, calls in flight and RPC pattern that its
+ * model and strategy decide (the "model" scheme, the variables, "pull,
+ * push"): those are a micro-benchmark's knobs, not a training run's. */
+static int notes_keys(const char *bench, int key[PK_N])
+{
+	static const int train[] = {PK_MODEL, PK_STRATEGY, PK_SHAPE, PK_WORKERS, PK_TRANSPORT,
+	                            PK_MODE, PK_TLS, PK_DELAY, PK_RATE, PK_LOSS, PK_CC, PK_HOST,
+	                            PK_GRID};
+	int n = 0;
+
+	if (!strcmp(bench, "train"))
+		for (size_t i = 0; i < sizeof train / sizeof *train; i++)
+			key[n++] = train[i];
+	else
+		for (int k = PK_TRANSPORT; k < PK_FILE; k++)
+			key[n++] = k;
+	return n;
+}
+
 /* The subtitle: what all results share, how repeats and marked results
  * are drawn. */
 void plot_notes(const struct plot_set *s, unsigned how, struct plot_fig *f)
 {
 	char v[PLOT_LABEL_MAX];
 	unsigned marked = 0;
+	int key[PK_N], nkeys = notes_keys(s->pt[0].bench, key);
 
 	/* no result with a link: nothing of one said; a collective's ranks
 	 * and host are in the title */
 	int nolink = !*s->pt[0].key[PK_DELAY] && !plot_differs(s, PK_DELAY);
 	int coll = !strcmp(s->pt[0].bench, "collective");
 
-	for (int k = PK_TRANSPORT; k < PK_FILE; k++)
-		if (k != f->xkey && !plot_differs(s, k) && *s->pt[0].key[k] &&
-		    !(nolink && k >= PK_DELAY && k <= PK_CC) &&
-		    !(k == PK_WORKERS && common(s, PK_SHAPE)) && /* "1 PS x 2 workers" says it */
-		    !(coll && f->style != PLOT_PERCENTILES && (k == PK_WORKERS || k == PK_HOST) &&
-		      common(s, PK_WORKERS) && common(s, PK_HOST))) {
-			const char *nl = strrchr(f->subtitle, '\n');
-			size_t line = strlen(nl ? nl + 1 : f->subtitle);
-			plot_key_text(k, s->pt[0].key[k], v, sizeof v);
-			if (k == PK_WORKERS && coll)
-				snprintf(v, sizeof v, "%s ranks", s->pt[0].key[k]);
-			/* a line the figure's width holds (960 pixels, sans 12) */
-			plot_cat(f->subtitle, sizeof f->subtitle, !*f->subtitle ? "all runs: " :
-			         line + strlen(v) > PLOT_NOTE_LINE ? ",\n" : ", ");
-			plot_cat(f->subtitle, sizeof f->subtitle, v);
-		}
+	for (int i = 0; i < nkeys; i++) {
+		const int k = key[i];
+		const char *nl = strrchr(f->subtitle, '\n');
+		size_t line = strlen(nl ? nl + 1 : f->subtitle);
+		if (k == f->xkey || plot_differs(s, k) || !*s->pt[0].key[k] ||
+		    (nolink && k >= PK_DELAY && k <= PK_CC) ||
+		    (k == PK_WORKERS && common(s, PK_SHAPE)) || /* "1 PS x 2 workers" says it */
+		    (coll && f->style != PLOT_PERCENTILES && (k == PK_WORKERS || k == PK_HOST) &&
+		     common(s, PK_WORKERS) && common(s, PK_HOST)))
+			continue;
+		plot_key_text(k, s->pt[0].key[k], v, sizeof v);
+		if (k == PK_WORKERS && coll)
+			snprintf(v, sizeof v, "%s ranks", s->pt[0].key[k]);
+		if (k == PK_MODEL)
+			snprintf(v, sizeof v, "model %s", s->pt[0].key[k]);
+		/* a line the figure's width holds (960 pixels, sans 12) */
+		plot_cat(f->subtitle, sizeof f->subtitle, !*f->subtitle ? "all runs: " :
+		         line + strlen(v) > PLOT_NOTE_LINE ? ",\n" : ", ");
+		plot_cat(f->subtitle, sizeof f->subtitle, v);
+	}
 	plot_notes_bars(s, f, how);
 	plot_notes_counts(s, f);
 	if (plot_route_usual(s) && f->style != PLOT_PERCENTILES) {

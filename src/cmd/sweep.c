@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "cluster.h"
+#include "cmd.h"
 #include "json.h"
 #include "jsonr.h"
 #include "report.h"
@@ -503,15 +504,26 @@ static int apply(struct job *j, const struct sweep_grid *g, size_t p)
 	return -1;
 }
 
-/* A [network] point of a run of ranks (train.strategy = allreduce) on the
- * pair, whose link ranks cannot have: refused before the sweep starts, not
- * at that point after the others ran.  0, or -1 (said). */
-static int ranks_refused(const struct tfgb *t, const struct sweep_grid *g, size_t p)
+/* What the command refuses of a job beyond job_validate, as its own run
+ * does (role.h's check), asked here before the sweep starts rather than at
+ * a point after the others ran: a [network] of a run of ranks
+ * (train.strategy = allreduce) on the pair, whose link ranks cannot have;
+ * a job.inflight other than 1 for latency.  0, or -1 with e set. */
+static int cmd_fits(const struct tfgb *t, struct err *e)
+{
+	if (!strcmp(t->cmd, "train") && train_conf_of(&t->job)->strategy == TRAIN_ALLREDUCE)
+		return job_net_ranks_fit(&t->job, e);
+	if (!strcmp(t->cmd, "latency"))
+		return latency_job_fits(&t->job, e);
+	return 0;
+}
+
+/* cmd_fits of point p (applied): 0, or -1 (said). */
+static int point_refused(const struct tfgb *t, const struct sweep_grid *g, size_t p)
 {
 	struct err e;
 
-	if (strcmp(t->cmd, "train") || train_conf_of(&t->job)->strategy != TRAIN_ALLREDUCE ||
-	    job_net_ranks_fit(&t->job, &e) == 0)
+	if (cmd_fits(t, &e) == 0)
 		return 0;
 	point_error(g, p, &e);
 	return -1;
@@ -521,6 +533,7 @@ static int ranks_refused(const struct tfgb *t, const struct sweep_grid *g, size_
 static int sweep_check(struct tfgb *t, struct sweep_grid *g)
 {
 	struct job *j = &t->job;
+	struct err e;
 
 	if (*j->series) {
 		tfgb_error("%s: --sweep: output.series = %s would be written over by every run; "
@@ -538,9 +551,14 @@ static int sweep_check(struct tfgb *t, struct sweep_grid *g)
 		tfgb_error("%s: --sweep runs whole benchmarks; it takes no --task", t->cmd);
 		return -1;
 	}
-	/* every point, up front: nothing runs when any would be refused */
+	/* the job as -c and -s gave it, then every point, up front: nothing
+	 * runs when any would be refused */
+	if (cmd_fits(t, &e) < 0) {
+		tfgb_error("%s", e.msg);
+		return -1;
+	}
 	for (size_t i = 0; i < g->n; i++)
-		if (apply(j, g, i) < 0 || ranks_refused(t, g, i) < 0)
+		if (apply(j, g, i) < 0 || point_refused(t, g, i) < 0)
 			return -1;
 	return 0;
 }
