@@ -178,6 +178,8 @@ void report_fault_text(const struct job *j, FILE *f)
 		        (long long)c->pause_step);
 	if (c->kill_step >= 0)
 		fprintf(f, ", killed before step %lld", (long long)c->kill_step);
+	if (fault_rate_bps(c))
+		fprintf(f, ", its NIC at %.2f Mbit/s each direction", (double)fault_rate_bps(c) / 1e6);
 	fprintf(f, "; seed %lld\n", (long long)c->seed);
 }
 
@@ -201,6 +203,8 @@ void report_fault_json(struct json *w, const struct job *j)
 	else
 		json_i64(w, "kill_step", c->kill_step);
 	json_i64(w, "seed", c->seed);
+	if (fault_rate_bps(c))
+		json_i64(w, "rate_bps", fault_rate_bps(c));
 	json_obj_end(w);
 }
 
