@@ -132,6 +132,9 @@ if in_part text; then
 	[ "$(grep -c '^ *[0-9]' "$out/t")" = 6 ] || fail "text: not 6 rows: $(cat "$out/t")"
 	grep -q '^# TF-gRPC-Collective: allreduce (sum), ring, 3 ranks over socket' "$out/t" ||
 		fail "text: no head: $(cat "$out/t")"
+	# under each row, each rank's time in exchanges / out of them (#44)
+	[ "$(grep -Ec '^#   in exchanges / out of them, per rank \(ms\):( [0-9]+\.[0-9]{3}/[0-9]+\.[0-9]{3}){3}$' \
+		"$out/t")" = 6 ] || fail "text: not 6 lines of waits: $(cat "$out/t")"
 	$TFGB collective $J $S -s cluster.workers=3 -f csv >"$out/c" 2>"$out/e" || fail "csv: $(cat "$out/e")"
 	[ "$(wc -l <"$out/c")" = 7 ] && head -1 "$out/c" | grep -q '^op,algorithm,ranks,' ||
 		fail "csv: $(cat "$out/c")"
@@ -246,6 +249,20 @@ and d['collective']['sizes'][0]['stragglers']['last_counts'][1] >= 16
 and d['collective']['sizes'][0]['stragglers']['injected_ms'] == 2000
 and d['collective']['sizes'][0]['time_us']['p50'] >= 90000" <"$out/f.json" ||
 		fail "faults: the straggler was not named, or not waited for: $(cat "$out/f.json")"
+	# who waited for whom, per size (#44): the operations are named for the
+	# straggler (counts: at least 8 of 10), the others' time in exchanges
+	# grows by about the delay (at least 90 % of it, a lower bound), the
+	# straggler's does not (less than half)
+	$TFGB collective $J -s cluster.workers=3 -s collective.min_bytes=1KiB -s collective.max_bytes=4KiB \
+		-s collective.step_factor=4 -s collective.iterations=10 -s fault.delay=20ms -s fault.rank=1 \
+		-f json >"$out/f.json" 2>"$out/e" || fail "faults: waits: exit $?: $(cat "$out/e")"
+	json_check "len(d['collective']['sizes']) == 2 and all(
+    s['waited_for']['rank'] == 1 and s['waited_for']['counts'][1] >= 8
+    and s['waited_for']['operations'] == 10 and sum(s['waited_for']['counts']) == 10
+    and min(s['per_rank_wait_ms'][0], s['per_rank_wait_ms'][2]) >= 18
+    and s['per_rank_wait_ms'][1] < 10 and len(s['per_rank_work_ms']) == 3
+    and all(x >= 0 for x in s['per_rank_work_ms']) for s in d['collective']['sizes'])" <"$out/f.json" ||
+		fail "faults: waits: the straggler was not named as waited for: $(cat "$out/f.json")"
 	# the same in training steps, with the timeline: its per-step spans (the
 	# slowest worker's) add up to the reported step times
 	$TFGB train $J -s train.strategy=allreduce -s cluster.workers=3 -s train.model=mnist_mlp \

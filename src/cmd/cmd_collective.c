@@ -41,6 +41,8 @@ struct crank {
 	uint64_t bytes;            /* the size being measured */
 	uint64_t *op_ns;           /* rank 0: each operation's time, the slowest rank's */
 	uint32_t *last;            /* rank 0: ranks x sizes, each rank's late arrivals */
+	uint32_t *waited;          /* rank 0: ranks x sizes, each rank's operations waited for */
+	double *wait_ms;           /* rank 0: 2 ranks x sizes, each rank's time in exchanges, out */
 	struct report_trace trace; /* rank 0, output.timeline: every operation of every rank */
 	/* the first wrong element this rank found */
 	uint64_t bytes_bad;
@@ -50,9 +52,11 @@ struct crank {
 };
 
 /* The rank's message after a size: the measured operations' times, then
- * their starts (rank 0's clock), then wrong, verified and injected. */
+ * their starts (rank 0's clock), their waits (ranks_wait_put), then
+ * wrong, verified and injected. */
 #define M_START(k) ((size_t)(k)->conf->iterations)
-#define M_WRONG(k) (2 * (size_t)(k)->conf->iterations)
+#define M_WAIT(k) (2 * (size_t)(k)->conf->iterations)
+#define M_WRONG(k) ((2 + RANKS_WAIT_WORDS) * (size_t)(k)->conf->iterations)
 #define M_VERIFIED(k) (M_WRONG(k) + 1)
 #define M_INJECTED(k) (M_WRONG(k) + 2)
 #define M_LEN(k) (M_WRONG(k) + 3)
@@ -76,13 +80,15 @@ static int crank_measure(struct crank *k, size_t count, struct err *err)
 		if (check)
 			coll_fill(c, count);
 		injected += ranks_fault(&k->k, i);
-		c->marking = 1; /* no more than a flag: the engine reads the clock only with a timeline */
+		c->marking = 1; /* no more than a flag: the engine keeps marks only with a timeline */
 		c->mark_op = i;
+		ranks_wait_begin(&k->k);
 		t0 = now_ns();
 		msg[M_START(k) + i] = (uint64_t)((int64_t)t0 + k->k.offset_ns);
 		if ((rc = coll_run(c, count, err)) < 0)
 			return rc;
 		msg[i] = now_ns() - t0;
+		ranks_wait_put(&k->k, M_WAIT(k), iters, i);
 		if (!check)
 			continue;
 		verified++;
@@ -123,6 +129,8 @@ static uint64_t crank_row(void *arg, struct ranks *rk)
 		snprintf(name, sizeof name, "%llu B ", (unsigned long long)k->bytes);
 		ranks_trace_marks(rk, &k->trace, name);
 	}
+	ranks_waits_of(rk, iters, 0, M_WAIT(k), k->waited + at * (size_t)rk->n,
+	               k->wait_ms + 2 * at * (size_t)rk->n, row);
 	report_coll_row_of(k->op_ns, iters, k->bytes, k->conf->op, rk->n, row);
 	row->wrong = wrong;
 	row->verified = (uint32_t)rk->msg[M_VERIFIED(k)];
@@ -192,7 +200,9 @@ static int crank_report_open(struct crank *k)
 	sysinfo_collect(&k->env);
 	if (!(k->rows = calloc(nsizes(k->conf), sizeof *k->rows)) ||
 	    !(k->op_ns = calloc((size_t)k->conf->iterations, sizeof *k->op_ns)) ||
-	    !(k->last = calloc(nsizes(k->conf) * (size_t)k->k.n, sizeof *k->last))) {
+	    !(k->last = calloc(nsizes(k->conf) * (size_t)k->k.n, sizeof *k->last)) ||
+	    !(k->waited = calloc(nsizes(k->conf) * (size_t)k->k.n, sizeof *k->waited)) ||
+	    !(k->wait_ms = calloc(2 * nsizes(k->conf) * (size_t)k->k.n, sizeof *k->wait_ms))) {
 		tfgb_error("%s: out of memory", k->k.t->cmd);
 		return TFGB_EXIT_FAIL;
 	}
@@ -244,6 +254,8 @@ out:
 	free(k.rows);
 	free(k.op_ns);
 	free(k.last);
+	free(k.waited);
+	free(k.wait_ms);
 	return rc;
 }
 

@@ -71,14 +71,11 @@ static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struc
 }
 
 /* The rank's message: the measured steps' times, their starts (rank 0's
- * clock), the time in exchanges of each, whom its longest exchange
- * waited for and how long (coll.h), then wrong, verified, the bytes sent
- * a step, the delay put in. */
+ * clock), their waits (ranks_wait_put), then wrong, verified, the bytes
+ * sent a step, the delay put in. */
 #define M_START(a) ((size_t)(a)->steps)
 #define M_WAIT(a) (2 * (size_t)(a)->steps)
-#define M_WFOR(a) (3 * (size_t)(a)->steps)
-#define M_WMAX(a) (4 * (size_t)(a)->steps)
-#define M_WRONG(a) (5 * (size_t)(a)->steps)
+#define M_WRONG(a) ((2 + RANKS_WAIT_WORDS) * (size_t)(a)->steps)
 #define M_VERIFIED(a) (M_WRONG(a) + 1)
 #define M_SENT(a) (M_WRONG(a) + 2)
 #define M_INJECTED(a) (M_WRONG(a) + 3)
@@ -91,7 +88,7 @@ static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struc
 /* The warm-up steps, then the measured ones: the rank's message. */
 static int ar_steps(struct ar *a, struct err *err)
 {
-	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, injected = 0, ns, wait0;
+	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, injected = 0, ns;
 	struct coll *c = &a->k.c;
 	const uint32_t warm = (uint32_t)a->conf->warmup_steps;
 	int rc;
@@ -107,17 +104,13 @@ static int ar_steps(struct ar *a, struct err *err)
 		}
 		c->marking = s >= warm;
 		c->mark_op = i;
-		c->wmax_ns = 0;
-		c->wfor = a->k.rank;
-		wait0 = c->wait_ns;
+		ranks_wait_begin(&a->k);
 		if ((rc = ar_step(a, check, &ns, &wrong, err)) < 0)
 			return rc;
 		if (s < warm)
 			continue;
 		msg[i] = ns;
-		msg[M_WAIT(a) + i] = c->wait_ns - wait0;
-		msg[M_WFOR(a) + i] = (uint64_t)c->wfor;
-		msg[M_WMAX(a) + i] = c->wmax_ns;
+		ranks_wait_put(&a->k, M_WAIT(a), a->steps, i);
 	}
 	c->marking = 0;
 	msg[M_WRONG(a)] = wrong;
@@ -159,51 +152,6 @@ static void ar_res_hosts(struct ar *a, struct ranks *rk, struct res_agg *ra,
 	r->nhosts = ra->nhosts;
 }
 
-/* Whom step i waited for: from the worker whose longest exchange was
- * the longest, the rank that exchange waited for (coll_waited_for), on
- * along the chain while that rank itself waited at least half as long
- * (in rhd a peer blocked on its own peer), at most n hops. */
-static int ar_origin(const struct ar *a, const struct ranks *rk, uint32_t i)
-{
-#define WMAX(w) (rk->all[(size_t)(w) * rk->nfig + M_WMAX(a) + i])
-	int q = 0;
-
-	for (int w = 1; w < rk->n; w++)
-		q = WMAX(w) > WMAX(q) ? w : q;
-	for (int hop = 0; hop < rk->n; hop++) {
-		uint64_t p = rk->all[(size_t)q * rk->nfig + M_WFOR(a) + i];
-		if (p >= (uint64_t)rk->n || (int)p == q)
-			return q;
-		if (2 * WMAX(p) < WMAX(q))
-			return (int)p;
-		q = (int)p;
-	}
-	return q;
-#undef WMAX
-}
-
-/* Who waited for whom: each worker's mean time a step in its exchanges
- * (into ms[w]) and out of them (ms[n + w]); each step named for the
- * worker it waited for (ar_origin, into cnt). */
-static void ar_waits(struct ar *a, struct ranks *rk, struct report_train_ar *r, uint32_t *cnt,
-                     double *ms)
-{
-	for (uint32_t i = 0; i < a->steps; i++)
-		cnt[ar_origin(a, rk, i)]++;
-	for (int w = 0; w < rk->n; w++) {
-		const uint64_t *m = rk->all + (size_t)w * rk->nfig;
-		double wait = 0, step = 0;
-		for (uint32_t i = 0; i < a->steps; i++) {
-			wait += (double)m[M_WAIT(a) + i];
-			step += (double)m[i];
-		}
-		ms[w] = wait / a->steps / 1e6;
-		ms[rk->n + w] = (step > wait ? step - wait : 0) / a->steps / 1e6;
-		r->waited_rank = cnt[w] > cnt[r->waited_rank] ? w : r->waited_rank;
-	}
-	r->waited_pct = 100.0 * cnt[r->waited_rank] / a->steps;
-}
-
 /* The figures of the report from every worker's message. */
 static int ar_figures(struct ar *a, struct ranks *rk, struct report_train_ar *r, uint64_t *sent,
                       uint32_t *last, uint32_t *waited, double *wait_ms)
@@ -217,7 +165,7 @@ static int ar_figures(struct ar *a, struct ranks *rk, struct report_train_ar *r,
 	}
 	if (ranks_late_of(rk, a->steps, 0, M_START(a), M_INJECTED(a), a->op_ns, last, &r->step) < 0)
 		return -1;
-	ar_waits(a, rk, r, waited, wait_ms);
+	ranks_waits_of(rk, a->steps, 0, M_WAIT(a), waited, wait_ms, &r->step);
 	report_coll_row_of(a->op_ns, a->steps, r->grad_bytes, COLL_ALLREDUCE, rk->n, &r->step);
 	r->step.wrong = wrong;
 	r->step.verified = (uint32_t)rk->msg[M_VERIFIED(a)];
@@ -268,8 +216,7 @@ static uint64_t ar_report(void *arg, struct ranks *rk)
 		.alg = coll_conf_of(&rk->t->job)->algorithm, .workers = rk->n,
 		.bucket_count = a->count, .nbuckets = a->nb,
 		.warmup_steps = (uint32_t)a->conf->warmup_steps, .sent = sent,
-		.ps_bytes = a->pl->step_bytes, .env = &env, .waited_counts = waited,
-		.wait_ms = wait_ms, .work_ms = wait_ms ? wait_ms + rk->n : NULL,
+		.ps_bytes = a->pl->step_bytes, .env = &env,
 	};
 	FILE *out = tfgb_out(rk->t);
 	int rc = -1;
@@ -320,7 +267,6 @@ static int ar_worker(struct tfgb *t, const struct tr_ops *ops, const struct clus
 	                     coll_conf_of(&t->job)->algorithm, max * sizeof(float),
 	                     M_LEN(a))) != TFGB_EXIT_OK)
 		goto out;
-	a->k.c.clocked = 1; /* the waits are the report's */
 	/* no launcher samples a rank: each samples itself, from the ranks'
 	 * meeting to its last step */
 	if ((rc = session_monitor(t, &(struct monitor_target){"worker", rk->index, getpid()}, 1,

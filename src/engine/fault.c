@@ -31,14 +31,49 @@ static const struct opt_def keys[] = {
 	{"fault", "kill_step", OPT_INT, S(kill_step), "none", .min = 0, .max = 1000000000,
 	 .flags = OPT_HAS_MIN | OPT_HAS_MAX | OPT_NONE,
 	 .help = "fault: the measured step before which the rank kills itself, or none"},
+	{"fault", "rate", OPT_STRING, S(rate), "0",
+	 .help = "fault: the rank's NIC's rate in a switch (network.topology), as network.rate; "
+	         "0: none"},
 	{0},
 };
+
+/* fault.rate: network.rate's form, a NIC of a switch of hosts built by
+ * the veth route (no delay, no jitter), one rank's. */
+static int fault_check(const struct job *j, const void *sec, struct err *err)
+{
+	const struct fault_conf *f = sec;
+	int64_t bps;
+
+	if (job_net_rate(f->rate, &bps) < 0)
+		return job_key_err(j, err, "fault", "rate",
+		                   "must be 0 (none) or 1mbit to 100gbit, as network.rate");
+	if (!bps)
+		return 0;
+	if (j->net_topology != JOB_NET_SWITCH)
+		return job_key_err(j, err, "fault", "rate", "is a NIC's: it needs network.topology "
+		                   "= switch (a NIC for every process)");
+	if (j->net_delay_ns || j->net_jitter_ns)
+		return job_key_err(j, err, "fault", "rate", "is the bridge's (veth route): not with "
+		                   "network.delay or network.jitter (the forwarder's route)");
+	if (f->random_rank)
+		return job_key_err(j, err, "fault", "rate", "is one rank's NIC for the whole run: "
+		                   "not with fault.random_rank");
+	return 0;
+}
 
 const struct job_section fault_section = {
 	.name = "fault",
 	.keys = keys,
 	.size = sizeof(struct fault_conf),
+	.check = fault_check,
 };
+
+int64_t fault_rate_bps(const struct fault_conf *f)
+{
+	int64_t bps = 0;
+
+	return f && f->rate && job_net_rate(f->rate, &bps) == 0 ? bps : 0;
+}
 
 const struct fault_conf *fault_conf_of(const struct job *j)
 {
@@ -56,7 +91,7 @@ int fault_fits(const struct job *j, struct err *jerr)
 
 int fault_any(const struct fault_conf *f)
 {
-	return f && (f->delay_ns || f->pause_ns || f->kill_step >= 0);
+	return f && (f->delay_ns || f->pause_ns || f->kill_step >= 0 || fault_rate_bps(f));
 }
 
 const char *fault_dist_name(int d)

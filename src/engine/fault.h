@@ -11,6 +11,11 @@
  * on it without a word.  Under the PS strategy (tfgb train) the rank is
  * a worker, and its delay is spent between the step's pulls and its
  * pushes, where the forward and backward passes would be (step.h).
+ *
+ * A slow wire rather than a slow process: fault.rate puts the NIC of
+ * fault.rank's host at that rate, each direction, in a switch of hosts
+ * ([network] topology = switch, netem.h), the other NICs at network.rate;
+ * the launcher builds it (launch_net_up), nothing happens in the rank.
  */
 #ifndef TFGB_FAULT_H
 #define TFGB_FAULT_H
@@ -32,6 +37,7 @@ struct fault_conf {
 	uint64_t pause_ns;    /* a one-time pause ... */
 	int64_t pause_step;   /* ... before this measured step (0: the first) */
 	int64_t kill_step;    /* the rank kills itself before this step; -1 (none): never */
+	char *rate;           /* the rank's NIC's rate, as written (fault_rate_bps) */
 };
 
 extern const struct job_section fault_section;
@@ -42,6 +48,9 @@ const struct fault_conf *fault_conf_of(const struct job *j);
 /* 0 when fault.rank names one of job j's ranks (workers); else -1 with
  * jerr naming the key and the range. */
 int fault_fits(const struct job *j, struct err *jerr);
+
+/* fault.rate in bits per second; 0: none (the NIC at network.rate). */
+int64_t fault_rate_bps(const struct fault_conf *f);
 
 /* Whether the job puts in any fault. */
 int fault_any(const struct fault_conf *f);

@@ -111,10 +111,10 @@ static int tun_open(int side, int *fd, struct err *err)
  * its burst into them itself, so over any window longer than the burst the
  * rate is the wire's.  (A one-packet peak bucket, or gso_max_segs 1, cut
  * what a 2-core machine carries to a fifth: both were tried.) */
-static int dev_rate(const char *dev, struct err *err)
+static int dev_rate(const char *dev, int64_t rate_bps, struct err *err)
 {
 	double rtt = 2e-9 * (double)(ne.cfg.delay_ns + ne.cfg.jitter_ns) + 0.002;
-	double bps = (double)ne.cfg.rate_bps;
+	double bps = (double)rate_bps;
 	uint64_t burst = (uint64_t)(bps / 8 * 0.002), limit = (uint64_t)(2 * bps / 8 * rtt);
 	char rate[32], b[32], l[32];
 	char *argv[] = {"tc", "qdisc", "replace", "dev", (char *)dev, "root", "tbf", "rate", rate,
@@ -125,11 +125,12 @@ static int dev_rate(const char *dev, struct err *err)
 	if (limit < 256 * (MTU + 100)) /* a short link's BDP is a few packets: TCP's
 	                                 * bursts still need a queue */
 		limit = 256 * (MTU + 100);
-	snprintf(rate, sizeof rate, "%lldbit", (long long)ne.cfg.rate_bps);
+	snprintf(rate, sizeof rate, "%lldbit", (long long)rate_bps);
 	snprintf(b, sizeof b, "%llu", (unsigned long long)burst);
 	snprintf(l, sizeof l, "%llu", (unsigned long long)limit);
 	if (netem_run_cmd(argv, err) < 0) {
-		err_prefix(err, "network.rate: cannot shape with tc tbf (%s): ", rate);
+		err_prefix(err, "%s: cannot shape with tc tbf (%s): ", rate_bps == ne.cfg.rate_bps ?
+		           "network.rate" : "fault.rate", rate);
 		return -1;
 	}
 	return 0;
@@ -141,7 +142,12 @@ static int side_rate(int side, struct err *err)
 	char dev[16];
 
 	snprintf(dev, sizeof dev, "tfgb%d", side);
-	return dev_rate(dev, err);
+	return dev_rate(dev, netem_nic_rate(side), err);
+}
+
+int64_t netem_nic_rate(int h)
+{
+	return ne.cfg.slow_rate_bps && h == ne.cfg.slow_host ? ne.cfg.slow_rate_bps : ne.cfg.rate_bps;
 }
 
 /* The loss of the veth route, in this side's namespace: an nftables table
@@ -598,12 +604,12 @@ static int switch_make(struct err *err)
 			return err_set(err, "network: socket: %s", strerror(errno)), -2;
 		rc = netem_offloads_off(s, sw, err);
 		close(s);
-		if (rc < 0 || (ne.cfg.rate_bps && dev_rate(sw, err) < 0))
+		if (rc < 0 || (netem_nic_rate(h) && dev_rate(sw, netem_nic_rate(h), err) < 0))
 			return -1;
 		job_net_host(h, addr, sizeof addr);
 		if (netem_enter(h, err) < 0 || if_conf(nic, addr, NULL, err) < 0)
 			return -2;
-		if (ne.cfg.rate_bps && side_rate(h, err) < 0)
+		if (netem_nic_rate(h) && side_rate(h, err) < 0)
 			return -1;
 	}
 	return netem_enter(0, err) < 0 ? -2 : 0;

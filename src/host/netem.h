@@ -108,6 +108,10 @@ struct netem_cfg {
 	char cc[16];                  /* TCP congestion control of both sides; "": the host's */
 	int topology;                 /* NETEM_TOPO_PAIR or NETEM_TOPO_SWITCH */
 	int hosts, ps_hosts;          /* the switch's hosts (2..64), the first ps_hosts the PSs */
+	/* the switch: host slow_host's NIC at slow_rate_bps rather than
+	 * rate_bps (fault.rate), each direction; slow_rate_bps 0: none */
+	int slow_host;
+	int64_t slow_rate_bps;
 };
 
 /* What calibration measured (netem_calibrate); a figure not measured is

@@ -144,6 +144,9 @@ int64_t netem_retrans_here(void);
 /* netem_switch.c: the switch's counts (each NIC's, into ne.nic, and the
  * loss's sums into ne.m), its "network" object and text line. */
 void netem_switch_take(void);
+/* Host h's NIC's rate, each direction (netem_cfg: slow_host's, or
+ * rate_bps); 0: unlimited. */
+int64_t netem_nic_rate(int h);
 /* The "network" object's shared parts: a figure or null when negative;
  * congestion control, offloads, the forwarder's queue and hold,
  * kernel_netem, the end of "mechanism" and the calibration's figures at

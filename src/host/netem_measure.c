@@ -358,9 +358,21 @@ static uint64_t calib_until(uint64_t rtt_ns)
 	return now_ns() + 2000000000ull + trips * rtt_ns * 3 / 2;
 }
 
+/* The rate the calibration's transfer should see: the lower of host 1's
+ * NIC (it sends) and host 0's (it receives), which differ only with
+ * fault.rate (netem_nic_rate; the pair's sides share network.rate); 0:
+ * unlimited. */
+static int64_t calib_rate(void)
+{
+	int64_t a = netem_nic_rate(1), b = netem_nic_rate(0);
+
+	return !a ? b : !b ? a : a < b ? a : b;
+}
+
 int netem_calibrate(struct err *err)
 {
 	uint64_t rtt_ns = 2 * (ne.cfg.delay_ns + ne.cfg.jitter_ns), t0 = now_ns();
+	int64_t want_bps = calib_rate();
 	uint64_t until = calib_until(rtt_ns);
 	int c, s, own = 0;
 
@@ -391,9 +403,9 @@ int netem_calibrate(struct err *err)
 	if (link_pair(&c, &s, until, err) < 0)
 		return -1;
 	ne.m.rtt_ms = own < 0 ? -1 : echo_rtt(c, s, until);
-	if (ne.cfg.rate_bps) { /* its second half carries 40 packets at least */
+	if (want_bps) { /* its second half carries 40 packets at least */
 		uint64_t span = 600000000ull + 10 * rtt_ns +
-		                80ull * MTU * 8 * 1000000000ull / (uint64_t)ne.cfg.rate_bps;
+		                80ull * MTU * 8 * 1000000000ull / (uint64_t)want_bps;
 		ne.m.rate_bps = bulk_rate(c, s, span > 3000000000ull ? 3000000000ull : span,
 		                          &ne.m.goodput_bps);
 	}
@@ -421,8 +433,8 @@ int netem_calibrate(struct err *err)
 		if (ne.m.rtt_ms < 0.9 * want || ne.m.rtt_ms > 1.1 * want)
 			ne.m.off |= 1;
 	}
-	if (ne.cfg.rate_bps && (ne.m.rate_bps < 0.9 * (double)ne.cfg.rate_bps ||
-	                        ne.m.rate_bps > 1.1 * (double)ne.cfg.rate_bps))
+	if (want_bps && (ne.m.rate_bps < 0.9 * (double)want_bps ||
+	                 ne.m.rate_bps > 1.1 * (double)want_bps))
 		ne.m.off |= 2;
 	/* the switch's forwarder carries every NIC: short of the rate on each
 	 * at once, a run that moves them all (a ring) is the forwarder's */

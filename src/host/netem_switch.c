@@ -141,6 +141,14 @@ void netem_switch_json(struct json *w)
 	json_i64(w, "rate_bps", ne.cfg.rate_bps);
 	json_f64(w, "loss_pct", (double)ne.cfg.loss_ppm / 1e4, 4);
 	json_str(w, "congestion", ne.cfg.cc[0] ? ne.cfg.cc : "system");
+	if (ne.cfg.slow_rate_bps) { /* fault.rate: one NIC slower */
+		json_obj_begin(w, "slow_nic");
+		json_i64(w, "host", ne.cfg.slow_host);
+		json_i64(w, "rate_bps", ne.cfg.slow_rate_bps);
+		json_obj_end(w);
+	} else {
+		json_null(w, "slow_nic");
+	}
 	json_obj_end(w);
 	json_obj_begin(w, "mechanism");
 	snprintf(ns, sizeof ns, "one per host, %s-%s/24, %s", first, last, tun ?
@@ -150,7 +158,7 @@ void netem_switch_json(struct json *w)
 	json_str(w, "delay", tun ? "tun-forwarder, a queue per receiving NIC" : "none");
 	json_str(w, "loss", ne.loss_how == LOSS_NFT ? "nftables-numgen, on arrival at each NIC" :
 	         ne.loss_how == LOSS_FWD ? "tun-forwarder, on arrival at each NIC" : "none");
-	json_str(w, "rate", !ne.cfg.rate_bps ? "none" : tun ? "tbf on each NIC (what it sends); "
+	json_str(w, "rate", !ne.cfg.rate_bps && !ne.cfg.slow_rate_bps ? "none" : tun ? "tbf on each NIC (what it sends); "
 	         "the forwarder's port at the rate (what it receives)" :
 	         "tbf on both ends of each NIC");
 	netem_tail_json(w);
@@ -191,6 +199,11 @@ void netem_switch_text(FILE *f)
 	if (ne.cfg.rate_bps)
 		fprintf(f, ", rate %.2f Mbit/s per NIC each direction (measured host 1 -> host 0 "
 		        "%.2f)", (double)ne.cfg.rate_bps / 1e6, ne.m.rate_bps / 1e6);
+	if (ne.cfg.slow_rate_bps)
+		fprintf(f, ", host %d's NIC at %.2f Mbit/s each direction (fault.rate)",
+		        ne.cfg.slow_host, (double)ne.cfg.slow_rate_bps / 1e6);
+	if (ne.cfg.slow_rate_bps && !ne.cfg.rate_bps && ne.m.rate_bps >= 0) /* through it */
+		fprintf(f, " (measured host 1 -> host 0 %.2f)", ne.m.rate_bps / 1e6);
 	if (ne.cfg.loss_ppm && ne.imported)
 		fprintf(f, ", loss %.4g %% (%s, at each NIC)", (double)ne.cfg.loss_ppm / 1e4, who);
 	else if (ne.cfg.loss_ppm)
@@ -213,7 +226,7 @@ void netem_switch_text(FILE *f)
 }
 
 /* The figures a rank's result needs, in this order. */
-#define EXPORT_FMT "%d %d %lld %lld %15s %15s %d %d %lf %lf %lf %d %llu %llu %zu %lf %llu"
+#define EXPORT_FMT "%d %d %lld %lld %15s %15s %d %d %lf %lf %lf %d %llu %llu %zu %lf %llu %d %lld"
 
 void netem_export(void)
 {
@@ -221,21 +234,22 @@ void netem_export(void)
 
 	if (!netem_switched())
 		return;
-	snprintf(v, sizeof v, "%d %d %lld %lld %s %s %d %d %.6f %.1f %.1f %d %llu %llu %zu %.1f %llu",
+	snprintf(v, sizeof v, "%d %d %lld %lld %s %s %d %d %.6f %.1f %.1f %d %llu %llu %zu %.1f %llu "
+	         "%d %lld",
 	         ne.cfg.hosts, ne.cfg.ps_hosts, (long long)ne.cfg.rate_bps,
 	         (long long)ne.cfg.loss_ppm, ne.cfg.cc[0] ? ne.cfg.cc : "-",
 	         ne.cc_used[0] ? ne.cc_used : "unknown", ne.offloads_on, ne.kernel_netem,
 	         ne.m.rtt_ms, ne.m.rate_bps, ne.m.goodput_bps, ne.m.off,
 	         (unsigned long long)ne.cfg.delay_ns, (unsigned long long)ne.cfg.jitter_ns,
 	         ne.route == ROUTE_TUN ? ne.queue : 0, ne.m.all_goodput_bps,
-	         (unsigned long long)ne.m.hold_ns);
+	         (unsigned long long)ne.m.hold_ns, ne.cfg.slow_host, (long long)ne.cfg.slow_rate_bps);
 	setenv(NETEM_SWITCH_ENV, v, 1);
 }
 
 int netem_import(void)
 {
 	const char *v = getenv(NETEM_SWITCH_ENV);
-	long long rate, loss;
+	long long rate, loss, slow;
 	unsigned long long delay, jitter, hold;
 	size_t queue;
 	char cc[16], used[16];
@@ -244,12 +258,12 @@ int netem_import(void)
 	if (!v || sscanf(v, EXPORT_FMT, &s.cfg.hosts, &s.cfg.ps_hosts, &rate, &loss, cc, used,
 	                 &s.offloads_on, &s.kernel_netem, &s.m.rtt_ms, &s.m.rate_bps,
 	                 &s.m.goodput_bps, &s.m.off, &delay, &jitter, &queue,
-	                 &s.m.all_goodput_bps, &hold) != 17 ||
+	                 &s.m.all_goodput_bps, &hold, &s.cfg.slow_host, &slow) != 19 ||
 	    s.cfg.hosts < 2 ||
 	    s.cfg.hosts > JOB_NET_HOSTS_MAX)
 		return -1;
 	s.cfg.topology = NETEM_TOPO_SWITCH;
-	s.cfg.rate_bps = rate, s.cfg.loss_ppm = loss;
+	s.cfg.rate_bps = rate, s.cfg.loss_ppm = loss, s.cfg.slow_rate_bps = slow;
 	snprintf(s.cfg.cc, sizeof s.cfg.cc, "%s", strcmp(cc, "-") ? cc : "");
 	snprintf(s.cc_used, sizeof s.cc_used, "%s", used);
 	s.cfg.delay_ns = delay, s.cfg.jitter_ns = jitter, s.m.hold_ns = hold;

@@ -46,6 +46,16 @@ void report_coll_row_of(uint64_t *t_ns, uint32_t n, uint64_t bytes, int op, int 
 	row->busbw_GBps = row->algbw_GBps * coll_bus_factor(op, ranks);
 }
 
+/* Each rank's time an operation in exchanges / out of them (ms), after
+ * what. */
+static void waits_text(const struct report_coll_row *x, const char *what, FILE *f)
+{
+	fputs(what, f);
+	for (int i = 0; x->wait_ms && i < x->ranks; i++)
+		fprintf(f, " %.3f/%.3f", x->wait_ms[i], x->work_ms[i]);
+	fputc('\n', f);
+}
+
 void report_coll_head(const struct report_coll *r, FILE *f)
 {
 	const struct job *j = r->job;
@@ -56,7 +66,7 @@ void report_coll_head(const struct report_coll *r, FILE *f)
 	if (j->format == FMT_CSV) {
 		fputs("op,algorithm,ranks,transport,bytes,count,type,iterations,p50_us,p99_us,"
 		      "mean_us,min_us,max_us,algbw_GBps,busbw_GBps,verified,wrong,last_rank,last_pct,"
-		      "spread_us_p50,injected_ms\n", f);
+		      "spread_us_p50,injected_ms,waited_rank,waited_pct\n", f);
 		return;
 	}
 	fprintf(f, "# TF-gRPC-Collective: %s (sum), %s, %d ranks over %s\n", coll_op_name(r->op),
@@ -70,11 +80,14 @@ void report_coll_head(const struct report_coll *r, FILE *f)
 	      "algbw x bus factor\n", f);
 	fputs("# last: the rank that arrived last most often, its share of the operations; "
 	      "spread: last arrival - first, median\n", f);
+	fputs("# waited: the rank the operations waited for most (their longest exchange), its "
+	      "share; under each size, each rank's mean time an operation in exchanges / out of "
+	      "them (ms)\n", f);
 	report_fault_text(j, f);
 	netem_text(f); /* per-host links (netem.h) */
-	fprintf(f, "#%12s %12s %7s %10s %10s %10s %11s %11s %6s %9s %10s\n", "size_B", "count",
-	        "type", "p50_us", "p99_us", "mean_us", "algbw_GB/s", "busbw_GB/s", "wrong", "last",
-	        "spread_us");
+	fprintf(f, "#%12s %12s %7s %10s %10s %10s %11s %11s %6s %9s %10s %9s\n", "size_B",
+	        "count", "type", "p50_us", "p99_us", "mean_us", "algbw_GB/s", "busbw_GB/s", "wrong",
+	        "last", "spread_us", "waited");
 }
 
 void report_coll_row(const struct report_coll *r, const struct report_coll_row *w, FILE *f)
@@ -85,17 +98,20 @@ void report_coll_row(const struct report_coll *r, const struct report_coll_row *
 		return;
 	if (j->format == FMT_CSV)
 		fprintf(f, "%s,%s,%d,%s,%llu,%llu,float32,%u,%.3f,%.3f,%.3f,%.3f,%.3f,%.4f,%.4f,%u,"
-		        "%llu,%d,%.1f,%.3f,%.3f\n", coll_op_name(r->op), coll_alg_name(r->alg),
+		        "%llu,%d,%.1f,%.3f,%.3f,%d,%.1f\n", coll_op_name(r->op), coll_alg_name(r->alg),
 		        r->ranks, job_transport_name(j->transport), (unsigned long long)w->bytes,
 		        (unsigned long long)w->count, w->iterations, w->p50_us, w->p99_us, w->mean_us,
 		        w->min_us, w->max_us, w->algbw_GBps, w->busbw_GBps, w->verified,
 		        (unsigned long long)w->wrong, w->last_rank, w->last_pct, w->spread_us_p50,
-		        w->injected_ms);
-	else
+		        w->injected_ms, w->waited_rank, w->waited_pct);
+	else {
 		fprintf(f, " %12llu %12llu %7s %10.2f %10.2f %10.2f %11.4f %11.4f %6llu %3d:%4.0f%% "
-		        "%10.2f\n", (unsigned long long)w->bytes, (unsigned long long)w->count,
-		        "float32", w->p50_us, w->p99_us, w->mean_us, w->algbw_GBps, w->busbw_GBps,
-		        (unsigned long long)w->wrong, w->last_rank, w->last_pct, w->spread_us_p50);
+		        "%10.2f %3d:%4.0f%%\n", (unsigned long long)w->bytes,
+		        (unsigned long long)w->count, "float32", w->p50_us, w->p99_us, w->mean_us,
+		        w->algbw_GBps, w->busbw_GBps, (unsigned long long)w->wrong, w->last_rank,
+		        w->last_pct, w->spread_us_p50, w->waited_rank, w->waited_pct);
+		waits_text(w, "#   in exchanges / out of them, per rank (ms):", f);
+	}
 	fflush(f);
 }
 
@@ -112,6 +128,36 @@ static void late_json(struct json *w, const struct report_coll_row *x)
 		json_u64(w, NULL, x->last_counts[r]);
 	json_arr_end(w);
 	json_f64(w, "injected_ms", x->injected_ms, 3);
+	json_obj_end(w);
+}
+
+/* Who waited for whom (report_coll_row): per_<who>_wait_ms and
+ * per_<who>_work_ms, and waited_for, its counts over the row's <ops>;
+ * train.waited_for is the all-reduce counterpart to the
+ * parameter-server strategy's. */
+static void waits_json(struct json *w, const struct report_coll_row *x, const char *who,
+                       const char *ops)
+{
+	char key[32];
+
+	snprintf(key, sizeof key, "per_%s_wait_ms", who);
+	json_arr_begin(w, key);
+	for (int i = 0; x->wait_ms && i < x->ranks; i++)
+		json_f64(w, NULL, x->wait_ms[i], 4);
+	json_arr_end(w);
+	snprintf(key, sizeof key, "per_%s_work_ms", who);
+	json_arr_begin(w, key);
+	for (int i = 0; x->work_ms && i < x->ranks; i++)
+		json_f64(w, NULL, x->work_ms[i], 4);
+	json_arr_end(w);
+	json_obj_begin(w, "waited_for");
+	json_i64(w, "rank", x->waited_rank);
+	json_f64(w, "pct", x->waited_pct, 2);
+	json_u64(w, ops, x->iterations);
+	json_arr_begin(w, "counts");
+	for (int i = 0; x->waited_counts && i < x->ranks; i++)
+		json_u64(w, NULL, x->waited_counts[i]);
+	json_arr_end(w);
 	json_obj_end(w);
 }
 
@@ -132,6 +178,8 @@ void report_fault_text(const struct job *j, FILE *f)
 		        (long long)c->pause_step);
 	if (c->kill_step >= 0)
 		fprintf(f, ", killed before step %lld", (long long)c->kill_step);
+	if (fault_rate_bps(c))
+		fprintf(f, ", its NIC at %.2f Mbit/s each direction", (double)fault_rate_bps(c) / 1e6);
 	fprintf(f, "; seed %lld\n", (long long)c->seed);
 }
 
@@ -155,6 +203,8 @@ void report_fault_json(struct json *w, const struct job *j)
 	else
 		json_i64(w, "kill_step", c->kill_step);
 	json_i64(w, "seed", c->seed);
+	if (fault_rate_bps(c))
+		json_i64(w, "rate_bps", fault_rate_bps(c));
 	json_obj_end(w);
 }
 
@@ -177,6 +227,7 @@ static void row_json(struct json *w, const struct report_coll_row *x)
 	json_u64(w, "verified", x->verified);
 	json_u64(w, "wrong", x->wrong);
 	late_json(w, x);
+	waits_json(w, x, "rank", "operations");
 	json_obj_end(w);
 }
 
@@ -267,11 +318,8 @@ static void train_ar_text(const struct report_train_ar *r, FILE *f)
 	        "max %.3f ms\n", w->last_rank, w->last_pct, w->spread_us_p50 / 1e3,
 	        w->spread_us_max / 1e3);
 	fprintf(f, "# waited for: worker %d in %.0f%% of the steps (the longest exchange of a step "
-	        "waited for it)\n", r->waited_rank, r->waited_pct);
-	fputs("# a step's time in exchanges / out of them, per worker (ms):", f);
-	for (int i = 0; i < r->workers; i++)
-		fprintf(f, " %.3f/%.3f", r->wait_ms[i], r->work_ms[i]);
-	fputc('\n', f);
+	        "waited for it)\n", w->waited_rank, w->waited_pct);
+	waits_text(w, "# a step's time in exchanges / out of them, per worker (ms):", f);
 	report_fault_text(r->job, f);
 	fprintf(f, "# bytes a worker sent a step: %llu to %llu (%.4f of the gradients); a PS "
 	        "strategy's worker pushes %llu and pulls as many\n", (unsigned long long)lo,
@@ -282,29 +330,6 @@ static void train_ar_text(const struct report_train_ar *r, FILE *f)
 	fprintf(f, "%12u %12.3f %12.3f %12.2f %14llu\n", w->iterations, w->p50_us / 1e3,
 	        w->mean_us / 1e3, w->mean_us > 0 ? 1e6 / w->mean_us : 0.0, (unsigned long long)hi);
 	report_hosts_text(r->hosts, r->nhosts, 0, 0, 0, f);
-}
-
-/* Who waited for whom (report_train_ar): train.waited_for, the
- * all-reduce counterpart to the parameter-server strategy's. */
-static void waits_json(const struct report_train_ar *r, struct json *w)
-{
-	json_arr_begin(w, "per_worker_wait_ms");
-	for (int i = 0; i < r->workers; i++)
-		json_f64(w, NULL, r->wait_ms[i], 4);
-	json_arr_end(w);
-	json_arr_begin(w, "per_worker_work_ms");
-	for (int i = 0; i < r->workers; i++)
-		json_f64(w, NULL, r->work_ms[i], 4);
-	json_arr_end(w);
-	json_obj_begin(w, "waited_for");
-	json_i64(w, "rank", r->waited_rank);
-	json_f64(w, "pct", r->waited_pct, 2);
-	json_u64(w, "steps", r->step.iterations);
-	json_arr_begin(w, "counts");
-	for (int i = 0; i < r->workers; i++)
-		json_u64(w, NULL, r->waited_counts[i]);
-	json_arr_end(w);
-	json_obj_end(w);
 }
 
 static void train_ar_fig_json(const struct report_train_ar *r, struct json *w)
@@ -341,7 +366,7 @@ static void train_ar_fig_json(const struct report_train_ar *r, struct json *w)
 	json_u64(w, "verified_steps", x->verified);
 	json_u64(w, "wrong", x->wrong);
 	late_json(w, x);
-	waits_json(r, w);
+	waits_json(w, x, "worker", "steps");
 	json_obj_end(w);
 }
 

@@ -35,6 +35,17 @@ struct report_coll_row {
 	int last_rank, ranks;
 	double last_pct, spread_us_p50, spread_us_max, injected_ms;
 	const uint32_t *last_counts;
+	/* who waited for whom (ranks.h, ranks_waits_of; coll.h,
+	 * coll_waited_for): each rank's mean time an operation in its
+	 * exchanges (wait_ms: sending and receiving its blocks, blocked on its
+	 * neighbours) and out of them (work_ms: the reductions); each
+	 * operation is named for the rank its longest exchange over every rank
+	 * waited for: waited_counts (ranks), the rank named most (waited_rank)
+	 * and its share of the operations.  NULL: not measured. */
+	const double *wait_ms, *work_ms;
+	const uint32_t *waited_counts;
+	int waited_rank;
+	double waited_pct;
 };
 
 struct report_coll {
@@ -74,18 +85,8 @@ struct report_train_ar {
 	const uint64_t *bucket_count;  /* nbuckets: each bucket's elements, in the order run */
 	size_t nbuckets;
 	uint32_t warmup_steps;
-	struct report_coll_row step;   /* the steps' times; bytes: grad_bytes */
+	struct report_coll_row step;   /* the steps' times and waits; bytes: grad_bytes */
 	const uint64_t *sent;          /* workers: the bytes each sent a measured step */
-	/* who waited for whom (coll.h, coll_waited_for): each worker's mean
-	 * time a step in its exchanges (wait_ms: sending and receiving its
-	 * blocks, blocked on its neighbours) and out of them (work_ms: the
-	 * reductions); each step is named for the worker its longest exchange
-	 * over every worker waited for: waited_counts (workers), the worker
-	 * named most (waited_rank) and its share of the steps */
-	const double *wait_ms, *work_ms;
-	const uint32_t *waited_counts;
-	int waited_rank;
-	double waited_pct;
 	uint64_t ps_bytes;             /* a PS worker's push (and pull) a step: the plan's bytes */
 	const struct sysinfo_env *env; /* or NULL */
 	const char *error;             /* why the run stopped early, or NULL */

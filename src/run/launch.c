@@ -15,6 +15,7 @@
 
 #include "alloc.h"
 #include "ctrl.h"
+#include "fault.h"
 #include "limit.h"
 #include "netem.h"
 #include "opt.h"
@@ -267,6 +268,10 @@ int launch_net_up(struct tfgb *t, int ps_hosts, int hosts)
 	}
 	job_net_rate(j->net_rate, &c.rate_bps);
 	job_net_loss(j->net_loss, &c.loss_ppm);
+	if (fault_conf_of(j) && c.topology == NETEM_TOPO_SWITCH) { /* a slow wire (fault.h) */
+		c.slow_host = ps_hosts + (int)fault_conf_of(j)->rank;
+		c.slow_rate_bps = c.slow_host < hosts ? fault_rate_bps(fault_conf_of(j)) : 0;
+	}
 	if (strcmp(j->net_cc, "system"))
 		snprintf(c.cc, sizeof c.cc, "%s", j->net_cc);
 	if ((rc = netem_start(&c, &err)) < 0) {

@@ -162,7 +162,7 @@ int ranks_open(struct ranks *k, struct tfgb *t, const struct tr_ops *ops, int ra
 		           (unsigned long long)max_bytes);
 		return TFGB_EXIT_FAIL;
 	}
-	k->c.clocked = k->c.marks != NULL;
+	k->c.clocked = 1; /* the waits are the report's (ranks_wait_put) */
 	if (link_open(k, &err) < 0 || clock_align(k, &err) < 0) {
 		tfgb_error("%s: rank %d: %s", t->cmd, rank, err.msg);
 		return TFGB_EXIT_FAIL;
@@ -263,6 +263,68 @@ int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t st
 	row->ranks = k->n;
 	free(spread);
 	return 0;
+}
+
+void ranks_wait_begin(struct ranks *k)
+{
+	k->c.wmax_ns = 0;
+	k->c.wfor = k->rank;
+	k->wait0_ns = k->c.wait_ns;
+}
+
+void ranks_wait_put(struct ranks *k, size_t wait_at, uint32_t nops, uint32_t i)
+{
+	uint64_t *m = k->msg + wait_at;
+
+	m[i] = k->c.wait_ns - k->wait0_ns;
+	m[nops + i] = (uint64_t)k->c.wfor;
+	m[2 * (size_t)nops + i] = k->c.wmax_ns;
+}
+
+/* Whom operation i waited for (ranks_waits_of). */
+static int wait_origin(const struct ranks *k, uint32_t nops, size_t wait_at, uint32_t i)
+{
+#define WFOR(w) (k->all[(size_t)(w) * k->nfig + wait_at + nops + i])
+#define WMAX(w) (k->all[(size_t)(w) * k->nfig + wait_at + 2 * (size_t)nops + i])
+	int q = 0;
+
+	for (int w = 1; w < k->n; w++)
+		q = WMAX(w) > WMAX(q) ? w : q;
+	for (int hop = 0; hop < k->n; hop++) {
+		uint64_t p = WFOR(q);
+		if (p >= (uint64_t)k->n || (int)p == q)
+			return q;
+		if (2 * WMAX(p) < WMAX(q))
+			return (int)p;
+		q = (int)p;
+	}
+	return q;
+#undef WFOR
+#undef WMAX
+}
+
+void ranks_waits_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t wait_at,
+                    uint32_t *cnt, double *ms, struct report_coll_row *row)
+{
+	memset(cnt, 0, (size_t)k->n * sizeof *cnt);
+	row->waited_rank = 0;
+	for (uint32_t i = 0; i < nops; i++)
+		cnt[wait_origin(k, nops, wait_at, i)]++;
+	for (int r = 0; r < k->n; r++) {
+		const uint64_t *m = k->all + (size_t)r * k->nfig;
+		double wait = 0, op = 0;
+		for (uint32_t i = 0; i < nops; i++) {
+			wait += (double)m[wait_at + i];
+			op += (double)m[dur_at + i];
+		}
+		ms[r] = nops ? wait / nops / 1e6 : 0;
+		ms[k->n + r] = nops && op > wait ? (op - wait) / nops / 1e6 : 0;
+		row->waited_rank = cnt[r] > cnt[row->waited_rank] ? r : row->waited_rank;
+	}
+	row->waited_pct = nops ? 100.0 * cnt[row->waited_rank] / nops : 0;
+	row->waited_counts = cnt;
+	row->wait_ms = ms;
+	row->work_ms = ms + k->n;
 }
 
 uint64_t ranks_fault(const struct ranks *k, uint64_t step)

@@ -41,6 +41,7 @@ struct ranks {
 	 * and measure an offset within that bound of 0. */
 	int64_t offset_ns;
 	uint64_t clock_err_ns;
+	uint64_t wait0_ns; /* the engine's wait_ns at ranks_wait_begin */
 };
 
 #define RANKS_CLOCK_ROUNDS 8
@@ -84,6 +85,27 @@ int ranks_gather(struct ranks *k, uint64_t (*decide)(void *arg, struct ranks *k)
 int ranks_late_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t start_at,
                   size_t injected_at, uint64_t *op_ns, uint32_t *last,
                   struct report_coll_row *row);
+
+/* A rank's waits, as its engine clocks them (coll.h: every rank's
+ * engine is clocked), in its message: for measured operation (or step)
+ * i of nops, at wait_at + i its time in exchanges, at wait_at + nops + i
+ * whom its longest exchange waited for (coll_waited_for), at wait_at +
+ * 2 nops + i that exchange's length; RANKS_WAIT_WORDS x nops words.
+ * ranks_wait_begin before the operation, ranks_wait_put after it. */
+#define RANKS_WAIT_WORDS 3
+void ranks_wait_begin(struct ranks *k);
+void ranks_wait_put(struct ranks *k, size_t wait_at, uint32_t nops, uint32_t i);
+
+/* Rank 0: who waited for whom over nops operations, from every rank's
+ * message (times at dur_at, waits at wait_at).  Each operation is named
+ * for the rank that the longest exchange of any rank waited for, and on
+ * along that chain while the rank waited for itself waited at least half
+ * as long (in rhd a peer blocked on its own peer), at most k->n hops.
+ * Fills row's waited_counts (cnt, the caller's: k->n), waited_rank,
+ * waited_pct, and wait_ms and work_ms (ms, the caller's: 2 x k->n, each
+ * rank's mean time an operation in its exchanges, then out of them). */
+void ranks_waits_of(const struct ranks *k, uint32_t nops, size_t dur_at, size_t wait_at,
+                    uint32_t *cnt, double *ms, struct report_coll_row *row);
 
 /* Before ranks_gather, with a timeline: the exchanges the engine kept
  * since the last take into the message, their starts on rank 0's clock,
