@@ -42,12 +42,15 @@ struct ar {
 	size_t res_words;      /* the message's for them: 1, or 1 + RES_BYTES' when sampled */
 };
 
-/* One step: every bucket all-reduced.  Its time (verification outside
- * it) into *ns; wrong elements added to *wrong. */
-static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struct err *err)
+/* One step, begun at t0 (the reading its timeline span starts at: a
+ * second reading once let an exchange end past the span, 28 us under
+ * load): every bucket all-reduced.  Its time (verification outside it)
+ * into *ns; wrong elements added to *wrong. */
+static int ar_step(struct ar *a, int check, uint64_t t0, uint64_t *ns, uint64_t *wrong,
+                   struct err *err)
 {
 	struct coll *c = &a->k.c;
-	uint64_t t0 = now_ns(), out = 0, t1;
+	uint64_t out = 0, t1;
 	size_t bad;
 	float got, want;
 	int rc;
@@ -88,7 +91,7 @@ static int ar_step(struct ar *a, int check, uint64_t *ns, uint64_t *wrong, struc
 /* The warm-up steps, then the measured ones: the rank's message. */
 static int ar_steps(struct ar *a, struct err *err)
 {
-	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, injected = 0, ns;
+	uint64_t *msg = a->k.msg, wrong = 0, sent0 = 0, injected = 0, ns, t0;
 	struct coll *c = &a->k.c;
 	const uint32_t warm = (uint32_t)a->conf->warmup_steps;
 	int rc;
@@ -98,14 +101,15 @@ static int ar_steps(struct ar *a, struct err *err)
 		int check = s >= warm && (i == 0 || i + 1 == a->steps);
 		if (s == warm)
 			sent0 = c->sent;
-		if (s >= warm) {
+		if (s >= warm)
 			injected += ranks_fault(&a->k, i);
-			msg[M_START(a) + i] = (uint64_t)((int64_t)now_ns() + a->k.offset_ns);
-		}
 		c->marking = s >= warm;
 		c->mark_op = i;
 		ranks_wait_begin(&a->k);
-		if ((rc = ar_step(a, check, &ns, &wrong, err)) < 0)
+		t0 = now_ns();
+		if (s >= warm)
+			msg[M_START(a) + i] = (uint64_t)((int64_t)t0 + a->k.offset_ns);
+		if ((rc = ar_step(a, check, t0, &ns, &wrong, err)) < 0)
 			return rc;
 		if (s < warm)
 			continue;
