@@ -234,6 +234,8 @@ static int collect_print(struct tfgb *t, const struct tr_ops *ops, struct ctrl_c
 	}
 out:
 	free(ps);
+	for (int i = 0; psinfo && i < j->ps_count; i++)
+		srvinfo_clear(&psinfo[i]); /* a PS's own figures, when it sent them */
 	free(psinfo);
 	train_agg_free(&a);
 	train_plan_free(&pl);
